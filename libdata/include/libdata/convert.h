@@ -1,0 +1,184 @@
+/*
+ * libdata convert: a folder of images (or a Caffe-style "path label" list file) -> an HDF5
+ * file or an LMDB database, decoded, optionally resized and re-encoded, in parallel, with
+ * memory bounded by the number of threads (never by the number of images).
+ *
+ * Sequence (LMDB's): create -> set parameters -> run -> free.
+ *
+ *     ld_convert *c = ld_convert_create();
+ *     ld_convert_set(c, LD_C_RESIZE_W, 224);
+ *     ld_convert_set(c, LD_C_RESIZE_H, 224);
+ *     ld_convert_set(c, LD_C_QUALITY, 70);
+ *     if (ld_convert_run(c, "images/", "out.h5") < 0)
+ *         fprintf(stderr, "%s\n", ld_convert_errmsg(c));
+ *     ld_convert_free(c);
+ *
+ * Output is written under a temporary name beside the output (`<out>.tmp-<pid>-<n>`) and
+ * renamed to the output name only when the whole run succeeded; on failure, cancelation
+ * or error the temporary is removed. A process killed outright (SIGKILL) may leave the
+ * temporary behind, but never a partial file under the output name.
+ *
+ * The output is byte-identical for any number of threads.
+ */
+#ifndef LIBDATA_CONVERT_H
+#define LIBDATA_CONVERT_H
+
+#include "libdata.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ld_convert ld_convert;
+
+/** Output formats (LD_C_FORMAT). */
+typedef enum ld_format {
+    LD_FORMAT_AUTO = 0, /**< from the output name: .lmdb or an existing directory -> LMDB, else HDF5 */
+    LD_FORMAT_HDF5 = 1,
+    LD_FORMAT_LMDB = 2
+} ld_format;
+
+/** Resize geometry (LD_C_RESIZE_MODE). Values are fixed forever. */
+typedef enum ld_resize_mode {
+    LD_RESIZE_SQUASH = 0, /**< stretch to exactly W x H, ignoring aspect (convert_imageset) */
+    LD_RESIZE_CROP = 1,   /**< scale the shorter side to fit W x H, then center-crop to W x H */
+    LD_RESIZE_PAD = 2,    /**< scale to fit inside W x H keeping aspect, pad the rest (LD_C_PAD_VALUE) */
+    LD_RESIZE_MAX = 3     /**< keep aspect, longer side at most max(W, H); never enlarges; variable sizes */
+} ld_resize_mode;
+
+/** Channel order of 3-channel output (LD_C_CHANNEL_ORDER). */
+typedef enum ld_channel_order {
+    LD_ORDER_BGR = 0, /**< Caffe / OpenCV convention (default) */
+    LD_ORDER_RGB = 1
+} ld_channel_order;
+
+/**
+ * Integer parameters, set with ld_convert_set(). Sticky: they keep their value across runs.
+ * Values are fixed forever. ld_convert_param_bounds() gives each one's valid range.
+ */
+typedef enum ld_convert_param {
+    LD_C_FORMAT = 1,        /**< ld_format; default LD_FORMAT_AUTO */
+    LD_C_QUALITY = 2,       /**< 0 = store raw pixels (default); 1..100 = re-encode JPEG at Q */
+    LD_C_RESIZE_W = 3,      /**< target width; 0 = keep the source size (default) */
+    LD_C_RESIZE_H = 4,      /**< target height; 0 = keep the source size (default) */
+    LD_C_RESIZE_MODE = 5,   /**< ld_resize_mode; default LD_RESIZE_SQUASH */
+    LD_C_PAD_VALUE = 6,     /**< gray level of the padding in LD_RESIZE_PAD; default 0 */
+    LD_C_GRAY = 7,          /**< 1 = 1-channel gray output; default 0 (3 channels) */
+    LD_C_CHANNEL_ORDER = 8, /**< ld_channel_order; default LD_ORDER_BGR */
+    LD_C_THREADS = 9,       /**< worker threads; 0 = all online cores (default) */
+    LD_C_SHUFFLE = 10,      /**< 1 = shuffle the input order with LD_C_SEED; default 0 */
+    LD_C_SEED = 11,         /**< shuffle seed; default 0. Same seed -> same order */
+    LD_C_STRICT = 12,       /**< 1 = stop at the first bad input file; default 0 (skip it, warn) */
+    LD_C_MAX_PIXELS = 13,   /**< refuse images with more pixels than this; default 100,000,000 */
+    LD_C_SPLIT_BYTES = 14,  /**< HDF5: start a new file when /data would exceed this many bytes and
+                                 write `<out>.txt` listing the files (Caffe HDF5Data); 0 = one file */
+    LD_C_DEFLATE = 15,      /**< HDF5: deflate level 1..9 for raw /data; 0 = none (default, mappable) */
+    LD_C_CHECK_SIZE = 16,   /**< 1 = every image must have the same size (convert_imageset's
+                                 --check_size): a different one is a bad file */
+    LD_C_ENCODED = 17,      /**< 1 = store encoded images; with no resize and no LD_C_QUALITY the
+                                 original file bytes are kept (convert_imageset --encoded) */
+    LD_C_ENCODE_PNG = 18    /**< 1 = re-encode as PNG instead of JPEG (convert_imageset
+                                 --encode_type=png); implies LD_C_ENCODED */
+} ld_convert_param;
+
+/** String parameters, set with ld_convert_set_str(). The string is copied. */
+typedef enum ld_convert_str_param {
+    LD_C_LIST_FILE = 100, /**< a "relative/path label" list file; ld_convert_run's `input` is then
+                               the root folder the paths are relative to. NULL = folder mode */
+    LD_C_SOURCE_NOTE = 101 /**< free text stored with the dataset (e.g. the command line) */
+} ld_convert_str_param;
+
+/**
+ * Progress and summary of a run. Allocated by the library; fields may be added at the end.
+ * Counts refer to input files.
+ */
+typedef struct ld_progress {
+    uint64_t total;        /**< input files found */
+    uint64_t done;         /**< files handled so far (converted + skipped) */
+    uint64_t converted;    /**< samples written */
+    uint64_t skipped;      /**< files skipped (each one logged at LD_LOG_WARN with its reason) */
+    uint64_t skipped_format; /**< of which: corrupt, truncated, not an image, unsupported */
+    uint64_t skipped_io;   /**< of which: unreadable (permissions, vanished, a directory) */
+    uint64_t skipped_limit;  /**< of which: over LD_C_MAX_PIXELS or too large for the format */
+    uint64_t skipped_size; /**< of which: size differs (LD_C_CHECK_SIZE or raw storage) */
+    uint64_t bytes_in;     /**< bytes of input files read */
+    uint64_t bytes_out;    /**< bytes of sample data written (pixels or encoded bytes) */
+    double elapsed;        /**< seconds since the run started */
+    uint32_t files_out;    /**< dataset files written (more than 1 with LD_C_SPLIT_BYTES) */
+} ld_progress;
+
+/**
+ * Progress callback, called on the thread running ld_convert_run() about 10 times a
+ * second and once at the end. Return nonzero to cancel the run (LD_ECANCELED, nothing is
+ * left under the output name). `p` is valid only during the call.
+ */
+typedef int (*ld_progress_fn)(void *user, const ld_progress *p);
+
+/** @return a new converter with default parameters, or NULL when out of memory. */
+LD_API ld_convert *ld_convert_create(void);
+
+/** Release a converter. NULL is a no-op. */
+LD_API void ld_convert_free(ld_convert *c);
+
+/**
+ * Set an integer parameter.
+ * @return LD_OK, or LD_EINVAL for an unknown parameter or a value outside its bounds
+ *         (the errmsg names the parameter and the range).
+ */
+LD_API int ld_convert_set(ld_convert *c, ld_convert_param p, int64_t value);
+
+/** @return the current value of an integer parameter in *value; LD_EINVAL if unknown. */
+LD_API int ld_convert_get(const ld_convert *c, ld_convert_param p, int64_t *value);
+
+/** Set a string parameter (copied; NULL resets it). @return LD_OK, LD_EINVAL, LD_ENOMEM. */
+LD_API int ld_convert_set_str(ld_convert *c, ld_convert_str_param p, const char *value);
+
+/** Description of one integer parameter (drives CLI flags and binding keywords). */
+typedef struct ld_param_desc {
+    int id;            /**< ld_convert_param value */
+    const char *name;  /**< keyword, e.g. "quality" */
+    int64_t def, min, max;
+    const char *help;  /**< one line */
+} ld_param_desc;
+
+/**
+ * The table of integer parameters.
+ * @param n receives the number of entries.
+ * @return a static array; valid for the life of the program.
+ */
+LD_API const ld_param_desc *ld_convert_params(size_t *n);
+
+/** Look up a parameter's bounds. @return LD_OK or LD_EINVAL for an unknown parameter. */
+LD_API int ld_convert_param_bounds(ld_convert_param p, int64_t *min, int64_t *max);
+
+/** Set the log callback (NULL = silent). Skipped files are reported at LD_LOG_WARN. */
+LD_API void ld_convert_set_log(ld_convert *c, ld_log_fn fn, void *user);
+
+/** Set the progress callback (NULL = none). */
+LD_API void ld_convert_set_progress(ld_convert *c, ld_progress_fn fn, void *user);
+
+/**
+ * Convert `input` (a folder, or with LD_C_LIST_FILE the root of the listed paths) into
+ * `output`. Blocks until done. Bad input files are skipped with a warning unless
+ * LD_C_STRICT is set.
+ *
+ * @return LD_OK when the output was written (even if some files were skipped);
+ *         LD_EINVAL for contradictory parameters (e.g. raw storage without a fixed size and
+ *         differently sized images), LD_EIO, LD_EFORMAT (strict mode, or no usable image),
+ *         LD_ECANCELED, LD_ENOMEM, LD_ENOTSUP (format not built). The errmsg says why and
+ *         what to do next.
+ */
+LD_API int ld_convert_run(ld_convert *c, const char *input, const char *output);
+
+/**
+ * @return the summary of the last (or current) run; valid until the next run or free.
+ */
+LD_API const ld_progress *ld_convert_stats(const ld_convert *c);
+
+/** @return the message of the last failure ("" if none); valid until the next call. */
+LD_API const char *ld_convert_errmsg(const ld_convert *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LIBDATA_CONVERT_H */

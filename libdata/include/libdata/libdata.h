@@ -1,0 +1,127 @@
+/*
+ * libdata: turn image folders into training-ready datasets (HDF5, LMDB) and stream
+ * fixed-size mini-batches from them with memory bounded by the batch, not the dataset.
+ *
+ * This header holds what every part of the API shares: the version, status codes,
+ * logging and progress callbacks, and memory release. The operations live in
+ * <libdata/convert.h> (folder -> dataset) and <libdata/reader.h> (dataset -> batches).
+ *
+ * Conventions (the same for every function of the library):
+ *  - Functions return an int status: LD_OK (0) on success, LD_END (1) at the end of an
+ *    epoch, a negative LD_E* code on failure. `rc < 0` always means failure.
+ *  - Handles are opaque, created by *_create() and released by *_free(); *_free(NULL) is
+ *    a no-op. A failed call leaves a detailed message (file, sample, reason) in the handle,
+ *    read with the handle's *_errmsg() function; ld_strerror() names the code.
+ *  - One thread uses a handle at a time; separate handles are fully independent. The
+ *    library has no global mutable state.
+ *  - Callbacks always run on the thread that called into the library (never on a worker).
+ *  - The caller owns what it passes in; the library copies strings and arrays it keeps.
+ *    Memory the library hands over is released with ld_free().
+ */
+#ifndef LIBDATA_LIBDATA_H
+#define LIBDATA_LIBDATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(LD_STATIC_DEFINE)
+#define LD_API
+#elif defined(_WIN32)
+#ifdef LD_BUILDING
+#define LD_API __declspec(dllexport)
+#else
+#define LD_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
+#define LD_API __attribute__((visibility("default")))
+#else
+#define LD_API
+#endif
+
+/** @name Version
+ * Compile-time version of the header; compare with ld_version_number() at run time. */
+/** @{ */
+#define LD_VERSION_MAJOR 0
+#define LD_VERSION_MINOR 1
+#define LD_VERSION_PATCH 0
+#define LD_VERSION_NUMBER (LD_VERSION_MAJOR * 10000 + LD_VERSION_MINOR * 100 + LD_VERSION_PATCH)
+#define LD_VERSION_STRING "0.1.0"
+/** @} */
+
+/** @return the version of the linked library, as LD_VERSION_NUMBER (major*10000+minor*100+patch). */
+LD_API unsigned ld_version_number(void);
+/** @return the version of the linked library as a static string such as "0.1.0". */
+LD_API const char *ld_version_string(void);
+
+/** Status codes. Values are fixed forever: never renumbered, never reused. */
+typedef enum ld_status {
+    LD_OK = 0,         /**< success */
+    LD_END = 1,        /**< end of an epoch (not an error) */
+    LD_ENOMEM = -1,    /**< out of memory */
+    LD_EINVAL = -2,    /**< invalid argument or option value */
+    LD_EIO = -3,       /**< input/output error (open, read, write, rename, disk full) */
+    LD_EFORMAT = -4,   /**< corrupt, truncated or unsupported input */
+    LD_ELIMIT = -5,    /**< over a limit: maximum pixels, memory budget, format size */
+    LD_ECANCELED = -6, /**< canceled by a callback */
+    LD_ENOTSUP = -7,   /**< feature not built into this library */
+    LD_ESTATE = -8     /**< call not valid in the handle's current state */
+} ld_status;
+
+/**
+ * @return a static, human-readable name for a status code ("out of memory", ...);
+ *         "unknown status" for a value that is not an ld_status. Thread-safe.
+ */
+LD_API const char *ld_strerror(int status);
+
+/** Optional features, for ld_has_feature(). Values are fixed forever. */
+typedef enum ld_feature {
+    LD_FEATURE_HDF5 = 1,
+    LD_FEATURE_LMDB = 2,
+    LD_FEATURE_PNG = 3,
+    LD_FEATURE_THREADS = 4
+} ld_feature;
+
+/** @return 1 if the feature was built into this library, 0 if not (its calls give LD_ENOTSUP). */
+LD_API int ld_has_feature(ld_feature f);
+
+/** Log levels passed to an ld_log_fn. */
+typedef enum ld_log_level {
+    LD_LOG_ERROR = 0, /**< the operation failed; the same text is in the handle's errmsg */
+    LD_LOG_WARN = 1,  /**< a file was skipped, or something suspicious: the message names it */
+    LD_LOG_INFO = 2,  /**< what the library decided (sizes, layout, threads) */
+    LD_LOG_DEBUG = 3
+} ld_log_level;
+
+/**
+ * Log callback. `msg` is valid only during the call. Runs on the thread that called the
+ * library, never on a worker thread, so it may call back into other handles.
+ */
+typedef void (*ld_log_fn)(void *user, int level, const char *msg);
+
+/**
+ * Release memory that the library handed to the caller (e.g. the text of ld_describe()).
+ * NULL is a no-op.
+ */
+LD_API void ld_free(void *p);
+
+/**
+ * Describe what a dataset file holds (HDF5 file, LMDB directory or a --split list file):
+ * format, sample count, shape, storage kind, channel order, classes and how it was made.
+ *
+ * @param path   the dataset.
+ * @param text   on success: a NUL-terminated, multi-line description; on failure: a
+ *               NUL-terminated error message naming the path and the reason (or NULL when
+ *               even that could not be allocated). Release it with ld_free().
+ * @return LD_OK, or LD_EIO / LD_EFORMAT / LD_ENOTSUP / LD_ENOMEM.
+ * Thread-safe: uses no shared state.
+ */
+LD_API int ld_describe(const char *path, char **text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LIBDATA_LIBDATA_H */

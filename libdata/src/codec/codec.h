@@ -1,0 +1,67 @@
+/*
+ * Image codecs: JPEG (libjpeg-turbo) and PNG (libpng) decode to 8-bit gray or RGB, encode
+ * from them, and the EXIF orientation parser. Every setjmp/longjmp of libjpeg/libpng stays
+ * inside codec/*.c; callers only see status codes and an ld_err message.
+ *
+ * Thread rules: an ld_codec is used by one thread at a time (each worker owns one).
+ */
+#ifndef LD_CODEC_H
+#define LD_CODEC_H
+
+#include "../common/ld_internal.h"
+
+typedef enum ld_img_format { LD_IMG_UNKNOWN = 0, LD_IMG_JPEG = 1, LD_IMG_PNG = 2 } ld_img_format;
+
+/* Sniff the format from the first bytes (magic numbers, not the file name). */
+ld_img_format ld__img_sniff(const uint8_t *buf, size_t len);
+
+/* What the header says. w, h are the *displayed* size, i.e. after EXIF orientation
+ * (orientations 5..8 swap them). */
+typedef struct ld_img_info {
+    ld_img_format format;
+    int w, h;
+    int orientation; /* EXIF 1..8 (1 = none) */
+} ld_img_info;
+
+typedef struct ld_decode_opts {
+    int channels;        /* 1 (gray) or 3 (RGB) */
+    uint64_t max_pixels; /* refuse w*h above this before allocating (LD_ELIMIT); 0 = no limit */
+    /* DCT-scaled decoding hint (JPEG only): the decoder may shrink by M/8 as long as the
+     * result, in displayed orientation, stays at least min_w x min_h. 0 = full size. */
+    int min_w, min_h;
+    int apply_orientation; /* 1 = rotate/flip per EXIF (default behaviour of the converter) */
+} ld_decode_opts;
+
+/* Per-thread codec state: reusable scratch (row buffers, rotation buffer, libjpeg/libpng
+ * structs where they can be reused). */
+typedef struct ld_codec ld_codec;
+ld_codec *ld__codec_create(void);
+void ld__codec_free(ld_codec *c);
+
+/* Parse only the header. LD_OK, LD_EFORMAT (message says why; `name` is put in front of
+ * messages, usually the file path). */
+int ld__img_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,
+                 ld_err *e);
+
+/* Decode into `out` (grown if needed, reused otherwise). The result is interleaved HWC,
+ * gray or RGB per opts->channels, EXIF orientation applied if asked.
+ * LD_OK, LD_EFORMAT (corrupt/truncated/unsupported), LD_ELIMIT (too many pixels),
+ * LD_ENOMEM. A truncated JPEG is an error (not silently gray-filled). */
+int ld__img_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                   const ld_decode_opts *opts, ld_image *out, ld_err *e);
+
+/* Encode `im` (gray or RGB, HWC) as JPEG at quality 1..100 (4:2:0 for quality < 90,
+ * 4:4:4 otherwise, baseline, optimized Huffman off) into `out` (out->len set; buffer reused). */
+int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, ld_buf *out, ld_err *e);
+
+/* Encode `im` as PNG (default compression) into `out`. */
+int ld__png_encode(ld_codec *c, const ld_image *im, ld_buf *out, ld_err *e);
+
+/* EXIF: find the orientation tag (0x0112) in an APP1 "Exif\0\0" payload (the bytes after the
+ * marker length). Returns 1..8, or 1 when absent or malformed (never reads out of bounds). */
+int ld__exif_orientation(const uint8_t *app1, size_t len);
+
+/* Apply an EXIF orientation (2..8) to `im`, using `tmp` as scratch; result in `im`. */
+int ld__image_orient(ld_image *im, int orientation, ld_image *tmp);
+
+#endif /* LD_CODEC_H */

@@ -1,0 +1,105 @@
+/*
+ * Internal helpers shared by every module: the error record, check macros, growable
+ * buffers, overflow-checked size arithmetic and the image type passed between modules.
+ * Nothing here is part of the public API.
+ */
+#ifndef LD_INTERNAL_H
+#define LD_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libdata/libdata.h"
+
+#define LD_ERRMSG_MAX 1024
+
+/* The detailed message of a failure. Every handle owns one; internal functions that can
+ * fail take an `ld_err *` and fill it in. Not shared between threads. */
+typedef struct ld_err {
+    int code;
+    char msg[LD_ERRMSG_MAX];
+} ld_err;
+
+/* Record a failure: sets e->code and e->msg (printf format) and returns `code`, so that
+ * `return ld__err(e, LD_EFORMAT, "%s: bad", path);` reads naturally. `e` may be NULL. */
+int ld__err(ld_err *e, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void ld__err_clear(ld_err *e);
+
+/* Check macros for functions with one exit: `int rc = LD_OK; ... fail: cleanup; return rc;` */
+#define LD_CHECK(err, cond, code, ...)                                                             \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            rc = ld__err((err), (code), __VA_ARGS__);                                              \
+            goto fail;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+#define LD_TRY(expr)                                                                               \
+    do {                                                                                           \
+        rc = (expr);                                                                               \
+        if (rc < 0)                                                                                \
+            goto fail;                                                                             \
+    } while (0)
+
+/* Overflow-checked size arithmetic: return 0 on overflow, 1 on success. */
+static inline int ld__mul_size(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline int ld__add_size(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* A growable byte buffer. Grows only; reused across samples so that the hot path never
+ * allocates once it has reached its working size. */
+typedef struct ld_buf {
+    uint8_t *p;
+    size_t len, cap;
+} ld_buf;
+
+int ld__buf_reserve(ld_buf *b, size_t cap); /* LD_OK or LD_ENOMEM */
+int ld__buf_append(ld_buf *b, const void *data, size_t n);
+void ld__buf_free(ld_buf *b);
+
+/* A decoded 8-bit image, interleaved (HWC), `c` = 1 (gray) or 3 (RGB order). The pixel
+ * buffer grows only (`cap` bytes) and is reused across images. Rows are tightly packed:
+ * stride = w * c. */
+typedef struct ld_image {
+    uint8_t *px;
+    int w, h, c;
+    size_t cap;
+} ld_image;
+
+/* Make room for a w x h x c image (sets w, h, c). LD_OK, LD_ENOMEM or LD_ELIMIT on overflow. */
+int ld__image_alloc(ld_image *im, int w, int h, int c);
+void ld__image_free(ld_image *im);
+
+/* Read a whole file into a reusable buffer. LD_OK, LD_EIO (message names path and errno),
+ * LD_ELIMIT when larger than max_bytes. */
+int ld__read_file(const char *path, ld_buf *out, size_t max_bytes, ld_err *e);
+
+/* Number of online CPUs (at least 1). */
+int ld__cpu_count(void);
+
+/* Monotonic clock in seconds. */
+double ld__now(void);
+
+/* Strings: strdup that returns NULL on failure; snprintf into a new string. */
+char *ld__strdup(const char *s);
+char *ld__asprintf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* A unique temporary name beside `final_path`: "<final>.tmp-<pid>-<owner address>", unique
+ * per process and per live owner object without global state. malloc'd, or NULL. */
+char *ld__temp_name(const char *final_path, const void *owner);
+
+#endif /* LD_INTERNAL_H */

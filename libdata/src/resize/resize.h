@@ -1,0 +1,47 @@
+/*
+ * Resize: geometry planning (the four ld_resize_mode modes) and a separable, antialiased
+ * resampler on 8-bit HWC images (1 or 3 channels).
+ *
+ * Thread rules: an ld_resizer is used by one thread at a time (each worker owns one).
+ */
+#ifndef LD_RESIZE_H
+#define LD_RESIZE_H
+
+#include "../common/ld_internal.h"
+
+typedef struct ld_geometry {
+    int mode;  /* ld_resize_mode (libdata/convert.h) */
+    int w, h;  /* target; w == 0 && h == 0: no resize */
+    uint8_t pad_value;
+} ld_geometry;
+
+/* What to do with a src_w x src_h image:
+ * take the source rectangle (crop_x, crop_y, crop_w, crop_h) (in source pixels, fractional),
+ * resample it to scaled_w x scaled_h, and place it at (off_x, off_y) in an out_w x out_h
+ * image whose other pixels are pad_value (only LD_RESIZE_PAD pads). */
+typedef struct ld_resize_plan {
+    double crop_x, crop_y, crop_w, crop_h;
+    int scaled_w, scaled_h;
+    int off_x, off_y;
+    int out_w, out_h;
+    int identity; /* 1 when the output equals the input (no work to do) */
+} ld_resize_plan;
+
+/* Plan the geometry. LD_OK or LD_EINVAL (bad geometry, message in e). */
+int ld__resize_plan(const ld_geometry *g, int src_w, int src_h, ld_resize_plan *plan, ld_err *e);
+
+/* The smallest decoded size worth asking a DCT-scaled JPEG decoder for, so that the
+ * resampler still has at least 2x oversampling: fills min_w, min_h (0 = full size). */
+void ld__resize_min_source(const ld_geometry *g, int src_w, int src_h, int *min_w, int *min_h);
+
+typedef struct ld_resizer ld_resizer; /* per-thread scratch (coefficients, row buffers) */
+ld_resizer *ld__resizer_create(void);
+void ld__resizer_free(ld_resizer *r);
+
+/* Resize `src` per `g` into `dst` (grown if needed). Antialiased: the filter support widens
+ * with the shrink factor (Lanczos-3 / box-area for large factors), so nothing aliases.
+ * LD_OK, LD_ENOMEM, LD_EINVAL. */
+int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst,
+               ld_err *e);
+
+#endif /* LD_RESIZE_H */

@@ -1,0 +1,50 @@
+/*
+ * Sources: the deterministic list of input files with their labels and class names,
+ * from a folder tree (one sub-folder per class) or a Caffe "relative/path label" list file.
+ *
+ * Folder mode: the immediate sub-folders of the root are the classes, sorted by byte-wise
+ * name (strcmp), class index = position; images are found recursively below each class
+ * folder (nested folders allowed), extensions .jpg .jpeg .png matched case-insensitively,
+ * names starting with '.' (files and folders) ignored, the final order sorted by relative
+ * path. Images directly in the root (no class folder) get label 0 in a class named ".".
+ * Symlinks are followed for files; symlinked directories are followed once (loops are
+ * detected by device/inode and reported).
+ *
+ * List mode: each non-empty line is "relative/path label", split at the *last* space (so
+ * paths may contain spaces), label a non-negative 32-bit integer; a line without a label or
+ * with a bad label is an LD_EFORMAT error naming the list file and line number. Class names
+ * are the label numbers as text ("0", "1", ...) up to the largest label. CRLF accepted.
+ *
+ * Memory: the file list (one string per file) and nothing else.
+ */
+#ifndef LD_SOURCE_H
+#define LD_SOURCE_H
+
+#include "../common/ld_internal.h"
+
+typedef struct ld_item {
+    const char *path; /* full path to open (root joined with the relative path) */
+    const char *rel;  /* path relative to the root (as stored in the dataset and in keys) */
+    int32_t label;
+} ld_item;
+
+typedef struct ld_source ld_source;
+
+/* Warnings (e.g. a symlink loop, an unreadable sub-folder) go to `log` if not NULL. */
+typedef void (*ld_source_warn_fn)(void *user, const char *msg);
+
+int ld__source_open_dir(const char *root, ld_source_warn_fn warn, void *user, ld_source **out,
+                        ld_err *e);
+int ld__source_open_list(const char *list_file, const char *root, ld_source **out, ld_err *e);
+void ld__source_free(ld_source *s);
+
+size_t ld__source_count(const ld_source *s);
+const ld_item *ld__source_item(const ld_source *s, size_t i);
+size_t ld__source_class_count(const ld_source *s);
+const char *ld__source_class_name(const ld_source *s, size_t i);
+
+/* Shuffle the order with a seeded PRNG (SplitMix64 + Fisher-Yates): the same seed gives the
+ * same order on every platform. */
+void ld__source_shuffle(ld_source *s, uint64_t seed);
+
+#endif /* LD_SOURCE_H */

@@ -1,0 +1,69 @@
+/*
+ * Dataset writers (HDF5, LMDB) behind one small interface. The converter hands samples in
+ * output order to exactly one writer, which owns its files. A writer writes to temporary
+ * names and publishes (renames) only in finish(); free() without finish() removes every
+ * temporary it made. Writers are used by one thread.
+ */
+#ifndef LD_WRITER_H
+#define LD_WRITER_H
+
+#include "../common/ld_internal.h"
+
+/* Everything a writer records about how the dataset was made. Strings and arrays are
+ * borrowed for the duration of create(); a writer copies what it keeps. */
+typedef struct ld_writer_opts {
+    const char *path;      /* final output path (file, LMDB directory, or split stem) */
+    int encoded;           /* 0 = raw CHW pixels; 1 = encoded image bytes */
+    const char *encoding;  /* encoded only: "jpeg", "png", or "original" (source file bytes) */
+    int channels;          /* 1 or 3 */
+    int channel_order;     /* ld_channel_order: LD_ORDER_BGR / LD_ORDER_RGB */
+    size_t n_classes;
+    const char *const *class_names;
+    /* settings, recorded as attributes / metadata */
+    int quality;           /* 0 = raw */
+    int resize_mode, resize_w, resize_h; /* resize_w == resize_h == 0: none */
+    const char *source;    /* input folder or list file */
+    const char *note;      /* free text (command line), may be NULL */
+    uint64_t expected_n;   /* number of inputs (an upper bound on samples); a hint */
+    uint64_t split_bytes;  /* HDF5 only: 0 = one file */
+    int deflate;           /* HDF5 only: 0..9 */
+} ld_writer_opts;
+
+/* One sample, in output order. */
+typedef struct ld_sample {
+    const uint8_t *data; /* raw: c*h*w bytes, planar CHW in the dataset's channel order;
+                            encoded: the image file bytes */
+    size_t len;
+    int c, h, w;         /* the image's shape (also for encoded samples) */
+    int32_t label;
+    const char *rel;     /* source path relative to the input root */
+} ld_sample;
+
+typedef struct ld_writer ld_writer;
+
+typedef struct ld_writer_vt {
+    /* Append one sample. Raw HDF5: the first sample fixes the shape; a different shape
+     * later is LD_EINVAL with a message that names the file and says to use --resize. */
+    int (*add)(ld_writer *w, const ld_sample *s, ld_err *e);
+    /* Flush, close, rename temporaries to their final names. After finish only free. */
+    int (*finish)(ld_writer *w, ld_err *e);
+    /* Release; removes temporaries if finish() did not succeed. */
+    void (*free)(ld_writer *w);
+} ld_writer_vt;
+
+struct ld_writer {
+    const ld_writer_vt *vt;
+    uint64_t files_out; /* dataset files published (HDF5 split) */
+};
+
+/* Constructors. LD_OK, LD_EIO (cannot create; the message names the path), LD_EINVAL,
+ * LD_ENOTSUP (format not built), LD_ENOMEM. */
+int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e);
+int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e);
+
+/* Describe a dataset for ld_describe(): append human-readable text to `out`.
+ * LD_OK, LD_EIO, LD_EFORMAT (not this format / corrupt), LD_ENOMEM. */
+int ld__h5_describe(const char *path, ld_buf *out, ld_err *e);
+int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e);
+
+#endif /* LD_WRITER_H */
