@@ -1,0 +1,96 @@
+/*
+ * The libdata HDF5 layout: dataset and attribute names, values and sizes shared by the
+ * writer (h5_write.c), the describer (h5_describe.c) and the reader (h5_store.c).
+ *
+ * Format "libdata", version 1. Every name lives at the root group "/".
+ *
+ * Raw storage (LD_H5_STORAGE_RAW):
+ *   /data      uint8  (N, C, H, W)  chunked along N only: chunk = (k, C, H, W) with
+ *                                   k = max(1, floor(LD_H5_CHUNK_BYTES / (C*H*W))),
+ *                                   maxdims (unlimited, C, H, W); no filter unless deflate.
+ *   /label     int32  (N,)          chunked (LD_H5_LABEL_CHUNK), maxdims unlimited
+ *   /filename  vlen UTF-8 string (N,)  the sample's path relative to the input root,
+ *                                   chunked (LD_H5_NAME_CHUNK), maxdims unlimited
+ *
+ * Encoded storage (LD_H5_STORAGE_ENCODED):
+ *   /encoded   uint8  (total_bytes,)  all samples' image file bytes concatenated,
+ *                                   1-D, chunk LD_H5_CHUNK_BYTES, maxdims unlimited
+ *   /offsets   uint64 (N+1,)        sample i is encoded[offsets[i] : offsets[i+1]]
+ *   /shape     uint32 (N, 3)        (c, h, w) of each sample (decoded shape)
+ *   /label, /filename as above.
+ *
+ * Root attributes (all scalars, fixed-width types; strings are fixed-length ASCII/UTF-8
+ * scalar strings, H5T_STR_NULLTERM; class_names is a 1-D array of variable-length UTF-8
+ * strings):
+ *   format="libdata"  format_version=1 (int32)  storage="raw"|"encoded"
+ *   encoding="jpeg"|"png"|"original"  (encoded only)
+ *   channel_order="BGR"|"RGB"|"GRAY"  layout="NCHW"
+ *   channels, height, width (int32; height/width 0 when samples vary in size)
+ *   class_names (vlen str array, may be empty), num_classes (int32)
+ *   quality (int32), resize_mode="squash"|"crop"|"pad"|"max"|"none", resize_w, resize_h (int32)
+ *   source, note, tool_version (strings)
+ *
+ * Files made by other tools have no "format" attribute; the reader then looks for
+ * `data`/`label` datasets of any chunking/type.
+ *
+ * Split output (--split): "<stem>-00000.h5", "<stem>-00001.h5", ... each a complete file in
+ * the layout above, plus "<stem>.txt" listing them one per line (Caffe HDF5Data `source`).
+ */
+#ifndef LD_H5_FORMAT_H
+#define LD_H5_FORMAT_H
+
+#define LD_H5_FORMAT_NAME "libdata"
+#define LD_H5_FORMAT_VERSION 1
+
+/* datasets */
+#define LD_H5_DS_DATA "data"         /* raw pixels */
+#define LD_H5_DS_LABEL "label"
+#define LD_H5_DS_FILENAME "filename"
+#define LD_H5_DS_ENCODED "encoded"   /* encoded bytes */
+#define LD_H5_DS_OFFSETS "offsets"
+#define LD_H5_DS_SHAPE "shape"
+
+/* root attributes */
+#define LD_H5_ATTR_FORMAT "format"
+#define LD_H5_ATTR_FORMAT_VERSION "format_version"
+#define LD_H5_ATTR_STORAGE "storage"
+#define LD_H5_ATTR_ENCODING "encoding"
+#define LD_H5_ATTR_CHANNEL_ORDER "channel_order"
+#define LD_H5_ATTR_LAYOUT "layout"
+#define LD_H5_ATTR_CHANNELS "channels"
+#define LD_H5_ATTR_HEIGHT "height"
+#define LD_H5_ATTR_WIDTH "width"
+#define LD_H5_ATTR_CLASS_NAMES "class_names"
+#define LD_H5_ATTR_NUM_CLASSES "num_classes"
+#define LD_H5_ATTR_QUALITY "quality"
+#define LD_H5_ATTR_RESIZE_MODE "resize_mode"
+#define LD_H5_ATTR_RESIZE_W "resize_w"
+#define LD_H5_ATTR_RESIZE_H "resize_h"
+#define LD_H5_ATTR_SOURCE "source"
+#define LD_H5_ATTR_NOTE "note"
+#define LD_H5_ATTR_TOOL_VERSION "tool_version"
+
+/* attribute values */
+#define LD_H5_STORAGE_RAW "raw"
+#define LD_H5_STORAGE_ENCODED "encoded"
+#define LD_H5_LAYOUT_NCHW "NCHW"
+#define LD_H5_ORDER_BGR "BGR"
+#define LD_H5_ORDER_RGB "RGB"
+#define LD_H5_ORDER_GRAY "GRAY"
+
+/* chunking */
+#define LD_H5_CHUNK_BYTES ((size_t)1 << 20) /* target bytes per /data and /encoded chunk */
+#define LD_H5_LABEL_CHUNK 4096              /* elements per /label and /offsets chunk */
+#define LD_H5_NAME_CHUNK 1024               /* elements per /filename chunk */
+#define LD_H5_SHAPE_CHUNK 4096              /* rows per /shape chunk */
+
+/* Caffe's HDF5Data layer keeps a blob per file; blob counts are int: with --split each
+ * dataset stays under this many elements per file. */
+#define LD_H5_MAX_ELEMS_PER_FILE 2147483647ULL
+
+/* split file names: "<stem>" LD_H5_SPLIT_FMT ".h5", list "<stem>.txt" */
+#define LD_H5_SPLIT_FMT "-%05u"
+#define LD_H5_SPLIT_EXT ".h5"
+#define LD_H5_LIST_EXT ".txt"
+
+#endif /* LD_H5_FORMAT_H */
