@@ -74,7 +74,8 @@ typedef enum ld_convert_param {
                                  write `<out>.txt` listing the files (Caffe HDF5Data); 0 = one file */
     LD_C_DEFLATE = 15,      /**< HDF5: deflate level 1..9 for raw /data; 0 = none (default, mappable) */
     LD_C_CHECK_SIZE = 16,   /**< 1 = every image must have the same size (convert_imageset's
-                                 --check_size): a different one is a bad file */
+                                 --check_size): a different one stops the run with LD_EINVAL.
+                                 Raw HDF5 storage always requires it. */
     LD_C_ENCODED = 17,      /**< 1 = store encoded images; with no resize and no LD_C_QUALITY the
                                  original file bytes are kept (convert_imageset --encoded) */
     LD_C_ENCODE_PNG = 18    /**< 1 = re-encode as PNG instead of JPEG (convert_imageset
@@ -100,7 +101,6 @@ typedef struct ld_progress {
     uint64_t skipped_format; /**< of which: corrupt, truncated, not an image, unsupported */
     uint64_t skipped_io;   /**< of which: unreadable (permissions, vanished, a directory) */
     uint64_t skipped_limit;  /**< of which: over LD_C_MAX_PIXELS or too large for the format */
-    uint64_t skipped_size; /**< of which: size differs (LD_C_CHECK_SIZE or raw storage) */
     uint64_t bytes_in;     /**< bytes of input files read */
     uint64_t bytes_out;    /**< bytes of sample data written (pixels or encoded bytes) */
     double elapsed;        /**< seconds since the run started */
