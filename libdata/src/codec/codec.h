@@ -1,7 +1,7 @@
 /*
  * Image codecs: JPEG (libjpeg-turbo) and PNG (libpng) decode to 8-bit gray or RGB, encode
  * from them, and the EXIF orientation parser. Every setjmp/longjmp of libjpeg/libpng stays
- * inside codec/*.c; callers only see status codes and an ld_err message.
+ * inside the codec sources; callers only see status codes and an ld_err message.
  *
  * Thread rules: an ld_codec is used by one thread at a time (each worker owns one).
  */
