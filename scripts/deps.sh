@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages libdata needs to build, test and benchmark (only the missing ones).
+# Usage: scripts/deps.sh [build|test]   (default: test = everything)
+set -euo pipefail
+what=${1:-test}
+build_pkgs="build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev zlib1g-dev libhdf5-dev liblmdb-dev"
+# Tests cross-check our files with independent tools: h5py, python3-lmdb + protobuf, h5dump,
+# mdb_stat; fixtures are derived from the photographs that python3-skimage ships.
+test_pkgs="libcriterion-dev hdf5-tools lmdb-utils python3 python3-numpy python3-h5py python3-pil
+           python3-skimage python3-lmdb python3-protobuf protobuf-compiler python3-opencv python3-pytest
+           valgrind"
+pkgs=$build_pkgs
+[ "$what" = test ] && pkgs="$pkgs $test_pkgs"
+missing=()
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+$sudo apt-get -o DPkg::Lock::Timeout=600 update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"

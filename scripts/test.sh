@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Build everything and run all tests: the normal build, then the same suite under
+# AddressSanitizer + UndefinedBehaviorSanitizer in a separate build directory.
+# Usage: scripts/test.sh [--no-asan]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh test
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+status=0
+(cd build && ctest --output-on-failure -j"$jobs") || status=1
+if [ "${1:-}" != --no-asan ]; then
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLIBDATA_SANITIZE=address,undefined >/dev/null
+    cmake --build build-asan -j"$jobs"
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs") || status=1
+fi
+exit $status
