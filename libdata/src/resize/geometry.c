@@ -1,0 +1,130 @@
+/*
+ * Resize geometry: turn (mode, W, H, source size) into a plan the resampler executes.
+ *
+ * Every mode is expressed as "resample this source rectangle to scaled_w x scaled_h and put
+ * it at (off_x, off_y) in an out_w x out_h canvas". CROP keeps its crop in *source*
+ * coordinates (fractional), so the resampler only reads the pixels that survive the crop and
+ * the result equals "scale to cover, then center-crop" without an intermediate image.
+ */
+#include "resize.h"
+
+#include "libdata/convert.h"
+
+#define LD_RESIZE_MAX_SIDE 65535
+
+/* round(a * b / c) for positive operands, at least 1: scaled sizes keep at least one pixel
+ * even for extreme aspect ratios (1 x 1000 squeezed to 224 wide). */
+static int round_ratio(int64_t a, int64_t b, int64_t c)
+{
+    int64_t v = (2 * a * b + c) / (2 * c);
+    return v < 1 ? 1 : (int)v;
+}
+
+static void plan_identity(int src_w, int src_h, ld_resize_plan *p)
+{
+    p->crop_x = p->crop_y = 0.0;
+    p->crop_w = src_w;
+    p->crop_h = src_h;
+    p->scaled_w = p->out_w = src_w;
+    p->scaled_h = p->out_h = src_h;
+    p->off_x = p->off_y = 0;
+    p->identity = 1;
+}
+
+int ld__resize_plan(const ld_geometry *g, int src_w, int src_h, ld_resize_plan *p, ld_err *e)
+{
+    int rc = LD_OK;
+    const int w = g->w, h = g->h;
+    LD_CHECK(e, src_w > 0 && src_h > 0, LD_EINVAL, "resize: invalid source size %dx%d", src_w, src_h);
+    LD_CHECK(e, w >= 0 && h >= 0 && w <= LD_RESIZE_MAX_SIDE && h <= LD_RESIZE_MAX_SIDE, LD_EINVAL,
+             "resize: target size %dx%d out of range (each side 0..%d)", w, h,
+             LD_RESIZE_MAX_SIDE);
+    LD_CHECK(e, g->mode >= LD_RESIZE_SQUASH && g->mode <= LD_RESIZE_MAX, LD_EINVAL,
+             "resize: unknown resize mode %d (0 squash, 1 crop, 2 pad, 3 max)", g->mode);
+
+    plan_identity(src_w, src_h, p);
+    if (w == 0 && h == 0)
+        return LD_OK;
+    /* MAX only needs a bound on the longer side; the others need both sides. */
+    LD_CHECK(e, g->mode == LD_RESIZE_MAX || (w > 0 && h > 0), LD_EINVAL,
+             "resize: target %dx%d: this mode needs both width and height (or both 0 for no "
+             "resize)",
+             w, h);
+
+    switch (g->mode) {
+    case LD_RESIZE_SQUASH:
+        p->scaled_w = p->out_w = w;
+        p->scaled_h = p->out_h = h;
+        break;
+    case LD_RESIZE_CROP:
+        /* Scale s = max(w/src_w, h/src_h); the limiting axis uses the whole source, the other
+         * keeps w/s (or h/s) source pixels around the center. The integer comparison decides
+         * the limiting axis exactly, so a matching aspect crops nothing. */
+        if ((int64_t)w * src_h >= (int64_t)h * src_w) {
+            p->crop_h = (double)h * src_w / w;
+            p->crop_y = (src_h - p->crop_h) / 2.0;
+        } else {
+            p->crop_w = (double)w * src_h / h;
+            p->crop_x = (src_w - p->crop_w) / 2.0;
+        }
+        p->scaled_w = p->out_w = w;
+        p->scaled_h = p->out_h = h;
+        break;
+    case LD_RESIZE_PAD:
+        if ((int64_t)w * src_h <= (int64_t)h * src_w) { /* width limits */
+            p->scaled_w = w;
+            p->scaled_h = round_ratio(src_h, w, src_w);
+            if (p->scaled_h > h)
+                p->scaled_h = h;
+        } else {
+            p->scaled_h = h;
+            p->scaled_w = round_ratio(src_w, h, src_h);
+            if (p->scaled_w > w)
+                p->scaled_w = w;
+        }
+        p->out_w = w;
+        p->out_h = h;
+        p->off_x = (w - p->scaled_w) / 2;
+        p->off_y = (h - p->scaled_h) / 2;
+        break;
+    case LD_RESIZE_MAX: {
+        const int m = w > h ? w : h;
+        if (src_w <= m && src_h <= m)
+            return LD_OK; /* never enlarge */
+        if (src_w >= src_h) {
+            p->scaled_w = m;
+            p->scaled_h = round_ratio(src_h, m, src_w);
+        } else {
+            p->scaled_h = m;
+            p->scaled_w = round_ratio(src_w, m, src_h);
+        }
+        p->out_w = p->scaled_w;
+        p->out_h = p->scaled_h;
+        break;
+    }
+    }
+    p->identity = p->out_w == src_w && p->out_h == src_h && p->scaled_w == src_w &&
+                  p->scaled_h == src_h && p->crop_x == 0.0 && p->crop_y == 0.0 &&
+                  p->crop_w == src_w && p->crop_h == src_h;
+fail:
+    return rc;
+}
+
+/* A DCT-scaled JPEG decode shrinks the whole image by M/8. The resampler wants at least two
+ * source pixels per output pixel inside the crop rectangle (a 2x oversampling margin keeps
+ * the Lanczos result close to resampling the full-size image), so the decoded image must be
+ * at least 2 * scaled / (crop fraction) on each axis. */
+void ld__resize_min_source(const ld_geometry *g, int src_w, int src_h, int *min_w, int *min_h)
+{
+    ld_resize_plan p;
+    *min_w = *min_h = 0;
+    if (ld__resize_plan(g, src_w, src_h, &p, NULL) < 0 || p.identity)
+        return;
+    const double need_w = 2.0 * p.scaled_w * src_w / p.crop_w;
+    const double need_h = 2.0 * p.scaled_h * src_h / p.crop_h;
+    if (need_w >= src_w || need_h >= src_h)
+        return; /* no shrink possible: full size */
+    /* ceil, minus a hair so exact ratios computed in floating point do not round up */
+    *min_w = (int)(need_w - 1e-9) + 1;
+    *min_h = (int)(need_h - 1e-9) + 1;
+}
