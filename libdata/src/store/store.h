@@ -1,0 +1,140 @@
+/*
+ * Stores: the read side of a dataset format (HDF5, LMDB), giving the reader random access to
+ * sample i with as little copying as possible.
+ *
+ * A store is opened once by the reader (one thread) and then read concurrently by the
+ * reader's worker threads, each through its own read context (ld_store_ctx): a context holds
+ * whatever per-thread state reading needs (an LMDB read transaction and cursor, a scratch
+ * buffer for a decompressed HDF5 chunk, a file descriptor position...). The store itself is
+ * read-only after open, so workers share it without locks; a store that wraps a library that
+ * is not thread-safe (serial HDF5) serializes those calls itself.
+ *
+ *     ld_store *s;  ld_store_ctx *cx;  ld_rec rec;
+ *     LD_TRY(ld__h5_store_open(path, &opts, &s, e));
+ *     LD_TRY(s->vt->ctx_create(s, &cx, e));              // once per worker thread
+ *     LD_TRY(s->vt->read(s, cx, i, dst, dst_len, &rec, e));
+ *     if (rec.data != dst) memcpy(dst, rec.data, rec.len); // or decode rec.data if encoded
+ *     s->vt->ctx_free(cx);  s->vt->close(s);
+ *
+ * Implementing a store: fill an ld_store_info at open, provide the five functions below,
+ * embed `ld_store` as the FIRST member of your own struct (so `(ld_store *)` casts work), and
+ * keep everything O(1) in N except, at most, small per-sample integers (labels, an index).
+ */
+#ifndef LD_STORE_H
+#define LD_STORE_H
+
+#include "../common/ld_internal.h"
+
+/* Element type of raw samples as stored (info.dtype). The reader converts to the requested
+ * output dtype. */
+typedef enum ld_store_dtype {
+    LD_SDT_U8 = 0,  /* uint8 pixels (our files, Caffe Datum.data) */
+    LD_SDT_F32 = 1  /* float32 pixels (other tools' HDF5 files, Datum.float_data) */
+} ld_store_dtype;
+
+/* Channel order of what read() returns (raw) or of what the decoder will give (encoded:
+ * codec output is RGB, so an encoded store says LD_SORDER_RGB). */
+typedef enum ld_store_order {
+    LD_SORDER_UNKNOWN = 0, /* not recorded (other tools' files); the reader swaps nothing
+                              unless asked to swap explicitly */
+    LD_SORDER_BGR = 1,
+    LD_SORDER_RGB = 2,
+    LD_SORDER_GRAY = 3
+} ld_store_order;
+
+/* What a store holds; filled by the store's open function, constant afterwards. */
+typedef struct ld_store_info {
+    uint64_t n;          /* number of samples */
+    int encoded;         /* 0: raw planar CHW pixels; 1: encoded image bytes (JPEG/PNG) */
+    int dtype;           /* raw: ld_store_dtype of the pixels */
+    int c, h, w;         /* raw: every sample's shape (CHW). encoded: the common decoded shape
+                            when all samples share one, else 0 (then read() gives each one's) */
+    size_t sample_bytes; /* raw: c*h*w*element size; encoded: 0 */
+    int order;           /* ld_store_order */
+    int label_float;     /* 1 when the stored labels are floating point (else integers) */
+    /* Locality: samples [k*block, (k+1)*block) are stored together (one HDF5 chunk, one
+     * LMDB page run...). Block shuffle shuffles these blocks. 1 when there is no such unit. */
+    uint64_t block;
+    /* Memory one read context may hold at most (scratch buffers), for the memory budget. */
+    size_t ctx_bytes;
+    /* Memory the open store holds (labels, index, chunk table), for the memory budget. */
+    size_t store_bytes;
+    /* A short description of how the store reads ("hdf5 chunked, direct pread",
+     * "hdf5 deflate, via HDF5 (serialized)", "lmdb"), for logs and benchmarks. Static or
+     * owned by the store. */
+    const char *how;
+} ld_store_info;
+
+/* One sample as read. Borrowed: `data` stays valid until the next read() or ctx_free() on the
+ * same context (it may point into the caller's dst, into the context's scratch, or into a
+ * mapping / LMDB page). */
+typedef struct ld_rec {
+    const uint8_t *data; /* raw: sample_bytes bytes, CHW, info.dtype elements (native endian);
+                            encoded: the image file bytes */
+    size_t len;          /* bytes at data */
+    int c, h, w;         /* this sample's shape: raw = info's; encoded = decoded shape when the
+                            store knows it (HDF5 /shape, Datum channels/height/width), else 0 */
+    double label;        /* the label as stored, converted to double (exact for int32/float32) */
+} ld_rec;
+
+typedef struct ld_store ld_store;
+typedef struct ld_store_ctx ld_store_ctx; /* defined by each store */
+
+typedef struct ld_store_vt {
+    /* Create a per-thread read context. LD_OK, LD_ENOMEM, LD_EIO. Called on the reader's
+     * thread before workers start; each context is then used by exactly one worker. */
+    int (*ctx_create)(ld_store *s, ld_store_ctx **out, ld_err *e);
+    /* Free a context (NULL ok). */
+    void (*ctx_free)(ld_store *s, ld_store_ctx *cx);
+    /* Read sample i (0 <= i < info.n) through context cx. Thread-safe across different
+     * contexts of the same store.
+     *   dst, dst_len: optional destination (may be NULL/0). For a raw store, when dst_len ==
+     *   info.sample_bytes the store MAY write the sample there directly (pread into the batch
+     *   buffer: no extra copy) and then sets rec->data = dst. Otherwise rec->data points to
+     *   memory the store owns. Callers compare rec->data with dst to know whether to copy.
+     * Errors: LD_EFORMAT (corrupt or truncated: a chunk beyond the end of the file, a record
+     * that does not parse; the message names the file and the sample), LD_EIO, LD_ENOMEM,
+     * LD_EINVAL (i out of range). Never crashes on a corrupt file. */
+    int (*read)(ld_store *s, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
+                ld_rec *rec, ld_err *e);
+    /* Optional (may be NULL): the reader is about to read these samples soon through cx, in
+     * this order (one batch). A store may issue readahead (posix_fadvise/madvise WILLNEED) or
+     * slide a mapping window. Advisory: errors are ignored. */
+    void (*will_read)(ld_store *s, ld_store_ctx *cx, const uint64_t *idx, size_t n);
+    /* Close the store and free it (NULL ok). All contexts are freed first. */
+    void (*close)(ld_store *s);
+} ld_store_vt;
+
+/* Every store struct starts with this. */
+struct ld_store {
+    const ld_store_vt *vt;
+    ld_store_info info;
+};
+
+/* Options for opening a store; zero-initialized means defaults. Strings are borrowed for the
+ * duration of the open call. */
+typedef struct ld_store_opts {
+    const char *data_name;  /* HDF5 pixel dataset name; NULL = "data" (or "encoded") */
+    const char *label_name; /* HDF5 label dataset name; NULL = "label" */
+    /* 1: the reader will read in a random order (shuffle). A store may choose its access
+     * method per pattern (e.g. pread instead of mmap). */
+    int random_access;
+} ld_store_opts;
+
+/* Open an HDF5 file (ours or any tool's; see h5_store.c for the layouts read).
+ * LD_OK, LD_EIO (cannot open), LD_EFORMAT (not HDF5, missing/odd datasets, chunk table
+ * pointing outside the file), LD_ENOTSUP (built without HDF5), LD_ENOMEM. On failure *out
+ * is NULL and e says why, naming the path. */
+int ld__h5_store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e);
+
+/* Open an LMDB directory (or data.mdb file) of Caffe Datum records, ours or convert_imageset's
+ * (implemented in lmdb_store.c; documented in lmdb_store.h). Same return codes. */
+int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e);
+
+/* Open any dataset: an LMDB directory or data.mdb, a `--split` list file (.txt: one .h5 path
+ * per line, relative paths resolved against the current directory first, then against the
+ * list's directory; the files must share shape/dtype and are one dataset in list order), or
+ * an HDF5 file (implemented in reader/store_open.c). */
+int ld__store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e);
+
+#endif /* LD_STORE_H */
