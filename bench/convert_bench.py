@@ -9,7 +9,6 @@ Prints images/s, peak RSS and the ratios (dataconv per core vs Pillow).
 """
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -44,14 +43,12 @@ with h5py.File(out, "w") as h5:
 
 def timed(cmd):
     """Run cmd, return (seconds, peak RSS in MiB of the child)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t = time.perf_counter()
     p = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, capture_output=True, text=True)
     dt = time.perf_counter() - t
     if p.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{p.stderr}")
     rss_kb = int(p.stderr.strip().splitlines()[-1])
-    del before
     return dt, rss_kb / 1024
 
 

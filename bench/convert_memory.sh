@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Peak RSS of a conversion must not grow with the number of images.
+# Usage: bench/convert_memory.sh [DATACONV] [WORKDIR]
+# Builds 2,000 real-photo JPEGs, then a 20,000-image folder of hard links to them, converts
+# both (raw 224 and JPEG q70) and prints the peak RSS of each run (/usr/bin/time -v).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+dataconv=${1:-$here/../build/dataconv}
+work=${2:-/tmp/ld_bench}
+/usr/bin/python3 "$here/make_photos.py" "$work/photos2000" 2000
+big=$work/photos20000
+if [ ! -e "$big/.complete" ]; then
+    rm -rf "$big"
+    for k in $(seq 0 9); do
+        for d in "$work"/photos2000/class*; do
+            mkdir -p "$big/$(basename "$d")"
+            for f in "$d"/*.jpg; do ln "$f" "$big/$(basename "$d")/r$k-$(basename "$f")"; done
+        done
+    done
+    touch "$big/.complete"
+fi
+printf '%-8s %-10s %10s %10s\n' images storage seconds peakMiB
+for n in 2000 20000; do
+    for q in 0 70; do
+        args=(--resize 224 --quiet)
+        [ "$q" -gt 0 ] && args+=(--quality "$q")
+        out=$work/mem.h5
+        /usr/bin/time -v "$dataconv" "$work/photos$n" "$out" "${args[@]}" 2> "$work/time.txt"
+        rss=$(awk -F: '/Maximum resident/ {print $2/1024}' "$work/time.txt")
+        secs=$(awk -F': ' '/Elapsed/ {print $2}' "$work/time.txt")
+        printf '%-8s %-10s %10s %10.1f\n' "$n" "$([ "$q" -gt 0 ] && echo "jpeg q$q" || echo raw)" "$secs" "$rss"
+        rm -f "$out"
+    done
+done
