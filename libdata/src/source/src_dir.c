@@ -1,0 +1,319 @@
+/*
+ * Folder mode: root/<class>/.../<image>. Each directory is read completely and closed
+ * before descending, so at most one directory handle is open whatever the depth.
+ */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* struct dirent d_type */
+#endif
+#include "src_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The chain of directories from the root to the one being read, to recognize a symlinked
+ * directory that leads back to one of its own ancestors. */
+typedef struct dir_id {
+    dev_t dev;
+    ino_t ino;
+    const struct dir_id *parent;
+} dir_id;
+
+typedef struct walk {
+    ld_source *s;
+    const char *root;
+    ld_buf path; /* root + "/" + rel of the directory being read, NUL-terminated */
+    size_t root_len;
+    ld_source_warn_fn warn;
+    void *user;
+    ld_err *e;
+} walk;
+
+static void warnf(walk *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void warnf(walk *w, const char *fmt, ...)
+{
+    if (!w->warn)
+        return;
+    char msg[LD_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    w->warn(w->user, msg);
+}
+
+static int lower_ascii(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+/* ASCII-only, so the result does not depend on the locale. */
+static int ends_with_ci(const char *name, size_t len, const char *ext)
+{
+    size_t n = strlen(ext);
+    if (len <= n) /* "a.jpg" but not ".jpg" (hidden anyway) */
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (lower_ascii((unsigned char)name[len - n + i]) != ext[i])
+            return 0;
+    return 1;
+}
+
+static int is_image_name(const char *name)
+{
+    size_t len = strlen(name);
+    return ends_with_ci(name, len, ".jpg") || ends_with_ci(name, len, ".jpeg") ||
+           ends_with_ci(name, len, ".png");
+}
+
+/* Entry types as read from the directory, before following symlinks. */
+enum { ENT_FILE = 'f', ENT_DIR = 'd', ENT_OTHER = 'o', ENT_UNKNOWN = 'u' };
+
+/* Read the names of one directory (hidden names skipped) into `names` as a sequence of
+ * "<type char><name>\0" records. LD_OK, LD_EIO (errno left set), LD_ENOMEM. */
+static int read_names(const char *dir, ld_buf *names)
+{
+    names->len = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return LD_EIO;
+    int rc = LD_OK;
+    for (;;) {
+        errno = 0;
+        struct dirent *de = readdir(d);
+        if (!de) {
+            if (errno) {
+                rc = LD_EIO;
+            }
+            break;
+        }
+        if (de->d_name[0] == '.') /* also "." and ".." */
+            continue;
+        char t;
+        switch (de->d_type) {
+        case DT_REG: t = ENT_FILE; break;
+        case DT_DIR: t = ENT_DIR; break;
+        case DT_LNK:
+        case DT_UNKNOWN: t = ENT_UNKNOWN; break;
+        default: t = ENT_OTHER; break;
+        }
+        if (ld__buf_append(names, &t, 1) < 0 ||
+            ld__buf_append(names, de->d_name, strlen(de->d_name) + 1) < 0) {
+            rc = LD_ENOMEM;
+            break;
+        }
+    }
+    int saved = errno;
+    closedir(d);
+    errno = saved;
+    return rc;
+}
+
+/* Set w->path to the root joined with rel[0..rel_len). */
+static int set_path(walk *w, const char *rel, size_t rel_len)
+{
+    w->path.len = w->root_len;
+    if (rel_len && ld__buf_append(&w->path, "/", 1) < 0)
+        return LD_ENOMEM;
+    if (ld__buf_append(&w->path, rel, rel_len) < 0 || ld__buf_append(&w->path, "", 1) < 0)
+        return LD_ENOMEM;
+    return LD_OK;
+}
+
+/* Enumerate the images below the directory `rel` (relative to the root) with `label`. */
+static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
+{
+    int rc = LD_OK;
+    ld_buf names = {0}, child = {0};
+    size_t rel_len = strlen(rel);
+    LD_TRY(set_path(w, rel, rel_len));
+    int r = read_names((const char *)w->path.p, &names);
+    LD_CHECK(w->e, r != LD_ENOMEM, LD_ENOMEM, "%s: out of memory listing folder",
+             (const char *)w->path.p);
+    if (r < 0) {
+        warnf(w, "%s: cannot read folder, skipped: %s", (const char *)w->path.p,
+              strerror(errno));
+        goto fail; /* a warning, not a failure: rc stays LD_OK */
+    }
+    for (size_t off = 0; off < names.len;) {
+        char type = (char)names.p[off];
+        const char *name = (const char *)names.p + off + 1;
+        size_t name_len = strlen(name);
+        off += name_len + 2;
+        if (type == ENT_OTHER || (type == ENT_FILE && !is_image_name(name)))
+            continue;
+        /* child = rel + "/" + name */
+        child.len = 0;
+        if (rel_len)
+            LD_CHECK(w->e, ld__buf_append(&child, rel, rel_len) == 0 &&
+                               ld__buf_append(&child, "/", 1) == 0, LD_ENOMEM, "out of memory");
+        LD_CHECK(w->e, ld__buf_append(&child, name, name_len + 1) == 0, LD_ENOMEM,
+                 "out of memory");
+        const char *crel = (const char *)child.p;
+        size_t crel_len = child.len - 1;
+        struct stat st;
+        int have_stat = 0;
+        if (type != ENT_FILE) {
+            LD_TRY(set_path(w, crel, crel_len));
+            have_stat = stat((const char *)w->path.p, &st) == 0;
+            if (!have_stat) {
+                /* A dangling link named like an image is kept, so the converter reports it
+                 * as unreadable instead of it silently vanishing; anything else is noise. */
+                if (is_image_name(name))
+                    LD_CHECK(w->e, ld__source_add_item(w->s, w->root, crel, crel_len, label) == 0,
+                             LD_ENOMEM, "out of memory");
+                continue;
+            }
+        }
+        if (have_stat && S_ISDIR(st.st_mode)) {
+            const dir_id *a = self;
+            while (a && !(a->dev == st.st_dev && a->ino == st.st_ino))
+                a = a->parent;
+            if (a) {
+                warnf(w, "%s: symlink loop (leads back to an enclosing folder), not followed",
+                      (const char *)w->path.p);
+                continue;
+            }
+            dir_id id = {st.st_dev, st.st_ino, self};
+            LD_TRY(walk_dir(w, crel, &id, label));
+            continue;
+        }
+        if (have_stat && !S_ISREG(st.st_mode))
+            continue;
+        if (is_image_name(name))
+            LD_CHECK(w->e, ld__source_add_item(w->s, w->root, crel, crel_len, label) == 0,
+                     LD_ENOMEM, "out of memory");
+    }
+fail:
+    ld__buf_free(&names);
+    ld__buf_free(&child);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int ld__source_open_dir(const char *root, ld_source_warn_fn warn, void *user, ld_source **out,
+                        ld_err *e)
+{
+    int rc = LD_OK;
+    ld_source *s = NULL;
+    ld_buf names = {0};
+    const char **classes = NULL;
+    size_t n_classes = 0, n_root_images = 0;
+    walk w = {0};
+    struct stat st;
+    *out = NULL;
+
+    LD_CHECK(e, root && *root, LD_EINVAL, "no input folder given");
+    LD_CHECK(e, stat(root, &st) == 0, LD_EIO, "%s: cannot open input folder: %s", root,
+             strerror(errno));
+    LD_CHECK(e, S_ISDIR(st.st_mode), LD_EINVAL, "%s: not a folder", root);
+    LD_CHECK(e, ld__source_new(&s) == 0, LD_ENOMEM, "out of memory");
+    w.s = s;
+    w.root = root;
+    w.warn = warn;
+    w.user = user;
+    w.e = e;
+    /* Keep the root exactly as given ("photos/" stays "photos/" + "cat/..."): item paths are
+     * joined the same way by ld__source_add_item. */
+    w.root_len = strlen(root);
+    while (w.root_len > 1 && root[w.root_len - 1] == '/')
+        w.root_len--;
+    LD_CHECK(e, ld__buf_append(&w.path, root, w.root_len) == 0, LD_ENOMEM, "out of memory");
+
+    int r = read_names(root, &names);
+    LD_CHECK(e, r != LD_ENOMEM, LD_ENOMEM, "%s: out of memory listing folder", root);
+    LD_CHECK(e, r == LD_OK, LD_EIO, "%s: cannot read input folder: %s", root, strerror(errno));
+
+    /* First pass over the root: class folders (pointers into `names`) and loose images. */
+    size_t n_entries = 0;
+    for (size_t off = 0; off < names.len; off += strlen((const char *)names.p + off + 1) + 2)
+        n_entries++;
+    if (n_entries) {
+        classes = malloc(n_entries * sizeof *classes);
+        LD_CHECK(e, classes, LD_ENOMEM, "out of memory");
+    }
+    for (size_t off = 0; off < names.len;) {
+        char type = (char)names.p[off];
+        const char *name = (const char *)names.p + off + 1;
+        off += strlen(name) + 2;
+        int is_dir = type == ENT_DIR;
+        if (type == ENT_UNKNOWN) {
+            LD_TRY(set_path(&w, name, strlen(name)));
+            struct stat cst;
+            if (stat((const char *)w.path.p, &cst) == 0)
+                is_dir = S_ISDIR(cst.st_mode);
+            else
+                type = ENT_FILE; /* dangling: kept if named like an image, see walk_dir */
+        }
+        if (is_dir)
+            classes[n_classes++] = name;
+        else if (type != ENT_OTHER && is_image_name(name))
+            n_root_images++;
+    }
+    qsort(classes, n_classes, sizeof *classes, cmp_str);
+
+    /* Images in the root itself form class "." with label 0; class folders follow. */
+    int32_t base = n_root_images ? 1 : 0;
+    LD_CHECK(e, n_classes < (size_t)INT32_MAX, LD_ELIMIT, "%s: too many class folders", root);
+    if (n_root_images)
+        LD_CHECK(e, ld__source_add_class(s, ".", 1) == 0, LD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n_classes; i++)
+        LD_CHECK(e, ld__source_add_class(s, classes[i], strlen(classes[i])) == 0, LD_ENOMEM,
+                 "out of memory");
+
+    dir_id root_id = {st.st_dev, st.st_ino, NULL};
+    if (n_root_images) {
+        for (size_t off = 0; off < names.len;) {
+            const char *name = (const char *)names.p + off + 1;
+            off += strlen(name) + 2;
+            if (!is_image_name(name))
+                continue;
+            LD_TRY(set_path(&w, name, strlen(name)));
+            struct stat fst;
+            if (stat((const char *)w.path.p, &fst) == 0 && !S_ISREG(fst.st_mode))
+                continue; /* a folder or device named like an image */
+            LD_CHECK(e, ld__source_add_item(s, root, name, strlen(name), 0) == 0, LD_ENOMEM,
+                     "out of memory");
+        }
+    }
+    for (size_t i = 0; i < n_classes; i++) {
+        LD_TRY(set_path(&w, classes[i], strlen(classes[i])));
+        struct stat cst;
+        if (stat((const char *)w.path.p, &cst) != 0) {
+            warnf(&w, "%s: cannot open class folder, skipped: %s", (const char *)w.path.p,
+                  strerror(errno));
+            continue;
+        }
+        if (cst.st_dev == st.st_dev && cst.st_ino == st.st_ino) {
+            warnf(&w, "%s: symlink loop (leads back to the input folder), not followed",
+                  (const char *)w.path.p);
+            continue;
+        }
+        dir_id id = {cst.st_dev, cst.st_ino, &root_id};
+        size_t before = s->n;
+        LD_TRY(walk_dir(&w, classes[i], &id, base + (int32_t)i));
+        if (s->n == before)
+            warnf(&w, "%s: class folder has no .jpg/.jpeg/.png images", (const char *)w.path.p);
+    }
+    ld__source_sort_items(s);
+    *out = s;
+    s = NULL;
+fail:
+    ld__source_free(s);
+    ld__buf_free(&names);
+    ld__buf_free(&w.path);
+    free(classes);
+    return rc;
+}

@@ -1,0 +1,356 @@
+/* Sources: folder trees and list files -> a deterministic item list with labels. */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "source/source.h"
+
+static char tmpdir[256];
+
+static void mk_tmp(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/ld_test_source_XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
+}
+
+static void rm_tmp(void)
+{
+    if (tmpdir[0]) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        cr_assert_eq(system(cmd), 0);
+    }
+}
+
+TestSuite(source, .init = mk_tmp, .fini = rm_tmp, .timeout = 30);
+
+/* Create tmpdir/rel (and its parent folders) with a few bytes in it. */
+static void touch(const char *rel)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, rel);
+    for (char *q = p + strlen(tmpdir) + 1; *q; q++) {
+        if (*q == '/') {
+            *q = '\0';
+            mkdir(p, 0755);
+            *q = '/';
+        }
+    }
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f, "%s: %s", p, strerror(errno));
+    fputs("x", f);
+    fclose(f);
+}
+
+static void mkdir_rel(const char *rel)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, rel);
+    cr_assert_eq(mkdir(p, 0755), 0, "%s: %s", p, strerror(errno));
+}
+
+static void write_text(const char *rel, const char *text, char *path_out, size_t cap)
+{
+    snprintf(path_out, cap, "%s/%s", tmpdir, rel);
+    FILE *f = fopen(path_out, "wb");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+typedef struct warns {
+    int n;
+    char last[1024];
+} warns;
+
+static void on_warn(void *user, const char *msg)
+{
+    warns *w = user;
+    w->n++;
+    snprintf(w->last, sizeof w->last, "%s", msg);
+}
+
+Test(source, fixture_tree_gives_sorted_classes_and_paths)
+{
+    ld_err e = {0};
+    ld_source *s = NULL;
+    int rc = ld__source_open_dir(LD_TEST_DATA "/tree", NULL, NULL, &s, &e);
+    cr_assert_eq(rc, LD_OK, "open_dir: %s", e.msg);
+    static const char *want[] = {"bird/h.jpg", "bird/i.png",     "car/e.Jpeg",
+                                 "car/f.PNG",  "car/g.jpg",      "cat/a.jpg",
+                                 "cat/b.JPG",  "cat/sub/c.jpeg", "cat/sub/deeper/d.png"};
+    static const int labels[] = {0, 0, 1, 1, 1, 2, 2, 2, 2};
+    cr_assert_eq(ld__source_count(s), 9, "found %zu items", ld__source_count(s));
+    for (size_t i = 0; i < 9; i++) {
+        const ld_item *it = ld__source_item(s, i);
+        cr_assert_str_eq(it->rel, want[i]);
+        cr_assert_eq(it->label, labels[i], "%s: label %d", it->rel, it->label);
+        char full[512];
+        snprintf(full, sizeof full, "%s/%s", LD_TEST_DATA "/tree", want[i]);
+        cr_assert_str_eq(it->path, full);
+        cr_assert_eq(access(it->path, R_OK), 0, "%s not readable", it->path);
+    }
+    cr_assert_null(ld__source_item(s, 9));
+    cr_assert_eq(ld__source_class_count(s), 3);
+    cr_assert_str_eq(ld__source_class_name(s, 0), "bird");
+    cr_assert_str_eq(ld__source_class_name(s, 1), "car");
+    cr_assert_str_eq(ld__source_class_name(s, 2), "cat");
+    cr_assert_null(ld__source_class_name(s, 3));
+    ld__source_free(s);
+}
+
+Test(source, fixture_list_keeps_file_order_and_number_classes)
+{
+    ld_err e = {0};
+    ld_source *s = NULL;
+    int rc = ld__source_open_list(LD_TEST_DATA "/list.txt", LD_TEST_DATA "/tree/", &s, &e);
+    cr_assert_eq(rc, LD_OK, "open_list: %s", e.msg);
+    cr_assert_eq(ld__source_count(s), 9);
+    const ld_item *it = ld__source_item(s, 7);
+    cr_assert_str_eq(it->rel, "cat/sub/c.jpeg");
+    cr_assert_str_eq(it->path, LD_TEST_DATA "/tree/cat/sub/c.jpeg");
+    cr_assert_eq(it->label, 2);
+    cr_assert_eq(ld__source_class_count(s), 3);
+    cr_assert_str_eq(ld__source_class_name(s, 2), "2");
+    for (size_t i = 0; i < 9; i++)
+        cr_assert_eq(access(ld__source_item(s, i)->path, R_OK), 0, "%s",
+                     ld__source_item(s, i)->path);
+    ld__source_free(s);
+}
+
+Test(source, nested_hidden_mixed_case_and_root_images)
+{
+    touch("top.JPEG");
+    touch("b/x/y/z/deep.PnG");
+    touch("b/shallow.jpg");
+    touch("b/.hidden.jpg");
+    touch("b/.git/inside.jpg");
+    touch("b/readme.txt");
+    touch("b/noext");
+    touch("b/jpg");
+    touch("a/one.jpeg");
+    touch("a/dir.jpg/inner.png"); /* a folder named like an image is a folder */
+    mkdir_rel("empty");
+    mkdir_rel(".hiddenclass");
+    touch(".hiddenclass/h.jpg");
+    touch("a/\xff\xfe raw bytes.jpg"); /* not UTF-8: just bytes */
+
+    ld_err e = {0};
+    ld_source *s = NULL;
+    warns w = {0};
+    int rc = ld__source_open_dir(tmpdir, on_warn, &w, &s, &e);
+    cr_assert_eq(rc, LD_OK, "open_dir: %s", e.msg);
+    /* classes: "." for root images first, then folders by strcmp (empty ones included) */
+    cr_assert_eq(ld__source_class_count(s), 4);
+    cr_assert_str_eq(ld__source_class_name(s, 0), ".");
+    cr_assert_str_eq(ld__source_class_name(s, 1), "a");
+    cr_assert_str_eq(ld__source_class_name(s, 2), "b");
+    cr_assert_str_eq(ld__source_class_name(s, 3), "empty");
+    static const char *want[] = {"a/dir.jpg/inner.png", "a/one.jpeg", "a/\xff\xfe raw bytes.jpg",
+                                 "b/shallow.jpg", "b/x/y/z/deep.PnG", "top.JPEG"};
+    static const int labels[] = {1, 1, 1, 2, 2, 0};
+    cr_assert_eq(ld__source_count(s), 6, "found %zu", ld__source_count(s));
+    for (size_t i = 0; i < 6; i++) {
+        cr_assert_str_eq(ld__source_item(s, i)->rel, want[i]);
+        cr_assert_eq(ld__source_item(s, i)->label, labels[i], "%s", want[i]);
+    }
+    cr_assert_eq(w.n, 1, "warnings: %d, last: %s", w.n, w.last);
+    cr_assert(strstr(w.last, "empty"), "warning: %s", w.last);
+    ld__source_free(s);
+}
+
+Test(source, symlink_loop_is_reported_and_not_followed)
+{
+    touch("c/a.jpg");
+    touch("c/sub/b.jpg");
+    touch("real/r.png");
+    char p[512], target[512];
+    snprintf(p, sizeof p, "%s/c/sub/loop", tmpdir);
+    cr_assert_eq(symlink("..", p), 0, "%s", strerror(errno));
+    snprintf(p, sizeof p, "%s/c/toroot", tmpdir);
+    cr_assert_eq(symlink(tmpdir, p), 0);
+    snprintf(p, sizeof p, "%s/c/linked", tmpdir);
+    snprintf(target, sizeof target, "%s/real", tmpdir);
+    cr_assert_eq(symlink(target, p), 0); /* a symlinked folder is followed */
+    snprintf(p, sizeof p, "%s/c/link.jpg", tmpdir);
+    snprintf(target, sizeof target, "%s/real/r.png", tmpdir);
+    cr_assert_eq(symlink(target, p), 0); /* a symlinked file is followed */
+
+    ld_err e = {0};
+    ld_source *s = NULL;
+    warns w = {0};
+    int rc = ld__source_open_dir(tmpdir, on_warn, &w, &s, &e);
+    cr_assert_eq(rc, LD_OK, "open_dir: %s", e.msg);
+    cr_assert_eq(w.n, 2, "warnings: %d, last: %s", w.n, w.last);
+    cr_assert(strstr(w.last, "loop"), "warning: %s", w.last);
+    static const char *want[] = {"c/a.jpg", "c/link.jpg", "c/linked/r.png", "c/sub/b.jpg",
+                                 "real/r.png"};
+    cr_assert_eq(ld__source_count(s), 5, "found %zu", ld__source_count(s));
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_str_eq(ld__source_item(s, i)->rel, want[i]);
+    ld__source_free(s);
+}
+
+Test(source, missing_or_non_folder_root_is_an_error)
+{
+    ld_err e = {0};
+    ld_source *s = NULL;
+    char p[512];
+    snprintf(p, sizeof p, "%s/nope", tmpdir);
+    cr_assert_eq(ld__source_open_dir(p, NULL, NULL, &s, &e), LD_EIO);
+    cr_assert(strstr(e.msg, "nope"), "%s", e.msg);
+    cr_assert_null(s);
+    touch("file.jpg");
+    snprintf(p, sizeof p, "%s/file.jpg", tmpdir);
+    cr_assert_eq(ld__source_open_dir(p, NULL, NULL, &s, &e), LD_EINVAL, "%s", e.msg);
+    cr_assert(strstr(e.msg, "not a folder"), "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(p, NULL, &s, &e), LD_EFORMAT, "%s", e.msg);
+    snprintf(p, sizeof p, "%s/nolist.txt", tmpdir);
+    cr_assert_eq(ld__source_open_list(p, NULL, &s, &e), LD_EIO);
+    cr_assert(strstr(e.msg, "nolist.txt"), "%s", e.msg);
+}
+
+Test(source, list_with_spaces_crlf_and_blank_lines)
+{
+    char list[512];
+    write_text("l.txt",
+               "my photos/a b.jpg 3\r\n"
+               "\r\n"
+               "plain.png 0\n"
+               "   \n"
+               "/abs/path.jpg 1  \n"
+               "two  spaces.jpg  2\n"
+               "last.jpg 2", /* no final newline */
+               list, sizeof list);
+    ld_err e = {0};
+    ld_source *s = NULL;
+    int rc = ld__source_open_list(list, "root", &s, &e);
+    cr_assert_eq(rc, LD_OK, "open_list: %s", e.msg);
+    cr_assert_eq(ld__source_count(s), 5);
+    cr_assert_str_eq(ld__source_item(s, 0)->rel, "my photos/a b.jpg");
+    cr_assert_str_eq(ld__source_item(s, 0)->path, "root/my photos/a b.jpg");
+    cr_assert_eq(ld__source_item(s, 0)->label, 3);
+    cr_assert_str_eq(ld__source_item(s, 1)->rel, "plain.png");
+    cr_assert_eq(ld__source_item(s, 1)->label, 0);
+    cr_assert_str_eq(ld__source_item(s, 2)->path, "/abs/path.jpg");
+    cr_assert_str_eq(ld__source_item(s, 3)->rel, "two  spaces.jpg");
+    cr_assert_str_eq(ld__source_item(s, 4)->rel, "last.jpg");
+    cr_assert_eq(ld__source_class_count(s), 4);
+    cr_assert_str_eq(ld__source_class_name(s, 3), "3");
+    ld__source_free(s);
+
+    /* no root: paths as written */
+    cr_assert_eq(ld__source_open_list(list, NULL, &s, &e), LD_OK, "%s", e.msg);
+    cr_assert_str_eq(ld__source_item(s, 0)->path, "my photos/a b.jpg");
+    ld__source_free(s);
+}
+
+static void expect_bad_list(const char *text, int code, const char *where, const char *what)
+{
+    char list[512];
+    write_text("bad.txt", text, list, sizeof list);
+    ld_err e = {0};
+    ld_source *s = (ld_source *)1;
+    int rc = ld__source_open_list(list, NULL, &s, &e);
+    cr_assert_eq(rc, code, "rc %d for %s: %s", rc, text, e.msg);
+    cr_assert_null(s);
+    cr_assert(strstr(e.msg, where), "message lacks '%s': %s", where, e.msg);
+    cr_assert(strstr(e.msg, what), "message lacks '%s': %s", what, e.msg);
+}
+
+Test(source, bad_list_lines_name_the_file_and_line)
+{
+    expect_bad_list("a.jpg 1\nb.jpg\n", LD_EFORMAT, "bad.txt:2", "no label");
+    expect_bad_list("a.jpg 1\n\nb.jpg x\n", LD_EFORMAT, "bad.txt:3", "\"x\"");
+    expect_bad_list("a.jpg -1\n", LD_EFORMAT, "bad.txt:1", "-1");
+    expect_bad_list("a.jpg 2147483648\n", LD_EFORMAT, "bad.txt:1", "2147483648");
+    expect_bad_list("a.jpg 1\r\nb.jpg 2x\r\n", LD_EFORMAT, "bad.txt:2", "2x");
+    expect_bad_list(" 4\n", LD_EFORMAT, "bad.txt:1", "empty path");
+    expect_bad_list("a.jpg 2000000000\n", LD_ELIMIT, "bad.txt:1", "2000000000");
+}
+
+static void order_of(ld_source *s, const char **out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = ld__source_item(s, i)->rel;
+}
+
+Test(source, shuffle_is_a_seeded_permutation)
+{
+    /* 200 items so that two seeds colliding by chance is impossible in practice */
+    char list[512];
+    char *text = malloc(200 * 32);
+    cr_assert_not_null(text);
+    text[0] = '\0';
+    for (int i = 0; i < 200; i++)
+        sprintf(text + strlen(text), "f%03d.jpg %d\n", i, i % 7);
+    write_text("many.txt", text, list, sizeof list);
+    free(text);
+
+    ld_err e = {0};
+    ld_source *a = NULL, *b = NULL, *c = NULL;
+    cr_assert_eq(ld__source_open_list(list, NULL, &a, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, &b, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, &c, &e), LD_OK, "%s", e.msg);
+    ld__source_shuffle(a, 42);
+    ld__source_shuffle(b, 42);
+    ld__source_shuffle(c, 43);
+    const char *oa[200], *ob[200], *oc[200];
+    order_of(a, oa, 200);
+    order_of(b, ob, 200);
+    order_of(c, oc, 200);
+    int same_ab = 1, same_ac = 1, moved = 0;
+    for (int i = 0; i < 200; i++) {
+        same_ab &= strcmp(oa[i], ob[i]) == 0;
+        same_ac &= strcmp(oa[i], oc[i]) == 0;
+        char want[16];
+        snprintf(want, sizeof want, "f%03d.jpg", i);
+        moved += strcmp(oa[i], want) != 0;
+    }
+    cr_assert(same_ab, "same seed gave different orders");
+    cr_assert(!same_ac, "different seeds gave the same order");
+    cr_assert_gt(moved, 150, "only %d of 200 items moved", moved);
+    /* every item exactly once, and labels travel with their paths */
+    int seen[200] = {0};
+    for (int i = 0; i < 200; i++) {
+        const ld_item *it = ld__source_item(a, (size_t)i);
+        int k = atoi(it->rel + 1);
+        cr_assert(k >= 0 && k < 200);
+        seen[k]++;
+        cr_assert_eq(it->label, k % 7, "%s has label %d", it->rel, it->label);
+    }
+    for (int i = 0; i < 200; i++)
+        cr_assert_eq(seen[i], 1, "item %d seen %d times", i, seen[i]);
+    /* Known values (from an independent Python SplitMix64 + Fisher-Yates) pin the algorithm,
+     * so the order is the same on every platform and in every release. */
+    cr_assert_str_eq(oa[0], "f127.jpg");
+    cr_assert_str_eq(oa[1], "f044.jpg");
+    cr_assert_str_eq(oa[2], "f052.jpg");
+    cr_assert_str_eq(oa[199], "f013.jpg");
+    ld__source_free(a);
+    ld__source_free(b);
+    ld__source_free(c);
+}
+
+Test(source, many_files_enumerate_in_strcmp_order)
+{
+    /* more paths than one 64 KiB arena block holds */
+    char rel[128];
+    for (int i = 0; i < 1500; i++) {
+        snprintf(rel, sizeof rel, "k%d/%s_%04d_with_a_fairly_long_file_name_to_fill_blocks.jpg",
+                 i % 3, (i & 1) ? "B" : "a", (i * 7919) % 10000);
+        touch(rel);
+    }
+    ld_err e = {0};
+    ld_source *s = NULL;
+    cr_assert_eq(ld__source_open_dir(tmpdir, NULL, NULL, &s, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_count(s), 1500);
+    for (size_t i = 1; i < 1500; i++)
+        cr_assert_lt(strcmp(ld__source_item(s, i - 1)->rel, ld__source_item(s, i)->rel), 0);
+    ld__source_free(s);
+}
