@@ -19,9 +19,10 @@
  *   /shape     uint32 (N, 3)        (c, h, w) of each sample (decoded shape)
  *   /label, /filename as above.
  *
- * Root attributes (all scalars, fixed-width types; strings are fixed-length ASCII/UTF-8
- * scalar strings, H5T_STR_NULLTERM; class_names is a 1-D array of variable-length UTF-8
- * strings):
+ * Root attributes (scalars of fixed-width types: int32 little-endian for numbers, never a
+ * native long; strings are scalar variable-length UTF-8 strings, as h5py writes them, so that
+ * h5py returns `str`; class_names is a 1-D array of variable-length UTF-8 strings). A reader
+ * should also accept fixed-length strings (files from other tools):
  *   format="libdata"  format_version=1 (int32)  storage="raw"|"encoded"
  *   encoding="jpeg"|"png"|"original"  (encoded only)
  *   channel_order="BGR"|"RGB"|"GRAY"  layout="NCHW"
