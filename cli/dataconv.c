@@ -1,0 +1,269 @@
+/*
+ * dataconv: convert image folders into HDF5/LMDB datasets, describe datasets.
+ *
+ * A thin client of the public API (<libdata/convert.h>, <libdata/libdata.h>): this file
+ * only decides what the command line means, hands the parameters to the library, and turns
+ * the library's status codes into messages and exit codes (see options.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <libdata/convert.h>
+#include <libdata/libdata.h>
+
+#include "options.h"
+#include "progress.h"
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int print_version(void)
+{
+    printf("dataconv %s (libdata %s; built with:%s%s%s%s)\n", LD_VERSION_STRING,
+           ld_version_string(), ld_has_feature(LD_FEATURE_HDF5) ? " hdf5" : "",
+           ld_has_feature(LD_FEATURE_LMDB) ? " lmdb" : "",
+           ld_has_feature(LD_FEATURE_PNG) ? " png" : "",
+           ld_has_feature(LD_FEATURE_THREADS) ? " threads" : "");
+    return DC_EXIT_OK;
+}
+
+static int cmd_info(const dc_opts *o)
+{
+    if (o->npos != 1)
+        return dc_usage_error(o->npos ? "info takes one FILE" : "info: missing FILE "
+                              "(an .h5 file, an LMDB directory or a --split .txt list)");
+    if (o->nparams || o->list || o->root)
+        return dc_usage_error("info takes no conversion options");
+    char *text = NULL;
+    int rc = ld_describe(o->pos[0], &text);
+    if (rc < 0) {
+        fprintf(stderr, "dataconv: %s\n", text ? text : ld_strerror(rc));
+        ld_free(text);
+        return DC_EXIT_FAIL;
+    }
+    size_t n = strlen(text);
+    fputs(text, stdout);
+    if (n == 0 || text[n - 1] != '\n')
+        fputc('\n', stdout);
+    ld_free(text);
+    return fflush(stdout) == 0 ? DC_EXIT_OK : DC_EXIT_FAIL;
+}
+
+/* The command line, kept in the dataset as LD_C_SOURCE_NOTE (how was this file made?). */
+static char *join_argv(int argc, char **argv)
+{
+    size_t n = 1;
+    for (int i = 0; i < argc; i++)
+        n += strlen(argv[i]) + 1;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    char *p = s;
+    for (int i = 0; i < argc; i++) {
+        size_t m = strlen(argv[i]);
+        memcpy(p, argv[i], m);
+        p += m;
+        *p++ = i + 1 < argc ? ' ' : '\0';
+    }
+    if (argc == 0)
+        *p = '\0';
+    return s;
+}
+
+/* Work out SRC/ROOT, the list file and OUT from the positionals (three command forms). */
+static int resolve_inputs(dc_opts *o, const char **input, const char **list, const char **out)
+{
+    *list = o->list;
+    if (o->list) {
+        if (o->npos == 1 && o->root) {
+            *input = o->root;
+            *out = o->pos[0];
+        } else if (o->npos == 2 && !o->root) {
+            *input = o->pos[0];
+            *out = o->pos[1];
+        } else if (o->npos == 0 || (o->npos == 1 && !o->root)) {
+            return dc_usage_error(o->npos == 0 ? "missing OUT: dataconv --list LIST --root ROOT OUT"
+                                               : "--list needs --root ROOT, the folder the listed "
+                                                 "paths are relative to (--root . for the "
+                                                 "current folder)");
+        } else {
+            return dc_usage_error("with --list give --root ROOT and one OUT (got %d arguments)",
+                                  o->npos);
+        }
+        if (!is_file(o->list))
+            return dc_usage_error("--list %s: no such file", o->list);
+        return DC_EXIT_OK;
+    }
+    if (o->root && o->npos == 2)
+        return dc_usage_error("--root is only used with --list (or give ROOT/ LIST DB)");
+    switch (o->npos) {
+    case 0:
+        return dc_usage_error("missing SRC and OUT: dataconv SRC OUT [options]");
+    case 1:
+        return dc_usage_error("missing OUT after '%s': dataconv SRC OUT [options]", o->pos[0]);
+    case 2:
+        if (is_file(o->pos[0]))
+            return dc_usage_error("SRC '%s' is a file, not a folder: for a 'path label' list "
+                                  "use --list %s --root ROOT OUT, or dataconv ROOT/ %s OUT",
+                                  o->pos[0], o->pos[0], o->pos[0]);
+        *input = o->pos[0];
+        *out = o->pos[1];
+        return DC_EXIT_OK;
+    case 3:
+        /* convert_imageset ROOTFOLDER/ LISTFILE DB_NAME */
+        if (!is_file(o->pos[1]))
+            return dc_usage_error("with three arguments dataconv expects convert_imageset's "
+                                  "order ROOT/ LISTFILE DB, but '%s' is not a file",
+                                  o->pos[1]);
+        *input = o->pos[0];
+        *list = o->pos[1];
+        *out = o->pos[2];
+        /* convert_imageset writes LMDB by default: keep that for its argument order */
+        if (!o->format_given && !ends_with(*out, ".h5") && !ends_with(*out, ".hdf5") &&
+            !ends_with(*out, ".txt") && o->nparams < DC_MAX_PARAMS) {
+            dc_param *p = &o->params[o->nparams++];
+            p->id = LD_C_FORMAT;
+            p->value = LD_FORMAT_LMDB;
+            snprintf(p->flag, sizeof p->flag, "(convert_imageset order: LMDB)");
+        }
+        return DC_EXIT_OK;
+    default:
+        return dc_usage_error("too many arguments (%d): dataconv SRC OUT [options]", o->npos);
+    }
+}
+
+/* The format the library will write, for messages (mirrors LD_FORMAT_AUTO's rule). */
+static const char *format_name(int64_t fmt, const char *out)
+{
+    if (fmt == LD_FORMAT_LMDB || (fmt == LD_FORMAT_AUTO && (ends_with(out, ".lmdb") ||
+                                                           is_dir(out))))
+        return "lmdb";
+    return "hdf5";
+}
+
+/* After a failed run, a second line that says what to do next where the library's message
+ * may not know the command-line spelling. */
+static void print_hint(const dc_opts *o, int rc, const char *msg)
+{
+    int raw = dc_param_value(o, LD_C_QUALITY, 0) == 0 && !dc_param_value(o, LD_C_ENCODED, 0) &&
+              !dc_param_value(o, LD_C_ENCODE_PNG, 0);
+    int resized = o->resize_w_given && dc_param_value(o, LD_C_RESIZE_MODE, 0) != LD_RESIZE_MAX;
+    if (rc == LD_EINVAL && raw && !resized && !strstr(msg, "--resize"))
+        fputs("dataconv: hint: raw storage needs one size for all images: add --resize WxH, "
+              "or store compressed images with --quality Q\n", stderr);
+    else if (rc == LD_EFORMAT && dc_param_value(o, LD_C_STRICT, 0))
+        fputs("dataconv: hint: without --strict, bad files are skipped with a warning\n",
+              stderr);
+    else if (rc == LD_ENOTSUP)
+        fputs("dataconv: hint: 'dataconv --version' lists the formats this build supports\n",
+              stderr);
+}
+
+static int cmd_convert(dc_opts *o, int argc, char **argv)
+{
+    const char *input = NULL, *list = NULL, *out = NULL;
+    int rc = resolve_inputs(o, &input, &list, &out);
+    if (rc != DC_EXIT_OK)
+        return rc;
+    const char *fmt = format_name(dc_param_value(o, LD_C_FORMAT, LD_FORMAT_AUTO), out);
+    if (strcmp(fmt, "lmdb") == 0 && !ld_has_feature(LD_FEATURE_LMDB))
+        return dc_usage_error("%s: this build has no LMDB support; write HDF5 instead "
+                              "(an .h5 name or --format hdf5)", out);
+    if (strcmp(fmt, "hdf5") == 0 && !ld_has_feature(LD_FEATURE_HDF5))
+        return dc_usage_error("%s: this build has no HDF5 support; write LMDB instead "
+                              "(a .lmdb name or --format lmdb)", out);
+
+    ld_convert *c = ld_convert_create();
+    char *note = join_argv(argc, argv);
+    if (!c || !note) {
+        fprintf(stderr, "dataconv: out of memory\n");
+        ld_convert_free(c);
+        free(note);
+        return DC_EXIT_FAIL;
+    }
+    int exit_code = DC_EXIT_OK;
+    for (int i = 0; i < o->nparams; i++) {
+        if (ld_convert_set(c, o->params[i].id, o->params[i].value) < 0) {
+            exit_code = dc_usage_error("%s: %s", o->params[i].flag, ld_convert_errmsg(c));
+            goto done;
+        }
+    }
+    if (ld_convert_set_str(c, LD_C_SOURCE_NOTE, note) < 0 ||
+        (list && ld_convert_set_str(c, LD_C_LIST_FILE, list) < 0)) {
+        fprintf(stderr, "dataconv: %s\n", ld_convert_errmsg(c));
+        exit_code = DC_EXIT_FAIL;
+        goto done;
+    }
+
+    dc_progress prog;
+    dc_progress_init(&prog, o->quiet, o->verbose);
+    ld_convert_set_log(c, dc_progress_log, &prog);
+    ld_convert_set_progress(c, dc_progress_update, &prog);
+    dc_signals_install();
+
+    rc = ld_convert_run(c, input, out);
+    const ld_progress *st = ld_convert_stats(c);
+    if (rc >= 0) {
+        if (st)
+            dc_progress_summary(&prog, st, out, fmt);
+        exit_code = DC_EXIT_OK;
+        goto done;
+    }
+    dc_progress_clear(&prog);
+    int sig = dc_signal_caught();
+    if (rc == LD_ECANCELED && sig) {
+        fprintf(stderr, "dataconv: %s; nothing was written to %s\n",
+                sig == 2 ? "interrupted" : "terminated", out);
+        exit_code = sig == 2 ? DC_EXIT_SIGINT : DC_EXIT_SIGTERM;
+        goto done;
+    }
+    const char *msg = ld_convert_errmsg(c);
+    fprintf(stderr, "dataconv: %s\n", msg && *msg ? msg : ld_strerror(rc));
+    print_hint(o, rc, msg ? msg : "");
+    if (st && !o->quiet && st->done)
+        fprintf(stderr, "dataconv: stopped after %llu of %llu files; nothing was written to %s\n",
+                (unsigned long long)st->done, (unsigned long long)st->total, out);
+    exit_code = (rc == LD_EFORMAT || rc == LD_ELIMIT) ? DC_EXIT_BAD_INPUT : DC_EXIT_FAIL;
+done:
+    ld_convert_free(c);
+    free(note);
+    return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+    dc_opts o;
+    int rc = dc_parse(argc, argv, &o);
+    if (rc != DC_EXIT_OK)
+        return rc;
+    switch (o.cmd) {
+    case DC_CMD_HELP:
+        dc_print_help(stdout);
+        return fflush(stdout) == 0 ? DC_EXIT_OK : DC_EXIT_FAIL;
+    case DC_CMD_VERSION:
+        return print_version();
+    case DC_CMD_INFO:
+        return cmd_info(&o);
+    case DC_CMD_CONVERT:
+        return cmd_convert(&o, argc, argv);
+    }
+    return DC_EXIT_FAIL;
+}

@@ -1,0 +1,522 @@
+/*
+ * dataconv command-line parsing. A small hand-written parser instead of getopt_long because
+ * convert_imageset users type gflags spellings (-gray, -resize_width=256, --noshuffle)
+ * that getopt cannot express, and because the library's parameter table adds flags at
+ * run time.
+ */
+#include "options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int dc_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("dataconv: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'dataconv --help' for the options and examples.\n", stderr);
+    return DC_EXIT_USAGE;
+}
+
+/* ---- value parsers ------------------------------------------------------------------- */
+
+static int parse_i64(const char *s, int64_t *out)
+{
+    if (!s || !*s)
+        return 0;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* "N" or "WxH" (also "WXH"); both sides > 0. */
+static int parse_geometry(const char *s, int64_t *w, int64_t *h)
+{
+    const char *x = strpbrk(s, "xX");
+    if (!x)
+        return parse_i64(s, w) && *w > 0 && (*h = *w, 1);
+    char left[32];
+    size_t n = (size_t)(x - s);
+    if (n == 0 || n >= sizeof left)
+        return 0;
+    memcpy(left, s, n);
+    left[n] = '\0';
+    return parse_i64(left, w) && parse_i64(x + 1, h) && *w > 0 && *h > 0;
+}
+
+/* Bytes with an optional binary suffix: 500M, 2G, 1.5G, 64KiB, 1000000. */
+static int parse_size(const char *s, int64_t *out)
+{
+    if (!s || !*s)
+        return 0;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return 0;
+    double mul = 1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': mul = 1024.0; end++; break;
+    case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (mul > 1 && (end[0] == 'i' || end[0] == 'I') && toupper((unsigned char)end[1]) == 'B')
+        end += 2;
+    else if (toupper((unsigned char)*end) == 'B')
+        end++;
+    if (*end)
+        return 0;
+    v *= mul;
+    if (v >= 9.2e18)
+        return 0;
+    *out = (int64_t)v;
+    return 1;
+}
+
+/* gflags booleans: true/false, 1/0, yes/no, t/f, y/n. */
+static int parse_bool(const char *s, int *out)
+{
+    static const char *yes[] = {"true", "1", "yes", "t", "y"};
+    static const char *no[] = {"false", "0", "no", "f", "n"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        if (strcasecmp(s, yes[i]) == 0)
+            return *out = 1, 1;
+        if (strcasecmp(s, no[i]) == 0)
+            return *out = 0, 1;
+    }
+    return 0;
+}
+
+/* ---- the option table ---------------------------------------------------------------- */
+
+typedef enum opt_id {
+    O_HELP, O_VERSION, O_QUIET, O_VERBOSE,
+    O_GRAY, O_RGB, O_BGR, O_SHUFFLE, O_STRICT, O_CHECK_SIZE, O_ENCODED,
+    O_QUALITY, O_RESIZE, O_RESIZE_W, O_RESIZE_H, O_MODE, O_MAX_SIDE, O_PAD_VALUE,
+    O_FORMAT, O_BACKEND, O_THREADS, O_SEED, O_MAX_PIXELS, O_SPLIT, O_DEFLATE,
+    O_ENCODE_TYPE, O_LIST, O_ROOT
+} opt_id;
+
+typedef struct opt_def {
+    const char *name; /* canonical spelling with dashes; matched with '_' == '-' */
+    char short_name;  /* 0 = none */
+    int takes_value;  /* 0 = boolean switch */
+    opt_id id;
+} opt_def;
+
+static const opt_def OPTS[] = {
+    {"help", 'h', 0, O_HELP},
+    {"version", 'V', 0, O_VERSION},
+    {"quiet", 'q', 0, O_QUIET},
+    {"verbose", 'v', 0, O_VERBOSE},
+    {"gray", 0, 0, O_GRAY},
+    {"grey", 0, 0, O_GRAY},
+    {"rgb", 0, 0, O_RGB},
+    {"bgr", 0, 0, O_BGR},
+    {"shuffle", 0, 0, O_SHUFFLE},
+    {"strict", 0, 0, O_STRICT},
+    {"check-size", 0, 0, O_CHECK_SIZE},
+    {"encoded", 0, 0, O_ENCODED},
+    {"quality", 0, 1, O_QUALITY},
+    {"resize", 0, 1, O_RESIZE},
+    {"resize-width", 0, 1, O_RESIZE_W},
+    {"resize-height", 0, 1, O_RESIZE_H},
+    {"mode", 0, 1, O_MODE},
+    {"max-side", 0, 1, O_MAX_SIDE},
+    {"pad-value", 0, 1, O_PAD_VALUE},
+    {"format", 0, 1, O_FORMAT},
+    {"backend", 0, 1, O_BACKEND},
+    {"threads", 'j', 1, O_THREADS},
+    {"seed", 0, 1, O_SEED},
+    {"max-pixels", 0, 1, O_MAX_PIXELS},
+    {"split", 0, 1, O_SPLIT},
+    {"deflate", 0, 1, O_DEFLATE},
+    {"encode-type", 0, 1, O_ENCODE_TYPE},
+    {"list", 0, 1, O_LIST},
+    {"root", 0, 1, O_ROOT},
+};
+#define NOPTS (sizeof OPTS / sizeof *OPTS)
+
+/* Compare a typed name (n bytes) with a canonical one, '_' matching '-'. */
+static int name_eq(const char *typed, size_t n, const char *canon)
+{
+    size_t i = 0;
+    for (; i < n && canon[i]; i++) {
+        char a = typed[i] == '_' ? '-' : (char)tolower((unsigned char)typed[i]);
+        char b = canon[i] == '_' ? '-' : canon[i];
+        if (a != b)
+            return 0;
+    }
+    return i == n && canon[i] == '\0';
+}
+
+static const opt_def *find_long(const char *name, size_t n)
+{
+    for (size_t i = 0; i < NOPTS; i++)
+        if (name_eq(name, n, OPTS[i].name))
+            return &OPTS[i];
+    return NULL;
+}
+
+static const opt_def *find_short(char c)
+{
+    for (size_t i = 0; i < NOPTS; i++)
+        if (OPTS[i].short_name && OPTS[i].short_name == c)
+            return &OPTS[i];
+    return NULL;
+}
+
+static const ld_param_desc *find_table_param(const char *name, size_t n)
+{
+    size_t count = 0;
+    const ld_param_desc *t = ld_convert_params(&count);
+    for (size_t i = 0; t && i < count; i++)
+        if (t[i].name && name_eq(name, n, t[i].name))
+            return &t[i];
+    return NULL;
+}
+
+static const char *param_name(ld_convert_param id)
+{
+    size_t count = 0;
+    const ld_param_desc *t = ld_convert_params(&count);
+    for (size_t i = 0; t && i < count; i++)
+        if (t[i].id == (int)id)
+            return t[i].name;
+    return "?";
+}
+
+/* Record a parameter after checking it against the library's bounds. */
+static int add_param(dc_opts *o, const char *flag, ld_convert_param id, int64_t v)
+{
+    int64_t lo, hi;
+    if (ld_convert_param_bounds(id, &lo, &hi) == LD_OK && (v < lo || v > hi))
+        return dc_usage_error("%s %" PRId64 ": out of range (%s must be %" PRId64 "..%" PRId64
+                              ")", flag, v, param_name(id), lo, hi);
+    if (o->nparams == DC_MAX_PARAMS)
+        return dc_usage_error("too many options");
+    dc_param *p = &o->params[o->nparams++];
+    p->id = id;
+    p->value = v;
+    snprintf(p->flag, sizeof p->flag, "%s", flag);
+    return DC_EXIT_OK;
+}
+
+int64_t dc_param_value(const dc_opts *o, ld_convert_param id, int64_t def)
+{
+    for (int i = o->nparams - 1; i >= 0; i--)
+        if (o->params[i].id == id)
+            return o->params[i].value;
+    return def;
+}
+
+static int want_int(const char *flag, const char *val, int64_t *v)
+{
+    if (!parse_i64(val, v))
+        return dc_usage_error("%s: '%s' is not an integer", flag, val);
+    return DC_EXIT_OK;
+}
+
+#define TRY(x)                                                                               \
+    do {                                                                                     \
+        int rc_ = (x);                                                                       \
+        if (rc_ != DC_EXIT_OK)                                                               \
+            return rc_;                                                                      \
+    } while (0)
+
+/* Apply one recognised option. `val` is its value (NULL for a switch), `on` the switch state. */
+static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val, int on)
+{
+    int64_t v = 0, w = 0, h = 0;
+    switch (d->id) {
+    case O_HELP: o->cmd = DC_CMD_HELP; return DC_EXIT_OK;
+    case O_VERSION: o->cmd = DC_CMD_VERSION; return DC_EXIT_OK;
+    case O_QUIET: o->quiet = on; return DC_EXIT_OK;
+    case O_VERBOSE: o->verbose = on; return DC_EXIT_OK;
+    case O_GRAY: return add_param(o, flag, LD_C_GRAY, on);
+    case O_RGB: return add_param(o, flag, LD_C_CHANNEL_ORDER, on ? LD_ORDER_RGB : LD_ORDER_BGR);
+    case O_BGR: return add_param(o, flag, LD_C_CHANNEL_ORDER, on ? LD_ORDER_BGR : LD_ORDER_RGB);
+    case O_SHUFFLE: return add_param(o, flag, LD_C_SHUFFLE, on);
+    case O_STRICT: return add_param(o, flag, LD_C_STRICT, on);
+    case O_CHECK_SIZE: return add_param(o, flag, LD_C_CHECK_SIZE, on);
+    case O_ENCODED: return add_param(o, flag, LD_C_ENCODED, on);
+    case O_QUALITY:
+        TRY(want_int(flag, val, &v));
+        return add_param(o, flag, LD_C_QUALITY, v);
+    case O_RESIZE:
+        if (!parse_geometry(val, &w, &h))
+            return dc_usage_error("%s '%s': expected N (for NxN) or WxH, e.g. --resize 224 or "
+                                  "--resize 256x192", flag, val);
+        o->resize_w_given = o->resize_h_given = 1;
+        TRY(add_param(o, flag, LD_C_RESIZE_W, w));
+        return add_param(o, flag, LD_C_RESIZE_H, h);
+    case O_RESIZE_W:
+    case O_RESIZE_H:
+        TRY(want_int(flag, val, &v));
+        /* convert_imageset treats 0 as "do not resize": keep that meaning */
+        if (d->id == O_RESIZE_W)
+            o->resize_w_given = v > 0;
+        else
+            o->resize_h_given = v > 0;
+        return add_param(o, flag, d->id == O_RESIZE_W ? LD_C_RESIZE_W : LD_C_RESIZE_H, v);
+    case O_MODE: {
+        static const struct { const char *name; ld_resize_mode m; } modes[] = {
+            {"squash", LD_RESIZE_SQUASH}, {"stretch", LD_RESIZE_SQUASH},
+            {"crop", LD_RESIZE_CROP},     {"pad", LD_RESIZE_PAD},
+            {"fit", LD_RESIZE_PAD},       {"max", LD_RESIZE_MAX}};
+        for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+            if (strcasecmp(val, modes[i].name) == 0)
+                return add_param(o, flag, LD_C_RESIZE_MODE, modes[i].m);
+        return dc_usage_error("%s '%s': expected squash, crop, pad or max", flag, val);
+    }
+    case O_MAX_SIDE:
+        TRY(want_int(flag, val, &v));
+        if (v <= 0)
+            return dc_usage_error("%s %s: the maximum side must be at least 1", flag, val);
+        o->resize_w_given = o->resize_h_given = 1;
+        TRY(add_param(o, flag, LD_C_RESIZE_MODE, LD_RESIZE_MAX));
+        TRY(add_param(o, flag, LD_C_RESIZE_W, v));
+        return add_param(o, flag, LD_C_RESIZE_H, v);
+    case O_PAD_VALUE:
+        TRY(want_int(flag, val, &v));
+        return add_param(o, flag, LD_C_PAD_VALUE, v);
+    case O_FORMAT:
+    case O_BACKEND:
+        o->format_given = 1;
+        if (strcasecmp(val, "hdf5") == 0 || strcasecmp(val, "h5") == 0)
+            return add_param(o, flag, LD_C_FORMAT, LD_FORMAT_HDF5);
+        if (strcasecmp(val, "lmdb") == 0)
+            return add_param(o, flag, LD_C_FORMAT, LD_FORMAT_LMDB);
+        if (strcasecmp(val, "auto") == 0) {
+            o->format_given = 0;
+            return add_param(o, flag, LD_C_FORMAT, LD_FORMAT_AUTO);
+        }
+        if (strcasecmp(val, "leveldb") == 0)
+            return dc_usage_error("%s leveldb: LevelDB is not supported; use --backend lmdb "
+                                  "(Caffe's Data layer reads both) or --format hdf5", flag);
+        return dc_usage_error("%s '%s': expected hdf5 or lmdb", flag, val);
+    case O_THREADS:
+        TRY(want_int(flag, val, &v));
+        return add_param(o, flag, LD_C_THREADS, v);
+    case O_SEED:
+        TRY(want_int(flag, val, &v));
+        return add_param(o, flag, LD_C_SEED, v);
+    case O_MAX_PIXELS:
+        if (!parse_i64(val, &v) && !(parse_geometry(val, &w, &h) && (v = w * h, 1)))
+            return dc_usage_error("%s '%s': expected a pixel count (e.g. 100000000) or WxH",
+                                  flag, val);
+        return add_param(o, flag, LD_C_MAX_PIXELS, v);
+    case O_SPLIT:
+        if (!parse_size(val, &v))
+            return dc_usage_error("%s '%s': expected a size in bytes, e.g. 2G, 500M, 64K", flag,
+                                  val);
+        return add_param(o, flag, LD_C_SPLIT_BYTES, v);
+    case O_DEFLATE:
+        TRY(want_int(flag, val, &v));
+        return add_param(o, flag, LD_C_DEFLATE, v);
+    case O_ENCODE_TYPE:
+        /* convert_imageset: an encode type alone already makes encoded records */
+        if (strcasecmp(val, "png") == 0)
+            return add_param(o, flag, LD_C_ENCODE_PNG, 1);
+        if (strcasecmp(val, "jpg") == 0 || strcasecmp(val, "jpeg") == 0) {
+            TRY(add_param(o, flag, LD_C_ENCODE_PNG, 0));
+            return add_param(o, flag, LD_C_ENCODED, 1);
+        }
+        if (*val == '\0') /* convert_imageset's default: keep the files' own encoding */
+            return DC_EXIT_OK;
+        return dc_usage_error("%s '%s': expected jpg or png", flag, val);
+    case O_LIST: o->list = val; return DC_EXIT_OK;
+    case O_ROOT: o->root = val; return DC_EXIT_OK;
+    }
+    return DC_EXIT_OK;
+}
+
+/* Is `a` an option (as opposed to a positional like "-" or "-5")? */
+static int is_option(const char *a)
+{
+    return a[0] == '-' && a[1] != '\0' && !isdigit((unsigned char)a[1]);
+}
+
+int dc_parse(int argc, char **argv, dc_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->cmd = DC_CMD_CONVERT;
+    int only_pos = 0;
+    int first = 1;
+    if (argc > 1) {
+        if (strcmp(argv[1], "convert") == 0) {
+            first = 2;
+        } else if (strcmp(argv[1], "info") == 0) {
+            o->cmd = DC_CMD_INFO;
+            first = 2;
+        } else if (strcmp(argv[1], "help") == 0) {
+            o->cmd = DC_CMD_HELP;
+            return DC_EXIT_OK;
+        }
+    }
+    dc_command sub = o->cmd;
+    for (int i = first; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_pos || !is_option(a)) {
+            if (o->npos == DC_MAX_POS)
+                return dc_usage_error("too many arguments (from '%s' on)", a);
+            o->pos[o->npos++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_pos = 1;
+            continue;
+        }
+        const opt_def *d = NULL;
+        const char *val = NULL; /* inline value */
+        const char *name;
+        size_t n;
+        if (a[1] != '-' && (a[2] == '\0' || (find_short(a[1]) && find_short(a[1])->takes_value &&
+                                             isdigit((unsigned char)a[2])))) {
+            /* short option: -j 4, -j4, -q */
+            d = find_short(a[1]);
+            if (!d)
+                return dc_usage_error("unknown option '%s'", a);
+            if (a[2])
+                val = a + 2;
+            name = a + 1;
+            n = 1;
+        } else {
+            name = a + (a[1] == '-' ? 2 : 1);
+            const char *eq = strchr(name, '=');
+            n = eq ? (size_t)(eq - name) : strlen(name);
+            val = eq ? eq + 1 : NULL;
+            d = find_long(name, n);
+        }
+        char flag[40]; /* the flag as typed, without "=value", for messages */
+        snprintf(flag, sizeof flag, "%.*s", (int)(name - a + (ptrdiff_t)n), a);
+        int on = 1;
+        if (!d && n > 2 && name[0] == 'n' && name[1] == 'o') {
+            /* gflags negation: --noshuffle, -nogray */
+            d = find_long(name + 2, n - 2);
+            if (d && d->takes_value)
+                d = NULL;
+            on = 0;
+        }
+        if (d && !d->takes_value) {
+            if (val) {
+                int b;
+                if (!parse_bool(val, &b))
+                    return dc_usage_error("%s: expected true or false, got '%s'", flag, val);
+                on = on ? b : !b;
+            }
+            TRY(apply(o, d, flag, NULL, on));
+            continue;
+        }
+        if (!val) {
+            if (i + 1 >= argc)
+                return dc_usage_error("%s needs a value", flag);
+            val = argv[++i];
+        }
+        if (d) {
+            TRY(apply(o, d, flag, val, 1));
+            continue;
+        }
+        const ld_param_desc *pd = find_table_param(name, n);
+        if (!pd)
+            return dc_usage_error("unknown option '%s'", flag);
+        int64_t v;
+        TRY(want_int(flag, val, &v));
+        TRY(add_param(o, flag, (ld_convert_param)pd->id, v));
+    }
+    if (o->cmd == DC_CMD_HELP || o->cmd == DC_CMD_VERSION)
+        return DC_EXIT_OK;
+    o->cmd = sub;
+    if (o->resize_w_given != o->resize_h_given)
+        return dc_usage_error("--resize_width and --resize_height must be given together "
+                              "(or use --resize WxH)");
+    return DC_EXIT_OK;
+}
+
+void dc_print_help(void *fp)
+{
+    FILE *f = fp;
+    fputs(
+"Usage:\n"
+"  dataconv [convert] SRC OUT [options]           SRC: a folder with one sub-folder per class\n"
+"  dataconv --list LIST --root ROOT OUT [options] LIST: 'relative/path label' lines\n"
+"  dataconv ROOT/ LIST DB [options]               convert_imageset's argument order (LMDB\n"
+"                                                 unless DB ends in .h5/.hdf5 or --format)\n"
+"  dataconv info FILE                             describe a dataset (HDF5, LMDB, split .txt)\n"
+"\n"
+"OUT ending in .lmdb (or an existing directory) is written as LMDB, anything else as HDF5.\n"
+"Without --quality/--encoded, pixels are stored raw (uint8 NxCxHxW) and every image must\n"
+"end up the same size: give --resize unless all inputs already match.\n"
+"\n"
+"Image options:\n"
+"  --resize N | WxH       resize to NxN or WxH (default: keep the source size)\n"
+"  --mode M               squash (default, stretch to WxH as convert_imageset does),\n"
+"                         crop (shorter side to fit, center crop), pad (fit, pad the rest),\n"
+"                         max (keep aspect, longer side at most N; variable sizes)\n"
+"  --max-side N           same as --mode max --resize N\n"
+"  --pad-value V          gray level 0..255 of the padding in --mode pad (default 0)\n"
+"  --gray                 1 channel instead of 3\n"
+"  --rgb | --bgr          channel order of 3-channel output (default BGR, as Caffe/OpenCV)\n"
+"  --max-pixels N|WxH     refuse (skip) images with more pixels (default 100000000)\n"
+"\n"
+"Storage options:\n"
+"  --format hdf5|lmdb     output format (default: from OUT's name)\n"
+"  --quality Q            store each image re-encoded as JPEG at quality Q (1..100)\n"
+"  --encoded              store encoded images; without resize/quality the original bytes\n"
+"  --encode-type jpg|png  re-encode as JPEG or PNG (implies --encoded)\n"
+"  --split SIZE           HDF5: several files of at most SIZE bytes of data (K/M/G suffix)\n"
+"                         plus OUT-stem.txt listing them, for Caffe's HDF5Data layer\n"
+"  --deflate L            HDF5: deflate level 1..9 for raw data (default 0: none, mappable)\n"
+"  --check-size           every image must have the same size (stop if not)\n"
+"\n"
+"Run options:\n"
+"  -j, --threads N        worker threads (default 0: all cores); output identical for any N\n"
+"  --shuffle              shuffle the input order, reproducibly (see --seed)\n"
+"  --seed S               shuffle seed (default 0)\n"
+"  --strict               stop at the first bad input file (default: skip it and warn)\n"
+"  -q, --quiet            print errors only\n"
+"  -v, --verbose          also print what the library decided (sizes, layout, threads)\n"
+"  -h, --help             this text;  -V, --version   versions of dataconv and libdata\n"
+"\n"
+"convert_imageset spellings are accepted: -gray -shuffle -backend lmdb -resize_width W\n"
+"-resize_height H -check_size -encoded -encode_type png, also --flag=value and --noflag.\n"
+"\n"
+"Examples:\n"
+"  dataconv images/ train.h5 --resize 224 --quality 70   JPEG q70 at 224x224, compressed\n"
+"  dataconv images/ train.h5 --resize 256                raw pixels for Caffe's HDF5Data\n"
+"  dataconv images/ train.lmdb --resize 256 --shuffle    Caffe Datum LMDB, shuffled\n"
+"  dataconv --list train.txt --root images/ train.h5 --resize 227x227\n"
+"  dataconv -resize_width=256 -resize_height=256 -shuffle images/ train.txt train_lmdb\n"
+"  dataconv images/ big.h5 --resize 224 --split 1G       files of at most 1 GiB + big.txt\n"
+"  dataconv info train.h5\n"
+"\n"
+"Exit codes:\n"
+"  0    output written (skipped files, if any, were named on stderr)\n"
+"  1    conversion failed: I/O error, out of memory, an impossible option combination\n"
+"  2    usage error: bad command line, nothing was read or written\n"
+"  3    input refused: --strict stopped at a bad file, or no usable image was found\n"
+"  130  interrupted (Ctrl-C), 143 terminated (SIGTERM): nothing left under OUT\n",
+        f);
+    size_t n = 0;
+    const ld_param_desc *t = ld_convert_params(&n);
+    if (t && n) {
+        fputs("\nLibrary parameters (each also works as --NAME VALUE):\n", f);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "  %-14s %s [%" PRId64 "..%" PRId64 ", default %" PRId64 "]\n",
+                    t[i].name ? t[i].name : "?", t[i].help ? t[i].help : "", t[i].min, t[i].max,
+                    t[i].def);
+    }
+}

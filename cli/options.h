@@ -1,0 +1,82 @@
+/*
+ * dataconv command-line parsing: argv -> a dc_opts value. No I/O except the messages of
+ * usage errors (stderr), so every rule of the command line lives here and in one place.
+ *
+ * Flags are accepted the way both communities type them:
+ *  - GNU style: --quality 70, --quality=70, -j 4, -j4
+ *  - gflags style (Caffe's convert_imageset): -gray, -resize_width=256, --check_size,
+ *    -shuffle=true, --noshuffle. Underscores and dashes are interchangeable in names.
+ * Any integer parameter of the library's table (ld_convert_params) is also a flag under its
+ * table name, so a parameter added to the library is reachable without a CLI change.
+ */
+#ifndef DATACONV_OPTIONS_H
+#define DATACONV_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libdata/convert.h>
+
+/** Exit codes (documented in --help and docs/cli.md). */
+enum {
+    DC_EXIT_OK = 0,          /* output written (files may have been skipped, with warnings) */
+    DC_EXIT_FAIL = 1,        /* conversion failed: I/O, out of memory, invalid combination */
+    DC_EXIT_USAGE = 2,       /* bad command line; nothing was read or written */
+    DC_EXIT_BAD_INPUT = 3,   /* input data refused: --strict hit a bad file, no usable image */
+    DC_EXIT_SIGINT = 130,    /* interrupted by Ctrl-C (128 + SIGINT); nothing written */
+    DC_EXIT_SIGTERM = 143    /* terminated (128 + SIGTERM); nothing written */
+};
+
+typedef enum dc_command {
+    DC_CMD_CONVERT = 0,
+    DC_CMD_INFO,
+    DC_CMD_HELP,
+    DC_CMD_VERSION
+} dc_command;
+
+/** One integer parameter to hand to ld_convert_set(), in command-line order. */
+typedef struct dc_param {
+    ld_convert_param id;
+    int64_t value;
+    char flag[40]; /* the flag as typed, for messages */
+} dc_param;
+
+#define DC_MAX_PARAMS 64
+#define DC_MAX_POS 8
+
+typedef struct dc_opts {
+    dc_command cmd;
+    int quiet;
+    int verbose;
+    const char *pos[DC_MAX_POS]; /* positional arguments (after the subcommand word) */
+    int npos;
+    const char *list;      /* --list FILE */
+    const char *root;      /* --root DIR */
+    int format_given;      /* --format/--backend was given (else the CLI may pick one) */
+    int resize_w_given, resize_h_given;
+    dc_param params[DC_MAX_PARAMS];
+    int nparams;
+} dc_opts;
+
+/**
+ * Parse argv. On a usage error, print "dataconv: <what>" plus a hint to stderr and return
+ * DC_EXIT_USAGE; otherwise return DC_EXIT_OK. Values are checked against the library's
+ * bounds (ld_convert_param_bounds) so an out-of-range value is a usage error that names
+ * the valid range.
+ */
+int dc_parse(int argc, char **argv, dc_opts *o);
+
+/** Last value given for a parameter, or `def` if it was not given. */
+int64_t dc_param_value(const dc_opts *o, ld_convert_param id, int64_t def);
+
+/** Print the full --help text to `f`. */
+void dc_print_help(void *f);
+
+/** Print "dataconv: <fmt>\nTry 'dataconv --help' ..." to stderr; returns DC_EXIT_USAGE. */
+int dc_usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#endif /* DATACONV_OPTIONS_H */
