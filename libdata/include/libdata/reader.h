@@ -1,0 +1,250 @@
+/*
+ * libdata reader: stream fixed-size mini-batches from a dataset (an HDF5 file, a `--split`
+ * list of HDF5 files, or an LMDB directory) with memory bounded by the batch, never by the
+ * dataset.
+ *
+ * Sequence (LMDB's): create -> set parameters -> open -> next ... -> free.
+ *
+ *     ld_reader *r = ld_reader_create();
+ *     ld_reader_set(r, LD_R_BATCH_SIZE, 256);
+ *     ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE);
+ *     ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32);
+ *     ld_reader_set_str(r, LD_R_SCALE, "0.00390625");
+ *     if (ld_reader_open(r, "train.h5") < 0) { fprintf(stderr, "%s\n", ld_reader_errmsg(r)); ... }
+ *     for (int epoch = 0; epoch < 10; epoch++) {
+ *         const ld_batch *b;
+ *         int rc;
+ *         while ((rc = ld_reader_next(r, &b)) == LD_OK)
+ *             train(b->data, b->labels, b->n);      // valid until the next ld_reader_next()
+ *         if (rc < 0) { fprintf(stderr, "%s\n", ld_reader_errmsg(r)); break; }
+ *     }                                             // rc == LD_END: the next call starts epoch+1
+ *     ld_reader_free(r);
+ *
+ * How it works. The sampler builds the index list of each epoch (O(samples) 8-byte integers,
+ * the only memory that grows with the dataset). Worker threads gather samples straight from
+ * the file (HDF5 chunks located once at open, then plain pread() into the batch buffer: no
+ * HDF5 call and no extra copy on the hot path), decode encoded samples, apply the transforms
+ * and write the batch in the requested dtype/layout. Batches live in a ring of preallocated
+ * buffers (prefetch + 1 of them, allocated and pre-faulted once at open, reused forever), so
+ * memory is `(prefetch + 1) x batch bytes` plus per-thread scratch. No file is memory-mapped:
+ * the reader works under a small address-space limit (ulimit -v) and a file truncated while
+ * being read gives LD_EFORMAT/LD_EIO, not SIGBUS.
+ *
+ * Results are reproducible: the same seed, epoch, rank and world give the same order and the
+ * same random crops/mirrors whatever the number of threads (each sample's randomness is
+ * derived from (seed, epoch, sample index), not from a shared generator).
+ *
+ * Threads: one thread uses a reader at a time. The reader owns its worker threads; they never
+ * call user code. Readers are independent of each other, with one documented exception:
+ * the serial HDF5 library is not thread-safe, so every HDF5 call of the whole library goes
+ * through one process-wide lock. The hot path of raw unfiltered or contiguous files makes no
+ * HDF5 call; compressed files (deflate) are read through HDF5 and then serialize with other
+ * readers and writers in the same process.
+ */
+#ifndef LIBDATA_READER_H
+#define LIBDATA_READER_H
+
+#include "libdata.h"
+#include "convert.h" /* ld_param_desc, ld_channel_order */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ld_reader ld_reader;
+
+/** Sample order within an epoch (LD_R_ORDER). Values are fixed forever. */
+typedef enum ld_order {
+    LD_ORDER_SEQUENTIAL = 0,   /**< 0, 1, 2, ... (each rank a contiguous range) */
+    LD_ORDER_SHUFFLE = 1,      /**< a full random permutation, new each epoch */
+    LD_ORDER_BLOCK_SHUFFLE = 2 /**< storage blocks (HDF5 chunks) in random order, then samples
+                                    shuffled within windows of LD_R_WINDOW blocks: random
+                                    enough for SGD, and reads stay local on disk */
+} ld_order;
+
+/** Element types (LD_R_DTYPE, LD_R_LABEL_DTYPE). Values are fixed forever. */
+typedef enum ld_dtype {
+    LD_DTYPE_U8 = 0,  /**< uint8 */
+    LD_DTYPE_F32 = 1, /**< float32 */
+    LD_DTYPE_I32 = 2  /**< int32 (labels only) */
+} ld_dtype;
+
+/** Batch layouts (LD_R_LAYOUT). Values are fixed forever. */
+typedef enum ld_layout {
+    LD_LAYOUT_NCHW = 0, /**< planar: Caffe, PyTorch */
+    LD_LAYOUT_NHWC = 1  /**< interleaved: TensorFlow, image libraries */
+} ld_layout;
+
+/**
+ * Integer parameters, set with ld_reader_set() before ld_reader_open(). Sticky. Values are
+ * fixed forever; ld_reader_param_bounds() gives each one's range, ld_reader_params() the table.
+ */
+typedef enum ld_reader_param {
+    LD_R_BATCH_SIZE = 1,   /**< samples per batch; default 64 */
+    LD_R_DROP_LAST = 2,    /**< 1 = drop the short final batch of an epoch; default 0 (deliver it) */
+    LD_R_ORDER = 3,        /**< ld_order; default LD_ORDER_SEQUENTIAL */
+    LD_R_SEED = 4,         /**< seed for the order and the random transforms; default 0 */
+    LD_R_RANK = 5,         /**< this process's rank, 0 <= rank < world; default 0 */
+    LD_R_WORLD = 6,        /**< number of ranks; default 1. Each epoch, the N samples' permutation
+                                (identical on every rank) is cut into `world` contiguous shares of
+                                floor(N / world) samples; the N mod world left over are skipped
+                                that epoch (different ones each epoch when shuffling) */
+    LD_R_THREADS = 7,      /**< worker threads; 0 = online cores (default) */
+    LD_R_PREFETCH = 8,     /**< batches prepared ahead of the one the caller holds; 0 = auto
+                                (2, or what LD_R_MEMORY_BUDGET allows, at most 4) */
+    LD_R_MEMORY_BUDGET = 9, /**< bytes the reader may use (batch ring, per-thread scratch, index,
+                                labels); 0 = no limit (default). Prefetch is reduced to fit; when
+                                not even one batch fits, open fails with LD_ELIMIT and a message
+                                naming the largest batch size that fits */
+    LD_R_DTYPE = 10,       /**< ld_dtype of the pixels: LD_DTYPE_U8 (default) or LD_DTYPE_F32 */
+    LD_R_LAYOUT = 11,      /**< ld_layout; default LD_LAYOUT_NCHW */
+    LD_R_CROP_W = 12,      /**< crop width; 0 = no crop (default). Both or neither */
+    LD_R_CROP_H = 13,      /**< crop height; 0 = no crop (default) */
+    LD_R_RANDOM_CROP = 14, /**< 1 = random crop position per sample; 0 = center crop (default) */
+    LD_R_MIRROR = 15,      /**< 1 = mirror each sample left-right with probability 1/2 (default 0) */
+    LD_R_CHANNEL_ORDER = 16, /**< -1 = as stored (default); LD_ORDER_BGR or LD_ORDER_RGB: swap the
+                                channels when the dataset records the other order (3 channels only;
+                                a dataset with no recorded order is LD_EINVAL, use LD_R_SWAP) */
+    LD_R_SWAP = 17,        /**< 1 = reverse the channel order unconditionally (BGR <-> RGB) */
+    LD_R_LABEL_DTYPE = 18, /**< LD_DTYPE_I32 (default) or LD_DTYPE_F32 */
+    LD_R_WINDOW = 19,      /**< block shuffle: blocks per shuffle window; default 8 */
+    LD_R_EPOCH = 20,       /**< the epoch the next ld_reader_open() starts at (to resume); default 0 */
+    LD_R_DCT_SCALE = 21    /**< encoded JPEG with a crop: 1 = let the decoder shrink by up to 8x
+                                (DCT scaling) while the image stays at least the crop size, i.e.
+                                crop from a reduced image (faster, different pixels); default 0 */
+} ld_reader_param;
+
+/** String parameters, set with ld_reader_set_str() (copied; NULL resets to the default). */
+typedef enum ld_reader_str_param {
+    LD_R_DATA_NAME = 100,   /**< HDF5 pixel dataset; default "data" (or our "encoded") */
+    LD_R_LABEL_NAME = 101,  /**< HDF5 label dataset; default "label" */
+    LD_R_MEAN_VALUES = 102, /**< per-channel means, "104,117,123" (output channel order), subtracted
+                                 before scaling; float output only */
+    LD_R_MEAN_FILE = 103,   /**< a mean image: a .npy file of float32/float64/uint8, shape (C,H,W) of
+                                 the stored samples (then cropped with them) or of the crop; output
+                                 channel order; float output only */
+    LD_R_SCALE = 104        /**< multiplier applied after the mean, e.g. "0.00390625"; default "1";
+                                 float output only unless 1 */
+} ld_reader_str_param;
+
+/**
+ * Read-only values, for ld_reader_get() after a successful open (LD_ESTATE before).
+ * Values are fixed forever.
+ */
+typedef enum ld_reader_info {
+    LD_R_INFO_SAMPLES = 200,        /**< samples in the dataset (all ranks) */
+    LD_R_INFO_EPOCH_SAMPLES = 201,  /**< samples this rank delivers per epoch (after drop_last) */
+    LD_R_INFO_EPOCH_BATCHES = 202,  /**< batches this rank delivers per epoch */
+    LD_R_INFO_C = 203,              /**< output channels */
+    LD_R_INFO_H = 204,              /**< output height */
+    LD_R_INFO_W = 205,              /**< output width */
+    LD_R_INFO_PREFETCH = 206,       /**< prefetch depth chosen */
+    LD_R_INFO_THREADS = 207,        /**< worker threads started */
+    LD_R_INFO_MEMORY = 208,         /**< bytes the reader allocated (ring + scratch + index) */
+    LD_R_INFO_ENCODED = 209,        /**< 1 when the dataset holds encoded images */
+    LD_R_INFO_ORDER = 210           /**< channel order of 3-channel output: LD_ORDER_BGR,
+                                         LD_ORDER_RGB, or -1 when unknown */
+} ld_reader_info;
+
+/**
+ * One batch. Allocated by the reader and handed out as `const *`; valid until the next
+ * ld_reader_next() or ld_reader_free() on the same reader (copy to keep). Fields may be added
+ * at the end in later versions.
+ */
+typedef struct ld_batch {
+    size_t n;                 /**< samples in this batch: the batch size, or fewer for the final
+                                   batch of an epoch (unless LD_R_DROP_LAST) */
+    int dtype;                /**< ld_dtype of data */
+    int layout;               /**< ld_layout of data */
+    int c, h, w;              /**< shape of one sample */
+    const void *data;         /**< n * c * h * w elements of dtype */
+    size_t data_bytes;        /**< bytes at data */
+    int label_dtype;          /**< ld_dtype of labels (LD_DTYPE_I32 or LD_DTYPE_F32) */
+    const void *labels;       /**< n labels */
+    const uint64_t *indices;  /**< n dataset indices (0-based, across all files of a split list):
+                                   sample j of this batch is dataset sample indices[j] */
+    uint64_t epoch;           /**< epoch this batch belongs to */
+    uint64_t number;          /**< batch number within the epoch for this rank, from 0 */
+} ld_batch;
+
+/** @return a new reader with default parameters, or NULL when out of memory. */
+LD_API ld_reader *ld_reader_create(void);
+
+/**
+ * Release a reader: stops and joins its workers, closes files, frees every buffer (batches
+ * handed out become invalid). NULL is a no-op.
+ */
+LD_API void ld_reader_free(ld_reader *r);
+
+/**
+ * Set an integer parameter. Only before ld_reader_open().
+ * @return LD_OK; LD_EINVAL for an unknown parameter or a value out of bounds (the errmsg names
+ *         the parameter and the range); LD_ESTATE after open.
+ */
+LD_API int ld_reader_set(ld_reader *r, int p, int64_t value);
+
+/**
+ * Set a string parameter (ld_reader_str_param). The string is copied; NULL restores the
+ * default. The value is checked here where possible ("104,117,123", numbers).
+ * @return LD_OK, LD_EINVAL (unknown parameter or unparsable value), LD_ENOMEM, LD_ESTATE.
+ */
+LD_API int ld_reader_set_str(ld_reader *r, int p, const char *value);
+
+/**
+ * Read an integer parameter (ld_reader_param) or, after open, a read-only value
+ * (ld_reader_info).
+ * @return LD_OK, LD_EINVAL (unknown), LD_ESTATE (an info value before open).
+ */
+LD_API int ld_reader_get(const ld_reader *r, int p, int64_t *value);
+
+/**
+ * The table of integer parameters (id, name, default, bounds, help), for CLIs and bindings.
+ * @param n receives the number of entries.
+ * @return a static array, valid for the life of the program. Thread-safe.
+ */
+LD_API const ld_param_desc *ld_reader_params(size_t *n);
+
+/** Bounds of an integer parameter. @return LD_OK or LD_EINVAL for an unknown one. Thread-safe. */
+LD_API int ld_reader_param_bounds(int p, int64_t *min, int64_t *max);
+
+/**
+ * Open a dataset and start the workers prefetching the first batches.
+ *
+ * @param path an HDF5 file (ours, or any tool's `data`/`label` datasets of any chunking,
+ *             contiguous or deflate-compressed, uint8 or other numeric pixels, any numeric
+ *             labels), a `.txt` list of HDF5 files (one per line; relative paths resolve
+ *             against the current directory first, then the list's directory), or an LMDB
+ *             directory of Caffe Datum records.
+ * @return LD_OK; LD_EIO (cannot open: the message names the path); LD_EFORMAT (not a dataset,
+ *         corrupt, a chunk beyond the end of the file, mismatched files in a list);
+ *         LD_EINVAL (contradictory parameters: crop larger than the samples, mean or scale
+ *         with uint8 output, rank >= world, fewer samples than ranks, varying encoded image
+ *         sizes without a crop); LD_ELIMIT (one batch does not fit LD_R_MEMORY_BUDGET: the
+ *         message names the largest batch size that fits); LD_ENOTSUP (format not built);
+ *         LD_ENOMEM; LD_ESTATE (already open). After a failure the reader may be freed or
+ *         opened again.
+ */
+LD_API int ld_reader_open(ld_reader *r, const char *path);
+
+/**
+ * Take the next batch of the current epoch.
+ *
+ * @param b receives the batch on LD_OK (borrowed: valid until the next call on `r`).
+ * @return LD_OK; LD_END when the epoch is over (no batch; the next call returns the first
+ *         batch of the next epoch, whose permutation is new and reproducible); LD_EFORMAT /
+ *         LD_EIO / LD_ENOMEM when a sample could not be read or decoded (the errmsg names
+ *         the file and the sample index; the reader then stays in error: free it);
+ *         LD_ESTATE when not open.
+ */
+LD_API int ld_reader_next(ld_reader *r, const ld_batch **b);
+
+/** @return the last failure's message ("" if none); valid until the next call on `r`. */
+LD_API const char *ld_reader_errmsg(const ld_reader *r);
+
+/** Set the log callback (NULL = silent); called on the caller's thread during open/next. */
+LD_API void ld_reader_set_log(ld_reader *r, ld_log_fn fn, void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LIBDATA_READER_H */
