@@ -137,4 +137,14 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
  * an HDF5 file (implemented in reader/store_open.c). */
 int ld__store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e);
 
+/* The serial HDF5 library (Debian's libhdf5-dev) is not thread-safe: no two threads of a
+ * process may be inside HDF5 at once, even on different files. Every HDF5 call of libdata
+ * (reader stores and writers alike) is made between ld__h5_lock() and ld__h5_unlock(). The
+ * lock is one static mutex in h5_store.c: the only process-wide state of the library, and it
+ * protects a dependency that is itself process-wide state, so it cannot be per handle. Calls
+ * nest (the mutex is recursive). HDF5's automatic error printing is turned off inside each
+ * locked section (H5E_BEGIN_TRY), never globally. No-ops when built without HDF5. */
+void ld__h5_lock(void);
+void ld__h5_unlock(void);
+
 #endif /* LD_STORE_H */
