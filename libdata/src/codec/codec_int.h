@@ -1,0 +1,41 @@
+/*
+ * Private to libdata/src/codec: the ld_codec layout and the per-format entry points that
+ * codec.c dispatches to. Nothing outside codec/ includes this.
+ */
+#ifndef LD_CODEC_INT_H
+#define LD_CODEC_INT_H
+
+#include "codec.h"
+
+struct ld_jdec; /* jpeg_dec.c: a reusable jpeg_decompress_struct + error manager */
+struct ld_jenc; /* jpeg_enc.c: a reusable jpeg_compress_struct + destination manager */
+
+struct ld_codec {
+    struct ld_jdec *jdec; /* created on first JPEG decode */
+    struct ld_jenc *jenc; /* created on first JPEG encode */
+    ld_image tmp;         /* orientation / colour conversion scratch */
+    ld_buf rows;          /* row buffers (CMYK rows, PNG row pointers) */
+};
+
+int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                  ld_img_info *info, ld_err *e);
+int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                    const ld_decode_opts *opts, ld_image *out, ld_err *e);
+void ld__jdec_free(struct ld_jdec *d);
+void ld__jenc_free(struct ld_jenc *j);
+
+#ifdef LD_HAVE_PNG
+int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                 ld_img_info *info, ld_err *e);
+int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                   const ld_decode_opts *opts, ld_image *out, ld_err *e);
+#endif
+
+/* libjpeg's RGB -> luma (jccolor.c/jdcolor.c: 0.299, 0.587, 0.114 in 16-bit fixed point,
+ * rounded), shared so that PNG and CMYK gray output match JPEG gray output exactly. */
+static inline uint8_t ld__luma(unsigned r, unsigned g, unsigned b)
+{
+    return (uint8_t)((19595u * r + 38470u * g + 7471u * b + 32768u) >> 16);
+}
+
+#endif /* LD_CODEC_INT_H */

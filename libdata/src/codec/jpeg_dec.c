@@ -1,0 +1,238 @@
+/*
+ * JPEG decoding with libjpeg-turbo (libjpeg API).
+ *
+ * One jpeg_decompress_struct per ld_codec is created on first use and reused: after an
+ * image (or an error) jpeg_abort_decompress returns it to the idle state, which keeps its
+ * permanent pool (source manager, marker settings) and spares a create/destroy per image.
+ *
+ * Errors: libjpeg reports fatal errors through error_exit and corrupt-data *warnings*
+ * through emit_message(-1). It recovers from the latter by padding with gray, so a
+ * truncated or damaged file would decode "successfully". The converter must skip such
+ * files, so every warning is an error here, except a few about metadata only.
+ */
+#include <setjmp.h>
+#include <stdio.h> /* jpeglib.h needs FILE */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jerror.h>
+#include <jpeglib.h>
+
+#include "codec_int.h"
+
+struct ld_jdec {
+    struct jpeg_decompress_struct d;
+    struct jpeg_error_mgr jerr;
+    jmp_buf jb;
+    char msg[JMSG_LENGTH_MAX];
+};
+
+static void on_error(j_common_ptr cinfo)
+{
+    struct ld_jdec *d = cinfo->client_data;
+    cinfo->err->format_message(cinfo, d->msg);
+    longjmp(d->jb, 1);
+}
+
+static void on_message(j_common_ptr cinfo, int level)
+{
+    if (level >= 0)
+        return; /* trace messages */
+    switch (cinfo->err->msg_code) {
+    /* Damaged metadata only; the pixels are fine. */
+    case JWRN_JFIF_MAJOR:
+    case JWRN_ADOBE_XFORM:
+    case JWRN_BOGUS_ICC:
+        return;
+    default:
+        on_error(cinfo);
+    }
+}
+
+static void no_output(j_common_ptr cinfo)
+{
+    (void)cinfo; /* the library never prints */
+}
+
+void ld__jdec_free(struct ld_jdec *d)
+{
+    if (!d)
+        return;
+    jpeg_destroy_decompress(&d->d);
+    free(d);
+}
+
+static struct ld_jdec *jdec_get(ld_codec *c)
+{
+    if (c->jdec)
+        return c->jdec;
+    struct ld_jdec *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->d.err = jpeg_std_error(&d->jerr);
+    d->jerr.error_exit = on_error;
+    d->jerr.emit_message = on_message;
+    d->jerr.output_message = no_output;
+    d->d.client_data = d;
+    if (setjmp(d->jb)) { /* only out of memory can fail here */
+        jpeg_destroy_decompress(&d->d);
+        free(d);
+        return NULL;
+    }
+    jpeg_create_decompress(&d->d);
+    /* Keep APP1 for EXIF. APP14 (Adobe) is parsed by libjpeg itself. */
+    jpeg_save_markers(&d->d, JPEG_APP0 + 1, 0xFFFF);
+    c->jdec = d;
+    return d;
+}
+
+static int orientation_of(j_decompress_ptr j)
+{
+    for (jpeg_saved_marker_ptr m = j->marker_list; m; m = m->next)
+        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0", 6) == 0)
+            return ld__exif_orientation(m->data, m->data_length);
+    return 1;
+}
+
+/* Reads the header into d (state READY). Must be called under d's setjmp. */
+static void read_header(struct ld_jdec *d, const uint8_t *buf, size_t len)
+{
+    jpeg_mem_src(&d->d, buf, (unsigned long)len);
+    jpeg_read_header(&d->d, TRUE);
+}
+
+int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                  ld_img_info *info, ld_err *e)
+{
+    struct ld_jdec *d = jdec_get(c);
+    if (!d)
+        return ld__err(e, LD_ENOMEM, "%s: out of memory creating the JPEG decoder", name);
+    if (setjmp(d->jb)) {
+        jpeg_abort_decompress(&d->d);
+        return ld__err(e, LD_EFORMAT, "%s: JPEG: %s", name, d->msg);
+    }
+    read_header(d, buf, len);
+    const int o = orientation_of(&d->d);
+    const int w = (int)d->d.image_width, h = (int)d->d.image_height;
+    jpeg_abort_decompress(&d->d);
+    info->format = LD_IMG_JPEG;
+    info->orientation = o;
+    info->w = o >= 5 ? h : w;
+    info->h = o >= 5 ? w : h;
+    return LD_OK;
+}
+
+/* Smallest n/8 whose output, in displayed orientation, still covers min_w x min_h. The
+ * size formula is libjpeg's: ceil(dim * n / 8). */
+static int pick_scale(unsigned w, unsigned h, int swap, int min_w, int min_h)
+{
+    if (min_w <= 0 && min_h <= 0)
+        return 8;
+    for (int n = 1; n < 8; n++) {
+        unsigned sw = (unsigned)(((uint64_t)w * n + 7) / 8);
+        unsigned sh = (unsigned)(((uint64_t)h * n + 7) / 8);
+        if (swap) {
+            unsigned t = sw;
+            sw = sh;
+            sh = t;
+        }
+        if ((int64_t)sw >= min_w && (int64_t)sh >= min_h)
+            return n;
+    }
+    return 8;
+}
+
+/* Adobe/Photoshop CMYK is stored inverted (0 = full ink), so R = C'K'/255 with the stored
+ * values; plain CMYK gets inverted first. YCCK arrives here already as CMYK. */
+static void cmyk_row(const uint8_t *in, uint8_t *out, int w, int channels, int inverted)
+{
+    for (int x = 0; x < w; x++, in += 4) {
+        unsigned cc = in[0], m = in[1], y = in[2], k = in[3];
+        if (!inverted) {
+            cc = 255 - cc;
+            m = 255 - m;
+            y = 255 - y;
+            k = 255 - k;
+        }
+        const unsigned r = (cc * k + 127) / 255, g = (m * k + 127) / 255, b = (y * k + 127) / 255;
+        if (channels == 3) {
+            out[0] = (uint8_t)r;
+            out[1] = (uint8_t)g;
+            out[2] = (uint8_t)b;
+            out += 3;
+        } else {
+            *out++ = ld__luma(r, g, b);
+        }
+    }
+}
+
+int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                    const ld_decode_opts *opts, ld_image *out, ld_err *e)
+{
+    struct ld_jdec *d = jdec_get(c);
+    if (!d)
+        return ld__err(e, LD_ENOMEM, "%s: out of memory creating the JPEG decoder", name);
+    j_decompress_ptr j = &d->d;
+    if (setjmp(d->jb)) {
+        jpeg_abort_decompress(j);
+        return ld__err(e, LD_EFORMAT, "%s: JPEG: %s", name, d->msg);
+    }
+    read_header(d, buf, len);
+    const int orient = opts->apply_orientation ? orientation_of(j) : 1;
+    const uint64_t npix = (uint64_t)j->image_width * j->image_height;
+    if (opts->max_pixels && npix > opts->max_pixels) {
+        jpeg_abort_decompress(j);
+        return ld__err(e, LD_ELIMIT, "%s: JPEG is %ux%u = %llu pixels, over the limit of %llu",
+                       name, j->image_width, j->image_height, (unsigned long long)npix,
+                       (unsigned long long)opts->max_pixels);
+    }
+    const int cmyk = j->jpeg_color_space == JCS_CMYK || j->jpeg_color_space == JCS_YCCK;
+    if (cmyk)
+        j->out_color_space = JCS_CMYK; /* libjpeg converts YCCK -> CMYK; we do CMYK -> RGB */
+    else
+        j->out_color_space = opts->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    j->scale_num = (unsigned)pick_scale(j->image_width, j->image_height, orient >= 5,
+                                        opts->min_w, opts->min_h);
+    j->scale_denom = 8;
+    jpeg_calc_output_dimensions(j);
+
+    const int ow = (int)j->output_width, oh = (int)j->output_height, ch = opts->channels;
+    int rc = ld__image_alloc(out, ow, oh, ch);
+    if (rc == LD_OK && cmyk)
+        rc = ld__buf_reserve(&c->rows, (size_t)ow * 4);
+    if (rc < 0) {
+        jpeg_abort_decompress(j);
+        return ld__err(e, rc, "%s: cannot allocate a %dx%dx%d image", name, ow, oh, ch);
+    }
+    jpeg_start_decompress(j);
+    const size_t stride = (size_t)ow * ch;
+    while (j->output_scanline < j->output_height) {
+        JSAMPROW rows[16];
+        JDIMENSION got;
+        if (cmyk) {
+            rows[0] = c->rows.p;
+            got = jpeg_read_scanlines(j, rows, 1);
+            if (got == 1)
+                cmyk_row(c->rows.p, out->px + (size_t)(j->output_scanline - 1) * stride, ow, ch,
+                         j->saw_Adobe_marker);
+        } else {
+            /* Several rows per call: libjpeg emits up to rec_outbuf_height at once. */
+            JDIMENSION n = j->output_height - j->output_scanline;
+            if (n > 16)
+                n = 16;
+            for (JDIMENSION i = 0; i < n; i++)
+                rows[i] = out->px + (size_t)(j->output_scanline + i) * stride;
+            got = jpeg_read_scanlines(j, rows, n);
+        }
+        if (got == 0) { /* cannot happen with a memory source; never loop forever */
+            jpeg_abort_decompress(j);
+            return ld__err(e, LD_EFORMAT, "%s: JPEG: decoder made no progress", name);
+        }
+    }
+    /* Reads up to EOI, so damage after the last scanline is reported too. */
+    jpeg_finish_decompress(j);
+    rc = ld__image_orient(out, orient, &c->tmp);
+    if (rc < 0)
+        return ld__err(e, rc, "%s: out of memory applying EXIF orientation %d", name, orient);
+    return LD_OK;
+}

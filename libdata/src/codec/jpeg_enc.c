@@ -1,0 +1,152 @@
+/*
+ * JPEG encoding into a reusable ld_buf. A destination manager of our own writes straight
+ * into the caller's buffer and grows it only when an image does not fit, so encoding many
+ * images of similar size allocates nothing after the first (jpeg_mem_dest would malloc a
+ * fresh buffer per image).
+ */
+#include <setjmp.h>
+#include <stdio.h> /* jpeglib.h needs FILE */
+#include <stdlib.h>
+
+#include <jerror.h>
+#include <jpeglib.h>
+
+#include "codec_int.h"
+
+struct ld_jenc {
+    struct jpeg_compress_struct j;
+    struct jpeg_error_mgr jerr;
+    struct jpeg_destination_mgr dest;
+    ld_buf *out;
+    int oom; /* the destination could not grow: report LD_ENOMEM, not a format error */
+    jmp_buf jb;
+    char msg[JMSG_LENGTH_MAX];
+};
+
+static void on_error(j_common_ptr cinfo)
+{
+    struct ld_jenc *x = cinfo->client_data;
+    cinfo->err->format_message(cinfo, x->msg);
+    longjmp(x->jb, 1);
+}
+
+static void on_message(j_common_ptr cinfo, int level)
+{
+    (void)cinfo; /* the encoder's warnings do not affect the output we produce */
+    (void)level;
+}
+
+static void dest_init(j_compress_ptr cinfo)
+{
+    struct ld_jenc *x = cinfo->client_data;
+    x->out->len = 0;
+    if (ld__buf_reserve(x->out, 16384) < 0) {
+        x->oom = 1;
+        ERREXIT(cinfo, JERR_OUT_OF_MEMORY);
+    }
+    x->dest.next_output_byte = x->out->p;
+    x->dest.free_in_buffer = x->out->cap;
+}
+
+static boolean dest_grow(j_compress_ptr cinfo)
+{
+    /* libjpeg calls this only when the whole buffer is full. */
+    struct ld_jenc *x = cinfo->client_data;
+    const size_t used = x->out->cap;
+    if (used > SIZE_MAX / 2 || ld__buf_reserve(x->out, used * 2) < 0) {
+        x->oom = 1;
+        ERREXIT(cinfo, JERR_OUT_OF_MEMORY);
+    }
+    x->dest.next_output_byte = x->out->p + used;
+    x->dest.free_in_buffer = x->out->cap - used;
+    return TRUE;
+}
+
+static void dest_term(j_compress_ptr cinfo)
+{
+    struct ld_jenc *x = cinfo->client_data;
+    x->out->len = x->out->cap - x->dest.free_in_buffer;
+}
+
+void ld__jenc_free(struct ld_jenc *x)
+{
+    if (!x)
+        return;
+    jpeg_destroy_compress(&x->j);
+    free(x);
+}
+
+static struct ld_jenc *jenc_get(ld_codec *c)
+{
+    if (c->jenc)
+        return c->jenc;
+    struct ld_jenc *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->j.err = jpeg_std_error(&x->jerr);
+    x->jerr.error_exit = on_error;
+    x->jerr.emit_message = on_message;
+    x->j.client_data = x;
+    if (setjmp(x->jb)) {
+        jpeg_destroy_compress(&x->j);
+        free(x);
+        return NULL;
+    }
+    jpeg_create_compress(&x->j);
+    x->dest.init_destination = dest_init;
+    x->dest.empty_output_buffer = dest_grow;
+    x->dest.term_destination = dest_term;
+    x->j.dest = &x->dest;
+    c->jenc = x;
+    return x;
+}
+
+int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, ld_buf *out, ld_err *e)
+{
+    if (!im || !im->px || im->w <= 0 || im->h <= 0 || (im->c != 1 && im->c != 3))
+        return ld__err(e, LD_EINVAL, "JPEG encode: need a gray or RGB image");
+    if (quality < 1 || quality > 100)
+        return ld__err(e, LD_EINVAL, "JPEG encode: quality %d is not in 1..100", quality);
+    if (im->w > JPEG_MAX_DIMENSION || im->h > JPEG_MAX_DIMENSION)
+        return ld__err(e, LD_ELIMIT, "JPEG encode: %dx%d is larger than JPEG allows (%d)",
+                       im->w, im->h, (int)JPEG_MAX_DIMENSION);
+    struct ld_jenc *x = jenc_get(c);
+    if (!x)
+        return ld__err(e, LD_ENOMEM, "JPEG encode: out of memory creating the encoder");
+    j_compress_ptr j = &x->j;
+    x->out = out;
+    x->oom = 0;
+    if (setjmp(x->jb)) {
+        jpeg_abort_compress(j);
+        return ld__err(e, x->oom ? LD_ENOMEM : LD_EFORMAT, "JPEG encode: %s", x->msg);
+    }
+    j->image_width = (JDIMENSION)im->w;
+    j->image_height = (JDIMENSION)im->h;
+    j->input_components = im->c;
+    j->in_color_space = im->c == 3 ? JCS_RGB : JCS_GRAYSCALE;
+    jpeg_set_defaults(j);
+    jpeg_set_quality(j, quality, TRUE);
+    j->optimize_coding = FALSE;
+    if (im->c == 3) {
+        /* Chroma subsampling costs visible quality at high settings (what cjpeg and PIL do
+         * is 4:2:0 everywhere; we keep full chroma from q90, where the user asked for fidelity). */
+        const int s = quality < 90 ? 2 : 1;
+        j->comp_info[0].h_samp_factor = s;
+        j->comp_info[0].v_samp_factor = s;
+        j->comp_info[1].h_samp_factor = j->comp_info[1].v_samp_factor = 1;
+        j->comp_info[2].h_samp_factor = j->comp_info[2].v_samp_factor = 1;
+    }
+    jpeg_start_compress(j, TRUE);
+    const size_t stride = (size_t)im->w * im->c;
+    while (j->next_scanline < j->image_height) {
+        JSAMPROW rows[16];
+        JDIMENSION n = j->image_height - j->next_scanline;
+        if (n > 16)
+            n = 16;
+        for (JDIMENSION i = 0; i < n; i++)
+            rows[i] = im->px + (size_t)(j->next_scanline + i) * stride;
+        jpeg_write_scanlines(j, rows, n);
+    }
+    jpeg_finish_compress(j);
+    return LD_OK;
+}

@@ -1,0 +1,177 @@
+/*
+ * PNG decoding with libpng 1.6, from memory.
+ *
+ * Output follows what Caffe/OpenCV (IMREAD_COLOR) give for the same file, so datasets made
+ * by either tool agree: palette and low bit depths are expanded, 16-bit samples are
+ * truncated to their high byte (png_set_strip_16, as OpenCV and PIL do), alpha and tRNS are
+ * dropped (not composited), no gamma correction. Gray output of a colour PNG uses libjpeg's
+ * luma formula so that it matches gray output of a JPEG.
+ *
+ * libpng reports errors by longjmp to the png_jmpbuf set here; the structs are made per
+ * image because libpng cannot reset a read struct after an error.
+ */
+#ifdef LD_HAVE_PNG
+
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <png.h>
+
+#include "codec_int.h"
+
+typedef struct rd_ctx {
+    const uint8_t *buf;
+    size_t len, pos;
+    char msg[256];
+} rd_ctx;
+
+static void on_error(png_structp png, png_const_charp msg)
+{
+    rd_ctx *x = png_get_error_ptr(png);
+    snprintf(x->msg, sizeof x->msg, "%s", msg ? msg : "unknown error");
+    png_longjmp(png, 1);
+}
+
+static void on_warning(png_structp png, png_const_charp msg)
+{
+    (void)png; /* benign (ancillary chunk) problems: the pixels are still good */
+    (void)msg;
+}
+
+static void read_mem(png_structp png, png_bytep dst, size_t n)
+{
+    rd_ctx *x = png_get_io_ptr(png);
+    if (n > x->len - x->pos)
+        png_error(png, "unexpected end of file (truncated PNG)");
+    memcpy(dst, x->buf + x->pos, n);
+    x->pos += n;
+}
+
+/* libpng's own limit errors mean "too big", not "corrupt". */
+static int fail(rd_ctx *x, const char *name, ld_err *e)
+{
+    const int code = strstr(x->msg, "user limit") ? LD_ELIMIT : LD_EFORMAT;
+    return ld__err(e, code, "%s: PNG: %s", name, x->msg);
+}
+
+static png_structp open_png(rd_ctx *x, const uint8_t *buf, size_t len, png_infop *info)
+{
+    x->buf = buf;
+    x->len = len;
+    x->pos = 0;
+    x->msg[0] = '\0';
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, x, on_error, on_warning);
+    if (!png)
+        return NULL;
+    *info = png_create_info_struct(png);
+    if (!*info) {
+        png_destroy_read_struct(&png, NULL, NULL);
+        return NULL;
+    }
+    png_set_read_fn(png, x, read_mem);
+    return png;
+}
+
+int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                 ld_img_info *info, ld_err *e)
+{
+    (void)c;
+    rd_ctx x;
+    png_infop pi = NULL;
+    png_structp png = open_png(&x, buf, len, &pi);
+    if (!png)
+        return ld__err(e, LD_ENOMEM, "%s: out of memory creating the PNG decoder", name);
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &pi, NULL);
+        return fail(&x, name, e);
+    }
+    png_read_info(png, pi);
+    info->format = LD_IMG_PNG;
+    info->w = (int)png_get_image_width(png, pi);
+    info->h = (int)png_get_image_height(png, pi);
+    info->orientation = 1;
+    png_destroy_read_struct(&png, &pi, NULL);
+    return LD_OK;
+}
+
+int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                   const ld_decode_opts *opts, ld_image *out, ld_err *e)
+{
+    rd_ctx x;
+    png_infop pi = NULL;
+    png_structp png = open_png(&x, buf, len, &pi);
+    if (!png)
+        return ld__err(e, LD_ENOMEM, "%s: out of memory creating the PNG decoder", name);
+    int rc = LD_OK;
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &pi, NULL);
+        return fail(&x, name, e);
+    }
+    if (opts->max_pixels) {
+        /* Per-dimension cap inside libpng, the product is checked below. */
+        const uint64_t m = opts->max_pixels < 0x7fffffff ? opts->max_pixels : 0x7fffffff;
+        png_set_user_limits(png, (png_uint_32)m, (png_uint_32)m);
+    }
+    png_read_info(png, pi);
+    const png_uint_32 w = png_get_image_width(png, pi), h = png_get_image_height(png, pi);
+    const uint64_t npix = (uint64_t)w * h;
+    if (opts->max_pixels && npix > opts->max_pixels) {
+        png_destroy_read_struct(&png, &pi, NULL);
+        return ld__err(e, LD_ELIMIT, "%s: PNG is %ux%u = %llu pixels, over the limit of %llu",
+                       name, (unsigned)w, (unsigned)h, (unsigned long long)npix,
+                       (unsigned long long)opts->max_pixels);
+    }
+    const int ctype = png_get_color_type(png, pi);
+    const int color = (ctype & PNG_COLOR_MASK_COLOR) != 0;
+    if (ctype == PNG_COLOR_TYPE_PALETTE)
+        png_set_palette_to_rgb(png); /* also turns tRNS into alpha, stripped next */
+    else if (png_get_bit_depth(png, pi) < 8)
+        png_set_expand_gray_1_2_4_to_8(png);
+    png_set_strip_16(png);
+    png_set_strip_alpha(png);
+    if (!color && opts->channels == 3)
+        png_set_gray_to_rgb(png);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, pi);
+
+    /* Colour to gray: decode RGB into scratch, convert after. */
+    const int to_gray = color && opts->channels == 1;
+    const int dc = to_gray ? 3 : opts->channels;
+    ld_image *dst = to_gray ? &c->tmp : out;
+    if (png_get_channels(png, pi) != dc || png_get_bit_depth(png, pi) != 8 ||
+        png_get_rowbytes(png, pi) != (size_t)w * dc) {
+        png_destroy_read_struct(&png, &pi, NULL);
+        return ld__err(e, LD_EFORMAT, "%s: PNG: unsupported layout (colour type %d)", name,
+                       ctype);
+    }
+    rc = ld__image_alloc(dst, (int)w, (int)h, dc);
+    if (rc == LD_OK)
+        rc = ld__buf_reserve(&c->rows, (size_t)h * sizeof(png_bytep));
+    if (rc < 0) {
+        png_destroy_read_struct(&png, &pi, NULL);
+        return ld__err(e, rc, "%s: cannot allocate a %ux%ux%d image", name, (unsigned)w,
+                       (unsigned)h, dc);
+    }
+    png_bytep *rows = (png_bytep *)(void *)c->rows.p;
+    for (png_uint_32 y = 0; y < h; y++)
+        rows[y] = dst->px + (size_t)y * w * dc;
+    png_read_image(png, rows);
+    png_read_end(png, NULL); /* checks the CRCs up to IEND */
+    png_destroy_read_struct(&png, &pi, NULL);
+
+    if (to_gray) {
+        rc = ld__image_alloc(out, (int)w, (int)h, 1);
+        if (rc < 0)
+            return ld__err(e, rc, "%s: cannot allocate a %ux%u gray image", name, (unsigned)w,
+                           (unsigned)h);
+        const uint8_t *s = c->tmp.px;
+        for (size_t i = 0; i < (size_t)w * h; i++, s += 3)
+            out->px[i] = ld__luma(s[0], s[1], s[2]);
+    }
+    return LD_OK;
+}
+
+#else
+typedef int ld_png_dec_unused; /* ISO C forbids an empty translation unit */
+#endif /* LD_HAVE_PNG */
