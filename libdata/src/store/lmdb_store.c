@@ -1,0 +1,453 @@
+/* LMDB store: Caffe Datum records by index. The design is in lmdb_store.h. */
+#define _GNU_SOURCE
+#include "lmdb_store.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "datum.h"
+#include "store.h"
+
+typedef struct lmdb_store {
+    ld_store base;
+    MDB_env *env;
+    MDB_dbi dbi;
+    char *path;
+    int keyed;  /* "%08d_" contiguous keys: MDB_SET_RANGE */
+    int floats; /* records carry float_data */
+} lmdb_store;
+
+typedef struct ckpt {
+    uint64_t idx;
+    char *key;
+    size_t len;
+} ckpt;
+
+struct ld_store_ctx {
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    ld_buf floats;
+    char name[320];  /* "<path>: key '<key>'" for messages */
+    uint64_t pos;    /* cursor mode: index of the record under the cursor */
+    int positioned;
+    ckpt ck[LD_LMDB_CHECKPOINTS];
+    size_t n_ck;
+    uint64_t stride;
+};
+
+static int mdb_err(ld_err *e, int m, const char *path, const char *what)
+{
+    return ld__err(e, m == ENOMEM ? LD_ENOMEM : LD_EIO, "%s: %s: %s", path, what, mdb_strerror(m));
+}
+
+/* ---- sidecar ------------------------------------------------------------------------ */
+
+int ld__lmdb_sidecar_read(const char *dir, ld_buf *out, ld_err *e)
+{
+    char *p = ld__asprintf("%s/%s", dir, LD_LMDB_SIDECAR);
+    struct stat st;
+    int rc;
+    if (!p)
+        return ld__err(e, LD_ENOMEM, "out of memory");
+    if (stat(p, &st) != 0 && errno == ENOENT) {
+        free(p);
+        return LD_END;
+    }
+    out->len = 0;
+    rc = ld__read_file(p, out, (size_t)1 << 24, e);
+    if (rc == LD_OK)
+        rc = ld__buf_append(out, "", 1);
+    free(p);
+    return rc;
+}
+
+const char *ld__lmdb_sidecar_value(const char *text, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        if (l[0] == '"' && strncmp(l + 1, key, kl) == 0 && strncmp(l + 1 + kl, "\": ", 3) == 0)
+            return l + kl + 4;
+    }
+    return NULL;
+}
+
+/* ---- key scheme --------------------------------------------------------------------- */
+
+/* The number before '_' of a "%08d_..." key, or -1. */
+static int64_t key_number(const MDB_val *k)
+{
+    const char *s = k->mv_data;
+    int64_t v = 0;
+    size_t i = 0;
+    for (; i < k->mv_size && i < 12 && s[i] >= '0' && s[i] <= '9'; i++)
+        v = v * 10 + (s[i] - '0');
+    return i >= 8 && i < k->mv_size && s[i] == '_' ? v : -1;
+}
+
+static void set_name(ld_store_ctx *cx, const lmdb_store *s, const MDB_val *k)
+{
+    int kl = k->mv_size > 200 ? 200 : (int)k->mv_size;
+    snprintf(cx->name, sizeof cx->name, "%s: key '%.*s'", s->path, kl, (const char *)k->mv_data);
+}
+
+/* ---- contexts ----------------------------------------------------------------------- */
+
+static void ctx_free(ld_store *base, ld_store_ctx *cx)
+{
+    (void)base;
+    if (!cx)
+        return;
+    if (cx->cur)
+        mdb_cursor_close(cx->cur);
+    if (cx->txn)
+        mdb_txn_abort(cx->txn);
+    for (size_t i = 0; i < cx->n_ck; i++)
+        free(cx->ck[i].key);
+    ld__buf_free(&cx->floats);
+    free(cx);
+}
+
+static int ctx_create(ld_store *base, ld_store_ctx **out, ld_err *e)
+{
+    lmdb_store *s = (lmdb_store *)base;
+    int rc = LD_OK, m;
+    ld_store_ctx *cx = calloc(1, sizeof *cx);
+    *out = NULL;
+    if (!cx)
+        return ld__err(e, LD_ENOMEM, "out of memory");
+    cx->stride = 1;
+    /* A read transaction for the context's life: values point into the map while it lives. */
+    if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &cx->txn)) != 0) {
+        cx->txn = NULL;
+        LD_TRY(mdb_err(e, m, s->path, "cannot begin a read transaction"));
+    }
+    if ((m = mdb_cursor_open(cx->txn, s->dbi, &cx->cur)) != 0) {
+        cx->cur = NULL;
+        LD_TRY(mdb_err(e, m, s->path, "cannot open a cursor"));
+    }
+    *out = cx;
+    return LD_OK;
+fail:
+    ctx_free(base, cx);
+    return rc;
+}
+
+/* Remember the cursor's key as a checkpoint for index `idx` (kept sorted by index). */
+static void add_ckpt(ld_store_ctx *cx, uint64_t idx, const MDB_val *k)
+{
+    size_t lo = 0;
+    while (lo < cx->n_ck && cx->ck[lo].idx < idx)
+        lo++;
+    if (lo < cx->n_ck && cx->ck[lo].idx == idx)
+        return;
+    if (cx->n_ck == LD_LMDB_CHECKPOINTS) {
+        /* thin out: keep multiples of twice the stride, then retry */
+        size_t j = 0;
+        cx->stride *= 2;
+        for (size_t i = 0; i < cx->n_ck; i++) {
+            if (cx->ck[i].idx % cx->stride == 0)
+                cx->ck[j++] = cx->ck[i];
+            else
+                free(cx->ck[i].key);
+        }
+        cx->n_ck = j;
+        if (idx % cx->stride == 0)
+            add_ckpt(cx, idx, k);
+        return;
+    }
+    char *key = malloc(k->mv_size ? k->mv_size : 1);
+    if (!key)
+        return; /* checkpoints are an optimisation */
+    memcpy(key, k->mv_data, k->mv_size);
+    memmove(cx->ck + lo + 1, cx->ck + lo, (cx->n_ck - lo) * sizeof *cx->ck);
+    cx->ck[lo] = (ckpt){idx, key, k->mv_size};
+    cx->n_ck++;
+}
+
+static int step(ld_store_ctx *cx, MDB_cursor_op op, MDB_val *k, MDB_val *v)
+{
+    int m = mdb_cursor_get(cx->cur, k, v, op);
+    if (m == 0) {
+        cx->pos += op == MDB_PREV ? (uint64_t)-1 : 1;
+        if (op == MDB_NEXT && cx->pos % cx->stride == 0)
+            add_ckpt(cx, cx->pos, k);
+    }
+    return m;
+}
+
+/* Position the cursor on record i by stepping (cursor mode). */
+static int seek_cursor(lmdb_store *s, ld_store_ctx *cx, uint64_t i, MDB_val *k, MDB_val *v,
+                       ld_err *e)
+{
+    int m = 0;
+    /* nearest checkpoint at or below i */
+    size_t c = cx->n_ck;
+    while (c > 0 && cx->ck[c - 1].idx > i)
+        c--;
+    uint64_t from = c ? cx->ck[c - 1].idx : 0;
+    if (cx->positioned && cx->pos >= from && cx->pos <= i) {
+        m = mdb_cursor_get(cx->cur, k, v, MDB_GET_CURRENT);
+    } else if (cx->positioned && cx->pos > i && cx->pos - i < i - from) {
+        m = mdb_cursor_get(cx->cur, k, v, MDB_GET_CURRENT);
+        while (!m && cx->pos > i)
+            m = step(cx, MDB_PREV, k, v);
+    } else if (c) {
+        *k = (MDB_val){cx->ck[c - 1].len, cx->ck[c - 1].key};
+        m = mdb_cursor_get(cx->cur, k, v, MDB_SET_KEY);
+        cx->pos = from;
+    } else {
+        m = mdb_cursor_get(cx->cur, k, v, MDB_FIRST);
+        cx->pos = 0;
+        if (!m)
+            add_ckpt(cx, 0, k);
+    }
+    cx->positioned = m == 0;
+    while (!m && cx->pos < i)
+        m = step(cx, MDB_NEXT, k, v);
+    if (m) {
+        cx->positioned = 0;
+        if (m == MDB_NOTFOUND)
+            return ld__err(e, LD_EFORMAT, "%s: record %llu not found (database changed?)",
+                           s->path, (unsigned long long)i);
+        return mdb_err(e, m, s->path, "cursor read failed");
+    }
+    return LD_OK;
+}
+
+static int seek_keyed(lmdb_store *s, ld_store_ctx *cx, uint64_t i, MDB_val *k, MDB_val *v,
+                      ld_err *e)
+{
+    char prefix[32];
+    int pl = snprintf(prefix, sizeof prefix, "%08llu_", (unsigned long long)i);
+    *k = (MDB_val){(size_t)pl, prefix};
+    int m = mdb_cursor_get(cx->cur, k, v, MDB_SET_RANGE);
+    if (m == 0 && (k->mv_size < (size_t)pl || memcmp(k->mv_data, prefix, (size_t)pl) != 0))
+        m = MDB_NOTFOUND;
+    if (m == MDB_NOTFOUND)
+        return ld__err(e, LD_EFORMAT, "%s: no key starting with '%s' for record %llu: the keys "
+                       "are not numbered 0..N-1", s->path, prefix, (unsigned long long)i);
+    return m ? mdb_err(e, m, s->path, "cursor read failed") : LD_OK;
+}
+
+/* Decode + validate the value under the cursor into rec. */
+static int decode_rec(lmdb_store *s, ld_store_ctx *cx, const MDB_val *k, const MDB_val *v,
+                      ld_rec *rec, ld_err *e)
+{
+    ld_datum d;
+    int rc = LD_OK;
+    const ld_store_info *in = &s->base.info;
+    set_name(cx, s, k);
+    LD_TRY(ld__datum_decode(v->mv_data, v->mv_size, &d, &cx->floats, cx->name, e));
+    LD_TRY(ld__datum_validate(&d, cx->name, e));
+    LD_CHECK(e, d.encoded == in->encoded, LD_EFORMAT, "%s: %s record in a database of %s records",
+             cx->name, d.encoded ? "encoded" : "raw", in->encoded ? "encoded" : "raw");
+    memset(rec, 0, sizeof *rec);
+    rec->label = d.label;
+    rec->c = d.channels;
+    rec->h = d.height;
+    rec->w = d.width;
+    if (d.encoded) {
+        rec->data = d.data;
+        rec->len = d.data_len;
+        return LD_OK;
+    }
+    LD_CHECK(e, d.channels == in->c && d.height == in->h && d.width == in->w &&
+                    (d.data_len == 0) == (in->dtype == LD_SDT_F32),
+             LD_EFORMAT, "%s: record shape %dx%dx%d (%s) differs from the first record's "
+             "%dx%dx%d", cx->name, d.channels, d.height, d.width, d.data_len ? "bytes" : "floats",
+             in->c, in->h, in->w);
+    if (in->dtype == LD_SDT_F32) {
+        rec->data = (const uint8_t *)d.floats;
+        rec->len = d.n_floats * sizeof(float);
+    } else {
+        rec->data = d.data;
+        rec->len = d.data_len;
+    }
+fail:
+    return rc;
+}
+
+static int st_read(ld_store *base, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
+                   ld_rec *rec, ld_err *e)
+{
+    lmdb_store *s = (lmdb_store *)base;
+    MDB_val k, v;
+    int rc = LD_OK;
+    (void)dst; /* records are returned in place (pointers into the map): no copy here */
+    (void)dst_len;
+    LD_CHECK(e, i < base->info.n, LD_EINVAL, "%s: record %llu out of range (%llu records)",
+             s->path, (unsigned long long)i, (unsigned long long)base->info.n);
+    if (s->keyed)
+        LD_TRY(seek_keyed(s, cx, i, &k, &v, e));
+    else
+        LD_TRY(seek_cursor(s, cx, i, &k, &v, e));
+    LD_TRY(decode_rec(s, cx, &k, &v, rec, e));
+fail:
+    return rc;
+}
+
+static void st_close(ld_store *base)
+{
+    lmdb_store *s = (lmdb_store *)base;
+    if (!s)
+        return;
+    if (s->env)
+        mdb_env_close(s->env);
+    free(s->path);
+    free(s);
+}
+
+static const ld_store_vt lmdb_store_vt = {ctx_create, ctx_free, st_read, NULL, st_close};
+
+/* Returns an LMDB/errno code (0 = ok), not an ld status. */
+static int env_open(lmdb_store *s, unsigned flags)
+{
+    int m = mdb_env_create(&s->env);
+    if (m) {
+        s->env = NULL;
+        return m;
+    }
+    m = mdb_env_set_maxreaders(s->env, 256);
+    if (!m)
+        m = mdb_env_open(s->env, s->path, flags, 0664);
+    if (m) {
+        mdb_env_close(s->env);
+        s->env = NULL;
+        return m;
+    }
+    return 0;
+}
+
+/* Fill info from the first record, the sidecar and the key scheme. */
+static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
+{
+    int rc = LD_OK, m;
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    MDB_stat stat;
+    MDB_val k, v;
+    ld_buf fl = {0}, side = {0};
+    ld_datum d;
+    ld_store_info *in = &s->base.info;
+    char name[320];
+    (void)o;
+
+    if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0) {
+        txn = NULL;
+        LD_TRY(mdb_err(e, m, s->path, "cannot begin a read transaction"));
+    }
+    if ((m = mdb_dbi_open(txn, NULL, 0, &s->dbi)) || (m = mdb_stat(txn, s->dbi, &stat)) ||
+        (m = mdb_cursor_open(txn, s->dbi, &cur)))
+        LD_TRY(mdb_err(e, m, s->path, "cannot open the database"));
+    LD_CHECK(e, stat.ms_entries > 0, LD_EFORMAT, "%s: the database has no records", s->path);
+    in->n = stat.ms_entries;
+    if ((m = mdb_cursor_get(cur, &k, &v, MDB_FIRST)))
+        LD_TRY(mdb_err(e, m, s->path, "cannot read the first record"));
+    int first_zero = key_number(&k) == 0;
+    snprintf(name, sizeof name, "%s: key '%.*s'", s->path, k.mv_size > 200 ? 200 : (int)k.mv_size,
+             (const char *)k.mv_data);
+    LD_TRY(ld__datum_decode(v.mv_data, v.mv_size, &d, &fl, name, e));
+    LD_TRY(ld__datum_validate(&d, name, e));
+    in->encoded = d.encoded;
+    in->block = 1;
+    in->label_float = 0;
+    if (!d.encoded) {
+        in->c = d.channels;
+        in->h = d.height;
+        in->w = d.width;
+        in->dtype = d.data_len ? LD_SDT_U8 : LD_SDT_F32;
+        in->sample_bytes = (size_t)d.channels * (size_t)d.height * (size_t)d.width *
+                           (in->dtype == LD_SDT_F32 ? sizeof(float) : 1);
+        in->order = d.channels == 3 ? LD_SORDER_BGR : d.channels == 1 ? LD_SORDER_GRAY
+                                                                      : LD_SORDER_UNKNOWN;
+        s->floats = in->dtype == LD_SDT_F32;
+    } else {
+        in->dtype = LD_SDT_U8;
+        in->order = LD_SORDER_RGB;
+    }
+    if ((m = mdb_cursor_get(cur, &k, &v, MDB_LAST)))
+        LD_TRY(mdb_err(e, m, s->path, "cannot read the last record"));
+    s->keyed = first_zero && in->n <= 100000000u && key_number(&k) == (int64_t)(in->n - 1);
+
+    rc = ld__lmdb_sidecar_read(s->path, &side, e);
+    if (rc == LD_OK) {
+        const char *t = (const char *)side.p, *val;
+        if (!d.encoded && (val = ld__lmdb_sidecar_value(t, "channel_order"))) {
+            in->order = !strncmp(val, "\"RGB\"", 5)    ? LD_SORDER_RGB
+                        : !strncmp(val, "\"GRAY\"", 6) ? LD_SORDER_GRAY
+                                                       : LD_SORDER_BGR;
+        }
+        const char *vc = ld__lmdb_sidecar_value(t, "channels");
+        const char *vh = ld__lmdb_sidecar_value(t, "height");
+        const char *vw = ld__lmdb_sidecar_value(t, "width");
+        if (d.encoded && vc && vh && vw && atoi(vh) > 0 && atoi(vw) > 0) {
+            in->c = atoi(vc);
+            in->h = atoi(vh);
+            in->w = atoi(vw);
+        }
+    } else if (rc == LD_END) {
+        rc = LD_OK;
+    } else {
+        goto fail;
+    }
+    in->ctx_bytes = sizeof(ld_store_ctx) + (s->floats ? in->sample_bytes : 0) +
+                    (s->keyed ? 0 : (size_t)LD_LMDB_CHECKPOINTS * 64);
+    in->store_bytes = sizeof *s;
+    in->how = s->keyed ? "lmdb, %08d_ keys (MDB_SET_RANGE)"
+                       : "lmdb, cursor stepping (keys not numbered 0..N-1)";
+fail:
+    if (cur)
+        mdb_cursor_close(cur);
+    if (txn) {
+        if (rc == LD_OK && (m = mdb_txn_commit(txn)) != 0) /* keeps the dbi handle open */
+            rc = mdb_err(e, m, s->path, "cannot open the database");
+        else if (rc != LD_OK)
+            mdb_txn_abort(txn);
+    }
+    ld__buf_free(&fl);
+    ld__buf_free(&side);
+    return rc;
+}
+
+int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
+{
+    int rc = LD_OK, m;
+    struct stat st;
+    static const ld_store_opts defaults = {0};
+    lmdb_store *s = calloc(1, sizeof *s);
+    *out = NULL;
+    if (!s)
+        return ld__err(e, LD_ENOMEM, "out of memory");
+    if (!o)
+        o = &defaults;
+    s->base.vt = &lmdb_store_vt;
+    s->path = ld__strdup(path);
+    LD_CHECK(e, s->path, LD_ENOMEM, "out of memory");
+    LD_CHECK(e, stat(path, &st) == 0, LD_EIO, "%s: %s", path, strerror(errno));
+    unsigned flags = MDB_RDONLY | MDB_NOTLS | (o->random_access ? MDB_NORDAHEAD : 0) |
+                     (S_ISDIR(st.st_mode) ? 0 : MDB_NOSUBDIR);
+    m = env_open(s, flags);
+    if (m == EACCES || m == EROFS) /* cannot create/open lock.mdb: read without locking */
+        m = env_open(s, flags | MDB_NOLOCK);
+    if (m == MDB_INVALID || m == MDB_VERSION_MISMATCH)
+        LD_CHECK(e, 0, LD_EFORMAT, "%s: not an LMDB database: %s", path, mdb_strerror(m));
+    if (m)
+        LD_TRY(mdb_err(e, m, path, "cannot open LMDB database"));
+    if (!S_ISDIR(st.st_mode)) { /* sidecar lives beside data.mdb */
+        char *slash = strrchr(s->path, '/');
+        if (slash)
+            *slash = 0;
+        else
+            strcpy(s->path, ".");
+    }
+    LD_TRY(probe(s, o, e));
+    *out = &s->base;
+    return LD_OK;
+fail:
+    st_close(&s->base);
+    return rc;
+}

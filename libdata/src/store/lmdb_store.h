@@ -1,0 +1,64 @@
+/*
+ * The LMDB store: read side of Caffe Datum databases, ours (lmdb_write.c) and those made by
+ * Caffe's convert_imageset (raw or encoded records). It implements the ld_store vtable of
+ * store.h; ld__lmdb_store_open() is declared there.
+ *
+ * Opening: `path` is an LMDB directory (data.mdb + lock.mdb) or a data.mdb file. The
+ * environment is opened read-only with MDB_NOTLS (a context is created on the reader's thread
+ * and used on a worker) and, for random access, MDB_NORDAHEAD. If the lock file cannot be
+ * opened (read-only media, no write permission) it is opened again with MDB_NOLOCK, which is
+ * safe as long as no process writes the database meanwhile.
+ *
+ * What open checks: at least one record; the first record parses and validates (raw:
+ * channels*height*width == data length, every dimension within LD_DATUM_MAX_*; encoded: has
+ * bytes). That record fixes info: raw stores give every sample's shape (a raw record of a
+ * different shape later is LD_EFORMAT naming its key); encoded stores give c/h/w only when our
+ * sidecar says every sample has the same shape, else 0 (read() then gives each record's
+ * Datum channels/height/width, 0 for convert_imageset's encoded records). dtype is U8 for
+ * `data` bytes and F32 for `float_data`. Order: the sidecar's channel_order; without one,
+ * BGR for 3-channel raw records (convert_imageset stores OpenCV's BGR), GRAY for 1 channel,
+ * RGB for encoded records (our codec decodes to RGB).
+ *
+ * Index -> record, with O(1) memory in N:
+ *  - keyed mode: when the first key is "00000000_..." and the last key's number is N-1 (with
+ *    8-digit numbers, which sort numerically), record i has the key prefix "%08d_" and is
+ *    found with one MDB_SET_RANGE. Every lookup checks that the key found carries that
+ *    prefix, so a database whose numbering is not contiguous is reported (LD_EFORMAT), never
+ *    silently misread. convert_imageset leaves gaps when it skips unreadable images: those
+ *    databases use the next mode.
+ *  - cursor mode (any other key scheme): each context keeps its cursor position and steps
+ *    with MDB_NEXT/MDB_PREV; sequential reading costs one step per record. For jumps it keeps
+ *    a bounded set of checkpoints (the keys at multiples of a stride; at most
+ *    LD_LMDB_CHECKPOINTS per context, the stride doubles when they run out) and steps from the
+ *    nearest one. A random jump therefore costs up to `stride` steps, and the first jump to a
+ *    region never visited costs a scan up to it: shuffled reading of such databases is slow
+ *    on the first epoch. store->info.how says which mode is used.
+ *
+ * Records are returned as borrowed pointers into the memory map (no copy), valid until the
+ * next read on the same context; float_data records are converted into the context's scratch.
+ * Every malformed record is LD_EFORMAT with a message naming the database and the key.
+ *
+ * Limits: the whole data.mdb is mapped, so a database larger than the address space (32-bit)
+ * cannot be opened; LMDB files are not portable between 32- and 64-bit builds.
+ */
+#ifndef LD_LMDB_STORE_H
+#define LD_LMDB_STORE_H
+
+#include "../common/ld_internal.h"
+
+/* The sidecar file inside the LMDB directory: class names and settings, one JSON key per
+ * line (written by lmdb_write.c). Caffe ignores files other than data.mdb/lock.mdb. */
+#define LD_LMDB_SIDECAR "libdata.json"
+
+/* Checkpoints per read context in cursor mode (see above). */
+#define LD_LMDB_CHECKPOINTS 1024
+
+/* Read the sidecar of an LMDB directory into `out` (NUL-terminated). LD_OK, LD_END when there
+ * is none (not an error), LD_EIO. */
+int ld__lmdb_sidecar_read(const char *dir, ld_buf *out, ld_err *e);
+
+/* Find `"key": ` at the start of a line of sidecar text; returns a pointer to the value (up to
+ * the end of the line) or NULL. */
+const char *ld__lmdb_sidecar_value(const char *text, const char *key);
+
+#endif /* LD_LMDB_STORE_H */
