@@ -1,0 +1,72 @@
+"""libdata: image folders -> HDF5/LMDB datasets, and bounded-memory mini-batches from them.
+
+A pure-Python package over the C library through ctypes (no compiled extension). The library
+is found through $LIBDATA_LIBRARY, then this package's folder, then the system's loader path.
+
+    import libdata
+    libdata.convert("images/", "train.h5", resize=64)
+    with libdata.Reader("train.h5", batch_size=32, shuffle=True) as r:
+        for data, labels in r:
+            ...
+
+PyTorch: libdata.torch.Dataset (torch is imported only when that module is).
+"""
+import ctypes as _ctypes
+
+from . import _lib
+from ._lib import LibdataError, api as _api
+from ._lib import (LD_OK, LD_END, LD_ENOMEM, LD_EINVAL, LD_EIO, LD_EFORMAT, LD_ELIMIT,
+                   LD_ECANCELED, LD_ENOTSUP, LD_ESTATE)
+from .convert import convert, Converter, ConvertSummary, ConvertProgress
+
+try:
+    from .reader import Reader, DatasetInfo
+except ImportError as _exc:  # only while reader.py is missing from a partial checkout
+    if "reader" not in str(_exc):
+        raise
+
+__version__ = "0.1.0"
+library_path = _lib.path
+
+
+def version():
+    """The loaded library's version string, e.g. "0.1.0"."""
+    return _api.ld_version_string().decode()
+
+
+def version_number():
+    """The loaded library's version as major*10000 + minor*100 + patch."""
+    return _lib.version_number()
+
+
+def has_feature(name):
+    """True if the library was built with `name`: "hdf5", "lmdb", "png" or "threads"."""
+    try:
+        fid = _lib.FEATURES[name]
+    except KeyError:
+        raise ValueError(f"unknown feature {name!r}; known: {', '.join(_lib.FEATURES)}") from None
+    return bool(_api.ld_has_feature(fid))
+
+
+def strerror(code):
+    """The library's name for a status code."""
+    return _lib.strerror(code)
+
+
+def describe(path):
+    """A multi-line description of a dataset (HDF5 file, LMDB directory or split list):
+    format, count, shape, storage, channel order, classes, how it was made."""
+    text = _ctypes.c_void_p()
+    rc = _api.ld_describe(_lib.fsencode(path), _ctypes.byref(text))
+    try:
+        s = _ctypes.string_at(text.value).decode("utf-8", "replace") if text.value else ""
+    finally:
+        _api.ld_free(text)
+    if rc < 0:
+        raise LibdataError(rc, strerror(rc), s)
+    return s
+
+
+def convert_params():
+    """The library's integer convert parameters: {name: {id, default, min, max, help}}."""
+    return {k: dict(v) for k, v in _lib.convert_params().items()}

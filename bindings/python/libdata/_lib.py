@@ -1,0 +1,292 @@
+"""Loading libdata.so and declaring its C API for ctypes.
+
+The library is looked for, in order, at:
+  1. $LIBDATA_LIBRARY (a path to the shared library: what the build tree's tests use),
+  2. the package folder (a libdata.so* copied next to this file by a packager),
+  3. ctypes.util.find_library("data") (an installed library: /usr/lib, ld.so.conf, ...).
+
+Every function gets its argtypes/restype once, here. Functions that return a status get an
+errcheck that turns `rc < 0` into LibdataError carrying the handle's detailed message; positive
+codes (LD_END) pass through. Symbols that the loaded library lacks (an older build, a part
+still being written) are bound lazily: using one raises LibdataError(LD_ENOTSUP) instead of
+failing the import.
+"""
+import ctypes
+import ctypes.util
+import glob
+import os
+import threading
+
+# The major version these bindings were written for; a library with another major version
+# has an incompatible ABI (styled on PyTurboJPEG refusing libraries that lack tj3Init).
+ABI_MAJOR = 0
+
+# Status codes (libdata.h; fixed forever).
+LD_OK = 0
+LD_END = 1
+LD_ENOMEM = -1
+LD_EINVAL = -2
+LD_EIO = -3
+LD_EFORMAT = -4
+LD_ELIMIT = -5
+LD_ECANCELED = -6
+LD_ENOTSUP = -7
+LD_ESTATE = -8
+
+LD_LOG_ERROR, LD_LOG_WARN, LD_LOG_INFO, LD_LOG_DEBUG = 0, 1, 2, 3
+
+FEATURES = {"hdf5": 1, "lmdb": 2, "png": 3, "threads": 4}
+
+_STATUS_NAMES = {
+    LD_ENOMEM: "LD_ENOMEM", LD_EINVAL: "LD_EINVAL", LD_EIO: "LD_EIO", LD_EFORMAT: "LD_EFORMAT",
+    LD_ELIMIT: "LD_ELIMIT", LD_ECANCELED: "LD_ECANCELED", LD_ENOTSUP: "LD_ENOTSUP",
+    LD_ESTATE: "LD_ESTATE",
+}
+
+
+class LibdataError(Exception):
+    """A libdata call failed.
+
+    Attributes:
+      code    -- the negative ld_status value (LD_EINVAL, LD_EIO, ...)
+      name    -- ld_strerror(code), e.g. "invalid argument"
+      message -- the handle's detailed message (file, sample, reason); may be "".
+    """
+
+    def __init__(self, code, name=None, message=""):
+        self.code = int(code)
+        self.name = name if name is not None else strerror(self.code)
+        self.message = message or ""
+        super().__init__(self.code, self.name, self.message)
+
+    @property
+    def symbol(self):
+        """The C name of the code, e.g. "LD_EIO"."""
+        return _STATUS_NAMES.get(self.code, str(self.code))
+
+    def __str__(self):
+        if self.message:
+            return f"{self.message} ({self.symbol}: {self.name})"
+        return f"{self.name} ({self.symbol})"
+
+
+# ---- C types ---------------------------------------------------------------------------------
+
+c_int64_p = ctypes.POINTER(ctypes.c_int64)
+LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
+
+
+class Progress(ctypes.Structure):
+    """struct ld_progress (convert.h). Only read through pointers the library owns, so fields
+    the library appends later do not matter."""
+    _fields_ = [
+        ("total", ctypes.c_uint64),
+        ("done", ctypes.c_uint64),
+        ("converted", ctypes.c_uint64),
+        ("skipped", ctypes.c_uint64),
+        ("skipped_format", ctypes.c_uint64),
+        ("skipped_io", ctypes.c_uint64),
+        ("skipped_limit", ctypes.c_uint64),
+        ("bytes_in", ctypes.c_uint64),
+        ("bytes_out", ctypes.c_uint64),
+        ("elapsed", ctypes.c_double),
+        ("files_out", ctypes.c_uint32),
+    ]
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name, _ in self._fields_}
+
+
+PROGRESS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Progress))
+
+
+class ParamDesc(ctypes.Structure):
+    """struct ld_param_desc (convert.h)."""
+    _fields_ = [
+        ("id", ctypes.c_int),
+        ("name", ctypes.c_char_p),
+        ("default", ctypes.c_int64),
+        ("min", ctypes.c_int64),
+        ("max", ctypes.c_int64),
+        ("help", ctypes.c_char_p),
+    ]
+
+
+# ---- finding and loading the library --------------------------------------------------------
+
+def _candidates():
+    env = os.environ.get("LIBDATA_LIBRARY")
+    if env:
+        # An explicit choice is final: silently falling back to another copy would hide
+        # exactly the mistake the variable is used to avoid.
+        return [env], True
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = sorted(glob.glob(os.path.join(here, "libdata.so*")) +
+                   glob.glob(os.path.join(here, "libdata*.dylib")) +
+                   glob.glob(os.path.join(here, "data.dll")))
+    sys_lib = ctypes.util.find_library("data")
+    if sys_lib:
+        found.append(sys_lib)
+    return found, False
+
+
+def _load():
+    paths, explicit = _candidates()
+    errors = []
+    for path in paths:
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as exc:
+            errors.append(f"{path}: {exc}")
+            if explicit:
+                break
+    if explicit:
+        hint = "LIBDATA_LIBRARY is set but the library cannot be loaded"
+    else:
+        hint = ("libdata shared library not found: set LIBDATA_LIBRARY to the path of "
+                "libdata.so, or install it where the dynamic loader finds it")
+    raise ImportError(hint + ("\n  " + "\n  ".join(errors) if errors else ""))
+
+
+_dll, path = _load()
+
+
+class _Missing:
+    """Stands in for a symbol the loaded library lacks."""
+
+    def __init__(self, name):
+        self.__name__ = name
+
+    def __call__(self, *args):
+        raise LibdataError(LD_ENOTSUP, "feature not built",
+                           f"{self.__name__}() is not in the loaded library {path}")
+
+
+class _Api:
+    """Namespace of declared functions: api.ld_convert_run(...), ..."""
+
+    def has(self, name):
+        return not isinstance(getattr(self, name, None), (_Missing, type(None)))
+
+
+api = _Api()
+
+
+def _errmsg_check(errmsg_fn):
+    """An errcheck raising LibdataError with errmsg_fn(handle) for rc < 0."""
+    def check(rc, func, args):
+        if rc < 0:
+            msg = ""
+            handle = args[0] if args else None
+            if errmsg_fn is not None and handle:
+                raw = errmsg_fn(handle)
+                msg = raw.decode("utf-8", "replace") if raw else ""
+            raise LibdataError(rc, strerror(rc), msg)
+        return rc
+    return check
+
+
+def _plain_check(rc, func, args):
+    if rc < 0:
+        raise LibdataError(rc, strerror(rc), f"{func.__name__} failed")
+    return rc
+
+
+def declare(name, restype, argtypes, errcheck=None):
+    """Declare one function once; a missing symbol becomes a _Missing stub."""
+    try:
+        fn = getattr(_dll, name)
+    except AttributeError:
+        setattr(api, name, _Missing(name))
+        return
+    fn.restype = restype
+    fn.argtypes = argtypes
+    if errcheck is not None:
+        fn.errcheck = errcheck
+    setattr(api, name, fn)
+
+
+_int, _vp, _cp = ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p
+
+# libdata.h
+declare("ld_version_number", ctypes.c_uint, [])
+declare("ld_version_string", _cp, [])
+declare("ld_strerror", _cp, [_int])
+declare("ld_has_feature", _int, [_int])
+declare("ld_free", None, [_vp])
+declare("ld_describe", _int, [_cp, ctypes.POINTER(_vp)])
+
+# convert.h. Handles are c_void_p: opaque, never dereferenced here.
+declare("ld_convert_errmsg", _cp, [_vp])
+_convert_check = _errmsg_check(getattr(api, "ld_convert_errmsg", None)
+                               if api.has("ld_convert_errmsg") else None)
+declare("ld_convert_create", _vp, [])
+declare("ld_convert_free", None, [_vp])
+declare("ld_convert_set", _int, [_vp, _int, ctypes.c_int64], _convert_check)
+declare("ld_convert_get", _int, [_vp, _int, c_int64_p], _convert_check)
+declare("ld_convert_set_str", _int, [_vp, _int, _cp], _convert_check)
+declare("ld_convert_params", ctypes.POINTER(ParamDesc), [ctypes.POINTER(ctypes.c_size_t)])
+declare("ld_convert_param_bounds", _int, [_int, c_int64_p, c_int64_p], _plain_check)
+declare("ld_convert_set_log", None, [_vp, LOG_FN, _vp])
+declare("ld_convert_set_progress", None, [_vp, PROGRESS_FN, _vp])
+declare("ld_convert_run", _int, [_vp, _cp, _cp], _convert_check)
+declare("ld_convert_stats", ctypes.POINTER(Progress), [_vp])
+
+
+def strerror(code):
+    if not api.has("ld_strerror"):
+        return f"status {code}"
+    raw = api.ld_strerror(int(code))
+    return raw.decode("utf-8", "replace") if raw else f"status {code}"
+
+
+def version_number():
+    return int(api.ld_version_number())
+
+
+def _check_version():
+    if not api.has("ld_version_number"):
+        raise ImportError(f"{path} is not libdata: it has no ld_version_number()")
+    major = version_number() // 10000
+    if major != ABI_MAJOR:
+        raise ImportError(f"{path} is libdata {api.ld_version_string().decode()}, but these "
+                          f"bindings need major version {ABI_MAJOR}")
+
+
+_check_version()
+
+
+def fsencode(p, what="path"):
+    """A path argument (str, bytes or os.PathLike) as bytes for C; TypeError otherwise."""
+    try:
+        b = os.fsencode(p)
+    except TypeError:
+        raise TypeError(f"{what} must be a str, bytes or os.PathLike, not "
+                        f"{type(p).__name__}") from None
+    if b"\0" in b:
+        raise ValueError(f"{what} contains a NUL byte")
+    return b
+
+
+# The convert parameter table, read once and cached (immutable, so a lock-free race at worst
+# builds it twice).
+_param_table = None
+_param_lock = threading.Lock()
+
+
+def convert_params():
+    """{name: ParamInfo dict(id, default, min, max, help)} from ld_convert_params()."""
+    global _param_table
+    if _param_table is None:
+        with _param_lock:
+            table = {}
+            if api.has("ld_convert_params"):
+                n = ctypes.c_size_t(0)
+                arr = api.ld_convert_params(ctypes.byref(n))
+                for i in range(n.value if arr else 0):
+                    d = arr[i]
+                    name = d.name.decode() if d.name else str(d.id)
+                    table[name] = {"id": d.id, "default": d.default, "min": d.min,
+                                   "max": d.max, "help": (d.help or b"").decode()}
+            _param_table = table
+    return _param_table

@@ -1,0 +1,344 @@
+"""libdata.convert: an image folder (or a list file) -> an HDF5 file or an LMDB database.
+
+    import libdata
+    s = libdata.convert("images/", "train.h5", resize=64, quality=90,
+                        progress=lambda p: print(p.done, "/", p.total))
+    print(s.converted, s.skipped, s.warnings)
+
+The keyword arguments mirror dataconv's options. Anything else in ld_convert_params()'s table
+can be passed by its table name too (convert(..., some_param=3)).
+"""
+import ctypes
+import operator
+import os
+import re
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from . import _lib
+from ._lib import LibdataError, api
+
+# Integer parameter ids (convert.h; fixed forever).
+_C = {
+    "format": 1, "quality": 2, "resize_w": 3, "resize_h": 4, "resize_mode": 5,
+    "pad_value": 6, "gray": 7, "channel_order": 8, "threads": 9, "shuffle": 10, "seed": 11,
+    "strict": 12, "max_pixels": 13, "split_bytes": 14, "deflate": 15, "check_size": 16,
+    "encoded": 17, "encode_png": 18,
+}
+LD_C_LIST_FILE = 100
+LD_C_SOURCE_NOTE = 101
+
+FORMATS = {None: 0, "auto": 0, "hdf5": 1, "h5": 1, "lmdb": 2}
+MODES = {"squash": 0, "crop": 1, "pad": 2, "max": 3}
+ENCODE_TYPES = {"jpg": 0, "jpeg": 0, "png": 1}
+
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b)?\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class ConvertProgress:
+    """A snapshot of struct ld_progress (the C struct is only valid during the callback)."""
+    total: int
+    done: int
+    converted: int
+    skipped: int
+    skipped_format: int
+    skipped_io: int
+    skipped_limit: int
+    bytes_in: int
+    bytes_out: int
+    elapsed: float
+    files_out: int
+
+    @classmethod
+    def from_c(cls, p):
+        return cls(**p.as_dict())
+
+
+@dataclass
+class ConvertSummary:
+    """What a finished run did. `warnings` holds the library's LD_LOG_WARN messages, one per
+    skipped file (each names the path and the reason)."""
+    output: str
+    total: int = 0
+    converted: int = 0
+    skipped: int = 0
+    skipped_format: int = 0
+    skipped_io: int = 0
+    skipped_limit: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    elapsed: float = 0.0
+    files_out: int = 0
+    warnings: List[str] = field(default_factory=list)
+
+    @property
+    def skipped_reasons(self):
+        return {"format": self.skipped_format, "io": self.skipped_io,
+                "limit": self.skipped_limit}
+
+    def as_dict(self):
+        d = dict(self.__dict__)
+        d["warnings"] = list(self.warnings)
+        return d
+
+
+def _int(value, what):
+    if isinstance(value, float):
+        raise TypeError(f"{what} must be an integer, not float")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, not {type(value).__name__}") from None
+
+
+def _bool(value, what):
+    if isinstance(value, (bool, int)):
+        return int(bool(value))
+    raise TypeError(f"{what} must be a bool, not {type(value).__name__}")
+
+
+def _choice(value, table, what):
+    key = value.lower() if isinstance(value, str) else value
+    if key not in table:
+        names = ", ".join(repr(k) for k in table if isinstance(k, str))
+        raise ValueError(f"{what} must be one of {names}, not {value!r}")
+    return table[key]
+
+
+def parse_size(value, what="split"):
+    """Bytes from an int or a string such as "512M", "2GiB" (powers of 1024)."""
+    if isinstance(value, str):
+        m = _SIZE_RE.match(value)
+        if not m:
+            raise ValueError(f"{what}: cannot read {value!r} as a size (e.g. 1000000, 512M, 2G)")
+        return int(m.group(1)) * 1024 ** "_kmgt".index((m.group(2) or "_").lower())
+    return _int(value, what)
+
+
+class Converter:
+    """A converter handle (ld_convert): set parameters, run one or more conversions.
+
+    Parameters are sticky across runs, as in C. Use as a context manager, or call close();
+    close() is idempotent and __del__ is a fallback.
+    """
+
+    def __init__(self, log=None, progress=None, **options):
+        self._h = None
+        self._pid = os.getpid()
+        self._user_log = log
+        self._user_progress = progress
+        self._warnings = []
+        self._cb_error = None
+        h = api.ld_convert_create()
+        if not h:
+            raise LibdataError(_lib.LD_ENOMEM, None, "ld_convert_create: out of memory")
+        self._h = ctypes.c_void_p(h)
+        # The CFUNCTYPE objects must outlive every call that may invoke them: keep them here.
+        self._log_cb = _lib.LOG_FN(self._on_log)
+        self._progress_cb = _lib.PROGRESS_FN(self._on_progress)
+        api.ld_convert_set_log(self._h, self._log_cb, None)
+        api.ld_convert_set_progress(self._h, self._progress_cb, None)
+        try:
+            self.configure(**options)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- lifetime --------------------------------------------------------------------------
+    def close(self):
+        h, self._h = self._h, None
+        # A handle inherited through fork() is the parent's: freeing it here could touch
+        # state that only made sense in the parent. Leave it to the parent.
+        if h is not None and self._pid == os.getpid():
+            api.ld_convert_free(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _handle(self):
+        if self._h is None:
+            raise LibdataError(_lib.LD_ESTATE, None, "the converter is closed")
+        if self._pid != os.getpid():
+            raise LibdataError(_lib.LD_ESTATE, None,
+                               "the converter was created in another process (before fork)")
+        return self._h
+
+    # -- callbacks (run on the thread that called run(), holding the GIL) ------------------
+    def _on_log(self, user, level, msg):
+        try:
+            text = msg.decode("utf-8", "replace") if msg else ""
+            if level == _lib.LD_LOG_WARN:
+                self._warnings.append(text)
+            if self._user_log is not None:
+                self._user_log(level, text)
+        except BaseException as exc:  # never let an exception unwind through C
+            if self._cb_error is None:
+                self._cb_error = exc
+
+    def _on_progress(self, user, p):
+        if self._cb_error is not None:
+            return 1
+        if self._user_progress is None:
+            return 0
+        try:
+            return 1 if self._user_progress(ConvertProgress.from_c(p.contents)) else 0
+        except BaseException as exc:
+            # Cancel the run and re-raise the exception from run().
+            self._cb_error = exc
+            return 1
+
+    # -- parameters ------------------------------------------------------------------------
+    def set(self, name, value):
+        """Set an integer parameter by its ld_convert_params() name or id."""
+        if isinstance(name, str):
+            table = _lib.convert_params()
+            if name in _C:
+                pid = _C[name]
+            elif name in table:
+                pid = table[name]["id"]
+            else:
+                raise ValueError(f"unknown convert parameter {name!r}; known: "
+                                 f"{', '.join(sorted(set(table) | set(_C)))}")
+        else:
+            pid = _int(name, "parameter id")
+        api.ld_convert_set(self._handle(), pid, _int(value, str(name)))
+
+    def get(self, name):
+        pid = _C.get(name) if isinstance(name, str) else _int(name, "parameter id")
+        if pid is None:
+            pid = _lib.convert_params().get(name, {}).get("id")
+        if pid is None:
+            raise ValueError(f"unknown convert parameter {name!r}")
+        v = ctypes.c_int64()
+        api.ld_convert_get(self._handle(), pid, ctypes.byref(v))
+        return v.value
+
+    def set_str(self, pid, value):
+        b = None if value is None else (
+            _lib.fsencode(value) if pid == LD_C_LIST_FILE else str(value).encode("utf-8"))
+        if b is not None and b"\0" in b:
+            raise ValueError("string parameters cannot contain NUL bytes")
+        api.ld_convert_set_str(self._handle(), pid, b)
+
+    def configure(self, quality=None, resize=None, mode=None, pad_value=None, gray=None,
+                  rgb=None, format=None, threads=None, shuffle=None, seed=None, strict=None,
+                  max_pixels=None, split=None, deflate=None, check_size=None, encoded=None,
+                  encode_type=None, list_file=None, note=None, **params):
+        """Set options; None leaves an option as it is. See convert() for their meaning."""
+        ints = []
+        if quality is not None:
+            ints.append(("quality", _int(quality, "quality")))
+        if resize is not None:
+            if isinstance(resize, (tuple, list)):
+                if len(resize) != 2:
+                    raise ValueError(f"resize must be N or (width, height), not {resize!r}")
+                w, h = (_int(v, "resize") for v in resize)
+            else:
+                w = h = _int(resize, "resize")
+            ints += [("resize_w", w), ("resize_h", h)]
+        if mode is not None:
+            ints.append(("resize_mode", _choice(mode, MODES, "mode")))
+        if pad_value is not None:
+            ints.append(("pad_value", _int(pad_value, "pad_value")))
+        if gray is not None:
+            ints.append(("gray", _bool(gray, "gray")))
+        if rgb is not None:
+            ints.append(("channel_order", _bool(rgb, "rgb")))
+        if format is not None:
+            ints.append(("format", _choice(format, FORMATS, "format")))
+        for name, value in (("threads", threads), ("seed", seed), ("max_pixels", max_pixels),
+                            ("deflate", deflate)):
+            if value is not None:
+                ints.append((name, _int(value, name)))
+        for name, value in (("shuffle", shuffle), ("strict", strict),
+                            ("check_size", check_size), ("encoded", encoded)):
+            if value is not None:
+                ints.append((name, _bool(value, name)))
+        if split is not None:
+            ints.append(("split_bytes", parse_size(split)))
+        if encode_type is not None:
+            png = _choice(encode_type, ENCODE_TYPES, "encode_type")
+            ints += [("encoded", 1), ("encode_png", png)]
+        # Unknown keywords go through the library's own table (the single source of truth).
+        table = _lib.convert_params()
+        for name, value in params.items():
+            if name not in table:
+                raise TypeError(f"unexpected keyword argument {name!r}")
+            ints.append((name, value))
+        for name, value in ints:
+            self.set(name, value)
+        if list_file is not None:
+            self.set_str(LD_C_LIST_FILE, list_file)
+        if note is not None:
+            self.set_str(LD_C_SOURCE_NOTE, note)
+
+    # -- running ---------------------------------------------------------------------------
+    def run(self, src, out):
+        """Convert `src` into `out`; returns a ConvertSummary. Raises LibdataError on failure
+        (the output name is then left untouched), or the exception a callback raised."""
+        h = self._handle()
+        bsrc, bout = _lib.fsencode(src, "src"), _lib.fsencode(out, "out")
+        self._warnings = []
+        self._cb_error = None
+        try:
+            api.ld_convert_run(h, bsrc, bout)
+        except LibdataError:
+            if self._cb_error is not None:
+                raise self._cb_error
+            raise
+        if self._cb_error is not None:
+            raise self._cb_error
+        return self.summary(out)
+
+    def summary(self, out=""):
+        st = api.ld_convert_stats(self._handle())
+        s = ConvertSummary(output=os.fsdecode(out), warnings=list(self._warnings))
+        if st:
+            for k, v in st.contents.as_dict().items():
+                setattr(s, k, v)
+        return s
+
+
+def convert(src, out, quality=None, resize=None, mode=None, pad_value=None, gray=None, rgb=None,
+            format=None, threads=None, shuffle=None, seed=None, strict=None, max_pixels=None,
+            split=None, deflate=None, check_size=None, encoded=None, encode_type=None,
+            list_file=None, note=None, progress=None, log=None, **params):
+    """Convert an image folder (class sub-folders) or, with list_file, the files of a Caffe
+    "relative/path label" list under `src`, into `out` (HDF5 file, or LMDB directory).
+
+    quality      1..100 re-encode as JPEG at that quality; 0/None store raw pixels
+    resize       N or (width, height); None keeps the source size
+    mode         "squash" (default) | "crop" | "pad" | "max"
+    pad_value    gray level of the padding for mode="pad"
+    gray         True: 1-channel output;   rgb: True: RGB order instead of BGR
+    format       "hdf5" | "lmdb" | None (from the output name)
+    threads      worker threads (0/None: all cores)
+    shuffle,seed shuffle the input order reproducibly
+    strict       stop at the first bad file instead of skipping it
+    max_pixels   refuse larger images (decompression bombs)
+    split        HDF5: bytes per file (int or "512M"), writes <out>.txt listing the files
+    deflate      HDF5: deflate level 1..9 for raw data
+    check_size   every image must have the same size
+    encoded      store encoded images; encode_type "jpg" | "png" (implies encoded)
+    list_file    a "path label" list; src is then the root folder of the listed paths
+    note         free text stored with the dataset
+    progress     callable(ConvertProgress) about 10x a second; return True to cancel
+    log          callable(level, message) for every library message
+    Returns a ConvertSummary; raises LibdataError (with the library's message) on failure.
+    """
+    with Converter(log=log, progress=progress, quality=quality, resize=resize, mode=mode,
+                   pad_value=pad_value, gray=gray, rgb=rgb, format=format, threads=threads,
+                   shuffle=shuffle, seed=seed, strict=strict, max_pixels=max_pixels, split=split,
+                   deflate=deflate, check_size=check_size, encoded=encoded,
+                   encode_type=encode_type, list_file=list_file, note=note, **params) as c:
+        return c.run(src, out)
