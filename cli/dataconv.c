@@ -67,24 +67,50 @@ static int cmd_info(const dc_opts *o)
     return fflush(stdout) == 0 ? DC_EXIT_OK : DC_EXIT_FAIL;
 }
 
+/* Flags that cannot change the output. Left out of the note so that the same conversion run
+ * with another -j (or -q) gives a byte-identical file. Returns how many argv entries to skip. */
+static int output_neutral(char **argv, int i, int argc)
+{
+    const char *a = argv[i];
+    if (!strcmp(a, "-q") || !strcmp(a, "--quiet") || !strcmp(a, "-quiet") || !strcmp(a, "-v") ||
+        !strcmp(a, "--verbose") || !strcmp(a, "-verbose"))
+        return 1;
+    if (!strcmp(a, "-j") || !strcmp(a, "--threads") || !strcmp(a, "-threads"))
+        return i + 1 < argc ? 2 : 1;
+    if ((!strncmp(a, "-j", 2) && a[2] >= '0' && a[2] <= '9') || !strncmp(a, "--threads=", 10) ||
+        !strncmp(a, "-threads=", 9))
+        return 1;
+    return 0;
+}
+
 /* The command line, kept in the dataset as LD_C_SOURCE_NOTE (how was this file made?). */
 static char *join_argv(int argc, char **argv)
 {
-    size_t n = 1;
+    size_t n = sizeof "dataconv";
     for (int i = 0; i < argc; i++)
         n += strlen(argv[i]) + 1;
     char *s = malloc(n);
     if (!s)
         return NULL;
     char *p = s;
+    int only_pos = 0;
     for (int i = 0; i < argc; i++) {
-        size_t m = strlen(argv[i]);
-        memcpy(p, argv[i], m);
+        int skip = only_pos || i == 0 ? 0 : output_neutral(argv, i, argc);
+        if (skip) {
+            i += skip - 1;
+            continue;
+        }
+        /* the program's own path says nothing about the data and varies between installs */
+        const char *arg = i == 0 ? "dataconv" : argv[i];
+        if (!strcmp(arg, "--"))
+            only_pos = 1;
+        if (p != s)
+            *p++ = ' ';
+        size_t m = strlen(arg);
+        memcpy(p, arg, m);
         p += m;
-        *p++ = i + 1 < argc ? ' ' : '\0';
     }
-    if (argc == 0)
-        *p = '\0';
+    *p = '\0';
     return s;
 }
 

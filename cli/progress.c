@@ -123,13 +123,17 @@ static void draw(dc_progress *p, const ld_progress *s)
         snprintf(line, sizeof line, "dataconv: scanning input...");
     } else {
         double rate = s->elapsed > 0 ? (double)s->done / s->elapsed : 0;
-        if (rate > 0 && s->done < s->total)
-            fmt_duration((double)(s->total - s->done) / rate, eta, sizeof eta);
+        if (rate > 0 || s->done >= s->total)
+            fmt_duration(s->done >= s->total ? 0 : (double)(s->total - s->done) / rate, eta,
+                         sizeof eta);
         else
             snprintf(eta, sizeof eta, "--:--");
         unsigned pct = (unsigned)(s->done * 100 / s->total);
-        snprintf(tail, sizeof tail, " %" PRIu64 "/%" PRIu64 " %3u%% %7.0f img/s ETA %s",
-                 s->done, s->total, pct, rate, eta);
+        char tot[24];
+        int digits = snprintf(tot, sizeof tot, "%" PRIu64, s->total);
+        /* fixed widths so the bar does not jump as the numbers grow */
+        snprintf(tail, sizeof tail, " %*" PRIu64 "/%s %3u%% %6.0f img/s ETA %s", digits, s->done,
+                 tot, pct, rate, eta);
         int bar = p->width - 1 - (int)strlen(tail) - 2;
         if (bar > 50)
             bar = 50;
