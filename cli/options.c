@@ -421,6 +421,9 @@ int dc_parse(int argc, char **argv, dc_opts *o)
             TRY(apply(o, d, flag, NULL, on));
             continue;
         }
+        const ld_param_desc *pd = d ? NULL : find_table_param(name, n);
+        if (!d && !pd)
+            return dc_usage_error("unknown option '%s'", flag);
         if (!val) {
             if (i + 1 >= argc)
                 return dc_usage_error("%s needs a value", flag);
@@ -430,9 +433,6 @@ int dc_parse(int argc, char **argv, dc_opts *o)
             TRY(apply(o, d, flag, val, 1));
             continue;
         }
-        const ld_param_desc *pd = find_table_param(name, n);
-        if (!pd)
-            return dc_usage_error("unknown option '%s'", flag);
         int64_t v;
         TRY(want_int(flag, val, &v));
         TRY(add_param(o, flag, (ld_convert_param)pd->id, v));
