@@ -70,3 +70,11 @@ def describe(path):
 def convert_params():
     """The library's integer convert parameters: {name: {id, default, min, max, help}}."""
     return {k: dict(v) for k, v in _lib.convert_params().items()}
+
+
+def __getattr__(name):
+    # `libdata.torch` imports torch only when first used.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'libdata' has no attribute {name!r}")

@@ -218,8 +218,7 @@ declare("ld_describe", _int, [_cp, ctypes.POINTER(_vp)])
 
 # convert.h. Handles are c_void_p: opaque, never dereferenced here.
 declare("ld_convert_errmsg", _cp, [_vp])
-_convert_check = _errmsg_check(getattr(api, "ld_convert_errmsg", None)
-                               if api.has("ld_convert_errmsg") else None)
+_convert_check = _errmsg_check(api.ld_convert_errmsg if api.has("ld_convert_errmsg") else None)
 declare("ld_convert_create", _vp, [])
 declare("ld_convert_free", None, [_vp])
 declare("ld_convert_set", _int, [_vp, _int, ctypes.c_int64], _convert_check)
@@ -290,3 +289,59 @@ def convert_params():
                                    "max": d.max, "help": (d.help or b"").decode()}
             _param_table = table
     return _param_table
+
+
+# ---- reader.h --------------------------------------------------------------------------------
+
+class Batch(ctypes.Structure):
+    """struct ld_batch (reader.h). Read only through the pointer ld_reader_next() gives, so
+    fields the library appends later do not matter."""
+    _fields_ = [
+        ("n", ctypes.c_size_t),
+        ("dtype", ctypes.c_int),
+        ("layout", ctypes.c_int),
+        ("c", ctypes.c_int),
+        ("h", ctypes.c_int),
+        ("w", ctypes.c_int),
+        ("data", ctypes.c_void_p),
+        ("data_bytes", ctypes.c_size_t),
+        ("label_dtype", ctypes.c_int),
+        ("labels", ctypes.c_void_p),
+        ("indices", ctypes.POINTER(ctypes.c_uint64)),
+        ("epoch", ctypes.c_uint64),
+        ("number", ctypes.c_uint64),
+    ]
+
+
+declare("ld_reader_errmsg", _cp, [_vp])
+_reader_check = _errmsg_check(api.ld_reader_errmsg if api.has("ld_reader_errmsg") else None)
+declare("ld_reader_create", _vp, [])
+declare("ld_reader_free", None, [_vp])
+declare("ld_reader_set", _int, [_vp, _int, ctypes.c_int64], _reader_check)
+declare("ld_reader_set_str", _int, [_vp, _int, _cp], _reader_check)
+declare("ld_reader_get", _int, [_vp, _int, c_int64_p], _reader_check)
+declare("ld_reader_params", ctypes.POINTER(ParamDesc), [ctypes.POINTER(ctypes.c_size_t)])
+declare("ld_reader_param_bounds", _int, [_int, c_int64_p, c_int64_p], _plain_check)
+declare("ld_reader_open", _int, [_vp, _cp], _reader_check)
+declare("ld_reader_next", _int, [_vp, ctypes.POINTER(ctypes.POINTER(Batch))], _reader_check)
+declare("ld_reader_set_log", None, [_vp, LOG_FN, _vp])
+
+_reader_table = None
+
+
+def reader_params():
+    """{name: dict(id, default, min, max, help)} from ld_reader_params()."""
+    global _reader_table
+    if _reader_table is None:
+        with _param_lock:
+            table = {}
+            if api.has("ld_reader_params"):
+                n = ctypes.c_size_t(0)
+                arr = api.ld_reader_params(ctypes.byref(n))
+                for i in range(n.value if arr else 0):
+                    d = arr[i]
+                    name = d.name.decode() if d.name else str(d.id)
+                    table[name] = {"id": d.id, "default": d.default, "min": d.min,
+                                   "max": d.max, "help": (d.help or b"").decode()}
+            _reader_table = table
+    return _reader_table

@@ -1,0 +1,433 @@
+"""libdata.Reader: fixed-size mini-batches from an HDF5 file, a split list or an LMDB directory.
+
+    with libdata.Reader("train.h5", batch_size=64, shuffle=True, dtype="float32",
+                        scale=1/255) as r:
+        print(len(r), r.info.shape, r.info.classes)
+        for epoch in range(10):
+            for data, labels in r:        # one `for` loop = one epoch
+                ...                       # data: (n, C, H, W) float32, labels: (n,) int32
+
+Batches are NumPy copies by default. With copy=False they are read-only views of the
+reader's own buffer, valid only until the next batch is taken (as in C): copy what you keep.
+
+Fork: a reader belongs to the process that opened it. Using it in a forked child raises
+LibdataError(LD_ESTATE) (its worker threads do not exist there); open a new Reader in the child.
+The parent's reader keeps working.
+"""
+import ctypes
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from . import _lib
+from ._lib import LibdataError, api
+
+# reader.h values (fixed forever).
+_R = {
+    "batch_size": 1, "drop_last": 2, "order": 3, "seed": 4, "rank": 5, "world": 6, "threads": 7,
+    "prefetch": 8, "memory_budget": 9, "dtype": 10, "layout": 11, "crop_w": 12, "crop_h": 13,
+    "random_crop": 14, "mirror": 15, "channel_order": 16, "swap": 17, "label_dtype": 18,
+    "window": 19, "epoch": 20, "dct_scale": 21,
+}
+LD_R_DATA_NAME, LD_R_LABEL_NAME, LD_R_MEAN_VALUES, LD_R_MEAN_FILE, LD_R_SCALE = range(100, 105)
+_INFO = {
+    "samples": 200, "epoch_samples": 201, "epoch_batches": 202, "c": 203, "h": 204, "w": 205,
+    "prefetch": 206, "threads": 207, "memory": 208, "encoded": 209, "order": 210,
+}
+_ORDERS = {False: 0, None: 0, "sequential": 0, True: 1, "shuffle": 1, "block": 2,
+           "block_shuffle": 2}
+_DTYPES = {np.dtype(np.uint8): 0, np.dtype(np.float32): 1, np.dtype(np.int32): 2}
+_NP = {0: np.uint8, 1: np.float32, 2: np.int32}
+_LAYOUTS = {"NCHW": 0, "NHWC": 1}
+_CHANNEL_ORDERS = {None: -1, "BGR": 0, "RGB": 1}
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What an open reader delivers and what the dataset is."""
+    samples: int                 # samples in the dataset (all ranks)
+    epoch_samples: int           # samples this rank delivers per epoch
+    epoch_batches: int           # batches this rank delivers per epoch
+    channels: int
+    height: int
+    width: int
+    layout: str                  # "NCHW" | "NHWC"
+    channel_order: Optional[str]  # "BGR" | "RGB" | "GRAY" | None (unknown)
+    encoded: bool                # the dataset stores encoded images
+    dtype: np.dtype
+    label_dtype: np.dtype
+    prefetch: int
+    threads: int
+    memory: int                  # bytes the reader allocated
+    classes: Optional[List[str]]  # class names when the dataset records them
+    description: str             # ld_describe()'s text ("" if unavailable)
+
+    @property
+    def shape(self) -> Tuple[int, int, int]:
+        """One sample's shape in the output layout."""
+        if self.layout == "NHWC":
+            return (self.height, self.width, self.channels)
+        return (self.channels, self.height, self.width)
+
+    @property
+    def num_classes(self):
+        return len(self.classes) if self.classes else None
+
+
+def _int(value, what):
+    if isinstance(value, float) or not hasattr(value, "__index__"):
+        raise TypeError(f"{what} must be an integer, not {type(value).__name__}")
+    return value.__index__()
+
+
+def _bool(value, what):
+    if isinstance(value, (bool, int, np.bool_)):
+        return int(bool(value))
+    raise TypeError(f"{what} must be a bool, not {type(value).__name__}")
+
+
+def _dtype(value, what, allowed):
+    try:
+        dt = np.dtype(value)
+    except TypeError:
+        raise TypeError(f"{what} must be a NumPy dtype or its name, not {value!r}") from None
+    if dt not in _DTYPES or _DTYPES[dt] not in allowed:
+        names = ", ".join(np.dtype(_NP[a]).name for a in allowed)
+        raise ValueError(f"{what} must be one of {names}, not {dt.name}")
+    return _DTYPES[dt]
+
+
+def _float_str(value, what):
+    if isinstance(value, (bool, str)) or not isinstance(value, (int, float, np.number)):
+        raise TypeError(f"{what} must be a number, not {type(value).__name__}")
+    return repr(float(value))
+
+
+def _classes_from_description(text):
+    """Class names from ld_describe()'s text: a line such as `classes: 4 (cat, dog, ...)`,
+    `class_names: [...]` or `classes (4): a, b`. Best effort: None when not recorded."""
+    for line in text.splitlines():
+        m = re.match(r"\s*class(?:es|_names| names)\b[^:=]*[:=]\s*(.*)$", line, re.I)
+        if not m:
+            continue
+        body = m.group(1).strip()
+        inner = re.search(r"[\(\[](.*)[\)\]]", body)
+        if inner:
+            body = inner.group(1)
+        elif re.fullmatch(r"\d+", body):
+            return None
+        names = [n.strip().strip("'\"") for n in body.split(",")]
+        names = [n for n in names if n and n not in ("...", "…")]
+        return names or None
+    return None
+
+
+class Reader:
+    """A libdata reader (ld_reader): a context manager and an iterator of (data, labels).
+
+    Arguments (all keyword except path):
+      batch_size     samples per batch (default 64); drop_last: drop the short last batch
+      shuffle        False | True (full permutation each epoch) | "block" (chunk-local shuffle)
+      seed           seed of the order and of random crops/mirrors
+      rank, world    this process's share: 0 <= rank < world (distributed training)
+      threads        worker threads (0: all cores); prefetch: batches prepared ahead (0: auto)
+      dtype          "uint8" (default) | "float32"; label_dtype "int32" | "float32"
+      layout         "NCHW" (default) | "NHWC"
+      crop           N or (width, height); random_crop: random position instead of the center
+      mirror         random left-right flips
+      mean           per-channel values (sequence), a mean image (.npy path, or an ndarray of
+                     shape (C,H,W)); float output only
+      scale          multiplier after the mean (e.g. 1/255); float output only
+      channel_order  "BGR" | "RGB" | None (as stored); swap: reverse channels unconditionally
+      memory_budget  bytes the reader may use (prefetch is reduced to fit)
+      epoch          the epoch to start at (resume); data_name, label_name: HDF5 dataset names
+      copy           True (default): batches are copies; False: read-only views valid until
+                     the next batch
+      log            callable(level, message) for the library's messages during open/next
+    Other integer parameters of ld_reader_params() may be given by their table name.
+    """
+
+    def __init__(self, path, batch_size=64, shuffle=False, seed=0, rank=0, world=1, threads=0,
+                 prefetch=0, dtype="uint8", layout="NCHW", crop=None, random_crop=False,
+                 mirror=False, mean=None, scale=None, memory_budget=0, drop_last=False,
+                 label_dtype="int32", channel_order=None, swap=False, window=None, epoch=0,
+                 dct_scale=False, data_name=None, label_name=None, copy=True, log=None,
+                 **params):
+        self._h = None
+        self._pid = os.getpid()
+        self._copy = bool(copy)
+        self._user_log = log
+        self._log_error = None
+        self._info = None
+        self._batch = ctypes.POINTER(_lib.Batch)()
+        self.path = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else path
+        bpath = _lib.fsencode(path)
+        self.indices = None      # dataset indices of the last batch (NumPy copy)
+        self.batch_epoch = None  # epoch and number of the last batch
+        self.batch_number = None
+        self._epoch = _int(epoch, "epoch")
+        self._layout_name = layout.upper() if isinstance(layout, str) else layout
+
+        ints = [("batch_size", _int(batch_size, "batch_size")),
+                ("drop_last", _bool(drop_last, "drop_last")),
+                ("seed", _int(seed, "seed")), ("rank", _int(rank, "rank")),
+                ("world", _int(world, "world")), ("threads", _int(threads, "threads")),
+                ("prefetch", _int(prefetch, "prefetch")),
+                ("memory_budget", _int(memory_budget, "memory_budget")),
+                ("dtype", _dtype(dtype, "dtype", (0, 1))),
+                ("label_dtype", _dtype(label_dtype, "label_dtype", (1, 2))),
+                ("random_crop", _bool(random_crop, "random_crop")),
+                ("mirror", _bool(mirror, "mirror")), ("swap", _bool(swap, "swap")),
+                ("epoch", self._epoch), ("dct_scale", _bool(dct_scale, "dct_scale"))]
+        if not isinstance(shuffle, (bool, str, type(None))) or shuffle not in _ORDERS:
+            raise ValueError(f"shuffle must be False, True or 'block', not {shuffle!r}")
+        ints.append(("order", _ORDERS[shuffle]))
+        if self._layout_name not in _LAYOUTS:
+            raise ValueError(f"layout must be 'NCHW' or 'NHWC', not {layout!r}")
+        ints.append(("layout", _LAYOUTS[self._layout_name]))
+        co = channel_order.upper() if isinstance(channel_order, str) else channel_order
+        if co not in _CHANNEL_ORDERS:
+            raise ValueError(f"channel_order must be 'BGR', 'RGB' or None, not {channel_order!r}")
+        ints.append(("channel_order", _CHANNEL_ORDERS[co]))
+        if crop is not None:
+            if isinstance(crop, (tuple, list)):
+                if len(crop) != 2:
+                    raise ValueError(f"crop must be N or (width, height), not {crop!r}")
+                cw, ch = (_int(v, "crop") for v in crop)
+            else:
+                cw = ch = _int(crop, "crop")
+            ints += [("crop_w", cw), ("crop_h", ch)]
+        if window is not None:
+            ints.append(("window", _int(window, "window")))
+        table = _lib.reader_params()
+        for name, value in params.items():
+            if name not in table:
+                raise TypeError(f"unexpected keyword argument {name!r}")
+            ints.append((table[name]["id"], _int(value, name)))
+        strs = []
+        if data_name is not None:
+            strs.append((LD_R_DATA_NAME, str(data_name).encode()))
+        if label_name is not None:
+            strs.append((LD_R_LABEL_NAME, str(label_name).encode()))
+        if scale is not None:
+            strs.append((LD_R_SCALE, _float_str(scale, "scale").encode()))
+        mean_tmp = None
+        if mean is not None:
+            if isinstance(mean, (str, bytes, os.PathLike)):
+                strs.append((LD_R_MEAN_FILE, _lib.fsencode(mean, "mean")))
+            else:
+                arr = np.asarray(mean)
+                if arr.dtype.kind not in "uif" or arr.ndim not in (1, 3):
+                    raise TypeError("mean must be per-channel numbers, a (C,H,W) array or a "
+                                    ".npy path")
+                if arr.ndim == 1:
+                    strs.append((LD_R_MEAN_VALUES,
+                                 ",".join(repr(float(v)) for v in arr).encode()))
+                else:
+                    # The C API takes a mean image as a .npy file: write one for open() to read.
+                    fd, mean_tmp = tempfile.mkstemp(suffix=".npy", prefix="libdata-mean-")
+                    with os.fdopen(fd, "wb") as f:
+                        np.save(f, np.ascontiguousarray(arr, dtype=np.float32))
+                    strs.append((LD_R_MEAN_FILE, os.fsencode(mean_tmp)))
+
+        h = api.ld_reader_create()
+        if not h:
+            raise LibdataError(_lib.LD_ENOMEM, None, "ld_reader_create: out of memory")
+        self._h = ctypes.c_void_p(h)
+        # Keep the CFUNCTYPE object alive as long as the handle may call it.
+        self._log_cb = _lib.LOG_FN(self._on_log)
+        try:
+            api.ld_reader_set_log(self._h, self._log_cb, None)
+            for name, value in ints:
+                pid = _R[name] if isinstance(name, str) else name
+                api.ld_reader_set(self._h, pid, value)
+            for pid, value in strs:
+                api.ld_reader_set_str(self._h, pid, value)
+            api.ld_reader_open(self._h, bpath)
+            self._raise_log_error()
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            if mean_tmp is not None:
+                os.unlink(mean_tmp)
+
+    # -- lifetime --------------------------------------------------------------------------
+    def close(self):
+        """Stop the workers and free the reader. Idempotent. Views handed out become invalid."""
+        h, self._h = self._h, None
+        self._batch = ctypes.POINTER(_lib.Batch)()
+        # In a forked child the handle is the parent's: its worker threads do not exist here,
+        # and joining them would hang. Leave the memory to the child's exit.
+        if h is not None and self._pid == os.getpid():
+            api.ld_reader_free(h)
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def __enter__(self):
+        self._handle()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _handle(self):
+        if self._h is None:
+            raise LibdataError(_lib.LD_ESTATE, None, f"{self.path}: the reader is closed")
+        if self._pid != os.getpid():
+            raise LibdataError(_lib.LD_ESTATE, None,
+                               f"{self.path}: this reader was opened in process {self._pid} "
+                               f"before a fork; open a new Reader in process {os.getpid()}")
+        return self._h
+
+    def _on_log(self, user, level, msg):
+        if self._user_log is None:
+            return
+        try:
+            self._user_log(level, msg.decode("utf-8", "replace") if msg else "")
+        except BaseException as exc:  # never unwind through C; re-raised after the call
+            if self._log_error is None:
+                self._log_error = exc
+
+    def _raise_log_error(self):
+        exc, self._log_error = self._log_error, None
+        if exc is not None:
+            raise exc
+
+    # -- information -----------------------------------------------------------------------
+    def get(self, name):
+        """An integer parameter or read-only info value, by name ("batch_size", "samples",
+        "epoch_batches", ...) or id."""
+        if isinstance(name, str):
+            # Parameters first ("prefetch" is the setting; info("prefetch") the chosen depth).
+            pid = _R.get(name) or _INFO.get(name) or _lib.reader_params().get(name, {}).get("id")
+            if pid is None:
+                raise ValueError(f"unknown reader parameter {name!r}")
+        else:
+            pid = _int(name, "parameter id")
+        v = ctypes.c_int64()
+        api.ld_reader_get(self._handle(), pid, ctypes.byref(v))
+        return v.value
+
+    @property
+    def info(self):
+        """DatasetInfo of the open reader."""
+        self._handle()
+        if self._info is None:
+            g = self.get
+
+            def i(key):
+                return self.get(_INFO[key])
+            order = {0: "BGR", 1: "RGB"}.get(i("order"))
+            c = i("c")
+            if c == 1:
+                order = "GRAY"
+            description = ""
+            if api.has("ld_describe"):
+                try:
+                    from . import describe
+                    description = describe(self.path)
+                except (LibdataError, TypeError, ImportError):
+                    description = ""
+            self._info = DatasetInfo(
+                samples=i("samples"), epoch_samples=i("epoch_samples"),
+                epoch_batches=i("epoch_batches"), channels=c, height=i("h"), width=i("w"),
+                layout=self._layout_name, channel_order=order, encoded=bool(i("encoded")),
+                dtype=np.dtype(_NP[g("dtype")]), label_dtype=np.dtype(_NP[g("label_dtype")]),
+                prefetch=i("prefetch"), threads=i("threads"), memory=i("memory"),
+                classes=_classes_from_description(description), description=description)
+        return self._info
+
+    def __len__(self):
+        """Batches per epoch for this rank."""
+        return self.get(_INFO["epoch_batches"])
+
+    @property
+    def epoch(self):
+        """The epoch the next batch belongs to."""
+        return self._epoch
+
+    # -- batches ---------------------------------------------------------------------------
+    def next_batch(self):
+        """The next (data, labels) of the current epoch, or None at the end of the epoch (the
+        following call then starts the next epoch)."""
+        h = self._handle()
+        rc = api.ld_reader_next(h, ctypes.byref(self._batch))
+        self._raise_log_error()
+        if rc == _lib.LD_END:
+            self._epoch += 1
+            return None
+        b = self._batch.contents
+        n = b.n
+        if b.layout == 1:
+            shape = (n, b.h, b.w, b.c)
+        else:
+            shape = (n, b.c, b.h, b.w)
+        data = _view(b.data, _NP[b.dtype], shape, b.data_bytes)
+        labels = _view(b.labels, _NP[b.label_dtype], (n,), None)
+        self.indices = np.ctypeslib.as_array(b.indices, shape=(n,)).copy() if n else \
+            np.empty(0, np.uint64)
+        self.batch_epoch, self.batch_number = b.epoch, b.number
+        self._epoch = b.epoch
+        if self._copy:
+            return data.copy(), labels.copy()
+        return data, labels
+
+    def __iter__(self):
+        self._handle()
+        return _EpochIter(self)
+
+    def epochs(self, n=None):
+        """Iterate over n epochs (None: forever), yielding (data, labels)."""
+        done = 0
+        while n is None or done < n:
+            yield from self
+            done += 1
+
+
+class _EpochIter:
+    """Iterates the batches of one epoch of a reader."""
+
+    def __init__(self, reader):
+        self._r = reader
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._done:
+            raise StopIteration
+        batch = self._r.next_batch()
+        if batch is None:
+            self._done = True
+            raise StopIteration
+        return batch
+
+
+def _view(ptr, dtype, shape, nbytes):
+    """A read-only NumPy view of reader-owned memory (valid until the next batch)."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    need = count * dtype.itemsize
+    if nbytes is not None and nbytes < need:
+        raise LibdataError(_lib.LD_EFORMAT, None,
+                           f"batch holds {nbytes} bytes, shape {shape} needs {need}")
+    if count == 0 or not ptr:
+        return np.empty(shape, dtype)
+    buf = (ctypes.c_char * need).from_address(ptr)
+    arr = np.frombuffer(buf, dtype=dtype, count=count).reshape(shape)
+    arr.flags.writeable = False
+    return arr
