@@ -23,20 +23,27 @@
 typedef struct rd_ctx {
     const uint8_t *buf;
     size_t len, pos;
+    int over_limit; /* a warning said a dimension exceeds png_set_user_limits */
     char msg[256];
 } rd_ctx;
 
 static void on_error(png_structp png, png_const_charp msg)
 {
     rd_ctx *x = png_get_error_ptr(png);
-    snprintf(x->msg, sizeof x->msg, "%s", msg ? msg : "unknown error");
+    if (!x->over_limit) /* keep the more useful limit message */
+        snprintf(x->msg, sizeof x->msg, "%s", msg ? msg : "unknown error");
     png_longjmp(png, 1);
 }
 
 static void on_warning(png_structp png, png_const_charp msg)
 {
-    (void)png; /* benign (ancillary chunk) problems: the pixels are still good */
-    (void)msg;
+    /* Warnings are benign (ancillary chunk) problems, except that libpng reports a dimension
+     * over the user limit as a warning followed by a generic "Invalid IHDR data" error. */
+    rd_ctx *x = png_get_error_ptr(png);
+    if (msg && strstr(msg, "user limit")) {
+        x->over_limit = 1;
+        snprintf(x->msg, sizeof x->msg, "%s", msg);
+    }
 }
 
 static void read_mem(png_structp png, png_bytep dst, size_t n)
@@ -51,7 +58,7 @@ static void read_mem(png_structp png, png_bytep dst, size_t n)
 /* libpng's own limit errors mean "too big", not "corrupt". */
 static int fail(rd_ctx *x, const char *name, ld_err *e)
 {
-    const int code = strstr(x->msg, "user limit") ? LD_ELIMIT : LD_EFORMAT;
+    const int code = x->over_limit || strstr(x->msg, "user limit") ? LD_ELIMIT : LD_EFORMAT;
     return ld__err(e, code, "%s: PNG: %s", name, x->msg);
 }
 
@@ -60,6 +67,7 @@ static png_structp open_png(rd_ctx *x, const uint8_t *buf, size_t len, png_infop
     x->buf = buf;
     x->len = len;
     x->pos = 0;
+    x->over_limit = 0;
     x->msg[0] = '\0';
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, x, on_error, on_warning);
     if (!png)
