@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Ctrl-C and kill: SIGINT during a conversion exits 130, SIGTERM 143; nothing under the
+# output name, no temporary left, an existing output untouched.
+set -euo pipefail
+: "${DATACONV:?set DATACONV to the dataconv binary}"
+: "${LD_TEST_DATA:?set LD_TEST_DATA to the fixtures folder (tests/data/make_fixtures.py)}"
+PYTHON=${PYTHON:-/usr/bin/python3}
+SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/dataconv-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+check() { echo "check: $*"; }
+# run CMD...: runs it with stdout/stderr in $TMP/out, $TMP/err; exit code in $rc (no set -e trip)
+run() { set +e; "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; set -e; }
+show() { echo "--- stderr:" >&2; cat "$TMP/err" >&2; echo "---" >&2; }
+expect_rc() { [ "$rc" -eq "$1" ] || { show; fail "expected exit $1, got $rc"; }; }
+expect_err() { grep -q -- "$1" "$TMP/err" || { show; fail "stderr lacks '$1'"; }; }
+expect_out() { grep -q -- "$1" "$TMP/out" || { cat "$TMP/out" >&2; fail "stdout lacks '$1'"; }; }
+
+# A folder large enough to take several seconds: the photos hard-linked many times.
+big=$TMP/big
+for c in a b c d; do
+    mkdir -p "$big/$c"
+    for k in $(seq 1 40); do
+        for p in "$LD_TEST_DATA"/photos/p*.jpg; do
+            ln "$p" "$big/$c/${k}_$(basename "$p")" 2>/dev/null || cp "$p" "$big/$c/${k}_$(basename "$p")"
+        done
+    done
+done
+n=$(find "$big" -type f | wc -l)
+echo "input: $n files"
+
+# interrupt SIGNAL EXPECTED_EXIT OUT
+interrupt() {
+    local sig=$1 want=$2 out=$3
+    set +e
+    "$DATACONV" "$big" "$out" --quality 90 --resize 300 -j 1 2>"$TMP/err" &
+    local pid=$!
+    set -e
+    # Wait until the library has created its temporary (the conversion is under way).
+    local t=0
+    until compgen -G "$out.tmp-*" >/dev/null || [ $t -ge 200 ]; do sleep 0.05; t=$((t + 1)); done
+    sleep 0.3
+    kill -"$sig" "$pid" 2>/dev/null || true
+    set +e
+    wait "$pid"
+    rc=$?
+    set -e
+    expect_rc "$want"
+    expect_err "nothing was written to $out"
+    local left
+    left=$(compgen -G "$out.tmp-*" || true)
+    [ -z "$left" ] || fail "temporary left behind after SIG$sig: $left"
+}
+
+check "SIGINT during a conversion -> exit 130, no file under the output name, no temporary"
+interrupt INT 130 "$TMP/out.h5"
+[ ! -e "$TMP/out.h5" ] || fail "SIGINT left $TMP/out.h5"
+
+check "SIGTERM -> exit 143, an existing output untouched"
+echo "previous" > "$TMP/prev.h5"
+interrupt TERM 143 "$TMP/prev.h5"
+[ "$(cat "$TMP/prev.h5")" = previous ] || fail "an interrupted run replaced the existing output"
+
+check "SIGINT to an LMDB conversion -> exit 130, no database directory"
+interrupt INT 130 "$TMP/out.lmdb"
+[ ! -e "$TMP/out.lmdb" ] || fail "SIGINT left $TMP/out.lmdb"
+echo "interrupt: all checks passed"

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The demo set in samples/ converts: folder mode (160 images, 4 classes), the train/val
+# lists, and variable-size JPEG storage with --max-side.
+set -euo pipefail
+: "${DATACONV:?set DATACONV to the dataconv binary}"
+: "${LD_TEST_DATA:?set LD_TEST_DATA to the fixtures folder (tests/data/make_fixtures.py)}"
+PYTHON=${PYTHON:-/usr/bin/python3}
+SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/dataconv-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+check() { echo "check: $*"; }
+# run CMD...: runs it with stdout/stderr in $TMP/out, $TMP/err; exit code in $rc (no set -e trip)
+run() { set +e; "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; set -e; }
+show() { echo "--- stderr:" >&2; cat "$TMP/err" >&2; echo "---" >&2; }
+expect_rc() { [ "$rc" -eq "$1" ] || { show; fail "expected exit $1, got $rc"; }; }
+expect_err() { grep -q -- "$1" "$TMP/err" || { show; fail "stderr lacks '$1'"; }; }
+expect_out() { grep -q -- "$1" "$TMP/out" || { cat "$TMP/out" >&2; fail "stdout lacks '$1'"; }; }
+
+s=$SRC/samples
+[ -d "$s/images" ] || fail "no $s/images (run samples/make_samples.py)"
+
+check "dataconv samples/images/ samples.h5 --resize 64: 160 samples, 4 classes"
+run "$DATACONV" "$s/images/" "$TMP/samples.h5" --resize 64
+expect_rc 0
+expect_err "converted 160 of 160"
+"$PYTHON" - "$TMP/samples.h5" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    assert f["data"].shape == (160, 3, 64, 64), f["data"].shape
+    names = [n.decode() if isinstance(n, bytes) else n for n in f.attrs["class_names"]]
+    assert names == ["circle", "square", "stripes", "triangle"], names
+    assert np.bincount(f["label"][:]).tolist() == [40, 40, 40, 40]
+PY
+
+check "train.txt and val.txt (convert_imageset order, HDF5 names): 128 + 32"
+run "$DATACONV" "$s/images/" "$s/train.txt" "$TMP/train.h5" --resize 64
+expect_rc 0
+expect_err "converted 128 of 128"
+run "$DATACONV" --list "$s/val.txt" --root "$s/images" "$TMP/val.h5" --resize 64
+expect_rc 0
+expect_err "converted 32 of 32"
+
+check "--max-side 128 --quality 80: variable sizes, longer side <= 128, never enlarged"
+run "$DATACONV" "$s/images/" "$TMP/var.h5" --max-side 128 --quality 80
+expect_rc 0
+"$PYTHON" - "$TMP/var.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    shp = f["shape"][:]
+    assert len(shp) == 160
+    assert max(int(s[1:].max()) for s in shp) == 128, shp[:5]
+    assert any(int(s[1:].max()) == 64 for s in shp), "64x64 images must not be enlarged"
+    assert len({tuple(s) for s in shp}) > 3, "expected several sizes"
+PY
+echo "samples: all checks passed"
