@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""Make LMDB databases the way Caffe's convert_imageset does (python3-lmdb + protobuf), and
+deliberately malformed ones, for tests/unit/test_lmdb.c.
+
+Usage: lmdb_make_caffe_db.py DB KIND
+  raw      ids 0..9 without 2 and 6 (convert_imageset skips unreadable files but keeps the
+           line number in the key): keys "%08d_dir/img{id}.jpg", 12x10 images, BGR CHW as
+           CVMatToDatum stores them, label id % 4, encoded=false.
+  encoded  the same ids as PNG bytes from cv2.imencode, encoded=true, channels/height/width
+           not set (as convert_imageset --encoded leaves them).
+  tiny     5000 records 1x1x1, keys "k%06d" (no numeric prefix), pixel = label = i % 251.
+  bad-truncvarint | bad-lenpast | bad-shape | bad-hugedims | bad-wiretype
+           3 records; "00000001_bad.jpg" is malformed, the others are valid 3x2x2.
+Images are the synthetic pattern of lmdb_check_written.py with i = id.
+"""
+import os
+import sys
+
+import cv2
+import lmdb
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lmdb_caffe_pb import Datum  # noqa: E402
+
+
+def bgr_hwc(i, h, w):
+    y, x = np.mgrid[0:h, 0:w]
+    rgb = np.stack([(x * 3 + i) & 255, (y * 5) & 255, (x + y + 2 * i) & 255], -1).astype(np.uint8)
+    return cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+
+
+def raw_datum(img, label):
+    d = Datum()
+    d.channels, d.height, d.width = img.shape[2], img.shape[0], img.shape[1]
+    d.encoded = False
+    d.data = img.transpose(2, 0, 1).tobytes()
+    d.label = label
+    return d.SerializeToString()
+
+
+def main(db, kind):
+    env = lmdb.open(db, map_size=1 << 26)
+    with env.begin(write=True) as txn:
+        if kind in ("raw", "encoded"):
+            for i in [k for k in range(10) if k not in (2, 6)]:
+                img = bgr_hwc(i, 12, 10)
+                if kind == "raw":
+                    v = raw_datum(img, i % 4)
+                else:
+                    d = Datum()
+                    d.data = cv2.imencode(".png", img)[1].tobytes()
+                    d.label = i % 4
+                    d.encoded = True
+                    v = d.SerializeToString()
+                txn.put(f"{i:08d}_dir/img{i}.jpg".encode(), v)
+        elif kind == "tiny":
+            for i in range(5000):
+                d = Datum(channels=1, height=1, width=1, data=bytes([i % 251]), label=i % 251,
+                          encoded=False)
+                txn.put(f"k{i:06d}".encode(), d.SerializeToString())
+        elif kind.startswith("bad-"):
+            good = raw_datum(bgr_hwc(0, 2, 2), 1)
+            bad = {
+                "bad-truncvarint": b"\x08\x03\x10\x80",
+                "bad-lenpast": b"\x08\x03\x10\x02\x18\x02\x22\x40" + bytes(12),
+                "bad-shape": Datum(channels=3, height=2, width=2, data=bytes(11),
+                                   encoded=False).SerializeToString(),
+                "bad-hugedims": Datum(channels=3, height=1 << 30, width=1 << 30, data=bytes(12),
+                                      encoded=False).SerializeToString(),
+                "bad-wiretype": b"\x0d\x03\x00\x00\x00" + good,
+            }[kind]
+            txn.put(b"00000000_good.jpg", good)
+            txn.put(b"00000001_bad.jpg", bad)
+            txn.put(b"00000002_good.jpg", good)
+        else:
+            sys.exit(f"unknown kind {kind}")
+    env.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

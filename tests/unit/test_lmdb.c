@@ -1,0 +1,390 @@
+/* LMDB writer, store, describe and mean, cross-checked with python3-lmdb + python3-protobuf
+ * (tests/python/lmdb_*.py), i.e. with code that is not ours. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/lmdb_store.h"
+#include "store/mean.h"
+#include "store/store.h"
+#include "store/writer.h"
+
+static char dir[256];
+static ld_err err;
+
+static void mk_tmpdir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/ld_lmdb_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void rm_tmpdir(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cleanup of %s failed\n", dir);
+}
+
+TestSuite(lmdb, .init = mk_tmpdir, .fini = rm_tmpdir, .timeout = 120);
+
+static int run(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return system(cmd);
+}
+
+/* The synthetic image of record i as planar CHW BGR (see lmdb_check_written.py). */
+static void pattern(uint8_t *px, int i, int h, int w)
+{
+    size_t plane = (size_t)h * (size_t)w;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            size_t p = (size_t)y * (size_t)w + (size_t)x;
+            px[p] = (uint8_t)(x + y + 2 * i);          /* B */
+            px[plane + p] = (uint8_t)(y * 5);          /* G */
+            px[2 * plane + p] = (uint8_t)(x * 3 + i);  /* R */
+        }
+}
+
+static const char *const classes[] = {"cls0", "cls1", "cls2"};
+
+static ld_writer_opts opts_for(const char *path, int encoded)
+{
+    ld_writer_opts o = {.path = path, .encoded = encoded, .encoding = "original", .channels = 3,
+                        .channel_order = 0, .n_classes = 3, .class_names = classes,
+                        .source = "synthetic", .note = "test_lmdb"};
+    return o;
+}
+
+/* Write n records of h x w; returns the writer (not freed) when keep != 0. */
+static int write_db(const char *path, int encoded, int n, int h, int w, int finish)
+{
+    ld_writer_opts o = opts_for(path, encoded);
+    ld_writer *wr = NULL;
+    int rc = ld__lmdb_writer_create(&o, &wr, &err);
+    cr_assert_eq(rc, LD_OK, "create: %s", err.msg);
+    size_t cap = encoded ? (size_t)(102 + n) : (size_t)3 * h * w;
+    uint8_t *buf = malloc(cap);
+    char rel[64];
+    for (int i = 0; i < n && rc == LD_OK; i++) {
+        ld_sample s = {.data = buf, .c = 3, .h = h, .w = w, .label = i % 5, .rel = rel};
+        snprintf(rel, sizeof rel, "cls%d/img_%d.png", i % 3, i);
+        if (encoded) {
+            buf[0] = 0xff;
+            buf[1] = 0xd8;
+            for (int j = 0; j < 100 + i; j++)
+                buf[2 + j] = (uint8_t)(i + j);
+            s.len = (size_t)(102 + i);
+        } else {
+            pattern(buf, i, h, w);
+            s.len = cap;
+        }
+        rc = wr->vt->add(wr, &s, &err);
+    }
+    if (rc == LD_OK && finish)
+        rc = wr->vt->finish(wr, &err);
+    wr->vt->free(wr);
+    free(buf);
+    return rc;
+}
+
+/* Names in dir (other than . and ..). */
+static int count_entries(const char *d)
+{
+    DIR *dd = opendir(d);
+    int n = 0;
+    struct dirent *de;
+    while (dd && (de = readdir(dd)))
+        n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+    if (dd)
+        closedir(dd);
+    return n;
+}
+
+Test(lmdb, raw_database_reads_back_in_python_lmdb_and_protobuf)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/out.lmdb", dir);
+    cr_assert_eq(write_db(db, 0, 25, 16, 20, 1), LD_OK, "%s", err.msg);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_check_written.py %s raw 25 16 20", LD_PYTHON,
+                     LD_SOURCE_DIR, db), 0, "python cross-check failed");
+    cr_assert_eq(count_entries(dir), 1, "temporary left behind");
+}
+
+Test(lmdb, encoded_database_reads_back_in_python_lmdb_and_protobuf)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/enc.lmdb", dir);
+    cr_assert_eq(write_db(db, 1, 12, 30, 40, 1), LD_OK, "%s", err.msg);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_check_written.py %s encoded 12 30 40", LD_PYTHON,
+                     LD_SOURCE_DIR, db), 0, "python cross-check failed");
+}
+
+Test(lmdb, store_reads_our_database_by_index_in_any_order)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/out.lmdb", dir);
+    cr_assert_eq(write_db(db, 0, 30, 8, 6, 1), LD_OK, "%s", err.msg);
+    ld_store *s;
+    ld_store_ctx *cx;
+    cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->info.n, 30);
+    cr_assert(s->info.c == 3 && s->info.h == 8 && s->info.w == 6 && !s->info.encoded);
+    cr_assert_eq(s->info.sample_bytes, 3 * 8 * 6);
+    cr_assert_eq(s->info.order, LD_SORDER_BGR);
+    cr_assert(strstr(s->info.how, "SET_RANGE"), "%s", s->info.how);
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &err), LD_OK, "%s", err.msg);
+    uint8_t want[3 * 8 * 6];
+    for (int k = 0; k < 60; k++) {
+        int i = (k * 17 + 5) % 30;
+        ld_rec r;
+        cr_assert_eq(s->vt->read(s, cx, (uint64_t)i, NULL, 0, &r, &err), LD_OK, "%s", err.msg);
+        pattern(want, i, 8, 6);
+        cr_assert_eq(r.len, sizeof want);
+        cr_assert_arr_eq(r.data, want, sizeof want, "record %d pixels", i);
+        cr_assert_eq(r.label, i % 5);
+    }
+    ld_rec r;
+    cr_assert_eq(s->vt->read(s, cx, 30, NULL, 0, &r, &err), LD_EINVAL);
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+}
+
+Test(lmdb, map_grows_past_its_initial_size)
+{
+    char db[300], path[400];
+    snprintf(db, sizeof db, "%s/big.lmdb", dir);
+    /* 3x256x256 = 196 KiB per record, 500 records = 96 MiB > the 64 MiB starting map, all in
+     * one uncommitted batch: the growth replays the batch */
+    cr_assert_eq(write_db(db, 0, 500, 256, 256, 1), LD_OK, "%s", err.msg);
+    cr_assert_eq(run("mdb_stat %s | grep -q 'Entries: 500'", db), 0, "mdb_stat entry count");
+    snprintf(path, sizeof path, "%s/data.mdb", db);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert(st.st_size < (off_t)200 << 20, "data.mdb is %lld bytes", (long long)st.st_size);
+    ld_store *s;
+    ld_store_ctx *cx;
+    ld_rec r;
+    cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &err), LD_OK, "%s", err.msg);
+    uint8_t *want = malloc(3 * 256 * 256);
+    for (int i = 0; i < 500; i += 123) {
+        cr_assert_eq(s->vt->read(s, cx, (uint64_t)i, NULL, 0, &r, &err), LD_OK, "%s", err.msg);
+        pattern(want, i, 256, 256);
+        cr_assert_arr_eq(r.data, want, 3 * 256 * 256, "record %d", i);
+    }
+    free(want);
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+}
+
+Test(lmdb, key_over_the_maximum_size_is_an_error_naming_the_file)
+{
+    char db[300], rel[700];
+    snprintf(db, sizeof db, "%s/long.lmdb", dir);
+    memset(rel, 'a', sizeof rel - 1);
+    rel[sizeof rel - 1] = 0;
+    memcpy(rel + sizeof rel - 9, "/abc.jpg", 8);
+    ld_writer_opts o = opts_for(db, 0);
+    ld_writer *wr;
+    cr_assert_eq(ld__lmdb_writer_create(&o, &wr, &err), LD_OK, "%s", err.msg);
+    uint8_t px[3] = {1, 2, 3};
+    ld_sample s = {.data = px, .len = 3, .c = 3, .h = 1, .w = 1, .rel = rel};
+    cr_assert_eq(wr->vt->add(wr, &s, &err), LD_EINVAL);
+    cr_assert(strstr(err.msg, "abc.jpg") && strstr(err.msg, "maximum key size"), "%s", err.msg);
+    wr->vt->free(wr);
+    cr_assert_eq(count_entries(dir), 0, "something left behind");
+}
+
+Test(lmdb, free_without_finish_leaves_nothing)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/int.lmdb", dir);
+    cr_assert_eq(write_db(db, 0, 1500, 4, 4, 0), LD_OK, "%s", err.msg); /* one commit done */
+    cr_assert_eq(count_entries(dir), 0, "interrupted run left files in %s", dir);
+}
+
+Test(lmdb, an_existing_database_is_replaced_and_other_things_are_not)
+{
+    char db[300], file[300];
+    snprintf(db, sizeof db, "%s/re.lmdb", dir);
+    cr_assert_eq(write_db(db, 0, 10, 4, 4, 1), LD_OK, "%s", err.msg);
+    cr_assert_eq(write_db(db, 0, 3, 4, 4, 1), LD_OK, "%s", err.msg);
+    cr_assert_eq(run("mdb_stat %s | grep -q 'Entries: 3'", db), 0, "not replaced");
+    cr_assert_eq(count_entries(dir), 1, "old database left behind");
+    snprintf(file, sizeof file, "%s/plain", dir);
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    ld_writer_opts o = opts_for(file, 0);
+    ld_writer *wr;
+    cr_assert_eq(ld__lmdb_writer_create(&o, &wr, &err), LD_EIO);
+    cr_assert(strstr(err.msg, "refusing"), "%s", err.msg);
+}
+
+Test(lmdb, store_reads_convert_imageset_raw_database_with_key_gaps)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/caffe_raw", dir);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s raw", LD_PYTHON, LD_SOURCE_DIR,
+                     db), 0);
+    ld_store *s;
+    ld_store_ctx *cx;
+    cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->info.n, 8);
+    cr_assert(strstr(s->info.how, "cursor"), "gaps need cursor mode: %s", s->info.how);
+    cr_assert_eq(s->info.order, LD_SORDER_BGR);
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &err), LD_OK, "%s", err.msg);
+    const int ids[8] = {0, 1, 3, 4, 5, 7, 8, 9};
+    uint8_t want[3 * 12 * 10];
+    for (int k = 0; k < 24; k++) {
+        int i = (k * 5 + 3) % 8;
+        ld_rec r;
+        cr_assert_eq(s->vt->read(s, cx, (uint64_t)i, NULL, 0, &r, &err), LD_OK, "%s", err.msg);
+        pattern(want, ids[i], 12, 10);
+        cr_assert_arr_eq(r.data, want, sizeof want, "record %d", i);
+        cr_assert_eq(r.label, ids[i] % 4);
+    }
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+}
+
+Test(lmdb, store_reads_convert_imageset_encoded_database)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/caffe_enc", dir);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s encoded", LD_PYTHON,
+                     LD_SOURCE_DIR, db), 0);
+    ld_store *s;
+    ld_store_ctx *cx;
+    ld_rec r;
+    cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert(s->info.encoded && s->info.n == 8 && s->info.h == 0);
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &err), LD_OK, "%s", err.msg);
+    for (int i = 7; i >= 0; i--) {
+        cr_assert_eq(s->vt->read(s, cx, (uint64_t)i, NULL, 0, &r, &err), LD_OK, "%s", err.msg);
+        cr_assert(r.len > 8 && !memcmp(r.data, "\x89PNG", 4), "record %d is not PNG", i);
+        cr_assert_eq(r.h, 0, "convert_imageset leaves the shape unset");
+    }
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+}
+
+Test(lmdb, cursor_mode_random_access_over_many_records_is_exact)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/tiny", dir);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s tiny", LD_PYTHON, LD_SOURCE_DIR,
+                     db), 0);
+    ld_store *s;
+    ld_store_ctx *cx;
+    ld_rec r;
+    ld_store_opts o = {.random_access = 1};
+    cr_assert_eq(ld__lmdb_store_open(db, &o, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->info.n, 5000);
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &err), LD_OK, "%s", err.msg);
+    /* sequential pass (fills checkpoints past their cap), then a scattered pass */
+    for (uint64_t i = 0; i < 5000; i++) {
+        cr_assert_eq(s->vt->read(s, cx, i, NULL, 0, &r, &err), LD_OK, "%s", err.msg);
+        cr_assert_eq(r.label, (double)(i % 251));
+    }
+    uint64_t x = 12345;
+    for (int k = 0; k < 3000; k++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t i = (x >> 33) % 5000;
+        cr_assert_eq(s->vt->read(s, cx, i, NULL, 0, &r, &err), LD_OK, "%s", err.msg);
+        cr_assert_eq(r.label, (double)(i % 251), "record %llu", (unsigned long long)i);
+        cr_assert_eq(r.data[0], i % 251);
+    }
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+}
+
+static void bad_fixture(const char *kind, const char *expect)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/%s", dir, kind);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s %s", LD_PYTHON, LD_SOURCE_DIR,
+                     db, kind), 0);
+    ld_store *s;
+    ld_store_ctx *cx;
+    ld_rec r;
+    cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->vt->read(s, cx, 0, NULL, 0, &r, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->vt->read(s, cx, 1, NULL, 0, &r, &err), LD_EFORMAT, "%s accepted", kind);
+    cr_assert(strstr(err.msg, "00000001_bad.jpg") && strstr(err.msg, expect),
+              "%s: message '%s' should name the key and say '%s'", kind, err.msg, expect);
+    cr_assert_eq(s->vt->read(s, cx, 2, NULL, 0, &r, &err), LD_OK, "after a bad one: %s", err.msg);
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+}
+
+Test(lmdb, malformed_records_are_rejected_naming_the_key)
+{
+    bad_fixture("bad-truncvarint", "truncated varint");
+    bad_fixture("bad-lenpast", "past the end");
+    bad_fixture("bad-shape", "11 bytes");
+    bad_fixture("bad-hugedims", "bad shape");
+    bad_fixture("bad-wiretype", "wire type");
+}
+
+Test(lmdb, describe_reports_entries_shape_labels_and_classes)
+{
+    char db[300];
+    ld_buf out = {0};
+    snprintf(db, sizeof db, "%s/d.lmdb", dir);
+    cr_assert_eq(write_db(db, 0, 20, 6, 7, 1), LD_OK, "%s", err.msg);
+    cr_assert_eq(ld__lmdb_describe(db, &out, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(ld__buf_append(&out, "", 1), LD_OK);
+    const char *t = (const char *)out.p;
+    cr_assert(strstr(t, "entries: 20"), "%s", t);
+    cr_assert(strstr(t, "shape: 3 x 6 x 7"), "%s", t);
+    cr_assert(strstr(t, "labels: 5 distinct"), "%s", t);
+    cr_assert(strstr(t, "\"cls0\", \"cls1\", \"cls2\""), "%s", t);
+    cr_assert(strstr(t, "channel order: BGR"), "%s", t);
+    ld__buf_free(&out);
+}
+
+static void check_mean(const char *db)
+{
+    char mpath[400];
+    ld_mean m, back;
+    snprintf(mpath, sizeof mpath, "%s/mean.binaryproto", dir);
+    cr_assert_eq(ld__mean_path(db, 0, &m, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(ld__mean_write(mpath, &m, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_check_mean.py %s %s", LD_PYTHON, LD_SOURCE_DIR, db,
+                     mpath), 0, "numpy disagrees with our mean");
+    cr_assert_eq(ld__mean_read(mpath, &back, &err), LD_OK, "%s", err.msg);
+    cr_assert(back.c == m.c && back.h == m.h && back.w == m.w);
+    cr_assert_arr_eq(back.data, m.data, sizeof(float) * (size_t)m.c * m.h * m.w);
+    for (int c = 0; c < 3; c++)
+        cr_assert_float_eq(back.channel[c], m.channel[c], 1e-4);
+    ld__mean_free(&m);
+    ld__mean_free(&back);
+}
+
+Test(lmdb, mean_of_our_database_equals_numpy)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/m.lmdb", dir);
+    cr_assert_eq(write_db(db, 0, 1200, 9, 11, 1), LD_OK, "%s", err.msg);
+    check_mean(db);
+}
+
+Test(lmdb, mean_of_encoded_caffe_database_equals_numpy_with_opencv)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/caffe_enc", dir);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s encoded", LD_PYTHON,
+                     LD_SOURCE_DIR, db), 0);
+    check_mean(db);
+}
