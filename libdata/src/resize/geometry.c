@@ -35,7 +35,8 @@ int ld__resize_plan(const ld_geometry *g, int src_w, int src_h, ld_resize_plan *
 {
     int rc = LD_OK;
     const int w = g->w, h = g->h;
-    LD_CHECK(e, src_w > 0 && src_h > 0, LD_EINVAL, "resize: invalid source size %dx%d", src_w, src_h);
+    LD_CHECK(e, src_w > 0 && src_h > 0, LD_EINVAL, "resize: invalid source size %dx%d", src_w,
+             src_h);
     LD_CHECK(e, w >= 0 && h >= 0 && w <= LD_RESIZE_MAX_SIDE && h <= LD_RESIZE_MAX_SIDE, LD_EINVAL,
              "resize: target size %dx%d out of range (each side 0..%d)", w, h,
              LD_RESIZE_MAX_SIDE);
