@@ -1,0 +1,801 @@
+/*
+ * HDF5 writer: the libdata layout of h5_format.h, streamed sample by sample.
+ *
+ * Every dataset is written one whole chunk at a time from an in-memory chunk buffer (zero
+ * padded at the end), and grown with H5Dset_extent just before each write; finish() shrinks
+ * each dataset to its real length. Whole-chunk writes never make HDF5 read back a chunk, and
+ * together with no object time stamps and no fill writes they make the file's bytes a
+ * function of the samples only (same input -> byte-identical file).
+ *
+ * Used by one thread; HDF5 (serial build) is not thread-safe, so the converter makes every
+ * HDF5 call from its writer thread.
+ */
+#include "store/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/h5_format.h"
+#include "store/h5_util.h"
+
+/* ---- error handling ---------------------------------------------------------------------- */
+
+void ld__h5_quiet_begin(ld_h5_quiet *q)
+{
+    /* TODO(lock): take ld__h5_lock() here once h5_store.c (which defines it) is committed */
+    q->fn = NULL;
+    q->data = NULL;
+    H5Eget_auto2(H5E_DEFAULT, &q->fn, &q->data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+void ld__h5_quiet_end(const ld_h5_quiet *q)
+{
+    H5Eclear2(H5E_DEFAULT);
+    H5Eset_auto2(H5E_DEFAULT, q->fn, q->data);
+}
+
+static herr_t first_desc(unsigned n, const H5E_error2_t *d, void *user)
+{
+    (void)n;
+    const char **out = user;
+    if (!*out && d->desc && d->desc[0])
+        *out = d->desc;
+    return 0;
+}
+
+int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
+{
+    char ctx[LD_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx, sizeof ctx, fmt, ap);
+    va_end(ap);
+    const char *desc = NULL;
+    /* Upward: the innermost (most specific) record first, e.g. the errno of a failed open. */
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_desc, &desc);
+    if (desc)
+        ld__err(e, code, "%s: %s", ctx, desc);
+    else
+        ld__err(e, code, "%s", ctx);
+    H5Eclear2(H5E_DEFAULT);
+    return code;
+}
+
+/* ---- one dataset, written in whole chunks -------------------------------------------------- */
+
+typedef struct col {
+    const char *name;
+    hid_t ds;
+    hid_t ftype, mtype;  /* file and memory types (mtype owned only for strings) */
+    int rank;
+    hsize_t row[3];      /* dims after the first; row elements = product */
+    size_t row_bytes;    /* bytes of one row in memory */
+    size_t chunk_rows;
+    uint8_t *buf;        /* chunk_rows * row_bytes */
+    size_t fill;         /* rows buffered */
+    uint64_t written;    /* rows written to the file (a multiple of chunk_rows) */
+    int deflate;
+    int no_cache;        /* big chunks: bypass HDF5's chunk cache, write straight to the file */
+    int vlen;            /* variable-length strings: buf holds char *, text in `text` */
+    ld_buf text;
+    size_t *text_off;
+} col;
+
+static int col_init(col *c, const char *name, hid_t ftype, hid_t mtype, int rank,
+                    const hsize_t *row, size_t elem_bytes, size_t chunk_rows)
+{
+    memset(c, 0, sizeof *c);
+    c->name = name;
+    c->ds = H5I_INVALID_HID;
+    c->ftype = ftype;
+    c->mtype = mtype;
+    c->rank = rank;
+    size_t rb = elem_bytes;
+    for (int i = 1; i < rank; i++) {
+        c->row[i - 1] = row[i - 1];
+        if (!ld__mul_size(rb, (size_t)row[i - 1], &rb))
+            return LD_ELIMIT;
+    }
+    c->row_bytes = rb;
+    c->chunk_rows = chunk_rows;
+    size_t bytes;
+    if (!ld__mul_size(rb, chunk_rows, &bytes))
+        return LD_ELIMIT;
+    c->buf = calloc(1, bytes);
+    return c->buf ? LD_OK : LD_ENOMEM;
+}
+
+static void col_free(col *c)
+{
+    if (c->ds >= 0)
+        H5Dclose(c->ds);
+    c->ds = H5I_INVALID_HID;
+    free(c->buf);
+    c->buf = NULL;
+    ld__buf_free(&c->text);
+    free(c->text_off);
+    c->text_off = NULL;
+}
+
+static int col_create(col *c, hid_t file, ld_err *e)
+{
+    int rc = LD_OK;
+    hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, dapl = H5I_INVALID_HID;
+    hsize_t dims[4] = {0}, maxdims[4] = {H5S_UNLIMITED}, chunk[4] = {c->chunk_rows};
+    for (int i = 1; i < c->rank; i++)
+        dims[i] = maxdims[i] = chunk[i] = c->row[i - 1];
+    space = H5Screate_simple(c->rank, dims, maxdims);
+    dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    LD_CHECK(e, space >= 0 && dcpl >= 0 && dapl >= 0, LD_ENOMEM, "HDF5: out of memory");
+    LD_CHECK(e, H5Pset_chunk(dcpl, c->rank, chunk) >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
+                    H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_INCR) >= 0,
+             LD_EINVAL, "HDF5: cannot set up dataset /%s", c->name);
+    /* Never write fill values: every chunk is fully written by us. HDF5 refuses NEVER for
+     * variable-length types, which keep the default (no fill value is defined anyway). */
+    if (!c->vlen)
+        LD_CHECK(e, H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0, LD_EINVAL,
+                 "HDF5: cannot set fill time of /%s", c->name);
+    if (c->deflate > 0)
+        LD_CHECK(e, H5Pset_deflate(dcpl, (unsigned)c->deflate) >= 0, LD_ENOTSUP,
+                 "HDF5: deflate filter not available for /%s", c->name);
+    if (c->no_cache)
+        H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0, H5D_CHUNK_CACHE_W0_DEFAULT);
+    c->ds = H5Dcreate2(file, c->name, c->ftype, space, H5P_DEFAULT, dcpl, dapl);
+    if (c->ds < 0)
+        rc = ld__h5_err(e, LD_EIO, "HDF5: cannot create dataset /%s", c->name);
+    c->written = 0;
+    c->fill = 0;
+fail:
+    if (space >= 0)
+        H5Sclose(space);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (dapl >= 0)
+        H5Pclose(dapl);
+    return rc;
+}
+
+/* Write the buffered rows as one whole chunk (zero padded), growing the dataset to cover it. */
+static int col_flush(col *c, ld_err *e)
+{
+    int rc = LD_OK;
+    hid_t fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID;
+    if (c->fill == 0)
+        return LD_OK;
+    if (c->vlen) {
+        /* Pointers are made only now: the text buffer may have moved while it grew. */
+        char **ptr = (char **)(void *)c->buf;
+        for (size_t i = 0; i < c->chunk_rows; i++)
+            ptr[i] = i < c->fill ? (char *)c->text.p + c->text_off[i] : NULL;
+    } else if (c->fill < c->chunk_rows) {
+        memset(c->buf + c->fill * c->row_bytes, 0, (c->chunk_rows - c->fill) * c->row_bytes);
+    }
+    hsize_t dims[4], start[4] = {c->written}, count[4] = {c->chunk_rows};
+    dims[0] = c->written + c->chunk_rows;
+    for (int i = 1; i < c->rank; i++)
+        dims[i] = count[i] = c->row[i - 1];
+    if (H5Dset_extent(c->ds, dims) < 0) {
+        rc = ld__h5_err(e, LD_EIO, "HDF5: cannot extend /%s to %llu rows", c->name,
+                        (unsigned long long)dims[0]);
+        goto fail;
+    }
+    fspace = H5Dget_space(c->ds);
+    mspace = H5Screate_simple(c->rank, count, NULL);
+    if (fspace < 0 || mspace < 0 ||
+        H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+        H5Dwrite(c->ds, c->mtype, mspace, fspace, H5P_DEFAULT, c->buf) < 0) {
+        rc = ld__h5_err(e, LD_EIO, "HDF5: cannot write /%s rows %llu..%llu", c->name,
+                        (unsigned long long)c->written, (unsigned long long)dims[0]);
+        goto fail;
+    }
+    c->written += c->chunk_rows;
+    c->fill = 0;
+    c->text.len = 0;
+fail:
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    if (mspace >= 0)
+        H5Sclose(mspace);
+    return rc;
+}
+
+/* Append rows (n * row_bytes bytes), flushing whole chunks as they fill. */
+static int col_append(col *c, const void *rows, size_t n, ld_err *e)
+{
+    const uint8_t *p = rows;
+    while (n > 0) {
+        size_t take = c->chunk_rows - c->fill;
+        if (take > n)
+            take = n;
+        memcpy(c->buf + c->fill * c->row_bytes, p, take * c->row_bytes);
+        c->fill += take;
+        p += take * c->row_bytes;
+        n -= take;
+        if (c->fill == c->chunk_rows) {
+            int rc = col_flush(c, e);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return LD_OK;
+}
+
+static int col_append_str(col *c, const char *s, ld_err *e)
+{
+    if (!c->text_off) {
+        c->text_off = malloc(c->chunk_rows * sizeof *c->text_off);
+        if (!c->text_off)
+            return ld__err(e, LD_ENOMEM, "out of memory");
+    }
+    c->text_off[c->fill] = c->text.len;
+    if (ld__buf_append(&c->text, s, strlen(s) + 1) < 0)
+        return ld__err(e, LD_ENOMEM, "out of memory");
+    if (++c->fill == c->chunk_rows)
+        return col_flush(c, e);
+    return LD_OK;
+}
+
+/* Flush the last partial chunk and shrink the dataset to `rows`. */
+static int col_close(col *c, uint64_t rows, ld_err *e)
+{
+    int rc = col_flush(c, e);
+    if (rc < 0)
+        return rc;
+    hsize_t dims[4] = {rows};
+    for (int i = 1; i < c->rank; i++)
+        dims[i] = c->row[i - 1];
+    if (H5Dset_extent(c->ds, dims) < 0)
+        return ld__h5_err(e, LD_EIO, "HDF5: cannot set the final size of /%s", c->name);
+    if (H5Dclose(c->ds) < 0) {
+        c->ds = H5I_INVALID_HID;
+        return ld__h5_err(e, LD_EIO, "HDF5: cannot close /%s", c->name);
+    }
+    c->ds = H5I_INVALID_HID;
+    return LD_OK;
+}
+
+/* ---- the writer ------------------------------------------------------------------------------ */
+
+typedef struct h5w {
+    ld_writer base;
+    /* copies of the options */
+    char *path, *stem, *encoding, *source, *note;
+    char **class_names;
+    size_t n_classes;
+    int encoded, channels, channel_order, quality, resize_mode, resize_w, resize_h, deflate;
+    uint64_t split_bytes;
+    /* raw shape, fixed by the first sample */
+    int c, h, w;
+    size_t sample_bytes;
+    char *first_rel;
+    /* the open file */
+    hid_t file;
+    col data, label, name, offsets, shape;
+    int cols_ready;
+    uint64_t file_n, file_bytes;
+    int file_c, file_h, file_w; /* encoded: common shape of this file's samples, -1 if mixed */
+    /* every file made so far: temporary name -> final name */
+    char **tmp, **final;
+    size_t n_files, cap_files;
+    hid_t vstr; /* variable-length UTF-8 string type */
+    int finished, failed;
+} h5w;
+
+static int lower_ascii(int ch)
+{
+    return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
+}
+
+static int has_ext(const char *p, const char *ext)
+{
+    size_t n = strlen(p), m = strlen(ext);
+    if (n <= m)
+        return 0;
+    for (size_t i = 0; i < m; i++)
+        if (lower_ascii((unsigned char)p[n - m + i]) != ext[i])
+            return 0;
+    return 1;
+}
+
+static int attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hid_t space,
+                      const void *v)
+{
+    hid_t a = H5Acreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    herr_t r = H5Awrite(a, mtype, v);
+    return (H5Aclose(a) < 0 || r < 0) ? -1 : 0;
+}
+
+static int attr_i32(hid_t loc, const char *name, int32_t v)
+{
+    hid_t s = H5Screate(H5S_SCALAR);
+    int r = s < 0 ? -1 : attr_write(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, s, &v);
+    if (s >= 0)
+        H5Sclose(s);
+    return r;
+}
+
+static int attr_str(const h5w *w, hid_t loc, const char *name, const char *v)
+{
+    hid_t s = H5Screate(H5S_SCALAR);
+    const char *p = v ? v : "";
+    int r = s < 0 ? -1 : attr_write(loc, name, w->vstr, w->vstr, s, &p);
+    if (s >= 0)
+        H5Sclose(s);
+    return r;
+}
+
+static const char *resize_mode_name(const h5w *w)
+{
+    if (w->resize_w == 0 && w->resize_h == 0)
+        return "none";
+    switch (w->resize_mode) {
+    case 0: return "squash";
+    case 1: return "crop";
+    case 2: return "pad";
+    case 3: return "max";
+    default: return "unknown";
+    }
+}
+
+static int write_attrs(h5w *w, ld_err *e)
+{
+    hid_t root = w->file;
+    int c = w->encoded ? w->channels : w->c;
+    int32_t height = w->encoded ? (w->file_h > 0 ? w->file_h : 0) : w->h;
+    int32_t width = w->encoded ? (w->file_w > 0 ? w->file_w : 0) : w->w;
+    if (w->encoded && w->file_c > 0)
+        c = w->file_c;
+    const char *order = c == 1 ? LD_H5_ORDER_GRAY
+                        : w->channel_order == 1 ? LD_H5_ORDER_RGB : LD_H5_ORDER_BGR;
+    hsize_t n = w->n_classes;
+    hid_t cs = H5Screate_simple(1, &n, NULL);
+    int bad = cs < 0;
+    bad |= attr_str(w, root, LD_H5_ATTR_FORMAT, LD_H5_FORMAT_NAME);
+    bad |= attr_i32(root, LD_H5_ATTR_FORMAT_VERSION, LD_H5_FORMAT_VERSION);
+    bad |= attr_str(w, root, LD_H5_ATTR_STORAGE,
+                    w->encoded ? LD_H5_STORAGE_ENCODED : LD_H5_STORAGE_RAW);
+    if (w->encoded)
+        bad |= attr_str(w, root, LD_H5_ATTR_ENCODING, w->encoding);
+    bad |= attr_str(w, root, LD_H5_ATTR_CHANNEL_ORDER, order);
+    bad |= attr_str(w, root, LD_H5_ATTR_LAYOUT, LD_H5_LAYOUT_NCHW);
+    bad |= attr_i32(root, LD_H5_ATTR_CHANNELS, c);
+    bad |= attr_i32(root, LD_H5_ATTR_HEIGHT, height);
+    bad |= attr_i32(root, LD_H5_ATTR_WIDTH, width);
+    /* HDF5 wants a buffer even for zero elements */
+    const char *no_names[1] = {""};
+    if (cs >= 0)
+        bad |= attr_write(root, LD_H5_ATTR_CLASS_NAMES, w->vstr, w->vstr, cs,
+                          w->n_classes ? (const void *)w->class_names : (const void *)no_names);
+    bad |= attr_i32(root, LD_H5_ATTR_NUM_CLASSES, (int32_t)w->n_classes);
+    bad |= attr_i32(root, LD_H5_ATTR_QUALITY, w->quality);
+    bad |= attr_str(w, root, LD_H5_ATTR_RESIZE_MODE, resize_mode_name(w));
+    bad |= attr_i32(root, LD_H5_ATTR_RESIZE_W, w->resize_w);
+    bad |= attr_i32(root, LD_H5_ATTR_RESIZE_H, w->resize_h);
+    bad |= attr_str(w, root, LD_H5_ATTR_SOURCE, w->source);
+    bad |= attr_str(w, root, LD_H5_ATTR_NOTE, w->note);
+    bad |= attr_str(w, root, LD_H5_ATTR_TOOL_VERSION, LD_VERSION_STRING);
+    if (cs >= 0)
+        H5Sclose(cs);
+    if (bad)
+        return ld__h5_err(e, LD_EIO, "%s: cannot write attributes", w->tmp[w->n_files - 1]);
+    return LD_OK;
+}
+
+/* Set up the column layouts (not the datasets) once the sample shape is known. */
+static int cols_setup(h5w *w, ld_err *e)
+{
+    int rc = LD_OK;
+    hsize_t none[1] = {0};
+    if (w->encoded) {
+        hsize_t three[1] = {3};
+        LD_TRY(col_init(&w->data, LD_H5_DS_ENCODED, H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, none, 1,
+                        LD_H5_CHUNK_BYTES));
+        w->data.no_cache = 1;
+        LD_TRY(col_init(&w->offsets, LD_H5_DS_OFFSETS, H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, none,
+                        8, LD_H5_LABEL_CHUNK));
+        LD_TRY(col_init(&w->shape, LD_H5_DS_SHAPE, H5T_STD_U32LE, H5T_NATIVE_UINT32, 2, three, 4,
+                        LD_H5_SHAPE_CHUNK));
+    } else {
+        hsize_t row[3] = {(hsize_t)w->c, (hsize_t)w->h, (hsize_t)w->w};
+        size_t k = LD_H5_CHUNK_BYTES / w->sample_bytes;
+        LD_TRY(col_init(&w->data, LD_H5_DS_DATA, H5T_STD_U8LE, H5T_NATIVE_UINT8, 4, row, 1,
+                        k ? k : 1));
+        w->data.no_cache = 1;
+        w->data.deflate = w->deflate;
+    }
+    LD_TRY(col_init(&w->label, LD_H5_DS_LABEL, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, none, 4,
+                    LD_H5_LABEL_CHUNK));
+    LD_TRY(col_init(&w->name, LD_H5_DS_FILENAME, w->vstr, w->vstr, 1, none, sizeof(char *),
+                    LD_H5_NAME_CHUNK));
+    w->name.vlen = 1;
+    w->cols_ready = 1;
+fail:
+    if (rc < 0)
+        ld__err(e, rc, "cannot allocate the HDF5 chunk buffers");
+    return rc;
+}
+
+static int cols_create(h5w *w, ld_err *e)
+{
+    int rc = LD_OK;
+    LD_TRY(col_create(&w->data, w->file, e));
+    if (w->encoded) {
+        LD_TRY(col_create(&w->offsets, w->file, e));
+        LD_TRY(col_create(&w->shape, w->file, e));
+        uint64_t zero = 0; /* offsets[0] */
+        LD_TRY(col_append(&w->offsets, &zero, 1, e));
+    }
+    LD_TRY(col_create(&w->label, w->file, e));
+    LD_TRY(col_create(&w->name, w->file, e));
+fail:
+    return rc;
+}
+
+static int add_name(h5w *w, char *tmp, char *final)
+{
+    if (w->n_files == w->cap_files) {
+        size_t cap = w->cap_files ? w->cap_files * 2 : 8;
+        char **t = realloc(w->tmp, cap * sizeof *t);
+        if (t)
+            w->tmp = t;
+        char **f = realloc(w->final, cap * sizeof *f);
+        if (f)
+            w->final = f;
+        if (!t || !f)
+            return LD_ENOMEM;
+        w->cap_files = cap;
+    }
+    w->tmp[w->n_files] = tmp;
+    w->final[w->n_files] = final;
+    w->n_files++;
+    return LD_OK;
+}
+
+/* Start the next output file (under its temporary name). */
+static int file_open(h5w *w, ld_err *e)
+{
+    int rc = LD_OK;
+    char *final = NULL, *tmp = NULL;
+    hid_t fcpl = H5I_INVALID_HID, fapl = H5I_INVALID_HID;
+    if (w->split_bytes)
+        final = ld__asprintf("%s" LD_H5_SPLIT_FMT LD_H5_SPLIT_EXT, w->stem,
+                             (unsigned)w->n_files);
+    else
+        final = ld__strdup(w->path);
+    LD_CHECK(e, final, LD_ENOMEM, "out of memory");
+    tmp = ld__temp_name(final, w);
+    LD_CHECK(e, tmp, LD_ENOMEM, "out of memory");
+    LD_CHECK(e, add_name(w, tmp, final) == LD_OK, LD_ENOMEM, "out of memory");
+    final = tmp = NULL; /* owned by the name list now */
+
+    fcpl = H5Pcreate(H5P_FILE_CREATE);
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    LD_CHECK(e, fcpl >= 0 && fapl >= 0, LD_ENOMEM, "HDF5: out of memory");
+    /* No time stamps on the root group (reproducible bytes). Oldest file format that can
+     * hold our objects, so that HDF5 1.8 (Caffe builds) reads the file; many class names
+     * need the 1.8 object header for attributes over 64 KiB. */
+    H5F_libver_t low = w->n_classes > 2048 ? H5F_LIBVER_V18 : H5F_LIBVER_EARLIEST;
+    LD_CHECK(e, H5Pset_obj_track_times(fcpl, 0) >= 0 &&
+                    H5Pset_libver_bounds(fapl, low, H5F_LIBVER_V18) >= 0 &&
+                    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0 &&
+                    H5Pset_alignment(fapl, 65536, 4096) >= 0,
+             LD_EINVAL, "HDF5: cannot set file properties");
+    /* Big chunks start on 4 KiB boundaries: a reader can map or read them page-aligned. */
+    w->file = H5Fcreate(w->tmp[w->n_files - 1], H5F_ACC_TRUNC, fcpl, fapl);
+    if (w->file < 0) {
+        rc = ld__h5_err(e, LD_EIO, "%s: cannot create HDF5 file (temporary for %s)",
+                        w->tmp[w->n_files - 1], w->final[w->n_files - 1]);
+        goto fail;
+    }
+    w->file_n = w->file_bytes = 0;
+    w->file_c = w->file_h = w->file_w = 0;
+    if (w->cols_ready)
+        LD_TRY(cols_create(w, e));
+fail:
+    free(final);
+    free(tmp);
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    return rc;
+}
+
+/* Complete the open file: last chunks, final sizes, attributes, close. */
+static int file_close(h5w *w, ld_err *e)
+{
+    int rc = LD_OK;
+    if (w->cols_ready) {
+        LD_TRY(col_close(&w->data, w->encoded ? w->file_bytes : w->file_n, e));
+        if (w->encoded) {
+            LD_TRY(col_close(&w->offsets, w->file_n + 1, e));
+            LD_TRY(col_close(&w->shape, w->file_n, e));
+        }
+        LD_TRY(col_close(&w->label, w->file_n, e));
+        LD_TRY(col_close(&w->name, w->file_n, e));
+    }
+    LD_TRY(write_attrs(w, e));
+    herr_t r = H5Fclose(w->file);
+    w->file = H5I_INVALID_HID;
+    if (r < 0)
+        rc = ld__h5_err(e, LD_EIO, "%s: cannot close HDF5 file", w->tmp[w->n_files - 1]);
+fail:
+    return rc;
+}
+
+static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
+{
+    h5w *w = (h5w *)base;
+    int rc = LD_OK;
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    LD_CHECK(e, !w->finished && !w->failed, LD_ESTATE,
+             "HDF5 writer: add() after finish() or after a failed write");
+    LD_CHECK(e, s->c >= 1 && s->h >= 1 && s->w >= 1 && s->rel, LD_EINVAL,
+             "HDF5 writer: sample %s has an invalid shape %dx%dx%d", s->rel ? s->rel : "?", s->c,
+             s->h, s->w);
+    if (!w->encoded) {
+        if (!w->first_rel) {
+            size_t n;
+            LD_CHECK(e, ld__mul_size((size_t)s->c, (size_t)s->h, &n) &&
+                            ld__mul_size(n, (size_t)s->w, &n), LD_ELIMIT,
+                     "%s: image too large", s->rel);
+            LD_CHECK(e, !w->split_bytes || n <= w->split_bytes, LD_EINVAL,
+                     "split size %llu bytes is smaller than one sample (%dx%dx%d = %zu bytes)",
+                     (unsigned long long)w->split_bytes, s->c, s->h, s->w, n);
+            w->c = s->c;
+            w->h = s->h;
+            w->w = s->w;
+            w->sample_bytes = n;
+            LD_TRY(cols_setup(w, e));
+            w->first_rel = ld__strdup(s->rel);
+            LD_CHECK(e, w->first_rel, LD_ENOMEM, "out of memory");
+            LD_TRY(cols_create(w, e));
+        }
+        LD_CHECK(e, s->c == w->c && s->h == w->h && s->w == w->w, LD_EINVAL,
+                 "%s: image is %dx%dx%d (channels x height x width) but the dataset's images are "
+                 "%dx%dx%d (fixed by the first image, %s); raw HDF5 storage needs one size: use "
+                 "--resize WxH to give every image the same size, or --quality Q to store "
+                 "encoded images",
+                 s->rel, s->c, s->h, s->w, w->c, w->h, w->w, w->first_rel);
+        LD_CHECK(e, s->len == w->sample_bytes, LD_EINVAL,
+                 "%s: sample has %zu bytes, expected %zu for %dx%dx%d", s->rel, s->len,
+                 w->sample_bytes, s->c, s->h, s->w);
+    } else {
+        LD_CHECK(e, !w->split_bytes || s->len <= w->split_bytes, LD_EINVAL,
+                 "%s: encoded image (%zu bytes) is larger than the split size %llu", s->rel,
+                 s->len, (unsigned long long)w->split_bytes);
+    }
+    /* Split: a new file when this sample would push the data over the limit (or over
+     * Caffe's 2^31-1 elements per blob). */
+    if (w->split_bytes && w->file_n > 0 &&
+        (w->file_bytes + s->len > w->split_bytes ||
+         w->file_bytes + s->len > LD_H5_MAX_ELEMS_PER_FILE)) {
+        LD_TRY(file_close(w, e));
+        LD_TRY(file_open(w, e));
+    }
+    LD_TRY(col_append(&w->data, s->data, w->encoded ? s->len : 1, e));
+    if (w->encoded) {
+        uint64_t end = w->file_bytes + s->len;
+        uint32_t shp[3] = {(uint32_t)s->c, (uint32_t)s->h, (uint32_t)s->w};
+        LD_TRY(col_append(&w->offsets, &end, 1, e));
+        LD_TRY(col_append(&w->shape, shp, 1, e));
+        if (w->file_n == 0) {
+            w->file_c = s->c;
+            w->file_h = s->h;
+            w->file_w = s->w;
+        } else {
+            if (w->file_c != s->c)
+                w->file_c = -1;
+            if (w->file_h != s->h || w->file_w != s->w)
+                w->file_h = w->file_w = -1;
+        }
+    }
+    LD_TRY(col_append(&w->label, &s->label, 1, e));
+    LD_TRY(col_append_str(&w->name, s->rel, e));
+    w->file_n++;
+    w->file_bytes += s->len;
+fail:
+    if (rc < 0 && rc != LD_EINVAL && rc != LD_ESTATE)
+        w->failed = 1; /* the file may be inconsistent: refuse further writes */
+    ld__h5_quiet_end(&q);
+    return rc;
+}
+
+/* Make a file's data durable before it gets its final name. */
+static int sync_file(const char *path, ld_err *e)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ld__err(e, LD_EIO, "%s: cannot reopen to sync: %s", path, strerror(errno));
+    int r = fsync(fd);
+    int saved = errno;
+    close(fd);
+    if (r != 0 && saved != EINVAL && saved != EROFS)
+        return ld__err(e, LD_EIO, "%s: fsync failed: %s", path, strerror(saved));
+    return LD_OK;
+}
+
+static int write_list(h5w *w, const char *tmp, ld_err *e)
+{
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return ld__err(e, LD_EIO, "%s: cannot create list file: %s", tmp, strerror(errno));
+    int bad = 0;
+    for (size_t i = 0; i < w->n_files; i++)
+        bad |= fprintf(f, "%s\n", w->final[i]) < 0;
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS;
+    int saved = errno;
+    bad |= fclose(f) != 0;
+    if (bad)
+        return ld__err(e, LD_EIO, "%s: cannot write list file: %s", tmp, strerror(saved));
+    return LD_OK;
+}
+
+static int h5w_finish(ld_writer *base, ld_err *e)
+{
+    h5w *w = (h5w *)base;
+    int rc = LD_OK;
+    char *list = NULL, *list_tmp = NULL;
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    LD_CHECK(e, !w->finished && !w->failed, LD_ESTATE,
+             "HDF5 writer: finish() after finish() or after a failed write");
+    if (!w->cols_ready) {
+        /* No sample at all: an empty dataset still needs a shape; raw takes the resize size. */
+        LD_CHECK(e, w->encoded || (w->resize_w > 0 && w->resize_h > 0 && w->resize_mode != 3),
+                 LD_EINVAL, "no image was written, so the HDF5 dataset has no shape");
+        if (!w->encoded) {
+            w->c = w->channels;
+            w->h = w->resize_h;
+            w->w = w->resize_w;
+            w->sample_bytes = (size_t)w->c * (size_t)w->h * (size_t)w->w;
+        }
+        LD_TRY(cols_setup(w, e));
+        LD_TRY(cols_create(w, e));
+    }
+    LD_TRY(file_close(w, e));
+    for (size_t i = 0; i < w->n_files; i++)
+        LD_TRY(sync_file(w->tmp[i], e));
+    if (w->split_bytes) {
+        list = ld__asprintf("%s" LD_H5_LIST_EXT, w->stem);
+        LD_CHECK(e, list, LD_ENOMEM, "out of memory");
+        list_tmp = ld__temp_name(list, w);
+        LD_CHECK(e, list_tmp, LD_ENOMEM, "out of memory");
+        LD_TRY(write_list(w, list_tmp, e));
+    }
+    for (size_t i = 0; i < w->n_files; i++) {
+        LD_CHECK(e, rename(w->tmp[i], w->final[i]) == 0, LD_EIO, "%s: cannot rename to %s: %s",
+                 w->tmp[i], w->final[i], strerror(errno));
+        free(w->tmp[i]);
+        w->tmp[i] = NULL; /* published: free() must not remove it */
+    }
+    /* The list last: a reader that sees the list finds every file it names. */
+    if (list_tmp) {
+        LD_CHECK(e, rename(list_tmp, list) == 0, LD_EIO, "%s: cannot rename to %s: %s",
+                 list_tmp, list, strerror(errno));
+    }
+    w->base.files_out = w->n_files;
+    w->finished = 1;
+fail:
+    if (rc < 0) {
+        w->failed = 1;
+        if (list_tmp)
+            unlink(list_tmp);
+    }
+    free(list);
+    free(list_tmp);
+    ld__h5_quiet_end(&q);
+    return rc;
+}
+
+static void h5w_free(ld_writer *base)
+{
+    h5w *w = (h5w *)base;
+    if (!w)
+        return;
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        col_free(cols[i]);
+    if (w->file >= 0)
+        H5Fclose(w->file);
+    for (size_t i = 0; i < w->n_files; i++) {
+        if (w->tmp[i])
+            unlink(w->tmp[i]); /* not published: finish() did not run or failed */
+        free(w->tmp[i]);
+        free(w->final[i]);
+    }
+    if (w->vstr >= 0)
+        H5Tclose(w->vstr);
+    ld__h5_quiet_end(&q);
+    free(w->tmp);
+    free(w->final);
+    for (size_t i = 0; i < w->n_classes; i++)
+        free(w->class_names[i]);
+    free(w->class_names);
+    free(w->path);
+    free(w->stem);
+    free(w->encoding);
+    free(w->source);
+    free(w->note);
+    free(w->first_rel);
+    free(w);
+}
+
+static const ld_writer_vt h5w_vt = {h5w_add, h5w_finish, h5w_free};
+
+int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
+{
+    int rc = LD_OK;
+    h5w *w = NULL;
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    *out = NULL;
+    LD_CHECK(e, o && o->path && *o->path, LD_EINVAL, "HDF5 writer: no output path");
+    LD_CHECK(e, o->channels == 1 || o->channels == 3, LD_EINVAL,
+             "HDF5 writer: channels must be 1 or 3, not %d", o->channels);
+    LD_CHECK(e, o->deflate >= 0 && o->deflate <= 9, LD_EINVAL,
+             "HDF5 writer: deflate level must be 0..9, not %d", o->deflate);
+    LD_CHECK(e, o->n_classes <= INT32_MAX, LD_EINVAL, "HDF5 writer: too many classes");
+    w = calloc(1, sizeof *w);
+    LD_CHECK(e, w, LD_ENOMEM, "out of memory");
+    w->base.vt = &h5w_vt;
+    w->file = H5I_INVALID_HID;
+    w->vstr = H5I_INVALID_HID;
+    w->data.ds = w->label.ds = w->name.ds = w->offsets.ds = w->shape.ds = H5I_INVALID_HID;
+    w->encoded = o->encoded != 0;
+    w->channels = o->channels;
+    w->channel_order = o->channel_order;
+    w->quality = o->quality;
+    w->resize_mode = o->resize_mode;
+    w->resize_w = o->resize_w;
+    w->resize_h = o->resize_h;
+    w->deflate = o->deflate;
+    w->split_bytes = o->split_bytes;
+    w->path = ld__strdup(o->path);
+    w->encoding = ld__strdup(o->encoding ? o->encoding : "original");
+    w->source = ld__strdup(o->source ? o->source : "");
+    w->note = ld__strdup(o->note ? o->note : "");
+    LD_CHECK(e, w->path && w->encoding && w->source && w->note, LD_ENOMEM, "out of memory");
+    /* stem: the output path without its .h5/.hdf5 (or .txt, the list's own) extension */
+    w->stem = ld__strdup(o->path);
+    LD_CHECK(e, w->stem, LD_ENOMEM, "out of memory");
+    if (has_ext(w->stem, ".h5") || has_ext(w->stem, ".txt"))
+        w->stem[strlen(w->stem) - (has_ext(w->stem, ".h5") ? 3 : 4)] = '\0';
+    else if (has_ext(w->stem, ".hdf5"))
+        w->stem[strlen(w->stem) - 5] = '\0';
+    if (o->n_classes) {
+        w->class_names = calloc(o->n_classes, sizeof *w->class_names);
+        LD_CHECK(e, w->class_names, LD_ENOMEM, "out of memory");
+        for (size_t i = 0; i < o->n_classes; i++) {
+            w->class_names[i] = ld__strdup(o->class_names[i] ? o->class_names[i] : "");
+            LD_CHECK(e, w->class_names[i], LD_ENOMEM, "out of memory");
+            w->n_classes = i + 1;
+        }
+    }
+    w->vstr = H5Tcopy(H5T_C_S1);
+    LD_CHECK(e, w->vstr >= 0 && H5Tset_size(w->vstr, H5T_VARIABLE) >= 0 &&
+                    H5Tset_cset(w->vstr, H5T_CSET_UTF8) >= 0,
+             LD_ENOMEM, "HDF5: cannot make the string type");
+    if (w->encoded)
+        LD_TRY(cols_setup(w, e));
+    LD_TRY(file_open(w, e));
+    *out = &w->base;
+    w = NULL;
+fail:
+    ld__h5_quiet_end(&q);
+    h5w_free(w ? &w->base : NULL);
+    return rc;
+}
