@@ -29,10 +29,10 @@ LD_C_LIST_FILE = 100
 LD_C_SOURCE_NOTE = 101
 
 FORMATS = {None: 0, "auto": 0, "hdf5": 1, "h5": 1, "lmdb": 2}
-MODES = {"squash": 0, "crop": 1, "pad": 2, "max": 3}
+MODES = {"squash": 0, "stretch": 0, "crop": 1, "pad": 2, "fit": 2, "max": 3}
 ENCODE_TYPES = {"jpg": 0, "jpeg": 0, "png": 1}
 
-_SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b)?\s*$", re.I)
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*([kmgt]?)(i?b)?\s*$", re.I)
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def parse_size(value, what="split"):
         m = _SIZE_RE.match(value)
         if not m:
             raise ValueError(f"{what}: cannot read {value!r} as a size (e.g. 1000000, 512M, 2G)")
-        return int(m.group(1)) * 1024 ** "_kmgt".index((m.group(2) or "_").lower())
+        return int(float(m.group(1)) * 1024 ** "_kmgt".index((m.group(2) or "_").lower()))
     return _int(value, what)
 
 
@@ -230,7 +230,8 @@ class Converter:
             raise ValueError("string parameters cannot contain NUL bytes")
         api.ld_convert_set_str(self._handle(), pid, b)
 
-    def configure(self, quality=None, resize=None, mode=None, pad_value=None, gray=None,
+    def configure(self, quality=None, resize=None, max_side=None, mode=None, pad_value=None,
+                  gray=None,
                   rgb=None, format=None, threads=None, shuffle=None, seed=None, strict=None,
                   max_pixels=None, split=None, deflate=None, check_size=None, encoded=None,
                   encode_type=None, list_file=None, note=None, **params):
@@ -246,6 +247,10 @@ class Converter:
             else:
                 w = h = _int(resize, "resize")
             ints += [("resize_w", w), ("resize_h", h)]
+        if max_side is not None:
+            # dataconv --max-side N: keep the aspect, longer side at most N, never enlarge.
+            n = _int(max_side, "max_side")
+            ints += [("resize_mode", MODES["max"]), ("resize_w", n), ("resize_h", n)]
         if mode is not None:
             ints.append(("resize_mode", _choice(mode, MODES, "mode")))
         if pad_value is not None:
@@ -309,8 +314,8 @@ class Converter:
         return s
 
 
-def convert(src, out, quality=None, resize=None, mode=None, pad_value=None, gray=None, rgb=None,
-            format=None, threads=None, shuffle=None, seed=None, strict=None, max_pixels=None,
+def convert(src, out, quality=None, resize=None, max_side=None, mode=None, pad_value=None,
+            gray=None, rgb=None, format=None, threads=None, shuffle=None, seed=None, strict=None, max_pixels=None,
             split=None, deflate=None, check_size=None, encoded=None, encode_type=None,
             list_file=None, note=None, progress=None, log=None, **params):
     """Convert an image folder (class sub-folders) or, with list_file, the files of a Caffe
@@ -318,7 +323,8 @@ def convert(src, out, quality=None, resize=None, mode=None, pad_value=None, gray
 
     quality      1..100 re-encode as JPEG at that quality; 0/None store raw pixels
     resize       N or (width, height); None keeps the source size
-    mode         "squash" (default) | "crop" | "pad" | "max"
+    max_side     N: keep the aspect ratio, longer side at most N (mode "max")
+    mode         "squash" (default) | "crop" | "pad" | "max" ("stretch", "fit" as in dataconv)
     pad_value    gray level of the padding for mode="pad"
     gray         True: 1-channel output;   rgb: True: RGB order instead of BGR
     format       "hdf5" | "lmdb" | None (from the output name)
@@ -336,7 +342,8 @@ def convert(src, out, quality=None, resize=None, mode=None, pad_value=None, gray
     log          callable(level, message) for every library message
     Returns a ConvertSummary; raises LibdataError (with the library's message) on failure.
     """
-    with Converter(log=log, progress=progress, quality=quality, resize=resize, mode=mode,
+    with Converter(log=log, progress=progress, quality=quality, resize=resize,
+                   max_side=max_side, mode=mode,
                    pad_value=pad_value, gray=gray, rgb=rgb, format=format, threads=threads,
                    shuffle=shuffle, seed=seed, strict=strict, max_pixels=max_pixels, split=split,
                    deflate=deflate, check_size=check_size, encoded=encoded,

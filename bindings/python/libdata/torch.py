@@ -43,12 +43,15 @@ class Dataset(IterableDataset):
                     else 0 and 1
       threads       reader threads per process; None = the cores divided among the workers
       long_labels   True (default): labels as int64 (what nn.CrossEntropyLoss wants)
+      return_indices  True: yield (data, labels, indices), indices = the samples' dataset
+                    positions (int64), e.g. to check coverage or look up file names
       epoch         the first epoch; set_epoch() changes it (call it every epoch when the
                     DataLoader's workers are not persistent, as with DistributedSampler)
     """
 
     def __init__(self, path, batch_size=64, shuffle=False, seed=0, rank=None, world=None,
-                 threads=None, long_labels=True, epoch=0, **reader_kwargs):
+                 threads=None, long_labels=True, return_indices=False, epoch=0,
+                 **reader_kwargs):
         super().__init__()
         for bad in ("copy", "log"):
             if bad in reader_kwargs:
@@ -61,6 +64,7 @@ class Dataset(IterableDataset):
         self.world = world
         self.threads = threads
         self.long_labels = long_labels
+        self.return_indices = return_indices
         self.epoch = epoch
         self.reader_kwargs = reader_kwargs
 
@@ -94,6 +98,9 @@ class Dataset(IterableDataset):
                 y = torch.from_numpy(labels)
                 if self.long_labels and not y.is_floating_point():
                     y = y.long()
-                yield x, y
+                if self.return_indices:
+                    yield x, y, torch.from_numpy(r.indices.astype("int64"))
+                else:
+                    yield x, y
         # A persistent worker (or the main process) moves on to the next epoch by itself.
         self.epoch += 1
