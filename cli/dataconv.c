@@ -14,6 +14,7 @@
 #include <libdata/convert.h>
 #include <libdata/libdata.h>
 
+#include "bench.h"
 #include "options.h"
 #include "progress.h"
 
@@ -288,6 +289,8 @@ int main(int argc, char **argv)
         return print_version();
     case DC_CMD_INFO:
         return cmd_info(&o);
+    case DC_CMD_BENCH:
+        return dc_bench(argc, argv, 2);
     case DC_CMD_CONVERT:
         return cmd_convert(&o, argc, argv);
     }

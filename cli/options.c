@@ -27,7 +27,7 @@ int dc_usage_error(const char *fmt, ...)
 
 /* ---- value parsers ------------------------------------------------------------------- */
 
-static int parse_i64(const char *s, int64_t *out)
+int dc_parse_i64(const char *s, int64_t *out)
 {
     if (!s || !*s)
         return 0;
@@ -41,22 +41,22 @@ static int parse_i64(const char *s, int64_t *out)
 }
 
 /* "N" or "WxH" (also "WXH"); both sides > 0. */
-static int parse_geometry(const char *s, int64_t *w, int64_t *h)
+int dc_parse_geometry(const char *s, int64_t *w, int64_t *h)
 {
     const char *x = strpbrk(s, "xX");
     if (!x)
-        return parse_i64(s, w) && *w > 0 && (*h = *w, 1);
+        return dc_parse_i64(s, w) && *w > 0 && (*h = *w, 1);
     char left[32];
     size_t n = (size_t)(x - s);
     if (n == 0 || n >= sizeof left)
         return 0;
     memcpy(left, s, n);
     left[n] = '\0';
-    return parse_i64(left, w) && parse_i64(x + 1, h) && *w > 0 && *h > 0;
+    return dc_parse_i64(left, w) && dc_parse_i64(x + 1, h) && *w > 0 && *h > 0;
 }
 
 /* Bytes with an optional binary suffix: 500M, 2G, 1.5G, 64KiB, 1000000. */
-static int parse_size(const char *s, int64_t *out)
+int dc_parse_size(const char *s, int64_t *out)
 {
     if (!s || !*s)
         return 0;
@@ -87,7 +87,7 @@ static int parse_size(const char *s, int64_t *out)
 }
 
 /* gflags booleans: true/false, 1/0, yes/no, t/f, y/n. */
-static int parse_bool(const char *s, int *out)
+int dc_parse_bool(const char *s, int *out)
 {
     static const char *yes[] = {"true", "1", "yes", "t", "y"};
     static const char *no[] = {"false", "0", "no", "f", "n"};
@@ -151,7 +151,7 @@ static const opt_def OPTS[] = {
 #define NOPTS (sizeof OPTS / sizeof *OPTS)
 
 /* Compare a typed name (n bytes) with a canonical one, '_' matching '-'. */
-static int name_eq(const char *typed, size_t n, const char *canon)
+int dc_name_eq(const char *typed, size_t n, const char *canon)
 {
     size_t i = 0;
     for (; i < n && canon[i]; i++) {
@@ -166,7 +166,7 @@ static int name_eq(const char *typed, size_t n, const char *canon)
 static const opt_def *find_long(const char *name, size_t n)
 {
     for (size_t i = 0; i < NOPTS; i++)
-        if (name_eq(name, n, OPTS[i].name))
+        if (dc_name_eq(name, n, OPTS[i].name))
             return &OPTS[i];
     return NULL;
 }
@@ -184,7 +184,7 @@ static const ld_param_desc *find_table_param(const char *name, size_t n)
     size_t count = 0;
     const ld_param_desc *t = ld_convert_params(&count);
     for (size_t i = 0; t && i < count; i++)
-        if (t[i].name && name_eq(name, n, t[i].name))
+        if (t[i].name && dc_name_eq(name, n, t[i].name))
             return &t[i];
     return NULL;
 }
@@ -225,7 +225,7 @@ int64_t dc_param_value(const dc_opts *o, ld_convert_param id, int64_t def)
 
 static int want_int(const char *flag, const char *val, int64_t *v)
 {
-    if (!parse_i64(val, v))
+    if (!dc_parse_i64(val, v))
         return dc_usage_error("%s: '%s' is not an integer", flag, val);
     return DC_EXIT_OK;
 }
@@ -257,7 +257,7 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
         TRY(want_int(flag, val, &v));
         return add_param(o, flag, LD_C_QUALITY, v);
     case O_RESIZE:
-        if (!parse_geometry(val, &w, &h))
+        if (!dc_parse_geometry(val, &w, &h))
             return dc_usage_error("%s '%s': expected N (for NxN) or WxH, e.g. --resize 224 or "
                                   "--resize 256x192", flag, val);
         o->resize_w_given = o->resize_h_given = 1;
@@ -315,12 +315,12 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
         TRY(want_int(flag, val, &v));
         return add_param(o, flag, LD_C_SEED, v);
     case O_MAX_PIXELS:
-        if (!parse_i64(val, &v) && !(parse_geometry(val, &w, &h) && (v = w * h, 1)))
+        if (!dc_parse_i64(val, &v) && !(dc_parse_geometry(val, &w, &h) && (v = w * h, 1)))
             return dc_usage_error("%s '%s': expected a pixel count (e.g. 100000000) or WxH",
                                   flag, val);
         return add_param(o, flag, LD_C_MAX_PIXELS, v);
     case O_SPLIT:
-        if (!parse_size(val, &v))
+        if (!dc_parse_size(val, &v))
             return dc_usage_error("%s '%s': expected a size in bytes, e.g. 2G, 500M, 64K", flag,
                                   val);
         return add_param(o, flag, LD_C_SPLIT_BYTES, v);
@@ -362,6 +362,9 @@ int dc_parse(int argc, char **argv, dc_opts *o)
         } else if (strcmp(argv[1], "info") == 0) {
             o->cmd = DC_CMD_INFO;
             first = 2;
+        } else if (strcmp(argv[1], "bench") == 0) {
+            o->cmd = DC_CMD_BENCH;
+            return DC_EXIT_OK;
         } else if (strcmp(argv[1], "help") == 0) {
             o->cmd = DC_CMD_HELP;
             return DC_EXIT_OK;
@@ -414,7 +417,7 @@ int dc_parse(int argc, char **argv, dc_opts *o)
         if (d && !d->takes_value) {
             if (val) {
                 int b;
-                if (!parse_bool(val, &b))
+                if (!dc_parse_bool(val, &b))
                     return dc_usage_error("%s: expected true or false, got '%s'", flag, val);
                 on = on ? b : !b;
             }
@@ -456,6 +459,8 @@ void dc_print_help(void *fp)
 "  dataconv ROOT/ LIST DB [options]               convert_imageset's argument order (LMDB\n"
 "                                                 unless DB ends in .h5/.hdf5 or --format)\n"
 "  dataconv info FILE                             describe a dataset (HDF5, LMDB, split .txt)\n"
+"  dataconv bench FILE [--batch N --shuffle ...]  read it with libdata's reader: images/s,\n"
+"                                                 memory ('dataconv bench --help')\n"
 "\n"
 "OUT ending in .lmdb (or an existing directory) is written as LMDB, anything else as HDF5.\n"
 "Without --quality/--encoded, pixels are stored raw (uint8 NxCxHxW) and every image must\n"
@@ -502,6 +507,7 @@ void dc_print_help(void *fp)
 "  dataconv -resize_width=256 -resize_height=256 -shuffle images/ train.txt train_lmdb\n"
 "  dataconv images/ big.h5 --resize 224 --split 1G       files of at most 1 GiB + big.txt\n"
 "  dataconv info train.h5\n"
+"  dataconv bench train.h5 --batch 256 --shuffle --epochs 3\n"
 "\n"
 "Exit codes:\n"
 "  0    output written (skipped files, if any, were named on stderr)\n"

@@ -30,6 +30,7 @@ enum {
 typedef enum dc_command {
     DC_CMD_CONVERT = 0,
     DC_CMD_INFO,
+    DC_CMD_BENCH, /* arguments parsed by bench.c from argv[2] on */
     DC_CMD_HELP,
     DC_CMD_VERSION
 } dc_command;
@@ -68,6 +69,13 @@ int dc_parse(int argc, char **argv, dc_opts *o);
 
 /** Last value given for a parameter, or `def` if it was not given. */
 int64_t dc_param_value(const dc_opts *o, ld_convert_param id, int64_t def);
+
+/* Value parsers shared with the bench command; each returns 1 on success, 0 on bad input. */
+int dc_parse_i64(const char *s, int64_t *out);
+int dc_parse_geometry(const char *s, int64_t *w, int64_t *h); /* "N" or "WxH", both > 0 */
+int dc_parse_size(const char *s, int64_t *out);               /* bytes, K/M/G/T binary suffix */
+int dc_parse_bool(const char *s, int *out);                   /* true/false/1/0/yes/no */
+int dc_name_eq(const char *typed, size_t n, const char *canon); /* '_' == '-', case-folded */
 
 /** Print the full --help text to `f`. */
 void dc_print_help(void *f);

@@ -1,0 +1,347 @@
+/*
+ * dataconv bench FILE: stream mini-batches with libdata's reader (<libdata/reader.h>) and
+ * report the throughput and the memory it took, to size a training job's input pipeline
+ * before running it.
+ *
+ * Flags: the reader's parameter table (ld_reader_params) gives every integer parameter as
+ * --NAME VALUE (0/1 parameters also as switches); the friendlier spellings below are mapped
+ * onto it. The batch contents are read (one byte per cache line) as a training step would,
+ * so lazily filled memory cannot flatter the numbers.
+ */
+#include "bench.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <libdata/reader.h>
+
+#include "options.h"
+#include "progress.h"
+
+#define MAX_SETS 64
+
+typedef struct bench_opts {
+    const char *path;
+    int64_t epochs;
+    int quiet;
+    struct { int id; int64_t v; char flag[40]; } set[MAX_SETS];
+    int nset;
+    struct { int id; const char *v; } str[8];
+    int nstr;
+} bench_opts;
+
+static int add_set(bench_opts *b, const char *flag, int id, int64_t v)
+{
+    int64_t lo, hi;
+    if (ld_reader_param_bounds(id, &lo, &hi) == LD_OK && (v < lo || v > hi))
+        return dc_usage_error("bench: %s %" PRId64 ": out of range (%" PRId64 "..%" PRId64 ")",
+                              flag, v, lo, hi);
+    if (b->nset == MAX_SETS)
+        return dc_usage_error("bench: too many options");
+    b->set[b->nset].id = id;
+    b->set[b->nset].v = v;
+    snprintf(b->set[b->nset].flag, sizeof b->set[b->nset].flag, "%s", flag);
+    b->nset++;
+    return DC_EXIT_OK;
+}
+
+static int add_str(bench_opts *b, int id, const char *v)
+{
+    if (b->nstr == (int)(sizeof b->str / sizeof *b->str))
+        return dc_usage_error("bench: too many options");
+    b->str[b->nstr].id = id;
+    b->str[b->nstr].v = v;
+    b->nstr++;
+    return DC_EXIT_OK;
+}
+
+static const ld_param_desc *reader_param(const char *name, size_t n)
+{
+    size_t count = 0;
+    const ld_param_desc *t = ld_reader_params(&count);
+    for (size_t i = 0; t && i < count; i++)
+        if (t[i].name && dc_name_eq(name, n, t[i].name))
+            return &t[i];
+    return NULL;
+}
+
+/* Flags with a value, mapped onto reader parameters (or bench's own). */
+static int apply_value(bench_opts *b, const char *flag, const char *name, size_t n,
+                       const char *val)
+{
+    int64_t v, w, h;
+#define IS(s) dc_name_eq(name, n, s)
+    if (IS("epochs")) {
+        if (!dc_parse_i64(val, &v) || v < 1)
+            return dc_usage_error("bench: %s '%s': expected a count >= 1", flag, val);
+        b->epochs = v;
+        return DC_EXIT_OK;
+    }
+    if (IS("order")) {
+        if (!strcmp(val, "seq") || !strcmp(val, "sequential"))
+            return add_set(b, flag, LD_R_ORDER, LD_ORDER_SEQUENTIAL);
+        if (!strcmp(val, "shuffle"))
+            return add_set(b, flag, LD_R_ORDER, LD_ORDER_SHUFFLE);
+        if (!strcmp(val, "block"))
+            return add_set(b, flag, LD_R_ORDER, LD_ORDER_BLOCK_SHUFFLE);
+        return dc_usage_error("bench: %s '%s': expected seq, shuffle or block", flag, val);
+    }
+    if (IS("dtype")) {
+        if (!strcmp(val, "u8") || !strcmp(val, "uint8"))
+            return add_set(b, flag, LD_R_DTYPE, LD_DTYPE_U8);
+        if (!strcmp(val, "f32") || !strcmp(val, "float32") || !strcmp(val, "float"))
+            return add_set(b, flag, LD_R_DTYPE, LD_DTYPE_F32);
+        return dc_usage_error("bench: %s '%s': expected u8 or f32", flag, val);
+    }
+    if (IS("layout")) {
+        if (!strcasecmp(val, "nchw"))
+            return add_set(b, flag, LD_R_LAYOUT, LD_LAYOUT_NCHW);
+        if (!strcasecmp(val, "nhwc"))
+            return add_set(b, flag, LD_R_LAYOUT, LD_LAYOUT_NHWC);
+        return dc_usage_error("bench: %s '%s': expected nchw or nhwc", flag, val);
+    }
+    if (IS("crop")) {
+        if (!dc_parse_geometry(val, &w, &h))
+            return dc_usage_error("bench: %s '%s': expected N or WxH", flag, val);
+        int rc = add_set(b, flag, LD_R_CROP_W, w);
+        return rc ? rc : add_set(b, flag, LD_R_CROP_H, h);
+    }
+    if (IS("memory") || IS("memory-budget")) {
+        if (!dc_parse_size(val, &v))
+            return dc_usage_error("bench: %s '%s': expected a size, e.g. 512M", flag, val);
+        return add_set(b, flag, LD_R_MEMORY_BUDGET, v);
+    }
+    if (IS("mean-values"))
+        return add_str(b, LD_R_MEAN_VALUES, val);
+    if (IS("mean-file"))
+        return add_str(b, LD_R_MEAN_FILE, val);
+    if (IS("scale"))
+        return add_str(b, LD_R_SCALE, val);
+    if (IS("data-name"))
+        return add_str(b, LD_R_DATA_NAME, val);
+    if (IS("label-name"))
+        return add_str(b, LD_R_LABEL_NAME, val);
+#undef IS
+    const ld_param_desc *d = reader_param(name, n);
+    if (!d)
+        return dc_usage_error("bench: unknown option '%s'", flag);
+    if (!dc_parse_i64(val, &v))
+        return dc_usage_error("bench: %s: '%s' is not an integer", flag, val);
+    return add_set(b, flag, d->id, v);
+}
+
+static int is_value_flag(const char *name, size_t n)
+{
+    static const char *own[] = {"epochs", "order", "dtype", "layout", "crop", "memory",
+                                "memory-budget", "mean-values", "mean-file", "scale",
+                                "data-name", "label-name"};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (dc_name_eq(name, n, own[i]))
+            return 1;
+    const ld_param_desc *d = reader_param(name, n);
+    return d && !(d->min == 0 && d->max == 1);
+}
+
+static int parse(int argc, char **argv, int first, bench_opts *b)
+{
+    memset(b, 0, sizeof *b);
+    b->epochs = 1;
+    for (int i = first; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-' || a[1] == '\0') {
+            if (b->path)
+                return dc_usage_error("bench takes one FILE (got '%s' and '%s')", b->path, a);
+            b->path = a;
+            continue;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            b->quiet = 1;
+            continue;
+        }
+        const char *name, *val = NULL;
+        size_t n;
+        if (a[1] == 'j' && a[2] != '-' && !(a[2] && !(a[2] >= '0' && a[2] <= '9'))) {
+            name = "threads";
+            n = 7;
+            val = a[2] ? a + 2 : NULL;
+        } else {
+            name = a + (a[1] == '-' ? 2 : 1);
+            const char *eq = strchr(name, '=');
+            n = eq ? (size_t)(eq - name) : strlen(name);
+            val = eq ? eq + 1 : NULL;
+        }
+        char flag[40];
+        snprintf(flag, sizeof flag, "%s", a);
+        flag[strcspn(flag, "=")] = '\0';
+        /* switches: friendly ones, and 0/1 parameters of the table */
+        int on = 1, rc;
+        if (val && !is_value_flag(name, n) && !dc_parse_bool(val, &on))
+            return dc_usage_error("bench: %s: expected true or false, got '%s'", flag, val);
+        if (dc_name_eq(name, n, "shuffle")) {
+            rc = add_set(b, flag, LD_R_ORDER, on ? LD_ORDER_SHUFFLE : LD_ORDER_SEQUENTIAL);
+        } else if (dc_name_eq(name, n, "block-shuffle")) {
+            rc = add_set(b, flag, LD_R_ORDER, on ? LD_ORDER_BLOCK_SHUFFLE : LD_ORDER_SEQUENTIAL);
+        } else if (dc_name_eq(name, n, "rgb") || dc_name_eq(name, n, "bgr")) {
+            int rgb = dc_name_eq(name, n, "rgb") ? on : !on;
+            rc = add_set(b, flag, LD_R_CHANNEL_ORDER, rgb ? LD_ORDER_RGB : LD_ORDER_BGR);
+        } else if (!is_value_flag(name, n)) {
+            const ld_param_desc *d = reader_param(name, n);
+            if (!d)
+                return dc_usage_error("bench: unknown option '%s'", flag);
+            rc = add_set(b, flag, d->id, on);
+        } else {
+            if (!val) {
+                if (i + 1 >= argc)
+                    return dc_usage_error("bench: %s needs a value", flag);
+                val = argv[++i];
+            }
+            rc = apply_value(b, flag, name, n, val);
+        }
+        if (rc != DC_EXIT_OK)
+            return rc;
+    }
+    if (!b->path)
+        return dc_usage_error("bench: missing FILE (an .h5 file, a --split .txt list or an "
+                              "LMDB directory)");
+    return DC_EXIT_OK;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static long peak_rss_kib(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+}
+
+void dc_bench_help(void *fp)
+{
+    FILE *f = fp;
+    fputs(
+"Usage: dataconv bench FILE [options]      stream batches with libdata's reader, report speed\n"
+"  --batch N            samples per batch (default 64)\n"
+"  --epochs E           epochs to read (default 1)\n"
+"  --shuffle | --block-shuffle | --order seq|shuffle|block      sample order\n"
+"  --seed S             seed of the order and random transforms\n"
+"  -j, --threads N      worker threads (default: all cores)\n"
+"  --dtype u8|f32       pixel type (default u8);  --layout nchw|nhwc\n"
+"  --crop N|WxH  --random-crop  --mirror         transforms\n"
+"  --mean-values B,G,R  --mean-file F.npy  --scale X            float output only\n"
+"  --memory SIZE        memory budget (e.g. 512M): prefetch is reduced to fit\n"
+"  --prefetch N  --drop-last  --rgb|--bgr  -q\n"
+"Every reader parameter is also accepted as --NAME VALUE:\n", f);
+    size_t n = 0;
+    const ld_param_desc *t = ld_reader_params(&n);
+    for (size_t i = 0; t && i < n; i++)
+        fprintf(f, "  %-14s %s [%" PRId64 "..%" PRId64 ", default %" PRId64 "]\n", t[i].name,
+                t[i].help, t[i].min, t[i].max, t[i].def);
+}
+
+int dc_bench(int argc, char **argv, int first)
+{
+    for (int i = first; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            dc_bench_help(stdout);
+            return DC_EXIT_OK;
+        }
+    bench_opts b;
+    int rc = parse(argc, argv, first, &b);
+    if (rc != DC_EXIT_OK)
+        return rc;
+    ld_reader *r = ld_reader_create();
+    if (!r) {
+        fprintf(stderr, "dataconv: out of memory\n");
+        return DC_EXIT_FAIL;
+    }
+    int code = DC_EXIT_FAIL;
+    for (int i = 0; i < b.nset; i++)
+        if (ld_reader_set(r, b.set[i].id, b.set[i].v) < 0) {
+            code = dc_usage_error("bench: %s: %s", b.set[i].flag, ld_reader_errmsg(r));
+            goto done;
+        }
+    for (int i = 0; i < b.nstr; i++)
+        if (ld_reader_set_str(r, b.str[i].id, b.str[i].v) < 0) {
+            code = dc_usage_error("bench: %s", ld_reader_errmsg(r));
+            goto done;
+        }
+    dc_signals_install();
+    double t0 = now_seconds();
+    rc = ld_reader_open(r, b.path);
+    if (rc < 0) {
+        fprintf(stderr, "dataconv: %s\n", ld_reader_errmsg(r));
+        code = rc == LD_EINVAL ? DC_EXIT_USAGE : DC_EXIT_FAIL;
+        goto done;
+    }
+    double t_open = now_seconds() - t0;
+    int64_t ns = 0, c = 0, h = 0, w = 0, th = 0, pf = 0, mem = 0, bs = 0, dt = 0;
+    ld_reader_get(r, LD_R_INFO_SAMPLES, &ns);
+    ld_reader_get(r, LD_R_INFO_C, &c);
+    ld_reader_get(r, LD_R_INFO_H, &h);
+    ld_reader_get(r, LD_R_INFO_W, &w);
+    ld_reader_get(r, LD_R_INFO_THREADS, &th);
+    ld_reader_get(r, LD_R_INFO_PREFETCH, &pf);
+    ld_reader_get(r, LD_R_INFO_MEMORY, &mem);
+    ld_reader_get(r, LD_R_BATCH_SIZE, &bs);
+    ld_reader_get(r, LD_R_DTYPE, &dt);
+    char mbuf[32];
+    if (!b.quiet)
+        printf("%s: %" PRId64 " samples, batch %" PRId64 " x %" PRId64 "x%" PRId64 "x%" PRId64
+               " %s; %" PRId64 " threads, prefetch %" PRId64 ", reader memory %s; open %.3f s\n",
+               b.path, ns, bs, c, h, w, dt == LD_DTYPE_F32 ? "float32" : "uint8", th, pf,
+               dc_human_bytes((uint64_t)mem, mbuf, sizeof mbuf), t_open);
+    uint64_t total_samples = 0, total_bytes = 0, sink = 0;
+    double t_all = now_seconds();
+    for (int64_t e = 0; e < b.epochs; e++) {
+        double te = now_seconds();
+        uint64_t samples = 0, bytes = 0, batches = 0;
+        const ld_batch *bt;
+        while ((rc = ld_reader_next(r, &bt)) == LD_OK) {
+            /* read the batch as a consumer would: one byte per cache line */
+            const unsigned char *p = bt->data;
+            for (size_t k = 0; k < bt->data_bytes; k += 64)
+                sink += p[k];
+            samples += bt->n;
+            bytes += bt->data_bytes;
+            batches++;
+            if (dc_signal_caught())
+                break;
+        }
+        if (dc_signal_caught()) {
+            fprintf(stderr, "dataconv: bench interrupted\n");
+            code = dc_signal_caught() == 2 ? DC_EXIT_SIGINT : DC_EXIT_SIGTERM;
+            goto done;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "dataconv: %s\n", ld_reader_errmsg(r));
+            code = DC_EXIT_FAIL;
+            goto done;
+        }
+        double s = now_seconds() - te;
+        char bb[32];
+        if (!b.quiet)
+            printf("epoch %" PRId64 ": %" PRIu64 " batches, %" PRIu64 " samples in %.3f s: "
+                   "%.0f samples/s, %s/s\n", e, batches, samples, s, s > 0 ? samples / s : 0,
+                   dc_human_bytes(s > 0 ? (uint64_t)(bytes / s) : 0, bb, sizeof bb));
+        total_samples += samples;
+        total_bytes += bytes;
+    }
+    double s = now_seconds() - t_all;
+    char bb[32], rss[32];
+    printf("total: %" PRIu64 " samples in %.3f s: %.0f samples/s, %s/s; peak RSS %s "
+           "(checksum %" PRIu64 ")\n", total_samples, s, s > 0 ? total_samples / s : 0,
+           dc_human_bytes(s > 0 ? (uint64_t)(total_bytes / s) : 0, bb, sizeof bb),
+           dc_human_bytes((uint64_t)peak_rss_kib() * 1024, rss, sizeof rss), sink % 1000);
+    code = DC_EXIT_OK;
+done:
+    ld_reader_free(r);
+    return code;
+}
