@@ -216,3 +216,43 @@ def make(outdir, photos):
     os.makedirs(d, exist_ok=True)
     make_jpegs(d, photos)
     make_pngs(d, Image.open(photos[2]).convert("RGB"))
+
+
+def make_fuzz_seeds(corpus):
+    """Tiny seed inputs for tests/fuzz (synthetic gradients, nothing third-party):
+    python3 tests/data/fixtures_codec.py --seeds tests/fuzz/corpus"""
+    y, x = np.mgrid[0:16, 0:24]
+    rgb = np.dstack([x * 10, y * 15, (x + y) * 6]).astype(np.uint8)
+    im = Image.fromarray(rgb)
+    jd = os.path.join(corpus, "jpeg_decode")
+    pd = os.path.join(corpus, "png_decode")
+    os.makedirs(jd, exist_ok=True)
+    os.makedirs(pd, exist_ok=True)
+    ex = Image.Exif()
+    ex[0x0112] = 6
+    im.save(os.path.join(jd, "baseline.jpg"), quality=80)
+    im.save(os.path.join(jd, "progressive.jpg"), quality=80, progressive=True)
+    im.save(os.path.join(jd, "q444_exif6.jpg"), quality=95, subsampling=0, exif=ex.tobytes())
+    im.convert("L").save(os.path.join(jd, "gray.jpg"), quality=80)
+    im.convert("CMYK").save(os.path.join(jd, "cmyk.jpg"), quality=80)
+    g = rgb[..., 0]
+    g16 = g.astype(np.uint16) * 257
+    pal = np.arange(48, dtype=np.uint8).reshape(16, 3) * 5
+    seeds = {
+        "rgb8": png_bytes(rgb, 2, 8),
+        "rgba8": png_bytes(np.dstack([rgb, g]), 6, 8),
+        "gray16_interlaced": png_bytes(g16, 0, 16, interlace=1),
+        "gray1": png_bytes((g > 100).astype(np.uint8), 0, 1),
+        "pal4_trns": png_bytes(g >> 4, 3, 4, palette=pal, trns=bytes(range(0, 160, 10))),
+    }
+    for name, data in seeds.items():
+        with open(os.path.join(pd, name + ".png"), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) == 3 and sys.argv[1] == "--seeds":
+        make_fuzz_seeds(sys.argv[2])
+    else:
+        sys.exit("usage: fixtures_codec.py --seeds CORPUS_DIR")

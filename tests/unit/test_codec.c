@@ -337,22 +337,26 @@ static void scaled(const char *file, int min_w, int min_h, int ew, int eh)
     ld__codec_free(c);
 }
 
+/* Scales are 1/8, 2/8, 4/8 or 8/8 (see pick_scale in jpeg_dec.c for why not 3/8 etc.). */
 Test(codec, scaled_decode_picks_the_smallest_sufficient_scale)
 {
     scaled(DIR "base.jpg", 0, 0, 500, 375);
     scaled(DIR "base.jpg", 1, 1, 63, 47);        /* 1/8 */
+    scaled(DIR "base.jpg", 63, 47, 63, 47);      /* 1/8, exactly */
+    scaled(DIR "base.jpg", 64, 0, 125, 94);      /* 2/8 */
     scaled(DIR "base.jpg", 120, 90, 125, 94);    /* 2/8 */
-    scaled(DIR "base.jpg", 126, 0, 188, 141);    /* 3/8: 2/8 is one pixel short */
+    scaled(DIR "base.jpg", 126, 0, 250, 188);    /* 4/8: 2/8 is one pixel short */
     scaled(DIR "base.jpg", 250, 188, 250, 188);  /* 4/8 */
-    scaled(DIR "base.jpg", 0, 329, 438, 329);    /* 7/8 */
-    scaled(DIR "base.jpg", 0, 330, 500, 375);    /* 7/8 is one row short */
+    scaled(DIR "base.jpg", 0, 189, 500, 375);    /* 4/8 is one row short */
 }
 
 Test(codec, scaled_decode_limits_apply_to_the_displayed_orientation)
 {
-    /* Stored 160x240, displayed 240x160: 4/8 gives 120x80 displayed. */
+    /* Stored 160x240, displayed 240x160: 4/8 gives 120x80 displayed. Read in stored
+     * orientation, 120 wide would need 6/8 -> full size. */
     scaled(DIR "orient6.jpg", 120, 80, 120, 80);
-    scaled(DIR "orient6.jpg", 121, 80, 150, 100);
+    scaled(DIR "orient6.jpg", 60, 40, 60, 40);
+    scaled(DIR "orient6.jpg", 121, 80, 240, 160);
     /* Larger than the image: full size, never upscaled. */
     scaled(DIR "base.jpg", 1000, 1000, 500, 375);
 }

@@ -1,0 +1,38 @@
+/*
+ * libFuzzer target: PNG header parsing and decoding (gray and RGB output, every colour
+ * type, bit depth and interlacing the input brings). Every output byte is read.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/codec.h"
+
+static unsigned sum_pixels(const ld_image *im)
+{
+    unsigned s = 0;
+    const size_t n = (size_t)im->w * im->h * im->c;
+    for (size_t i = 0; i < n; i++)
+        s += im->px[i];
+    return s;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    ld_codec *c = ld__codec_create();
+    if (!c)
+        return 0;
+    ld_err e;
+    ld_img_info info;
+    ld_image im = {0};
+    volatile unsigned sink = 0;
+    ld__img_info(c, data, size, "fuzz.png", &info, &e);
+    for (int ch = 1; ch <= 3; ch += 2) {
+        const ld_decode_opts o = {.channels = ch, .max_pixels = 1u << 20};
+        if (ld__img_decode(c, data, size, "fuzz.png", &o, &im, &e) == LD_OK)
+            sink += sum_pixels(&im);
+    }
+    (void)sink;
+    ld__image_free(&im);
+    ld__codec_free(c);
+    return 0;
+}
