@@ -30,7 +30,7 @@ check "folder mode: exit 0, each bad file named with a reason, 9 good samples wr
 run "$DATACONV" "$tree" "$TMP/out.h5" --resize 32 -j 2
 expect_rc 0
 for f in "${bad[@]}"; do
-    grep -E "$f[^/]*: .{3,}" "$TMP/err" >/dev/null || { show; fail "stderr does not name $f with a reason"; }
+    grep -E "${f}[^/]*: .{3,}" "$TMP/err" >/dev/null || { show; fail "stderr does not name $f with a reason"; }
 done
 expect_err "converted 9 of"
 expect_err "skipped   3"
