@@ -6,6 +6,7 @@ The C test fills samples from formulas; this script recomputes them and compares
   check_h5.py raw PATH N C H W [--deflate L] [--first I]
   check_h5.py encoded PATH N [--first I]
   check_h5.py split LIST N LIMIT_BYTES C H W
+  check_h5.py split-encoded LIST N LIMIT_BYTES
   check_h5.py foreign PATH          (writes a data/label file like other tools make)
 
 Exit 0 when everything matches; otherwise prints what differs and exits 1.
@@ -108,6 +109,12 @@ def check_raw(path, n, c, h, w, deflate=0, first=0):
             check(d.compression is None, f"compression {d.compression}")
         check(not d.shuffle, "shuffle filter set")
         check(d.fillvalue == 0, "fill value")
+        # Chunks start on 4 KiB boundaries so that readers can map them page-aligned.
+        if not deflate and hasattr(d.id, "get_num_chunks"):
+            for k in range(d.id.get_num_chunks()):
+                info = d.id.get_chunk_info(k)
+                check(info.byte_offset % 4096 == 0, f"chunk {k} at {info.byte_offset}")
+                check(info.filter_mask == 0, f"chunk {k} filter mask")
         data = d[...]
         for i in range(n):
             if not np.array_equal(data[i], raw_pixels(first + i, c, h, w)):
@@ -157,6 +164,21 @@ def check_split(listfile, n, limit, c, h, w):
     print(len(files))
 
 
+def check_split_encoded(listfile, n, limit):
+    with open(listfile) as f:
+        files = [line.rstrip("\n") for line in f if line.strip()]
+    total = 0
+    for p in files:
+        with h5py.File(p, "r") as f:
+            m = f["offsets"].shape[0] - 1
+            check(f["encoded"].size <= limit, f"{p}: {f['encoded'].size} bytes over {limit}")
+            check(m > 0, f"{p}: empty")
+        check_encoded(p, m, first=total)
+        total += m
+    check(total == n, f"total {total} != {n}")
+    print(len(files))
+
+
 def make_foreign(path):
     with h5py.File(path, "w") as f:
         f["data"] = np.zeros((4, 3, 8, 8), dtype=np.float32)
@@ -177,6 +199,8 @@ def main():
         check_encoded(args[1], int(args[2]), first=opts.get("first", 0))
     elif mode == "split":
         check_split(args[1], *map(int, args[2:7]))
+    elif mode == "split-encoded":
+        check_split_encoded(args[1], int(args[2]), int(args[3]))
     elif mode == "foreign":
         make_foreign(args[1])
     else:

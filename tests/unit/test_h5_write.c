@@ -105,7 +105,14 @@ static void write_raw(const ld_writer_opts *o, int n, int c, int h, int w, uint6
     wr->vt->free(wr);
 }
 
+static uint64_t write_encoded_files(const ld_writer_opts *o, int n);
+
 static void write_encoded(const ld_writer_opts *o, int n)
+{
+    cr_assert_eq(write_encoded_files(o, n), 1);
+}
+
+static uint64_t write_encoded_files(const ld_writer_opts *o, int n)
 {
     ld_err e = {0};
     ld_writer *wr = NULL;
@@ -122,8 +129,9 @@ static void write_encoded(const ld_writer_opts *o, int n)
     }
     free(b);
     cr_assert_eq(wr->vt->finish(wr, &e), LD_OK, "finish: %s", e.msg);
-    cr_assert_eq(wr->files_out, 1);
+    uint64_t files = wr->files_out;
     wr->vt->free(wr);
+    return files;
 }
 
 static int run(const char *fmt, const char *a)
@@ -199,6 +207,7 @@ Test(h5_write, identical_input_gives_identical_bytes)
     const char *a = tpath("a.h5"), *b = tpath("b.h5");
     ld_writer_opts oa = base_opts(a, 0, 64, 64), ob = base_opts(b, 0, 64, 64);
     write_raw(&oa, 100, 3, 64, 64, NULL);
+    sleep(1); /* HDF5 time stamps have 1 s resolution: they must not be in the file */
     write_raw(&ob, 100, 3, 64, 64, NULL);
     char arg[1100];
     snprintf(arg, sizeof arg, "'%s' '%s'", a, b);
@@ -232,6 +241,21 @@ Test(h5_write, split_writes_numbered_files_and_a_caffe_list)
     cr_assert_eq(ld__h5_describe(tpath("parts.txt"), &out, &e), LD_OK, "%s", e.msg);
     cr_assert_not_null(strstr((char *)out.p, "7 files, 50 samples"), "%s", (char *)out.p);
     ld__buf_free(&out);
+}
+
+Test(h5_write, encoded_split_restarts_offsets_in_each_file)
+{
+    /* samples of 1,000..61,000 bytes, at most 200,000 bytes of /encoded per file */
+    const char *p = tpath("encparts");
+    ld_writer_opts o = base_opts(p, 1, 0, 0);
+    o.split_bytes = 200000;
+    uint64_t files = write_encoded_files(&o, 40);
+    cr_assert_gt(files, 4, "files_out %llu", (unsigned long long)files);
+    char arg[600];
+    snprintf(arg, sizeof arg, "%s 40 200000", tpath("encparts.txt"));
+    cr_assert_eq(run(CHECK_PY " split-encoded %s > /dev/null", arg), 0, "split check failed");
+    cr_assert_eq(access(tpath("encparts-00000.h5"), F_OK), 0, "first part missing");
+    cr_assert_eq((uint64_t)dir_entries(tmpdir), files + 1, "files + list expected");
 }
 
 Test(h5_write, raw_shape_mismatch_names_the_file_and_suggests_resize)
