@@ -167,6 +167,8 @@ Test(lmdb, map_grows_past_its_initial_size)
      * one uncommitted batch: the growth replays the batch */
     cr_assert_eq(write_db(db, 0, 500, 256, 256, 1), LD_OK, "%s", err.msg);
     cr_assert_eq(run("mdb_stat %s | grep -q 'Entries: 500'", db), 0, "mdb_stat entry count");
+    cr_assert_eq(run("mdb_stat -e %s | awk '/Map size/ {exit !($3 > 67108864)}'", db), 0,
+                 "the map did not grow past 64 MiB");
     snprintf(path, sizeof path, "%s/data.mdb", db);
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
