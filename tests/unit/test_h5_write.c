@@ -258,6 +258,34 @@ Test(h5_write, encoded_split_restarts_offsets_in_each_file)
     cr_assert_eq((uint64_t)dir_entries(tmpdir), files + 1, "files + list expected");
 }
 
+Test(h5_write, many_class_names_fit_in_the_attributes)
+{
+    /* 30,000 names: over the 64 KiB that an HDF5 1.6-format object header holds */
+    enum { NC = 30000 };
+    char **names = malloc(NC * sizeof *names);
+    for (int i = 0; i < NC; i++)
+        names[i] = ld__asprintf("n%05d_synset_name", i);
+    const char *p = tpath("many.h5");
+    ld_writer_opts o = base_opts(p, 0, 8, 8);
+    o.n_classes = NC;
+    o.class_names = (const char *const *)names;
+    ld_err e = {0};
+    ld_writer *wr = NULL;
+    cr_assert_eq(ld__h5_writer_create(&o, &wr, &e), LD_OK, "%s", e.msg);
+    uint8_t px[3 * 8 * 8] = {0};
+    ld_sample smp = {px, sizeof px, 3, 8, 8, NC - 1, "x.jpg"};
+    cr_assert_eq(wr->vt->add(wr, &smp, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(wr->vt->finish(wr, &e), LD_OK, "%s", e.msg);
+    wr->vt->free(wr);
+    for (int i = 0; i < NC; i++)
+        free(names[i]);
+    free(names);
+    cr_assert_eq(run(LD_PYTHON " -c \"import h5py,sys; a=h5py.File(sys.argv[1],'r').attrs; "
+                     "n=a['class_names']; assert len(n)==30000 and n[29999]=='n29999_synset_name'"
+                     " and a['num_classes']==30000, n[:2]\" %s", p),
+                 0, "h5py cannot read 30,000 class names");
+}
+
 Test(h5_write, raw_shape_mismatch_names_the_file_and_suggests_resize)
 {
     const char *p = tpath("mm.h5");
