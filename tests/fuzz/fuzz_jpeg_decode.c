@@ -20,8 +20,7 @@ static unsigned sum_pixels(const ld_image *im)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ld_codec *c = ld__codec_create();
-    if (!c)
-        return 0;
+    if (!c) return 0;
     ld_err e;
     ld_img_info info;
     ld_image im = {0};
@@ -36,13 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .min_h = (k & 2) ? (k >> 3) : 0,
         .apply_orientation = 1,
     };
-    if (ld__img_decode(c, data, size, "fuzz.jpg", &o, &im, &e) == LD_OK)
-        sink += sum_pixels(&im);
+    if (ld__img_decode(c, data, size, "fuzz.jpg", &o, &im, &e) == LD_OK) sink += sum_pixels(&im);
     /* Second decode with the same handle: exercises reuse after success or error. */
     o.channels = 4 - o.channels;
     o.min_w = o.min_h = 0;
-    if (ld__img_decode(c, data, size, "fuzz.jpg", &o, &im, &e) == LD_OK)
-        sink += sum_pixels(&im);
+    if (ld__img_decode(c, data, size, "fuzz.jpg", &o, &im, &e) == LD_OK) sink += sum_pixels(&im);
     (void)sink;
     ld__image_free(&im);
     ld__codec_free(c);

@@ -19,8 +19,7 @@ static unsigned sum_pixels(const ld_image *im)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ld_codec *c = ld__codec_create();
-    if (!c)
-        return 0;
+    if (!c) return 0;
     ld_err e;
     ld_img_info info;
     ld_image im = {0};

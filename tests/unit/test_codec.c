@@ -45,8 +45,7 @@ static ld_image load_pnm(const char *path)
     return im;
 }
 
-static int decode(ld_codec *c, const char *path, const ld_decode_opts *o, ld_image *out,
-                  ld_err *e)
+static int decode(ld_codec *c, const char *path, const ld_decode_opts *o, ld_image *out, ld_err *e)
 {
     ld_buf b = load(path);
     int rc = ld__img_decode(c, b.p, b.len, path, o, out, e);
@@ -56,13 +55,12 @@ static int decode(ld_codec *c, const char *path, const ld_decode_opts *o, ld_ima
 
 static int max_diff(const ld_image *a, const ld_image *b)
 {
-    cr_assert(a->w == b->w && a->h == b->h && a->c == b->c, "size %dx%dx%d vs %dx%dx%d", a->w,
-              a->h, a->c, b->w, b->h, b->c);
+    cr_assert(a->w == b->w && a->h == b->h && a->c == b->c, "size %dx%dx%d vs %dx%dx%d", a->w, a->h,
+              a->c, b->w, b->h, b->c);
     int m = 0;
     for (size_t i = 0; i < (size_t)a->w * a->h * a->c; i++) {
         int d = abs((int)a->px[i] - (int)b->px[i]);
-        if (d > m)
-            m = d;
+        if (d > m) m = d;
     }
     return m;
 }
@@ -105,12 +103,27 @@ static void check_against_ref(const char *file, const char *stem, int tol)
 /* ---- JPEG decoding -------------------------------------------------------------------------- */
 
 /* Same libjpeg-turbo with the same (default) settings as PIL: expect bit-exact. */
-Test(codec, baseline_jpeg_matches_pil_exactly) { check_against_ref("base.jpg", "base", 0); }
-Test(codec, progressive_jpeg_matches_pil_exactly) { check_against_ref("prog.jpg", "prog", 0); }
-Test(codec, grayscale_jpeg_matches_pil_exactly) { check_against_ref("gray.jpg", "gray", 0); }
-Test(codec, full_chroma_jpeg_matches_pil_exactly) { check_against_ref("q444.jpg", "q444", 0); }
+Test(codec, baseline_jpeg_matches_pil_exactly)
+{
+    check_against_ref("base.jpg", "base", 0);
+}
+Test(codec, progressive_jpeg_matches_pil_exactly)
+{
+    check_against_ref("prog.jpg", "prog", 0);
+}
+Test(codec, grayscale_jpeg_matches_pil_exactly)
+{
+    check_against_ref("gray.jpg", "gray", 0);
+}
+Test(codec, full_chroma_jpeg_matches_pil_exactly)
+{
+    check_against_ref("q444.jpg", "q444", 0);
+}
 /* Reference computed from PIL's CMYK decode with the same integer formula. */
-Test(codec, adobe_cmyk_jpeg_converts_to_rgb) { check_against_ref("cmyk.jpg", "cmyk", 0); }
+Test(codec, adobe_cmyk_jpeg_converts_to_rgb)
+{
+    check_against_ref("cmyk.jpg", "cmyk", 0);
+}
 
 /* YCCK: libjpeg converts our inverted-CMYK source to YCCK when writing; decoding must undo
  * both the YCC transform and the Adobe inversion. Made here because PIL cannot write YCCK. */
@@ -231,14 +244,14 @@ Test(codec, image_orient_maps_pixels_like_exif_says)
      *                                      10 11 12                     */
     static const int want[9][6] = {
         {0},
-        {0, 1, 2, 10, 11, 12},  /* 1 */
-        {2, 1, 0, 12, 11, 10},  /* 2 mirror horizontally */
-        {12, 11, 10, 2, 1, 0},  /* 3 rotate 180 */
-        {10, 11, 12, 0, 1, 2},  /* 4 mirror vertically */
-        {0, 10, 1, 11, 2, 12},  /* 5 transpose */
-        {10, 0, 11, 1, 12, 2},  /* 6 rotate 90 CW */
-        {12, 2, 11, 1, 10, 0},  /* 7 transverse */
-        {2, 12, 1, 11, 0, 10},  /* 8 rotate 270 CW */
+        {0, 1, 2, 10, 11, 12}, /* 1 */
+        {2, 1, 0, 12, 11, 10}, /* 2 mirror horizontally */
+        {12, 11, 10, 2, 1, 0}, /* 3 rotate 180 */
+        {10, 11, 12, 0, 1, 2}, /* 4 mirror vertically */
+        {0, 10, 1, 11, 2, 12}, /* 5 transpose */
+        {10, 0, 11, 1, 12, 2}, /* 6 rotate 90 CW */
+        {12, 2, 11, 1, 10, 0}, /* 7 transverse */
+        {2, 12, 1, 11, 0, 10}, /* 8 rotate 270 CW */
     };
     for (int ch = 1; ch <= 3; ch += 2)
         for (int o = 1; o <= 8; o++) {
@@ -303,8 +316,8 @@ Test(codec, exif_parser_reads_both_byte_orders_and_rejects_damage)
         n = exif_payload(p, le, 0x0112, 3, 1, 6, 8, 1);
         cr_expect_eq(ld__exif_orientation(p, n), 6, "valid %s payload", le ? "II" : "MM");
         for (size_t cut = 0; cut < n; cut++) /* every truncation: absent, never out of bounds */
-            cr_expect_eq(ld__exif_orientation(p, cut), cut >= 6 + 8 + 2 + 12 ? 6 : 1,
-                         "cut at %zu", cut);
+            cr_expect_eq(ld__exif_orientation(p, cut), cut >= 6 + 8 + 2 + 12 ? 6 : 1, "cut at %zu",
+                         cut);
     }
     n = exif_payload(p, 1, 0x0112, 3, 1, 9, 8, 1);
     cr_expect_eq(ld__exif_orientation(p, n), 1, "value 9 is out of range");
@@ -341,13 +354,13 @@ static void scaled(const char *file, int min_w, int min_h, int ew, int eh)
 Test(codec, scaled_decode_picks_the_smallest_sufficient_scale)
 {
     scaled(DIR "base.jpg", 0, 0, 500, 375);
-    scaled(DIR "base.jpg", 1, 1, 63, 47);        /* 1/8 */
-    scaled(DIR "base.jpg", 63, 47, 63, 47);      /* 1/8, exactly */
-    scaled(DIR "base.jpg", 64, 0, 125, 94);      /* 2/8 */
-    scaled(DIR "base.jpg", 120, 90, 125, 94);    /* 2/8 */
-    scaled(DIR "base.jpg", 126, 0, 250, 188);    /* 4/8: 2/8 is one pixel short */
-    scaled(DIR "base.jpg", 250, 188, 250, 188);  /* 4/8 */
-    scaled(DIR "base.jpg", 0, 189, 500, 375);    /* 4/8 is one row short */
+    scaled(DIR "base.jpg", 1, 1, 63, 47);       /* 1/8 */
+    scaled(DIR "base.jpg", 63, 47, 63, 47);     /* 1/8, exactly */
+    scaled(DIR "base.jpg", 64, 0, 125, 94);     /* 2/8 */
+    scaled(DIR "base.jpg", 120, 90, 125, 94);   /* 2/8 */
+    scaled(DIR "base.jpg", 126, 0, 250, 188);   /* 4/8: 2/8 is one pixel short */
+    scaled(DIR "base.jpg", 250, 188, 250, 188); /* 4/8 */
+    scaled(DIR "base.jpg", 0, 189, 500, 375);   /* 4/8 is one row short */
 }
 
 Test(codec, scaled_decode_limits_apply_to_the_displayed_orientation)
@@ -379,9 +392,11 @@ Test(codec, half_scale_matches_pil_draft_exactly)
 
 Test(codec, png_variants_decode_exactly)
 {
-    static const char *stems[] = {"rgb8",  "rgba8", "gray8", "graya8", "rgb16", "rgba16",
-                                  "gray16", "rgb8_interlaced", "gray16_interlaced", "gray1",
-                                  "gray4", "pal4", "pal8_trns", "gray8_trns"};
+    static const char *stems[] = {"rgb8",      "rgba8",           "gray8",
+                                  "graya8",    "rgb16",           "rgba16",
+                                  "gray16",    "rgb8_interlaced", "gray16_interlaced",
+                                  "gray1",     "gray4",           "pal4",
+                                  "pal8_trns", "gray8_trns"};
     for (size_t i = 0; i < sizeof stems / sizeof *stems; i++) {
         char file[64];
         snprintf(file, sizeof file, "%s.png", stems[i]);
@@ -392,16 +407,20 @@ Test(codec, png_variants_decode_exactly)
 Test(codec, info_reads_headers)
 {
     ld_codec *c = ld__codec_create();
-    static const struct { const char *f; int fmt, w, h; } cases[] = {
-        {DIR "base.jpg", LD_IMG_JPEG, 500, 375}, {DIR "rgb8_interlaced.png", LD_IMG_PNG, 61, 47},
-        {DIR "bomb.jpg", LD_IMG_JPEG, 60000, 60000}, {DIR "bomb.png", LD_IMG_PNG, 60000, 60000}};
+    static const struct {
+        const char *f;
+        int fmt, w, h;
+    } cases[] = {{DIR "base.jpg", LD_IMG_JPEG, 500, 375},
+                 {DIR "rgb8_interlaced.png", LD_IMG_PNG, 61, 47},
+                 {DIR "bomb.jpg", LD_IMG_JPEG, 60000, 60000},
+                 {DIR "bomb.png", LD_IMG_PNG, 60000, 60000}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         ld_buf b = load(cases[i].f);
         ld_img_info info;
         ld_err e = {0};
         cr_assert_eq(ld__img_info(c, b.p, b.len, cases[i].f, &info, &e), LD_OK, "%s", e.msg);
-        cr_expect((int)info.format == cases[i].fmt && info.w == cases[i].w && info.h == cases[i].h &&
-                      info.orientation == 1,
+        cr_expect((int)info.format == cases[i].fmt && info.w == cases[i].w &&
+                      info.h == cases[i].h && info.orientation == 1,
                   "%s: format %d %dx%d orientation %d", cases[i].f, info.format, info.w, info.h,
                   info.orientation);
         ld__buf_free(&b);
@@ -412,8 +431,7 @@ Test(codec, info_reads_headers)
 /* ---- damaged and hostile input -------------------------------------------------------------- */
 
 /* Returns the message (a static copy, valid until the next call). */
-static const char *expect_error(ld_codec *c, const char *name, const uint8_t *p, size_t n,
-                                int code)
+static const char *expect_error(ld_codec *c, const char *name, const uint8_t *p, size_t n, int code)
 {
     ld_decode_opts o = {.channels = 3, .max_pixels = 100000000, .apply_orientation = 1};
     ld_image im = {0};
@@ -452,8 +470,7 @@ Test(codec, truncated_jpeg_is_a_format_error_at_every_cut)
     for (int k = 1; k < 10; k++) {
         snprintf(name, sizeof name, "base.jpg cut at %d/10", k);
         const char *msg = expect_error(c, name, b.p, b.len * k / 10, LD_EFORMAT);
-        if (k == 5)
-            cr_log_info("%s", msg);
+        if (k == 5) cr_log_info("%s", msg);
         snprintf(name, sizeof name, "prog.jpg cut at %d/10", k);
         expect_error(c, name, p.p, p.len * k / 10, LD_EFORMAT);
     }
@@ -487,8 +504,7 @@ Test(codec, corrupt_jpeg_data_is_a_format_error)
     const size_t at = sos + (b.len - sos) / 2;
     b.p[at] = 0xFF; /* a marker in the middle of the scan */
     b.p[at + 1] = 0xD3;
-    cr_log_info("%s", expect_error(c, "base.jpg with a bogus RST marker", b.p, b.len,
-                                   LD_EFORMAT));
+    cr_log_info("%s", expect_error(c, "base.jpg with a bogus RST marker", b.p, b.len, LD_EFORMAT));
     ld__buf_free(&b);
     ld__codec_free(c);
 }
@@ -553,8 +569,7 @@ Test(codec, pixel_limit_is_inclusive)
 static int luma_sampling(const ld_buf *j)
 {
     for (size_t i = 2; i + 11 < j->len; i++)
-        if (j->p[i] == 0xFF && j->p[i + 1] == 0xC0)
-            return j->p[i + 11];
+        if (j->p[i] == 0xFF && j->p[i + 1] == 0xC0) return j->p[i + 11];
     return -1;
 }
 
@@ -604,8 +619,7 @@ Test(codec, png_encode_round_trip_is_lossless)
         ld_image src = load_pnm(refs[i]), im = {0};
         ld_decode_opts o = {.channels = src.c};
         cr_assert_eq(ld__png_encode(c, &src, &out, &e), LD_OK, "%s", e.msg);
-        cr_assert_eq(ld__img_decode(c, out.p, out.len, "enc.png", &o, &im, &e), LD_OK, "%s",
-                     e.msg);
+        cr_assert_eq(ld__img_decode(c, out.p, out.len, "enc.png", &o, &im, &e), LD_OK, "%s", e.msg);
         cr_expect_eq(max_diff(&im, &src), 0, "%s: PNG round trip not exact", refs[i]);
         ld__image_free(&src);
         ld__image_free(&im);

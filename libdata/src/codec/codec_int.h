@@ -17,16 +17,16 @@ struct ld_codec {
     ld_buf rows;          /* row buffers (CMYK rows, PNG row pointers) */
 };
 
-int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
-                  ld_img_info *info, ld_err *e);
+int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,
+                  ld_err *e);
 int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
                     const ld_decode_opts *opts, ld_image *out, ld_err *e);
 void ld__jdec_free(struct ld_jdec *d);
 void ld__jenc_free(struct ld_jenc *j);
 
 #ifdef LD_HAVE_PNG
-int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
-                 ld_img_info *info, ld_err *e);
+int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,
+                 ld_err *e);
 int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
                    const ld_decode_opts *opts, ld_image *out, ld_err *e);
 #endif

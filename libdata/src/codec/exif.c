@@ -18,11 +18,9 @@ static uint32_t rd32(const uint8_t *p, int le)
 int ld__exif_orientation(const uint8_t *app1, size_t len)
 {
     static const uint8_t hdr[6] = {'E', 'x', 'i', 'f', 0, 0};
-    if (!app1 || len < 6 + 8)
-        return 1;
+    if (!app1 || len < 6 + 8) return 1;
     for (int i = 0; i < 6; i++)
-        if (app1[i] != hdr[i])
-            return 1;
+        if (app1[i] != hdr[i]) return 1;
     const uint8_t *t = app1 + 6; /* TIFF header; offsets below are relative to it */
     const size_t n = len - 6;
     int le;
@@ -32,22 +30,18 @@ int ld__exif_orientation(const uint8_t *app1, size_t len)
         le = 0;
     else
         return 1;
-    if (rd16(t + 2, le) != 42)
-        return 1;
+    if (rd16(t + 2, le) != 42) return 1;
     const uint32_t ifd = rd32(t + 4, le);
     /* Compare in a form that cannot overflow: ifd + 2 <= n. */
-    if (ifd > n || n - ifd < 2)
-        return 1;
+    if (ifd > n || n - ifd < 2) return 1;
     const unsigned count = rd16(t + ifd, le);
     if ((n - ifd - 2) / 12 < count)
         return 1; /* the directory claims more entries than the payload holds */
     for (unsigned i = 0; i < count; i++) {
         const uint8_t *ent = t + ifd + 2 + (size_t)i * 12;
-        if (rd16(ent, le) != 0x0112)
-            continue;
+        if (rd16(ent, le) != 0x0112) continue;
         /* SHORT (3), count 1: the value sits in the first two bytes of the value field. */
-        if (rd16(ent + 2, le) != 3 || rd32(ent + 4, le) != 1)
-            return 1;
+        if (rd16(ent + 2, le) != 3 || rd32(ent + 4, le) != 1) return 1;
         const unsigned v = rd16(ent + 8, le);
         return v >= 1 && v <= 8 ? (int)v : 1;
     }

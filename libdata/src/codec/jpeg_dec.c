@@ -36,8 +36,7 @@ static void on_error(j_common_ptr cinfo)
 
 static void on_message(j_common_ptr cinfo, int level)
 {
-    if (level >= 0)
-        return; /* trace messages */
+    if (level >= 0) return; /* trace messages */
     switch (cinfo->err->msg_code) {
     /* Damaged metadata only; the pixels are fine. */
     case JWRN_JFIF_MAJOR:
@@ -56,19 +55,16 @@ static void no_output(j_common_ptr cinfo)
 
 void ld__jdec_free(struct ld_jdec *d)
 {
-    if (!d)
-        return;
+    if (!d) return;
     jpeg_destroy_decompress(&d->d);
     free(d);
 }
 
 static struct ld_jdec *jdec_get(ld_codec *c)
 {
-    if (c->jdec)
-        return c->jdec;
+    if (c->jdec) return c->jdec;
     struct ld_jdec *d = calloc(1, sizeof *d);
-    if (!d)
-        return NULL;
+    if (!d) return NULL;
     d->d.err = jpeg_std_error(&d->jerr);
     d->jerr.error_exit = on_error;
     d->jerr.emit_message = on_message;
@@ -101,12 +97,11 @@ static void read_header(struct ld_jdec *d, const uint8_t *buf, size_t len)
     jpeg_read_header(&d->d, TRUE);
 }
 
-int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
-                  ld_img_info *info, ld_err *e)
+int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,
+                  ld_err *e)
 {
     struct ld_jdec *d = jdec_get(c);
-    if (!d)
-        return ld__err(e, LD_ENOMEM, "%s: out of memory creating the JPEG decoder", name);
+    if (!d) return ld__err(e, LD_ENOMEM, "%s: out of memory creating the JPEG decoder", name);
     if (setjmp(d->jb)) {
         jpeg_abort_decompress(&d->d);
         return ld__err(e, LD_EFORMAT, "%s: JPEG: %s", name, d->msg);
@@ -130,8 +125,7 @@ int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
  * shrinking, so skipping those scales is always within it. */
 static int pick_scale(unsigned w, unsigned h, int swap, int min_w, int min_h)
 {
-    if (min_w <= 0 && min_h <= 0)
-        return 8;
+    if (min_w <= 0 && min_h <= 0) return 8;
     for (int n = 1; n < 8; n *= 2) {
         unsigned sw = (unsigned)(((uint64_t)w * n + 7) / 8);
         unsigned sh = (unsigned)(((uint64_t)h * n + 7) / 8);
@@ -140,8 +134,7 @@ static int pick_scale(unsigned w, unsigned h, int swap, int min_w, int min_h)
             sw = sh;
             sh = t;
         }
-        if ((int64_t)sw >= min_w && (int64_t)sh >= min_h)
-            return n;
+        if ((int64_t)sw >= min_w && (int64_t)sh >= min_h) return n;
     }
     return 8;
 }
@@ -174,8 +167,7 @@ int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
                     const ld_decode_opts *opts, ld_image *out, ld_err *e)
 {
     struct ld_jdec *d = jdec_get(c);
-    if (!d)
-        return ld__err(e, LD_ENOMEM, "%s: out of memory creating the JPEG decoder", name);
+    if (!d) return ld__err(e, LD_ENOMEM, "%s: out of memory creating the JPEG decoder", name);
     j_decompress_ptr j = &d->d;
     if (setjmp(d->jb)) {
         jpeg_abort_decompress(j);
@@ -195,15 +187,14 @@ int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
         j->out_color_space = JCS_CMYK; /* libjpeg converts YCCK -> CMYK; we do CMYK -> RGB */
     else
         j->out_color_space = opts->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
-    j->scale_num = (unsigned)pick_scale(j->image_width, j->image_height, orient >= 5,
-                                        opts->min_w, opts->min_h);
+    j->scale_num = (unsigned)pick_scale(j->image_width, j->image_height, orient >= 5, opts->min_w,
+                                        opts->min_h);
     j->scale_denom = 8;
     jpeg_calc_output_dimensions(j);
 
     const int ow = (int)j->output_width, oh = (int)j->output_height, ch = opts->channels;
     int rc = ld__image_alloc(out, ow, oh, ch);
-    if (rc == LD_OK && cmyk)
-        rc = ld__buf_reserve(&c->rows, (size_t)ow * 4);
+    if (rc == LD_OK && cmyk) rc = ld__buf_reserve(&c->rows, (size_t)ow * 4);
     if (rc < 0) {
         jpeg_abort_decompress(j);
         return ld__err(e, rc, "%s: cannot allocate a %dx%dx%d image", name, ow, oh, ch);
@@ -222,8 +213,7 @@ int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
         } else {
             /* Several rows per call: libjpeg emits up to rec_outbuf_height at once. */
             JDIMENSION n = j->output_height - j->output_scanline;
-            if (n > 16)
-                n = 16;
+            if (n > 16) n = 16;
             for (JDIMENSION i = 0; i < n; i++)
                 rows[i] = out->px + (size_t)(j->output_scanline + i) * stride;
             got = jpeg_read_scanlines(j, rows, n);

@@ -70,19 +70,16 @@ static void dest_term(j_compress_ptr cinfo)
 
 void ld__jenc_free(struct ld_jenc *x)
 {
-    if (!x)
-        return;
+    if (!x) return;
     jpeg_destroy_compress(&x->j);
     free(x);
 }
 
 static struct ld_jenc *jenc_get(ld_codec *c)
 {
-    if (c->jenc)
-        return c->jenc;
+    if (c->jenc) return c->jenc;
     struct ld_jenc *x = calloc(1, sizeof *x);
-    if (!x)
-        return NULL;
+    if (!x) return NULL;
     x->j.err = jpeg_std_error(&x->jerr);
     x->jerr.error_exit = on_error;
     x->jerr.emit_message = on_message;
@@ -108,11 +105,10 @@ int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, ld_buf *out, l
     if (quality < 1 || quality > 100)
         return ld__err(e, LD_EINVAL, "JPEG encode: quality %d is not in 1..100", quality);
     if (im->w > JPEG_MAX_DIMENSION || im->h > JPEG_MAX_DIMENSION)
-        return ld__err(e, LD_ELIMIT, "JPEG encode: %dx%d is larger than JPEG allows (%d)",
-                       im->w, im->h, (int)JPEG_MAX_DIMENSION);
+        return ld__err(e, LD_ELIMIT, "JPEG encode: %dx%d is larger than JPEG allows (%d)", im->w,
+                       im->h, (int)JPEG_MAX_DIMENSION);
     struct ld_jenc *x = jenc_get(c);
-    if (!x)
-        return ld__err(e, LD_ENOMEM, "JPEG encode: out of memory creating the encoder");
+    if (!x) return ld__err(e, LD_ENOMEM, "JPEG encode: out of memory creating the encoder");
     j_compress_ptr j = &x->j;
     x->out = out;
     x->oom = 0;
@@ -141,8 +137,7 @@ int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, ld_buf *out, l
     while (j->next_scanline < j->image_height) {
         JSAMPROW rows[16];
         JDIMENSION n = j->image_height - j->next_scanline;
-        if (n > 16)
-            n = 16;
+        if (n > 16) n = 16;
         for (JDIMENSION i = 0; i < n; i++)
             rows[i] = im->px + (size_t)(j->next_scanline + i) * stride;
         jpeg_write_scanlines(j, rows, n);

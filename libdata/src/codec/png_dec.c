@@ -49,8 +49,7 @@ static void on_warning(png_structp png, png_const_charp msg)
 static void read_mem(png_structp png, png_bytep dst, size_t n)
 {
     rd_ctx *x = png_get_io_ptr(png);
-    if (n > x->len - x->pos)
-        png_error(png, "unexpected end of file (truncated PNG)");
+    if (n > x->len - x->pos) png_error(png, "unexpected end of file (truncated PNG)");
     memcpy(dst, x->buf + x->pos, n);
     x->pos += n;
 }
@@ -70,8 +69,7 @@ static png_structp open_png(rd_ctx *x, const uint8_t *buf, size_t len, png_infop
     x->over_limit = 0;
     x->msg[0] = '\0';
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, x, on_error, on_warning);
-    if (!png)
-        return NULL;
+    if (!png) return NULL;
     *info = png_create_info_struct(png);
     if (!*info) {
         png_destroy_read_struct(&png, NULL, NULL);
@@ -81,15 +79,14 @@ static png_structp open_png(rd_ctx *x, const uint8_t *buf, size_t len, png_infop
     return png;
 }
 
-int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
-                 ld_img_info *info, ld_err *e)
+int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,
+                 ld_err *e)
 {
     (void)c;
     rd_ctx x;
     png_infop pi = NULL;
     png_structp png = open_png(&x, buf, len, &pi);
-    if (!png)
-        return ld__err(e, LD_ENOMEM, "%s: out of memory creating the PNG decoder", name);
+    if (!png) return ld__err(e, LD_ENOMEM, "%s: out of memory creating the PNG decoder", name);
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &pi, NULL);
         return fail(&x, name, e);
@@ -109,8 +106,7 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     rd_ctx x;
     png_infop pi = NULL;
     png_structp png = open_png(&x, buf, len, &pi);
-    if (!png)
-        return ld__err(e, LD_ENOMEM, "%s: out of memory creating the PNG decoder", name);
+    if (!png) return ld__err(e, LD_ENOMEM, "%s: out of memory creating the PNG decoder", name);
     int rc = LD_OK;
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &pi, NULL);
@@ -126,8 +122,8 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     const uint64_t npix = (uint64_t)w * h;
     if (opts->max_pixels && npix > opts->max_pixels) {
         png_destroy_read_struct(&png, &pi, NULL);
-        return ld__err(e, LD_ELIMIT, "%s: PNG is %ux%u = %llu pixels, over the limit of %llu",
-                       name, (unsigned)w, (unsigned)h, (unsigned long long)npix,
+        return ld__err(e, LD_ELIMIT, "%s: PNG is %ux%u = %llu pixels, over the limit of %llu", name,
+                       (unsigned)w, (unsigned)h, (unsigned long long)npix,
                        (unsigned long long)opts->max_pixels);
     }
     const int ctype = png_get_color_type(png, pi);
@@ -138,8 +134,7 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
         png_set_expand_gray_1_2_4_to_8(png);
     png_set_strip_16(png);
     png_set_strip_alpha(png);
-    if (!color && opts->channels == 3)
-        png_set_gray_to_rgb(png);
+    if (!color && opts->channels == 3) png_set_gray_to_rgb(png);
     png_set_interlace_handling(png);
     png_read_update_info(png, pi);
 
@@ -150,12 +145,10 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     if (png_get_channels(png, pi) != dc || png_get_bit_depth(png, pi) != 8 ||
         png_get_rowbytes(png, pi) != (size_t)w * dc) {
         png_destroy_read_struct(&png, &pi, NULL);
-        return ld__err(e, LD_EFORMAT, "%s: PNG: unsupported layout (colour type %d)", name,
-                       ctype);
+        return ld__err(e, LD_EFORMAT, "%s: PNG: unsupported layout (colour type %d)", name, ctype);
     }
     rc = ld__image_alloc(dst, (int)w, (int)h, dc);
-    if (rc == LD_OK)
-        rc = ld__buf_reserve(&c->rows, (size_t)h * sizeof(png_bytep));
+    if (rc == LD_OK) rc = ld__buf_reserve(&c->rows, (size_t)h * sizeof(png_bytep));
     if (rc < 0) {
         png_destroy_read_struct(&png, &pi, NULL);
         return ld__err(e, rc, "%s: cannot allocate a %ux%ux%d image", name, (unsigned)w,
