@@ -25,6 +25,10 @@ except ImportError as _exc:  # only while reader.py is missing from a partial ch
     if "reader" not in str(_exc):
         raise
 
+__all__ = ["convert", "Converter", "ConvertSummary", "ConvertProgress", "Reader", "DatasetInfo",
+           "LibdataError", "describe", "version", "version_number", "has_feature", "strerror",
+           "convert_params", "library_path", "LD_OK", "LD_END", "LD_ENOMEM", "LD_EINVAL",
+           "LD_EIO", "LD_EFORMAT", "LD_ELIMIT", "LD_ECANCELED", "LD_ENOTSUP", "LD_ESTATE"]
 __version__ = "0.1.0"
 library_path = _lib.path
 

@@ -54,7 +54,11 @@ class LibdataError(Exception):
     """
 
     def __init__(self, code, name=None, message=""):
-        self.code = int(code)
+        if isinstance(code, str) and name is None and not message:
+            # Re-raised from a message alone (torch's DataLoader does this with an exception
+            # from a worker: type(exc)(text)): the code is not known any more.
+            code, name, message = None, "error", code
+        self.code = None if code is None else int(code)
         self.name = name if name is not None else strerror(self.code)
         self.message = message or ""
         super().__init__(self.code, self.name, self.message)
@@ -65,6 +69,8 @@ class LibdataError(Exception):
         return _STATUS_NAMES.get(self.code, str(self.code))
 
     def __str__(self):
+        if self.code is None:
+            return self.message
         if self.message:
             return f"{self.message} ({self.symbol}: {self.name})"
         return f"{self.name} ({self.symbol})"

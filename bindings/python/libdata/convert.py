@@ -13,7 +13,7 @@ import operator
 import os
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List
 
 from . import _lib
 from ._lib import LibdataError, api
