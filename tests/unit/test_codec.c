@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -637,4 +638,55 @@ Test(codec, sniffing_uses_magic_numbers)
     cr_expect_eq(ld__img_sniff(png, 8), LD_IMG_PNG);
     cr_expect_eq(ld__img_sniff(png, 7), LD_IMG_UNKNOWN);
     cr_expect_eq(ld__img_sniff((const uint8_t *)"GIF89a", 6), LD_IMG_UNKNOWN);
+}
+
+/* ---- threads ------------------------------------------------------------------------------- */
+
+/* One codec per thread, no shared state: two threads decoding at once get exact results. */
+struct thread_job {
+    ld_buf jpg, png;
+    ld_image want_jpg, want_png;
+    int bad; /* number of wrong decodes */
+};
+
+static void *decode_loop(void *arg)
+{
+    struct thread_job *j = arg;
+    ld_codec *c = ld__codec_create();
+    ld_image im = {0};
+    ld_err e;
+    const ld_decode_opts o = {.channels = 3, .apply_orientation = 1};
+    for (int i = 0; c && i < 20; i++) {
+        if (ld__img_decode(c, j->jpg.p, j->jpg.len, "base.jpg", &o, &im, &e) != LD_OK ||
+            im.w != j->want_jpg.w || memcmp(im.px, j->want_jpg.px, (size_t)im.w * im.h * 3))
+            j->bad++;
+        if (ld__img_decode(c, j->png.p, j->png.len, "rgb8.png", &o, &im, &e) != LD_OK ||
+            im.w != j->want_png.w || memcmp(im.px, j->want_png.px, (size_t)im.w * im.h * 3))
+            j->bad++;
+    }
+    if (!c) j->bad = -1;
+    ld__image_free(&im);
+    ld__codec_free(c);
+    return NULL;
+}
+
+Test(codec, independent_codecs_decode_concurrently)
+{
+    struct thread_job jobs[2];
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) {
+        jobs[t] = (struct thread_job){.jpg = load(DIR "base.jpg"),
+                                      .png = load(DIR "rgb8.png"),
+                                      .want_jpg = load_pnm(DIR "base.ppm"),
+                                      .want_png = load_pnm(DIR "rgb8.ppm")};
+        cr_assert_eq(pthread_create(&th[t], NULL, decode_loop, &jobs[t]), 0);
+    }
+    for (int t = 0; t < 2; t++) {
+        pthread_join(th[t], NULL);
+        cr_expect_eq(jobs[t].bad, 0, "thread %d: %d wrong decodes", t, jobs[t].bad);
+        ld__buf_free(&jobs[t].jpg);
+        ld__buf_free(&jobs[t].png);
+        ld__image_free(&jobs[t].want_jpg);
+        ld__image_free(&jobs[t].want_png);
+    }
 }
