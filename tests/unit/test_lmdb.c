@@ -157,6 +157,32 @@ Test(lmdb, store_reads_our_database_by_index_in_any_order)
     cr_assert_eq(s->vt->read(s, cx, 30, NULL, 0, &r, &err), LD_EINVAL);
     s->vt->ctx_free(s, cx);
     s->vt->close(s);
+    /* the data.mdb file itself opens too */
+    char file[400];
+    snprintf(file, sizeof file, "%s/data.mdb", db);
+    cr_assert_eq(ld__lmdb_store_open(file, NULL, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->info.n, 30);
+    s->vt->close(s);
+}
+
+Test(lmdb, store_open_rejects_what_is_not_an_lmdb)
+{
+    ld_store *s = (ld_store *)1;
+    char path[400];
+    cr_assert_eq(ld__lmdb_store_open(dir, NULL, &s, &err), LD_EIO, "empty dir: %s", err.msg);
+    cr_assert_null(s);
+    cr_assert(strstr(err.msg, dir), "%s", err.msg);
+    snprintf(path, sizeof path, "%s/junk.mdb", dir);
+    FILE *f = fopen(path, "wb");
+    for (int i = 0; i < 20000; i++)
+        fputc(i * 7, f);
+    fclose(f);
+    int rc = ld__lmdb_store_open(path, NULL, &s, &err);
+    cr_assert_eq(rc, LD_EFORMAT, "junk file: rc %d %s", rc, err.msg);
+    snprintf(path, sizeof path, "%s/empty.lmdb", dir);
+    cr_assert_eq(run("%s -c 'import lmdb; lmdb.open(\"%s\").close()'", LD_PYTHON, path), 0);
+    cr_assert_eq(ld__lmdb_store_open(path, NULL, &s, &err), LD_EFORMAT, "%s", err.msg);
+    cr_assert(strstr(err.msg, "no records"), "%s", err.msg);
 }
 
 Test(lmdb, map_grows_past_its_initial_size)
@@ -380,6 +406,29 @@ Test(lmdb, mean_of_our_database_equals_numpy)
     snprintf(db, sizeof db, "%s/m.lmdb", dir);
     cr_assert_eq(write_db(db, 0, 1200, 9, 11, 1), LD_OK, "%s", err.msg);
     check_mean(db);
+}
+
+Test(lmdb, mean_of_an_hdf5_file_equals_numpy)
+{
+    char h5[300], mpath[400];
+    snprintf(h5, sizeof h5, "%s/x.h5", dir);
+    snprintf(mpath, sizeof mpath, "%s/mean.binaryproto", dir);
+    cr_assert_eq(run("%s -c 'import h5py, numpy as np; r = np.random.default_rng(1);"
+                     "f = h5py.File(\"%s\", \"w\");"
+                     "f[\"data\"] = r.integers(0, 256, (37, 3, 5, 6), dtype=np.uint8);"
+                     "f[\"label\"] = np.arange(37, dtype=np.int32); f.close()'",
+                     LD_PYTHON, h5), 0);
+    ld_mean m;
+    cr_assert_eq(ld__mean_path(h5, 0, &m, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(ld__mean_write(mpath, &m, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(run("%s -c 'import sys, h5py, numpy as np; sys.path.insert(0, \"%s/tests/python\");"
+                     "from lmdb_caffe_pb import BlobProto; b = BlobProto();"
+                     "b.ParseFromString(open(\"%s\", \"rb\").read());"
+                     "want = h5py.File(\"%s\")[\"data\"][()].astype(np.float64).mean(0);"
+                     "got = np.array(b.data).reshape(b.channels, b.height, b.width);"
+                     "sys.exit(0 if b.num == 1 and np.abs(got - want).max() < 1e-4 else 1)'",
+                     LD_PYTHON, LD_SOURCE_DIR, mpath, h5), 0, "numpy disagrees");
+    ld__mean_free(&m);
 }
 
 Test(lmdb, mean_of_encoded_caffe_database_equals_numpy_with_opencv)
