@@ -1,0 +1,710 @@
+/*
+ * The reader: parameters, open (store + sampler + memory plan + ring + workers) and next().
+ *
+ * Work scheduling. Batch b of the epoch lives in ring slot b % nslots and is cut into
+ * `pieces` contiguous ranges of samples; workers take pieces in batch order from one counter
+ * under the reader's mutex, so all threads cooperate on the oldest unfinished batch (low
+ * latency) and the next batches are started as soon as their slots are free (prefetch). A slot
+ * is free once the caller has moved past the batch it held: the caller holds one batch, the
+ * other nslots - 1 = prefetch batches are prepared meanwhile. The ring is allocated and
+ * touched once at open, so no page fault and no allocation happens per batch.
+ *
+ * Epochs do not overlap: workers stop issuing at the last batch of an epoch; when the caller
+ * reaches the end (LD_END), every batch of the epoch is finished, so the next permutation can
+ * be written in place and workers restart at once, while the caller handles the epoch end.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec.h"
+#include "libdata/reader.h"
+#include "sampler.h"
+#include "store/mean.h"
+#include "store/store.h"
+#include "xform.h"
+
+#define NPARAM 22 /* integer parameters 1..21 */
+#define NSTR 5    /* string parameters 100..104 */
+#define AUTO_PREFETCH 2
+#define MAX_AUTO_PREFETCH 4
+
+static const ld_param_desc params[] = {
+    {LD_R_BATCH_SIZE, "batch", 64, 1, 1 << 24, "samples per batch"},
+    {LD_R_DROP_LAST, "drop_last", 0, 0, 1, "drop the short final batch of an epoch"},
+    {LD_R_ORDER, "order", 0, 0, 2, "0 sequential, 1 shuffle, 2 block shuffle"},
+    {LD_R_SEED, "seed", 0, INT64_MIN, INT64_MAX, "seed of the order and random transforms"},
+    {LD_R_RANK, "rank", 0, 0, 1 << 20, "this process's rank (0 <= rank < world)"},
+    {LD_R_WORLD, "world", 1, 1, 1 << 20, "number of ranks sharing each epoch"},
+    {LD_R_THREADS, "threads", 0, 0, 256, "worker threads (0 = online cores)"},
+    {LD_R_PREFETCH, "prefetch", 0, 0, 64, "batches prepared ahead (0 = auto)"},
+    {LD_R_MEMORY_BUDGET, "memory_budget", 0, 0, INT64_MAX, "bytes the reader may use (0 = any)"},
+    {LD_R_DTYPE, "dtype", 0, 0, 1, "pixels: 0 uint8, 1 float32"},
+    {LD_R_LAYOUT, "layout", 0, 0, 1, "0 NCHW, 1 NHWC"},
+    {LD_R_CROP_W, "crop_w", 0, 0, 1 << 24, "crop width (0 = none)"},
+    {LD_R_CROP_H, "crop_h", 0, 0, 1 << 24, "crop height (0 = none)"},
+    {LD_R_RANDOM_CROP, "random_crop", 0, 0, 1, "random crop position (else center)"},
+    {LD_R_MIRROR, "mirror", 0, 0, 1, "random left-right mirror"},
+    {LD_R_CHANNEL_ORDER, "channel_order", -1, -1, 1, "-1 as stored, 0 BGR, 1 RGB"},
+    {LD_R_SWAP, "swap", 0, 0, 1, "reverse the channel order"},
+    {LD_R_LABEL_DTYPE, "label_dtype", 2, 1, 2, "labels: 2 int32, 1 float32"},
+    {LD_R_WINDOW, "window", 8, 1, 1 << 20, "block shuffle: blocks per window"},
+    {LD_R_EPOCH, "epoch", 0, 0, INT64_MAX, "epoch to start at"},
+    {LD_R_DCT_SCALE, "dct_scale", 0, 0, 1, "JPEG: decode reduced (>= crop) for speed"},
+};
+#define NPARAMS (sizeof params / sizeof params[0])
+
+typedef struct slot {
+    uint8_t *data;
+    void *labels;
+    uint64_t *indices;
+    uint64_t batch;  /* batch number it holds or is being filled with; UINT64_MAX = none */
+    size_t n;
+    int pieces_left;
+} slot;
+
+typedef struct worker {
+    struct ld_reader *r;
+    ld_store_ctx *cx;
+    uint8_t *scratch; /* one stored sample, when it cannot go straight to the batch */
+    ld_codec *codec;
+    ld_image img;
+    ld_err err;
+    pthread_t tid;
+    int started;
+} worker;
+
+struct ld_reader {
+    ld_err err;
+    int64_t p[NPARAM];
+    char *str[NSTR];
+    float scale;
+    float mean_vals[4];
+    int n_mean;
+    ld_log_fn log;
+    void *log_user;
+
+    /* open state */
+    int is_open, failed;
+    ld_store *store;
+    ld_sampler smp;
+    uint64_t *idx;
+    uint64_t epoch, share, nbatches, bsize;
+    ld_xform xf;
+    float *mean_img;
+    size_t out_bytes;   /* one output sample */
+    size_t lab_size;
+    int direct_out;     /* raw store, plain transform: read straight into the batch */
+    int out_order;
+    uint64_t memory;
+    /* ring and workers */
+    int nslots, nthreads, pieces;
+    slot *slots;
+    worker *workers;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_done;
+    int sync_ok;
+    uint64_t issue_b;
+    int issue_piece;
+    uint64_t released, take;
+    int stop;
+    ld_err werr;
+    ld_batch out;
+};
+
+static const ld_param_desc *find_param(int p)
+{
+    for (size_t k = 0; k < NPARAMS; k++)
+        if (params[k].id == p)
+            return &params[k];
+    return NULL;
+}
+
+const ld_param_desc *ld_reader_params(size_t *n)
+{
+    if (n)
+        *n = NPARAMS;
+    return params;
+}
+
+int ld_reader_param_bounds(int p, int64_t *min, int64_t *max)
+{
+    const ld_param_desc *d = find_param(p);
+    if (!d)
+        return LD_EINVAL;
+    if (min)
+        *min = d->min;
+    if (max)
+        *max = d->max;
+    return LD_OK;
+}
+
+ld_reader *ld_reader_create(void)
+{
+    ld_reader *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    for (size_t k = 0; k < NPARAMS; k++)
+        r->p[params[k].id] = params[k].def;
+    r->scale = 1.0f;
+    return r;
+}
+
+void ld_reader_set_log(ld_reader *r, ld_log_fn fn, void *user)
+{
+    if (!r)
+        return;
+    r->log = fn;
+    r->log_user = user;
+}
+
+const char *ld_reader_errmsg(const ld_reader *r)
+{
+    return r ? r->err.msg : "no reader";
+}
+
+int ld_reader_set(ld_reader *r, int p, int64_t v)
+{
+    int rc = LD_OK;
+    const ld_param_desc *d = find_param(p);
+    LD_CHECK(&r->err, !r->is_open, LD_ESTATE, "reader: parameters are set before open");
+    LD_CHECK(&r->err, d, LD_EINVAL, "reader: unknown parameter %d", p);
+    LD_CHECK(&r->err, v >= d->min && v <= d->max && !(p == LD_R_LABEL_DTYPE && v == 0),
+             LD_EINVAL, "reader: %s = %lld is out of range [%lld, %lld]", d->name, (long long)v,
+             (long long)d->min, (long long)d->max);
+    r->p[p] = v;
+fail:
+    return rc;
+}
+
+int ld_reader_get(const ld_reader *r, int p, int64_t *v)
+{
+    const ld_param_desc *d = find_param(p);
+    if (d) {
+        *v = r->p[p];
+        return LD_OK;
+    }
+    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_ORDER)
+        return LD_EINVAL;
+    if (!r->is_open)
+        return LD_ESTATE;
+    switch (p) {
+    case LD_R_INFO_SAMPLES: *v = (int64_t)r->store->info.n; break;
+    case LD_R_INFO_EPOCH_SAMPLES:
+        *v = (int64_t)(r->p[LD_R_DROP_LAST] ? r->share / r->bsize * r->bsize : r->share);
+        break;
+    case LD_R_INFO_EPOCH_BATCHES: *v = (int64_t)r->nbatches; break;
+    case LD_R_INFO_C: *v = r->xf.c; break;
+    case LD_R_INFO_H: *v = r->xf.oh; break;
+    case LD_R_INFO_W: *v = r->xf.ow; break;
+    case LD_R_INFO_PREFETCH: *v = r->nslots - 1; break;
+    case LD_R_INFO_THREADS: *v = r->nthreads; break;
+    case LD_R_INFO_MEMORY: *v = (int64_t)r->memory; break;
+    case LD_R_INFO_ENCODED: *v = r->store->info.encoded; break;
+    default: *v = r->out_order; break;
+    }
+    return LD_OK;
+}
+
+/* Parse "a,b,c" into at most 4 floats. Returns the count, or -1. */
+static int parse_floats(const char *s, float *out)
+{
+    int n = 0;
+    while (*s) {
+        char *end;
+        double v = strtod(s, &end);
+        if (end == s || n == 4 || !isfinite(v))
+            return -1;
+        out[n++] = (float)v;
+        s = end;
+        while (*s == ' ')
+            s++;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return n;
+}
+
+int ld_reader_set_str(ld_reader *r, int p, const char *value)
+{
+    int rc = LD_OK;
+    char *copy = NULL;
+    LD_CHECK(&r->err, !r->is_open, LD_ESTATE, "reader: parameters are set before open");
+    LD_CHECK(&r->err, p >= LD_R_DATA_NAME && p <= LD_R_SCALE, LD_EINVAL,
+             "reader: unknown string parameter %d", p);
+    if (p == LD_R_MEAN_VALUES) {
+        float v[4];
+        int n = value ? parse_floats(value, v) : 0;
+        LD_CHECK(&r->err, n >= 0, LD_EINVAL,
+                 "reader: mean values '%s' are not 1 to 4 comma-separated numbers", value);
+        memcpy(r->mean_vals, v, sizeof(float) * (size_t)n);
+        r->n_mean = n;
+    } else if (p == LD_R_SCALE) {
+        float v[4];
+        int n = value ? parse_floats(value, v) : 0;
+        LD_CHECK(&r->err, n == 1 || !value, LD_EINVAL, "reader: scale '%s' is not a number",
+                 value);
+        r->scale = value ? v[0] : 1.0f;
+    }
+    if (value) {
+        copy = ld__strdup(value);
+        LD_CHECK(&r->err, copy, LD_ENOMEM, "out of memory");
+    }
+    free(r->str[p - LD_R_DATA_NAME]);
+    r->str[p - LD_R_DATA_NAME] = copy;
+fail:
+    return rc;
+}
+
+/* ---- workers ------------------------------------------------------------------------------ */
+
+/* Fill samples [j0, j1) of batch b into slot sl. */
+static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, size_t j1)
+{
+    int rc = LD_OK;
+    ld_store *st = r->store;
+    const ld_store_info *in = &st->info;
+    ld_rec rec;
+    for (size_t j = j0; j < j1; j++) {
+        uint64_t i = r->idx[b * r->bsize + j];
+        uint8_t *out = sl->data + j * r->out_bytes;
+        sl->indices[j] = i;
+        if (r->direct_out) {
+            LD_TRY(st->vt->read(st, w->cx, i, out, r->out_bytes, &rec, &w->err));
+            if (rec.data != out)
+                memcpy(out, rec.data, r->out_bytes);
+        } else if (!in->encoded) {
+            LD_TRY(st->vt->read(st, w->cx, i, w->scratch, in->sample_bytes, &rec, &w->err));
+            ld_xsrc src = {rec.data, in->dtype == LD_SDT_F32, in->h, in->w,
+                           (size_t)in->h * in->w, (size_t)in->w, 1};
+            LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
+        } else {
+            LD_TRY(st->vt->read(st, w->cx, i, NULL, 0, &rec, &w->err));
+            ld_decode_opts o = {r->xf.c, (uint64_t)1 << 28, 0, 0, 1};
+            if (r->p[LD_R_DCT_SCALE]) {
+                o.min_w = r->xf.ow;
+                o.min_h = r->xf.oh;
+            }
+            char name[48];
+            snprintf(name, sizeof name, "sample %llu", (unsigned long long)i);
+            LD_TRY(ld__img_decode(w->codec, rec.data, rec.len, name, &o, &w->img, &w->err));
+            const ld_image *im = &w->img;
+            LD_CHECK(&w->err, im->c == r->xf.c, LD_EFORMAT, "sample %llu: %d channels, not %d",
+                     (unsigned long long)i, im->c, r->xf.c);
+            ld_xsrc src = {im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
+            LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
+        }
+        if (r->p[LD_R_LABEL_DTYPE] == LD_DTYPE_F32)
+            ((float *)sl->labels)[j] = (float)rec.label;
+        else
+            ((int32_t *)sl->labels)[j] = (int32_t)rec.label;
+    }
+fail:
+    if (rc < 0 && in->how && !strstr(w->err.msg, "sample")) {
+        char tmp[LD_ERRMSG_MAX];
+        snprintf(tmp, sizeof tmp, "%s", w->err.msg);
+        ld__err(&w->err, rc, "%s (reading dataset sample %llu)", tmp,
+                (unsigned long long)sl->indices[j0]);
+    }
+    return rc;
+}
+
+static size_t batch_len(const ld_reader *r, uint64_t b)
+{
+    uint64_t start = b * r->bsize;
+    return (size_t)(r->share - start < r->bsize ? r->share - start : r->bsize);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    ld_reader *r = w->r;
+    pthread_mutex_lock(&r->mu);
+    while (!r->stop) {
+        if (r->failed || r->issue_b >= r->nbatches || r->issue_b >= r->released + r->nslots) {
+            pthread_cond_wait(&r->cv_work, &r->mu);
+            continue;
+        }
+        uint64_t b = r->issue_b;
+        int pc = r->issue_piece++;
+        slot *sl = &r->slots[b % (uint64_t)r->nslots];
+        size_t n = batch_len(r, b);
+        int pieces = (size_t)r->pieces < n ? r->pieces : (int)n;
+        if (pc == 0) {
+            sl->batch = b;
+            sl->n = n;
+            sl->pieces_left = pieces;
+        }
+        if (r->issue_piece >= pieces) {
+            r->issue_b++;
+            r->issue_piece = 0;
+        }
+        pthread_mutex_unlock(&r->mu);
+        size_t j0 = n * (size_t)pc / (size_t)pieces, j1 = n * (size_t)(pc + 1) / (size_t)pieces;
+        int rc = fill_piece(r, w, sl, b, j0, j1);
+        pthread_mutex_lock(&r->mu);
+        if (rc < 0 && !r->failed) {
+            r->failed = 1;
+            r->werr = w->err;
+        }
+        if (--sl->pieces_left == 0 || rc < 0)
+            pthread_cond_broadcast(&r->cv_done);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* ---- open / close ------------------------------------------------------------------------ */
+
+static void close_reader(ld_reader *r)
+{
+    if (r->sync_ok) {
+        pthread_mutex_lock(&r->mu);
+        r->stop = 1;
+        pthread_cond_broadcast(&r->cv_work);
+        pthread_mutex_unlock(&r->mu);
+    }
+    if (r->workers) {
+        for (int k = 0; k < r->nthreads; k++) {
+            worker *w = &r->workers[k];
+            if (w->started)
+                pthread_join(w->tid, NULL);
+            if (w->cx)
+                r->store->vt->ctx_free(r->store, w->cx);
+            free(w->scratch);
+            ld__codec_free(w->codec);
+            ld__image_free(&w->img);
+        }
+        free(r->workers);
+        r->workers = NULL;
+    }
+    if (r->sync_ok) {
+        pthread_mutex_destroy(&r->mu);
+        pthread_cond_destroy(&r->cv_work);
+        pthread_cond_destroy(&r->cv_done);
+        r->sync_ok = 0;
+    }
+    if (r->slots) {
+        for (int k = 0; k < r->nslots; k++) {
+            free(r->slots[k].data);
+            free(r->slots[k].labels);
+            free(r->slots[k].indices);
+        }
+        free(r->slots);
+        r->slots = NULL;
+    }
+    if (r->store)
+        r->store->vt->close(r->store);
+    r->store = NULL;
+    free(r->idx);
+    r->idx = NULL;
+    free(r->mean_img);
+    r->mean_img = NULL;
+    r->is_open = r->failed = r->stop = 0;
+    r->nthreads = r->nslots = 0;
+}
+
+void ld_reader_free(ld_reader *r)
+{
+    if (!r)
+        return;
+    close_reader(r);
+    for (int k = 0; k < NSTR; k++)
+        free(r->str[k]);
+    free(r);
+}
+
+static void logf_(ld_reader *r, int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void logf_(ld_reader *r, int level, const char *fmt, ...)
+{
+    if (!r->log)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->log(r->log_user, level, msg);
+}
+
+/* Load the mean file (Caffe binaryproto) and check it against the source and crop sizes. */
+static int load_mean(ld_reader *r, int sh, int sw, ld_err *e)
+{
+    int rc = LD_OK;
+    ld_mean m = {0};
+    const char *path = r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME];
+    LD_TRY(ld__mean_read(path, &m, e));
+    LD_CHECK(e, m.c == r->xf.c && ((m.h == sh && m.w == sw) || (m.h == r->xf.oh &&
+                                                                 m.w == r->xf.ow)),
+             LD_EINVAL, "%s: mean image is %dx%dx%d; it must be %dx%dx%d (the samples) or "
+             "%dx%dx%d (the crop)", path, m.c, m.h, m.w, r->xf.c, sh, sw, r->xf.c, r->xf.oh,
+             r->xf.ow);
+    r->mean_img = m.data;
+    m.data = NULL;
+    r->xf.mean_img = r->mean_img;
+    r->xf.mh = m.h;
+    r->xf.mw = m.w;
+fail:
+    ld__mean_free(&m);
+    return rc;
+}
+
+static int alloc_ring(ld_reader *r, ld_err *e)
+{
+    int rc = LD_OK;
+    r->slots = calloc((size_t)r->nslots, sizeof(slot));
+    LD_CHECK(e, r->slots, LD_ENOMEM, "out of memory");
+    for (int k = 0; k < r->nslots; k++) {
+        slot *s = &r->slots[k];
+        s->batch = UINT64_MAX;
+        /* Touch every page now (calloc of a large block is lazily zero-mapped): the faults are
+         * paid once at open, not during the first epoch. */
+        s->data = malloc(r->bsize * r->out_bytes);
+        s->labels = malloc(r->bsize * 4);
+        s->indices = malloc(r->bsize * sizeof(uint64_t));
+        LD_CHECK(e, s->data && s->labels && s->indices, LD_ENOMEM,
+                 "out of memory for batch buffer %d of %d (%zu bytes each)", k + 1, r->nslots,
+                 (size_t)(r->bsize * r->out_bytes));
+        memset(s->data, 0, r->bsize * r->out_bytes);
+        memset(s->labels, 0, r->bsize * 4);
+        memset(s->indices, 0, r->bsize * sizeof(uint64_t));
+    }
+fail:
+    return rc;
+}
+
+static int open_impl(ld_reader *r, const char *path)
+{
+    int rc = LD_OK;
+    ld_err *e = &r->err;
+    const int64_t *p = r->p;
+    ld_store_opts so = {r->str[LD_R_DATA_NAME - LD_R_DATA_NAME],
+                        r->str[LD_R_LABEL_NAME - LD_R_DATA_NAME], p[LD_R_ORDER] != 0};
+    LD_CHECK(e, p[LD_R_RANK] < p[LD_R_WORLD], LD_EINVAL, "reader: rank %lld is not below world "
+             "%lld", (long long)p[LD_R_RANK], (long long)p[LD_R_WORLD]);
+    LD_CHECK(e, (p[LD_R_CROP_W] == 0) == (p[LD_R_CROP_H] == 0), LD_EINVAL,
+             "reader: set both crop_w and crop_h, or neither");
+    LD_TRY(ld__store_open(path, &so, &r->store, e));
+    const ld_store_info *in = &r->store->info;
+    LD_CHECK(e, in->n >= (uint64_t)p[LD_R_WORLD], LD_EINVAL, "%s: %llu samples cannot be shared "
+             "by %lld ranks", path, (unsigned long long)in->n, (long long)p[LD_R_WORLD]);
+    LD_CHECK(e, in->c >= 1 && in->c <= 4, LD_EFORMAT, "%s: %d channels are not supported", path,
+             in->c);
+
+    /* Output geometry and transform. */
+    ld_xform *x = &r->xf;
+    memset(x, 0, sizeof(*x));
+    x->out_f32 = p[LD_R_DTYPE] == LD_DTYPE_F32;
+    x->nhwc = p[LD_R_LAYOUT] == LD_LAYOUT_NHWC;
+    x->c = in->c;
+    x->oh = p[LD_R_CROP_H] ? (int)p[LD_R_CROP_H] : in->h;
+    x->ow = p[LD_R_CROP_W] ? (int)p[LD_R_CROP_W] : in->w;
+    LD_CHECK(e, x->oh > 0 && x->ow > 0, LD_EINVAL, "%s: the images vary in size: set a crop "
+             "(crop_w, crop_h) no larger than the smallest image", path);
+    LD_CHECK(e, (in->h == 0 || x->oh <= in->h) && (in->w == 0 || x->ow <= in->w), LD_EINVAL,
+             "%s: crop %dx%d is larger than the %dx%d samples", path, x->ow, x->oh, in->w, in->h);
+    x->random_crop = (int)p[LD_R_RANDOM_CROP];
+    x->mirror = (int)p[LD_R_MIRROR];
+    x->seed = (uint64_t)p[LD_R_SEED];
+    x->scale = r->scale;
+    r->out_order = in->order == LD_SORDER_BGR ? LD_ORDER_BGR
+                   : in->order == LD_SORDER_RGB ? LD_ORDER_RGB : -1;
+    if (p[LD_R_CHANNEL_ORDER] >= 0 && in->c == 3) {
+        LD_CHECK(e, r->out_order >= 0, LD_EINVAL, "%s: the file does not record its channel "
+                 "order; use swap to reverse the channels explicitly", path);
+        x->swap = r->out_order != p[LD_R_CHANNEL_ORDER];
+    }
+    if (p[LD_R_SWAP] && in->c == 3)
+        x->swap = !x->swap;
+    if (x->swap && r->out_order >= 0)
+        r->out_order = 1 - r->out_order;
+    if (r->n_mean) {
+        LD_CHECK(e, r->n_mean == 1 || r->n_mean == in->c, LD_EINVAL,
+                 "reader: %d mean values for %d channels", r->n_mean, in->c);
+        for (int k = r->n_mean; k < in->c; k++)
+            r->mean_vals[k] = r->mean_vals[0];
+        x->mean_vals = r->mean_vals;
+    }
+    if (r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME])
+        LD_TRY(load_mean(r, in->h, in->w, e));
+    LD_CHECK(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
+             "reader: mean and scale need float32 output (dtype = 1)");
+    ld__xform_init(x, in->h, in->w);
+    size_t elems = (size_t)x->c * (size_t)x->oh * (size_t)x->ow;
+    r->out_bytes = elems * (x->out_f32 ? 4 : 1);
+    r->direct_out = !in->encoded && x->plain && in->dtype == LD_SDT_U8;
+
+    /* Sampler. */
+    r->smp = (ld_sampler){in->n, (int)p[LD_R_ORDER], (uint64_t)p[LD_R_SEED],
+                          in->block ? in->block : 1, (uint64_t)p[LD_R_WINDOW],
+                          (uint64_t)p[LD_R_RANK], (uint64_t)p[LD_R_WORLD]};
+    r->share = ld__sampler_share(&r->smp);
+    r->bsize = (uint64_t)p[LD_R_BATCH_SIZE];
+    r->nbatches = p[LD_R_DROP_LAST] ? r->share / r->bsize
+                                    : (r->share + r->bsize - 1) / r->bsize;
+    LD_CHECK(e, r->nbatches > 0, LD_EINVAL, "%s: %llu samples per rank make no full batch of "
+             "%llu (drop_last)", path, (unsigned long long)r->share,
+             (unsigned long long)r->bsize);
+
+    /* Memory plan: fixed costs, then as many batch slots as the budget allows. */
+    int threads = p[LD_R_THREADS] ? (int)p[LD_R_THREADS] : ld__cpu_count();
+    size_t dec_bytes = in->encoded ? (size_t)(in->h ? in->h : x->oh) * (in->w ? in->w : x->ow) *
+                                         (size_t)x->c * 2 : 0;
+    uint64_t per_thread = in->ctx_bytes + (r->direct_out ? 0 : in->sample_bytes) + dec_bytes;
+    uint64_t fixed = in->store_bytes + in->n * 8 + (uint64_t)threads * per_thread +
+                     (r->xf.mean_img ? (uint64_t)x->c * x->mh * x->mw * 4 : 0);
+    uint64_t per_sample = r->out_bytes + 4 + 8, per_batch = per_sample * r->bsize;
+    int prefetch = p[LD_R_PREFETCH] ? (int)p[LD_R_PREFETCH] : AUTO_PREFETCH;
+    uint64_t budget = (uint64_t)p[LD_R_MEMORY_BUDGET];
+    if (budget) {
+        LD_CHECK(e, fixed < budget && (budget - fixed) / per_batch >= 1, LD_ELIMIT,
+                 "%s: a batch of %llu needs %llu bytes besides %llu bytes of index and "
+                 "per-thread scratch, over the memory budget of %llu bytes; the largest batch "
+                 "that fits is %llu", path, (unsigned long long)r->bsize,
+                 (unsigned long long)per_batch, (unsigned long long)fixed,
+                 (unsigned long long)budget,
+                 (unsigned long long)(fixed < budget ? (budget - fixed) / per_sample : 0));
+        uint64_t slots = (budget - fixed) / per_batch;
+        if (!p[LD_R_PREFETCH])
+            prefetch = (int)(slots - 1 < MAX_AUTO_PREFETCH ? slots - 1 : MAX_AUTO_PREFETCH);
+        else if ((uint64_t)prefetch > slots - 1) {
+            logf_(r, LD_LOG_INFO, "reader: prefetch reduced from %d to %d to fit the memory "
+                  "budget", prefetch, (int)(slots - 1));
+            prefetch = (int)(slots - 1);
+        }
+    }
+    r->nslots = prefetch + 1;
+    r->memory = fixed + (uint64_t)r->nslots * per_batch;
+
+    /* Index of the first epoch. */
+    r->epoch = (uint64_t)p[LD_R_EPOCH];
+    r->idx = malloc((size_t)(in->n ? in->n : 1) * sizeof(uint64_t));
+    LD_CHECK(e, r->idx, LD_ENOMEM, "out of memory for the index of %llu samples",
+             (unsigned long long)in->n);
+    ld__sampler_epoch(&r->smp, r->epoch, r->idx);
+
+    LD_TRY(alloc_ring(r, e));
+    LD_CHECK(e, pthread_mutex_init(&r->mu, NULL) == 0, LD_ENOMEM, "cannot create a mutex");
+    if (pthread_cond_init(&r->cv_work, NULL) != 0) {
+        pthread_mutex_destroy(&r->mu);
+        LD_CHECK(e, 0, LD_ENOMEM, "cannot create a condition variable");
+    }
+    if (pthread_cond_init(&r->cv_done, NULL) != 0) {
+        pthread_cond_destroy(&r->cv_work);
+        pthread_mutex_destroy(&r->mu);
+        LD_CHECK(e, 0, LD_ENOMEM, "cannot create a condition variable");
+    }
+    r->sync_ok = 1;
+    r->issue_b = 0;
+    r->issue_piece = 0;
+    r->released = r->take = 0;
+    r->pieces = threads;
+    r->workers = calloc((size_t)threads, sizeof(worker));
+    LD_CHECK(e, r->workers, LD_ENOMEM, "out of memory");
+    r->nthreads = threads;
+    for (int k = 0; k < threads; k++) {
+        worker *w = &r->workers[k];
+        w->r = r;
+        LD_TRY(r->store->vt->ctx_create(r->store, &w->cx, e));
+        if (!r->direct_out && !in->encoded) {
+            w->scratch = malloc(in->sample_bytes);
+            LD_CHECK(e, w->scratch, LD_ENOMEM, "out of memory");
+        }
+        if (in->encoded) {
+            w->codec = ld__codec_create();
+            LD_CHECK(e, w->codec, LD_ENOMEM, "out of memory");
+        }
+    }
+    r->is_open = 1;
+    for (int k = 0; k < threads; k++) {
+        worker *w = &r->workers[k];
+        LD_CHECK(e, pthread_create(&w->tid, NULL, worker_main, w) == 0, LD_ENOMEM,
+                 "cannot start worker thread %d", k + 1);
+        w->started = 1;
+    }
+    logf_(r, LD_LOG_INFO, "reader: %s: %llu samples (%s), %llu per rank per epoch in %llu "
+          "batches, %d threads, prefetch %d, %llu bytes", path, (unsigned long long)in->n,
+          in->how ? in->how : "?", (unsigned long long)r->share,
+          (unsigned long long)r->nbatches, threads, prefetch, (unsigned long long)r->memory);
+fail:
+    return rc;
+}
+
+int ld_reader_open(ld_reader *r, const char *path)
+{
+    if (!r)
+        return LD_EINVAL;
+    if (r->is_open)
+        return ld__err(&r->err, LD_ESTATE, "reader: already open");
+    ld__err_clear(&r->err);
+    int rc = open_impl(r, path);
+    if (rc < 0) {
+        close_reader(r);
+        logf_(r, LD_LOG_ERROR, "%s", r->err.msg);
+    }
+    return rc;
+}
+
+int ld_reader_next(ld_reader *r, const ld_batch **b)
+{
+    int rc = LD_OK;
+    *b = NULL;
+    if (!r->is_open)
+        return ld__err(&r->err, LD_ESTATE, "reader: not open");
+    pthread_mutex_lock(&r->mu);
+    if (r->failed) {
+        r->err = r->werr;
+        rc = r->werr.code < 0 ? r->werr.code : LD_EIO;
+        goto out;
+    }
+    r->released = r->take; /* the caller is done with the batch it held */
+    pthread_cond_broadcast(&r->cv_work);
+    if (r->take == r->nbatches) {
+        /* End of the epoch: every batch is finished, workers are idle. Build the next order
+         * and let them start on it right away. */
+        r->epoch++;
+        ld__sampler_epoch(&r->smp, r->epoch, r->idx);
+        for (int k = 0; k < r->nslots; k++)
+            r->slots[k].batch = UINT64_MAX;
+        r->take = r->released = r->issue_b = 0;
+        r->issue_piece = 0;
+        pthread_cond_broadcast(&r->cv_work);
+        rc = LD_END;
+        goto out;
+    }
+    slot *sl = &r->slots[r->take % (uint64_t)r->nslots];
+    while (!r->failed && !(sl->batch == r->take && sl->pieces_left == 0))
+        pthread_cond_wait(&r->cv_done, &r->mu);
+    if (r->failed) {
+        r->err = r->werr;
+        rc = r->werr.code < 0 ? r->werr.code : LD_EIO;
+        goto out;
+    }
+    ld_batch *o = &r->out;
+    o->n = sl->n;
+    o->dtype = r->xf.out_f32 ? LD_DTYPE_F32 : LD_DTYPE_U8;
+    o->layout = r->xf.nhwc ? LD_LAYOUT_NHWC : LD_LAYOUT_NCHW;
+    o->c = r->xf.c;
+    o->h = r->xf.oh;
+    o->w = r->xf.ow;
+    o->data = sl->data;
+    o->data_bytes = sl->n * r->out_bytes;
+    o->label_dtype = (int)r->p[LD_R_LABEL_DTYPE];
+    o->labels = sl->labels;
+    o->indices = sl->indices;
+    o->epoch = r->epoch;
+    o->number = r->take;
+    r->take++;
+    *b = o;
+out:
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}

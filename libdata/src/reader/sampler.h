@@ -1,0 +1,64 @@
+/*
+ * Sampler: the order of one epoch for one rank, and the per-sample random numbers of the
+ * transforms. Everything is a pure function of (seed, epoch, rank, world, sample index), so
+ * results do not depend on the number of threads or on how far the reader prefetches.
+ */
+#ifndef LD_SAMPLER_H
+#define LD_SAMPLER_H
+
+#include "../common/ld_internal.h"
+
+typedef struct ld_sampler {
+    uint64_t n;       /* samples in the dataset */
+    int order;        /* ld_order */
+    uint64_t seed;
+    uint64_t block;   /* samples per storage block (block shuffle); >= 1 */
+    uint64_t window;  /* blocks per shuffle window (block shuffle); >= 1 */
+    uint64_t rank, world;
+} ld_sampler;
+
+/* Samples one rank gets per epoch: floor(n / world). */
+static inline uint64_t ld__sampler_share(const ld_sampler *s)
+{
+    return s->n / s->world;
+}
+
+/* Fill out[0 .. share) with this rank's sample indices for `epoch`. `out` must hold n
+ * entries (the whole permutation is built there, then this rank's share moved to the
+ * front). Deterministic; no allocation. */
+void ld__sampler_epoch(const ld_sampler *s, uint64_t epoch, uint64_t *out);
+
+/* splitmix64 finalizer: a good 64-bit mix, used to derive independent streams. */
+static inline uint64_t ld__mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* A small generator (splitmix64 stream): fast, and good enough for shuffles and crops. */
+typedef struct ld_rng {
+    uint64_t s;
+} ld_rng;
+
+static inline uint64_t ld__rng_next(ld_rng *r)
+{
+    r->s += 0x9E3779B97F4A7C15ull;
+    uint64_t x = r->s;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* Uniform integer in [0, bound) without modulo bias (Lemire's multiply-and-reject). */
+uint64_t ld__rng_below(ld_rng *r, uint64_t bound);
+
+/* The generator of sample `index` in `epoch`: the transforms draw from it. */
+static inline ld_rng ld__rng_sample(uint64_t seed, uint64_t epoch, uint64_t index)
+{
+    ld_rng r = {ld__mix64(ld__mix64(ld__mix64(seed) ^ epoch) ^ (index * 0xD1B54A32D192ED03ull))};
+    return r;
+}
+
+#endif /* LD_SAMPLER_H */

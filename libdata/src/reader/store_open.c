@@ -1,0 +1,190 @@
+/*
+ * Opening any dataset path, and the `--split` list store: several HDF5 files read as one
+ * dataset, in list order. The list store keeps, per file, the cumulative sample count (binary
+ * search maps a global index to a file) and gives each worker one read context per file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+typedef struct list_store {
+    ld_store base;
+    size_t nfiles;
+    ld_store **files;
+    uint64_t *start; /* nfiles + 1 cumulative sample counts */
+    char how[96];
+} list_store;
+
+struct ld_store_ctx {
+    size_t nfiles;
+    ld_store_ctx *sub[]; /* one context per file */
+};
+
+static void list_ctx_free(ld_store *st, ld_store_ctx *cx)
+{
+    list_store *s = (list_store *)st;
+    if (!cx)
+        return;
+    for (size_t k = 0; k < cx->nfiles; k++)
+        if (cx->sub[k])
+            s->files[k]->vt->ctx_free(s->files[k], cx->sub[k]);
+    free(cx);
+}
+
+static int list_ctx_create(ld_store *st, ld_store_ctx **out, ld_err *e)
+{
+    list_store *s = (list_store *)st;
+    int rc = LD_OK;
+    ld_store_ctx *cx = calloc(1, sizeof(*cx) + s->nfiles * sizeof(cx->sub[0]));
+    LD_CHECK(e, cx, LD_ENOMEM, "out of memory (read context)");
+    cx->nfiles = s->nfiles;
+    for (size_t k = 0; k < s->nfiles; k++)
+        LD_TRY(s->files[k]->vt->ctx_create(s->files[k], &cx->sub[k], e));
+    *out = cx;
+    return LD_OK;
+fail:
+    list_ctx_free(st, cx);
+    *out = NULL;
+    return rc;
+}
+
+static int list_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
+                     ld_rec *rec, ld_err *e)
+{
+    list_store *s = (list_store *)st;
+    if (i >= st->info.n)
+        return ld__err(e, LD_EINVAL, "sample %llu out of range (%llu samples)",
+                       (unsigned long long)i, (unsigned long long)st->info.n);
+    size_t lo = 0, hi = s->nfiles; /* find k with start[k] <= i < start[k+1] */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (s->start[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return s->files[lo]->vt->read(s->files[lo], cx->sub[lo], i - s->start[lo], dst, dst_len,
+                                  rec, e);
+}
+
+static void list_close(ld_store *st)
+{
+    list_store *s = (list_store *)st;
+    if (!s)
+        return;
+    for (size_t k = 0; k < s->nfiles; k++)
+        if (s->files[k])
+            s->files[k]->vt->close(s->files[k]);
+    free(s->files);
+    free(s->start);
+    free(s);
+}
+
+static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read, NULL, list_close};
+
+/* Resolve a list entry: as given (relative to the current directory) when it exists, else
+ * relative to the list file's directory. Returns a malloc'd path or NULL. */
+static char *resolve(const char *list_path, const char *entry)
+{
+    struct stat sb;
+    if (entry[0] == '/' || stat(entry, &sb) == 0)
+        return ld__strdup(entry);
+    const char *slash = strrchr(list_path, '/');
+    if (!slash)
+        return ld__strdup(entry);
+    return ld__asprintf("%.*s/%s", (int)(slash - list_path), list_path, entry);
+}
+
+static int open_list(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
+{
+    int rc = LD_OK;
+    FILE *f = NULL;
+    char line[4096];
+    list_store *s = calloc(1, sizeof(*s));
+    LD_CHECK(e, s, LD_ENOMEM, "out of memory");
+    s->base.vt = &list_vt;
+    f = fopen(path, "r");
+    LD_CHECK(e, f, LD_EIO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 0, lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
+            line[--len] = 0;
+        if (!len || line[0] == '#')
+            continue;
+        if (s->nfiles == cap) {
+            cap = cap ? cap * 2 : 8;
+            ld_store **nf = realloc(s->files, cap * sizeof(*nf));
+            LD_CHECK(e, nf, LD_ENOMEM, "out of memory");
+            s->files = nf;
+            uint64_t *ns = realloc(s->start, (cap + 1) * sizeof(*ns));
+            LD_CHECK(e, ns, LD_ENOMEM, "out of memory");
+            s->start = ns;
+        }
+        char *p = resolve(path, line);
+        LD_CHECK(e, p, LD_ENOMEM, "out of memory");
+        s->files[s->nfiles] = NULL;
+        rc = ld__h5_store_open(p, o, &s->files[s->nfiles], e);
+        free(p);
+        LD_TRY(rc);
+        s->nfiles++;
+    }
+    LD_CHECK(e, s->nfiles, LD_EFORMAT, "%s: the list names no file", path);
+    const ld_store_info *a = &s->files[0]->info;
+    s->base.info = *a;
+    s->start[0] = 0;
+    for (size_t k = 0; k < s->nfiles; k++) {
+        const ld_store_info *b = &s->files[k]->info;
+        LD_CHECK(e, b->encoded == a->encoded && b->dtype == a->dtype && b->c == a->c &&
+                        (a->encoded || (b->h == a->h && b->w == a->w)),
+                 LD_EFORMAT, "%s: file %zu of the list holds samples of another kind or shape "
+                 "than the first (%dx%dx%d %s)", path, k + 1, a->c, a->h, a->w,
+                 a->encoded ? "encoded" : "raw");
+        s->start[k + 1] = s->start[k] + b->n;
+        if (b->h != a->h || b->w != a->w)
+            s->base.info.h = s->base.info.w = 0;
+        if (b->order != a->order)
+            s->base.info.order = LD_SORDER_UNKNOWN;
+        s->base.info.label_float |= b->label_float;
+        s->base.info.store_bytes += k ? b->store_bytes : 0;
+    }
+    s->base.info.n = s->start[s->nfiles];
+    /* Every context holds one sub-context per file, each with its own scratch. */
+    s->base.info.ctx_bytes = a->ctx_bytes * s->nfiles;
+    snprintf(s->how, sizeof s->how, "list of %zu files: %s", s->nfiles, a->how);
+    s->base.info.how = s->how;
+    fclose(f);
+    *out = &s->base;
+    return LD_OK;
+fail:
+    if (f)
+        fclose(f);
+    list_close(s ? &s->base : NULL);
+    *out = NULL;
+    return rc;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+int ld__store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
+{
+    struct stat sb;
+    *out = NULL;
+    if (stat(path, &sb) != 0)
+        return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(sb.st_mode) || ends_with(path, ".mdb"))
+        return ld__lmdb_store_open(path, o, out, e);
+    if (ends_with(path, ".txt") || ends_with(path, ".list"))
+        return open_list(path, o, out, e);
+    return ld__h5_store_open(path, o, out, e);
+}

@@ -1,0 +1,46 @@
+/*
+ * Per-sample transforms, run in the worker threads: crop (center or random), mirror, channel
+ * swap, mean subtraction and scaling, and the conversion to the output dtype and layout, in one
+ * pass from the stored sample to its slot in the batch. Caffe's DataTransformer order:
+ * crop -> mirror -> (value - mean) * scale; the mean image is aligned with the source pixels
+ * (before mirroring), as in Caffe.
+ */
+#ifndef LD_XFORM_H
+#define LD_XFORM_H
+
+#include "../common/ld_internal.h"
+
+typedef struct ld_xform {
+    int out_f32;           /* 1 = float32 output, 0 = uint8 */
+    int nhwc;              /* 1 = NHWC output, 0 = NCHW */
+    int c;                 /* channels */
+    int oh, ow;            /* output (crop) size */
+    int random_crop, mirror, swap;
+    uint64_t seed;
+    const float *mean_vals; /* c values (output channel order) or NULL */
+    const float *mean_img;  /* c*mh*mw (output channel order) or NULL */
+    int mh, mw;             /* mean image size: the source size (offset with the crop) or the
+                               crop size */
+    float scale;
+    int plain;              /* no transform at all: the output is the stored sample (set by
+                               ld__xform_init) */
+} ld_xform;
+
+/* Decide whether the transform is the identity for samples of sh x sw (u8 source). */
+void ld__xform_init(ld_xform *x, int sh, int sw);
+
+/* The source of one sample: element type and strides (in elements) of its c, y, x axes, so
+ * planar CHW (stored raw samples) and interleaved HWC (decoded images) are handled alike. */
+typedef struct ld_xsrc {
+    const void *p;
+    int f32;        /* 1 = float elements, 0 = uint8 */
+    int h, w;
+    size_t sc, sy, sx;
+} ld_xsrc;
+
+/* Transform sample `index` of `epoch` into dst (c*oh*ow elements of the output type).
+ * LD_OK, or LD_EFORMAT when the source is smaller than the crop (message names the sample). */
+int ld__xform_apply(const ld_xform *x, const ld_xsrc *src, uint64_t epoch, uint64_t index,
+                    void *dst, ld_err *e);
+
+#endif /* LD_XFORM_H */

@@ -1,0 +1,648 @@
+/*
+ * Reader tests: order and sharding, bit-exactness against h5py (tests/python/reader_dump.py),
+ * transforms against a NumPy reference, budgets, corrupt files, and the big RLIMIT_AS run.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "libdata/reader.h"
+
+#define FIX LD_TEST_DATA "/reader/"
+#define DUMP LD_PYTHON " " LD_SOURCE_DIR "/tests/python/reader_dump.py"
+
+static char tmpdir[256];
+
+static void mk_tmp(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/ld_reader_test_XXXXXX");
+    cr_assert(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
+}
+
+static void rm_tmp(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    cr_expect(system(cmd) == 0);
+}
+
+TestSuite(reader, .init = mk_tmp, .fini = rm_tmp, .timeout = 120);
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static ld_reader *open_reader(const char *path, const int64_t *kv, size_t nkv)
+{
+    ld_reader *r = ld_reader_create();
+    cr_assert(r);
+    for (size_t k = 0; k + 1 < nkv; k += 2)
+        cr_assert_eq(ld_reader_set(r, (int)kv[k], kv[k + 1]), LD_OK, "%s", ld_reader_errmsg(r));
+    int rc = ld_reader_open(r, path);
+    cr_assert_eq(rc, LD_OK, "open %s: %s", path, ld_reader_errmsg(r));
+    return r;
+}
+
+/* Read one epoch: concatenated data, labels (as double) and indices. Returns the sample count. */
+typedef struct epoch_out {
+    uint8_t *data;
+    double *labels;
+    uint64_t *idx;
+    size_t n, bytes, batches;
+    size_t last_n;
+} epoch_out;
+
+static void read_epoch(ld_reader *r, epoch_out *o)
+{
+    memset(o, 0, sizeof(*o));
+    const ld_batch *b;
+    int rc;
+    while ((rc = ld_reader_next(r, &b)) == LD_OK) {
+        o->data = realloc(o->data, o->bytes + b->data_bytes);
+        o->labels = realloc(o->labels, (o->n + b->n) * sizeof(double));
+        o->idx = realloc(o->idx, (o->n + b->n) * sizeof(uint64_t));
+        cr_assert(o->data && o->labels && o->idx);
+        memcpy(o->data + o->bytes, b->data, b->data_bytes);
+        memcpy(o->idx + o->n, b->indices, b->n * sizeof(uint64_t));
+        for (size_t j = 0; j < b->n; j++)
+            o->labels[o->n + j] = b->label_dtype == LD_DTYPE_F32 ? ((const float *)b->labels)[j]
+                                                                 : ((const int32_t *)b->labels)[j];
+        cr_assert_eq(b->number, o->batches, "batch number");
+        o->bytes += b->data_bytes;
+        o->n += b->n;
+        o->batches++;
+        o->last_n = b->n;
+    }
+    cr_assert_eq(rc, LD_END, "next: %d %s", rc, ld_reader_errmsg(r));
+}
+
+static void free_epoch(epoch_out *o)
+{
+    free(o->data);
+    free(o->labels);
+    free(o->idx);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *p = malloc(n ? (size_t)n : 1);
+    cr_assert(p);
+    cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return p;
+}
+
+/* Run reader_dump.py MODE on the given indices; returns its output. */
+static uint8_t *dump(const char *mode, const char *file, const char *dset, const uint64_t *idx,
+                     size_t n, const char *extra, size_t *len)
+{
+    char ip[300], op[300], cmd[2048];
+    snprintf(ip, sizeof ip, "%s/idx.bin", tmpdir);
+    snprintf(op, sizeof op, "%s/out.bin", tmpdir);
+    FILE *f = fopen(ip, "wb");
+    cr_assert(f);
+    cr_assert_eq(fwrite(idx, sizeof(uint64_t), n, f), n);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, DUMP " %s '%s' %s %s %s %s", mode, file, dset, ip, op,
+             extra ? extra : "");
+    cr_assert_eq(system(cmd), 0, "%s failed", cmd);
+    return slurp(op, len);
+}
+
+/* Compare a read epoch with h5py's bytes and labels for the same indices. */
+static void check_against_h5py(const char *file, const char *dset, const char *lset,
+                               const epoch_out *o)
+{
+    size_t len;
+    uint8_t *want = dump("bytes", file, dset, o->idx, o->n, NULL, &len);
+    cr_assert_eq(len, o->bytes, "%s: h5py gives %zu bytes, reader %zu", file, len, o->bytes);
+    for (size_t k = 0; k < len; k++)
+        if (want[k] != o->data[k])
+            cr_assert_fail("%s: byte %zu differs (sample %llu): %u vs h5py %u", file, k,
+                           (unsigned long long)o->idx[k / (len / o->n)], o->data[k], want[k]);
+    free(want);
+    double *lab = (double *)dump("labels", file, lset, o->idx, o->n, NULL, &len);
+    cr_assert_eq(len, o->n * sizeof(double));
+    for (size_t k = 0; k < o->n; k++)
+        cr_assert(lab[k] == o->labels[k] || (float)lab[k] == (float)o->labels[k],
+                  "%s: label of sample %llu: %g vs h5py %g", file, (unsigned long long)o->idx[k],
+                  o->labels[k], lab[k]);
+    free(lab);
+}
+
+/* ---- order -------------------------------------------------------------------------------- */
+
+static void check_cover(int order, int world, size_t n)
+{
+    unsigned char *seen = calloc(n, 1);
+    size_t total = 0;
+    for (int rank = 0; rank < world; rank++) {
+        int64_t kv[] = {LD_R_ORDER, order, LD_R_WORLD, world, LD_R_RANK, rank, LD_R_BATCH_SIZE, 8,
+                        LD_R_SEED, 11, LD_R_THREADS, 2};
+        ld_reader *r = open_reader(FIX "raw_ours.h5", kv, sizeof kv / sizeof kv[0]);
+        epoch_out o;
+        read_epoch(r, &o);
+        cr_assert_eq(o.n, n / (size_t)world, "rank %d got %zu samples, not %zu", rank, o.n,
+                     n / (size_t)world);
+        for (size_t k = 0; k < o.n; k++) {
+            cr_assert(o.idx[k] < n);
+            cr_assert_eq(seen[o.idx[k]], 0, "sample %llu twice (order %d, world %d)",
+                         (unsigned long long)o.idx[k], order, world);
+            seen[o.idx[k]] = 1;
+        }
+        total += o.n;
+        free_epoch(&o);
+        ld_reader_free(r);
+    }
+    cr_assert_eq(total, n - n % (size_t)world);
+    free(seen);
+}
+
+Test(reader, each_sample_appears_once_per_epoch_across_ranks)
+{
+    for (int order = 0; order <= 2; order++) {
+        check_cover(order, 1, 100);
+        check_cover(order, 4, 100);
+        check_cover(order, 3, 100); /* one sample left over each epoch */
+    }
+}
+
+Test(reader, same_seed_gives_same_order_and_each_epoch_a_new_one)
+{
+    int64_t kv[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 16, LD_R_SEED, 5,
+                    LD_R_THREADS, 2};
+    ld_reader *a = open_reader(FIX "raw_ours.h5", kv, 8);
+    kv[7] = 1; /* another thread count: same order */
+    ld_reader *b = open_reader(FIX "raw_ours.h5", kv, 8);
+    epoch_out a0, a1, b0;
+    read_epoch(a, &a0);
+    read_epoch(a, &a1);
+    read_epoch(b, &b0);
+    cr_assert_eq(memcmp(a0.idx, b0.idx, a0.n * 8), 0, "same seed, different order");
+    cr_assert_eq(memcmp(a0.data, b0.data, a0.bytes), 0);
+    cr_assert_neq(memcmp(a0.idx, a1.idx, a0.n * 8), 0, "epoch 1 repeats epoch 0's order");
+    int sorted = 1;
+    for (size_t k = 1; k < a0.n; k++)
+        sorted &= a0.idx[k] > a0.idx[k - 1];
+    cr_assert(!sorted, "shuffle gave the sequential order");
+    /* resuming at epoch 1 gives epoch 1's order */
+    int64_t kv2[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 16, LD_R_SEED, 5,
+                     LD_R_EPOCH, 1};
+    ld_reader *c = open_reader(FIX "raw_ours.h5", kv2, 8);
+    epoch_out c1;
+    read_epoch(c, &c1);
+    cr_assert_eq(memcmp(a1.idx, c1.idx, a1.n * 8), 0, "resumed epoch differs");
+    int64_t ep;
+    cr_assert_eq(ld_reader_get(c, LD_R_INFO_SAMPLES, &ep), LD_OK);
+    cr_assert_eq(ep, 100);
+    free_epoch(&a0);
+    free_epoch(&a1);
+    free_epoch(&b0);
+    free_epoch(&c1);
+    ld_reader_free(a);
+    ld_reader_free(b);
+    ld_reader_free(c);
+}
+
+Test(reader, block_shuffle_keeps_reads_within_windows_of_chunks)
+{
+    /* raw_ours has chunks of 7 samples: with a window of 2 chunks, the samples of each chunk
+     * sit within 14 consecutive positions of the order, and the order is not sequential. */
+    int64_t kv[] = {LD_R_ORDER, LD_ORDER_BLOCK_SHUFFLE, LD_R_WINDOW, 2, LD_R_BATCH_SIZE, 10};
+    ld_reader *r = open_reader(FIX "raw_ours.h5", kv, 6);
+    epoch_out o;
+    read_epoch(r, &o);
+    cr_assert_eq(o.n, 100);
+    size_t first[15], last[15], moved = 0;
+    for (int c = 0; c < 15; c++)
+        first[c] = SIZE_MAX, last[c] = 0;
+    for (size_t k = 0; k < o.n; k++) {
+        uint64_t c = o.idx[k] / 7;
+        first[c] = first[c] < k ? first[c] : k;
+        last[c] = last[c] > k ? last[c] : k;
+        moved += o.idx[k] != k;
+    }
+    for (int c = 0; c < 15; c++)
+        cr_assert(last[c] - first[c] < 14, "chunk %d spread over positions %zu..%zu", c,
+                  first[c], last[c]);
+    cr_assert(moved > 50, "block shuffle left the order almost sequential");
+    free_epoch(&o);
+    ld_reader_free(r);
+}
+
+Test(reader, drop_last_or_short_final_batch)
+{
+    int64_t kv[] = {LD_R_BATCH_SIZE, 32, LD_R_DROP_LAST, 0};
+    ld_reader *r = open_reader(FIX "raw_ours.h5", kv, 4);
+    epoch_out o;
+    read_epoch(r, &o);
+    cr_assert_eq(o.batches, 4);
+    cr_assert_eq(o.last_n, 4);
+    int64_t v;
+    cr_assert_eq(ld_reader_get(r, LD_R_INFO_EPOCH_BATCHES, &v), LD_OK);
+    cr_assert_eq(v, 4);
+    free_epoch(&o);
+    ld_reader_free(r);
+    kv[3] = 1;
+    r = open_reader(FIX "raw_ours.h5", kv, 4);
+    read_epoch(r, &o);
+    cr_assert_eq(o.batches, 3);
+    cr_assert_eq(o.n, 96);
+    free_epoch(&o);
+    /* the next epoch works too, and reports its epoch number */
+    const ld_batch *b;
+    cr_assert_eq(ld_reader_next(r, &b), LD_OK, "%s", ld_reader_errmsg(r));
+    cr_assert_eq(b->epoch, 1);
+    ld_reader_free(r);
+}
+
+/* ---- bytes against h5py --------------------------------------------------------------- */
+
+static void check_file(const char *file, const char *dset)
+{
+    int64_t kv[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 13, LD_R_SEED, 3,
+                    LD_R_THREADS, 2, LD_R_PREFETCH, 3};
+    ld_reader *r = open_reader(file, kv, sizeof kv / sizeof kv[0]);
+    epoch_out o;
+    read_epoch(r, &o);
+    check_against_h5py(file, dset, "label", &o);
+    free_epoch(&o);
+    ld_reader_free(r);
+}
+
+Test(reader, uint8_batches_are_bit_identical_to_h5py_for_every_layout)
+{
+    check_file(FIX "raw_ours.h5", "data");
+    check_file(FIX "raw_default.h5", "data");
+    check_file(FIX "raw_contig.h5", "data");
+    check_file(FIX "raw_deflate.h5", "data");
+    check_file(FIX "raw_gray.h5", "data");
+    check_file(FIX "split.txt", "data");
+}
+
+Test(reader, float_pixels_and_other_dataset_names)
+{
+    ld_reader *r = ld_reader_create();
+    cr_assert_eq(ld_reader_set_str(r, LD_R_DATA_NAME, "x"), LD_OK);
+    cr_assert_eq(ld_reader_set_str(r, LD_R_LABEL_NAME, "y"), LD_OK);
+    cr_assert_eq(ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32), LD_OK);
+    cr_assert_eq(ld_reader_set(r, LD_R_LABEL_DTYPE, LD_DTYPE_F32), LD_OK);
+    cr_assert_eq(ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE), LD_OK);
+    cr_assert_eq(ld_reader_open(r, FIX "raw_float.h5"), LD_OK, "%s", ld_reader_errmsg(r));
+    epoch_out o;
+    read_epoch(r, &o);
+    size_t len;
+    uint8_t *want = dump("bytes", FIX "raw_float.h5", "x", o.idx, o.n, NULL, &len);
+    cr_assert_eq(len, o.bytes);
+    cr_assert_eq(memcmp(want, o.data, len), 0, "float32 pixels differ from h5py");
+    free(want);
+    for (size_t k = 0; k < o.n; k++)
+        cr_assert_float_eq(o.labels[k], (double)((o.idx[k] * 7) % 10) + 0.5, 1e-6);
+    free_epoch(&o);
+    ld_reader_free(r);
+}
+
+/* ---- transforms ------------------------------------------------------------------------ */
+
+Test(reader, float_batches_equal_the_reference_transform)
+{
+    const char *file = FIX "raw_ours.h5";
+    for (int nhwc = 0; nhwc <= 1; nhwc++) {
+        ld_reader *r = ld_reader_create();
+        cr_assert_eq(ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32), LD_OK);
+        cr_assert_eq(ld_reader_set(r, LD_R_LAYOUT, nhwc), LD_OK);
+        cr_assert_eq(ld_reader_set(r, LD_R_CROP_W, 16), LD_OK);
+        cr_assert_eq(ld_reader_set(r, LD_R_CROP_H, 12), LD_OK);
+        cr_assert_eq(ld_reader_set(r, LD_R_CHANNEL_ORDER, LD_ORDER_RGB), LD_OK); /* file: BGR */
+        cr_assert_eq(ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE), LD_OK);
+        cr_assert_eq(ld_reader_set(r, LD_R_BATCH_SIZE, 10), LD_OK);
+        cr_assert_eq(ld_reader_set_str(r, LD_R_MEAN_VALUES, "10,20,30"), LD_OK);
+        cr_assert_eq(ld_reader_set_str(r, LD_R_SCALE, "0.5"), LD_OK);
+        cr_assert_eq(ld_reader_open(r, file), LD_OK, "%s", ld_reader_errmsg(r));
+        int64_t v;
+        cr_assert_eq(ld_reader_get(r, LD_R_INFO_ORDER, &v), LD_OK);
+        cr_assert_eq(v, LD_ORDER_RGB);
+        epoch_out o;
+        read_epoch(r, &o);
+        size_t len;
+        char extra[64];
+        snprintf(extra, sizeof extra, "16 12 10,20,30 0.5 1 %d", nhwc);
+        float *want = (float *)dump("ref", file, "data", o.idx, o.n, extra, &len);
+        cr_assert_eq(len, o.bytes, "reference has %zu bytes, reader %zu", len, o.bytes);
+        const float *got = (const float *)o.data;
+        for (size_t k = 0; k < len / 4; k++)
+            cr_assert_float_eq(got[k], want[k], 1e-5, "element %zu: %g vs %g (nhwc %d)", k,
+                               got[k], want[k], nhwc);
+        free(want);
+        free_epoch(&o);
+        ld_reader_free(r);
+    }
+}
+
+/* Is `got` (c x 8 x 8, uint8 NCHW) some 8x8 crop of `src` (c x h x w), mirrored or not? */
+static int is_crop(const uint8_t *got, const uint8_t *src, int c, int h, int w)
+{
+    for (int y0 = 0; y0 + 8 <= h; y0++)
+        for (int x0 = 0; x0 + 8 <= w; x0++)
+            for (int m = 0; m < 2; m++) {
+                int ok = 1;
+                for (int ch = 0; ch < c && ok; ch++)
+                    for (int y = 0; y < 8 && ok; y++)
+                        for (int x = 0; x < 8 && ok; x++) {
+                            int sx = m ? x0 + 7 - x : x0 + x;
+                            ok = got[(ch * 8 + y) * 8 + x] == src[(ch * h + y0 + y) * w + sx];
+                        }
+                if (ok)
+                    return 1;
+            }
+    return 0;
+}
+
+Test(reader, random_crop_and_mirror_are_reproducible_for_any_thread_count)
+{
+    epoch_out o[3];
+    for (int t = 0; t < 3; t++) {
+        int64_t kv[] = {LD_R_CROP_W, 8, LD_R_CROP_H, 8, LD_R_RANDOM_CROP, 1, LD_R_MIRROR, 1,
+                        LD_R_SEED, 9, LD_R_THREADS, t + 1, LD_R_BATCH_SIZE, 7, LD_R_ORDER, 1};
+        ld_reader *r = open_reader(FIX "raw_ours.h5", kv, sizeof kv / sizeof kv[0]);
+        read_epoch(r, &o[t]);
+        ld_reader_free(r);
+    }
+    cr_assert_eq(memcmp(o[0].data, o[1].data, o[0].bytes), 0, "1 vs 2 threads differ");
+    cr_assert_eq(memcmp(o[0].data, o[2].data, o[0].bytes), 0, "1 vs 3 threads differ");
+    size_t len;
+    uint8_t *src = dump("bytes", FIX "raw_ours.h5", "data", o[0].idx, o[0].n, NULL, &len);
+    int distinct_offsets = 0;
+    for (size_t k = 0; k < o[0].n; k++) {
+        const uint8_t *g = o[0].data + k * 3 * 64, *s = src + k * 3 * 24 * 20;
+        cr_assert(is_crop(g, s, 3, 24, 20), "sample %llu is not a crop of the source",
+                  (unsigned long long)o[0].idx[k]);
+        distinct_offsets += memcmp(g, s + (8 * 20 + 6), 8) != 0; /* not the center crop */
+    }
+    cr_assert(distinct_offsets > 50, "crops look centered: random crop not applied");
+    free(src);
+    for (int t = 0; t < 3; t++)
+        free_epoch(&o[t]);
+}
+
+/* ---- encoded ------------------------------------------------------------------------------ */
+
+Test(reader, encoded_jpeg_batches_decode_like_pil)
+{
+    int64_t kv[] = {LD_R_BATCH_SIZE, 5, LD_R_THREADS, 2, LD_R_ORDER, 1};
+    ld_reader *r = open_reader(FIX "enc_same.h5", kv, 6);
+    int64_t v;
+    cr_assert_eq(ld_reader_get(r, LD_R_INFO_ENCODED, &v), LD_OK);
+    cr_assert_eq(v, 1);
+    epoch_out o;
+    read_epoch(r, &o);
+    cr_assert_eq(o.n, 12);
+    cr_assert_eq(o.bytes, 12 * 3 * 90 * 120);
+    size_t len;
+    uint8_t *want = dump("decode", FIX "enc_same.h5", "encoded", o.idx, o.n, NULL, &len);
+    cr_assert_eq(len, o.bytes);
+    long sum = 0, maxd = 0;
+    for (size_t k = 0; k < len; k++) {
+        long d = labs((long)want[k] - (long)o.data[k]);
+        sum += d;
+        maxd = d > maxd ? d : maxd;
+    }
+    cr_assert(maxd <= 4 && (double)sum / (double)len < 0.5,
+              "decoded pixels differ from PIL: max %ld, mean %g", maxd, (double)sum / len);
+    for (size_t k = 0; k < o.n; k++)
+        cr_assert_eq(o.labels[k], (double)o.idx[k]);
+    free(want);
+    free_epoch(&o);
+    ld_reader_free(r);
+}
+
+Test(reader, encoded_photos_of_two_sizes_need_a_crop)
+{
+    ld_reader *r = ld_reader_create();
+    cr_assert_eq(ld_reader_open(r, FIX "enc.h5"), LD_EINVAL);
+    cr_assert(strstr(ld_reader_errmsg(r), "crop"), "%s", ld_reader_errmsg(r));
+    ld_reader_set(r, LD_R_CROP_W, 224);
+    ld_reader_set(r, LD_R_CROP_H, 224);
+    ld_reader_set(r, LD_R_DCT_SCALE, 1);
+    ld_reader_set(r, LD_R_BATCH_SIZE, 8);
+    cr_assert_eq(ld_reader_open(r, FIX "enc.h5"), LD_OK, "%s", ld_reader_errmsg(r));
+    epoch_out o;
+    read_epoch(r, &o);
+    cr_assert_eq(o.n, 24);
+    cr_assert_eq(o.bytes, 24 * 3 * 224 * 224);
+    free_epoch(&o);
+    ld_reader_free(r);
+}
+
+/* ---- memory budget -------------------------------------------------------------------- */
+
+Test(reader, memory_budget_sizes_prefetch_and_names_the_largest_batch)
+{
+    /* a sample is 1440 bytes (+12 for label and index) */
+    int64_t kv[] = {LD_R_BATCH_SIZE, 10, LD_R_MEMORY_BUDGET, 200000, LD_R_THREADS, 1};
+    ld_reader *r = open_reader(FIX "raw_ours.h5", kv, 6);
+    int64_t pf, mem;
+    cr_assert_eq(ld_reader_get(r, LD_R_INFO_PREFETCH, &pf), LD_OK);
+    cr_assert_eq(ld_reader_get(r, LD_R_INFO_MEMORY, &mem), LD_OK);
+    cr_assert(pf >= 1 && mem <= 200000, "prefetch %lld, memory %lld", (long long)pf,
+              (long long)mem);
+    ld_reader_free(r);
+
+    r = ld_reader_create();
+    ld_reader_set(r, LD_R_BATCH_SIZE, 1000);
+    ld_reader_set(r, LD_R_MEMORY_BUDGET, 60000);
+    ld_reader_set(r, LD_R_THREADS, 1);
+    cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_ELIMIT, "%s", ld_reader_errmsg(r));
+    const char *m = strstr(ld_reader_errmsg(r), "largest batch that fits is ");
+    cr_assert(m, "%s", ld_reader_errmsg(r));
+    long fit = atol(m + strlen("largest batch that fits is "));
+    cr_assert(fit > 10 && fit < 1000, "%s", ld_reader_errmsg(r));
+    /* and that batch does open within the same budget */
+    ld_reader_set(r, LD_R_BATCH_SIZE, fit);
+    cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_OK, "%s", ld_reader_errmsg(r));
+    ld_reader_free(r);
+}
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+Test(reader, corrupt_missing_and_truncated_files_are_errors)
+{
+    struct {
+        const char *path;
+        int rc;
+    } cases[] = {
+        {FIX "garbage.h5", LD_EFORMAT},
+        {FIX "empty.h5", LD_EFORMAT},
+        {FIX "truncated.h5", LD_EFORMAT},
+        {FIX "no_such_file.h5", LD_EIO},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ld_reader *r = ld_reader_create();
+        int rc = ld_reader_open(r, cases[k].path);
+        cr_assert_eq(rc, cases[k].rc, "%s: %d (%s)", cases[k].path, rc, ld_reader_errmsg(r));
+        cr_assert(strstr(ld_reader_errmsg(r), cases[k].path), "message lacks the path: %s",
+                  ld_reader_errmsg(r));
+        ld_reader_free(r);
+    }
+}
+
+Test(reader, a_file_truncated_while_open_gives_an_error_not_a_crash)
+{
+    char path[300], cmd[700];
+    snprintf(path, sizeof path, "%s/t.h5", tmpdir);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", FIX "raw_ours.h5", path);
+    cr_assert_eq(system(cmd), 0);
+    int64_t kv[] = {LD_R_BATCH_SIZE, 10, LD_R_PREFETCH, 1, LD_R_THREADS, 1};
+    ld_reader *r = open_reader(path, kv, 6);
+    const ld_batch *b;
+    cr_assert_eq(ld_reader_next(r, &b), LD_OK);
+    cr_assert_eq(truncate(path, 4096), 0);
+    int rc;
+    while ((rc = ld_reader_next(r, &b)) == LD_OK)
+        ;
+    cr_assert_eq(rc, LD_EFORMAT, "%d: %s", rc, ld_reader_errmsg(r));
+    cr_assert(strstr(ld_reader_errmsg(r), "sample"), "%s", ld_reader_errmsg(r));
+    ld_reader_free(r);
+}
+
+Test(reader, bad_parameters_are_refused)
+{
+    ld_reader *r = ld_reader_create();
+    cr_assert_eq(ld_reader_set(r, LD_R_BATCH_SIZE, 0), LD_EINVAL);
+    cr_assert(strstr(ld_reader_errmsg(r), "batch"), "%s", ld_reader_errmsg(r));
+    cr_assert_eq(ld_reader_set(r, 999, 1), LD_EINVAL);
+    cr_assert_eq(ld_reader_set_str(r, LD_R_MEAN_VALUES, "1,x"), LD_EINVAL);
+    cr_assert_eq(ld_reader_set_str(r, LD_R_SCALE, "1"), LD_OK);
+    const ld_batch *b;
+    cr_assert_eq(ld_reader_next(r, &b), LD_ESTATE);
+    ld_reader_set(r, LD_R_WORLD, 2);
+    ld_reader_set(r, LD_R_RANK, 2);
+    cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_EINVAL, "%s", ld_reader_errmsg(r));
+    ld_reader_set(r, LD_R_RANK, 1);
+    ld_reader_set_str(r, LD_R_MEAN_VALUES, "1,2,3");
+    cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_EINVAL, "mean with uint8 output");
+    ld_reader_set_str(r, LD_R_MEAN_VALUES, NULL);
+    ld_reader_set(r, LD_R_CROP_W, 100);
+    ld_reader_set(r, LD_R_CROP_H, 100);
+    cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_EINVAL, "crop larger than samples");
+    ld_reader_set(r, LD_R_CROP_W, 0);
+    ld_reader_set(r, LD_R_CROP_H, 0);
+    cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_OK, "%s", ld_reader_errmsg(r));
+    cr_assert_eq(ld_reader_set(r, LD_R_BATCH_SIZE, 3), LD_ESTATE);
+    cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_ESTATE);
+    ld_reader_free(r);
+    ld_reader_free(NULL);
+    size_t n;
+    cr_assert(ld_reader_params(&n) && n >= 20);
+}
+
+/* ---- the big one: >= 2 GiB under RLIMIT_AS = 256 MiB ------------------------------------ */
+
+static uint32_t crc_table[256];
+static uint32_t crc32_of(const uint8_t *p, size_t n)
+{
+    if (!crc_table[1])
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            crc_table[i] = c;
+        }
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++)
+        c = crc_table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+Test(reader, shuffled_epoch_of_2GiB_under_a_256MiB_address_space_limit, .timeout = 900)
+{
+    const char *big = LD_TEST_DATA "/reader/big_2g.h5";
+    const size_t n = 14300; /* x 150528 bytes = 2.15 GB */
+    struct stat sb;
+    if (stat(big, &sb) != 0) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, DUMP " big '%s' %zu", big, n);
+        cr_assert_eq(system(cmd), 0, "making %s failed", big);
+    }
+    cr_assert_eq(stat(big, &sb), 0);
+    cr_assert(sb.st_size >= (off_t)2147483648LL, "big file is only %lld bytes",
+              (long long)sb.st_size);
+    char idxp[300], crcp[300];
+    snprintf(idxp, sizeof idxp, "%s/big_idx.bin", tmpdir);
+    snprintf(crcp, sizeof crcp, "%s/big_crc.bin", tmpdir);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        /* child: limit the address space, read one shuffled epoch, record index + crc */
+        struct rlimit rl = {256u << 20, 256u << 20};
+        if (setrlimit(RLIMIT_AS, &rl) != 0)
+            _exit(10);
+        ld_reader *r = ld_reader_create();
+        ld_reader_set(r, LD_R_BATCH_SIZE, 64);
+        ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE);
+        ld_reader_set(r, LD_R_SEED, 77);
+        ld_reader_set(r, LD_R_THREADS, 2);
+        if (ld_reader_open(r, big) != LD_OK) {
+            fprintf(stderr, "open: %s\n", ld_reader_errmsg(r));
+            _exit(11);
+        }
+        FILE *fi = fopen(idxp, "wb"), *fc = fopen(crcp, "wb");
+        if (!fi || !fc)
+            _exit(12);
+        const ld_batch *b;
+        int rc;
+        size_t seen = 0;
+        while ((rc = ld_reader_next(r, &b)) == LD_OK) {
+            const size_t sb1 = b->data_bytes / b->n;
+            for (size_t j = 0; j < b->n; j++) {
+                uint32_t c = crc32_of((const uint8_t *)b->data + j * sb1, sb1);
+                fwrite(&b->indices[j], 8, 1, fi);
+                fwrite(&c, 4, 1, fc);
+            }
+            seen += b->n;
+        }
+        if (rc != LD_END) {
+            fprintf(stderr, "next: %s\n", ld_reader_errmsg(r));
+            _exit(13);
+        }
+        fclose(fi);
+        fclose(fc);
+        ld_reader_free(r);
+        _exit(seen == n ? 0 : 14);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed: status %d", st);
+    size_t ilen, clen;
+    uint64_t *idx = (uint64_t *)slurp(idxp, &ilen);
+    uint32_t *crc = (uint32_t *)slurp(crcp, &clen);
+    cr_assert_eq(ilen / 8, n);
+    unsigned char *seen = calloc(n, 1);
+    for (size_t k = 0; k < n; k++) {
+        cr_assert(idx[k] < n && !seen[idx[k]], "index %llu repeated or out of range",
+                  (unsigned long long)idx[k]);
+        seen[idx[k]] = 1;
+    }
+    free(seen);
+    size_t wlen;
+    uint32_t *want = (uint32_t *)dump("crc", big, "data", idx, n, NULL, &wlen);
+    cr_assert_eq(wlen, clen);
+    for (size_t k = 0; k < n; k++)
+        cr_assert_eq(crc[k], want[k], "sample %llu (position %zu) differs from h5py",
+                     (unsigned long long)idx[k], k);
+    free(want);
+    free(idx);
+    free(crc);
+}
