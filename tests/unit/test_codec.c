@@ -222,7 +222,8 @@ Test(codec, every_exif_orientation_is_applied)
         int d = max_diff(&im, &want);
         cr_expect_eq(d, 0, "orientation %d vs PIL exif_transpose: max difference %d", o, d);
         double q = psnr(&im, &up);
-        cr_expect_gt(q, 30.0, "orientation %d vs the upright crop: PSNR %.1f dB", o, q);
+        cr_log_info("orientation %d: PSNR %.1f dB against the upright crop", o, q);
+        cr_expect_gt(q, 38.0, "orientation %d vs the upright crop: PSNR %.1f dB", o, q);
         ld__image_free(&want);
 
         opt.apply_orientation = 0; /* as stored */
