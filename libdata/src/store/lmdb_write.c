@@ -538,8 +538,11 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
                     "record)\n", in->dtype == 1 ? "float32" : "uint8", in->c, in->h, in->w));
     }
     static const char *const orders[] = {"unknown", "BGR", "RGB", "GRAY"};
-    LD_TRY(text(out, "channel order: %s%s\nindex: %s\n", orders[in->order & 3],
-                in->encoded ? " (after decoding)" : "", in->how));
+    if (in->encoded)
+        LD_TRY(text(out, "channel order: stored encoded (Caffe decodes to BGR, libdata's reader "
+                         "to %s)\nindex: %s\n", orders[in->order & 3], in->how));
+    else
+        LD_TRY(text(out, "channel order: %s\nindex: %s\n", orders[in->order & 3], in->how));
 
     /* labels: stream over the first records, one bit per label value in 0..65535 */
     enum { NBITS = 65536 };
