@@ -14,7 +14,10 @@ layout the reader must handle, made with h5py so they are independent of libdata
   reader/split.txt       raw_ours' samples in three files split-0/1/2.h5 (relative names)
   reader/truncated.h5    raw_ours.h5 cut to 60 % of its size
   reader/garbage.h5      4 KiB of random bytes;  reader/empty.h5: zero bytes
+  reader/chunk_past_eof.h5  opens with h5py (superblock end-of-file patched) but chunks 10..14
+                         of /data lie beyond the end of the file
 """
+import struct
 import io
 import os
 
@@ -110,3 +113,15 @@ def make(outdir, photos):
     open(os.path.join(d, "truncated.h5"), "wb").write(raw[: len(raw) * 6 // 10])
     open(os.path.join(d, "garbage.h5"), "wb").write(np.random.default_rng(3).bytes(4096))
     open(os.path.join(d, "empty.h5"), "wb").close()
+    # labels first so that they survive the cut; superblock v0 keeps the end-of-file address
+    # at byte 40: patch it so HDF5 opens the file, and the chunk table points past its end
+    p = os.path.join(d, "chunk_past_eof.h5")
+    with h5py.File(p, "w", libver="earliest") as f:
+        f.create_dataset("label", data=y)
+        ds = f.create_dataset("data", x.shape, np.uint8, chunks=(7, C, H, W))
+        ds[...] = x
+        cut = ds.id.get_chunk_info(10).byte_offset + 100
+    raw = bytearray(open(p, "rb").read()[:cut])
+    assert raw[8] == 0, "expected superblock version 0"
+    raw[40:48] = struct.pack("<Q", cut)
+    open(p, "wb").write(bytes(raw))

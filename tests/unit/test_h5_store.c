@@ -1,0 +1,137 @@
+/*
+ * HDF5 store tests: which access path each layout gets, sample bytes through the store API
+ * (with and without a destination buffer), labels, and corrupt chunk tables.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+
+#define FIX LD_TEST_DATA "/reader/"
+
+TestSuite(h5_store, .timeout = 60);
+
+static ld_store *open_store(const char *path, const char *data, const char *label)
+{
+    ld_err e = {0};
+    ld_store *s = NULL;
+    ld_store_opts o = {data, label, 0};
+    int rc = ld__store_open(path, &o, &s, &e);
+    cr_assert_eq(rc, LD_OK, "%s: %s", path, e.msg);
+    cr_assert(s);
+    return s;
+}
+
+/* Every sample of `path` through the store equals the same sample of raw_ours.h5 (the
+ * fixtures hold the same pixels in every layout). */
+static void same_as_ours(const char *path, const char *how)
+{
+    ld_store *ref = open_store(FIX "raw_ours.h5", NULL, NULL);
+    ld_store *s = open_store(path, NULL, NULL);
+    cr_assert(strstr(s->info.how, how), "%s: access '%s', expected '%s'", path, s->info.how, how);
+    cr_assert_eq(s->info.n, 100);
+    cr_assert_eq(s->info.sample_bytes, 3 * 24 * 20);
+    ld_err e = {0};
+    ld_store_ctx *a, *b;
+    cr_assert_eq(ref->vt->ctx_create(ref, &a, &e), LD_OK);
+    cr_assert_eq(s->vt->ctx_create(s, &b, &e), LD_OK);
+    uint8_t dst[3 * 24 * 20], want[3 * 24 * 20];
+    for (uint64_t k = 0; k < 100; k++) {
+        uint64_t i = (k * 37) % 100; /* jump around */
+        ld_rec ra, rb;
+        cr_assert_eq(ref->vt->read(ref, a, i, want, sizeof want, &ra, &e), LD_OK, "%s", e.msg);
+        if (ra.data != want)
+            memcpy(want, ra.data, sizeof want);
+        /* alternately with and without a destination */
+        int rc = s->vt->read(s, b, i, k % 2 ? dst : NULL, k % 2 ? sizeof dst : 0, &rb, &e);
+        cr_assert_eq(rc, LD_OK, "%s: sample %llu: %s", path, (unsigned long long)i, e.msg);
+        cr_assert_eq(rb.len, sizeof want);
+        cr_assert_eq(memcmp(rb.data, want, sizeof want), 0, "%s: sample %llu differs", path,
+                     (unsigned long long)i);
+        cr_assert_eq(rb.label, (double)((i * 7) % 10));
+        cr_assert_eq(rb.c, 3);
+    }
+    ld_rec r;
+    cr_assert_eq(s->vt->read(s, b, 100, NULL, 0, &r, &e), LD_EINVAL);
+    s->vt->ctx_free(s, b);
+    ref->vt->ctx_free(ref, a);
+    s->vt->close(s);
+    ref->vt->close(ref);
+}
+
+Test(h5_store, our_chunked_layout_is_read_directly)
+{
+    ld_store *s = open_store(FIX "raw_ours.h5", NULL, NULL);
+    cr_assert_eq(s->info.block, 7);
+    cr_assert_eq(s->info.order, LD_SORDER_BGR);
+    cr_assert_eq(s->info.dtype, LD_SDT_U8);
+    s->vt->close(s);
+    same_as_ours(FIX "raw_ours.h5", "direct");
+}
+
+Test(h5_store, contiguous_is_read_directly) { same_as_ours(FIX "raw_contig.h5", "contiguous"); }
+
+Test(h5_store, default_chunking_and_deflate_fall_back_to_hdf5)
+{
+    same_as_ours(FIX "raw_default.h5", "via HDF5");
+    same_as_ours(FIX "raw_deflate.h5", "via HDF5");
+}
+
+Test(h5_store, split_list_is_one_dataset) { same_as_ours(FIX "split.txt", "list of 3"); }
+
+Test(h5_store, float_data_and_float_labels_with_other_names)
+{
+    ld_store *s = open_store(FIX "raw_float.h5", "x", "y");
+    cr_assert_eq(s->info.dtype, LD_SDT_F32);
+    cr_assert_eq(s->info.sample_bytes, 4 * 3 * 24 * 20);
+    cr_assert(s->info.label_float);
+    cr_assert_eq(s->info.order, LD_SORDER_UNKNOWN);
+    s->vt->close(s);
+}
+
+Test(h5_store, encoded_offsets_and_shapes)
+{
+    ld_store *s = open_store(FIX "enc.h5", NULL, NULL);
+    cr_assert(s->info.encoded);
+    cr_assert_eq(s->info.n, 24);
+    cr_assert_eq(s->info.h, 0, "two sizes: no common height");
+    cr_assert(strstr(s->info.how, "direct"), "%s", s->info.how);
+    ld_err e = {0};
+    ld_store_ctx *cx;
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &e), LD_OK);
+    ld_rec r;
+    cr_assert_eq(s->vt->read(s, cx, 3, NULL, 0, &r, &e), LD_OK, "%s", e.msg);
+    cr_assert(r.len > 1000 && r.data[0] == 0xFF && r.data[1] == 0xD8, "not JPEG bytes");
+    cr_assert(r.data[r.len - 2] == 0xFF && r.data[r.len - 1] == 0xD9, "JPEG end missing");
+    cr_assert_eq(r.label, 3.0);
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+    s = open_store(FIX "enc_same.h5", NULL, NULL);
+    cr_assert_eq(s->info.h, 90);
+    cr_assert_eq(s->info.w, 120);
+    s->vt->close(s);
+}
+
+Test(h5_store, chunk_table_beyond_the_end_of_the_file_is_refused)
+{
+    ld_err e = {0};
+    ld_store *s = NULL;
+    int rc = ld__h5_store_open(FIX "chunk_past_eof.h5", NULL, &s, &e);
+    cr_assert_eq(rc, LD_EFORMAT, "%d: %s", rc, e.msg);
+    cr_assert(s == NULL);
+    cr_assert(strstr(e.msg, "chunk 10") && strstr(e.msg, "chunk_past_eof.h5"), "%s", e.msg);
+}
+
+Test(h5_store, missing_datasets_are_named)
+{
+    ld_err e = {0};
+    ld_store *s = NULL;
+    ld_store_opts o = {"nope", NULL, 0};
+    cr_assert_eq(ld__h5_store_open(FIX "raw_ours.h5", &o, &s, &e), LD_EFORMAT);
+    cr_assert(strstr(e.msg, "nope"), "%s", e.msg);
+    o.data_name = NULL;
+    o.label_name = "lbl";
+    cr_assert_eq(ld__h5_store_open(FIX "raw_ours.h5", &o, &s, &e), LD_EFORMAT);
+    cr_assert(strstr(e.msg, "lbl"), "%s", e.msg);
+}
