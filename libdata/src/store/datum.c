@@ -141,7 +141,7 @@ static int rd_varint(rd *r, uint64_t *v)
 /* Read a length prefix and check it against what is left. */
 static int rd_len(rd *r, size_t *len)
 {
-    uint64_t v;
+    uint64_t v = 0;
     int rc = rd_varint(r, &v);
     if (rc < 0)
         return rc;
@@ -153,7 +153,7 @@ static int rd_len(rd *r, size_t *len)
 
 static int rd_tag(rd *r, unsigned *field, unsigned *wt)
 {
-    uint64_t v;
+    uint64_t v = 0;
     int rc = rd_varint(r, &v);
     if (rc < 0)
         return rc;
@@ -166,8 +166,8 @@ static int rd_tag(rd *r, unsigned *field, unsigned *wt)
 
 static int rd_skip(rd *r, unsigned wt)
 {
-    uint64_t v;
-    size_t len;
+    uint64_t v = 0;
+    size_t len = 0;
     int rc = LD_OK;
     switch (wt) {
     case WT_VARINT: return rd_varint(r, &v);
@@ -197,7 +197,7 @@ static int want(rd *r, unsigned wt, unsigned expected, const char *field)
 
 static int rd_int32(rd *r, unsigned wt, const char *field, int32_t *out)
 {
-    uint64_t v;
+    uint64_t v = 0;
     int rc = want(r, wt, WT_VARINT, field);
     if (rc < 0 || (rc = rd_varint(r, &v)) < 0)
         return rc;
@@ -208,7 +208,7 @@ static int rd_int32(rd *r, unsigned wt, const char *field, int32_t *out)
 /* A repeated float field, packed (LEN) or not (I32); appends to `floats` when not NULL. */
 static int rd_floats(rd *r, unsigned wt, ld_buf *floats, size_t *count)
 {
-    size_t len, k;
+    size_t len = 0, k;
     int rc;
     if (wt == WT_I32) {
         len = 4;
@@ -248,8 +248,8 @@ int ld__datum_decode(const uint8_t *p, size_t n, ld_datum *d, ld_buf *floats, co
     if (floats)
         floats->len = 0;
     while (r.pos < r.n) {
-        unsigned f, wt;
-        uint64_t v;
+        unsigned f = 0, wt = 0;
+        uint64_t v = 0;
         LD_TRY(rd_tag(&r, &f, &wt));
         switch (f) {
         case 1: LD_TRY(rd_int32(&r, wt, "channels", &d->channels)); break;
@@ -311,15 +311,15 @@ fail:
 /* BlobShape { repeated int64 dim = 1 [packed = true]; } nested in field 7. */
 static int rd_shape(rd *outer, int64_t dims[4], int *ndim)
 {
-    size_t len;
+    size_t len = 0;
     int rc = rd_len(outer, &len);
     if (rc < 0)
         return rc;
     rd r = {outer->p, outer->pos + len, outer->pos, outer->name, outer->e};
     *ndim = 0;
     while (r.pos < r.n) {
-        unsigned f, wt;
-        uint64_t v;
+        unsigned f = 0, wt = 0;
+        uint64_t v = 0;
         if ((rc = rd_tag(&r, &f, &wt)) < 0)
             return rc;
         if (f != 1) {
@@ -329,7 +329,7 @@ static int rd_shape(rd *outer, int64_t dims[4], int *ndim)
         }
         size_t end;
         if (wt == WT_LEN) {
-            size_t l;
+            size_t l = 0;
             if ((rc = rd_len(&r, &l)) < 0)
                 return rc;
             end = r.pos + l;
@@ -366,7 +366,7 @@ int ld__blobproto_decode(const uint8_t *p, size_t n, int *num, int *channels, in
     size_t count = 0;
     floats->len = 0;
     while (r.pos < r.n) {
-        unsigned f, wt;
+        unsigned f = 0, wt = 0;
         LD_TRY(rd_tag(&r, &f, &wt));
         if (f >= 1 && f <= 4) {
             LD_TRY(rd_int32(&r, wt, "num/channels/height/width", &l[f - 1]));
