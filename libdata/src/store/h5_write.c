@@ -22,12 +22,13 @@
 
 #include "store/h5_format.h"
 #include "store/h5_util.h"
+#include "store/store.h"
 
 /* ---- error handling ---------------------------------------------------------------------- */
 
 void ld__h5_quiet_begin(ld_h5_quiet *q)
 {
-    /* TODO(lock): take ld__h5_lock() here once h5_store.c (which defines it) is committed */
+    ld__h5_lock(); /* serial HDF5: one thread inside it per process (store.h) */
     q->fn = NULL;
     q->data = NULL;
     H5Eget_auto2(H5E_DEFAULT, &q->fn, &q->data);
@@ -38,6 +39,7 @@ void ld__h5_quiet_end(const ld_h5_quiet *q)
 {
     H5Eclear2(H5E_DEFAULT);
     H5Eset_auto2(H5E_DEFAULT, q->fn, q->data);
+    ld__h5_unlock();
 }
 
 static herr_t first_desc(unsigned n, const H5E_error2_t *d, void *user)
@@ -490,10 +492,20 @@ static int file_open(h5w *w, ld_err *e)
                     H5Pset_alignment(fapl, 65536, 4096) >= 0,
              LD_EINVAL, "HDF5: cannot set file properties");
     /* Big chunks start on 4 KiB boundaries: a reader can map or read them page-aligned. */
+    errno = 0;
     w->file = H5Fcreate(w->tmp[w->n_files - 1], H5F_ACC_TRUNC, fcpl, fapl);
     if (w->file < 0) {
-        rc = ld__h5_err(e, LD_EIO, "%s: cannot create HDF5 file (temporary for %s)",
-                        w->tmp[w->n_files - 1], w->final[w->n_files - 1]);
+        /* The open(2) failure says it best ("No such file or directory"); HDF5's own text
+         * repeats the temporary name and its flags. */
+        int err = errno;
+        if (err) {
+            H5Eclear2(H5E_DEFAULT);
+            rc = ld__err(e, LD_EIO, "%s: cannot create the output file: %s (writing %s)",
+                         w->final[w->n_files - 1], strerror(err), w->tmp[w->n_files - 1]);
+        } else {
+            rc = ld__h5_err(e, LD_EIO, "%s: cannot create the output file (writing %s)",
+                            w->final[w->n_files - 1], w->tmp[w->n_files - 1]);
+        }
         goto fail;
     }
     w->file_n = w->file_bytes = 0;
