@@ -189,6 +189,28 @@ def test_lmdb_batches_equal_python_lmdb_reads(h5, tmp_path):
     assert count == len(recs)
 
 
+@pytest.mark.skipif(not libdata.has_feature("lmdb"), reason="built without LMDB")
+def test_reader_reads_an_lmdb_written_by_python_lmdb(h5, tmp_path):
+    """A Caffe-style LMDB made without libdata (python-lmdb + a protobuf Datum)."""
+    import lmdb
+    from test_py_convert import datum_class
+    path, ref = h5
+    Datum = datum_class()
+    db = tmp_path / "py_lmdb"
+    env = lmdb.open(str(db), map_size=64 << 20)
+    with env.begin(write=True) as txn:
+        for i, (img, label) in enumerate(zip(ref["data"], ref["label"])):
+            d = Datum(channels=img.shape[0], height=img.shape[1], width=img.shape[2],
+                      data=img.tobytes(), label=int(label))
+            txn.put(b"%08d_sample%d.jpg" % (i, i), d.SerializeToString())
+    env.close()
+    with libdata.Reader(str(db), batch_size=4) as r:
+        ds, ls, ix = read_all(r)
+    assert list(np.concatenate(ix)) == list(range(len(ref["label"])))
+    for d, l, i in zip(ds, ls, ix):
+        assert np.array_equal(d, ref["data"][i]) and np.array_equal(l, ref["label"][i])
+
+
 # ---- misuse ---------------------------------------------------------------------------------
 
 def test_missing_file_raises_with_the_path(tmp_path):

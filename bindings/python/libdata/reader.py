@@ -107,6 +107,33 @@ def _float_str(value, what):
     return repr(float(value))
 
 
+def _varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def blobproto(mean):
+    """A (C,H,W) array as Caffe's BlobProto "binaryproto" mean file (num=1, channels, height,
+    width, packed float data): the mean-file format the library's reader loads."""
+    arr = np.ascontiguousarray(mean, dtype="<f4")
+    if arr.ndim != 3:
+        raise ValueError(f"a mean image must have shape (C, H, W), not {arr.shape}")
+    c, h, w = arr.shape
+    out = bytearray()
+    for field, v in ((1, 1), (2, c), (3, h), (4, w)):
+        out += _varint(field << 3) + _varint(v)
+    data = arr.tobytes()
+    out += _varint(5 << 3 | 2) + _varint(len(data)) + data
+    return bytes(out)
+
+
 def _classes_from_description(text):
     """Class names from ld_describe()'s text: a line such as `classes: 4 (cat, dog, ...)`,
     `class_names: [...]` or `classes (4): a, b`. Best effort: None when not recorded."""
@@ -139,8 +166,8 @@ class Reader:
       layout         "NCHW" (default) | "NHWC"
       crop           N or (width, height); random_crop: random position instead of the center
       mirror         random left-right flips
-      mean           per-channel values (sequence), a mean image (.npy path, or an ndarray of
-                     shape (C,H,W)); float output only
+      mean           per-channel values (sequence), a mean image file (path: what the library
+                     reads, Caffe's binaryproto), or a (C,H,W) ndarray; float output only
       scale          multiplier after the mean (e.g. 1/255); float output only
       channel_order  "BGR" | "RGB" | None (as stored); swap: reverse channels unconditionally
       memory_budget  bytes the reader may use (prefetch is reduced to fit)
@@ -228,10 +255,11 @@ class Reader:
                     strs.append((LD_R_MEAN_VALUES,
                                  ",".join(repr(float(v)) for v in arr).encode()))
                 else:
-                    # The C API takes a mean image as a .npy file: write one for open() to read.
-                    fd, mean_tmp = tempfile.mkstemp(suffix=".npy", prefix="libdata-mean-")
+                    # The C API takes a mean image as a file: write one for open() to read.
+                    fd, mean_tmp = tempfile.mkstemp(suffix=".binaryproto",
+                                                    prefix="libdata-mean-")
                     with os.fdopen(fd, "wb") as f:
-                        np.save(f, np.ascontiguousarray(arr, dtype=np.float32))
+                        f.write(blobproto(arr))
                     strs.append((LD_R_MEAN_FILE, os.fsencode(mean_tmp)))
 
         h = api.ld_reader_create()
