@@ -131,6 +131,7 @@ def make_pngs(d, photo):
     trns = bytes(rng.integers(0, 256, 256, dtype=np.uint8))
     w("pal8_trns", png_bytes(idx8, 3, 8, palette=pal256, trns=trns), pal256[idx8])
     w("gray8_trns", png_bytes(gray, 0, 8, trns=struct.pack(">H", 10)), gray)
+    w("rgb8_trns", png_bytes(rgb, 2, 8, trns=struct.pack(">HHH", 10, 20, 30)), rgb)
 
     # Damaged files made from a good one.
     good = png_bytes(rgb, 2, 8)

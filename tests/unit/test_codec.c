@@ -137,7 +137,10 @@ static void jerr_exit(j_common_ptr ci)
     longjmp(((struct jerr_jmp *)ci->err)->jb, 1);
 }
 
-Test(codec, ycck_jpeg_decodes_to_rgb)
+/* Encode a synthetic 4-channel image as `space` (JCS_CMYK or JCS_YCCK), with or without the
+ * Adobe marker, decode it and compare with the expected RGB: stored values are inverted
+ * (R = C*K/255) with the Adobe marker, plain (R = (255-C)(255-K)/255) without. */
+static void check_four_channel(J_COLOR_SPACE space, int adobe, const char *label)
 {
     const int w = 96, h = 64;
     uint8_t *cmyk = malloc((size_t)w * h * 4);
@@ -151,8 +154,11 @@ Test(codec, ycck_jpeg_decodes_to_rgb)
             p[1] = (uint8_t)(y * 255 / (h - 1));
             p[2] = 128;
             p[3] = (uint8_t)(255 - (x + y));
-            for (int k = 0; k < 3; k++)
-                want.px[((size_t)y * w + x) * 3 + k] = (uint8_t)((p[k] * p[3] + 127) / 255);
+            const unsigned k = adobe ? p[3] : 255u - p[3];
+            for (int i = 0; i < 3; i++) {
+                const unsigned v = adobe ? p[i] : 255u - p[i];
+                want.px[((size_t)y * w + x) * 3 + i] = (uint8_t)((v * k + 127) / 255);
+            }
         }
     struct jpeg_compress_struct ci;
     struct jerr_jmp je;
@@ -160,7 +166,7 @@ Test(codec, ycck_jpeg_decodes_to_rgb)
     je.pub.error_exit = jerr_exit;
     unsigned char *jpg = NULL;
     unsigned long jlen = 0;
-    cr_assert_eq(setjmp(je.jb), 0, "libjpeg failed writing the YCCK fixture");
+    cr_assert_eq(setjmp(je.jb), 0, "%s: libjpeg failed writing the fixture", label);
     jpeg_create_compress(&ci);
     jpeg_mem_dest(&ci, &jpg, &jlen);
     ci.image_width = w;
@@ -168,7 +174,8 @@ Test(codec, ycck_jpeg_decodes_to_rgb)
     ci.input_components = 4;
     ci.in_color_space = JCS_CMYK;
     jpeg_set_defaults(&ci);
-    jpeg_set_colorspace(&ci, JCS_YCCK); /* writes the Adobe marker, transform 2 */
+    jpeg_set_colorspace(&ci, space); /* YCCK: converted while writing, Adobe transform 2 */
+    ci.write_Adobe_marker = adobe ? TRUE : FALSE;
     jpeg_set_quality(&ci, 100, TRUE);
     for (int i = 0; i < 4; i++)
         ci.comp_info[i].h_samp_factor = ci.comp_info[i].v_samp_factor = 1;
@@ -184,18 +191,28 @@ Test(codec, ycck_jpeg_decodes_to_rgb)
     ld_image im = {0};
     ld_err e = {0};
     ld_decode_opts o = {.channels = 3};
-    int rc = ld__img_decode(c, jpg, jlen, "ycck", &o, &im, &e);
+    int rc = ld__img_decode(c, jpg, jlen, label, &o, &im, &e);
     cr_assert_eq(rc, LD_OK, "%s", e.msg);
     double q = psnr(&im, &want);
     int d = max_diff(&im, &want);
-    cr_log_info("YCCK: PSNR %.1f dB, max difference %d", q, d);
-    cr_expect_gt(q, 40.0, "YCCK decode PSNR %.1f dB", q);
-    cr_expect_leq(d, 8, "YCCK decode max difference %d", d);
+    cr_log_info("%s: PSNR %.1f dB, max difference %d", label, q, d);
+    cr_expect_gt(q, 40.0, "%s: decode PSNR %.1f dB", label, q);
+    cr_expect_leq(d, 8, "%s: decode max difference %d", label, d);
     ld__image_free(&im);
     ld__image_free(&want);
     ld__codec_free(c);
     free(jpg);
     free(cmyk);
+}
+
+/* YCCK only exists with the Adobe marker (it names the transform). PIL cannot write YCCK. */
+Test(codec, ycck_jpeg_decodes_to_rgb)
+{
+    check_four_channel(JCS_YCCK, 1, "YCCK (Adobe)");
+}
+Test(codec, plain_cmyk_without_adobe_marker_is_not_inverted)
+{
+    check_four_channel(JCS_CMYK, 0, "CMYK (no Adobe marker)");
 }
 
 /* ---- EXIF orientation --------------------------------------------------------------------- */
@@ -398,7 +415,7 @@ Test(codec, png_variants_decode_exactly)
                                   "graya8",    "rgb16",           "rgba16",
                                   "gray16",    "rgb8_interlaced", "gray16_interlaced",
                                   "gray1",     "gray4",           "pal4",
-                                  "pal8_trns", "gray8_trns"};
+                                  "pal8_trns", "gray8_trns",      "rgb8_trns"};
     for (size_t i = 0; i < sizeof stems / sizeof *stems; i++) {
         char file[64];
         snprintf(file, sizeof file, "%s.png", stems[i]);
