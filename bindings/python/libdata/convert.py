@@ -231,8 +231,8 @@ class Converter:
         api.ld_convert_set_str(self._handle(), pid, b)
 
     def configure(self, quality=None, resize=None, max_side=None, mode=None, pad_value=None,
-                  gray=None,
-                  rgb=None, format=None, threads=None, shuffle=None, seed=None, strict=None,
+                  gray=None, rgb=None, format=None, threads=None, shuffle=None, seed=None,
+                  strict=None,
                   max_pixels=None, split=None, deflate=None, check_size=None, encoded=None,
                   encode_type=None, list_file=None, note=None, **params):
         """Set options; None leaves an option as it is. See convert() for their meaning."""
@@ -315,9 +315,9 @@ class Converter:
 
 
 def convert(src, out, quality=None, resize=None, max_side=None, mode=None, pad_value=None,
-            gray=None, rgb=None, format=None, threads=None, shuffle=None, seed=None, strict=None, max_pixels=None,
-            split=None, deflate=None, check_size=None, encoded=None, encode_type=None,
-            list_file=None, note=None, progress=None, log=None, **params):
+            gray=None, rgb=None, format=None, threads=None, shuffle=None, seed=None, strict=None,
+            max_pixels=None, split=None, deflate=None, check_size=None, encoded=None,
+            encode_type=None, list_file=None, note=None, progress=None, log=None, **params):
     """Convert an image folder (class sub-folders) or, with list_file, the files of a Caffe
     "relative/path label" list under `src`, into `out` (HDF5 file, or LMDB directory).
 
