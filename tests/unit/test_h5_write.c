@@ -286,6 +286,25 @@ Test(h5_write, many_class_names_fit_in_the_attributes)
                  0, "h5py cannot read 30,000 class names");
 }
 
+Test(h5_write, empty_dataset_takes_the_resize_shape_or_fails_without_one)
+{
+    const char *p = tpath("empty.h5");
+    ld_writer_opts o = base_opts(p, 0, 16, 24);
+    write_raw(&o, 0, 3, 16, 24, NULL);
+    cr_assert_eq(run(LD_PYTHON " -c \"import h5py,sys; f=h5py.File(sys.argv[1],'r'); "
+                     "assert f['data'].shape==(0,3,16,24) and f['label'].shape==(0,), "
+                     "f['data'].shape\" %s", p), 0, "empty file not readable as (0,3,16,24)");
+
+    ld_writer_opts o2 = base_opts(tpath("nosize.h5"), 0, 0, 0);
+    ld_err e = {0};
+    ld_writer *wr = NULL;
+    cr_assert_eq(ld__h5_writer_create(&o2, &wr, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(wr->vt->finish(wr, &e), LD_EINVAL, "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "no image"), "%s", e.msg);
+    wr->vt->free(wr);
+    cr_assert_eq(access(tpath("nosize.h5"), F_OK), -1, "failed finish published a file");
+}
+
 Test(h5_write, raw_shape_mismatch_names_the_file_and_suggests_resize)
 {
     const char *p = tpath("mm.h5");
