@@ -158,9 +158,9 @@ static int write_sidecar(lmdb_writer *w, ld_err *e)
 {
     int rc = LD_OK;
     FILE *f = NULL;
+    size_t keep = w->meta.len;
     char *path = ld__asprintf("%s/%s", w->tmp, LD_LMDB_SIDECAR);
     LD_CHECK(e, path, LD_ENOMEM, "out of memory");
-    size_t keep = w->meta.len;
     LD_TRY(json_raw(&w->meta, "\"entries\": %llu,\n\"channels\": %d,\n\"height\": %d,\n"
                               "\"width\": %d\n}\n",
                     (unsigned long long)w->n, w->c, w->same_shape ? w->h : 0,
@@ -172,11 +172,9 @@ static int write_sidecar(lmdb_writer *w, ld_err *e)
     ok = (fsync(fileno(f)) == 0) & ok;
     ok = (fclose(f) == 0) & ok;
     f = NULL;
-    w->meta.len = keep;
     LD_CHECK(e, ok, LD_EIO, "%s: write failed: %s", path, strerror(errno));
 fail:
-    if (rc < 0 && rc != LD_ENOMEM)
-        w->meta.len = keep;
+    w->meta.len = keep; /* the tail is rewritten on a retry */
     if (f)
         fclose(f);
     free(path);
