@@ -61,7 +61,8 @@ def check_attrs(f, storage, c, h, w):
     a = f.attrs
     check(s(a["format"]) == "libdata", f"format={a.get('format')!r}")
     check(int(a["format_version"]) == 1, "format_version")
-    check(a["format_version"].dtype == np.int32, f"format_version dtype {a['format_version'].dtype}")
+    check(a["format_version"].dtype == np.int32,
+          f"format_version dtype {a['format_version'].dtype}")
     check(s(a["storage"]) == storage, f"storage={a['storage']!r}")
     check(s(a["layout"]) == "NCHW", "layout")
     check(s(a["channel_order"]) == "BGR", f"channel_order={a['channel_order']!r}")

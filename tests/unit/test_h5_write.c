@@ -100,8 +100,7 @@ static void write_raw(const ld_writer_opts *o, int n, int c, int h, int w, uint6
     free(px);
     rc = wr->vt->finish(wr, &e);
     cr_assert_eq(rc, LD_OK, "finish: %s", e.msg);
-    if (files_out)
-        *files_out = wr->files_out;
+    if (files_out) *files_out = wr->files_out;
     wr->vt->free(wr);
 }
 
@@ -280,9 +279,11 @@ Test(h5_write, many_class_names_fit_in_the_attributes)
     for (int i = 0; i < NC; i++)
         free(names[i]);
     free(names);
-    cr_assert_eq(run(LD_PYTHON " -c \"import h5py,sys; a=h5py.File(sys.argv[1],'r').attrs; "
+    cr_assert_eq(run(LD_PYTHON
+                     " -c \"import h5py,sys; a=h5py.File(sys.argv[1],'r').attrs; "
                      "n=a['class_names']; assert len(n)==30000 and n[29999]=='n29999_synset_name'"
-                     " and a['num_classes']==30000, n[:2]\" %s", p),
+                     " and a['num_classes']==30000, n[:2]\" %s",
+                     p),
                  0, "h5py cannot read 30,000 class names");
 }
 
@@ -292,8 +293,10 @@ Test(h5_write, empty_dataset_takes_the_resize_shape_or_fails_without_one)
     ld_writer_opts o = base_opts(p, 0, 16, 24);
     write_raw(&o, 0, 3, 16, 24, NULL);
     cr_assert_eq(run(LD_PYTHON " -c \"import h5py,sys; f=h5py.File(sys.argv[1],'r'); "
-                     "assert f['data'].shape==(0,3,16,24) and f['label'].shape==(0,), "
-                     "f['data'].shape\" %s", p), 0, "empty file not readable as (0,3,16,24)");
+                               "assert f['data'].shape==(0,3,16,24) and f['label'].shape==(0,), "
+                               "f['data'].shape\" %s",
+                     p),
+                 0, "empty file not readable as (0,3,16,24)");
 
     ld_writer_opts o2 = base_opts(tpath("nosize.h5"), 0, 0, 0);
     ld_err e = {0};

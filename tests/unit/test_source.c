@@ -151,8 +151,9 @@ Test(source, nested_hidden_mixed_case_and_root_images)
     cr_assert_str_eq(ld__source_class_name(s, 1), "a");
     cr_assert_str_eq(ld__source_class_name(s, 2), "b");
     cr_assert_str_eq(ld__source_class_name(s, 3), "empty");
-    static const char *want[] = {"a/dir.jpg/inner.png", "a/one.jpeg", "a/\xff\xfe raw bytes.jpg",
-                                 "b/shallow.jpg", "b/x/y/z/deep.PnG", "top.JPEG"};
+    static const char *want[] = {"a/dir.jpg/inner.png",      "a/one.jpeg",
+                                 "a/\xff\xfe raw bytes.jpg", "b/shallow.jpg",
+                                 "b/x/y/z/deep.PnG",         "top.JPEG"};
     static const int labels[] = {1, 1, 1, 2, 2, 0};
     cr_assert_eq(ld__source_count(s), 6, "found %zu", ld__source_count(s));
     for (size_t i = 0; i < 6; i++) {

@@ -26,11 +26,9 @@ static char *arena_alloc(ld_source *s, size_t n)
     if (!b || b->size - b->used < n) {
         size_t size = n > ARENA_BLOCK ? n : ARENA_BLOCK;
         size_t total;
-        if (!ld__add_size(size, sizeof *b, &total))
-            return NULL;
+        if (!ld__add_size(size, sizeof *b, &total)) return NULL;
         b = malloc(total);
-        if (!b)
-            return NULL;
+        if (!b) return NULL;
         b->size = size;
         b->used = 0;
         b->next = s->arena;
@@ -44,11 +42,9 @@ static char *arena_alloc(ld_source *s, size_t n)
 char *ld__source_strndup(ld_source *s, const char *p, size_t n)
 {
     size_t total;
-    if (!ld__add_size(n, 1, &total))
-        return NULL;
+    if (!ld__add_size(n, 1, &total)) return NULL;
     char *d = arena_alloc(s, total);
-    if (!d)
-        return NULL;
+    if (!d) return NULL;
     memcpy(d, p, n);
     d[n] = '\0';
     return d;
@@ -56,20 +52,16 @@ char *ld__source_strndup(ld_source *s, const char *p, size_t n)
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return LD_OK;
+    if (need <= *cap) return LD_OK;
     size_t ncap = *cap ? *cap : 256;
     while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return LD_ENOMEM;
+        if (ncap > SIZE_MAX / 2) return LD_ENOMEM;
         ncap *= 2;
     }
     size_t bytes;
-    if (!ld__mul_size(ncap, elem, &bytes))
-        return LD_ENOMEM;
+    if (!ld__mul_size(ncap, elem, &bytes)) return LD_ENOMEM;
     void *p = realloc(*arr, bytes);
-    if (!p)
-        return LD_ENOMEM;
+    if (!p) return LD_ENOMEM;
     *arr = p;
     *cap = ncap;
     return LD_OK;
@@ -78,23 +70,18 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 int ld__source_add_item(ld_source *s, const char *root, const char *rel, size_t rel_len,
                         int32_t label)
 {
-    if (grow((void **)&s->items, &s->cap, s->n + 1, sizeof *s->items) < 0)
-        return LD_ENOMEM;
+    if (grow((void **)&s->items, &s->cap, s->n + 1, sizeof *s->items) < 0) return LD_ENOMEM;
     size_t root_len = root ? strlen(root) : 0;
-    if (rel_len > 0 && rel[0] == '/')
-        root_len = 0;
+    if (rel_len > 0 && rel[0] == '/') root_len = 0;
     /* "root/rel" stored once; rel points into it, so each file costs one string. */
     int sep = root_len > 0 && root[root_len - 1] != '/';
     size_t total;
     if (!ld__add_size(root_len + (size_t)sep, rel_len, &total) || !ld__add_size(total, 1, &total))
         return LD_ENOMEM;
     char *p = arena_alloc(s, total);
-    if (!p)
-        return LD_ENOMEM;
-    if (root_len)
-        memcpy(p, root, root_len);
-    if (sep)
-        p[root_len] = '/';
+    if (!p) return LD_ENOMEM;
+    if (root_len) memcpy(p, root, root_len);
+    if (sep) p[root_len] = '/';
     memcpy(p + root_len + sep, rel, rel_len);
     p[root_len + sep + rel_len] = '\0';
     ld_item *it = &s->items[s->n++];
@@ -109,8 +96,7 @@ int ld__source_add_class(ld_source *s, const char *name, size_t len)
     if (grow((void **)&s->classes, &s->cap_classes, s->n_classes + 1, sizeof *s->classes) < 0)
         return LD_ENOMEM;
     char *p = ld__source_strndup(s, name, len);
-    if (!p)
-        return LD_ENOMEM;
+    if (!p) return LD_ENOMEM;
     s->classes[s->n_classes++] = p;
     return LD_OK;
 }
@@ -123,14 +109,12 @@ static int cmp_rel(const void *a, const void *b)
 void ld__source_sort_items(ld_source *s)
 {
     /* Relative paths are unique within one tree, so the unstable qsort is deterministic. */
-    if (s->n > 1)
-        qsort(s->items, s->n, sizeof *s->items, cmp_rel);
+    if (s->n > 1) qsort(s->items, s->n, sizeof *s->items, cmp_rel);
 }
 
 void ld__source_free(ld_source *s)
 {
-    if (!s)
-        return;
+    if (!s) return;
     ld_arena_block *b = s->arena;
     while (b) {
         ld_arena_block *next = b->next;
@@ -185,8 +169,7 @@ static uint64_t uniform_below(uint64_t *state, uint64_t bound)
 
 void ld__source_shuffle(ld_source *s, uint64_t seed)
 {
-    if (!s || s->n < 2)
-        return;
+    if (!s || s->n < 2) return;
     uint64_t state = seed;
     for (size_t i = s->n - 1; i > 0; i--) {
         size_t j = (size_t)uniform_below(&state, (uint64_t)i + 1);

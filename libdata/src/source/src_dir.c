@@ -40,8 +40,7 @@ static void warnf(walk *w, const char *fmt, ...)
     ;
 static void warnf(walk *w, const char *fmt, ...)
 {
-    if (!w->warn)
-        return;
+    if (!w->warn) return;
     char msg[LD_ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
@@ -62,8 +61,7 @@ static int ends_with_ci(const char *name, size_t len, const char *ext)
     if (len <= n) /* "a.jpg" but not ".jpg" (hidden anyway) */
         return 0;
     for (size_t i = 0; i < n; i++)
-        if (lower_ascii((unsigned char)name[len - n + i]) != ext[i])
-            return 0;
+        if (lower_ascii((unsigned char)name[len - n + i]) != ext[i]) return 0;
     return 1;
 }
 
@@ -83,8 +81,7 @@ static int read_names(const char *dir, ld_buf *names)
 {
     names->len = 0;
     DIR *d = opendir(dir);
-    if (!d)
-        return LD_EIO;
+    if (!d) return LD_EIO;
     int rc = LD_OK;
     for (;;) {
         errno = 0;
@@ -99,11 +96,19 @@ static int read_names(const char *dir, ld_buf *names)
             continue;
         char t;
         switch (de->d_type) {
-        case DT_REG: t = ENT_FILE; break;
-        case DT_DIR: t = ENT_DIR; break;
+        case DT_REG:
+            t = ENT_FILE;
+            break;
+        case DT_DIR:
+            t = ENT_DIR;
+            break;
         case DT_LNK:
-        case DT_UNKNOWN: t = ENT_UNKNOWN; break;
-        default: t = ENT_OTHER; break;
+        case DT_UNKNOWN:
+            t = ENT_UNKNOWN;
+            break;
+        default:
+            t = ENT_OTHER;
+            break;
         }
         if (ld__buf_append(names, &t, 1) < 0 ||
             ld__buf_append(names, de->d_name, strlen(de->d_name) + 1) < 0) {
@@ -121,8 +126,7 @@ static int read_names(const char *dir, ld_buf *names)
 static int set_path(walk *w, const char *rel, size_t rel_len)
 {
     w->path.len = w->root_len;
-    if (rel_len && ld__buf_append(&w->path, "/", 1) < 0)
-        return LD_ENOMEM;
+    if (rel_len && ld__buf_append(&w->path, "/", 1) < 0) return LD_ENOMEM;
     if (ld__buf_append(&w->path, rel, rel_len) < 0 || ld__buf_append(&w->path, "", 1) < 0)
         return LD_ENOMEM;
     return LD_OK;
@@ -139,8 +143,7 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
     LD_CHECK(w->e, r != LD_ENOMEM, LD_ENOMEM, "%s: out of memory listing folder",
              (const char *)w->path.p);
     if (r < 0) {
-        warnf(w, "%s: cannot read folder, skipped: %s", (const char *)w->path.p,
-              strerror(errno));
+        warnf(w, "%s: cannot read folder, skipped: %s", (const char *)w->path.p, strerror(errno));
         goto fail; /* a warning, not a failure: rc stays LD_OK */
     }
     for (size_t off = 0; off < names.len;) {
@@ -148,15 +151,15 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
         const char *name = (const char *)names.p + off + 1;
         size_t name_len = strlen(name);
         off += name_len + 2;
-        if (type == ENT_OTHER || (type == ENT_FILE && !is_image_name(name)))
-            continue;
+        if (type == ENT_OTHER || (type == ENT_FILE && !is_image_name(name))) continue;
         /* child = rel + "/" + name */
         child.len = 0;
         if (rel_len)
-            LD_CHECK(w->e, ld__buf_append(&child, rel, rel_len) == 0 &&
-                               ld__buf_append(&child, "/", 1) == 0, LD_ENOMEM, "out of memory");
-        LD_CHECK(w->e, ld__buf_append(&child, name, name_len + 1) == 0, LD_ENOMEM,
-                 "out of memory");
+            LD_CHECK(w->e,
+                     ld__buf_append(&child, rel, rel_len) == 0 &&
+                         ld__buf_append(&child, "/", 1) == 0,
+                     LD_ENOMEM, "out of memory");
+        LD_CHECK(w->e, ld__buf_append(&child, name, name_len + 1) == 0, LD_ENOMEM, "out of memory");
         const char *crel = (const char *)child.p;
         size_t crel_len = child.len - 1;
         struct stat st;
@@ -186,8 +189,7 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
             LD_TRY(walk_dir(w, crel, &id, label));
             continue;
         }
-        if (have_stat && !S_ISREG(st.st_mode))
-            continue;
+        if (have_stat && !S_ISREG(st.st_mode)) continue;
         if (is_image_name(name))
             LD_CHECK(w->e, ld__source_add_item(w->s, w->root, crel, crel_len, label) == 0,
                      LD_ENOMEM, "out of memory");
@@ -278,8 +280,7 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, void *user, ld
         for (size_t off = 0; off < names.len;) {
             const char *name = (const char *)names.p + off + 1;
             off += strlen(name) + 2;
-            if (!is_image_name(name))
-                continue;
+            if (!is_image_name(name)) continue;
             LD_TRY(set_path(&w, name, strlen(name)));
             struct stat fst;
             if (stat((const char *)w.path.p, &fst) == 0 && !S_ISREG(fst.st_mode))

@@ -15,15 +15,12 @@
 /* Parse a non-negative decimal that fits in int32. Returns 1 on success. */
 static int parse_label(const char *p, size_t n, int32_t *out)
 {
-    if (n == 0)
-        return 0;
+    if (n == 0) return 0;
     int64_t v = 0;
     for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return 0;
+        if (p[i] < '0' || p[i] > '9') return 0;
         v = v * 10 + (p[i] - '0');
-        if (v > INT32_MAX)
-            return 0;
+        if (v > INT32_MAX) return 0;
     }
     *out = (int32_t)v;
     return 1;
@@ -60,8 +57,7 @@ int ld__source_open_list(const char *list_file, const char *root, ld_source **ou
         size_t first = 0;
         while (first < n && (line[first] == ' ' || line[first] == '\t'))
             first++;
-        if (first == n)
-            continue; /* empty or blank line */
+        if (first == n) continue; /* empty or blank line */
         line[n] = '\0';
         char *sp = strrchr(line, ' ');
         LD_CHECK(e, sp, LD_EFORMAT,
@@ -75,7 +71,8 @@ int ld__source_open_list(const char *list_file, const char *root, ld_source **ou
         /* Class names "0".."max" are materialized, so a huge label would cost gigabytes. */
         LD_CHECK(e, label <= MAX_LABEL, LD_ELIMIT,
                  "%s:%lu: label %d is larger than the supported maximum %d (labels are class "
-                 "indices 0..classes-1)", list_file, lineno, (int)label, MAX_LABEL);
+                 "indices 0..classes-1)",
+                 list_file, lineno, (int)label, MAX_LABEL);
         size_t path_len = (size_t)(sp - line);
         while (path_len > 0 && line[path_len - 1] == ' ')
             path_len--; /* "a.jpg  3": several blanks before the label */
@@ -83,22 +80,19 @@ int ld__source_open_list(const char *list_file, const char *root, ld_source **ou
                  lineno, (int)label);
         LD_CHECK(e, ld__source_add_item(s, root, line, path_len, label) == 0, LD_ENOMEM,
                  "out of memory reading %s", list_file);
-        if (label > max_label)
-            max_label = label;
+        if (label > max_label) max_label = label;
     }
     /* Class names are the label numbers, so label k is always class k. */
     for (int32_t k = 0; k <= max_label; k++) {
         char name[16];
         int len = snprintf(name, sizeof name, "%d", (int)k);
-        LD_CHECK(e, ld__source_add_class(s, name, (size_t)len) == 0, LD_ENOMEM,
-                 "out of memory");
+        LD_CHECK(e, ld__source_add_class(s, name, (size_t)len) == 0, LD_ENOMEM, "out of memory");
     }
     *out = s;
     s = NULL;
 fail:
     ld__source_free(s);
     free(line);
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     return rc;
 }

@@ -25,10 +25,8 @@ static int outf(ld_buf *out, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return LD_EINVAL;
-    if (ld__buf_reserve(out, out->len + (size_t)n + 1) < 0)
-        return LD_ENOMEM;
+    if (n < 0) return LD_EINVAL;
+    if (ld__buf_reserve(out, out->len + (size_t)n + 1) < 0) return LD_ENOMEM;
     va_start(ap, fmt);
     vsnprintf((char *)out->p + out->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -41,15 +39,13 @@ static int attr_str(hid_t loc, const char *name, char *buf, size_t cap)
 {
     int ok = 0;
     buf[0] = '\0';
-    if (H5Aexists(loc, name) <= 0)
-        return 0;
+    if (H5Aexists(loc, name) <= 0) return 0;
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
     if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
         hid_t sp = H5Aget_space(a);
         int scalar = sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1;
-        if (sp >= 0)
-            H5Sclose(sp);
+        if (sp >= 0) H5Sclose(sp);
         if (scalar && H5Tis_variable_str(t) > 0) {
             hid_t mt = H5Tcopy(H5T_C_S1);
             char *s = NULL;
@@ -58,10 +54,8 @@ static int attr_str(hid_t loc, const char *name, char *buf, size_t cap)
                 snprintf(buf, cap, "%s", s);
                 ok = 1;
             }
-            if (s)
-                H5free_memory(s);
-            if (mt >= 0)
-                H5Tclose(mt);
+            if (s) H5free_memory(s);
+            if (mt >= 0) H5Tclose(mt);
         } else if (scalar) {
             size_t n = H5Tget_size(t);
             char *s = calloc(1, n + 1);
@@ -71,26 +65,21 @@ static int attr_str(hid_t loc, const char *name, char *buf, size_t cap)
                 ok = 1;
             }
             free(s);
-            if (mt >= 0)
-                H5Tclose(mt);
+            if (mt >= 0) H5Tclose(mt);
         }
     }
-    if (t >= 0)
-        H5Tclose(t);
-    if (a >= 0)
-        H5Aclose(a);
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
     return ok;
 }
 
 static int attr_i64(hid_t loc, const char *name, long long *v)
 {
-    if (H5Aexists(loc, name) <= 0)
-        return 0;
+    if (H5Aexists(loc, name) <= 0) return 0;
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     int64_t x = 0;
     int ok = a >= 0 && H5Aread(a, H5T_NATIVE_INT64, &x) >= 0;
-    if (a >= 0)
-        H5Aclose(a);
+    if (a >= 0) H5Aclose(a);
     *v = x;
     return ok;
 }
@@ -102,11 +91,15 @@ static void type_name(hid_t t, char *buf, size_t cap)
     case H5T_INTEGER:
         snprintf(buf, cap, "%sint%zu", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "", sz * 8);
         break;
-    case H5T_FLOAT: snprintf(buf, cap, "float%zu", sz * 8); break;
+    case H5T_FLOAT:
+        snprintf(buf, cap, "float%zu", sz * 8);
+        break;
     case H5T_STRING:
         snprintf(buf, cap, "%s string", H5Tis_variable_str(t) > 0 ? "variable-length" : "fixed");
         break;
-    default: snprintf(buf, cap, "other type (%zu bytes)", sz); break;
+    default:
+        snprintf(buf, cap, "other type (%zu bytes)", sz);
+        break;
     }
 }
 
@@ -115,8 +108,7 @@ static int describe_ds(hid_t file, const char *name, ld_buf *out, hsize_t *n0)
 {
     int rc = LD_OK;
     hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
-    if (ds < 0)
-        return LD_EFORMAT;
+    if (ds < 0) return LD_EFORMAT;
     hid_t sp = H5Dget_space(ds), t = H5Dget_type(ds), dcpl = H5Dget_create_plist(ds);
     hsize_t dims[8] = {0}, chunk[8] = {0};
     int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
@@ -125,8 +117,7 @@ static int describe_ds(hid_t file, const char *name, ld_buf *out, hsize_t *n0)
         goto done;
     }
     H5Sget_simple_extent_dims(sp, dims, NULL);
-    if (n0)
-        *n0 = rank > 0 ? dims[0] : 1;
+    if (n0) *n0 = rank > 0 ? dims[0] : 1;
     char tn[64];
     type_name(t, tn, sizeof tn);
     LD_TRY(outf(out, "  /%s: (", name));
@@ -161,12 +152,9 @@ static int describe_ds(hid_t file, const char *name, ld_buf *out, hsize_t *n0)
     }
 fail:
 done:
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
     H5Dclose(ds);
     return rc;
 }
@@ -175,8 +163,7 @@ done:
 static int label_range(hid_t file, const char *name, long long *lo, long long *hi, hsize_t *n)
 {
     hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
-    if (ds < 0)
-        return 0;
+    if (ds < 0) return 0;
     int ok = 0;
     hid_t sp = H5Dget_space(ds), t = H5Dget_type(ds);
     hsize_t dims[2] = {0};
@@ -192,21 +179,16 @@ static int label_range(hid_t file, const char *name, long long *lo, long long *h
             hid_t ms = H5Screate_simple(1, &cnt, NULL);
             ok = ms >= 0 && H5Sselect_hyperslab(sp, H5S_SELECT_SET, &at, NULL, &cnt, NULL) >= 0 &&
                  H5Dread(ds, H5T_NATIVE_INT64, ms, sp, H5P_DEFAULT, v) >= 0;
-            if (ms >= 0)
-                H5Sclose(ms);
+            if (ms >= 0) H5Sclose(ms);
             for (hsize_t i = 0; ok && i < cnt; i++) {
-                if (at + i == 0 || v[i] < *lo)
-                    *lo = v[i];
-                if (at + i == 0 || v[i] > *hi)
-                    *hi = v[i];
+                if (at + i == 0 || v[i] < *lo) *lo = v[i];
+                if (at + i == 0 || v[i] > *hi) *hi = v[i];
             }
         }
     }
     free(v);
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
     H5Dclose(ds);
     return ok && *n > 0;
 }
@@ -214,8 +196,7 @@ static int label_range(hid_t file, const char *name, long long *lo, long long *h
 static int describe_classes(hid_t file, ld_buf *out)
 {
     int rc = LD_OK;
-    if (H5Aexists(file, LD_H5_ATTR_CLASS_NAMES) <= 0)
-        return LD_OK;
+    if (H5Aexists(file, LD_H5_ATTR_CLASS_NAMES) <= 0) return LD_OK;
     hid_t a = H5Aopen(file, LD_H5_ATTR_CLASS_NAMES, H5P_DEFAULT);
     hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
     hid_t mt = H5Tcopy(H5T_C_S1);
@@ -233,15 +214,11 @@ static int describe_classes(hid_t file, ld_buf *out)
 fail:
     if (names && n > 0)
         for (hssize_t i = 0; i < n; i++)
-            if (names[i])
-                H5free_memory(names[i]);
+            if (names[i]) H5free_memory(names[i]);
     free(names);
-    if (mt >= 0)
-        H5Tclose(mt);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (a >= 0)
-        H5Aclose(a);
+    if (mt >= 0) H5Tclose(mt);
+    if (sp >= 0) H5Sclose(sp);
+    if (a >= 0) H5Aclose(a);
     return rc;
 }
 
@@ -269,28 +246,24 @@ static int describe_ours(hid_t f, ld_buf *out)
     if (H5Lexists(f, LD_H5_DS_LABEL, H5P_DEFAULT) > 0) {
         hid_t ds = H5Dopen2(f, LD_H5_DS_LABEL, H5P_DEFAULT);
         hid_t sp = ds >= 0 ? H5Dget_space(ds) : H5I_INVALID_HID;
-        if (sp >= 0)
-            H5Sget_simple_extent_dims(sp, &n, NULL);
-        if (sp >= 0)
-            H5Sclose(sp);
-        if (ds >= 0)
-            H5Dclose(ds);
+        if (sp >= 0) H5Sget_simple_extent_dims(sp, &n, NULL);
+        if (sp >= 0) H5Sclose(sp);
+        if (ds >= 0) H5Dclose(ds);
     }
     LD_TRY(outf(out, "samples: %llu\n", (unsigned long long)n));
     attr_str(f, LD_H5_ATTR_LAYOUT, s, sizeof s);
     if (h > 0 && w > 0)
-        LD_TRY(outf(out, "shape: %lld x %lld x %lld (channels x height x width, layout %s)\n", c,
-                    h, w, s));
+        LD_TRY(outf(out, "shape: %lld x %lld x %lld (channels x height x width, layout %s)\n", c, h,
+                    w, s));
     else
         LD_TRY(outf(out, "shape: %lld channels, variable height and width\n", c));
     attr_str(f, LD_H5_ATTR_CHANNEL_ORDER, s, sizeof s);
     LD_TRY(outf(out, "channel order: %s\n", s));
     LD_TRY(describe_classes(f, out));
-    if (have_labels)
-        LD_TRY(outf(out, "labels: min %lld, max %lld\n", lo, hi));
+    if (have_labels) LD_TRY(outf(out, "labels: min %lld, max %lld\n", lo, hi));
     LD_TRY(outf(out, "datasets:\n"));
-    const char *names[] = {LD_H5_DS_DATA,   LD_H5_DS_ENCODED, LD_H5_DS_OFFSETS,
-                           LD_H5_DS_SHAPE,  LD_H5_DS_LABEL,   LD_H5_DS_FILENAME};
+    const char *names[] = {LD_H5_DS_DATA,  LD_H5_DS_ENCODED, LD_H5_DS_OFFSETS,
+                           LD_H5_DS_SHAPE, LD_H5_DS_LABEL,   LD_H5_DS_FILENAME};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (H5Lexists(f, names[i], H5P_DEFAULT) > 0)
             LD_TRY(describe_ds(f, names[i], out, NULL) == LD_ENOMEM ? LD_ENOMEM : LD_OK);
@@ -303,10 +276,8 @@ static int describe_ours(hid_t f, ld_buf *out)
         LD_TRY(outf(out, "settings: resize %s %lldx%lld, quality %lld\n", s, rw, rh, q));
     else
         LD_TRY(outf(out, "settings: no resize, quality %lld%s\n", q, q ? "" : " (raw)"));
-    if (attr_str(f, LD_H5_ATTR_SOURCE, s, sizeof s) && s[0])
-        LD_TRY(outf(out, "source: %s\n", s));
-    if (attr_str(f, LD_H5_ATTR_NOTE, s, sizeof s) && s[0])
-        LD_TRY(outf(out, "note: %s\n", s));
+    if (attr_str(f, LD_H5_ATTR_SOURCE, s, sizeof s) && s[0]) LD_TRY(outf(out, "source: %s\n", s));
+    if (attr_str(f, LD_H5_ATTR_NOTE, s, sizeof s) && s[0]) LD_TRY(outf(out, "note: %s\n", s));
     if (attr_str(f, LD_H5_ATTR_TOOL_VERSION, s, sizeof s))
         LD_TRY(outf(out, "tool version: libdata %s\n", s));
 fail:
@@ -319,12 +290,10 @@ static herr_t list_root(hid_t g, const char *name, const H5L_info_t *info, void 
     ld_buf *out = user;
     /* H5Oopen + H5Iget_type works the same on HDF5 1.8, 1.10 and 1.12 */
     hid_t o = H5Oopen(g, name, H5P_DEFAULT);
-    if (o < 0)
-        return 0;
+    if (o < 0) return 0;
     H5I_type_t type = H5Iget_type(o);
     H5Oclose(o);
-    if (type == H5I_DATASET)
-        return describe_ds(g, name, out, NULL) == LD_ENOMEM ? -1 : 0;
+    if (type == H5I_DATASET) return describe_ds(g, name, out, NULL) == LD_ENOMEM ? -1 : 0;
     return outf(out, "  /%s (%s)\n", name, type == H5I_GROUP ? "group" : "object") < 0 ? -1 : 0;
 }
 
@@ -333,20 +302,15 @@ static long long count_samples(hid_t f)
 {
     const char *cand[] = {LD_H5_DS_LABEL, LD_H5_DS_DATA};
     for (size_t i = 0; i < 2; i++) {
-        if (H5Lexists(f, cand[i], H5P_DEFAULT) <= 0)
-            continue;
+        if (H5Lexists(f, cand[i], H5P_DEFAULT) <= 0) continue;
         hid_t ds = H5Dopen2(f, cand[i], H5P_DEFAULT);
         hid_t sp = ds >= 0 ? H5Dget_space(ds) : H5I_INVALID_HID;
         hsize_t dims[8] = {0};
         int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
-        if (r >= 1 && r <= 8)
-            H5Sget_simple_extent_dims(sp, dims, NULL);
-        if (sp >= 0)
-            H5Sclose(sp);
-        if (ds >= 0)
-            H5Dclose(ds);
-        if (r >= 1 && r <= 8)
-            return (long long)dims[0];
+        if (r >= 1 && r <= 8) H5Sget_simple_extent_dims(sp, dims, NULL);
+        if (sp >= 0) H5Sclose(sp);
+        if (ds >= 0) H5Dclose(ds);
+        if (r >= 1 && r <= 8) return (long long)dims[0];
     }
     return -1;
 }
@@ -356,26 +320,22 @@ static int describe_file(const char *path, ld_buf *out, ld_err *e)
     int rc = LD_OK;
     char fmt[64];
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0)
-        return ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
+    if (f < 0) return ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
     LD_TRY(outf(out, "file: %s\n", path));
     if (attr_str(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) && strcmp(fmt, LD_H5_FORMAT_NAME) == 0) {
         LD_TRY(describe_ours(f, out));
     } else {
         long long n = count_samples(f);
         LD_TRY(outf(out, "format: HDF5 (not written by libdata)\n"));
-        if (n >= 0)
-            LD_TRY(outf(out, "samples: %lld (first dimension of /label or /data)\n", n));
+        if (n >= 0) LD_TRY(outf(out, "samples: %lld (first dimension of /label or /data)\n", n));
         LD_TRY(outf(out, "datasets at the root:\n"));
         if (H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, NULL, list_root, out) < 0)
             LD_CHECK(e, 0, LD_ENOMEM, "out of memory");
     }
     struct stat st;
-    if (stat(path, &st) == 0)
-        LD_TRY(outf(out, "file size: %lld bytes\n", (long long)st.st_size));
+    if (stat(path, &st) == 0) LD_TRY(outf(out, "file size: %lld bytes\n", (long long)st.st_size));
 fail:
-    if (rc == LD_ENOMEM)
-        ld__err(e, rc, "out of memory");
+    if (rc == LD_ENOMEM) ld__err(e, rc, "out of memory");
     H5Fclose(f);
     return rc;
 }
@@ -389,38 +349,31 @@ static int describe_list(const char *path, ld_buf *out, ld_err *e)
     long long total = 0;
     FILE *fp = fopen(path, "rb");
     LD_CHECK(e, fp, LD_EIO, "%s: cannot open: %s", path, strerror(errno));
-    LD_TRY(outf(out, "file: %s\nformat: list of HDF5 files (Caffe HDF5Data source)\nfiles:\n",
-                path));
+    LD_TRY(
+        outf(out, "file: %s\nformat: list of HDF5 files (Caffe HDF5Data source)\nfiles:\n", path));
     while (fgets(line, sizeof line, fp)) {
         size_t n = strlen(line);
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
             line[--n] = '\0';
-        if (n == 0)
-            continue;
+        if (n == 0) continue;
         hid_t f = H5Fopen(line, H5F_ACC_RDONLY, H5P_DEFAULT);
         if (f < 0) {
             rc = ld__h5_err(e, files ? LD_EIO : LD_EFORMAT,
-                            "%s: line %lu: %s is not a readable HDF5 file", path, files + 1,
-                            line);
+                            "%s: line %lu: %s is not a readable HDF5 file", path, files + 1, line);
             goto fail;
         }
         long long k = count_samples(f);
         H5Fclose(f);
-        if (files < 20)
-            LD_TRY(outf(out, "  %s: %lld samples\n", line, k));
+        if (files < 20) LD_TRY(outf(out, "  %s: %lld samples\n", line, k));
         files++;
-        if (k > 0)
-            total += k;
+        if (k > 0) total += k;
     }
     LD_CHECK(e, files > 0, LD_EFORMAT, "%s: neither an HDF5 file nor a list of HDF5 files", path);
-    if (files > 20)
-        LD_TRY(outf(out, "  ... (%lu files in all)\n", files));
+    if (files > 20) LD_TRY(outf(out, "  ... (%lu files in all)\n", files));
     LD_TRY(outf(out, "total: %lu files, %lld samples\n", files, total));
 fail:
-    if (rc == LD_ENOMEM)
-        ld__err(e, rc, "out of memory");
-    if (fp)
-        fclose(fp);
+    if (rc == LD_ENOMEM) ld__err(e, rc, "out of memory");
+    if (fp) fclose(fp);
     return rc;
 }
 
@@ -429,8 +382,7 @@ int ld__h5_describe(const char *path, ld_buf *out, ld_err *e)
     int rc;
     ld_h5_quiet q;
     struct stat st;
-    if (stat(path, &st) != 0)
-        return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
+    if (stat(path, &st) != 0) return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return ld__err(e, LD_EFORMAT, "%s: not an HDF5 file (not a regular file)", path);
     ld__h5_quiet_begin(&q);
@@ -452,7 +404,6 @@ int ld__h5_describe(const char *path, ld_buf *out, ld_err *e)
         }
     }
     ld__h5_quiet_end(&q);
-    if (rc == LD_OK && out->p && out->len < out->cap)
-        out->p[out->len] = '\0';
+    if (rc == LD_OK && out->p && out->len < out->cap) out->p[out->len] = '\0';
     return rc;
 }

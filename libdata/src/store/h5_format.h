@@ -44,10 +44,10 @@
 #define LD_H5_FORMAT_VERSION 1
 
 /* datasets */
-#define LD_H5_DS_DATA "data"         /* raw pixels */
+#define LD_H5_DS_DATA "data" /* raw pixels */
 #define LD_H5_DS_LABEL "label"
 #define LD_H5_DS_FILENAME "filename"
-#define LD_H5_DS_ENCODED "encoded"   /* encoded bytes */
+#define LD_H5_DS_ENCODED "encoded" /* encoded bytes */
 #define LD_H5_DS_OFFSETS "offsets"
 #define LD_H5_DS_SHAPE "shape"
 

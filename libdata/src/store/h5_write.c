@@ -46,8 +46,7 @@ static herr_t first_desc(unsigned n, const H5E_error2_t *d, void *user)
 {
     (void)n;
     const char **out = user;
-    if (!*out && d->desc && d->desc[0])
-        *out = d->desc;
+    if (!*out && d->desc && d->desc[0]) *out = d->desc;
     return 0;
 }
 
@@ -74,17 +73,17 @@ int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
 typedef struct col {
     const char *name;
     hid_t ds;
-    hid_t ftype, mtype;  /* file and memory types (mtype owned only for strings) */
+    hid_t ftype, mtype; /* file and memory types (mtype owned only for strings) */
     int rank;
-    hsize_t row[3];      /* dims after the first; row elements = product */
-    size_t row_bytes;    /* bytes of one row in memory */
+    hsize_t row[3];   /* dims after the first; row elements = product */
+    size_t row_bytes; /* bytes of one row in memory */
     size_t chunk_rows;
-    uint8_t *buf;        /* chunk_rows * row_bytes */
-    size_t fill;         /* rows buffered */
-    uint64_t written;    /* rows written to the file (a multiple of chunk_rows) */
+    uint8_t *buf;     /* chunk_rows * row_bytes */
+    size_t fill;      /* rows buffered */
+    uint64_t written; /* rows written to the file (a multiple of chunk_rows) */
     int deflate;
-    int no_cache;        /* big chunks: bypass HDF5's chunk cache, write straight to the file */
-    int vlen;            /* variable-length strings: buf holds char *, text in `text` */
+    int no_cache; /* big chunks: bypass HDF5's chunk cache, write straight to the file */
+    int vlen;     /* variable-length strings: buf holds char *, text in `text` */
     ld_buf text;
     size_t *text_off;
 } col;
@@ -101,22 +100,19 @@ static int col_init(col *c, const char *name, hid_t ftype, hid_t mtype, int rank
     size_t rb = elem_bytes;
     for (int i = 1; i < rank; i++) {
         c->row[i - 1] = row[i - 1];
-        if (!ld__mul_size(rb, (size_t)row[i - 1], &rb))
-            return LD_ELIMIT;
+        if (!ld__mul_size(rb, (size_t)row[i - 1], &rb)) return LD_ELIMIT;
     }
     c->row_bytes = rb;
     c->chunk_rows = chunk_rows;
     size_t bytes;
-    if (!ld__mul_size(rb, chunk_rows, &bytes))
-        return LD_ELIMIT;
+    if (!ld__mul_size(rb, chunk_rows, &bytes)) return LD_ELIMIT;
     c->buf = calloc(1, bytes);
     return c->buf ? LD_OK : LD_ENOMEM;
 }
 
 static void col_free(col *c)
 {
-    if (c->ds >= 0)
-        H5Dclose(c->ds);
+    if (c->ds >= 0) H5Dclose(c->ds);
     c->ds = H5I_INVALID_HID;
     free(c->buf);
     c->buf = NULL;
@@ -136,8 +132,9 @@ static int col_create(col *c, hid_t file, ld_err *e)
     dcpl = H5Pcreate(H5P_DATASET_CREATE);
     dapl = H5Pcreate(H5P_DATASET_ACCESS);
     LD_CHECK(e, space >= 0 && dcpl >= 0 && dapl >= 0, LD_ENOMEM, "HDF5: out of memory");
-    LD_CHECK(e, H5Pset_chunk(dcpl, c->rank, chunk) >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
-                    H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_INCR) >= 0,
+    LD_CHECK(e,
+             H5Pset_chunk(dcpl, c->rank, chunk) >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
+                 H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_INCR) >= 0,
              LD_EINVAL, "HDF5: cannot set up dataset /%s", c->name);
     /* Never write fill values: every chunk is fully written by us. HDF5 refuses NEVER for
      * variable-length types, which keep the default (no fill value is defined anyway). */
@@ -150,17 +147,13 @@ static int col_create(col *c, hid_t file, ld_err *e)
     if (c->no_cache)
         H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0, H5D_CHUNK_CACHE_W0_DEFAULT);
     c->ds = H5Dcreate2(file, c->name, c->ftype, space, H5P_DEFAULT, dcpl, dapl);
-    if (c->ds < 0)
-        rc = ld__h5_err(e, LD_EIO, "HDF5: cannot create dataset /%s", c->name);
+    if (c->ds < 0) rc = ld__h5_err(e, LD_EIO, "HDF5: cannot create dataset /%s", c->name);
     c->written = 0;
     c->fill = 0;
 fail:
-    if (space >= 0)
-        H5Sclose(space);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (dapl >= 0)
-        H5Pclose(dapl);
+    if (space >= 0) H5Sclose(space);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (dapl >= 0) H5Pclose(dapl);
     return rc;
 }
 
@@ -169,8 +162,7 @@ static int col_flush(col *c, ld_err *e)
 {
     int rc = LD_OK;
     hid_t fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID;
-    if (c->fill == 0)
-        return LD_OK;
+    if (c->fill == 0) return LD_OK;
     if (c->vlen) {
         /* Pointers are made only now: the text buffer may have moved while it grew. */
         char **ptr = (char **)(void *)c->buf;
@@ -201,10 +193,8 @@ static int col_flush(col *c, ld_err *e)
     c->fill = 0;
     c->text.len = 0;
 fail:
-    if (fspace >= 0)
-        H5Sclose(fspace);
-    if (mspace >= 0)
-        H5Sclose(mspace);
+    if (fspace >= 0) H5Sclose(fspace);
+    if (mspace >= 0) H5Sclose(mspace);
     return rc;
 }
 
@@ -214,16 +204,14 @@ static int col_append(col *c, const void *rows, size_t n, ld_err *e)
     const uint8_t *p = rows;
     while (n > 0) {
         size_t take = c->chunk_rows - c->fill;
-        if (take > n)
-            take = n;
+        if (take > n) take = n;
         memcpy(c->buf + c->fill * c->row_bytes, p, take * c->row_bytes);
         c->fill += take;
         p += take * c->row_bytes;
         n -= take;
         if (c->fill == c->chunk_rows) {
             int rc = col_flush(c, e);
-            if (rc < 0)
-                return rc;
+            if (rc < 0) return rc;
         }
     }
     return LD_OK;
@@ -233,14 +221,12 @@ static int col_append_str(col *c, const char *s, ld_err *e)
 {
     if (!c->text_off) {
         c->text_off = malloc(c->chunk_rows * sizeof *c->text_off);
-        if (!c->text_off)
-            return ld__err(e, LD_ENOMEM, "out of memory");
+        if (!c->text_off) return ld__err(e, LD_ENOMEM, "out of memory");
     }
     c->text_off[c->fill] = c->text.len;
     if (ld__buf_append(&c->text, s, strlen(s) + 1) < 0)
         return ld__err(e, LD_ENOMEM, "out of memory");
-    if (++c->fill == c->chunk_rows)
-        return col_flush(c, e);
+    if (++c->fill == c->chunk_rows) return col_flush(c, e);
     return LD_OK;
 }
 
@@ -248,8 +234,7 @@ static int col_append_str(col *c, const char *s, ld_err *e)
 static int col_close(col *c, uint64_t rows, ld_err *e)
 {
     int rc = col_flush(c, e);
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     hsize_t dims[4] = {rows};
     for (int i = 1; i < c->rank; i++)
         dims[i] = c->row[i - 1];
@@ -298,11 +283,9 @@ static int lower_ascii(int ch)
 static int has_ext(const char *p, const char *ext)
 {
     size_t n = strlen(p), m = strlen(ext);
-    if (n <= m)
-        return 0;
+    if (n <= m) return 0;
     for (size_t i = 0; i < m; i++)
-        if (lower_ascii((unsigned char)p[n - m + i]) != ext[i])
-            return 0;
+        if (lower_ascii((unsigned char)p[n - m + i]) != ext[i]) return 0;
     return 1;
 }
 
@@ -310,8 +293,7 @@ static int attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hid
                       const void *v)
 {
     hid_t a = H5Acreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0)
-        return -1;
+    if (a < 0) return -1;
     herr_t r = H5Awrite(a, mtype, v);
     return (H5Aclose(a) < 0 || r < 0) ? -1 : 0;
 }
@@ -320,8 +302,7 @@ static int attr_i32(hid_t loc, const char *name, int32_t v)
 {
     hid_t s = H5Screate(H5S_SCALAR);
     int r = s < 0 ? -1 : attr_write(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, s, &v);
-    if (s >= 0)
-        H5Sclose(s);
+    if (s >= 0) H5Sclose(s);
     return r;
 }
 
@@ -330,21 +311,24 @@ static int attr_str(const h5w *w, hid_t loc, const char *name, const char *v)
     hid_t s = H5Screate(H5S_SCALAR);
     const char *p = v ? v : "";
     int r = s < 0 ? -1 : attr_write(loc, name, w->vstr, w->vstr, s, &p);
-    if (s >= 0)
-        H5Sclose(s);
+    if (s >= 0) H5Sclose(s);
     return r;
 }
 
 static const char *resize_mode_name(const h5w *w)
 {
-    if (w->resize_w == 0 && w->resize_h == 0)
-        return "none";
+    if (w->resize_w == 0 && w->resize_h == 0) return "none";
     switch (w->resize_mode) {
-    case 0: return "squash";
-    case 1: return "crop";
-    case 2: return "pad";
-    case 3: return "max";
-    default: return "unknown";
+    case 0:
+        return "squash";
+    case 1:
+        return "crop";
+    case 2:
+        return "pad";
+    case 3:
+        return "max";
+    default:
+        return "unknown";
     }
 }
 
@@ -354,10 +338,10 @@ static int write_attrs(h5w *w, ld_err *e)
     int c = w->encoded ? w->channels : w->c;
     int32_t height = w->encoded ? (w->file_h > 0 ? w->file_h : 0) : w->h;
     int32_t width = w->encoded ? (w->file_w > 0 ? w->file_w : 0) : w->w;
-    if (w->encoded && w->file_c > 0)
-        c = w->file_c;
-    const char *order = c == 1 ? LD_H5_ORDER_GRAY
-                        : w->channel_order == 1 ? LD_H5_ORDER_RGB : LD_H5_ORDER_BGR;
+    if (w->encoded && w->file_c > 0) c = w->file_c;
+    const char *order = c == 1                  ? LD_H5_ORDER_GRAY
+                        : w->channel_order == 1 ? LD_H5_ORDER_RGB
+                                                : LD_H5_ORDER_BGR;
     hsize_t n = w->n_classes;
     hid_t cs = H5Screate_simple(1, &n, NULL);
     int bad = cs < 0;
@@ -365,8 +349,7 @@ static int write_attrs(h5w *w, ld_err *e)
     bad |= attr_i32(root, LD_H5_ATTR_FORMAT_VERSION, LD_H5_FORMAT_VERSION);
     bad |= attr_str(w, root, LD_H5_ATTR_STORAGE,
                     w->encoded ? LD_H5_STORAGE_ENCODED : LD_H5_STORAGE_RAW);
-    if (w->encoded)
-        bad |= attr_str(w, root, LD_H5_ATTR_ENCODING, w->encoding);
+    if (w->encoded) bad |= attr_str(w, root, LD_H5_ATTR_ENCODING, w->encoding);
     bad |= attr_str(w, root, LD_H5_ATTR_CHANNEL_ORDER, order);
     bad |= attr_str(w, root, LD_H5_ATTR_LAYOUT, LD_H5_LAYOUT_NCHW);
     bad |= attr_i32(root, LD_H5_ATTR_CHANNELS, c);
@@ -385,10 +368,8 @@ static int write_attrs(h5w *w, ld_err *e)
     bad |= attr_str(w, root, LD_H5_ATTR_SOURCE, w->source);
     bad |= attr_str(w, root, LD_H5_ATTR_NOTE, w->note);
     bad |= attr_str(w, root, LD_H5_ATTR_TOOL_VERSION, LD_VERSION_STRING);
-    if (cs >= 0)
-        H5Sclose(cs);
-    if (bad)
-        return ld__h5_err(e, LD_EIO, "%s: cannot write attributes", w->tmp[w->n_files - 1]);
+    if (cs >= 0) H5Sclose(cs);
+    if (bad) return ld__h5_err(e, LD_EIO, "%s: cannot write attributes", w->tmp[w->n_files - 1]);
     return LD_OK;
 }
 
@@ -402,8 +383,8 @@ static int cols_setup(h5w *w, ld_err *e)
         LD_TRY(col_init(&w->data, LD_H5_DS_ENCODED, H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, none, 1,
                         LD_H5_CHUNK_BYTES));
         w->data.no_cache = 1;
-        LD_TRY(col_init(&w->offsets, LD_H5_DS_OFFSETS, H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, none,
-                        8, LD_H5_LABEL_CHUNK));
+        LD_TRY(col_init(&w->offsets, LD_H5_DS_OFFSETS, H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, none, 8,
+                        LD_H5_LABEL_CHUNK));
         LD_TRY(col_init(&w->shape, LD_H5_DS_SHAPE, H5T_STD_U32LE, H5T_NATIVE_UINT32, 2, three, 4,
                         LD_H5_SHAPE_CHUNK));
     } else {
@@ -421,8 +402,7 @@ static int cols_setup(h5w *w, ld_err *e)
     w->name.vlen = 1;
     w->cols_ready = 1;
 fail:
-    if (rc < 0)
-        ld__err(e, rc, "cannot allocate the HDF5 chunk buffers");
+    if (rc < 0) ld__err(e, rc, "cannot allocate the HDF5 chunk buffers");
     return rc;
 }
 
@@ -447,13 +427,10 @@ static int add_name(h5w *w, char *tmp, char *final)
     if (w->n_files == w->cap_files) {
         size_t cap = w->cap_files ? w->cap_files * 2 : 8;
         char **t = realloc(w->tmp, cap * sizeof *t);
-        if (t)
-            w->tmp = t;
+        if (t) w->tmp = t;
         char **f = realloc(w->final, cap * sizeof *f);
-        if (f)
-            w->final = f;
-        if (!t || !f)
-            return LD_ENOMEM;
+        if (f) w->final = f;
+        if (!t || !f) return LD_ENOMEM;
         w->cap_files = cap;
     }
     w->tmp[w->n_files] = tmp;
@@ -469,8 +446,7 @@ static int file_open(h5w *w, ld_err *e)
     char *final = NULL, *tmp = NULL;
     hid_t fcpl = H5I_INVALID_HID, fapl = H5I_INVALID_HID;
     if (w->split_bytes)
-        final = ld__asprintf("%s" LD_H5_SPLIT_FMT LD_H5_SPLIT_EXT, w->stem,
-                             (unsigned)w->n_files);
+        final = ld__asprintf("%s" LD_H5_SPLIT_FMT LD_H5_SPLIT_EXT, w->stem, (unsigned)w->n_files);
     else
         final = ld__strdup(w->path);
     LD_CHECK(e, final, LD_ENOMEM, "out of memory");
@@ -486,10 +462,11 @@ static int file_open(h5w *w, ld_err *e)
      * hold our objects, so that HDF5 1.8 (Caffe builds) reads the file; many class names
      * need the 1.8 object header for attributes over 64 KiB. */
     H5F_libver_t low = w->n_classes > 2048 ? H5F_LIBVER_V18 : H5F_LIBVER_EARLIEST;
-    LD_CHECK(e, H5Pset_obj_track_times(fcpl, 0) >= 0 &&
-                    H5Pset_libver_bounds(fapl, low, H5F_LIBVER_V18) >= 0 &&
-                    H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0 &&
-                    H5Pset_alignment(fapl, 65536, 4096) >= 0,
+    LD_CHECK(e,
+             H5Pset_obj_track_times(fcpl, 0) >= 0 &&
+                 H5Pset_libver_bounds(fapl, low, H5F_LIBVER_V18) >= 0 &&
+                 H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0 &&
+                 H5Pset_alignment(fapl, 65536, 4096) >= 0,
              LD_EINVAL, "HDF5: cannot set file properties");
     /* Big chunks start on 4 KiB boundaries: a reader can map or read them page-aligned. */
     errno = 0;
@@ -510,15 +487,12 @@ static int file_open(h5w *w, ld_err *e)
     }
     w->file_n = w->file_bytes = 0;
     w->file_c = w->file_h = w->file_w = 0;
-    if (w->cols_ready)
-        LD_TRY(cols_create(w, e));
+    if (w->cols_ready) LD_TRY(cols_create(w, e));
 fail:
     free(final);
     free(tmp);
-    if (fcpl >= 0)
-        H5Pclose(fcpl);
-    if (fapl >= 0)
-        H5Pclose(fapl);
+    if (fcpl >= 0) H5Pclose(fcpl);
+    if (fapl >= 0) H5Pclose(fapl);
     return rc;
 }
 
@@ -538,8 +512,7 @@ static int file_close(h5w *w, ld_err *e)
     LD_TRY(write_attrs(w, e));
     herr_t r = H5Fclose(w->file);
     w->file = H5I_INVALID_HID;
-    if (r < 0)
-        rc = ld__h5_err(e, LD_EIO, "%s: cannot close HDF5 file", w->tmp[w->n_files - 1]);
+    if (r < 0) rc = ld__h5_err(e, LD_EIO, "%s: cannot close HDF5 file", w->tmp[w->n_files - 1]);
 fail:
     return rc;
 }
@@ -558,9 +531,10 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
     if (!w->encoded) {
         if (!w->first_rel) {
             size_t n;
-            LD_CHECK(e, ld__mul_size((size_t)s->c, (size_t)s->h, &n) &&
-                            ld__mul_size(n, (size_t)s->w, &n), LD_ELIMIT,
-                     "%s: image too large", s->rel);
+            LD_CHECK(e,
+                     ld__mul_size((size_t)s->c, (size_t)s->h, &n) &&
+                         ld__mul_size(n, (size_t)s->w, &n),
+                     LD_ELIMIT, "%s: image too large", s->rel);
             LD_CHECK(e, !w->split_bytes || n <= w->split_bytes, LD_EINVAL,
                      "split size %llu bytes is smaller than one sample (%dx%dx%d = %zu bytes)",
                      (unsigned long long)w->split_bytes, s->c, s->h, s->w, n);
@@ -584,8 +558,8 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
                  w->sample_bytes, s->c, s->h, s->w);
     } else {
         LD_CHECK(e, !w->split_bytes || s->len <= w->split_bytes, LD_EINVAL,
-                 "%s: encoded image (%zu bytes) is larger than the split size %llu", s->rel,
-                 s->len, (unsigned long long)w->split_bytes);
+                 "%s: encoded image (%zu bytes) is larger than the split size %llu", s->rel, s->len,
+                 (unsigned long long)w->split_bytes);
     }
     /* Split: a new file when this sample would push the data over the limit (or over
      * Caffe's 2^31-1 elements per blob). */
@@ -606,10 +580,8 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
             w->file_h = s->h;
             w->file_w = s->w;
         } else {
-            if (w->file_c != s->c)
-                w->file_c = -1;
-            if (w->file_h != s->h || w->file_w != s->w)
-                w->file_h = w->file_w = -1;
+            if (w->file_c != s->c) w->file_c = -1;
+            if (w->file_h != s->h || w->file_w != s->w) w->file_h = w->file_w = -1;
         }
     }
     LD_TRY(col_append(&w->label, &s->label, 1, e));
@@ -627,8 +599,7 @@ fail:
 static int sync_file(const char *path, ld_err *e)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ld__err(e, LD_EIO, "%s: cannot reopen to sync: %s", path, strerror(errno));
+    if (fd < 0) return ld__err(e, LD_EIO, "%s: cannot reopen to sync: %s", path, strerror(errno));
     int r = fsync(fd);
     int saved = errno;
     close(fd);
@@ -640,8 +611,7 @@ static int sync_file(const char *path, ld_err *e)
 static int write_list(h5w *w, const char *tmp, ld_err *e)
 {
     FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return ld__err(e, LD_EIO, "%s: cannot create list file: %s", tmp, strerror(errno));
+    if (!f) return ld__err(e, LD_EIO, "%s: cannot create list file: %s", tmp, strerror(errno));
     int bad = 0;
     for (size_t i = 0; i < w->n_files; i++)
         bad |= fprintf(f, "%s\n", w->final[i]) < 0;
@@ -649,8 +619,7 @@ static int write_list(h5w *w, const char *tmp, ld_err *e)
     bad |= fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS;
     int saved = errno;
     bad |= fclose(f) != 0;
-    if (bad)
-        return ld__err(e, LD_EIO, "%s: cannot write list file: %s", tmp, strerror(saved));
+    if (bad) return ld__err(e, LD_EIO, "%s: cannot write list file: %s", tmp, strerror(saved));
     return LD_OK;
 }
 
@@ -694,16 +663,15 @@ static int h5w_finish(ld_writer *base, ld_err *e)
     }
     /* The list last: a reader that sees the list finds every file it names. */
     if (list_tmp) {
-        LD_CHECK(e, rename(list_tmp, list) == 0, LD_EIO, "%s: cannot rename to %s: %s",
-                 list_tmp, list, strerror(errno));
+        LD_CHECK(e, rename(list_tmp, list) == 0, LD_EIO, "%s: cannot rename to %s: %s", list_tmp,
+                 list, strerror(errno));
     }
     w->base.files_out = w->n_files;
     w->finished = 1;
 fail:
     if (rc < 0) {
         w->failed = 1;
-        if (list_tmp)
-            unlink(list_tmp);
+        if (list_tmp) unlink(list_tmp);
     }
     free(list);
     free(list_tmp);
@@ -714,23 +682,19 @@ fail:
 static void h5w_free(ld_writer *base)
 {
     h5w *w = (h5w *)base;
-    if (!w)
-        return;
+    if (!w) return;
     ld_h5_quiet q;
     ld__h5_quiet_begin(&q);
     col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape};
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
         col_free(cols[i]);
-    if (w->file >= 0)
-        H5Fclose(w->file);
+    if (w->file >= 0) H5Fclose(w->file);
     for (size_t i = 0; i < w->n_files; i++) {
-        if (w->tmp[i])
-            unlink(w->tmp[i]); /* not published: finish() did not run or failed */
+        if (w->tmp[i]) unlink(w->tmp[i]); /* not published: finish() did not run or failed */
         free(w->tmp[i]);
         free(w->final[i]);
     }
-    if (w->vstr >= 0)
-        H5Tclose(w->vstr);
+    if (w->vstr >= 0) H5Tclose(w->vstr);
     ld__h5_quiet_end(&q);
     free(w->tmp);
     free(w->final);
@@ -798,11 +762,11 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
         }
     }
     w->vstr = H5Tcopy(H5T_C_S1);
-    LD_CHECK(e, w->vstr >= 0 && H5Tset_size(w->vstr, H5T_VARIABLE) >= 0 &&
-                    H5Tset_cset(w->vstr, H5T_CSET_UTF8) >= 0,
+    LD_CHECK(e,
+             w->vstr >= 0 && H5Tset_size(w->vstr, H5T_VARIABLE) >= 0 &&
+                 H5Tset_cset(w->vstr, H5T_CSET_UTF8) >= 0,
              LD_ENOMEM, "HDF5: cannot make the string type");
-    if (w->encoded)
-        LD_TRY(cols_setup(w, e));
+    if (w->encoded) LD_TRY(cols_setup(w, e));
     LD_TRY(file_open(w, e));
     *out = &w->base;
     w = NULL;
