@@ -294,6 +294,18 @@ def test_closed_converter_raises_estate(tmp_path):
     assert ei.value.code == libdata.LD_ESTATE
 
 
+def test_closing_from_inside_a_callback_is_refused(tmp_path):
+    holder = {}
+    c = libdata.Converter(resize=16, progress=lambda p: holder["c"].close())
+    holder["c"] = c
+    with pytest.raises(LibdataError) as ei:
+        c.run(TREE, tmp_path / "o.h5")
+    assert ei.value.code == libdata.LD_ESTATE, ei.value
+    assert not (tmp_path / "o.h5").exists()
+    c.close()
+    assert c._h is None
+
+
 def test_converter_parameters_are_sticky_and_readable(tmp_path):
     with libdata.Converter(quality=80, resize=(20, 10)) as c:
         assert c.get("quality") == 80 and c.get("resize_w") == 20 and c.get("resize_h") == 10

@@ -283,6 +283,27 @@ def test_unknown_get_name_raises(h5):
         r.get("no_such_thing")
 
 
+def test_concurrent_threads_are_serialized_not_crashing(h5):
+    import threading
+    path, ref = h5
+    errors = []
+    with libdata.Reader(path, batch_size=2, shuffle=True, threads=2) as r:
+        def worker():
+            try:
+                for _ in range(200):
+                    b = r.next_batch()
+                    if b is not None:
+                        assert len(b[0]) == len(b[1]) > 0
+            except BaseException as e:  # pragma: no cover - reported below
+                errors.append(e)
+        ts = [threading.Thread(target=worker) for _ in range(3)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    assert not errors, errors
+
+
 # ---- memory: no growth over 10,000 batches --------------------------------------------------
 
 def rss_bytes():

@@ -12,6 +12,8 @@ import ctypes
 import operator
 import os
 import re
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import List
 
@@ -126,6 +128,8 @@ class Converter:
     def __init__(self, log=None, progress=None, **options):
         self._h = None
         self._pid = os.getpid()
+        self._lock = threading.RLock()  # see Reader: one call at a time, no close() inside
+        self._busy = False
         self._user_log = log
         self._user_progress = progress
         self._warnings = []
@@ -147,7 +151,11 @@ class Converter:
 
     # -- lifetime --------------------------------------------------------------------------
     def close(self):
-        h, self._h = self._h, None
+        with self._lock:
+            if self._busy:
+                raise LibdataError(_lib.LD_ESTATE, None,
+                                   "close() called from inside a converter callback")
+            h, self._h = self._h, None
         # A handle inherited through fork() is the parent's: freeing it here could touch
         # state that only made sense in the parent. Leave it to the parent.
         if h is not None and self._pid == os.getpid():
@@ -172,6 +180,19 @@ class Converter:
             raise LibdataError(_lib.LD_ESTATE, None,
                                "the converter was created in another process (before fork)")
         return self._h
+
+    @contextmanager
+    def _calling(self):
+        with self._lock:
+            h = self._handle()
+            if self._busy:
+                raise LibdataError(_lib.LD_ESTATE, None,
+                                   "converter used from inside its own callback")
+            self._busy = True
+            try:
+                yield h
+            finally:
+                self._busy = False
 
     # -- callbacks (run on the thread that called run(), holding the GIL) ------------------
     def _on_log(self, user, level, msg):
@@ -211,7 +232,9 @@ class Converter:
                                  f"{', '.join(sorted(set(table) | set(_C)))}")
         else:
             pid = _int(name, "parameter id")
-        api.ld_convert_set(self._handle(), pid, _int(value, str(name)))
+        value = _int(value, str(name))
+        with self._calling() as h:
+            api.ld_convert_set(h, pid, value)
 
     def get(self, name):
         pid = _C.get(name) if isinstance(name, str) else _int(name, "parameter id")
@@ -220,7 +243,8 @@ class Converter:
         if pid is None:
             raise ValueError(f"unknown convert parameter {name!r}")
         v = ctypes.c_int64()
-        api.ld_convert_get(self._handle(), pid, ctypes.byref(v))
+        with self._calling() as h:
+            api.ld_convert_get(h, pid, ctypes.byref(v))
         return v.value
 
     def set_str(self, pid, value):
@@ -228,7 +252,8 @@ class Converter:
             _lib.fsencode(value) if pid == LD_C_LIST_FILE else str(value).encode("utf-8"))
         if b is not None and b"\0" in b:
             raise ValueError("string parameters cannot contain NUL bytes")
-        api.ld_convert_set_str(self._handle(), pid, b)
+        with self._calling() as h:
+            api.ld_convert_set_str(h, pid, b)
 
     def configure(self, quality=None, resize=None, max_side=None, mode=None, pad_value=None,
                   gray=None, rgb=None, format=None, threads=None, shuffle=None, seed=None,
@@ -291,12 +316,13 @@ class Converter:
     def run(self, src, out):
         """Convert `src` into `out`; returns a ConvertSummary. Raises LibdataError on failure
         (the output name is then left untouched), or the exception a callback raised."""
-        h = self._handle()
         bsrc, bout = _lib.fsencode(src, "src"), _lib.fsencode(out, "out")
+        self._handle()
         self._warnings = []
         self._cb_error = None
         try:
-            api.ld_convert_run(h, bsrc, bout)
+            with self._calling() as h:
+                api.ld_convert_run(h, bsrc, bout)
         except LibdataError:
             if self._cb_error is not None:
                 raise self._cb_error
@@ -306,11 +332,12 @@ class Converter:
         return self.summary(out)
 
     def summary(self, out=""):
-        st = api.ld_convert_stats(self._handle())
         s = ConvertSummary(output=os.fsdecode(out), warnings=list(self._warnings))
-        if st:
-            for k, v in st.contents.as_dict().items():
-                setattr(s, k, v)
+        with self._calling() as h:
+            st = api.ld_convert_stats(h)
+            if st:
+                for k, v in st.contents.as_dict().items():
+                    setattr(s, k, v)
         return s
 
 

@@ -18,6 +18,8 @@ import ctypes
 import os
 import re
 import tempfile
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -186,6 +188,10 @@ class Reader:
                  **params):
         self._h = None
         self._pid = os.getpid()
+        # One thread in the C reader at a time (its rule), and no close() while a call is
+        # running (ctypes drops the GIL during calls; a log callback runs inside one).
+        self._lock = threading.RLock()
+        self._busy = False
         self._copy = bool(copy)
         self._user_log = log
         self._log_error = None
@@ -269,13 +275,14 @@ class Reader:
         # Keep the CFUNCTYPE object alive as long as the handle may call it.
         self._log_cb = _lib.LOG_FN(self._on_log)
         try:
-            api.ld_reader_set_log(self._h, self._log_cb, None)
-            for name, value in ints:
-                pid = _R[name] if isinstance(name, str) else name
-                api.ld_reader_set(self._h, pid, value)
-            for pid, value in strs:
-                api.ld_reader_set_str(self._h, pid, value)
-            api.ld_reader_open(self._h, bpath)
+            with self._calling() as hh:
+                api.ld_reader_set_log(hh, self._log_cb, None)
+                for name, value in ints:
+                    pid = _R[name] if isinstance(name, str) else name
+                    api.ld_reader_set(hh, pid, value)
+                for pid, value in strs:
+                    api.ld_reader_set_str(hh, pid, value)
+                api.ld_reader_open(hh, bpath)
             self._raise_log_error()
         except BaseException:
             self.close()
@@ -287,8 +294,12 @@ class Reader:
     # -- lifetime --------------------------------------------------------------------------
     def close(self):
         """Stop the workers and free the reader. Idempotent. Views handed out become invalid."""
-        h, self._h = self._h, None
-        self._batch = ctypes.POINTER(_lib.Batch)()
+        with self._lock:
+            if self._busy:
+                raise LibdataError(_lib.LD_ESTATE, None,
+                                   f"{self.path}: close() called from inside a reader call")
+            h, self._h = self._h, None
+            self._batch = ctypes.POINTER(_lib.Batch)()
         # In a forked child the handle is the parent's: its worker threads do not exist here,
         # and joining them would hang. Leave the memory to the child's exit.
         if h is not None and self._pid == os.getpid():
@@ -320,6 +331,20 @@ class Reader:
                                f"before a fork; open a new Reader in process {os.getpid()}")
         return self._h
 
+    @contextmanager
+    def _calling(self):
+        """Hold the handle for one call into the library."""
+        with self._lock:
+            h = self._handle()
+            if self._busy:
+                raise LibdataError(_lib.LD_ESTATE, None,
+                                   f"{self.path}: reader used from inside its own callback")
+            self._busy = True
+            try:
+                yield h
+            finally:
+                self._busy = False
+
     def _on_log(self, user, level, msg):
         if self._user_log is None:
             return
@@ -346,7 +371,8 @@ class Reader:
         else:
             pid = _int(name, "parameter id")
         v = ctypes.c_int64()
-        api.ld_reader_get(self._handle(), pid, ctypes.byref(v))
+        with self._calling() as h:
+            api.ld_reader_get(h, pid, ctypes.byref(v))
         return v.value
 
     @property
@@ -391,13 +417,17 @@ class Reader:
     def next_batch(self):
         """The next (data, labels) of the current epoch, or None at the end of the epoch (the
         following call then starts the next epoch)."""
-        h = self._handle()
-        rc = api.ld_reader_next(h, ctypes.byref(self._batch))
+        with self._calling() as h:
+            rc = api.ld_reader_next(h, ctypes.byref(self._batch))
+            if rc == _lib.LD_END:
+                self._epoch += 1
+                batch = None
+            else:
+                batch = self._take(self._batch.contents)
         self._raise_log_error()
-        if rc == _lib.LD_END:
-            self._epoch += 1
-            return None
-        b = self._batch.contents
+        return batch
+
+    def _take(self, b):
         n = b.n
         if b.layout == 1:
             shape = (n, b.h, b.w, b.c)
