@@ -102,19 +102,21 @@ int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
 {
     struct ld_jdec *d = jdec_get(c);
     if (!d) return ld__err(e, LD_ENOMEM, "%s: out of memory creating the JPEG decoder", name);
+    int rc = LD_OK;
     if (setjmp(d->jb)) {
-        jpeg_abort_decompress(&d->d);
-        return ld__err(e, LD_EFORMAT, "%s: JPEG: %s", name, d->msg);
+        rc = ld__err(e, LD_EFORMAT, "%s: JPEG: %s", name, d->msg);
+        goto done;
     }
     read_header(d, buf, len);
     const int o = orientation_of(&d->d);
     const int w = (int)d->d.image_width, h = (int)d->d.image_height;
-    jpeg_abort_decompress(&d->d);
     info->format = LD_IMG_JPEG;
     info->orientation = o;
     info->w = o >= 5 ? h : w;
     info->h = o >= 5 ? w : h;
-    return LD_OK;
+done:
+    jpeg_abort_decompress(&d->d);
+    return rc;
 }
 
 /* Smallest n/8 whose output, in displayed orientation, still covers min_w x min_h, with
@@ -169,19 +171,17 @@ int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
     struct ld_jdec *d = jdec_get(c);
     if (!d) return ld__err(e, LD_ENOMEM, "%s: out of memory creating the JPEG decoder", name);
     j_decompress_ptr j = &d->d;
+    int rc = LD_OK;
     if (setjmp(d->jb)) {
-        jpeg_abort_decompress(j);
-        return ld__err(e, LD_EFORMAT, "%s: JPEG: %s", name, d->msg);
+        rc = ld__err(e, LD_EFORMAT, "%s: JPEG: %s", name, d->msg);
+        goto fail;
     }
     read_header(d, buf, len);
     const int orient = opts->apply_orientation ? orientation_of(j) : 1;
     const uint64_t npix = (uint64_t)j->image_width * j->image_height;
-    if (opts->max_pixels && npix > opts->max_pixels) {
-        jpeg_abort_decompress(j);
-        return ld__err(e, LD_ELIMIT, "%s: JPEG is %ux%u = %llu pixels, over the limit of %llu",
-                       name, j->image_width, j->image_height, (unsigned long long)npix,
-                       (unsigned long long)opts->max_pixels);
-    }
+    LD_CHECK(e, !opts->max_pixels || npix <= opts->max_pixels, LD_ELIMIT,
+             "%s: JPEG is %ux%u = %llu pixels, over the limit of %llu", name, j->image_width,
+             j->image_height, (unsigned long long)npix, (unsigned long long)opts->max_pixels);
     const int cmyk = j->jpeg_color_space == JCS_CMYK || j->jpeg_color_space == JCS_YCCK;
     if (cmyk)
         j->out_color_space = JCS_CMYK; /* libjpeg converts YCCK -> CMYK; we do CMYK -> RGB */
@@ -193,12 +193,9 @@ int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
     jpeg_calc_output_dimensions(j);
 
     const int ow = (int)j->output_width, oh = (int)j->output_height, ch = opts->channels;
-    int rc = ld__image_alloc(out, ow, oh, ch);
+    rc = ld__image_alloc(out, ow, oh, ch);
     if (rc == LD_OK && cmyk) rc = ld__buf_reserve(&c->rows, (size_t)ow * 4);
-    if (rc < 0) {
-        jpeg_abort_decompress(j);
-        return ld__err(e, rc, "%s: cannot allocate a %dx%dx%d image", name, ow, oh, ch);
-    }
+    LD_CHECK(e, rc == LD_OK, rc, "%s: cannot allocate a %dx%dx%d image", name, ow, oh, ch);
     jpeg_start_decompress(j);
     const size_t stride = (size_t)ow * ch;
     while (j->output_scanline < j->output_height) {
@@ -218,15 +215,15 @@ int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
                 rows[i] = out->px + (size_t)(j->output_scanline + i) * stride;
             got = jpeg_read_scanlines(j, rows, n);
         }
-        if (got == 0) { /* cannot happen with a memory source; never loop forever */
-            jpeg_abort_decompress(j);
-            return ld__err(e, LD_EFORMAT, "%s: JPEG: decoder made no progress", name);
-        }
+        /* Cannot happen with a memory source (it fakes an EOI, which warns); never spin. */
+        LD_CHECK(e, got > 0, LD_EFORMAT, "%s: JPEG: decoder made no progress", name);
     }
     /* Reads up to EOI, so damage after the last scanline is reported too. */
     jpeg_finish_decompress(j);
     rc = ld__image_orient(out, orient, &c->tmp);
-    if (rc < 0)
-        return ld__err(e, rc, "%s: out of memory applying EXIF orientation %d", name, orient);
-    return LD_OK;
+    LD_CHECK(e, rc == LD_OK, rc, "%s: out of memory applying EXIF orientation %d", name, orient);
+fail:
+    /* Back to the idle state after any failure, so the struct serves the next image. */
+    if (rc < 0) jpeg_abort_decompress(j);
+    return rc;
 }

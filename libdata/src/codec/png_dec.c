@@ -55,7 +55,7 @@ static void read_mem(png_structp png, png_bytep dst, size_t n)
 }
 
 /* libpng's own limit errors mean "too big", not "corrupt". */
-static int fail(rd_ctx *x, const char *name, ld_err *e)
+static int png_failure(rd_ctx *x, const char *name, ld_err *e)
 {
     const int code = x->over_limit || strstr(x->msg, "user limit") ? LD_ELIMIT : LD_EFORMAT;
     return ld__err(e, code, "%s: PNG: %s", name, x->msg);
@@ -87,17 +87,19 @@ int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
     png_infop pi = NULL;
     png_structp png = open_png(&x, buf, len, &pi);
     if (!png) return ld__err(e, LD_ENOMEM, "%s: out of memory creating the PNG decoder", name);
+    int rc = LD_OK;
     if (setjmp(png_jmpbuf(png))) {
-        png_destroy_read_struct(&png, &pi, NULL);
-        return fail(&x, name, e);
+        rc = png_failure(&x, name, e);
+        goto done;
     }
     png_read_info(png, pi);
     info->format = LD_IMG_PNG;
     info->w = (int)png_get_image_width(png, pi);
     info->h = (int)png_get_image_height(png, pi);
     info->orientation = 1;
+done:
     png_destroy_read_struct(&png, &pi, NULL);
-    return LD_OK;
+    return rc;
 }
 
 int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
@@ -109,8 +111,8 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     if (!png) return ld__err(e, LD_ENOMEM, "%s: out of memory creating the PNG decoder", name);
     int rc = LD_OK;
     if (setjmp(png_jmpbuf(png))) {
-        png_destroy_read_struct(&png, &pi, NULL);
-        return fail(&x, name, e);
+        rc = png_failure(&x, name, e);
+        goto fail;
     }
     if (opts->max_pixels) {
         /* Per-dimension cap inside libpng, the product is checked below. */
@@ -120,12 +122,9 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     png_read_info(png, pi);
     const png_uint_32 w = png_get_image_width(png, pi), h = png_get_image_height(png, pi);
     const uint64_t npix = (uint64_t)w * h;
-    if (opts->max_pixels && npix > opts->max_pixels) {
-        png_destroy_read_struct(&png, &pi, NULL);
-        return ld__err(e, LD_ELIMIT, "%s: PNG is %ux%u = %llu pixels, over the limit of %llu", name,
-                       (unsigned)w, (unsigned)h, (unsigned long long)npix,
-                       (unsigned long long)opts->max_pixels);
-    }
+    LD_CHECK(e, !opts->max_pixels || npix <= opts->max_pixels, LD_ELIMIT,
+             "%s: PNG is %ux%u = %llu pixels, over the limit of %llu", name, (unsigned)w,
+             (unsigned)h, (unsigned long long)npix, (unsigned long long)opts->max_pixels);
     const int ctype = png_get_color_type(png, pi);
     const int color = (ctype & PNG_COLOR_MASK_COLOR) != 0;
     if (ctype == PNG_COLOR_TYPE_PALETTE)
@@ -142,35 +141,28 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     const int to_gray = color && opts->channels == 1;
     const int dc = to_gray ? 3 : opts->channels;
     ld_image *dst = to_gray ? &c->tmp : out;
-    if (png_get_channels(png, pi) != dc || png_get_bit_depth(png, pi) != 8 ||
-        png_get_rowbytes(png, pi) != (size_t)w * dc) {
-        png_destroy_read_struct(&png, &pi, NULL);
-        return ld__err(e, LD_EFORMAT, "%s: PNG: unsupported layout (colour type %d)", name, ctype);
-    }
+    LD_CHECK(e,
+             png_get_channels(png, pi) == dc && png_get_bit_depth(png, pi) == 8 &&
+                 png_get_rowbytes(png, pi) == (size_t)w * dc,
+             LD_EFORMAT, "%s: PNG: unsupported layout (colour type %d)", name, ctype);
     rc = ld__image_alloc(dst, (int)w, (int)h, dc);
+    if (rc == LD_OK && to_gray) rc = ld__image_alloc(out, (int)w, (int)h, 1);
     if (rc == LD_OK) rc = ld__buf_reserve(&c->rows, (size_t)h * sizeof(png_bytep));
-    if (rc < 0) {
-        png_destroy_read_struct(&png, &pi, NULL);
-        return ld__err(e, rc, "%s: cannot allocate a %ux%ux%d image", name, (unsigned)w,
-                       (unsigned)h, dc);
-    }
+    LD_CHECK(e, rc == LD_OK, rc, "%s: cannot allocate a %ux%ux%d image", name, (unsigned)w,
+             (unsigned)h, dc);
     png_bytep *rows = (png_bytep *)(void *)c->rows.p;
     for (png_uint_32 y = 0; y < h; y++)
         rows[y] = dst->px + (size_t)y * w * dc;
     png_read_image(png, rows);
     png_read_end(png, NULL); /* checks the CRCs up to IEND */
-    png_destroy_read_struct(&png, &pi, NULL);
-
     if (to_gray) {
-        rc = ld__image_alloc(out, (int)w, (int)h, 1);
-        if (rc < 0)
-            return ld__err(e, rc, "%s: cannot allocate a %ux%u gray image", name, (unsigned)w,
-                           (unsigned)h);
         const uint8_t *s = c->tmp.px;
         for (size_t i = 0; i < (size_t)w * h; i++, s += 3)
             out->px[i] = ld__luma(s[0], s[1], s[2]);
     }
-    return LD_OK;
+fail:
+    png_destroy_read_struct(&png, &pi, NULL);
+    return rc;
 }
 
 #else
