@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../codec/codec.h"
@@ -123,17 +122,11 @@ fail:
 
 int ld__mean_path(const char *input, uint64_t max_pixels, ld_mean *out, ld_err *e)
 {
-    struct stat st;
     ld_store *s = NULL;
     int rc = LD_OK;
-    size_t n = strlen(input);
-    int is_lmdb = (stat(input, &st) == 0 && S_ISDIR(st.st_mode)) ||
-                  (n >= 8 && strcmp(input + n - 8, "data.mdb") == 0);
     memset(out, 0, sizeof *out);
-    if (is_lmdb)
-        LD_TRY(ld__lmdb_store_open(input, NULL, &s, e));
-    else
-        LD_TRY(ld__h5_store_open(input, NULL, &s, e));
+    /* any store: LMDB directory or data.mdb, HDF5 file, --split list */
+    LD_TRY(ld__store_open(input, NULL, &s, e));
     LD_TRY(ld__mean_store(s, max_pixels, out, e));
 fail:
     if (s)

@@ -30,8 +30,8 @@ typedef struct ld_mean {
  * encoded samples (0 = no limit). LD_OK, LD_EFORMAT, LD_ELIMIT, LD_ENOMEM, LD_EIO. */
 int ld__mean_store(ld_store *s, uint64_t max_pixels, ld_mean *out, ld_err *e);
 
-/* Open `input` (an LMDB directory or data.mdb file; anything else is tried as HDF5) and
- * compute its mean. Same return codes, plus the store's open errors. */
+/* Open `input` with ld__store_open (LMDB directory or data.mdb, HDF5 file, --split list)
+ * and compute its mean. Same return codes, plus the store's open errors. */
 int ld__mean_path(const char *input, uint64_t max_pixels, ld_mean *out, ld_err *e);
 
 /* Write m as a BlobProto (num=1, channels, height, width, packed data; see datum.h) to
