@@ -272,10 +272,19 @@ static int describe_ours(hid_t f, ld_buf *out)
     attr_i64(f, LD_H5_ATTR_RESIZE_W, &rw);
     attr_i64(f, LD_H5_ATTR_RESIZE_H, &rh);
     attr_str(f, LD_H5_ATTR_RESIZE_MODE, s, sizeof s);
-    if (rw || rh)
-        LD_TRY(outf(out, "settings: resize %s %lldx%lld, quality %lld\n", s, rw, rh, q));
+    char qs[48];
+    if (encoded && strcmp(enc, "original") == 0)
+        snprintf(qs, sizeof qs, "original file bytes");
+    else if (encoded && strcmp(enc, "png") == 0)
+        snprintf(qs, sizeof qs, "PNG re-encoded");
+    else if (q)
+        snprintf(qs, sizeof qs, "JPEG quality %lld", q);
     else
-        LD_TRY(outf(out, "settings: no resize, quality %lld%s\n", q, q ? "" : " (raw)"));
+        snprintf(qs, sizeof qs, "raw pixels");
+    if (rw || rh)
+        LD_TRY(outf(out, "settings: resize %s %lldx%lld, %s\n", s, rw, rh, qs));
+    else
+        LD_TRY(outf(out, "settings: no resize, %s\n", qs));
     if (attr_str(f, LD_H5_ATTR_SOURCE, s, sizeof s) && s[0]) LD_TRY(outf(out, "source: %s\n", s));
     if (attr_str(f, LD_H5_ATTR_NOTE, s, sizeof s) && s[0]) LD_TRY(outf(out, "note: %s\n", s));
     if (attr_str(f, LD_H5_ATTR_TOOL_VERSION, s, sizeof s))
