@@ -27,6 +27,8 @@ def main(db, mean_path):
             if d.encoded:
                 img = cv2.imdecode(np.frombuffer(d.data, np.uint8), cv2.IMREAD_COLOR)
                 arr = img.transpose(2, 0, 1).astype(np.float64)
+            elif not d.data:
+                arr = np.array(d.float_data, np.float64).reshape(d.channels, d.height, d.width)
             else:
                 arr = np.frombuffer(d.data, np.uint8).reshape(d.channels, d.height, d.width)
                 arr = arr.astype(np.float64)

@@ -8,6 +8,8 @@ Usage: lmdb_make_caffe_db.py DB KIND
            CVMatToDatum stores them, label id % 4, encoded=false.
   encoded  the same ids as PNG bytes from cv2.imencode, encoded=true, channels/height/width
            not set (as convert_imageset --encoded leaves them).
+  float    4 records 2x3x2 in float_data (non-packed, as Caffe writes it), value
+           (i*12 + j) * 0.25 - 1, label i.
   tiny     5000 records 1x1x1, keys "k%06d" (no numeric prefix), pixel = label = i % 251.
   bad-truncvarint | bad-lenpast | bad-shape | bad-hugedims | bad-wiretype
            3 records; "00000001_bad.jpg" is malformed, the others are valid 3x2x2.
@@ -54,6 +56,11 @@ def main(db, kind):
                     d.encoded = True
                     v = d.SerializeToString()
                 txn.put(f"{i:08d}_dir/img{i}.jpg".encode(), v)
+        elif kind == "float":
+            for i in range(4):
+                vals = [(i * 12 + j) * 0.25 - 1.0 for j in range(12)]
+                d = Datum(channels=2, height=3, width=2, float_data=vals, label=i)
+                txn.put(f"{i:08d}_f{i}".encode(), d.SerializeToString())
         elif kind == "tiny":
             for i in range(5000):
                 d = Datum(channels=1, height=1, width=1, data=bytes([i % 251]), label=i % 251,

@@ -55,6 +55,8 @@ static void pattern(uint8_t *px, int i, int h, int w)
         }
 }
 
+static void check_mean(const char *db);
+
 static const char *const classes[] = {"cls0", "cls1", "cls2"};
 
 static ld_writer_opts opts_for(const char *path, int encoded)
@@ -306,6 +308,31 @@ Test(lmdb, store_reads_convert_imageset_encoded_database)
     }
     s->vt->ctx_free(s, cx);
     s->vt->close(s);
+}
+
+Test(lmdb, store_reads_float_data_records_and_averages_them)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/float", dir);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s float", LD_PYTHON,
+                     LD_SOURCE_DIR, db), 0);
+    ld_store *s;
+    ld_store_ctx *cx;
+    ld_rec r;
+    cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->info.dtype, LD_SDT_F32);
+    cr_assert_eq(s->info.sample_bytes, 12 * sizeof(float));
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &err), LD_OK, "%s", err.msg);
+    for (int i = 3; i >= 0; i--) {
+        cr_assert_eq(s->vt->read(s, cx, (uint64_t)i, NULL, 0, &r, &err), LD_OK, "%s", err.msg);
+        cr_assert_eq(r.len, 12 * sizeof(float));
+        const float *f = (const float *)(const void *)r.data;
+        for (int j = 0; j < 12; j++)
+            cr_assert_float_eq(f[j], (float)((i * 12 + j) * 0.25 - 1.0), 0, "record %d", i);
+    }
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+    check_mean(db);
 }
 
 Test(lmdb, cursor_mode_random_access_over_many_records_is_exact)
