@@ -117,6 +117,34 @@ def test_zero_copy_views_are_read_only_and_live_until_the_next_batch(h5):
         assert d.flags.writeable and d.flags.owndata, "copies must be owned arrays"
 
 
+def threads_now():
+    with open("/proc/self/status") as f:
+        return int(next(ln for ln in f if ln.startswith("Threads:")).split()[1])
+
+
+def test_views_kept_after_close_stay_readable(h5):
+    path, ref = h5
+    r = libdata.Reader(path, batch_size=4, copy=False, threads=2)
+    d, l = r.next_batch()
+    i = r.indices
+    want = ref["data"][i]
+    r.close()
+    assert r.closed
+    # The C reader is freed only when the last view goes: reading here must not crash.
+    assert d.shape == want.shape and int(d.sum()) >= 0 and len(l) == len(i)
+    del d, l
+
+
+def test_a_dropped_reader_stops_its_threads_at_once(h5):
+    path, _ = h5
+    base = threads_now()
+    r = libdata.Reader(path, batch_size=2, threads=2, log=lambda lv, m: None)
+    r.next_batch()
+    assert threads_now() >= base + 2
+    del r  # no close(): no reference cycle keeps it alive until a GC pass
+    assert threads_now() == base, "worker threads outlived the Reader"
+
+
 def test_float_mean_scale_nhwc_and_crop(h5):
     path, ref = h5
     mean = [100.0, 110.0, 120.0]

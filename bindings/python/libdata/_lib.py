@@ -16,6 +16,7 @@ import ctypes.util
 import glob
 import os
 import threading
+import weakref
 
 # The major version these bindings were written for; a library with another major version
 # has an incompatible ABI (styled on PyTurboJPEG refusing libraries that lack tj3Init).
@@ -259,6 +260,16 @@ def _check_version():
 
 
 _check_version()
+
+
+def weak_callback(cfunctype, obj, method, dead_result):
+    """A ctypes callback calling obj.method(...) through a weak reference to obj."""
+    ref = weakref.ref(obj)
+
+    def call(*args):
+        o = ref()
+        return dead_result if o is None else getattr(o, method)(*args)
+    return cfunctype(call)
 
 
 def fsencode(p, what="path"):

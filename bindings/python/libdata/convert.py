@@ -139,8 +139,10 @@ class Converter:
             raise LibdataError(_lib.LD_ENOMEM, None, "ld_convert_create: out of memory")
         self._h = ctypes.c_void_p(h)
         # The CFUNCTYPE objects must outlive every call that may invoke them: keep them here.
-        self._log_cb = _lib.LOG_FN(self._on_log)
-        self._progress_cb = _lib.PROGRESS_FN(self._on_progress)
+        # They reach self through a weak reference, so there is no cycle and a dropped
+        # Converter is freed at once.
+        self._log_cb = _lib.weak_callback(_lib.LOG_FN, self, "_on_log", None)
+        self._progress_cb = _lib.weak_callback(_lib.PROGRESS_FN, self, "_on_progress", 1)
         api.ld_convert_set_log(self._h, self._log_cb, None)
         api.ld_convert_set_progress(self._h, self._progress_cb, None)
         try:

@@ -272,11 +272,15 @@ class Reader:
         if not h:
             raise LibdataError(_lib.LD_ENOMEM, None, "ld_reader_create: out of memory")
         self._h = ctypes.c_void_p(h)
-        # Keep the CFUNCTYPE object alive as long as the handle may call it.
-        self._log_cb = _lib.LOG_FN(self._on_log)
+        # Keep the CFUNCTYPE object alive as long as the handle may call it (the owner holds
+        # it). It reaches the reader through a weak reference: no reference cycle, so a
+        # dropped Reader is freed at once.
+        self._log_cb = _lib.weak_callback(_lib.LOG_FN, self, "_on_log", None) if log else None
+        self._owner = _Owner(self._h, self._log_cb)
         try:
             with self._calling() as hh:
-                api.ld_reader_set_log(hh, self._log_cb, None)
+                if self._log_cb is not None:
+                    api.ld_reader_set_log(hh, self._log_cb, None)
                 for name, value in ints:
                     pid = _R[name] if isinstance(name, str) else name
                     api.ld_reader_set(hh, pid, value)
@@ -293,17 +297,17 @@ class Reader:
 
     # -- lifetime --------------------------------------------------------------------------
     def close(self):
-        """Stop the workers and free the reader. Idempotent. Views handed out become invalid."""
+        """Stop the workers and free the reader. Idempotent. The reader is unusable afterwards.
+        If zero-copy views (copy=False) are still referenced, the C reader is freed when the
+        last of them goes away, so a stale view never points at freed memory."""
         with self._lock:
             if self._busy:
                 raise LibdataError(_lib.LD_ESTATE, None,
                                    f"{self.path}: close() called from inside a reader call")
-            h, self._h = self._h, None
+            self._h = None
             self._batch = ctypes.POINTER(_lib.Batch)()
-        # In a forked child the handle is the parent's: its worker threads do not exist here,
-        # and joining them would hang. Leave the memory to the child's exit.
-        if h is not None and self._pid == os.getpid():
-            api.ld_reader_free(h)
+            owner, self._owner = getattr(self, "_owner", None), None
+        del owner  # frees now unless views hold it
 
     @property
     def closed(self):
@@ -433,8 +437,9 @@ class Reader:
             shape = (n, b.h, b.w, b.c)
         else:
             shape = (n, b.c, b.h, b.w)
-        data = _view(b.data, _NP[b.dtype], shape, b.data_bytes)
-        labels = _view(b.labels, _NP[b.label_dtype], (n,), None)
+        keep = None if self._copy else self._owner
+        data = _view(b.data, _NP[b.dtype], shape, b.data_bytes, keep)
+        labels = _view(b.labels, _NP[b.label_dtype], (n,), None, keep)
         self.indices = np.ctypeslib.as_array(b.indices, shape=(n,)).copy() if n else \
             np.empty(0, np.uint64)
         self.batch_epoch, self.batch_number = b.epoch, b.number
@@ -475,8 +480,28 @@ class _EpochIter:
         return batch
 
 
-def _view(ptr, dtype, shape, nbytes):
-    """A read-only NumPy view of reader-owned memory (valid until the next batch)."""
+class _Owner:
+    """Owns a C reader handle: frees it when the last reference goes (the Reader's, or a
+    zero-copy view's). In a forked child the handle is the parent's: its worker threads do
+    not exist there and joining them would hang, so the child leaves it alone."""
+
+    def __init__(self, h, log_cb):
+        self.h = h
+        self.log_cb = log_cb  # the C reader holds this function pointer
+        self.pid = os.getpid()
+
+    def __del__(self):
+        h, self.h = self.h, None
+        if h is not None and self.pid == os.getpid():
+            try:
+                api.ld_reader_free(h)
+            except Exception:  # interpreter shutdown
+                pass
+
+
+def _view(ptr, dtype, shape, nbytes, keep=None):
+    """A read-only NumPy view of reader-owned memory (valid until the next batch); `keep` is
+    referenced by the view so that the memory outlives it."""
     dtype = np.dtype(dtype)
     count = int(np.prod(shape, dtype=np.int64))
     need = count * dtype.itemsize
@@ -486,6 +511,7 @@ def _view(ptr, dtype, shape, nbytes):
     if count == 0 or not ptr:
         return np.empty(shape, dtype)
     buf = (ctypes.c_char * need).from_address(ptr)
+    buf._keep = keep
     arr = np.frombuffer(buf, dtype=dtype, count=count).reshape(shape)
     arr.flags.writeable = False
     return arr

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The Python bindings (bindings/python, ctypes) against the library this build made: the pytest
+# suites tests/python/test_py_*.py (convert, reader, torch adapter; cross-checked with h5py,
+# python-lmdb, protobuf) and the read_batches.py example.
+set -euo pipefail
+: "${LIBDATA_LIBRARY:?set LIBDATA_LIBRARY to the built libdata.so}"
+: "${LD_TEST_DATA:?set LD_TEST_DATA to the fixtures folder (tests/data/make_fixtures.py)}"
+PYTHON=${PYTHON:-/usr/bin/python3}
+SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+
+# An ASan-instrumented library cannot be dlopen()ed by an uninstrumented python3 (the ASan
+# runtime must come first in the process). Say so instead of failing.
+# (Captured, not piped into grep -q: with pipefail, grep's early exit fails the pipeline.)
+deps=$(ldd "$LIBDATA_LIBRARY" 2>&1 || true)
+case "$deps" in
+*libasan*)
+    echo "skipped: python cannot load an ASan-instrumented library ($LIBDATA_LIBRARY)"
+    exit 0 ;;
+*libtsan*)
+    echo "skipped: python cannot load a TSan-instrumented library ($LIBDATA_LIBRARY)"
+    exit 0 ;;
+esac
+
+export LIBDATA_LIBRARY LD_TEST_DATA
+export PYTHONPATH="$SRC/bindings/python${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONDONTWRITEBYTECODE=1
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/libdata-py.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+echo "check: pytest tests/python/test_py_*.py"
+cd "$TMP"
+"$PYTHON" -m pytest -q -p no:cacheprovider --basetemp="$TMP/pytest" \
+    "$SRC"/tests/python/test_py_*.py
+
+echo "check: samples/examples/read_batches.py on the fixture tree"
+"$PYTHON" "$SRC/samples/examples/read_batches.py" "$LD_TEST_DATA/tree" "$TMP/tree.h5" \
+    > "$TMP/out"
+grep -q "samples" "$TMP/out" || { cat "$TMP/out" >&2; echo "FAIL: read_batches.py" >&2; exit 1; }
+echo "ok"
