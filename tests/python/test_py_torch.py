@@ -80,6 +80,36 @@ def test_ranks_times_workers_partition_the_epoch(h5):
     assert len(seen) == len(set(seen)) == 20, sorted(seen)
 
 
+def _dist_rank(rank, world, init, path, outdir):
+    import torch.distributed as dist
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    try:
+        # rank/world come from torch.distributed; each rank runs 2 DataLoader workers.
+        ds = libdata.torch.Dataset(path, batch_size=2, shuffle=True, seed=3,
+                                   return_indices=True)
+        idx, _, _ = collect(DataLoader(ds, batch_size=None, num_workers=2))
+        with open(os.path.join(outdir, f"rank{rank}.txt"), "w") as f:
+            f.write(" ".join(map(str, idx)))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_torch_distributed_ranks_and_workers_partition_the_epoch(h5, tmp_path):
+    import torch.multiprocessing as mp
+    if not torch.distributed.is_available():
+        pytest.skip("torch.distributed not available")
+    path, _ = h5
+    init = "file://" + str(tmp_path / "dist_init")
+    mp.start_processes(_dist_rank, args=(2, init, path, str(tmp_path)), nprocs=2,
+                       start_method="fork")
+    seen = []
+    for rank in range(2):
+        idx = [int(v) for v in (tmp_path / f"rank{rank}.txt").read_text().split()]
+        assert len(idx) == 5 * 2, f"rank {rank}: {idx}"
+        seen += idx
+    assert len(seen) == len(set(seen)) == 20, sorted(seen)
+
+
 def test_shards_compose_rank_and_worker():
     ds = libdata.torch.Dataset("unused.h5", rank=1, world=3)
     assert ds.shard() == (1, 3)  # main process: no worker info
