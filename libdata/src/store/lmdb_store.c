@@ -321,8 +321,9 @@ static void st_close(ld_store *base)
     free(s);
 }
 
-static const ld_store_vt lmdb_store_vt = {ctx_create, ctx_free, st_read, st_will_read,
-                                           st_close};
+static const ld_store_vt lmdb_store_vt = {.ctx_create = ctx_create, .ctx_free = ctx_free,
+                                           .read = st_read, .will_read = st_will_read,
+                                           .close = st_close};
 
 /* Returns an LMDB/errno code (0 = ok), not an ld status. */
 static int env_open(lmdb_store *s, unsigned flags)
