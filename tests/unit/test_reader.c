@@ -272,14 +272,17 @@ Test(reader, drop_last_or_short_final_batch)
 
 static void check_file(const char *file, const char *dset)
 {
-    int64_t kv[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 13, LD_R_SEED, 3,
-                    LD_R_THREADS, 2, LD_R_PREFETCH, 3};
-    ld_reader *r = open_reader(file, kv, sizeof kv / sizeof kv[0]);
-    epoch_out o;
-    read_epoch(r, &o);
-    check_against_h5py(file, dset, "label", &o);
-    free_epoch(&o);
-    ld_reader_free(r);
+    /* shuffled (sample by sample) and sequential (runs of neighbours read at once) */
+    for (int order = LD_ORDER_SHUFFLE; order >= LD_ORDER_SEQUENTIAL; order--) {
+        int64_t kv[] = {LD_R_ORDER, order, LD_R_BATCH_SIZE, 13, LD_R_SEED, 3,
+                        LD_R_THREADS, 2, LD_R_PREFETCH, 3};
+        ld_reader *r = open_reader(file, kv, sizeof kv / sizeof kv[0]);
+        epoch_out o;
+        read_epoch(r, &o);
+        check_against_h5py(file, dset, "label", &o);
+        free_epoch(&o);
+        ld_reader_free(r);
+    }
 }
 
 Test(reader, uint8_batches_are_bit_identical_to_h5py_for_every_layout)

@@ -30,6 +30,11 @@
 #define NSTR 5    /* string parameters 100..104 */
 #define AUTO_PREFETCH 2
 #define MAX_AUTO_PREFETCH 4
+/* Sequential runs are read with one call of at most this many samples / bytes: large enough
+ * to cover an HDF5 chunk (1 MiB) with few system calls, small enough to keep the threads'
+ * pieces interleaved. */
+#define MAX_RUN 256
+#define MAX_RUN_BYTES ((size_t)4 << 20)
 
 static const ld_param_desc params[] = {
     {LD_R_BATCH_SIZE, "batch", 64, 1, 1 << 24, "samples per batch"},
@@ -71,6 +76,7 @@ typedef struct worker {
     uint8_t *scratch; /* one stored sample, when it cannot go straight to the batch */
     ld_codec *codec;
     ld_image img;
+    double labels[MAX_RUN]; /* labels of one read_run */
     ld_err err;
     pthread_t tid;
     int started;
@@ -269,10 +275,31 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
     ld_store *st = r->store;
     const ld_store_info *in = &st->info;
     ld_rec rec;
+    const uint64_t *ids = r->idx + b * r->bsize;
+    if (st->vt->will_read)
+        st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
     for (size_t j = j0; j < j1; j++) {
-        uint64_t i = r->idx[b * r->bsize + j];
+        uint64_t i = ids[j];
         uint8_t *out = sl->data + j * r->out_bytes;
         sl->indices[j] = i;
+        size_t run = 1;
+        if (r->direct_out && st->vt->read_run)
+            while (j + run < j1 && ids[j + run] == i + run && run < MAX_RUN &&
+                   (run + 1) * r->out_bytes <= MAX_RUN_BYTES)
+                run++;
+        if (run > 1) {
+            /* Neighbours in storage order (sequential reading): one large read. */
+            LD_TRY(st->vt->read_run(st, w->cx, i, run, out, w->labels, &w->err));
+            for (size_t k = 0; k < run; k++) {
+                sl->indices[j + k] = i + k;
+                if (r->p[LD_R_LABEL_DTYPE] == LD_DTYPE_F32)
+                    ((float *)sl->labels)[j + k] = (float)w->labels[k];
+                else
+                    ((int32_t *)sl->labels)[j + k] = (int32_t)w->labels[k];
+            }
+            j += run - 1;
+            continue;
+        }
         if (r->direct_out) {
             LD_TRY(st->vt->read(st, w->cx, i, out, r->out_bytes, &rec, &w->err));
             if (rec.data != out)

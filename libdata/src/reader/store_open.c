@@ -53,13 +53,8 @@ fail:
     return rc;
 }
 
-static int list_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
-                     ld_rec *rec, ld_err *e)
+static size_t file_of(const list_store *s, uint64_t i)
 {
-    list_store *s = (list_store *)st;
-    if (i >= st->info.n)
-        return ld__err(e, LD_EINVAL, "sample %llu out of range (%llu samples)",
-                       (unsigned long long)i, (unsigned long long)st->info.n);
     size_t lo = 0, hi = s->nfiles; /* find k with start[k] <= i < start[k+1] */
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
@@ -68,8 +63,69 @@ static int list_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, s
         else
             hi = mid;
     }
-    return s->files[lo]->vt->read(s->files[lo], cx->sub[lo], i - s->start[lo], dst, dst_len,
-                                  rec, e);
+    return lo;
+}
+
+static int list_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
+                     ld_rec *rec, ld_err *e)
+{
+    list_store *s = (list_store *)st;
+    if (i >= st->info.n)
+        return ld__err(e, LD_EINVAL, "sample %llu out of range (%llu samples)",
+                       (unsigned long long)i, (unsigned long long)st->info.n);
+    size_t f = file_of(s, i);
+    return s->files[f]->vt->read(s->files[f], cx->sub[f], i - s->start[f], dst, dst_len, rec, e);
+}
+
+static void list_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, size_t n)
+{
+    list_store *s = (list_store *)st;
+    for (size_t k = 0; k < n; k++) {
+        if (idx[k] >= st->info.n)
+            continue;
+        size_t f = file_of(s, idx[k]);
+        uint64_t local = idx[k] - s->start[f];
+        if (s->files[f]->vt->will_read)
+            s->files[f]->vt->will_read(s->files[f], cx->sub[f], &local, 1);
+    }
+}
+
+static int list_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t count,
+                         uint8_t *dst, double *labels, ld_err *e)
+{
+    list_store *s = (list_store *)st;
+    const size_t sb = st->info.sample_bytes;
+    while (count) { /* split the run at file boundaries */
+        if (first >= st->info.n)
+            return ld__err(e, LD_EINVAL, "sample %llu out of range", (unsigned long long)first);
+        size_t f = file_of(s, first);
+        ld_store *sub = s->files[f];
+        uint64_t local = first - s->start[f];
+        size_t part = (size_t)(sub->info.n - local) < count ? (size_t)(sub->info.n - local)
+                                                            : count;
+        int rc;
+        if (sub->vt->read_run) {
+            rc = sub->vt->read_run(sub, cx->sub[f], local, part, dst, labels, e);
+        } else {
+            for (size_t k = 0; k < part; k++) {
+                ld_rec rec;
+                rc = sub->vt->read(sub, cx->sub[f], local + k, dst + k * sb, sb, &rec, e);
+                if (rc < 0)
+                    return rc;
+                if (rec.data != dst + k * sb)
+                    memcpy(dst + k * sb, rec.data, sb);
+                labels[k] = rec.label;
+            }
+            rc = LD_OK;
+        }
+        if (rc < 0)
+            return rc;
+        first += part;
+        count -= part;
+        dst += part * sb;
+        labels += part;
+    }
+    return LD_OK;
 }
 
 static void list_close(ld_store *st)
@@ -85,7 +141,8 @@ static void list_close(ld_store *st)
     free(s);
 }
 
-static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read, NULL, list_close};
+static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read,
+                                    list_will_read,  list_close,    list_read_run};
 
 /* Resolve a list entry: as given (relative to the current directory) when it exists, else
  * relative to the list file's directory. Returns a malloc'd path or NULL. */

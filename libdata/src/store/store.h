@@ -103,6 +103,13 @@ typedef struct ld_store_vt {
     void (*will_read)(ld_store *s, ld_store_ctx *cx, const uint64_t *idx, size_t n);
     /* Close the store and free it (NULL ok). All contexts are freed first. */
     void (*close)(ld_store *s);
+    /* Optional (may be NULL; added after the first version, so positional initializers of
+     * five members stay valid). Raw stores only: read `count` consecutive samples
+     * [first, first + count) into dst (count * sample_bytes bytes) and their labels into
+     * labels[0 .. count). Lets a store read a run of neighbours with one large read (a whole
+     * HDF5 chunk per pread) when the order is sequential. Same errors as read(). */
+    int (*read_run)(ld_store *s, ld_store_ctx *cx, uint64_t first, size_t count, uint8_t *dst,
+                    double *labels, ld_err *e);
 } ld_store_vt;
 
 /* Every store struct starts with this. */
@@ -139,11 +146,12 @@ int ld__store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_
 
 /* The serial HDF5 library (Debian's libhdf5-dev) is not thread-safe: no two threads of a
  * process may be inside HDF5 at once, even on different files. Every HDF5 call of libdata
- * (reader stores and writers alike) is made between ld__h5_lock() and ld__h5_unlock(). The
- * lock is one static mutex in h5_store.c: the only process-wide state of the library, and it
- * protects a dependency that is itself process-wide state, so it cannot be per handle. Calls
- * nest (the mutex is recursive). HDF5's automatic error printing is turned off inside each
- * locked section (H5E_BEGIN_TRY), never globally. No-ops when built without HDF5. */
+ * (reader stores and writers alike) should be made between ld__h5_lock() and
+ * ld__h5_unlock(). The lock is one static mutex in h5_store.c: the only process-wide state of
+ * the library, and it protects a dependency that is itself process-wide state, so it cannot
+ * be per handle. Calls must not nest (the mutex is not recursive). HDF5's automatic error
+ * printing is turned off inside each locked section (H5E_BEGIN_TRY), never globally. No-ops
+ * when built without HDF5. */
 void ld__h5_lock(void);
 void ld__h5_unlock(void);
 
