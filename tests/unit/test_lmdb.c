@@ -450,7 +450,8 @@ Test(lmdb, mean_of_an_hdf5_file_equals_numpy)
     ld_mean m;
     cr_assert_eq(ld__mean_path(h5, 0, &m, &err), LD_OK, "%s", err.msg);
     cr_assert_eq(ld__mean_write(mpath, &m, &err), LD_OK, "%s", err.msg);
-    cr_assert_eq(run("%s -c 'import sys, h5py, numpy as np; sys.path.insert(0, \"%s/tests/python\");"
+    cr_assert_eq(run("%s -c 'import sys, h5py, numpy as np;"
+                     "sys.path.insert(0, \"%s/tests/python\");"
                      "from lmdb_caffe_pb import BlobProto; b = BlobProto();"
                      "b.ParseFromString(open(\"%s\", \"rb\").read());"
                      "want = h5py.File(\"%s\")[\"data\"][()].astype(np.float64).mean(0);"

@@ -86,8 +86,8 @@ int ld__blobproto_encode(int channels, int height, int width, const float *data,
     size_t n, bytes;
     out->len = 0;
     if (channels < 0 || height < 0 || width < 0 ||
-        !ld__mul_size((size_t)channels, (size_t)height, &n) || !ld__mul_size(n, (size_t)width, &n) ||
-        !ld__mul_size(n, 4, &bytes))
+        !ld__mul_size((size_t)channels, (size_t)height, &n) ||
+        !ld__mul_size(n, (size_t)width, &n) || !ld__mul_size(n, 4, &bytes))
         return LD_EINVAL;
     LD_TRY(emit_int32(out, 1, 1));
     LD_TRY(emit_int32(out, 2, channels));
