@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "libdata/reader.h"
+#include "store/mean.h"
 
 #define FIX LD_TEST_DATA "/reader/"
 #define DUMP LD_PYTHON " " LD_SOURCE_DIR "/tests/python/reader_dump.py"
@@ -648,4 +649,96 @@ Test(reader, shuffled_epoch_of_2GiB_under_a_256MiB_address_space_limit, .timeout
     free(want);
     free(idx);
     free(crc);
+}
+
+/* ---- LMDB through the same API (the store is lmdb_store.c) ------------------------------- */
+
+Test(reader, lmdb_databases_read_through_the_same_api)
+{
+    char db[300], cmd[800];
+    snprintf(db, sizeof db, "%s/tiny.lmdb", tmpdir);
+    snprintf(cmd, sizeof cmd, LD_PYTHON " " LD_SOURCE_DIR "/tests/python/lmdb_make_caffe_db.py "
+             "'%s' tiny", db);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    int64_t kv[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 128, LD_R_THREADS, 2,
+                    LD_R_WORLD, 2, LD_R_RANK, 1};
+    ld_reader *r = open_reader(db, kv, sizeof kv / sizeof kv[0]);
+    epoch_out o;
+    read_epoch(r, &o);
+    cr_assert_eq(o.n, 2500);
+    cr_assert_eq(o.bytes, 2500);
+    for (size_t k = 0; k < o.n; k++) {
+        cr_assert_eq(o.data[k], o.idx[k] % 251, "record %llu: pixel %u",
+                     (unsigned long long)o.idx[k], o.data[k]);
+        cr_assert_eq(o.labels[k], (double)(o.idx[k] % 251));
+    }
+    free_epoch(&o);
+    ld_reader_free(r);
+
+    snprintf(db, sizeof db, "%s/raw.lmdb", tmpdir);
+    snprintf(cmd, sizeof cmd, LD_PYTHON " " LD_SOURCE_DIR "/tests/python/lmdb_make_caffe_db.py "
+             "'%s' raw", db);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    int64_t kv2[] = {LD_R_BATCH_SIZE, 3, LD_R_DTYPE, LD_DTYPE_F32, LD_R_CROP_W, 8, LD_R_CROP_H, 8};
+    r = open_reader(db, kv2, sizeof kv2 / sizeof kv2[0]);
+    int64_t v;
+    cr_assert_eq(ld_reader_get(r, LD_R_INFO_ORDER, &v), LD_OK);
+    cr_assert_eq(v, LD_ORDER_BGR, "convert_imageset databases are BGR");
+    read_epoch(r, &o);
+    cr_assert_eq(o.n, 8);
+    cr_assert_eq(o.batches, 3);
+    const double want[8] = {0, 1, 3, 0, 1, 3, 0, 1}; /* ids 0,1,3,4,5,7,8,9 % 4 */
+    for (size_t k = 0; k < 8; k++)
+        cr_assert_eq(o.labels[k], want[k], "record %zu: label %g", k, o.labels[k]);
+    free_epoch(&o);
+    ld_reader_free(r);
+}
+
+Test(reader, mean_file_is_subtracted_at_the_crop_position)
+{
+    /* a Caffe binaryproto mean image of the full 3x24x20 samples, written by store/mean.c */
+    char mp[300];
+    snprintf(mp, sizeof mp, "%s/mean.binaryproto", tmpdir);
+    float mean[3 * 24 * 20];
+    for (int k = 0; k < 3 * 24 * 20; k++)
+        mean[k] = (float)(k % 97);
+    ld_mean m = {3, 24, 20, mean, {0}, 1};
+    ld_err e = {0};
+    cr_assert_eq(ld__mean_write(mp, &m, &e), LD_OK, "%s", e.msg);
+    int64_t kv[] = {LD_R_DTYPE, LD_DTYPE_F32, LD_R_CROP_W, 10, LD_R_CROP_H, 8, LD_R_BATCH_SIZE, 16};
+    ld_reader *r = ld_reader_create();
+    for (size_t k = 0; k < 8; k += 2)
+        ld_reader_set(r, (int)kv[k], kv[k + 1]);
+    cr_assert_eq(ld_reader_set_str(r, LD_R_MEAN_FILE, mp), LD_OK);
+    cr_assert_eq(ld_reader_set_str(r, LD_R_SCALE, "0.25"), LD_OK);
+    cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_OK, "%s", ld_reader_errmsg(r));
+    epoch_out o;
+    read_epoch(r, &o);
+    size_t len;
+    uint8_t *src = dump("bytes", FIX "raw_ours.h5", "data", o.idx, o.n, NULL, &len);
+    const float *got = (const float *)o.data;
+    const int yo = (24 - 8) / 2, xo = (20 - 10) / 2;
+    for (size_t k = 0; k < o.n; k++)
+        for (int c = 0; c < 3; c++)
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 10; x++) {
+                    size_t si = ((size_t)c * 24 + y + yo) * 20 + x + xo;
+                    float want = ((float)src[k * 1440 + si] - mean[si]) * 0.25f;
+                    float g = got[((k * 3 + c) * 8 + y) * 10 + x];
+                    cr_assert_float_eq(g, want, 1e-5, "sample %zu c%d y%d x%d: %g vs %g", k, c,
+                                       y, x, g, want);
+                }
+    free(src);
+    free_epoch(&o);
+    ld_reader_free(r);
+    /* a mean of the wrong size is refused at open */
+    float small[3 * 4 * 4] = {0};
+    ld_mean m2 = {3, 4, 4, small, {0}, 1};
+    cr_assert_eq(ld__mean_write(mp, &m2, &e), LD_OK, "%s", e.msg);
+    r = ld_reader_create();
+    ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32);
+    ld_reader_set_str(r, LD_R_MEAN_FILE, mp);
+    cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_EINVAL, "%s", ld_reader_errmsg(r));
+    cr_assert(strstr(ld_reader_errmsg(r), "mean"), "%s", ld_reader_errmsg(r));
+    ld_reader_free(r);
 }

@@ -120,9 +120,11 @@ typedef enum ld_reader_str_param {
     LD_R_LABEL_NAME = 101,  /**< HDF5 label dataset; default "label" */
     LD_R_MEAN_VALUES = 102, /**< per-channel means, "104,117,123" (output channel order), subtracted
                                  before scaling; float output only */
-    LD_R_MEAN_FILE = 103,   /**< a mean image: a .npy file of float32/float64/uint8, shape (C,H,W) of
-                                 the stored samples (then cropped with them) or of the crop; output
-                                 channel order; float output only */
+    LD_R_MEAN_FILE = 103,   /**< a mean image: Caffe's mean.binaryproto (BlobProto, as written by
+                                 compute_image_mean or `dataconv mean`), C x H x W of the stored
+                                 samples (cropped with them, aligned with the source pixels before
+                                 mirroring, as in Caffe) or of the crop; indexed by output channel,
+                                 so a Caffe (BGR) mean goes with BGR output; float output only */
     LD_R_SCALE = 104        /**< multiplier applied after the mean, e.g. "0.00390625"; default "1";
                                  float output only unless 1 */
 } ld_reader_str_param;
