@@ -289,6 +289,49 @@ Test(lmdb, store_reads_convert_imageset_raw_database_with_key_gaps)
     s->vt->close(s);
 }
 
+/* read_run gives the same bytes and labels as read, in keyed and in cursor mode */
+static void check_runs(const char *db, int h, int w, const int *ids, int mod)
+{
+    ld_store *s;
+    ld_store_ctx *cx;
+    cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &err), LD_OK, "%s", err.msg);
+    size_t sb = s->info.sample_bytes, n = (size_t)s->info.n;
+    uint8_t *buf = malloc(sb * n), *want = malloc(sb);
+    double labels[64];
+    const uint64_t starts[] = {0, 3, 1, n - 2};
+    for (size_t t = 0; t < 4; t++) {
+        size_t cnt = n - starts[t] < 5 ? n - starts[t] : 5;
+        cr_assert_eq(s->vt->read_run(s, cx, starts[t], cnt, buf, labels, &err), LD_OK, "%s",
+                     err.msg);
+        for (size_t j = 0; j < cnt; j++) {
+            int id = ids ? ids[starts[t] + j] : (int)(starts[t] + j);
+            pattern(want, id, h, w);
+            cr_assert_arr_eq(buf + j * sb, want, sb, "run at %llu, record %zu",
+                             (unsigned long long)starts[t], j);
+            cr_assert_eq(labels[j], id % mod, "label of record %d", id);
+        }
+    }
+    cr_assert_eq(s->vt->read_run(s, cx, n - 1, 2, buf, labels, &err), LD_EINVAL);
+    free(buf);
+    free(want);
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+}
+
+Test(lmdb, read_run_matches_read_in_both_index_modes)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/ours.lmdb", dir);
+    cr_assert_eq(write_db(db, 0, 12, 5, 4, 1), LD_OK, "%s", err.msg);
+    check_runs(db, 5, 4, NULL, 5);
+    snprintf(db, sizeof db, "%s/caffe_raw", dir);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s raw", LD_PYTHON, LD_SOURCE_DIR,
+                     db), 0);
+    const int ids[8] = {0, 1, 3, 4, 5, 7, 8, 9};
+    check_runs(db, 12, 10, ids, 4);
+}
+
 Test(lmdb, store_reads_convert_imageset_encoded_database)
 {
     char db[300];

@@ -292,6 +292,50 @@ fail:
     return rc;
 }
 
+/* A run of neighbours: one positioning, then MDB_NEXT, which walks the leaf pages in order
+ * instead of descending the tree for every record. Raw stores only (the contract's). */
+static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t count,
+                       uint8_t *dst, double *labels, ld_err *e)
+{
+    lmdb_store *s = (lmdb_store *)base;
+    const ld_store_info *in = &base->info;
+    MDB_val k, v;
+    ld_rec r;
+    int rc = LD_OK, m;
+    LD_CHECK(e, !in->encoded, LD_EINVAL, "%s: read_run needs raw records", s->path);
+    LD_CHECK(e, first <= in->n && count <= in->n - first, LD_EINVAL,
+             "%s: records %llu..+%zu out of range (%llu records)", s->path,
+             (unsigned long long)first, count, (unsigned long long)in->n);
+    for (size_t j = 0; j < count; j++) {
+        if (j == 0 && s->keyed) {
+            LD_TRY(seek_keyed(s, cx, first, &k, &v, e));
+        } else if (j == 0) {
+            LD_TRY(seek_cursor(s, cx, first, &k, &v, e));
+        } else {
+            m = s->keyed ? mdb_cursor_get(cx->cur, &k, &v, MDB_NEXT) : step(cx, MDB_NEXT, &k, &v);
+            LD_CHECK(e, m != MDB_NOTFOUND, LD_EFORMAT, "%s: record %llu not found", s->path,
+                     (unsigned long long)(first + j));
+            if (m)
+                LD_TRY(mdb_err(e, m, s->path, "cursor read failed"));
+            if (s->keyed) { /* the numbering is checked on every record, as in seek_keyed */
+                char prefix[32];
+                int pl = snprintf(prefix, sizeof prefix, "%08llu_",
+                                  (unsigned long long)(first + j));
+                LD_CHECK(e, k.mv_size >= (size_t)pl && !memcmp(k.mv_data, prefix, (size_t)pl),
+                         LD_EFORMAT, "%s: expected a key starting with '%s': the keys are not "
+                         "numbered 0..N-1", s->path, prefix);
+            }
+        }
+        LD_TRY(decode_rec(s, cx, &k, &v, &r, e));
+        memcpy(dst + j * in->sample_bytes, r.data, in->sample_bytes);
+        labels[j] = r.label;
+    }
+fail:
+    if (rc < 0 && !s->keyed)
+        cx->positioned = 0;
+    return rc;
+}
+
 /* Readahead for a batch in keyed mode: locate each record and ask the kernel to read its
  * pages (the environment is opened with MDB_NORDAHEAD for random access, so this is the only
  * readahead then). Cursor mode skips it: seeking would cost the steps the read saves. */
@@ -323,7 +367,7 @@ static void st_close(ld_store *base)
 
 static const ld_store_vt lmdb_store_vt = {.ctx_create = ctx_create, .ctx_free = ctx_free,
                                            .read = st_read, .will_read = st_will_read,
-                                           .close = st_close};
+                                           .close = st_close, .read_run = st_read_run};
 
 /* Returns an LMDB/errno code (0 = ok), not an ld status. */
 static int env_open(lmdb_store *s, unsigned flags)
