@@ -26,9 +26,12 @@
  * HDF5 call and no extra copy on the hot path), decode encoded samples, apply the transforms
  * and write the batch in the requested dtype/layout. Batches live in a ring of preallocated
  * buffers (prefetch + 1 of them, allocated and pre-faulted once at open, reused forever), so
- * memory is `(prefetch + 1) x batch bytes` plus per-thread scratch. No file is memory-mapped:
- * the reader works under a small address-space limit (ulimit -v) and a file truncated while
- * being read gives LD_EFORMAT/LD_EIO, not SIGBUS.
+ * memory is `(prefetch + 1) x batch bytes` plus per-thread scratch. HDF5 files are not
+ * memory-mapped (measured: pread into the reused batch buffer is as fast or faster than copying
+ * from a sliding mapping, see h5_store.c), so the reader works under a small address-space
+ * limit (ulimit -v) whatever the dataset size, and a file truncated while being read gives
+ * LD_EFORMAT, not SIGBUS. LMDB databases are mapped whole by LMDB itself: there the address
+ * space must hold the database (a limit on 32-bit machines).
  *
  * Results are reproducible: the same seed, epoch, rank and world give the same order and the
  * same random crops/mirrors whatever the number of threads (each sample's randomness is
@@ -81,7 +84,8 @@ typedef enum ld_layout {
  */
 typedef enum ld_reader_param {
     LD_R_BATCH_SIZE = 1,   /**< samples per batch; default 64 */
-    LD_R_DROP_LAST = 2,    /**< 1 = drop the short final batch of an epoch; default 0 (deliver it) */
+    LD_R_DROP_LAST = 2,    /**< 1 = drop the short final batch of an epoch; 0 = deliver it
+                                (default) */
     LD_R_ORDER = 3,        /**< ld_order; default LD_ORDER_SEQUENTIAL */
     LD_R_SEED = 4,         /**< seed for the order and the random transforms; default 0 */
     LD_R_RANK = 5,         /**< this process's rank, 0 <= rank < world; default 0 */
@@ -101,14 +105,16 @@ typedef enum ld_reader_param {
     LD_R_CROP_W = 12,      /**< crop width; 0 = no crop (default). Both or neither */
     LD_R_CROP_H = 13,      /**< crop height; 0 = no crop (default) */
     LD_R_RANDOM_CROP = 14, /**< 1 = random crop position per sample; 0 = center crop (default) */
-    LD_R_MIRROR = 15,      /**< 1 = mirror each sample left-right with probability 1/2 (default 0) */
+    LD_R_MIRROR = 15,      /**< 1 = mirror each sample left-right with probability 1/2;
+                                default 0 */
     LD_R_CHANNEL_ORDER = 16, /**< -1 = as stored (default); LD_ORDER_BGR or LD_ORDER_RGB: swap the
                                 channels when the dataset records the other order (3 channels only;
                                 a dataset with no recorded order is LD_EINVAL, use LD_R_SWAP) */
     LD_R_SWAP = 17,        /**< 1 = reverse the channel order unconditionally (BGR <-> RGB) */
     LD_R_LABEL_DTYPE = 18, /**< LD_DTYPE_I32 (default) or LD_DTYPE_F32 */
     LD_R_WINDOW = 19,      /**< block shuffle: blocks per shuffle window; default 8 */
-    LD_R_EPOCH = 20,       /**< the epoch the next ld_reader_open() starts at (to resume); default 0 */
+    LD_R_EPOCH = 20,       /**< the epoch the next ld_reader_open() starts at (to resume);
+                                default 0 */
     LD_R_DCT_SCALE = 21    /**< encoded JPEG with a crop: 1 = let the decoder shrink by up to 8x
                                 (DCT scaling) while the image stays at least the crop size, i.e.
                                 crop from a reduced image (faster, different pixels); default 0 */
