@@ -8,12 +8,24 @@
  *
  * With warm 1 (default) one untimed epoch runs first: the page cache is warm and the ring
  * touched, as in a training loop's steady state.
+ *
+ *   read_bench --io FILE SAMPLE_BYTES
+ *
+ * The access-method experiment behind h5_store.c's choice: copy the first GiB of FILE (warm
+ * in the page cache) into a reused 256-sample buffer by pread per sample, pread per 6 samples
+ * (one 1 MiB chunk), pread per sample in random order, and memcpy from a 64 MiB mmap window
+ * slid along the file (plain, MAP_POPULATE, MADV_WILLNEED), and random memcpy from a mapping
+ * of the whole range (which a bounded address space does not allow). Prints GB/s for each.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "libdata/reader.h"
 
@@ -40,8 +52,84 @@ static int epoch(ld_reader *r, size_t *n, size_t *bytes, size_t *batches, uint64
     return rc;
 }
 
+static int io_experiment(const char *path, size_t sb)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || sb == 0)
+        return 1;
+    const size_t nbuf = 256, win = (size_t)64 << 20;
+    size_t total = (size_t)st.st_size < ((size_t)1 << 30) ? (size_t)st.st_size : (size_t)1 << 30;
+    total = total / win * win;
+    const size_t n = total / sb;
+    unsigned char *buf = malloc(nbuf * sb);
+    size_t *idx = malloc(n * sizeof(size_t));
+    if (!buf || !idx || n < 2)
+        return 1;
+    memset(buf, 1, nbuf * sb);
+    uint64_t x = 88172645463325252ull; /* xorshift: a fixed random order */
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    for (size_t i = n - 1; i > 0; i--) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t j = x % (i + 1), t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+    }
+    for (int rep = 0; rep < 2; rep++) {
+        double t = now();
+        for (size_t i = 0; i < n; i++)
+            if (pread(fd, buf + (i % nbuf) * sb, sb, (off_t)(i * sb)) < 0)
+                return 1;
+        printf("pread per sample, sequential:   %6.2f GB/s\n", n * sb / (now() - t) / 1e9);
+        t = now();
+        for (size_t i = 0; i + 6 <= n; i += 6)
+            if (pread(fd, buf + (i % (nbuf - 6)) * sb, 6 * sb, (off_t)(i * sb)) < 0)
+                return 1;
+        printf("pread per 6 samples, sequential: %5.2f GB/s\n", n * sb / (now() - t) / 1e9);
+        t = now();
+        for (size_t i = 0; i < n; i++)
+            if (pread(fd, buf + (i % nbuf) * sb, sb, (off_t)(idx[i] * sb)) < 0)
+                return 1;
+        printf("pread per sample, random:       %6.2f GB/s\n", n * sb / (now() - t) / 1e9);
+        for (int mode = 0; mode < 3; mode++) {
+            t = now();
+            size_t done = 0;
+            for (size_t off = 0; off < total; off += win) {
+                unsigned char *m = mmap(NULL, win, PROT_READ,
+                                        MAP_SHARED | (mode == 1 ? MAP_POPULATE : 0), fd,
+                                        (off_t)off);
+                if (m == MAP_FAILED)
+                    return 1;
+                if (mode == 2)
+                    madvise(m, win, MADV_WILLNEED);
+                for (size_t s = 0; s + sb <= win; s += sb, done++)
+                    memcpy(buf + (done % nbuf) * sb, m + s, sb);
+                munmap(m, win);
+            }
+            printf("mmap 64 MiB window%-13s: %5.2f GB/s\n",
+                   mode == 1 ? " POPULATE" : mode == 2 ? " WILLNEED" : "",
+                   done * sb / (now() - t) / 1e9);
+        }
+        unsigned char *m = mmap(NULL, total, PROT_READ, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED)
+            return 1;
+        t = now();
+        for (size_t i = 0; i < n; i++)
+            memcpy(buf + (i % nbuf) * sb, m + idx[i] * sb, sb);
+        printf("mmap whole range, random memcpy: %5.2f GB/s\n\n", n * sb / (now() - t) / 1e9);
+        munmap(m, total);
+    }
+    free(buf);
+    free(idx);
+    close(fd);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "--io"))
+        return io_experiment(argv[2], (size_t)atoll(argv[3]));
     if (argc < 2) {
         fprintf(stderr, "usage: %s FILE [batch B] [order O] [threads T] [epochs E] [dtype D] "
                         "[crop W H] [prefetch P] [budget BYTES] [dct 0|1] [warm 0|1]\n",

@@ -281,6 +281,12 @@ def main():
           "   (target >= 0.80)")
     print(f"  encoded, {T} threads / (libdata 1 thread x {T}) "
           f"{eT['samples_per_s'] / (e1['samples_per_s'] * T):5.2f}")
+    if not a.quick:
+        print("\naccess methods, 1 thread, first GiB of raw.h5 warm (why h5_store.c uses pread):")
+        warm(raw)
+        out = subprocess.run([exe, "--io", raw, str(C * H * W)], check=True,
+                             capture_output=True, text=True).stdout
+        print("".join("  " + l + "\n" for l in out.strip().splitlines()[-7:]), end="")
 
 
 if __name__ == "__main__":
