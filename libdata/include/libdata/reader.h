@@ -111,7 +111,8 @@ typedef enum ld_reader_param {
                                 channels when the dataset records the other order (3 channels only;
                                 a dataset with no recorded order is LD_EINVAL, use LD_R_SWAP) */
     LD_R_SWAP = 17,        /**< 1 = reverse the channel order unconditionally (BGR <-> RGB) */
-    LD_R_LABEL_DTYPE = 18, /**< LD_DTYPE_I32 (default) or LD_DTYPE_F32 */
+    LD_R_LABEL_DTYPE = 18, /**< LD_DTYPE_I32 (default; float labels are truncated toward zero)
+                                or LD_DTYPE_F32 */
     LD_R_WINDOW = 19,      /**< block shuffle: blocks per shuffle window; default 8 */
     LD_R_EPOCH = 20,       /**< the epoch the next ld_reader_open() starts at (to resume);
                                 default 0 */

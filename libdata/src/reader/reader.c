@@ -521,6 +521,7 @@ static int open_impl(ld_reader *r, const char *path)
              "reader: set both crop_w and crop_h, or neither");
     LD_TRY(ld__store_open(path, &so, &r->store, e));
     const ld_store_info *in = &r->store->info;
+    LD_CHECK(e, in->n > 0, LD_EFORMAT, "%s: the dataset holds no sample", path);
     LD_CHECK(e, in->n >= (uint64_t)p[LD_R_WORLD], LD_EINVAL, "%s: %llu samples cannot be shared "
              "by %lld ranks", path, (unsigned long long)in->n, (long long)p[LD_R_WORLD]);
     LD_CHECK(e, in->c >= 1 && in->c <= 4, LD_EFORMAT, "%s: %d channels are not supported", path,
@@ -588,7 +589,13 @@ static int open_impl(ld_reader *r, const char *path)
     uint64_t per_thread = in->ctx_bytes + (r->direct_out ? 0 : in->sample_bytes) + dec_bytes;
     uint64_t fixed = in->store_bytes + in->n * 8 + (uint64_t)threads * per_thread +
                      (r->xf.mean_img ? (uint64_t)x->c * x->mh * x->mw * 4 : 0);
-    uint64_t per_sample = r->out_bytes + 4 + 8, per_batch = per_sample * r->bsize;
+    uint64_t per_sample = r->out_bytes + 4 + 8, per_batch;
+    size_t ring_bytes;
+    LD_CHECK(e, !__builtin_mul_overflow(per_sample, r->bsize, &per_batch) &&
+                    ld__mul_size((size_t)r->bsize, r->out_bytes, &ring_bytes) &&
+                    ld__mul_size(ring_bytes, (size_t)(p[LD_R_PREFETCH] + 1), &ring_bytes),
+             LD_ELIMIT, "%s: a batch of %llu samples of %zu bytes is too large for this "
+             "machine's address space", path, (unsigned long long)r->bsize, r->out_bytes);
     int prefetch = p[LD_R_PREFETCH] ? (int)p[LD_R_PREFETCH] : AUTO_PREFETCH;
     uint64_t budget = (uint64_t)p[LD_R_MEMORY_BUDGET];
     if (budget) {
