@@ -93,6 +93,7 @@ struct ld_reader {
     void *log_user;
 
     /* open state */
+    char *path;
     int is_open, failed;
     ld_store *store;
     ld_sampler smp;
@@ -276,10 +277,11 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
     const ld_store_info *in = &st->info;
     ld_rec rec;
     const uint64_t *ids = r->idx + b * r->bsize;
+    uint64_t cur = ids[j0];
     if (st->vt->will_read)
         st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
     for (size_t j = j0; j < j1; j++) {
-        uint64_t i = ids[j];
+        uint64_t i = cur = ids[j];
         uint8_t *out = sl->data + j * r->out_bytes;
         sl->indices[j] = i;
         size_t run = 1;
@@ -322,6 +324,11 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             const ld_image *im = &w->img;
             LD_CHECK(&w->err, im->c == r->xf.c, LD_EFORMAT, "sample %llu: %d channels, not %d",
                      (unsigned long long)i, im->c, r->xf.c);
+            /* Without a crop the output size is the dataset's common size: an image of
+             * another size is a corrupt file, not something to crop silently. */
+            LD_CHECK(&w->err, r->p[LD_R_CROP_W] || (im->w == r->xf.ow && im->h == r->xf.oh),
+                     LD_EFORMAT, "sample %llu decodes to %dx%d, not the dataset's %dx%d",
+                     (unsigned long long)i, im->w, im->h, r->xf.ow, r->xf.oh);
             ld_xsrc src = {im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
         }
@@ -331,11 +338,10 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             ((int32_t *)sl->labels)[j] = (int32_t)rec.label;
     }
 fail:
-    if (rc < 0 && in->how && !strstr(w->err.msg, "sample")) {
+    if (rc < 0 && !strstr(w->err.msg, "sample")) {
         char tmp[LD_ERRMSG_MAX];
         snprintf(tmp, sizeof tmp, "%s", w->err.msg);
-        ld__err(&w->err, rc, "%s (reading dataset sample %llu)", tmp,
-                (unsigned long long)sl->indices[j0]);
+        ld__err(&w->err, rc, "%s (reading sample %llu)", tmp, (unsigned long long)cur);
     }
     return rc;
 }
@@ -376,7 +382,11 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&r->mu);
         if (rc < 0 && !r->failed) {
             r->failed = 1;
-            r->werr = w->err;
+            if (strstr(w->err.msg, r->path)) /* name the file once */
+                r->werr = w->err;
+            else
+                ld__err(&r->werr, rc, "%s: %s", r->path, w->err.msg);
+            r->werr.code = rc;
         }
         if (--sl->pieces_left == 0 || rc < 0)
             pthread_cond_broadcast(&r->cv_done);
@@ -431,6 +441,8 @@ static void close_reader(ld_reader *r)
     r->idx = NULL;
     free(r->mean_img);
     r->mean_img = NULL;
+    free(r->path);
+    r->path = NULL;
     r->is_open = r->failed = r->stop = 0;
     r->nthreads = r->nslots = 0;
 }
@@ -515,6 +527,8 @@ static int open_impl(ld_reader *r, const char *path)
     const int64_t *p = r->p;
     ld_store_opts so = {r->str[LD_R_DATA_NAME - LD_R_DATA_NAME],
                         r->str[LD_R_LABEL_NAME - LD_R_DATA_NAME], p[LD_R_ORDER] != 0};
+    r->path = ld__strdup(path);
+    LD_CHECK(e, r->path, LD_ENOMEM, "out of memory");
     LD_CHECK(e, p[LD_R_RANK] < p[LD_R_WORLD], LD_EINVAL, "reader: rank %lld is not below world "
              "%lld", (long long)p[LD_R_RANK], (long long)p[LD_R_WORLD]);
     LD_CHECK(e, (p[LD_R_CROP_W] == 0) == (p[LD_R_CROP_H] == 0), LD_EINVAL,
