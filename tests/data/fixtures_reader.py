@@ -11,6 +11,7 @@ layout the reader must handle, made with h5py so they are independent of libdata
   reader/enc.h5          24 photos as JPEG bytes (/encoded, /offsets, /shape), 500x375 and
                          375x500, attributes format/storage=encoded
   reader/enc_same.h5     12 photos re-encoded at 120x90 q85 (one common size)
+  reader/enc_corrupt.h5  enc_same with sample 5 truncated and sample 7 garbage
   reader/split.txt       raw_ours' samples in three files split-0/1/2.h5 (relative names)
   reader/truncated.h5    raw_ours.h5 cut to 60 % of its size
   reader/garbage.h5      4 KiB of random bytes;  reader/empty.h5: zero bytes
@@ -101,6 +102,10 @@ def make(outdir, photos):
         blobs.append(bio.getvalue())
         shapes.append((3, 90, 120))
     write_encoded(os.path.join(d, "enc_same.h5"), blobs, shapes, list(range(12)))
+    bad = list(blobs)
+    bad[5] = bad[5][: len(bad[5]) // 3]                       # truncated JPEG
+    bad[7] = b"\xff\xd8\xff" + bytes(range(256)) * 4          # garbage after a JPEG marker
+    write_encoded(os.path.join(d, "enc_corrupt.h5"), bad, shapes, list(range(12)))
     # split list: relative names, resolved against the list's folder
     cuts = [0, 33, 70, N]
     with open(os.path.join(d, "split.txt"), "w") as lst:

@@ -745,3 +745,28 @@ Test(reader, mean_file_is_subtracted_at_the_crop_position)
     cr_assert(strstr(ld_reader_errmsg(r), "mean"), "%s", ld_reader_errmsg(r));
     ld_reader_free(r);
 }
+
+Test(reader, corrupt_encoded_samples_are_errors_naming_file_and_sample)
+{
+    for (int order = 0; order <= 1; order++) {
+        ld_reader *r = ld_reader_create();
+        ld_reader_set(r, LD_R_BATCH_SIZE, 1);
+        ld_reader_set(r, LD_R_THREADS, 2);
+        ld_reader_set(r, LD_R_ORDER, order);
+        cr_assert_eq(ld_reader_open(r, FIX "enc_corrupt.h5"), LD_OK, "%s", ld_reader_errmsg(r));
+        const ld_batch *b;
+        int rc;
+        size_t got = 0;
+        while ((rc = ld_reader_next(r, &b)) == LD_OK)
+            got++;
+        cr_assert_eq(rc, LD_EFORMAT, "%d: %s", rc, ld_reader_errmsg(r));
+        cr_assert(order || got <= 5, "read %zu batches past a corrupt sample 5", got);
+        cr_assert(strstr(ld_reader_errmsg(r), "enc_corrupt.h5") &&
+                      (strstr(ld_reader_errmsg(r), "sample 5") ||
+                       strstr(ld_reader_errmsg(r), "sample 7")),
+                  "%s", ld_reader_errmsg(r));
+        /* the reader stays in error */
+        cr_assert_eq(ld_reader_next(r, &b), LD_EFORMAT);
+        ld_reader_free(r);
+    }
+}
