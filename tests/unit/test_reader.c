@@ -770,3 +770,50 @@ Test(reader, corrupt_encoded_samples_are_errors_naming_file_and_sample)
         ld_reader_free(r);
     }
 }
+
+Test(reader, two_readers_of_compressed_files_in_one_process)
+{
+    /* Both read through HDF5 from 2 workers each: the process-wide HDF5 lock keeps the
+     * non-thread-safe library consistent. */
+    int64_t kv[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 9, LD_R_THREADS, 2,
+                    LD_R_SEED, 1};
+    ld_reader *a = open_reader(FIX "raw_deflate.h5", kv, 8);
+    kv[7] = 2;
+    ld_reader *b = open_reader(FIX "raw_default.h5", kv, 8);
+    epoch_out oa = {0}, ob = {0};
+    const ld_batch *ba, *bb;
+    int ra = LD_OK, rb = LD_OK;
+    while (ra == LD_OK || rb == LD_OK) {
+        if (ra == LD_OK && (ra = ld_reader_next(a, &ba)) == LD_OK) {
+            oa.data = realloc(oa.data, oa.bytes + ba->data_bytes);
+            oa.idx = realloc(oa.idx, (oa.n + ba->n) * 8);
+            memcpy(oa.data + oa.bytes, ba->data, ba->data_bytes);
+            memcpy(oa.idx + oa.n, ba->indices, ba->n * 8);
+            oa.bytes += ba->data_bytes;
+            oa.n += ba->n;
+        }
+        if (rb == LD_OK && (rb = ld_reader_next(b, &bb)) == LD_OK) {
+            ob.data = realloc(ob.data, ob.bytes + bb->data_bytes);
+            ob.idx = realloc(ob.idx, (ob.n + bb->n) * 8);
+            memcpy(ob.data + ob.bytes, bb->data, bb->data_bytes);
+            memcpy(ob.idx + ob.n, bb->indices, bb->n * 8);
+            ob.bytes += bb->data_bytes;
+            ob.n += bb->n;
+        }
+    }
+    cr_assert_eq(ra, LD_END, "%s", ld_reader_errmsg(a));
+    cr_assert_eq(rb, LD_END, "%s", ld_reader_errmsg(b));
+    size_t len;
+    uint8_t *wa = dump("bytes", FIX "raw_deflate.h5", "data", oa.idx, oa.n, NULL, &len);
+    cr_assert_eq(len, oa.bytes);
+    cr_assert_eq(memcmp(wa, oa.data, len), 0, "deflate reader differs from h5py");
+    uint8_t *wb = dump("bytes", FIX "raw_default.h5", "data", ob.idx, ob.n, NULL, &len);
+    cr_assert_eq(len, ob.bytes);
+    cr_assert_eq(memcmp(wb, ob.data, len), 0, "default-chunked reader differs from h5py");
+    free(wa);
+    free(wb);
+    free_epoch(&oa);
+    free_epoch(&ob);
+    ld_reader_free(a);
+    ld_reader_free(b);
+}
