@@ -51,8 +51,10 @@ void ld__sampler_epoch(const ld_sampler *s, uint64_t epoch, uint64_t *out)
         /* Block shuffle: a permutation of the blocks, written out as their samples in storage
          * order, then shuffled within consecutive windows of `window` blocks. The block
          * permutation is built in the tail of `out` (block ids never outnumber samples) and
-         * consumed front to back while samples fill the front: the write position never
-         * overtakes the read position because every block holds at least one sample. */
+         * consumed front to back while samples fill the front. Writing never reaches an
+         * unread block id: after k + 1 < nb blocks at most (k + 1) * b samples are written,
+         * and (k + 1) * b <= n - nb + k + 1 because (nb - 1) * b < n. Each window is shuffled
+         * as soon as its blocks are written (it lies below the read position). */
         const uint64_t b = s->block ? s->block : 1, nb = (n + b - 1) / b;
         uint64_t *perm = out + (n - nb);
         for (uint64_t k = 0; k < nb; k++)
