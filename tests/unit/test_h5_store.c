@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store/store.h"
 
@@ -134,4 +135,104 @@ Test(h5_store, missing_datasets_are_named)
     o.label_name = "lbl";
     cr_assert_eq(ld__h5_store_open(FIX "raw_ours.h5", &o, &s, &e), LD_EFORMAT);
     cr_assert(strstr(e.msg, "lbl"), "%s", e.msg);
+}
+
+/* ---- files written by our own HDF5 writer (h5_write.c) ----------------------------------- */
+
+#include "store/writer.h"
+
+static void write_ours(const char *path, int encoded, int n, uint8_t *pix)
+{
+    ld_writer_opts o = {0};
+    o.path = path;
+    o.encoded = encoded;
+    o.encoding = encoded ? "original" : NULL;
+    o.channels = 3;
+    o.channel_order = 1; /* RGB */
+    o.expected_n = (uint64_t)n;
+    ld_err e = {0};
+    ld_writer *w = NULL;
+    cr_assert_eq(ld__h5_writer_create(&o, &w, &e), LD_OK, "%s", e.msg);
+    for (int i = 0; i < n; i++) {
+        ld_sample s = {pix + (size_t)i * 3 * 5 * 4, 3 * 5 * 4, 3, 5, 4, i * 3, "x.jpg"};
+        cr_assert_eq(w->vt->add(w, &s, &e), LD_OK, "%s", e.msg);
+    }
+    cr_assert_eq(w->vt->finish(w, &e), LD_OK, "%s", e.msg);
+    w->vt->free(w);
+}
+
+Test(h5_store, files_from_our_writer_are_read_directly_with_their_attributes)
+{
+    char path[] = "/tmp/ld_h5_store_XXXXXX.h5";
+    int fd = mkstemps(path, 3);
+    cr_assert(fd >= 0);
+    close(fd);
+    enum { N = 50 };
+    static uint8_t pix[N * 60];
+    for (size_t k = 0; k < sizeof pix; k++)
+        pix[k] = (uint8_t)(k * 31 + 7);
+    write_ours(path, 0, N, pix);
+    ld_store *s = open_store(path, NULL, NULL);
+    cr_assert(strstr(s->info.how, "direct"), "writer output not read directly: %s", s->info.how);
+    cr_assert_eq(s->info.n, N);
+    cr_assert_eq(s->info.c, 3);
+    cr_assert_eq(s->info.h, 5);
+    cr_assert_eq(s->info.w, 4);
+    cr_assert_eq(s->info.order, LD_SORDER_RGB, "channel_order attribute not understood");
+    ld_err e = {0};
+    ld_store_ctx *cx;
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &e), LD_OK);
+    for (uint64_t i = 0; i < N; i++) {
+        ld_rec r;
+        cr_assert_eq(s->vt->read(s, cx, i, NULL, 0, &r, &e), LD_OK, "%s", e.msg);
+        cr_assert_eq(memcmp(r.data, pix + i * 60, 60), 0, "sample %llu", (unsigned long long)i);
+        cr_assert_eq(r.label, (double)(i * 3));
+    }
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+    unlink(path);
+}
+
+Test(h5_store, encoded_files_from_our_writer_give_back_the_bytes)
+{
+    char path[] = "/tmp/ld_h5_store_XXXXXX.h5";
+    int fd = mkstemps(path, 3);
+    cr_assert(fd >= 0);
+    close(fd);
+    ld_buf jpg = {0};
+    ld_err e = {0};
+    cr_assert_eq(ld__read_file(LD_TEST_DATA "/photos/p01.jpg", &jpg, 1 << 24, &e), LD_OK, "%s",
+                 e.msg);
+    ld_writer_opts o = {0};
+    o.path = path;
+    o.encoded = 1;
+    o.encoding = "original";
+    o.channels = 3;
+    o.expected_n = 5;
+    ld_writer *w = NULL;
+    cr_assert_eq(ld__h5_writer_create(&o, &w, &e), LD_OK, "%s", e.msg);
+    for (int i = 0; i < 5; i++) {
+        ld_sample s = {jpg.p, jpg.len, 3, 375, 500, 10 + i, "p01.jpg"};
+        cr_assert_eq(w->vt->add(w, &s, &e), LD_OK, "%s", e.msg);
+    }
+    cr_assert_eq(w->vt->finish(w, &e), LD_OK, "%s", e.msg);
+    w->vt->free(w);
+    ld_store *s = open_store(path, NULL, NULL);
+    cr_assert(s->info.encoded);
+    cr_assert_eq(s->info.n, 5);
+    cr_assert_eq(s->info.h, 375);
+    cr_assert_eq(s->info.w, 500);
+    ld_store_ctx *cx;
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &e), LD_OK);
+    for (uint64_t i = 0; i < 5; i++) {
+        ld_rec r;
+        cr_assert_eq(s->vt->read(s, cx, 4 - i, NULL, 0, &r, &e), LD_OK, "%s", e.msg);
+        cr_assert_eq(r.len, jpg.len);
+        cr_assert_eq(memcmp(r.data, jpg.p, jpg.len), 0);
+        cr_assert_eq(r.label, (double)(14 - i));
+    }
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+    ld__buf_free(&jpg);
+    unlink(path);
 }

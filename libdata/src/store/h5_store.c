@@ -96,6 +96,7 @@ static int attr_string(hid_t file, const char *name, char *out, size_t cap)
             char *s = NULL;
             hid_t mt = H5Tcopy(H5T_C_S1);
             H5Tset_size(mt, H5T_VARIABLE);
+            H5Tset_cset(mt, H5Tget_cset(t)); /* HDF5 will not convert ASCII <-> UTF-8 */
             if (H5Aread(a, mt, &s) >= 0 && s) {
                 snprintf(out, cap, "%s", s);
                 ok = 1;
@@ -108,6 +109,7 @@ static int attr_string(hid_t file, const char *name, char *out, size_t cap)
             char *s = calloc(1, n + 1);
             hid_t mt = H5Tcopy(H5T_C_S1);
             H5Tset_size(mt, n + 1);
+            H5Tset_cset(mt, H5Tget_cset(t));
             if (s && H5Aread(a, mt, s) >= 0) {
                 snprintf(out, cap, "%s", s);
                 ok = 1;
