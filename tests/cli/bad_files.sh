@@ -30,7 +30,8 @@ check "folder mode: exit 0, each bad file named with a reason, 9 good samples wr
 run "$DATACONV" "$tree" "$TMP/out.h5" --resize 32 -j 2
 expect_rc 0
 for f in "${bad[@]}"; do
-    grep -E "${f}[^/]*: .{3,}" "$TMP/err" >/dev/null || { show; fail "stderr does not name $f with a reason"; }
+    grep -Eq "${f}[^/]*: .{3,}" "$TMP/err" ||
+        { show; fail "stderr does not name $f with a reason"; }
 done
 expect_err "converted 9 of"
 expect_err "skipped   3"
@@ -47,7 +48,8 @@ PY
 check "--strict: exit 3, the first bad file named, no output file and no temporary left"
 run "$DATACONV" "$tree" "$TMP/strict.h5" --resize 32 --strict
 expect_rc 3
-grep -Eq "zero.jpg|text.png|trunc.jpg" "$TMP/err" || { show; fail "--strict did not name the bad file"; }
+grep -Eq "zero.jpg|text.png|trunc.jpg" "$TMP/err" ||
+    { show; fail "--strict did not name the bad file"; }
 [ ! -e "$TMP/strict.h5" ] || fail "--strict left $TMP/strict.h5"
 leftover=$(find "$TMP" -maxdepth 1 -name 'strict.h5*')
 [ -z "$leftover" ] || fail "temporary left behind: $leftover"

@@ -35,7 +35,8 @@ run "$DATACONV" "$tree" "$TMP/q.h5" --resize 64 --quality 80 -q
 expect_rc 0
 run "$DATACONV" info "$TMP/q.h5"
 expect_rc 0
-grep -qi "jpeg\|encoded" "$TMP/out" || fail "info does not say the file is encoded: $(cat "$TMP/out")"
+grep -qi "jpeg\|encoded" "$TMP/out" ||
+    fail "info does not say the file is encoded: $(cat "$TMP/out")"
 
 check "info on an LMDB database"
 run "$DATACONV" "$tree" "$TMP/db.lmdb" --resize 32 -q

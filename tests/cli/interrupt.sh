@@ -23,7 +23,8 @@ for c in a b c d; do
     mkdir -p "$big/$c"
     for k in $(seq 1 40); do
         for p in "$LD_TEST_DATA"/photos/p*.jpg; do
-            ln "$p" "$big/$c/${k}_$(basename "$p")" 2>/dev/null || cp "$p" "$big/$c/${k}_$(basename "$p")"
+            dst=$big/$c/${k}_$(basename "$p")
+            ln "$p" "$dst" 2>/dev/null || cp "$p" "$dst"
         done
     done
 done

@@ -91,7 +91,8 @@ assert k[0] == k[1], k
 "
 if command -v mdb_stat >/dev/null; then
     check "mdb_stat counts 9 entries"
-    mdb_stat "$TMP/train_lmdb" | grep -q "Entries: 9" || fail "mdb_stat: $(mdb_stat "$TMP/train_lmdb")"
+    mdb_stat "$TMP/train_lmdb" | grep -q "Entries: 9" ||
+        fail "mdb_stat: $(mdb_stat "$TMP/train_lmdb")"
 fi
 
 check "-encoded -encode_type=png: encoded records"

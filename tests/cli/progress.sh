@@ -29,7 +29,8 @@ script -qefc "'$DATACONV' '$tree' '$TMP/out.h5' --resize 32 -j 1" /dev/null > "$
 rc=$?
 set -e
 expect_rc 0
-grep -q $'\r\\[[#.]*\\] *[0-9]*/10 .*img/s ETA' "$TMP/tty" || { cat -v "$TMP/tty"; fail "no progress bar"; }
+grep -q $'\r\\[[#.]*\\] *[0-9]*/10 .*img/s ETA' "$TMP/tty" ||
+    { cat -v "$TMP/tty"; fail "no progress bar"; }
 grep -q "10/10 100%" "$TMP/tty" || { cat -v "$TMP/tty"; fail "the bar never reached 10/10"; }
 grep -q "zero.jpg" "$TMP/tty" || { cat -v "$TMP/tty"; fail "no warning for zero.jpg"; }
 grep -q $'\033\\[Kdataconv: converted 9 of 10' "$TMP/tty" ||
@@ -54,7 +55,8 @@ total=0
 while read -r f; do
     [ -f "$f" ] || [ -f "$TMP/$f" ] || fail "listed file $f missing"
     p=$f; [ -f "$p" ] || p=$TMP/$f
-    total=$((total + $("$PYTHON" -c "import h5py,sys; print(len(h5py.File(sys.argv[1],'r')['label']))" "$p")))
+    n=$("$PYTHON" -c "import h5py,sys; print(len(h5py.File(sys.argv[1],'r')['label']))" "$p")
+    total=$((total + n))
 done < "$TMP/parts.txt"
 [ "$total" -eq 9 ] || fail "split files hold $total samples, expected 9"
 echo "progress: all checks passed"

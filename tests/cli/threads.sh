@@ -19,7 +19,8 @@ expect_out() { grep -q -- "$1" "$TMP/out" || { cat "$TMP/out" >&2; fail "stdout 
 tree=$LD_TEST_DATA/tree
 mkdir "$TMP/j1" "$TMP/j2" "$TMP/j3"
 # Same relative output name in each folder: the command line is stored in the file.
-for opts in "--resize 64" "--quality 70 --resize 96" "--shuffle --seed 7 --mode pad --resize 50x70"; do
+for opts in "--resize 64" "--quality 70 --resize 96" \
+    "--shuffle --seed 7 --mode pad --resize 50x70"; do
     check "-j 1, -j 2 and -j 3 give identical files: $opts"
     for j in 1 2 3; do
         (cd "$TMP/j$j" && run "$DATACONV" "$tree" out.h5 $opts -j "$j" && expect_rc 0)
