@@ -4,7 +4,7 @@
  * logic `dataconv bench` wraps).
  *
  *   read_bench FILE [batch B] [order 0|1|2] [threads T] [epochs E] [dtype 0|1] [crop W H]
- *              [prefetch P] [budget BYTES] [dct 0|1] [warm 0|1]
+ *              [prefetch P] [budget BYTES] [dct 0|1] [layout 0|1] [mirror 0|1] [warm 0|1]
  *
  * With warm 1 (default) one untimed epoch runs first: the page cache is warm and the ring
  * touched, as in a training loop's steady state.
@@ -154,6 +154,10 @@ int main(int argc, char **argv)
             rc = ld_reader_set(r, LD_R_PREFETCH, v);
         else if (!strcmp(key, "budget"))
             rc = ld_reader_set(r, LD_R_MEMORY_BUDGET, v);
+        else if (!strcmp(key, "layout"))
+            rc = ld_reader_set(r, LD_R_LAYOUT, v);
+        else if (!strcmp(key, "mirror"))
+            rc = ld_reader_set(r, LD_R_MIRROR, v);
         else if (!strcmp(key, "dct"))
             rc = ld_reader_set(r, LD_R_DCT_SCALE, v);
         else if (!strcmp(key, "epochs"))

@@ -355,50 +355,59 @@ Test(reader, float_batches_equal_the_reference_transform)
     }
 }
 
-/* Is `got` (c x 8 x 8, uint8 NCHW) some 8x8 crop of `src` (c x h x w), mirrored or not? */
-static int is_crop(const uint8_t *got, const uint8_t *src, int c, int h, int w)
+/* Is `got` (c x ch x cw, uint8 NCHW) some crop of `src` (c x h x w), mirrored or not?
+ * Returns 1 + mirrored, or 0. */
+static int is_crop(const uint8_t *got, const uint8_t *src, int c, int h, int w, int cw, int ch)
 {
-    for (int y0 = 0; y0 + 8 <= h; y0++)
-        for (int x0 = 0; x0 + 8 <= w; x0++)
+    for (int y0 = 0; y0 + ch <= h; y0++)
+        for (int x0 = 0; x0 + cw <= w; x0++)
             for (int m = 0; m < 2; m++) {
                 int ok = 1;
-                for (int ch = 0; ch < c && ok; ch++)
-                    for (int y = 0; y < 8 && ok; y++)
-                        for (int x = 0; x < 8 && ok; x++) {
-                            int sx = m ? x0 + 7 - x : x0 + x;
-                            ok = got[(ch * 8 + y) * 8 + x] == src[(ch * h + y0 + y) * w + sx];
+                for (int k = 0; k < c && ok; k++)
+                    for (int y = 0; y < ch && ok; y++)
+                        for (int x = 0; x < cw && ok; x++) {
+                            int sx = m ? x0 + cw - 1 - x : x0 + x;
+                            ok = got[(k * ch + y) * cw + x] == src[(k * h + y0 + y) * w + sx];
                         }
                 if (ok)
-                    return 1;
+                    return 1 + m;
             }
     return 0;
 }
 
 Test(reader, random_crop_and_mirror_are_reproducible_for_any_thread_count)
 {
-    epoch_out o[3];
-    for (int t = 0; t < 3; t++) {
-        int64_t kv[] = {LD_R_CROP_W, 8, LD_R_CROP_H, 8, LD_R_RANDOM_CROP, 1, LD_R_MIRROR, 1,
-                        LD_R_SEED, 9, LD_R_THREADS, t + 1, LD_R_BATCH_SIZE, 7, LD_R_ORDER, 1};
-        ld_reader *r = open_reader(FIX "raw_ours.h5", kv, sizeof kv / sizeof kv[0]);
-        read_epoch(r, &o[t]);
-        ld_reader_free(r);
+    const int sizes[2][2] = {{8, 8}, {19, 13}}; /* 19: the 8-byte reversal and its tail */
+    for (int z = 0; z < 2; z++) {
+        const int cw = sizes[z][0], ch = sizes[z][1];
+        epoch_out o[3];
+        for (int t = 0; t < 3; t++) {
+            int64_t kv[] = {LD_R_CROP_W, cw, LD_R_CROP_H, ch, LD_R_RANDOM_CROP, 1, LD_R_MIRROR, 1,
+                            LD_R_SEED, 9, LD_R_THREADS, t + 1, LD_R_BATCH_SIZE, 7, LD_R_ORDER, 1};
+            ld_reader *r = open_reader(FIX "raw_ours.h5", kv, sizeof kv / sizeof kv[0]);
+            read_epoch(r, &o[t]);
+            ld_reader_free(r);
+        }
+        cr_assert_eq(memcmp(o[0].data, o[1].data, o[0].bytes), 0, "1 vs 2 threads differ");
+        cr_assert_eq(memcmp(o[0].data, o[2].data, o[0].bytes), 0, "1 vs 3 threads differ");
+        size_t len;
+        uint8_t *src = dump("bytes", FIX "raw_ours.h5", "data", o[0].idx, o[0].n, NULL, &len);
+        int mirrored = 0, off_center = 0;
+        const size_t ob = (size_t)3 * cw * ch;
+        for (size_t k = 0; k < o[0].n; k++) {
+            const uint8_t *g = o[0].data + k * ob, *s = src + k * 3 * 24 * 20;
+            int m = is_crop(g, s, 3, 24, 20, cw, ch);
+            cr_assert(m, "sample %llu is not a %dx%d crop of the source",
+                      (unsigned long long)o[0].idx[k], cw, ch);
+            mirrored += m == 2;
+            off_center += memcmp(g, s + ((24 - ch) / 2 * 20 + (20 - cw) / 2), (size_t)cw) != 0;
+        }
+        cr_assert(off_center > 50, "crops look centered: random crop not applied");
+        cr_assert(mirrored > 25 && mirrored < 75, "%d of 100 mirrored", mirrored);
+        free(src);
+        for (int t = 0; t < 3; t++)
+            free_epoch(&o[t]);
     }
-    cr_assert_eq(memcmp(o[0].data, o[1].data, o[0].bytes), 0, "1 vs 2 threads differ");
-    cr_assert_eq(memcmp(o[0].data, o[2].data, o[0].bytes), 0, "1 vs 3 threads differ");
-    size_t len;
-    uint8_t *src = dump("bytes", FIX "raw_ours.h5", "data", o[0].idx, o[0].n, NULL, &len);
-    int distinct_offsets = 0;
-    for (size_t k = 0; k < o[0].n; k++) {
-        const uint8_t *g = o[0].data + k * 3 * 64, *s = src + k * 3 * 24 * 20;
-        cr_assert(is_crop(g, s, 3, 24, 20), "sample %llu is not a crop of the source",
-                  (unsigned long long)o[0].idx[k]);
-        distinct_offsets += memcmp(g, s + (8 * 20 + 6), 8) != 0; /* not the center crop */
-    }
-    cr_assert(distinct_offsets > 50, "crops look centered: random crop not applied");
-    free(src);
-    for (int t = 0; t < 3; t++)
-        free_epoch(&o[t]);
 }
 
 /* ---- encoded ------------------------------------------------------------------------------ */
@@ -816,4 +825,29 @@ Test(reader, two_readers_of_compressed_files_in_one_process)
     free_epoch(&ob);
     ld_reader_free(a);
     ld_reader_free(b);
+}
+
+Test(reader, nhwc_uint8_is_the_transpose_of_nchw_with_swap_and_mirror)
+{
+    /* same seed and order: the NHWC batch with swapped channels must be the NCHW batch's
+     * pixels transposed and channel-reversed, mirrored identically */
+    epoch_out o[2];
+    for (int nhwc = 0; nhwc <= 1; nhwc++) {
+        int64_t kv[] = {LD_R_LAYOUT, nhwc, LD_R_SWAP, nhwc, LD_R_MIRROR, 1, LD_R_SEED, 4,
+                        LD_R_ORDER, 1, LD_R_BATCH_SIZE, 32, LD_R_CROP_W, 17, LD_R_CROP_H, 9};
+        ld_reader *r = open_reader(FIX "raw_ours.h5", kv, sizeof kv / sizeof kv[0]);
+        read_epoch(r, &o[nhwc]);
+        ld_reader_free(r);
+    }
+    cr_assert_eq(memcmp(o[0].idx, o[1].idx, o[0].n * 8), 0);
+    for (size_t k = 0; k < o[0].n; k++)
+        for (int c = 0; c < 3; c++)
+            for (int y = 0; y < 9; y++)
+                for (int x = 0; x < 17; x++) {
+                    uint8_t a = o[0].data[k * 459 + (size_t)(c * 9 + y) * 17 + x];
+                    uint8_t b = o[1].data[k * 459 + (size_t)(y * 17 + x) * 3 + (2 - c)];
+                    cr_assert_eq(a, b, "sample %zu c%d y%d x%d", k, c, y, x);
+                }
+    free_epoch(&o[0]);
+    free_epoch(&o[1]);
 }
