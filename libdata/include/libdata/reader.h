@@ -99,7 +99,10 @@ typedef enum ld_reader_param {
     LD_R_MEMORY_BUDGET = 9, /**< bytes the reader may use (batch ring, per-thread scratch, index,
                                 labels); 0 = no limit (default). Prefetch is reduced to fit; when
                                 not even one batch fits, open fails with LD_ELIMIT and a message
-                                naming the largest batch size that fits */
+                                naming the largest batch size that fits. Encoded images whose
+                                sizes the dataset does not record (convert_imageset LMDBs) are
+                                budgeted at twice the crop per thread; larger images grow the
+                                decode buffers past the budget */
     LD_R_DTYPE = 10,       /**< ld_dtype of the pixels: LD_DTYPE_U8 (default) or LD_DTYPE_F32 */
     LD_R_LAYOUT = 11,      /**< ld_layout; default LD_LAYOUT_NCHW */
     LD_R_CROP_W = 12,      /**< crop width; 0 = no crop (default). Both or neither */

@@ -598,8 +598,12 @@ static int open_impl(ld_reader *r, const char *path)
 
     /* Memory plan: fixed costs, then as many batch slots as the budget allows. */
     int threads = p[LD_R_THREADS] ? (int)p[LD_R_THREADS] : ld__cpu_count();
-    size_t dec_bytes = in->encoded ? (size_t)(in->h ? in->h : x->oh) * (in->w ? in->w : x->ow) *
-                                         (size_t)x->c * 2 : 0;
+    /* Decode buffer per thread: the largest image when the store knows it, else a guess of
+     * twice the crop (then the budget may be exceeded by larger images: documented). */
+    uint64_t dec_bytes = !in->encoded        ? 0
+                         : in->max_pixels    ? in->max_pixels * (uint64_t)x->c
+                         : in->h && in->w    ? (uint64_t)in->h * in->w * x->c
+                                             : (uint64_t)x->oh * x->ow * x->c * 2;
     uint64_t per_thread = in->ctx_bytes + (r->direct_out ? 0 : in->sample_bytes) + dec_bytes;
     uint64_t fixed = in->store_bytes + in->n * 8 + (uint64_t)threads * per_thread +
                      (r->xf.mean_img ? (uint64_t)x->c * x->mh * x->mw * 4 : 0);

@@ -616,17 +616,23 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     LD_CHECK(e, H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->offsets) >= 0,
              LD_EFORMAT, "%s: cannot read '/%s'", s->path, LD_H5_DS_OFFSETS);
     in->store_bytes += (size_t)odims[0] * 8;
-    for (uint64_t i = 0; i < in->n; i++)
+    uint64_t longest = 0;
+    for (uint64_t i = 0; i < in->n; i++) {
         LD_CHECK(e, s->offsets[i] <= s->offsets[i + 1] && s->offsets[i + 1] <= s->enc_len &&
                         s->offsets[i + 1] - s->offsets[i] <= ((uint64_t)1 << 30),
                  LD_EFORMAT, "%s: offsets of sample %llu are out of order or beyond the %llu "
                  "encoded bytes (corrupt)", s->path, (unsigned long long)i,
                  (unsigned long long)s->enc_len);
+        if (s->offsets[i + 1] - s->offsets[i] > longest)
+            longest = s->offsets[i + 1] - s->offsets[i];
+    }
     /* Decoded shape: the attributes when the writer recorded a common size, else /shape. */
     int c = 0, h = 0, w = 0;
     attr_int(file, LD_H5_ATTR_CHANNELS, &c);
     attr_int(file, LD_H5_ATTR_HEIGHT, &h);
     attr_int(file, LD_H5_ATTR_WIDTH, &w);
+    if (c > 0 && h > 0 && w > 0)
+        in->max_pixels = (uint64_t)h * (uint64_t)w;
     if (link_exists(file, LD_H5_DS_SHAPE) && in->n && (c <= 0 || h <= 0 || w <= 0)) {
         hid_t sd = H5Dopen2(file, LD_H5_DS_SHAPE, H5P_DEFAULT);
         hsize_t sdims[4];
@@ -637,9 +643,12 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
             c = (int)shp[0];
             h = (int)shp[1];
             w = (int)shp[2];
-            for (uint64_t i = 1; i < in->n; i++)
+            for (uint64_t i = 0; i < in->n; i++) {
+                uint64_t px = (uint64_t)shp[3 * i + 1] * shp[3 * i + 2];
+                in->max_pixels = px > in->max_pixels ? px : in->max_pixels;
                 if ((int)shp[3 * i + 1] != h || (int)shp[3 * i + 2] != w)
                     h = w = 0;
+            }
         }
         if (sd >= 0)
             H5Dclose(sd);
@@ -658,7 +667,7 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
         LD_TRY(dr);
         s->direct = dr;
     }
-    in->ctx_bytes = 1 << 20; /* a typical encoded sample buffer, grows with the largest */
+    in->ctx_bytes = (size_t)longest; /* the read buffer grows to the longest sample */
     snprintf(s->how, sizeof s->how, "hdf5 encoded %s",
              s->direct ? "direct pread" : "via HDF5 (serialized)");
 fail:

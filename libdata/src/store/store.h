@@ -63,6 +63,10 @@ typedef struct ld_store_info {
      * "hdf5 deflate, via HDF5 (serialized)", "lmdb"), for logs and benchmarks. Static or
      * owned by the store. */
     const char *how;
+    /* Encoded stores: the largest decoded w*h of any sample when the store knows it (HDF5
+     * /shape), else 0. The reader sizes per-thread decode buffers for its memory budget from
+     * it. (Added after the first version; 0 is always a valid value.) */
+    uint64_t max_pixels;
 } ld_store_info;
 
 /* One sample as read. Borrowed: `data` stays valid until the next read() or ctx_free() on the
