@@ -129,6 +129,12 @@ Test(lmdb, encoded_database_reads_back_in_python_lmdb_and_protobuf)
     cr_assert_eq(write_db(db, 1, 12, 30, 40, 1), LD_OK, "%s", err.msg);
     cr_assert_eq(run("%s %s/tests/python/lmdb_check_written.py %s encoded 12 30 40", LD_PYTHON,
                      LD_SOURCE_DIR, db), 0, "python cross-check failed");
+    ld_store *s;
+    cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert(s->info.encoded && s->info.c == 3 && s->info.h == 30 && s->info.w == 40,
+              "the sidecar gives the common shape");
+    cr_assert_eq(s->info.max_pixels, 30 * 40);
+    s->vt->close(s);
 }
 
 Test(lmdb, store_reads_our_database_by_index_in_any_order)

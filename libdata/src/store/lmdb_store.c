@@ -454,6 +454,7 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
             in->c = atoi(vc);
             in->h = atoi(vh);
             in->w = atoi(vw);
+            in->max_pixels = (uint64_t)in->h * (uint64_t)in->w;
         }
     } else if (rc == LD_END) {
         rc = LD_OK;
