@@ -24,17 +24,28 @@ const char *ld_version_string(void)
 const char *ld_strerror(int status)
 {
     switch (status) {
-    case LD_OK: return "success";
-    case LD_END: return "end of epoch";
-    case LD_ENOMEM: return "out of memory";
-    case LD_EINVAL: return "invalid argument";
-    case LD_EIO: return "input/output error";
-    case LD_EFORMAT: return "corrupt or unsupported data";
-    case LD_ELIMIT: return "over a limit";
-    case LD_ECANCELED: return "canceled";
-    case LD_ENOTSUP: return "not supported by this build";
-    case LD_ESTATE: return "invalid call in this state";
-    default: return "unknown status";
+    case LD_OK:
+        return "success";
+    case LD_END:
+        return "end of epoch";
+    case LD_ENOMEM:
+        return "out of memory";
+    case LD_EINVAL:
+        return "invalid argument";
+    case LD_EIO:
+        return "input/output error";
+    case LD_EFORMAT:
+        return "corrupt or unsupported data";
+    case LD_ELIMIT:
+        return "over a limit";
+    case LD_ECANCELED:
+        return "canceled";
+    case LD_ENOTSUP:
+        return "not supported by this build";
+    case LD_ESTATE:
+        return "invalid call in this state";
+    default:
+        return "unknown status";
     }
 }
 
@@ -59,7 +70,8 @@ int ld_has_feature(ld_feature f)
 #else
         return 0;
 #endif
-    case LD_FEATURE_THREADS: return 1;
+    case LD_FEATURE_THREADS:
+        return 1;
     }
     return 0;
 }
@@ -91,8 +103,7 @@ void ld__err_clear(ld_err *e)
 
 int ld__buf_reserve(ld_buf *b, size_t cap)
 {
-    if (cap <= b->cap)
-        return LD_OK;
+    if (cap <= b->cap) return LD_OK;
     size_t ncap = b->cap ? b->cap : 4096;
     while (ncap < cap) {
         if (ncap > SIZE_MAX / 2) {
@@ -102,8 +113,7 @@ int ld__buf_reserve(ld_buf *b, size_t cap)
         ncap *= 2;
     }
     uint8_t *p = realloc(b->p, ncap);
-    if (!p)
-        return LD_ENOMEM;
+    if (!p) return LD_ENOMEM;
     b->p = p;
     b->cap = ncap;
     return LD_OK;
@@ -112,13 +122,10 @@ int ld__buf_reserve(ld_buf *b, size_t cap)
 int ld__buf_append(ld_buf *b, const void *data, size_t n)
 {
     size_t need;
-    if (!ld__add_size(b->len, n, &need))
-        return LD_ENOMEM;
+    if (!ld__add_size(b->len, n, &need)) return LD_ENOMEM;
     int rc = ld__buf_reserve(b, need);
-    if (rc < 0)
-        return rc;
-    if (n)
-        memcpy(b->p + b->len, data, n);
+    if (rc < 0) return rc;
+    if (n) memcpy(b->p + b->len, data, n);
     b->len = need;
     return LD_OK;
 }
@@ -141,8 +148,7 @@ int ld__image_alloc(ld_image *im, int w, int h, int c)
         free(im->px);
         im->px = malloc(n);
         im->cap = im->px ? n : 0;
-        if (!im->px)
-            return LD_ENOMEM;
+        if (!im->px) return LD_ENOMEM;
     }
     im->w = w;
     im->h = h;
@@ -168,30 +174,26 @@ int ld__read_file(const char *path, ld_buf *out, size_t max_bytes, ld_err *e)
     LD_CHECK(e, !S_ISDIR(st.st_mode), LD_EIO, "%s: is a directory", path);
     LD_CHECK(e, S_ISREG(st.st_mode), LD_EIO, "%s: not a regular file", path);
     LD_CHECK(e, (uint64_t)st.st_size <= max_bytes, LD_ELIMIT,
-             "%s: file too large (%lld bytes, limit %zu)", path, (long long)st.st_size,
-             max_bytes);
+             "%s: file too large (%lld bytes, limit %zu)", path, (long long)st.st_size, max_bytes);
     out->len = 0;
     LD_CHECK(e, ld__buf_reserve(out, (size_t)st.st_size + 1) == LD_OK, LD_ENOMEM,
              "%s: out of memory reading %lld bytes", path, (long long)st.st_size);
     /* Read until EOF rather than trusting st_size: the file may change under us. */
     for (;;) {
         if (out->len == out->cap) {
-            LD_CHECK(e, out->len < max_bytes, LD_ELIMIT, "%s: file too large (limit %zu)",
-                     path, max_bytes);
-            LD_CHECK(e, ld__buf_reserve(out, out->cap + 1) == LD_OK, LD_ENOMEM,
-                     "%s: out of memory", path);
+            LD_CHECK(e, out->len < max_bytes, LD_ELIMIT, "%s: file too large (limit %zu)", path,
+                     max_bytes);
+            LD_CHECK(e, ld__buf_reserve(out, out->cap + 1) == LD_OK, LD_ENOMEM, "%s: out of memory",
+                     path);
         }
         ssize_t n = read(fd, out->p + out->len, out->cap - out->len);
-        if (n < 0 && errno == EINTR)
-            continue;
+        if (n < 0 && errno == EINTR) continue;
         LD_CHECK(e, n >= 0, LD_EIO, "%s: read error: %s", path, strerror(errno));
-        if (n == 0)
-            break;
+        if (n == 0) break;
         out->len += (size_t)n;
     }
 fail:
-    if (fd >= 0)
-        close(fd);
+    if (fd >= 0) close(fd);
     return rc;
 }
 
@@ -218,8 +220,7 @@ char *ld__asprintf(const char *fmt, ...)
     va_list ap;
     char *s = NULL;
     va_start(ap, fmt);
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
     va_end(ap);
     return s;
 }

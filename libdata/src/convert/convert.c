@@ -1,0 +1,595 @@
+/*
+ * The conversion pipeline:
+ *
+ *   source ──► worker threads ──► slot window ──► caller thread ──► writer ──► rename
+ *              read, decode,      (W slots,        in input order:
+ *              resize, CHW or     bounded)         log, progress,
+ *              re-encode                           write
+ *
+ * Workers take input indices in order, but never more than W ahead of the next index the
+ * caller thread will write, so memory is O(W) images whatever the number of inputs. The
+ * caller thread alone touches the writer (HDF5 is not thread-safe) and alone calls the user's
+ * callbacks. Because samples reach the writer in input order, the output is byte-identical
+ * for any thread count.
+ */
+#define _GNU_SOURCE
+#include "libdata/convert.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "codec/codec.h"
+#include "common/ld_internal.h"
+#include "resize/resize.h"
+#include "source/source.h"
+#include "store/writer.h"
+
+/* ---- parameters ------------------------------------------------------------------------ */
+
+static const ld_param_desc PARAMS[] = {
+    {LD_C_FORMAT, "format", 0, 0, 2, "output format: 0 auto (from the name), 1 hdf5, 2 lmdb"},
+    {LD_C_QUALITY, "quality", 0, 0, 100,
+     "0 = raw pixels; 1..100 = re-encode as JPEG at this quality"},
+    {LD_C_RESIZE_W, "resize_w", 0, 0, 65535, "target width (0 = keep)"},
+    {LD_C_RESIZE_H, "resize_h", 0, 0, 65535, "target height (0 = keep)"},
+    {LD_C_RESIZE_MODE, "resize_mode", 0, 0, 3, "0 squash, 1 crop, 2 pad, 3 max side"},
+    {LD_C_PAD_VALUE, "pad_value", 0, 0, 255, "gray level of the padding (pad mode)"},
+    {LD_C_GRAY, "gray", 0, 0, 1, "1 = one gray channel"},
+    {LD_C_CHANNEL_ORDER, "channel_order", 0, 0, 1, "0 = BGR (Caffe), 1 = RGB"},
+    {LD_C_THREADS, "threads", 0, 0, 1024, "worker threads (0 = all cores)"},
+    {LD_C_SHUFFLE, "shuffle", 0, 0, 1, "1 = shuffle the input order (see seed)"},
+    {LD_C_SEED, "seed", 0, 0, INT64_MAX, "shuffle seed"},
+    {LD_C_STRICT, "strict", 0, 0, 1, "1 = stop at the first bad file"},
+    {LD_C_MAX_PIXELS, "max_pixels", 100000000, 1, (int64_t)1 << 40, "refuse larger images"},
+    {LD_C_SPLIT_BYTES, "split_bytes", 0, 0, INT64_MAX,
+     "HDF5: bytes of data per file (0 = one file)"},
+    {LD_C_DEFLATE, "deflate", 0, 0, 9, "HDF5: deflate level for raw data (0 = none, mappable)"},
+    {LD_C_CHECK_SIZE, "check_size", 0, 0, 1, "1 = all images must have the same size"},
+    {LD_C_ENCODED, "encoded", 0, 0, 1, "1 = store encoded images (original bytes if no resize)"},
+    {LD_C_ENCODE_PNG, "encode_png", 0, 0, 1, "1 = re-encode as PNG instead of JPEG"},
+};
+#define NPARAMS (sizeof PARAMS / sizeof PARAMS[0])
+
+/* Largest input file we read whole. Bigger "images" are refused rather than slurped. */
+#define MAX_FILE_BYTES ((size_t)1 << 30)
+/* JPEG quality used when images must be re-encoded but no quality was given (OpenCV's). */
+#define DEFAULT_REENCODE_QUALITY 95
+
+struct ld_convert {
+    int64_t val[NPARAMS];
+    char *list_file, *note;
+    ld_log_fn log;
+    void *log_user;
+    ld_progress_fn progress;
+    void *progress_user;
+    ld_progress stats;
+    ld_err err;
+};
+
+static int param_index(int id)
+{
+    for (size_t i = 0; i < NPARAMS; i++)
+        if (PARAMS[i].id == id) return (int)i;
+    return -1;
+}
+
+const ld_param_desc *ld_convert_params(size_t *n)
+{
+    if (n) *n = NPARAMS;
+    return PARAMS;
+}
+
+int ld_convert_param_bounds(ld_convert_param p, int64_t *min, int64_t *max)
+{
+    int i = param_index((int)p);
+    if (i < 0) return LD_EINVAL;
+    if (min) *min = PARAMS[i].min;
+    if (max) *max = PARAMS[i].max;
+    return LD_OK;
+}
+
+ld_convert *ld_convert_create(void)
+{
+    ld_convert *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    for (size_t i = 0; i < NPARAMS; i++)
+        c->val[i] = PARAMS[i].def;
+    return c;
+}
+
+void ld_convert_free(ld_convert *c)
+{
+    if (!c) return;
+    free(c->list_file);
+    free(c->note);
+    free(c);
+}
+
+int ld_convert_set(ld_convert *c, ld_convert_param p, int64_t value)
+{
+    int i = param_index((int)p);
+    if (i < 0) return ld__err(&c->err, LD_EINVAL, "unknown convert parameter %d", (int)p);
+    if (value < PARAMS[i].min || value > PARAMS[i].max)
+        return ld__err(&c->err, LD_EINVAL, "%s: %lld is out of range [%lld, %lld]", PARAMS[i].name,
+                       (long long)value, (long long)PARAMS[i].min, (long long)PARAMS[i].max);
+    c->val[i] = value;
+    return LD_OK;
+}
+
+int ld_convert_get(const ld_convert *c, ld_convert_param p, int64_t *value)
+{
+    int i = param_index((int)p);
+    if (i < 0) return LD_EINVAL;
+    *value = c->val[i];
+    return LD_OK;
+}
+
+int ld_convert_set_str(ld_convert *c, ld_convert_str_param p, const char *value)
+{
+    char **slot = p == LD_C_LIST_FILE ? &c->list_file : p == LD_C_SOURCE_NOTE ? &c->note : NULL;
+    if (!slot) return ld__err(&c->err, LD_EINVAL, "unknown convert string parameter %d", (int)p);
+    char *copy = NULL;
+    if (value && !(copy = strdup(value))) return ld__err(&c->err, LD_ENOMEM, "out of memory");
+    free(*slot);
+    *slot = copy;
+    return LD_OK;
+}
+
+void ld_convert_set_log(ld_convert *c, ld_log_fn fn, void *user)
+{
+    c->log = fn;
+    c->log_user = user;
+}
+
+void ld_convert_set_progress(ld_convert *c, ld_progress_fn fn, void *user)
+{
+    c->progress = fn;
+    c->progress_user = user;
+}
+
+const ld_progress *ld_convert_stats(const ld_convert *c)
+{
+    return &c->stats;
+}
+
+const char *ld_convert_errmsg(const ld_convert *c)
+{
+    return c->err.msg;
+}
+
+#define P(c, id) ((c)->val[param_index(id)])
+
+/* ---- one run --------------------------------------------------------------------------- */
+
+/* What a worker produced for one input, handed to the caller thread through a slot. */
+typedef struct slot {
+    int ready;  /* set by the worker under the run's mutex */
+    int status; /* LD_OK, or why the file was skipped */
+    ld_buf out; /* raw CHW pixels or encoded bytes; reused */
+    int c, h, w;
+    uint64_t bytes_in;
+    char msg[LD_ERRMSG_MAX];
+} slot;
+
+/* Per-thread decode state, reused for every image the thread handles. */
+typedef struct worker {
+    struct run *run;
+    pthread_t tid;
+    int started;
+    ld_codec *codec;
+    ld_resizer *resizer;
+    ld_image dec, resized;
+    ld_buf file;
+} worker;
+
+typedef struct run {
+    /* fixed for the run */
+    const ld_source *src;
+    size_t n;
+    int channels, order_rgb, encoded, keep_original, encode_png, quality, check_size;
+    ld_geometry geom;
+    uint64_t max_pixels;
+    /* shared, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv; /* workers wait for room in the window */
+    pthread_cond_t done_cv; /* the caller waits for its next slot */
+    size_t next_take, next_write, window;
+    int stop;
+    slot *slots;
+    /* check_size: the first image's size, set by the caller thread in order */
+} run;
+
+/* Planar CHW from interleaved HWC; 3 channels are written in the dataset's order. */
+static void to_chw(const ld_image *im, int order_rgb, uint8_t *dst)
+{
+    const size_t plane = (size_t)im->w * im->h;
+    const uint8_t *s = im->px;
+    if (im->c == 1) {
+        memcpy(dst, s, plane);
+        return;
+    }
+    /* Source is RGB. BGR order puts B in plane 0. */
+    uint8_t *p0 = dst, *p1 = dst + plane, *p2 = dst + 2 * plane;
+    if (!order_rgb) {
+        uint8_t *t = p0;
+        p0 = p2;
+        p2 = t;
+    }
+    for (size_t i = 0; i < plane; i++, s += 3) {
+        p0[i] = s[0];
+        p1[i] = s[1];
+        p2[i] = s[2];
+    }
+}
+
+/* Turn one input file into the bytes the writer stores. Returns LD_OK or a skip reason. */
+static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
+{
+    run *r = wk->run;
+    const ld_item *it = ld__source_item(r->src, idx);
+    int rc = LD_OK;
+    ld_img_info info;
+
+    LD_TRY(ld__read_file(it->path, &wk->file, MAX_FILE_BYTES, e));
+    sl->bytes_in = wk->file.len;
+    LD_TRY(ld__img_info(wk->codec, wk->file.p, wk->file.len, it->path, &info, e));
+    LD_CHECK(e, (uint64_t)info.w * (uint64_t)info.h <= r->max_pixels, LD_ELIMIT,
+             "%s: %dx%d is over the %llu-pixel limit (raise it with --max-pixels)", it->path,
+             info.w, info.h, (unsigned long long)r->max_pixels);
+
+    ld_decode_opts dopt = {
+        .channels = r->channels, .max_pixels = r->max_pixels, .apply_orientation = 1};
+    ld__resize_min_source(&r->geom, info.w, info.h, &dopt.min_w, &dopt.min_h);
+    /* Even when the original bytes are kept, decode fully: a file that does not decode must
+     * be skipped here, not crash a training job later. */
+    LD_TRY(ld__img_decode(wk->codec, wk->file.p, wk->file.len, it->path, &dopt, &wk->dec, e));
+
+    const ld_image *im = &wk->dec;
+    if (r->geom.w || r->geom.h) {
+        LD_TRY(ld__resize(wk->resizer, &wk->dec, &r->geom, &wk->resized, e));
+        im = &wk->resized;
+    }
+    sl->c = im->c;
+    sl->h = im->h;
+    sl->w = im->w;
+
+    if (r->keep_original) {
+        /* Hand the file buffer itself to the slot: no copy. */
+        ld_buf t = sl->out;
+        sl->out = wk->file;
+        wk->file = t;
+    } else if (r->encoded) {
+        sl->out.len = 0;
+        if (r->encode_png)
+            LD_TRY(ld__png_encode(wk->codec, im, &sl->out, e));
+        else
+            LD_TRY(ld__jpeg_encode(wk->codec, im, r->quality, &sl->out, e));
+    } else {
+        const size_t n = (size_t)im->w * im->h * im->c;
+        LD_CHECK(e, ld__buf_reserve(&sl->out, n) == LD_OK, LD_ENOMEM, "%s: out of memory",
+                 it->path);
+        to_chw(im, r->order_rgb, sl->out.p);
+        sl->out.len = n;
+    }
+fail:
+    return rc;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *wk = arg;
+    run *r = wk->run;
+    ld_err e;
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        while (!r->stop && r->next_take < r->n && r->next_take >= r->next_write + r->window)
+            pthread_cond_wait(&r->work_cv, &r->mu);
+        if (r->stop || r->next_take >= r->n) break;
+        size_t idx = r->next_take++;
+        slot *sl = &r->slots[idx % r->window];
+        pthread_mutex_unlock(&r->mu);
+
+        ld__err_clear(&e);
+        sl->bytes_in = 0;
+        sl->status = process(wk, idx, sl, &e);
+        if (sl->status < 0) memcpy(sl->msg, e.msg, sizeof sl->msg);
+
+        pthread_mutex_lock(&r->mu);
+        sl->ready = 1;
+        if (idx == r->next_write) pthread_cond_signal(&r->done_cv);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+static void worker_free(worker *wk)
+{
+    ld__codec_free(wk->codec);
+    ld__resizer_free(wk->resizer);
+    ld__image_free(&wk->dec);
+    ld__image_free(&wk->resized);
+    ld__buf_free(&wk->file);
+}
+
+static void logf_(ld_convert *c, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void logf_(ld_convert *c, int level, const char *fmt, ...)
+{
+    if (!c->log) return;
+    char msg[LD_ERRMSG_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->log(c->log_user, level, msg);
+}
+
+static int is_lmdb_output(const char *out)
+{
+    size_t n = strlen(out);
+    while (n > 1 && out[n - 1] == '/')
+        n--;
+    if (n >= 5 && strncmp(out + n - 5, ".lmdb", 5) == 0) return 1;
+    struct stat st;
+    return stat(out, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void source_warn(void *user, const char *msg)
+{
+    logf_(user, LD_LOG_WARN, "%s", msg);
+}
+
+static const char *MODE_NAMES[] = {"squash", "crop", "pad", "max"};
+
+int ld_convert_run(ld_convert *c, const char *input, const char *output)
+{
+    int rc = LD_OK;
+    ld_source *src = NULL;
+    ld_writer *wr = NULL;
+    worker *workers = NULL;
+    run r;
+    int nthreads = 0, sync_init = 0;
+    const char **class_names = NULL;
+    const double t0 = ld__now();
+    double last_progress = 0;
+
+    memset(&r, 0, sizeof r);
+    memset(&c->stats, 0, sizeof c->stats);
+    ld__err_clear(&c->err);
+    LD_CHECK(&c->err, input && output && *input && *output, LD_EINVAL,
+             "convert: an input and an output path are required");
+
+    /* Settings, and the contradictions a user can make with them. */
+    const int quality = (int)P(c, LD_C_QUALITY);
+    const int encode_png = (int)P(c, LD_C_ENCODE_PNG);
+    const int encoded = quality > 0 || encode_png || P(c, LD_C_ENCODED);
+    r.geom.mode = (int)P(c, LD_C_RESIZE_MODE);
+    r.geom.w = (int)P(c, LD_C_RESIZE_W);
+    r.geom.h = (int)P(c, LD_C_RESIZE_H);
+    r.geom.pad_value = (uint8_t)P(c, LD_C_PAD_VALUE);
+    r.channels = P(c, LD_C_GRAY) ? 1 : 3;
+    r.order_rgb = P(c, LD_C_CHANNEL_ORDER) == LD_ORDER_RGB;
+    r.encoded = encoded;
+    r.encode_png = encode_png;
+    r.quality = quality ? quality : DEFAULT_REENCODE_QUALITY;
+    r.max_pixels = (uint64_t)P(c, LD_C_MAX_PIXELS);
+    /* convert_imageset --encoded without resize keeps the file's own bytes. Gray output
+     * needs a re-encode (the stored image must be what the dataset says it is). */
+    r.keep_original =
+        encoded && !quality && !encode_png && !r.geom.w && !r.geom.h && r.channels == 3;
+    LD_CHECK(&c->err, (r.geom.w == 0) == (r.geom.h == 0), LD_EINVAL,
+             "resize: give both width and height (--resize N or --resize WxH)");
+
+    int format = (int)P(c, LD_C_FORMAT);
+    if (format == LD_FORMAT_AUTO) format = is_lmdb_output(output) ? LD_FORMAT_LMDB : LD_FORMAT_HDF5;
+    const int fixed_size = (r.geom.w && r.geom.mode != LD_RESIZE_MAX);
+    LD_CHECK(&c->err,
+             encoded || format != LD_FORMAT_HDF5 || !r.geom.w || r.geom.mode != LD_RESIZE_MAX,
+             LD_EINVAL,
+             "raw HDF5 storage needs one image size, but --mode max keeps each image's aspect: "
+             "store JPEG with --quality Q, or use --mode squash|crop|pad");
+    /* Raw HDF5 is an N x C x H x W array: every image must come out the same size. */
+    r.check_size = (P(c, LD_C_CHECK_SIZE) || (!encoded && format == LD_FORMAT_HDF5)) && !fixed_size;
+
+    /* Inputs. */
+    if (c->list_file)
+        LD_TRY(ld__source_open_list(c->list_file, input, &src, &c->err));
+    else
+        LD_TRY(ld__source_open_dir(input, source_warn, c, &src, &c->err));
+    r.src = src;
+    r.n = ld__source_count(src);
+    LD_CHECK(&c->err, r.n > 0, LD_EFORMAT,
+             c->list_file ? "%s: the list file names no images"
+                          : "%s: no images found (expected one sub-folder per class holding "
+                            ".jpg, .jpeg or .png files)",
+             c->list_file ? c->list_file : input);
+    if (P(c, LD_C_SHUFFLE)) ld__source_shuffle(src, (uint64_t)P(c, LD_C_SEED));
+    c->stats.total = r.n;
+
+    /* The writer: created before any work so that an unwritable output fails at once. */
+    const size_t ncls = ld__source_class_count(src);
+    class_names = calloc(ncls ? ncls : 1, sizeof *class_names);
+    LD_CHECK(&c->err, class_names, LD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < ncls; i++)
+        class_names[i] = ld__source_class_name(src, i);
+    ld_writer_opts wo = {
+        .path = output,
+        .encoded = encoded,
+        .encoding = r.keep_original ? "original"
+                    : encode_png    ? "png"
+                                    : "jpeg",
+        .channels = r.channels,
+        .channel_order = (int)P(c, LD_C_CHANNEL_ORDER),
+        .n_classes = ncls,
+        .class_names = class_names,
+        .quality = encoded && !r.keep_original && !encode_png ? r.quality : 0,
+        .resize_mode = r.geom.mode,
+        .resize_w = r.geom.w,
+        .resize_h = r.geom.h,
+        .source = c->list_file ? c->list_file : input,
+        .note = c->note,
+        .expected_n = r.n,
+        .split_bytes = (uint64_t)P(c, LD_C_SPLIT_BYTES),
+        .deflate = (int)P(c, LD_C_DEFLATE),
+    };
+    if (format == LD_FORMAT_LMDB)
+        LD_TRY(ld__lmdb_writer_create(&wo, &wr, &c->err));
+    else
+        LD_TRY(ld__h5_writer_create(&wo, &wr, &c->err));
+    logf_(c, LD_LOG_INFO, "%zu input files, %s storage, %s, %d channel(s)%s%s", r.n,
+          encoded ? "encoded" : "raw", format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", r.channels,
+          r.geom.w ? ", resize " : "", r.geom.w ? MODE_NAMES[r.geom.mode] : "");
+
+    /* Workers and the window of slots between them and this thread. */
+    nthreads = (int)P(c, LD_C_THREADS);
+    if (nthreads <= 0) nthreads = ld__cpu_count();
+    if ((size_t)nthreads > r.n) nthreads = (int)r.n;
+    r.window = (size_t)nthreads * 2 + 2;
+    r.slots = calloc(r.window, sizeof *r.slots);
+    workers = calloc((size_t)nthreads, sizeof *workers);
+    LD_CHECK(&c->err, r.slots && workers, LD_ENOMEM, "out of memory");
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_cond_init(&r.work_cv, NULL);
+    pthread_cond_init(&r.done_cv, NULL);
+    sync_init = 1;
+    for (int i = 0; i < nthreads; i++) {
+        worker *wk = &workers[i];
+        wk->run = &r;
+        wk->codec = ld__codec_create();
+        wk->resizer = ld__resizer_create();
+        LD_CHECK(&c->err, wk->codec && wk->resizer, LD_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < nthreads; i++) {
+        LD_CHECK(&c->err, pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]) == 0,
+                 LD_ENOMEM, "cannot start worker thread %d: %s", i, strerror(errno));
+        workers[i].started = 1;
+    }
+
+    /* The caller thread: take results in input order, write them, report. */
+    int first_c = 0, first_h = 0, first_w = 0;
+    const char *first_rel = NULL;
+    for (size_t idx = 0; idx < r.n; idx++) {
+        slot *sl = &r.slots[idx % r.window];
+        pthread_mutex_lock(&r.mu);
+        while (!sl->ready) {
+            if (c->progress) {
+                /* Wake up now and then so the progress callback runs even on slow files. */
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 100 * 1000 * 1000;
+                if (ts.tv_nsec >= 1000000000) {
+                    ts.tv_sec++;
+                    ts.tv_nsec -= 1000000000;
+                }
+                pthread_cond_timedwait(&r.done_cv, &r.mu, &ts);
+                if (!sl->ready) {
+                    pthread_mutex_unlock(&r.mu);
+                    c->stats.elapsed = ld__now() - t0;
+                    LD_CHECK(&c->err, c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
+                             "canceled: nothing was written to %s", output);
+                    pthread_mutex_lock(&r.mu);
+                }
+            } else {
+                pthread_cond_wait(&r.done_cv, &r.mu);
+            }
+        }
+        pthread_mutex_unlock(&r.mu);
+
+        const ld_item *it = ld__source_item(src, idx);
+        c->stats.bytes_in += sl->bytes_in;
+        if (sl->status == LD_OK && r.check_size) {
+            if (!first_rel) {
+                first_c = sl->c, first_h = sl->h, first_w = sl->w, first_rel = it->rel;
+            } else if (sl->c != first_c || sl->h != first_h || sl->w != first_w) {
+                LD_CHECK(&c->err, 0, LD_EINVAL,
+                         "%s is %dx%d but %s was %dx%d: %s needs every image the same size; "
+                         "add --resize WxH (e.g. --resize 224)%s",
+                         it->path, sl->w, sl->h, first_rel, first_w, first_h,
+                         P(c, LD_C_CHECK_SIZE) ? "--check-size" : "raw HDF5 storage",
+                         P(c, LD_C_CHECK_SIZE) ? "" : " or store JPEG with --quality Q");
+            }
+        }
+        if (sl->status == LD_OK) {
+            ld_sample s = {.data = sl->out.p,
+                           .len = sl->out.len,
+                           .c = sl->c,
+                           .h = sl->h,
+                           .w = sl->w,
+                           .label = it->label,
+                           .rel = it->rel};
+            LD_TRY(wr->vt->add(wr, &s, &c->err));
+            c->stats.converted++;
+            c->stats.bytes_out += sl->out.len;
+        } else if (sl->status == LD_ENOMEM || P(c, LD_C_STRICT)) {
+            rc = ld__err(&c->err, sl->status, "%s%s", sl->msg,
+                         sl->status == LD_ENOMEM ? "" : " (stopped: --strict)");
+            goto fail;
+        } else {
+            c->stats.skipped++;
+            if (sl->status == LD_EIO)
+                c->stats.skipped_io++;
+            else if (sl->status == LD_ELIMIT)
+                c->stats.skipped_limit++;
+            else
+                c->stats.skipped_format++;
+            logf_(c, LD_LOG_WARN, "skipped %s", sl->msg);
+        }
+        c->stats.done++;
+
+        pthread_mutex_lock(&r.mu);
+        sl->ready = 0;
+        r.next_write++;
+        pthread_cond_broadcast(&r.work_cv);
+        pthread_mutex_unlock(&r.mu);
+
+        double now = ld__now();
+        if (c->progress && now - last_progress >= 0.1) {
+            last_progress = now;
+            c->stats.elapsed = now - t0;
+            LD_CHECK(&c->err, c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
+                     "canceled: nothing was written to %s", output);
+        }
+    }
+    LD_CHECK(&c->err, c->stats.converted > 0, LD_EFORMAT,
+             "no image could be converted (%llu skipped); nothing was written to %s",
+             (unsigned long long)c->stats.skipped, output);
+    /* The last progress report comes before publishing, so a cancel there still leaves
+     * nothing under the output name. */
+    c->stats.elapsed = ld__now() - t0;
+    LD_CHECK(&c->err, !c->progress || c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
+             "canceled: nothing was written to %s", output);
+    LD_TRY(wr->vt->finish(wr, &c->err));
+    c->stats.files_out = (uint32_t)wr->files_out;
+
+fail:
+    if (sync_init) {
+        pthread_mutex_lock(&r.mu);
+        r.stop = 1;
+        pthread_cond_broadcast(&r.work_cv);
+        pthread_mutex_unlock(&r.mu);
+    }
+    for (int i = 0; workers && i < nthreads; i++) {
+        if (workers[i].started) pthread_join(workers[i].tid, NULL);
+        worker_free(&workers[i]);
+    }
+    if (sync_init) {
+        pthread_mutex_destroy(&r.mu);
+        pthread_cond_destroy(&r.work_cv);
+        pthread_cond_destroy(&r.done_cv);
+    }
+    for (size_t i = 0; r.slots && i < r.window; i++)
+        ld__buf_free(&r.slots[i].out);
+    free(r.slots);
+    free(workers);
+    if (wr) wr->vt->free(wr); /* removes temporaries unless finish() published them */
+    free(class_names);
+    ld__source_free(src);
+    c->stats.elapsed = ld__now() - t0;
+    if (rc < 0) logf_(c, LD_LOG_ERROR, "%s", c->err.msg);
+    return rc;
+}
