@@ -432,6 +432,13 @@ static void bad_fixture(const char *kind, const char *expect)
     cr_assert_eq(s->vt->read(s, cx, 2, NULL, 0, &r, &err), LD_OK, "after a bad one: %s", err.msg);
     s->vt->ctx_free(s, cx);
     s->vt->close(s);
+    ld_buf out = {0};
+    cr_assert_eq(ld__lmdb_describe(db, &out, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(ld__buf_append(&out, "", 1), LD_OK);
+    cr_assert(strstr((char *)out.p, "malformed: 1 records, first: ") &&
+              strstr((char *)out.p, "00000001_bad.jpg") && strstr((char *)out.p, "entries: 3"),
+              "%s", (char *)out.p);
+    ld__buf_free(&out);
 }
 
 Test(lmdb, malformed_records_are_rejected_naming_the_key)

@@ -260,7 +260,8 @@ static int decode_rec(lmdb_store *s, ld_store_ctx *cx, const MDB_val *k, const M
     LD_CHECK(e, d.channels == in->c && d.height == in->h && d.width == in->w &&
                     (d.data_len == 0) == (in->dtype == LD_SDT_F32),
              LD_EFORMAT, "%s: record shape %dx%dx%d (%s) differs from the first record's "
-             "%dx%dx%d", cx->name, d.channels, d.height, d.width, d.data_len ? "bytes" : "floats",
+             "%dx%dx%d: raw records of different sizes cannot be batched (convert with "
+             "--resize, or store encoded images)", cx->name, d.channels, d.height, d.width, d.data_len ? "bytes" : "floats",
              in->c, in->h, in->w);
     if (in->dtype == LD_SDT_F32) {
         rec->data = (const uint8_t *)d.floats;
@@ -333,6 +334,30 @@ static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t 
 fail:
     if (rc < 0 && !s->keyed)
         cx->positioned = 0;
+    return rc;
+}
+
+int ld__lmdb_scan(ld_store *base, uint64_t max, ld_lmdb_scan_fn fn, void *user, ld_err *e)
+{
+    lmdb_store *s = (lmdb_store *)base;
+    ld_store_ctx *cx = NULL;
+    MDB_val k, v;
+    int rc = LD_OK, m;
+    LD_TRY(ctx_create(base, &cx, e));
+    m = mdb_cursor_get(cx->cur, &k, &v, MDB_FIRST);
+    for (uint64_t i = 0; i < max && m == 0; i++, m = mdb_cursor_get(cx->cur, &k, &v, MDB_NEXT)) {
+        ld_datum d;
+        ld_err bad = {0};
+        set_name(cx, s, &k);
+        int ok = ld__datum_decode(v.mv_data, v.mv_size, &d, NULL, cx->name, &bad) == LD_OK &&
+                 ld__datum_validate(&d, cx->name, &bad) == LD_OK;
+        if (fn(user, i, ok ? &d : NULL, cx->name, ok ? NULL : bad.msg))
+            break;
+    }
+    if (m && m != MDB_NOTFOUND)
+        rc = mdb_err(e, m, s->path, "cursor read failed");
+fail:
+    ctx_free(base, cx);
     return rc;
 }
 

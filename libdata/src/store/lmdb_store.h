@@ -61,4 +61,15 @@ int ld__lmdb_sidecar_read(const char *dir, ld_buf *out, ld_err *e);
  * the end of the line) or NULL. */
 const char *ld__lmdb_sidecar_value(const char *text, const char *key);
 
+/* Visit up to `max` records in key order with one cursor (MDB_NEXT: sequential pages, no
+ * tree descent per record), for describe and tools that need every record once. Each record
+ * is decoded and validated (float_data only counted, not copied); `fn` gets the Datum, or
+ * d == NULL and the reason in `bad` for a malformed record (the scan goes on). `name` is
+ * "<path>: key '<key>'". fn returns nonzero to stop. LD_OK, LD_EIO, LD_ENOMEM. */
+struct ld_store;
+struct ld_datum;
+typedef int (*ld_lmdb_scan_fn)(void *user, uint64_t i, const struct ld_datum *d,
+                               const char *name, const char *bad);
+int ld__lmdb_scan(struct ld_store *s, uint64_t max, ld_lmdb_scan_fn fn, void *user, ld_err *e);
+
 #endif /* LD_LMDB_STORE_H */

@@ -511,6 +511,51 @@ static int text(ld_buf *b, const char *fmt, ...)
     return LD_OK;
 }
 
+typedef struct scan_state {
+    uint8_t *seen; /* one bit per label value in 0..65535 */
+    uint64_t n, distinct, other, bad;
+    double lo, hi;
+    int c, h, w, shapes_differ, hmin, hmax, wmin, wmax;
+    char first_bad[LD_ERRMSG_MAX];
+} scan_state;
+
+static int scan_one(void *user, uint64_t i, const ld_datum *d, const char *name, const char *bad)
+{
+    scan_state *st = user;
+    (void)i;
+    (void)name;
+    if (!d) {
+        if (!st->bad++)
+            snprintf(st->first_bad, sizeof st->first_bad, "%s", bad);
+        return 0;
+    }
+    double l = d->label;
+    if (st->n == 0 || l < st->lo)
+        st->lo = l;
+    if (st->n == 0 || l > st->hi)
+        st->hi = l;
+    if (d->label >= 0 && d->label < 65536) {
+        unsigned u = (unsigned)d->label;
+        st->distinct += !(st->seen[u / 8] >> (u % 8) & 1);
+        st->seen[u / 8] |= (uint8_t)(1u << (u % 8));
+    } else {
+        st->other++;
+    }
+    if (st->n == 0) {
+        st->c = d->channels;
+        st->hmin = st->hmax = st->h = d->height;
+        st->wmin = st->wmax = st->w = d->width;
+    } else if (d->channels != st->c || d->height != st->h || d->width != st->w) {
+        st->shapes_differ = 1;
+    }
+    st->hmin = d->height < st->hmin ? d->height : st->hmin;
+    st->hmax = d->height > st->hmax ? d->height : st->hmax;
+    st->wmin = d->width < st->wmin ? d->width : st->wmin;
+    st->wmax = d->width > st->wmax ? d->width : st->wmax;
+    st->n++;
+    return 0;
+}
+
 int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
 {
     int rc = LD_OK;
@@ -545,36 +590,23 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
     else
         LD_TRY(text(out, "channel order: %s\nindex: %s\n", orders[in->order & 3], in->how));
 
-    /* labels: stream over the first records, one bit per label value in 0..65535 */
-    enum { NBITS = 65536 };
-    seen = calloc(NBITS / 8, 1);
+    /* labels and shapes: one cursor pass over the first records */
+    scan_state st = {0};
+    st.seen = seen = calloc(65536 / 8, 1);
     LD_CHECK(e, seen, LD_ENOMEM, "out of memory");
-    uint64_t scan = in->n < LD_LMDB_LABEL_SCAN ? in->n : LD_LMDB_LABEL_SCAN, distinct = 0;
-    double lo = 0, hi = 0;
-    uint64_t other = 0, i;
-    for (i = 0; i < scan; i++) {
-        ld_rec r;
-        ld_err e2 = {0};
-        if (s->vt->read(s, cx, i, NULL, 0, &r, &e2) < 0) {
-            LD_TRY(text(out, "malformed: record %llu: %s\n", (unsigned long long)i, e2.msg));
-            break;
-        }
-        if (i == 0 || r.label < lo)
-            lo = r.label;
-        if (i == 0 || r.label > hi)
-            hi = r.label;
-        if (r.label >= 0 && r.label < NBITS) {
-            unsigned l = (unsigned)r.label;
-            distinct += !(seen[l / 8] >> (l % 8) & 1);
-            seen[l / 8] |= (uint8_t)(1u << (l % 8));
-        } else {
-            other++;
-        }
-    }
+    uint64_t scan = in->n < LD_LMDB_LABEL_SCAN ? in->n : LD_LMDB_LABEL_SCAN;
+    LD_TRY(ld__lmdb_scan(s, scan, scan_one, &st, e));
+    if (!in->encoded && st.shapes_differ)
+        LD_TRY(text(out, "shapes: vary (%d..%d x %d..%d); readers need --resize or a crop\n",
+                    st.hmin, st.hmax, st.wmin, st.wmax));
     LD_TRY(text(out, "labels: %llu distinct in 0..65535%s, range %.0f..%.0f, in the first %llu "
-                "records%s\n", (unsigned long long)distinct, other ? " (+ others outside)" : "",
-                lo, hi, (unsigned long long)i,
-                in->n > scan ? " (scan capped; the rest not read)" : " (all)"));
+                "records%s\n", (unsigned long long)st.distinct,
+                st.other ? " (+ others outside)" : "", st.lo, st.hi,
+                (unsigned long long)st.n, in->n > scan ? " (scan capped; the rest not read)"
+                                                        : " (all)"));
+    if (st.bad)
+        LD_TRY(text(out, "malformed: %llu records, first: %s\n", (unsigned long long)st.bad,
+                    st.first_bad));
 
     rc = ld__lmdb_sidecar_read(path, &side, e);
     if (rc == LD_END) {
