@@ -20,7 +20,7 @@ import io, os, sys
 import h5py, numpy as np
 from PIL import Image
 src, out, quality = sys.argv[1], sys.argv[2], int(sys.argv[3])
-classes = sorted(os.listdir(src))
+classes = sorted(d for d in os.listdir(src) if not d.startswith("."))
 files = [(os.path.join(src, c, f), i) for i, c in enumerate(classes)
          for f in sorted(os.listdir(os.path.join(src, c))) if f.endswith(".jpg")]
 with h5py.File(out, "w") as h5:
@@ -29,12 +29,12 @@ with h5py.File(out, "w") as h5:
         data = h5.create_dataset("data", (len(files), 3, 224, 224), dtype=np.uint8,
                                  chunks=(6, 3, 224, 224))
         for i, (p, _) in enumerate(files):
-            im = Image.open(p).convert("RGB").resize((224, 224), Image.BILINEAR)
+            im = Image.open(p).convert("RGB").resize((224, 224))
             data[i] = np.asarray(im)[:, :, ::-1].transpose(2, 0, 1)
     else:
         blobs = h5.create_dataset("encoded", (len(files),), dtype=h5py.vlen_dtype(np.uint8))
         for i, (p, _) in enumerate(files):
-            im = Image.open(p).convert("RGB").resize((224, 224), Image.BILINEAR)
+            im = Image.open(p).convert("RGB").resize((224, 224))
             b = io.BytesIO()
             im.save(b, format="JPEG", quality=quality)
             blobs[i] = np.frombuffer(b.getvalue(), dtype=np.uint8)
