@@ -151,15 +151,21 @@ def main():
         out = os.path.join(tmp, "out.lmdb")
 
         def run_dc(j):
-            return lambda o: subprocess.run([dc, src, o, "--resize", "224", "-j", str(j)],
-                                            check=True, stdout=subprocess.DEVNULL)
+            def go(o):
+                p = subprocess.run([dc, src, o, "--resize", "224", "-j", str(j)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                if p.returncode:
+                    sys.exit(f"dataconv failed ({p.returncode}):\n{p.stderr}")
+            return go
 
         t_py = best_of(a.repeat, lambda o: pillow_lmdb(src, items, o), src, items, out)
         assert entries(out) == n
         t_1 = best_of(a.repeat, run_dc(1), src, items, out)
         assert entries(out) == n, f"dataconv wrote {entries(out)} records, expected {n}"
         t_j = best_of(a.repeat, run_dc(a.threads), src, items, out)
-        print(f"images: {n} from {src}, 224x224 raw BGR CHW, best of {a.repeat}")
+        load = os.getloadavg()[0]
+        print(f"images: {n} from {src}, 224x224 raw BGR CHW, best of {a.repeat}, "
+              f"{os.cpu_count()} cores, load average {load:.2f} (other work skews -jN)")
         print(f"pillow + python-lmdb (1 core): {n / t_py:8.1f} img/s  ({t_py:.2f} s)")
         print(f"dataconv -j1                 : {n / t_1:8.1f} img/s  ({t_1:.2f} s)")
         print(f"dataconv -j{a.threads:<2d}                : {n / t_j:8.1f} img/s  ({t_j:.2f} s)")
