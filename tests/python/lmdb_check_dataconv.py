@@ -9,7 +9,9 @@ Usage:
   SRC      the input folder (folder mode) or the root of the list's paths (--list)
   --list   a Caffe "relative/path label" list file (labels from it, else class folders)
   --resize the --resize given to dataconv (pixels then compared to OpenCV's INTER_AREA
-           resize with a mean-absolute-difference tolerance instead of exactly)
+           resize by mean absolute difference, at most max(--tol, 8): a sanity check that
+           catches swapped channels, transposes and wrong crops (differences of 20+), not a
+           resampler comparison)
   --gray   1-channel output
   --encoded  records must hold the original file bytes (dataconv --encoded, no resize)
   --tol    raw, no resize: largest allowed per-pixel difference from cv2.imread (default 0:
@@ -121,7 +123,7 @@ def main():
                 diff = np.abs(got.astype(np.int16) - want.astype(np.int16))
                 if size:
                     worst = max(worst, float(diff.mean()))
-                    assert diff.mean() <= max(a.tol, 4.0), f"{key}: mean diff {diff.mean()}"
+                    assert diff.mean() <= max(a.tol, 8.0), f"{key}: mean diff {diff.mean()}"
                 else:
                     worst = max(worst, float(diff.max()))
                     assert diff.max() <= a.tol, f"{key}: max pixel diff {diff.max()} vs OpenCV"

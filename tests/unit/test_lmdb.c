@@ -243,6 +243,31 @@ Test(lmdb, key_over_the_maximum_size_is_an_error_naming_the_file)
     cr_assert_eq(count_entries(dir), 0, "something left behind");
 }
 
+Test(lmdb, writer_errors_name_the_path_and_state)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/no/such/dir/x.lmdb", dir);
+    ld_writer_opts o = opts_for(db, 0);
+    ld_writer *wr = (ld_writer *)1;
+    cr_assert_eq(ld__lmdb_writer_create(&o, &wr, &err), LD_EIO);
+    cr_assert_null(wr);
+    cr_assert(strstr(err.msg, "no/such/dir"), "%s", err.msg);
+    snprintf(db, sizeof db, "%s/s.lmdb", dir);
+    o = opts_for(db, 0);
+    cr_assert_eq(ld__lmdb_writer_create(&o, &wr, &err), LD_OK, "%s", err.msg);
+    uint8_t px[12] = {0};
+    ld_sample s = {.data = px, .len = 11, .c = 3, .h = 2, .w = 2, .rel = "odd.jpg"};
+    cr_assert_eq(wr->vt->add(wr, &s, &err), LD_EINVAL, "raw size mismatch accepted");
+    cr_assert(strstr(err.msg, "odd.jpg"), "%s", err.msg);
+    s.len = 12;
+    cr_assert_eq(wr->vt->add(wr, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(wr->vt->finish(wr, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(wr->vt->add(wr, &s, &err), LD_ESTATE);
+    cr_assert_eq(wr->vt->finish(wr, &err), LD_ESTATE);
+    wr->vt->free(wr);
+    cr_assert_eq(run("mdb_stat %s | grep -q 'Entries: 1'", db), 0, "published database");
+}
+
 Test(lmdb, free_without_finish_leaves_nothing)
 {
     char db[300];
