@@ -6,12 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBDATA_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$jobs"
 status=0
 (cd build && ctest --output-on-failure -j"$jobs") || status=1
 if [ "${1:-}" != --no-asan ]; then
-    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLIBDATA_SANITIZE=address,undefined >/dev/null
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLIBDATA_SANITIZE=address,undefined -DLIBDATA_BUILD_TESTS=ON >/dev/null
     cmake --build build-asan -j"$jobs"
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs") || status=1
 fi
