@@ -16,6 +16,11 @@
  * (one 1 MiB chunk), pread per sample in random order, and memcpy from a 64 MiB mmap window
  * slid along the file (plain, MAP_POPULATE, MADV_WILLNEED), and random memcpy from a mapping
  * of the whole range (which a bounded address space does not allow). Prints GB/s for each.
+ *
+ *   read_bench --decode SECONDS FILE.jpg...
+ *
+ * The baseline for encoded reading: plain libjpeg-turbo (jpeg_read_scanlines into a reused
+ * RGB buffer, default settings), one thread, the files held in memory; prints images/s.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -26,6 +31,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <jpeglib.h>
 
 #include "libdata/reader.h"
 
@@ -126,8 +133,63 @@ static int io_experiment(const char *path, size_t sb)
     return 0;
 }
 
+static int decode_baseline(double seconds, int nfiles, char **files)
+{
+    unsigned char *data[64];
+    unsigned long len[64];
+    int n = nfiles < 64 ? nfiles : 64;
+    for (int k = 0; k < n; k++) {
+        FILE *f = fopen(files[k], "rb");
+        if (!f)
+            return 1;
+        fseek(f, 0, SEEK_END);
+        len[k] = (unsigned long)ftell(f);
+        fseek(f, 0, SEEK_SET);
+        data[k] = malloc(len[k]);
+        if (!data[k] || fread(data[k], 1, len[k], f) != len[k])
+            return 1;
+        fclose(f);
+    }
+    struct jpeg_decompress_struct d;
+    struct jpeg_error_mgr jerr;
+    d.err = jpeg_std_error(&jerr);
+    jpeg_create_decompress(&d);
+    unsigned char *px = NULL;
+    size_t cap = 0, done = 0;
+    double t0 = now();
+    while (now() - t0 < seconds || done < (size_t)n) {
+        int k = (int)(done % (size_t)n);
+        jpeg_mem_src(&d, data[k], len[k]);
+        jpeg_read_header(&d, TRUE);
+        d.out_color_space = JCS_RGB;
+        jpeg_start_decompress(&d);
+        size_t row = (size_t)d.output_width * d.output_components;
+        if (row * d.output_height > cap) {
+            cap = row * d.output_height;
+            px = realloc(px, cap);
+            memset(px, 0, cap);
+        }
+        while (d.output_scanline < d.output_height) {
+            JSAMPROW r = px + row * d.output_scanline;
+            jpeg_read_scanlines(&d, &r, 1);
+        }
+        jpeg_finish_decompress(&d);
+        done++;
+    }
+    double dt = now() - t0;
+    jpeg_destroy_decompress(&d);
+    printf("{\"images\": %zu, \"seconds\": %.3f, \"images_per_s\": %.1f}\n", done, dt,
+           done / dt);
+    free(px);
+    for (int k = 0; k < n; k++)
+        free(data[k]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && !strcmp(argv[1], "--decode"))
+        return decode_baseline(atof(argv[2]), argc - 3, argv + 3);
     if (argc == 4 && !strcmp(argv[1], "--io"))
         return io_experiment(argv[2], (size_t)atoll(argv[3]));
     if (argc < 2) {
