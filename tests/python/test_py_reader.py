@@ -182,6 +182,23 @@ def test_info_describes_the_dataset(h5):
         assert info.classes == ref["classes"]
 
 
+@pytest.mark.parametrize("fmt", ["hdf5", "lmdb"])
+def test_info_lists_every_class_even_past_twenty(tmp_path, fmt):
+    import shutil
+    if fmt == "lmdb" and not libdata.has_feature("lmdb"):
+        pytest.skip("built without LMDB")
+    photo = os.path.join(TREE, "cat", "a.jpg")
+    names = [f"class {i:02d}" for i in range(25)]
+    for n in names:
+        os.makedirs(tmp_path / "src" / n)
+        shutil.copy(photo, tmp_path / "src" / n / "x.jpg")
+    out = tmp_path / ("out.h5" if fmt == "hdf5" else "out_lmdb")
+    libdata.convert(tmp_path / "src", out, resize=8, format=fmt)
+    with libdata.Reader(out, batch_size=5) as r:
+        assert r.info.classes == names
+        assert r.info.num_classes == 25
+
+
 def test_drop_last_drops_the_short_batch(h5):
     path, ref = h5
     n = len(ref["label"])

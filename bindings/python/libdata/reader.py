@@ -15,8 +15,8 @@ LibdataError(LD_ESTATE) (its worker threads do not exist there); open a new Read
 The parent's reader keeps working.
 """
 import ctypes
+import json
 import os
-import re
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -137,22 +137,49 @@ def blobproto(mean):
 
 
 def _classes_from_description(text):
-    """Class names from ld_describe()'s text: a line such as `classes: 4 (cat, dog, ...)`,
-    `class_names: [...]` or `classes (4): a, b`. Best effort: None when not recorded."""
+    """Class names from ld_describe()'s text, or None when it does not list them all.
+
+    LMDB: `class_names: ["a", "b"]` (JSON, from the sidecar). HDF5: `classes: N: a, b, c`,
+    which lists at most 20 names (then ", ..."): a list that is cut or does not split into N
+    names is not trusted."""
     for line in text.splitlines():
-        m = re.match(r"\s*class(?:es|_names| names)\b[^:=]*[:=]\s*(.*)$", line, re.I)
-        if not m:
-            continue
-        body = m.group(1).strip()
-        inner = re.search(r"[\(\[](.*)[\)\]]", body)
-        if inner:
-            body = inner.group(1)
-        elif re.fullmatch(r"\d+", body):
+        key, _, value = line.partition(":")
+        key, value = key.strip().lower(), value.strip()
+        if key == "class_names":
+            try:
+                names = json.loads(value)
+            except ValueError:
+                return None
+            if isinstance(names, list) and all(isinstance(n, str) for n in names):
+                return names or None
             return None
-        names = [n.strip().strip("'\"") for n in body.split(",")]
-        names = [n for n in names if n and n not in ("...", "…")]
-        return names or None
+        if key == "classes":
+            count, _, rest = value.partition(":")
+            if not count.strip().isdigit():
+                return None
+            n = int(count)
+            names = [x.strip() for x in rest.split(",")] if rest.strip() else []
+            if n == 0 or len(names) != n or "..." in names:
+                return None
+            return names
     return None
+
+
+def _classes_from_hdf5(path):
+    """The `class_names` attribute through h5py, when h5py is installed (else None)."""
+    try:
+        import h5py
+    except ImportError:
+        return None
+    try:
+        with h5py.File(path, "r") as f:
+            names = f.attrs.get("class_names")
+            if names is None:
+                return None
+            return [n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n)
+                    for n in names] or None
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 class Reader:
@@ -405,8 +432,14 @@ class Reader:
                 layout=self._layout_name, channel_order=order, encoded=bool(i("encoded")),
                 dtype=np.dtype(_NP[g("dtype")]), label_dtype=np.dtype(_NP[g("label_dtype")]),
                 prefetch=i("prefetch"), threads=i("threads"), memory=i("memory"),
-                classes=_classes_from_description(description), description=description)
+                classes=self._classes(description), description=description)
         return self._info
+
+    def _classes(self, description):
+        names = _classes_from_description(description)
+        if names is None and os.path.isfile(self.path) and not self.path.endswith(".txt"):
+            names = _classes_from_hdf5(self.path)  # describe lists at most 20 names
+        return names
 
     def __len__(self):
         """Batches per epoch for this rank."""
