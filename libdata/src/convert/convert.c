@@ -55,8 +55,13 @@ static const ld_param_desc PARAMS[] = {
 };
 #define NPARAMS (sizeof PARAMS / sizeof PARAMS[0])
 
-/* Largest input file we read whole. Bigger "images" are refused rather than slurped. */
-#define MAX_FILE_BYTES ((size_t)1 << 30)
+/* Largest input file we read whole: no sane image file holds more than ~4 bytes per pixel
+ * of the pixel limit, so bigger "images" are refused rather than slurped (never above 1 GiB). */
+static size_t max_file_bytes(uint64_t max_pixels)
+{
+    const uint64_t cap = (uint64_t)1 << 30;
+    return (size_t)(max_pixels > (cap >> 2) ? cap : (max_pixels << 2) + ((uint64_t)1 << 20));
+}
 /* JPEG quality used when images must be re-encoded but no quality was given (OpenCV's). */
 #define DEFAULT_REENCODE_QUALITY 95
 
@@ -235,7 +240,7 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
     int rc = LD_OK;
     ld_img_info info;
 
-    LD_TRY(ld__read_file(it->path, &wk->file, MAX_FILE_BYTES, e));
+    LD_TRY(ld__read_file(it->path, &wk->file, max_file_bytes(r->max_pixels), e));
     sl->bytes_in = wk->file.len;
     LD_TRY(ld__img_info(wk->codec, wk->file.p, wk->file.len, it->path, &info, e));
     LD_CHECK(e, (uint64_t)info.w * (uint64_t)info.h <= r->max_pixels, LD_ELIMIT,
