@@ -12,7 +12,10 @@
  *    (convert_imageset leaves them 0): Caffe ignores them for encoded data (DecodeDatumNative
  *    and DataTransformer::InferBlobShape take the shape from the decoded image), and they let
  *    `info` and our store report the shape without decoding.
- *  - Transactions commit every LD_LMDB_BATCH records or LD_LMDB_BATCH_BYTES bytes. The map
+ *  - Transactions commit every LD_LMDB_BATCH records or LD_LMDB_BATCH_BYTES bytes (32 MiB),
+ *    whichever comes first: a write transaction holds its dirty pages in malloc'd memory
+ *    until commit, so the byte bound keeps the writer at about 2 x 32 MiB (dirty pages + the
+ *    replay copy) however large the images are. The map
  *    starts at 64 MiB and grows on MDB_MAP_FULL: abort the transaction, enlarge the map,
  *    replay the uncommitted batch (kept in memory, bounded by the two limits above). No 1 TB
  *    sparse map, which 32-bit systems and some file systems refuse.
@@ -48,7 +51,7 @@
 #include "store.h"
 
 #define LD_LMDB_BATCH 1000
-#define LD_LMDB_BATCH_BYTES ((size_t)64 << 20)
+#define LD_LMDB_BATCH_BYTES ((size_t)32 << 20)
 #define LD_LMDB_MAP_START ((size_t)64 << 20)
 
 typedef struct lmdb_writer {
