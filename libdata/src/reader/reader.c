@@ -638,7 +638,11 @@ static int open_impl(ld_reader *r, const char *path)
 
     /* Index of the first epoch. */
     r->epoch = (uint64_t)p[LD_R_EPOCH];
-    r->idx = malloc((size_t)(in->n ? in->n : 1) * sizeof(uint64_t));
+    size_t idx_bytes;
+    LD_CHECK(e, in->n <= SIZE_MAX && ld__mul_size((size_t)in->n, sizeof(uint64_t), &idx_bytes),
+             LD_ELIMIT, "%s: an index of %llu samples does not fit this machine's address "
+             "space", path, (unsigned long long)in->n);
+    r->idx = malloc(idx_bytes);
     LD_CHECK(e, r->idx, LD_ENOMEM, "out of memory for the index of %llu samples",
              (unsigned long long)in->n);
     ld__sampler_epoch(&r->smp, r->epoch, r->idx);

@@ -21,6 +21,11 @@
  * pixel types) falls back to HDF5 reads of whole chunk rows into a per-context cache, under the
  * lock, with HDF5 converting the type (integers and float64 -> float32).
  */
+/* 64-bit off_t for pread/posix_fadvise on 32-bit machines (datasets over 2 GiB on a
+ * Raspberry Pi); a no-op on 64-bit ones. Must come before any system header. */
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
 #include "store.h"
 
 #include <errno.h>
@@ -282,7 +287,8 @@ static int read_direct(const h5_store *s, uint64_t pos, size_t len, uint8_t *dst
         if (j >= m->nchunks)
             return ld__err(e, LD_EFORMAT, "%s: sample %llu: bytes beyond the dataset", s->path,
                            (unsigned long long)i);
-        size_t part = (size_t)(m->chunk_bytes - in) < len ? (size_t)(m->chunk_bytes - in) : len;
+        uint64_t room = m->chunk_bytes - in; /* may exceed size_t on 32-bit machines */
+        size_t part = room < len ? (size_t)room : len;
         int rc = pread_all(s, dst, part, m->addr[j] + in, i, e);
         if (rc < 0)
             return rc;
