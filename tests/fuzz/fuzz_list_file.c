@@ -1,0 +1,42 @@
+/*
+ * libFuzzer target: the list-file parser of list mode (source/src_list.c,
+ * ld__source_open_list), Caffe's "relative/path label" lines. The input is written to a
+ * temporary file and opened with a root folder. Checked: on success every item has a path
+ * that starts with the root, a non-empty relative path that is its tail, a label within the
+ * class count, and the class names are "0".."max label".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_util.h"
+#include "source/source.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *path = fuzz_write("list.txt", data, size);
+    ld_source *s = NULL;
+    ld_err e;
+    if (ld__source_open_list(path, "/root dir", &s, &e) != LD_OK) {
+        if (s || !e.msg[0]) abort(); /* a failure leaves nothing and says why */
+        return 0;
+    }
+    size_t n = ld__source_count(s), classes = ld__source_class_count(s);
+    for (size_t i = 0; i < n; i++) {
+        const ld_item *it = ld__source_item(s, i);
+        if (!it || !it->rel || !it->rel[0] || !it->path) abort();
+        if (it->label < 0 || (size_t)it->label >= classes) abort();
+        size_t lp = strlen(it->path), lr = strlen(it->rel);
+        if (lp < lr || strcmp(it->path + lp - lr, it->rel) != 0) abort();
+        if (strncmp(it->path, "/root dir", 9) != 0) abort();
+    }
+    for (size_t k = 0; k < classes; k++) {
+        char want[24];
+        snprintf(want, sizeof want, "%zu", k);
+        if (strcmp(ld__source_class_name(s, k), want) != 0) abort();
+    }
+    ld__source_shuffle(s, size);
+    if (ld__source_count(s) != n) abort();
+    ld__source_free(s);
+    return 0;
+}
