@@ -1,0 +1,243 @@
+// LibDataLayer: see libdata_layer.hpp. Built as libdata_caffe_layer.so, whose static
+// registration (REGISTER_LAYER_CLASS) adds the type "LibData" to Caffe's layer registry when
+// the library is loaded: LD_PRELOAD for the caffe tool, ctypes.CDLL(..., RTLD_GLOBAL) before
+// creating a net in pycaffe, or compiled into Caffe itself.
+//
+// Error policy: libdata is C and reports errors as status codes plus a per-reader message; this
+// layer turns every failure into LOG(FATAL) carrying that message, as Caffe's own data layers
+// do. The only C++ code that C calls back into (the log callback) catches everything, so no
+// C++ exception ever unwinds through libdata's frames.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "caffe/common.hpp"
+#include "caffe/layer_factory.hpp"
+#include "caffe/util/math_functions.hpp"
+#include "libdata/libdata.h"
+#include "libdata/reader.h"
+#include "libdata_layer.hpp"
+
+namespace caffe {
+
+extern "C" {
+// libdata calls this on the caller's thread during open/next (never on a worker), so glog is
+// safe here. C frames are above us: nothing may escape.
+static void ld_caffe_log(void* user, int level, const char* msg) {
+  try {
+    const char* name = static_cast<const char*>(user);
+    if (level <= LD_LOG_ERROR) {
+      LOG(ERROR) << "libdata [" << name << "]: " << msg;
+    } else if (level == LD_LOG_WARN) {
+      LOG(WARNING) << "libdata [" << name << "]: " << msg;
+    } else if (level == LD_LOG_INFO) {
+      LOG(INFO) << "libdata [" << name << "]: " << msg;
+    }
+  } catch (...) {
+  }
+}
+}
+
+// Every libdata call goes through this: a negative status is fatal, with libdata's message
+// (which names the file, the sample and the reason) and the status name.
+#define LD_CAFFE_CHECK(call, what)                                         \
+  do {                                                                     \
+    int ld_caffe_rc_ = (call);                                             \
+    if (ld_caffe_rc_ < 0) {                                                \
+      LOG(FATAL) << "LibData layer '" << this->layer_param_.name()         \
+                 << "': " << what << ": " << ld_reader_errmsg(reader_)     \
+                 << " (" << ld_strerror(ld_caffe_rc_) << ")";              \
+    }                                                                      \
+  } while (0)
+
+namespace {
+
+// Under Caffe's multi-GPU training every solver runs its own net (and its own LibData layer)
+// in one process, and each rank's share is cut from one permutation that must be the same on
+// every rank. Solver::Init seeds each solver's RNG with random_seed + rank, so the ranks'
+// own RNGs disagree; the first layer to ask draws the seed and the others reuse it.
+unsigned int SharedSeed() {
+  static std::once_flag once;
+  static unsigned int seed = 0;
+  std::call_once(once, []() { seed = caffe_rng_rand(); });
+  return seed;
+}
+
+std::string FormatFloat(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+template <typename Dtype>
+LibDataLayer<Dtype>::~LibDataLayer() {
+  ld_reader_free(reader_);  // joins libdata's workers and frees the batch ring
+}
+
+template <typename Dtype>
+void LibDataLayer<Dtype>::Configure() {
+  const DataParameter& dp = this->layer_param_.data_param();
+  const TransformationParameter& tp = this->layer_param_.transform_param();
+  const bool train = this->phase_ == TRAIN;
+
+  CHECK(dp.has_source()) << "LibData layer '" << this->layer_param_.name()
+                         << "': data_param.source is required";
+  CHECK_GT(dp.batch_size(), 0u) << "LibData layer '" << this->layer_param_.name()
+                                << "': data_param.batch_size must be positive";
+  CHECK(!(tp.has_mean_file() && tp.mean_value_size() > 0))
+      << "Cannot specify mean_file and mean_value at the same time";
+  CHECK(!tp.force_color() && !tp.force_gray())
+      << "LibData layer: force_color/force_gray are not supported; convert the dataset with "
+         "or without dataconv --gray instead";
+  if (dp.rand_skip() > 0) {
+    LOG(WARNING) << "LibData layer: rand_skip is ignored (libdata shuffles every epoch)";
+  }
+  batch_size_ = static_cast<int>(dp.batch_size());
+
+  reader_ = ld_reader_create();
+  CHECK(reader_ != NULL) << "LibData layer: out of memory creating the reader";
+  ld_reader_set_log(reader_, ld_caffe_log,
+                    const_cast<char*>(this->layer_param_.name().c_str()));
+
+  LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_BATCH_SIZE, batch_size_), "batch_size");
+  LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_DTYPE, LD_DTYPE_F32), "dtype");
+  LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_LABEL_DTYPE, LD_DTYPE_F32), "label dtype");
+  LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_LAYOUT, LD_LAYOUT_NCHW), "layout");
+  int rank = 0, world = 1;
+  if (train) {
+    // Training batches are always full (Caffe's Data layer wraps around, so nets may assume
+    // the batch size); a new shuffled permutation starts each epoch.
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_DROP_LAST, 1), "drop_last");
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_ORDER, LD_ORDER_SHUFFLE), "order");
+    const bool shared = Caffe::solver_count() > 1;
+    unsigned int seed = shared ? SharedSeed() : caffe_rng_rand();
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_SEED, seed), "seed");
+    rank = Caffe::solver_rank();
+    world = Caffe::solver_count();
+  } else {
+    // Testing reads every sample once per pass in file order; the final batch may be short
+    // (the tops are reshaped to it), so test_iter = ceil(N / batch_size) sees each sample once.
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_DROP_LAST, 0), "drop_last");
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_ORDER, LD_ORDER_SEQUENTIAL), "order");
+  }
+  LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_RANK, rank), "rank");
+  LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_WORLD, world), "world");
+  if (world > 1) {
+    // Several solvers share the machine's cores.
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long threads = cores > world ? cores / world : 1;
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_THREADS, threads), "threads");
+  }
+  if (dp.has_prefetch()) {
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_PREFETCH, dp.prefetch()), "data_param.prefetch");
+  }
+
+  if (tp.crop_size() > 0) {
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_CROP_W, tp.crop_size()), "crop_size");
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_CROP_H, tp.crop_size()), "crop_size");
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_RANDOM_CROP, train ? 1 : 0), "random crop");
+  }
+  if (tp.mirror() && train) {
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_MIRROR, 1), "mirror");
+  }
+  if (tp.has_mean_file()) {
+    LD_CAFFE_CHECK(ld_reader_set_str(reader_, LD_R_MEAN_FILE, tp.mean_file().c_str()),
+                   "mean_file");
+  } else if (tp.mean_value_size() > 0) {
+    std::string means;
+    for (int i = 0; i < tp.mean_value_size(); ++i) {
+      if (i) means += ",";
+      means += FormatFloat(tp.mean_value(i));
+    }
+    LD_CAFFE_CHECK(ld_reader_set_str(reader_, LD_R_MEAN_VALUES, means.c_str()), "mean_value");
+  }
+  if (tp.scale() != 1.0f) {
+    LD_CAFFE_CHECK(ld_reader_set_str(reader_, LD_R_SCALE, FormatFloat(tp.scale()).c_str()),
+                   "scale");
+  }
+
+  LD_CAFFE_CHECK(ld_reader_open(reader_, dp.source().c_str()), "cannot read " + dp.source());
+}
+
+template <typename Dtype>
+void LibDataLayer<Dtype>::LayerSetUp(const vector<Blob<Dtype>*>& bottom,
+    const vector<Blob<Dtype>*>& top) {
+  Configure();
+  int64_t c = 0, h = 0, w = 0, n = 0, batches = 0, mem = 0, prefetch = 0, threads = 0;
+  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_C, &c), "info");
+  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_H, &h), "info");
+  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_W, &w), "info");
+  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_EPOCH_SAMPLES, &n), "info");
+  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_EPOCH_BATCHES, &batches), "info");
+  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_MEMORY, &mem), "info");
+  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_PREFETCH, &prefetch), "info");
+  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_THREADS, &threads), "info");
+  CHECK_GT(batches, 0) << "LibData layer '" << this->layer_param_.name() << "': "
+                       << this->layer_param_.data_param().source() << " gives this solver "
+                       << n << " samples per epoch, fewer than batch_size " << batch_size_;
+  LOG(INFO) << "LibData layer '" << this->layer_param_.name() << "' ("
+            << (this->phase_ == TRAIN ? "TRAIN" : "TEST") << ", rank "
+            << Caffe::solver_rank() << "/" << Caffe::solver_count() << "): "
+            << this->layer_param_.data_param().source() << ", " << n
+            << " samples per epoch, output " << batch_size_ << "x" << c << "x" << h << "x"
+            << w << ", " << threads << " threads, prefetch " << prefetch << ", reader memory "
+            << mem << " bytes (libdata " << ld_version_string() << ")";
+  top[0]->Reshape(batch_size_, static_cast<int>(c), static_cast<int>(h), static_cast<int>(w));
+  if (top.size() > 1) {
+    top[1]->Reshape(vector<int>(1, batch_size_));
+  }
+}
+
+template <typename Dtype>
+const ld_batch* LibDataLayer<Dtype>::NextBatch() {
+  const ld_batch* b = NULL;
+  int rc = ld_reader_next(reader_, &b);
+  if (rc == LD_END) {  // the epoch is over: the next call starts the next one
+    rc = ld_reader_next(reader_, &b);
+  }
+  LD_CAFFE_CHECK(rc, "reading " + this->layer_param_.data_param().source());
+  CHECK_EQ(rc, static_cast<int>(LD_OK)) << "LibData layer: an epoch with no batch";
+  return b;
+}
+
+template <typename Dtype>
+static void CopyToDtype(const float* src, size_t n, Dtype* dst) {
+  for (size_t i = 0; i < n; ++i) dst[i] = static_cast<Dtype>(src[i]);
+}
+
+template <>
+void CopyToDtype<float>(const float* src, size_t n, float* dst) {
+  std::memcpy(dst, src, n * sizeof(float));
+}
+
+template <typename Dtype>
+void LibDataLayer<Dtype>::Forward_cpu(const vector<Blob<Dtype>*>& bottom,
+    const vector<Blob<Dtype>*>& top) {
+  const ld_batch* b = NextBatch();
+  CHECK_EQ(b->dtype, static_cast<int>(LD_DTYPE_F32));
+  CHECK_EQ(b->label_dtype, static_cast<int>(LD_DTYPE_F32));
+  CHECK_EQ(b->layout, static_cast<int>(LD_LAYOUT_NCHW));
+  const int n = static_cast<int>(b->n);
+  // The batch buffer belongs to the reader and is reused for a later batch, so it is copied
+  // rather than lent to the blob (a layer computing in place on "data" would write into it).
+  top[0]->Reshape(n, b->c, b->h, b->w);
+  const size_t count = static_cast<size_t>(top[0]->count());
+  CHECK_EQ(count * sizeof(float), b->data_bytes);
+  CopyToDtype(static_cast<const float*>(b->data), count, top[0]->mutable_cpu_data());
+  if (top.size() > 1) {
+    top[1]->Reshape(vector<int>(1, n));
+    CopyToDtype(static_cast<const float*>(b->labels), b->n, top[1]->mutable_cpu_data());
+  }
+}
+
+INSTANTIATE_CLASS(LibDataLayer);
+REGISTER_LAYER_CLASS(LibData);
+
+}  // namespace caffe
