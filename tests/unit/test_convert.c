@@ -244,3 +244,44 @@ Test(convert, missing_input_is_an_io_error_naming_it)
               ld_convert_errmsg(c));
     ld_convert_free(c);
 }
+
+Test(convert, mean_file_of_a_converted_dataset_matches_numpy)
+{
+    ld_convert *c = ld_convert_create();
+    ld_convert_set(c, LD_C_RESIZE_W, 40);
+    ld_convert_set(c, LD_C_RESIZE_H, 30);
+    const char *out = path_in_tmp("m.h5");
+    cr_assert_eq(convert(c, LD_TEST_DATA "/photos", out), LD_OK, "%s", ld_convert_errmsg(c));
+    ld_convert_free(c);
+    double means[4];
+    int channels = 0;
+    char *msg = NULL;
+    char proto[600];
+    snprintf(proto, sizeof proto, "%s/m.binaryproto", tmp);
+    int rc = ld_compute_mean(out, proto, means, &channels, &msg);
+    cr_assert_eq(rc, LD_OK, "%s", msg ? msg : "");
+    cr_assert_eq(channels, 3);
+    cr_assert_null(msg);
+    /* numpy's per-channel means of the same file */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd,
+             "%s -c \"import h5py; d=h5py.File('%s')['data'][:].astype('float64'); "
+             "print(*d.mean(axis=(0,2,3)))\"",
+             LD_PYTHON, out);
+    FILE *p = popen(cmd, "r");
+    double ref[3] = {-1, -1, -1};
+    cr_assert_eq(fscanf(p, "%lf %lf %lf", &ref[0], &ref[1], &ref[2]), 3);
+    pclose(p);
+    for (int i = 0; i < 3; i++)
+        cr_assert_float_eq(means[i], ref[i], 1e-3, "channel %d: %f vs numpy %f", i, means[i],
+                           ref[i]);
+    struct stat st;
+    cr_assert_eq(stat(proto, &st), 0);
+    cr_assert_gt(st.st_size, 3 * 40 * 30 * 4, "binaryproto too small: %lld", (long long)st.st_size);
+    /* a missing input is an error with a message */
+    rc = ld_compute_mean("/nonexistent.h5", NULL, NULL, NULL, &msg);
+    cr_assert_lt(rc, 0);
+    cr_assert_not_null(msg);
+    cr_assert(strstr(msg, "/nonexistent.h5") != NULL, "%s", msg);
+    ld_free(msg);
+}

@@ -121,6 +121,27 @@ LD_API void ld_free(void *p);
  */
 LD_API int ld_describe(const char *path, char **text);
 
+
+/**
+ * Per-pixel mean of a dataset, written as Caffe's BlobProto `binaryproto` (num=1, channels,
+ * height, width, float data), which the `mean_file` of Caffe's transform_param and libdata's
+ * reader (LD_R_MEAN_FILE) accept. Streams over the samples: memory is one image of running
+ * sums, independent of the number of samples. Channel order: BGR for 3-channel data (raw as
+ * stored; encoded images are decoded to BGR, as Caffe does).
+ *
+ * @param input         HDF5 file, `--split` list or LMDB directory; all samples one shape.
+ * @param output        the .binaryproto to write (atomically: temporary file, then rename);
+ *                      NULL = compute only.
+ * @param channel_means receives the mean of each channel (first min(C, 4)); may be NULL.
+ * @param channels      receives C; may be NULL.
+ * @param errmsg        on failure, a message naming the file and reason (release with
+ *                      ld_free()); set to NULL on success. May be NULL.
+ * @return LD_OK, LD_EIO, LD_EFORMAT (corrupt, or samples of different shapes), LD_ENOMEM,
+ *         LD_ENOTSUP. Thread-safe: uses no shared state.
+ */
+LD_API int ld_compute_mean(const char *input, const char *output, double channel_means[4],
+                           int *channels, char **errmsg);
+
 #ifdef __cplusplus
 }
 #endif
