@@ -15,6 +15,11 @@ Pipelines, all shuffled, batch --batch, uint8 NCHW batches:
   libdata.torch + DataLoader    the adapter, 0 and 2 workers
   h5py per-sample + DataLoader  map-style Dataset (f["data"][i]) + default collate, 0/2 workers
   h5py per-batch + DataLoader   BatchSampler; sorted read_direct into one array, 0/2 workers
+
+Measured 2026-12-02, 2 cores shared with other jobs (load ~7), 4000 x 3x64x64 from
+samples/images, batch 64 (samples/s): Reader copies 170k, views 251k; libdata.torch +
+DataLoader 125k (0 workers) / 17k (2 workers); h5py per-sample + DataLoader 3.8k / 4.4k;
+h5py per-batch + DataLoader 10.5k / 9.8k. Reader (copies) vs the best h5py pipeline: 16x.
 """
 import argparse
 import os
