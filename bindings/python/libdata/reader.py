@@ -243,7 +243,7 @@ class Reader:
                 ("random_crop", _bool(random_crop, "random_crop")),
                 ("mirror", _bool(mirror, "mirror")), ("swap", _bool(swap, "swap")),
                 ("epoch", self._epoch), ("dct_scale", _bool(dct_scale, "dct_scale"))]
-        if not isinstance(shuffle, (bool, str, type(None))) or shuffle not in _ORDERS:
+        if not isinstance(shuffle, (bool, int, str, type(None))) or shuffle not in _ORDERS:
             raise ValueError(f"shuffle must be False, True or 'block', not {shuffle!r}")
         ints.append(("order", _ORDERS[shuffle]))
         if self._layout_name not in _LAYOUTS:
