@@ -271,7 +271,7 @@ def test_out_of_range_value_raises_einval_naming_the_parameter(tmp_path):
     ({"resize": (1, 2, 3)}, ValueError), ({"mode": "zoom"}, ValueError),
     ({"format": "tiff"}, ValueError), ({"encode_type": "gif"}, ValueError),
     ({"split": "lots"}, ValueError), ({"gray": "yes"}, TypeError),
-    ({"no_such_option": 1}, TypeError),
+    ({"no_such_option": 1}, TypeError), ({"quality": 2**64 + 90}, OverflowError),
 ])
 def test_wrong_types_and_values_raise_python_errors(tmp_path, kwargs, exc):
     with pytest.raises(exc):

@@ -294,7 +294,8 @@ def test_contradictory_parameters_raise_einval(h5, kwargs):
     ({"shuffle": "sometimes"}, ValueError), ({"crop": (1, 2, 3)}, ValueError),
     ({"mean": "nofile.npy", "dtype": "float32"}, LibdataError),
     ({"mean": [["a"]]}, TypeError), ({"scale": "big"}, TypeError),
-    ({"bogus": 1}, TypeError),
+    ({"bogus": 1}, TypeError), ({"seed": 2**64 + 5}, OverflowError),
+    ({"batch_size": -2**70}, OverflowError),
 ])
 def test_wrong_types_raise_python_errors(h5, kwargs, exc):
     path, _ = h5
@@ -320,6 +321,13 @@ def test_closed_reader_raises_estate_everywhere(h5):
         with pytest.raises(LibdataError) as ei:
             call()
         assert ei.value.code == libdata.LD_ESTATE and "closed" in ei.value.message
+
+
+def test_memory_budget_too_small_is_elimit_with_the_fitting_batch(h5):
+    path, _ = h5
+    with pytest.raises(LibdataError) as ei:
+        libdata.Reader(path, batch_size=8, memory_budget=1000)
+    assert ei.value.code == libdata.LD_ELIMIT and "budget" in ei.value.message, ei.value
 
 
 def test_unknown_get_name_raises(h5):

@@ -272,6 +272,14 @@ def weak_callback(cfunctype, obj, method, dead_result):
     return cfunctype(call)
 
 
+def check_int64(v, what):
+    """v itself, or OverflowError: ctypes would silently wrap it modulo 2**64 (2**64 + 5
+    would arrive in C as 5)."""
+    if not -(1 << 63) <= v < (1 << 63):
+        raise OverflowError(f"{what} = {v} does not fit in a 64-bit signed integer")
+    return v
+
+
 def fsencode(p, what="path"):
     """A path argument (str, bytes or os.PathLike) as bytes for C; TypeError otherwise."""
     try:

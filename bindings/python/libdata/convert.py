@@ -89,9 +89,10 @@ def _int(value, what):
     if isinstance(value, float):
         raise TypeError(f"{what} must be an integer, not float")
     try:
-        return operator.index(value)
+        v = operator.index(value)
     except TypeError:
         raise TypeError(f"{what} must be an integer, not {type(value).__name__}") from None
+    return _lib.check_int64(v, what)
 
 
 def _bool(value, what):

@@ -83,7 +83,7 @@ class DatasetInfo:
 def _int(value, what):
     if isinstance(value, float) or not hasattr(value, "__index__"):
         raise TypeError(f"{what} must be an integer, not {type(value).__name__}")
-    return value.__index__()
+    return _lib.check_int64(value.__index__(), what)
 
 
 def _bool(value, what):
