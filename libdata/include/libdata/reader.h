@@ -39,10 +39,12 @@
  *
  * Threads: one thread uses a reader at a time. The reader owns its worker threads; they never
  * call user code. Readers are independent of each other, with one documented exception:
- * the serial HDF5 library is not thread-safe, so every HDF5 call of the whole library goes
- * through one process-wide lock. The hot path of raw unfiltered or contiguous files makes no
- * HDF5 call; compressed files (deflate) are read through HDF5 and then serialize with other
- * readers and writers in the same process.
+ * the serial HDF5 library is not thread-safe, so every HDF5 call the reader makes goes
+ * through one process-wide lock (several readers in one process are safe). The hot path of
+ * raw unfiltered or contiguous files makes no HDF5 call; compressed files (deflate) are read
+ * through HDF5 and then serialize with other readers in the same process. Until every HDF5
+ * user of the library takes that lock, do not run an HDF5 conversion in the same process while
+ * a reader opens or reads a compressed HDF5 file.
  */
 #ifndef LIBDATA_READER_H
 #define LIBDATA_READER_H
