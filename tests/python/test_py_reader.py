@@ -199,6 +199,41 @@ def test_info_lists_every_class_even_past_twenty(tmp_path, fmt):
         assert r.info.num_classes == 25
 
 
+def test_encoded_jpeg_batches_equal_pil_decodes_of_the_h5py_bytes(tmp_path):
+    import io
+    from PIL import Image
+    out = tmp_path / "enc.h5"
+    libdata.convert(TREE, out, resize=40, quality=90)
+    with h5py.File(out, "r") as f:
+        enc, off = f["encoded"][:], f["offsets"][:]
+
+    def pil(i):  # CHW RGB
+        im = Image.open(io.BytesIO(enc[off[i]:off[i + 1]].tobytes())).convert("RGB")
+        return np.asarray(im).transpose(2, 0, 1)
+    with libdata.Reader(out, batch_size=4, shuffle=True) as r:
+        assert r.info.encoded and r.info.channel_order == "RGB"  # the decoder's order
+        n = 0
+        for d, _ in r:
+            for j, i in enumerate(r.indices):
+                assert np.abs(d[j].astype(int) - pil(i)).max() <= 1, f"sample {i}"
+                n += 1
+        assert n == len(off) - 1
+    with libdata.Reader(out, batch_size=4, channel_order="BGR") as r:
+        d, _ = r.next_batch()
+        assert r.info.channel_order == "BGR"
+        assert np.abs(d[0].astype(int) - pil(r.indices[0])[::-1]).max() <= 1
+
+
+def test_variable_sizes_need_a_crop(tmp_path):
+    out = tmp_path / "var.h5"
+    libdata.convert(TREE, out, max_side=48, quality=80)
+    with pytest.raises(LibdataError) as ei:
+        libdata.Reader(out)
+    assert ei.value.code == libdata.LD_EINVAL and "crop" in ei.value.message
+    with libdata.Reader(out, crop=24, batch_size=4) as r:
+        assert all(d.shape[1:] == (3, 24, 24) for d, _ in r)
+
+
 def test_drop_last_drops_the_short_batch(h5):
     path, ref = h5
     n = len(ref["label"])

@@ -226,7 +226,7 @@ class Reader:
         self._batch = ctypes.POINTER(_lib.Batch)()
         self.path = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else path
         bpath = _lib.fsencode(path)
-        self.indices = None      # dataset indices of the last batch (NumPy copy)
+        self.indices = None      # dataset indices of the last batch (int64 NumPy copy)
         self.batch_epoch = None  # epoch and number of the last batch
         self.batch_number = None
         self._epoch = _int(epoch, "epoch")
@@ -473,8 +473,10 @@ class Reader:
         keep = None if self._copy else self._owner
         data = _view(b.data, _NP[b.dtype], shape, b.data_bytes, keep)
         labels = _view(b.labels, _NP[b.label_dtype], (n,), None, keep)
-        self.indices = np.ctypeslib.as_array(b.indices, shape=(n,)).copy() if n else \
-            np.empty(0, np.uint64)
+        # int64, not the C uint64: NumPy turns uint64 + int into float64, so `indices[j] + 1`
+        # would stop being usable as an index.
+        self.indices = np.ctypeslib.as_array(b.indices, shape=(n,)).astype(np.int64) if n \
+            else np.empty(0, np.int64)
         self.batch_epoch, self.batch_number = b.epoch, b.number
         self._epoch = b.epoch
         if self._copy:

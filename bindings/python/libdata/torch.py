@@ -104,7 +104,7 @@ class Dataset(IterableDataset):
                 if self.long_labels and not y.is_floating_point():
                     y = y.long()
                 if self.return_indices:
-                    yield x, y, torch.from_numpy(r.indices.astype("int64"))
+                    yield x, y, torch.from_numpy(r.indices)
                 else:
                     yield x, y
         # A persistent worker (or the main process) moves on to the next epoch by itself.
