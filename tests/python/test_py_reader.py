@@ -234,6 +234,18 @@ def test_variable_sizes_need_a_crop(tmp_path):
         assert all(d.shape[1:] == (3, 24, 24) for d, _ in r)
 
 
+def test_a_split_list_reads_like_one_file(h5, tmp_path):
+    path, ref = h5
+    libdata.convert(TREE, tmp_path / "split.h5", resize=(32, 24), split="5K")
+    listing = tmp_path / "split.txt"
+    assert len(listing.read_text().split()) > 1
+    with libdata.Reader(listing, batch_size=4) as r:
+        ds, ls, ix = read_all(r)
+    assert list(np.concatenate(ix)) == list(range(len(ref["label"])))
+    for d, l, i in zip(ds, ls, ix):
+        assert np.array_equal(d, ref["data"][i]) and np.array_equal(l, ref["label"][i])
+
+
 def test_drop_last_drops_the_short_batch(h5):
     path, ref = h5
     n = len(ref["label"])
@@ -414,6 +426,7 @@ def test_no_memory_growth_over_10000_batches(h5, copy):
         after = rss_bytes()
     assert total >= 10_000
     growth = after - before
+    print(f"RSS {before / 2**20:.1f} MiB -> {after / 2**20:.1f} MiB over 10,000 batches")
     assert growth < 4 << 20, f"RSS grew by {growth / 2**20:.2f} MiB over 10,000 batches"
 
 
