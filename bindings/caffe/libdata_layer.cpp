@@ -167,7 +167,7 @@ void LibDataLayer<Dtype>::Configure() {
 }
 
 template <typename Dtype>
-void LibDataLayer<Dtype>::LayerSetUp(const vector<Blob<Dtype>*>& bottom,
+void LibDataLayer<Dtype>::LayerSetUp(const vector<Blob<Dtype>*>& /*bottom*/,
     const vector<Blob<Dtype>*>& top) {
   Configure();
   int64_t c = 0, h = 0, w = 0, n = 0, batches = 0, mem = 0, prefetch = 0, threads = 0;
@@ -218,7 +218,7 @@ void CopyToDtype<float>(const float* src, size_t n, float* dst) {
 }
 
 template <typename Dtype>
-void LibDataLayer<Dtype>::Forward_cpu(const vector<Blob<Dtype>*>& bottom,
+void LibDataLayer<Dtype>::Forward_cpu(const vector<Blob<Dtype>*>& /*bottom*/,
     const vector<Blob<Dtype>*>& top) {
   const ld_batch* b = NextBatch();
   CHECK_EQ(b->dtype, static_cast<int>(LD_DTYPE_F32));

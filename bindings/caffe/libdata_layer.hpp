@@ -35,8 +35,8 @@ class LibDataLayer : public Layer<Dtype> {
   virtual void LayerSetUp(const vector<Blob<Dtype>*>& bottom,
       const vector<Blob<Dtype>*>& top);
   // Data layers have no bottoms: the tops are shaped in LayerSetUp and per batch in Forward.
-  virtual void Reshape(const vector<Blob<Dtype>*>& bottom,
-      const vector<Blob<Dtype>*>& top) {}
+  virtual void Reshape(const vector<Blob<Dtype>*>& /*bottom*/,
+      const vector<Blob<Dtype>*>& /*top*/) {}
 
   virtual inline const char* type() const { return "LibData"; }
   virtual inline int ExactNumBottomBlobs() const { return 0; }
@@ -46,8 +46,8 @@ class LibDataLayer : public Layer<Dtype> {
  protected:
   virtual void Forward_cpu(const vector<Blob<Dtype>*>& bottom,
       const vector<Blob<Dtype>*>& top);
-  virtual void Backward_cpu(const vector<Blob<Dtype>*>& top,
-      const vector<bool>& propagate_down, const vector<Blob<Dtype>*>& bottom) {}
+  virtual void Backward_cpu(const vector<Blob<Dtype>*>& /*top*/,
+      const vector<bool>& /*propagate_down*/, const vector<Blob<Dtype>*>& /*bottom*/) {}
 
   // Configures reader_ from data_param/transform_param; LOG(FATAL) on any error.
   void Configure();

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Peak memory (max RSS) of Caffe reading one dataset each way, for docs/caffe.md.
+# Dataset: samples/images listed 10 times (1600 images) at 256x256 = 315 MB of raw pixels.
+# Each run is `caffe time` on a net holding only the data layer (batch 64, crop 227 where the
+# layer can crop) and a Silence layer, 50 iterations = 2 epochs, so the numbers are the data
+# path's: the baseline is the same net with an Input layer of the batch's shape.
+#
+# Usage: CAFFE_ROOT=/path/to/caffe/build samples/caffe/measure_memory.sh [WORKDIR]
+# (DATACONV and LIBDATA_CAFFE_LAYER as for run_all.sh.)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+: "${CAFFE_ROOT:?set CAFFE_ROOT to a Caffe build (or install) directory}"
+WORK=${1:-$(mktemp -d "${TMPDIR:-/tmp}/libdata-caffe-mem.XXXXXX")}
+mkdir -p "$WORK"
+cd "$WORK"
+find_built() { ls -t "$SRC"/build*/"$1" 2>/dev/null | head -n 1; }
+CAFFE=$CAFFE_ROOT/tools/caffe
+[ -x "$CAFFE" ] || CAFFE=$CAFFE_ROOT/bin/caffe
+DATACONV=${DATACONV:-$(find_built dataconv)}
+LAYER=${LIBDATA_CAFFE_LAYER:-$(find_built bindings/caffe/libdata_caffe_layer.so)}
+
+if [ ! -e big.h5 ]; then
+    for _ in $(seq 10); do cat "$SRC/samples/train.txt" "$SRC/samples/val.txt"; done >big.txt
+    img=$SRC/samples/images/
+    "$DATACONV" -q "$img" big.txt big.h5 --resize 256
+    "$DATACONV" -q "$img" big.txt big_split.h5 --resize 256 --split 64M
+    "$DATACONV" -q "$img" big.txt big.lmdb --resize 256
+fi
+
+tail='layer { name: "sink" type: "Silence" bottom: "data" bottom: "label" }'
+crop='transform_param { crop_size: 227 mirror: true mean_value: 128 scale: 0.00390625 }'
+cat >input.prototxt <<NET
+layer { name: "data" type: "Input" top: "data" top: "label"
+  input_param { shape { dim: 64 dim: 3 dim: 227 dim: 227 } shape { dim: 64 } } }
+$tail
+NET
+for src in big.h5 big.lmdb; do
+    cat >"libdata_${src#big.}.prototxt" <<NET
+layer { name: "data" type: "LibData" top: "data" top: "label"
+  data_param { source: "$src" batch_size: 64 } $crop }
+$tail
+NET
+done
+cat >data_lmdb.prototxt <<NET
+layer { name: "data" type: "Data" top: "data" top: "label"
+  data_param { source: "big.lmdb" backend: LMDB batch_size: 64 } $crop }
+$tail
+NET
+ls big.h5 >big_one.txt
+for list in big_one big_split; do
+    cat >"hdf5_$list.prototxt" <<NET
+layer { name: "data" type: "HDF5Data" top: "data" top: "label"
+  hdf5_data_param { source: "$list.txt" batch_size: 64 shuffle: true } }
+$tail
+NET
+done
+
+printf '%-22s %12s %10s\n' "net" "max RSS MiB" "seconds"
+for net in input libdata_h5 libdata_lmdb data_lmdb hdf5_big_split hdf5_big_one; do
+    # The page cache holds the files (warmed by the conversion): reading costs no disk time.
+    LD_PRELOAD="$LAYER" GLOG_logtostderr=1 /usr/bin/time -f "%M %e" -o "$net.time" \
+        "$CAFFE" time -model "$net.prototxt" -iterations 50 >"$net.log" 2>&1 ||
+        { tail -n 5 "$net.log"; echo "FAIL: $net"; continue; }
+    read -r kib secs <"$net.time"
+    printf '%-22s %12d %10s\n' "$net" $((kib / 1024)) "$secs"
+done

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Train the tiny net of samples/caffe for 100 iterations three ways, on datasets that dataconv
+# makes from samples/images:
+#   1. libdata's layer (type "LibData", LD_PRELOAD'ed)   train.h5 + val.lmdb
+#   2. Caffe's stock Data layer, backend LMDB             train.lmdb + val.lmdb
+#   3. Caffe's stock HDF5Data layer                       train_split.txt + val_split.txt
+# then check that each net's first test batches equal libdata's reader (caffe_first_batch).
+#
+# Usage: CAFFE_ROOT=/path/to/caffe/build samples/caffe/run_all.sh [WORKDIR]
+# Optional: DATACONV, LIBDATA_CAFFE_LAYER (libdata_caffe_layer.so), CAFFE_FIRST_BATCH; by default
+# they are looked up in the build*/ directories of this checkout. Caffe is not built here: build
+# it yourself (bindings/caffe/README.md) and configure libdata with -DLIBDATA_BUILD_CAFFE=ON.
+# Exit status: 0 when the loss fell in all three runs and every first-batch check matched.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+: "${CAFFE_ROOT:?set CAFFE_ROOT to a Caffe build (or install) directory}"
+WORK=${1:-$(mktemp -d "${TMPDIR:-/tmp}/libdata-caffe.XXXXXX")}
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+
+find_built() {  # find_built NAME: the newest NAME under $SRC/build*/
+    ls -t "$SRC"/build*/"$1" 2>/dev/null | head -n 1
+}
+CAFFE=$CAFFE_ROOT/tools/caffe
+[ -x "$CAFFE" ] || CAFFE=$CAFFE_ROOT/bin/caffe
+[ -x "$CAFFE" ] || { echo "no caffe tool under $CAFFE_ROOT (tools/caffe or bin/caffe)" >&2; exit 1; }
+DATACONV=${DATACONV:-$(find_built dataconv)}
+LAYER=${LIBDATA_CAFFE_LAYER:-$(find_built bindings/caffe/libdata_caffe_layer.so)}
+CHECK=${CAFFE_FIRST_BATCH:-$(find_built bindings/caffe/caffe_first_batch)}
+for f in "$DATACONV" "$LAYER" "$CHECK"; do
+    [ -n "$f" ] && [ -e "$f" ] || {
+        echo "missing dataconv, libdata_caffe_layer.so or caffe_first_batch: build libdata" \
+             "with -DLIBDATA_BUILD_CAFFE=ON -DCAFFE_ROOT=$CAFFE_ROOT" >&2
+        exit 1
+    }
+done
+echo "caffe:   $CAFFE"
+echo "layer:   $LAYER"
+echo "work in: $WORK"
+
+cd "$WORK"
+img=$SRC/samples/images
+# The list files are sorted by class. Caffe's stock layers read files in stored order (HDF5Data
+# only shuffles within a file and the order of files), so their training sets are shuffled at
+# conversion, as convert_imageset -shuffle does; libdata's layer reshuffles every epoch itself.
+for set in train val; do
+    rm -rf "$set.h5" "$set.lmdb" "${set}_split.txt" "${set}_split"-*.h5
+    shuffle=
+    [ "$set" = train ] && shuffle=--shuffle
+    "$DATACONV" -q "$img/" "$SRC/samples/$set.txt" "$set.h5" --resize 32
+    "$DATACONV" -q "$img/" "$SRC/samples/$set.txt" "$set.lmdb" --resize 32 $shuffle
+    "$DATACONV" -q "$img/" "$SRC/samples/$set.txt" "${set}_split.h5" --resize 32 --split 100K \
+        $shuffle
+done
+cp "$HERE"/*.prototxt .
+
+status=0
+for way in libdata data_lmdb hdf5; do
+    echo
+    echo "== $way: caffe train --solver=${way}_solver.prototxt (log: $WORK/$way.log)"
+    # The layer library is preloaded for every way: the stock layers do not need it, and it
+    # shows that loading it changes nothing for them.
+    if ! env LD_PRELOAD="$LAYER" GLOG_logtostderr=1 /usr/bin/time -f "max RSS %M KiB" \
+            "$CAFFE" train --solver="${way}_solver.prototxt" >"$way.log" 2>&1; then
+        tail -n 20 "$way.log"
+        echo "FAIL: $way: caffe train failed"
+        status=1
+        continue
+    fi
+    grep -E "Iteration [0-9]+ .*loss = |Test net output|max RSS" "$way.log" | sed 's/^.*\] //'
+    # One batch's loss is noisy: compare the mean of the first three displays with the last three.
+    losses=$(grep -E "Iteration [0-9]+ .*loss = " "$way.log" | sed 's/.*loss = //')
+    first=$(echo "$losses" | head -n 3 | awk '{ s += $1 } END { printf "%.4f", s / NR }')
+    last=$(echo "$losses" | tail -n 3 | awk '{ s += $1 } END { printf "%.4f", s / NR }')
+    if awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }'; then
+        echo "ok: $way: mean loss of the first 3 displays $first -> last 3 $last"
+    else
+        echo "FAIL: $way: loss did not fall (first 3 displays $first -> last 3 $last)"
+        status=1
+    fi
+    echo "-- first test batches of ${way}_train_val.prototxt vs libdata's reader:"
+    if ! LD_PRELOAD="$LAYER" "$CHECK" "${way}_train_val.prototxt" 2; then
+        echo "FAIL: $way: the Caffe layer's batches differ from libdata's reader"
+        status=1
+    fi
+done
+exit $status
