@@ -68,6 +68,35 @@ static int cmd_info(const dc_opts *o)
     return fflush(stdout) == 0 ? DC_EXIT_OK : DC_EXIT_FAIL;
 }
 
+static int cmd_mean(const dc_opts *o)
+{
+    if (o->npos < 1 || o->npos > 2)
+        return dc_usage_error(o->npos ? "mean takes INPUT and an optional OUT.binaryproto"
+                                      : "mean: missing INPUT (an .h5 file, a --split .txt list "
+                                        "or an LMDB directory)");
+    if (o->nparams || o->list || o->root)
+        return dc_usage_error("mean takes no conversion options");
+    const char *out = o->npos == 2 ? o->pos[1] : NULL;
+    double m[4] = {0, 0, 0, 0};
+    int c = 0;
+    char *err = NULL;
+    int rc = ld_compute_mean(o->pos[0], out, m, &c, &err);
+    if (rc < 0) {
+        fprintf(stderr, "dataconv: %s\n", err ? err : ld_strerror(rc));
+        ld_free(err);
+        return DC_EXIT_FAIL;
+    }
+    /* stdout: what Caffe's transform_param mean_value wants, in the stored channel order */
+    printf("mean_value:");
+    for (int i = 0; i < c && i < 4; i++)
+        printf(" %.4f", m[i]);
+    printf("\n");
+    if (out && !o->quiet)
+        fprintf(stderr, "dataconv: wrote the per-pixel mean of %s to %s (Caffe mean_file)\n",
+                o->pos[0], out);
+    return fflush(stdout) == 0 ? DC_EXIT_OK : DC_EXIT_FAIL;
+}
+
 /* Flags that cannot change the output. Left out of the note so that the same conversion run
  * with another -j (or -q) gives a byte-identical file. Returns how many argv entries to skip. */
 static int output_neutral(char **argv, int i, int argc)
@@ -289,6 +318,8 @@ int main(int argc, char **argv)
         return print_version();
     case DC_CMD_INFO:
         return cmd_info(&o);
+    case DC_CMD_MEAN:
+        return cmd_mean(&o);
     case DC_CMD_BENCH:
         return dc_bench(argc, argv, 2);
     case DC_CMD_CONVERT:

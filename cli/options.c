@@ -362,6 +362,9 @@ int dc_parse(int argc, char **argv, dc_opts *o)
         } else if (strcmp(argv[1], "info") == 0) {
             o->cmd = DC_CMD_INFO;
             first = 2;
+        } else if (strcmp(argv[1], "mean") == 0) {
+            o->cmd = DC_CMD_MEAN;
+            first = 2;
         } else if (strcmp(argv[1], "bench") == 0) {
             o->cmd = DC_CMD_BENCH;
             return DC_EXIT_OK;
@@ -459,6 +462,8 @@ void dc_print_help(void *fp)
 "  dataconv ROOT/ LIST DB [options]               convert_imageset's argument order (LMDB\n"
 "                                                 unless DB ends in .h5/.hdf5 or --format)\n"
 "  dataconv info FILE                             describe a dataset (HDF5, LMDB, split .txt)\n"
+"  dataconv mean INPUT [OUT.binaryproto]          per-pixel mean for Caffe's mean_file, and\n"
+"                                                 the per-channel means (mean_value)\n"
 "  dataconv bench FILE [--batch N --shuffle ...]  read it with libdata's reader: images/s,\n"
 "                                                 memory ('dataconv bench --help')\n"
 "\n"
@@ -507,6 +512,7 @@ void dc_print_help(void *fp)
 "  dataconv -resize_width=256 -resize_height=256 -shuffle images/ train.txt train_lmdb\n"
 "  dataconv images/ big.h5 --resize 224 --split 1G       files of at most 1 GiB + big.txt\n"
 "  dataconv info train.h5\n"
+"  dataconv mean train_lmdb mean.binaryproto\n"
 "  dataconv bench train.h5 --batch 256 --shuffle --epochs 3\n"
 "\n"
 "Exit codes:\n"
