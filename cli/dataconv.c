@@ -222,7 +222,10 @@ static void print_hint(const dc_opts *o, int rc, const char *msg)
     int raw = dc_param_value(o, LD_C_QUALITY, 0) == 0 && !dc_param_value(o, LD_C_ENCODED, 0) &&
               !dc_param_value(o, LD_C_ENCODE_PNG, 0);
     int resized = o->resize_w_given && dc_param_value(o, LD_C_RESIZE_MODE, 0) != LD_RESIZE_MAX;
-    if (rc == LD_EINVAL && raw && !resized && !strstr(msg, "--resize"))
+    /* the library's message may already name the flags to use: then say nothing more */
+    if (strstr(msg, " --"))
+        return;
+    if (rc == LD_EINVAL && raw && !resized)
         fputs("dataconv: hint: raw storage needs one size for all images: add --resize WxH, "
               "or store compressed images with --quality Q\n", stderr);
     else if (rc == LD_EFORMAT && dc_param_value(o, LD_C_STRICT, 0))
