@@ -168,7 +168,10 @@ int ld__read_file(const char *path, ld_buf *out, size_t max_bytes, ld_err *e)
 {
     int rc = LD_OK;
     struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO (or a device) named like an image must not block forever
+     * waiting for a writer (the file type is checked right after); it changes nothing for
+     * reads of a regular file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     LD_CHECK(e, fd >= 0, LD_EIO, "%s: cannot open: %s", path, strerror(errno));
     LD_CHECK(e, fstat(fd, &st) == 0, LD_EIO, "%s: cannot stat: %s", path, strerror(errno));
     LD_CHECK(e, !S_ISDIR(st.st_mode), LD_EIO, "%s: is a directory", path);
