@@ -422,7 +422,13 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     LD_CHECK(&c->err, class_names, LD_ENOMEM, "out of memory");
     for (size_t i = 0; i < ncls; i++)
         class_names[i] = ld__source_class_name(src, i);
+    size_t max_rel = 1;
+    for (size_t i = 0; i < r.n; i++) {
+        size_t len = strlen(ld__source_item(src, i)->rel);
+        max_rel = len > max_rel ? len : max_rel;
+    }
     ld_writer_opts wo = {
+        .max_rel_len = max_rel,
         .path = output,
         .encoded = encoded,
         .encoding = r.keep_original ? "original"

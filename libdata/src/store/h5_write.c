@@ -272,6 +272,8 @@ typedef struct h5w {
     char **tmp, **final;
     size_t n_files, cap_files;
     hid_t vstr; /* variable-length UTF-8 string type */
+    hid_t fstr; /* fixed-length UTF-8 string type for /filename, or invalid */
+    size_t max_rel_len;
     int finished, failed;
 } h5w;
 
@@ -397,9 +399,14 @@ static int cols_setup(h5w *w, ld_err *e)
     }
     LD_TRY(col_init(&w->label, LD_H5_DS_LABEL, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, none, 4,
                     LD_H5_LABEL_CHUNK));
-    LD_TRY(col_init(&w->name, LD_H5_DS_FILENAME, w->vstr, w->vstr, 1, none, sizeof(char *),
-                    LD_H5_NAME_CHUNK));
-    w->name.vlen = 1;
+    if (w->fstr >= 0) {
+        LD_TRY(col_init(&w->name, LD_H5_DS_FILENAME, w->fstr, w->fstr, 1, none, w->max_rel_len,
+                        LD_H5_NAME_CHUNK));
+    } else {
+        LD_TRY(col_init(&w->name, LD_H5_DS_FILENAME, w->vstr, w->vstr, 1, none, sizeof(char *),
+                        LD_H5_NAME_CHUNK));
+        w->name.vlen = 1;
+    }
     w->cols_ready = 1;
 fail:
     if (rc < 0) ld__err(e, rc, "cannot allocate the HDF5 chunk buffers");
@@ -585,7 +592,18 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
         }
     }
     LD_TRY(col_append(&w->label, &s->label, 1, e));
-    LD_TRY(col_append_str(&w->name, s->rel, e));
+    if (w->name.vlen) {
+        LD_TRY(col_append_str(&w->name, s->rel, e));
+    } else {
+        /* Fixed-length, NUL-padded: the row is written straight into the chunk buffer. */
+        size_t n = s->rel ? strlen(s->rel) : 0;
+        LD_CHECK(e, n <= w->max_rel_len, LD_EINVAL, "%s: name longer than announced (%zu > %zu)",
+                 s->rel, n, w->max_rel_len);
+        uint8_t *row = w->name.buf + w->name.fill * w->name.row_bytes;
+        memset(row, 0, w->name.row_bytes);
+        memcpy(row, s->rel, n);
+        if (++w->name.fill == w->name.chunk_rows) LD_TRY(col_flush(&w->name, e));
+    }
     w->file_n++;
     w->file_bytes += s->len;
 fail:
@@ -695,6 +713,7 @@ static void h5w_free(ld_writer *base)
         free(w->final[i]);
     }
     if (w->vstr >= 0) H5Tclose(w->vstr);
+    if (w->fstr >= 0) H5Tclose(w->fstr);
     ld__h5_quiet_end(&q);
     free(w->tmp);
     free(w->final);
@@ -730,6 +749,7 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->base.vt = &h5w_vt;
     w->file = H5I_INVALID_HID;
     w->vstr = H5I_INVALID_HID;
+    w->fstr = H5I_INVALID_HID;
     w->data.ds = w->label.ds = w->name.ds = w->offsets.ds = w->shape.ds = H5I_INVALID_HID;
     w->encoded = o->encoded != 0;
     w->channels = o->channels;
@@ -766,6 +786,15 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
              w->vstr >= 0 && H5Tset_size(w->vstr, H5T_VARIABLE) >= 0 &&
                  H5Tset_cset(w->vstr, H5T_CSET_UTF8) >= 0,
              LD_ENOMEM, "HDF5: cannot make the string type");
+    if (o->max_rel_len > 0) {
+        w->max_rel_len = o->max_rel_len;
+        w->fstr = H5Tcopy(H5T_C_S1);
+        LD_CHECK(e,
+                 w->fstr >= 0 && H5Tset_size(w->fstr, o->max_rel_len) >= 0 &&
+                     H5Tset_strpad(w->fstr, H5T_STR_NULLPAD) >= 0 &&
+                     H5Tset_cset(w->fstr, H5T_CSET_UTF8) >= 0,
+                 LD_ENOMEM, "HDF5: cannot make the string type");
+    }
     if (w->encoded) LD_TRY(cols_setup(w, e));
     LD_TRY(file_open(w, e));
     *out = &w->base;

@@ -27,6 +27,9 @@ typedef struct ld_writer_opts {
     uint64_t expected_n;   /* number of inputs (an upper bound on samples); a hint */
     uint64_t split_bytes;  /* HDF5 only: 0 = one file */
     int deflate;           /* HDF5 only: 0..9 */
+    size_t max_rel_len;    /* HDF5: longest ld_sample.rel; > 0 stores /filename as fixed-length
+                              strings of this size (no global heap, so the writer's memory does
+                              not grow with N); 0 = variable-length strings */
 } ld_writer_opts;
 
 /* One sample, in output order. */
