@@ -430,6 +430,14 @@ int dc_parse(int argc, char **argv, dc_opts *o)
         const ld_param_desc *pd = d ? NULL : find_table_param(name, n);
         if (!d && !pd)
             return dc_usage_error("unknown option '%s'", flag);
+        if (pd && pd->min == 0 && pd->max == 1 && (!val || !dc_parse_i64(val, &(int64_t){0}))) {
+            /* a 0/1 parameter of the table is a switch, like the named ones */
+            int b = 1;
+            if (val && !dc_parse_bool(val, &b))
+                return dc_usage_error("%s: expected true or false, got '%s'", flag, val);
+            TRY(add_param(o, flag, (ld_convert_param)pd->id, b));
+            continue;
+        }
         if (!val) {
             if (i + 1 >= argc)
                 return dc_usage_error("%s needs a value", flag);
