@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""bench/run's driver: conversion, reading, limits and memory, in one run, then the report.
+
+    suite_main.py [--quick] [--build DIR] [--work DIR] [--out DIR] [--reps R]
+                  [--only convert,read,memory]
+
+--build   a CMake build directory with dataconv and libdata.so (bench/run makes build-bench)
+--work    scratch folder for photos, datasets and outputs (default /tmp/ld_bench_suite;
+          photos and datasets are reused by later runs)
+--out     where benchmarks.md and the charts go (default: docs/ for a full run, WORK/report for
+          --quick, so that everyday checks do not rewrite the committed page)
+"""
+import argparse
+import datetime
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import suite_common as sc  # noqa: E402
+import suite_convert  # noqa: E402
+import suite_photos  # noqa: E402
+import suite_read  # noqa: E402
+import suite_report  # noqa: E402
+
+# sizes: full run for a 2-core, 24 GiB machine (~25 min); quick for everyday checks
+SIZES = {
+    "full": dict(photos=2000, convert=800, perfile=150, read=9000, read_enc=2000,
+                 read_mem=[1000, 3000, 9000], conv_mem=[500, 2000, 8000], seconds=2.0, reps=3),
+    "quick": dict(photos=240, convert=240, perfile=24, read=1024, read_enc=512,
+                  read_mem=[256, 1024], conv_mem=[120, 480], seconds=0.5, reps=3),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
+    ap.add_argument("--work", default="/tmp/ld_bench_suite")
+    ap.add_argument("--out")
+    ap.add_argument("--reps", type=int)
+    ap.add_argument("--only", default="convert,read,memory")
+    a = ap.parse_args()
+    cfg = dict(SIZES["quick" if a.quick else "full"])
+    reps = a.reps or cfg["reps"]
+    only = set(a.only.split(","))
+    work = os.path.abspath(a.work)
+    os.makedirs(work, exist_ok=True)
+    out = os.path.abspath(a.out or (os.path.join(work, "report") if a.quick
+                                    else os.path.join(ROOT, "docs")))
+    dataconv = os.path.join(a.build, "dataconv")
+    if not os.access(dataconv, os.X_OK) or not os.path.exists(os.path.join(a.build, "libdata.so")):
+        sys.exit(f"no dataconv / libdata.so in {a.build}: build them (bench/run does)")
+    t_start = time.time()
+    ver = subprocess.run([dataconv, "--version"], capture_output=True, text=True).stdout
+    btype = ""
+    try:
+        btype = [ln.split("=", 1)[1] for ln in open(os.path.join(a.build, "CMakeCache.txt"))
+                 if ln.startswith("CMAKE_BUILD_TYPE:")][0].strip()
+    except (OSError, IndexError):
+        pass
+    meta = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+            "quick": a.quick, "reps": reps, "sizes": cfg, "machine": sc.machine(),
+            "load_before": round(os.getloadavg()[0], 2),
+            "libdata_version": ver.strip().splitlines()[0] if ver.strip() else "?",
+            "build_type": btype,
+            "not_measured": []}
+    cores = os.cpu_count()
+    res = sc.Results(os.path.join(work, "results.json"), meta)
+    sc.log(f"bench: {'quick' if a.quick else 'full'} run, {cores} cores, load "
+           f"{meta['load_before']}, work {work}, report -> {out}")
+
+    sc.log("photos ...")
+    photos = suite_photos.make(os.path.join(work, f"photos{cfg['photos']}"), cfg["photos"])
+    meta["photos"] = cfg["photos"]
+    meta["photo_sources"] = len(open(os.path.join(photos, "sources.txt")).read().split())
+
+    def folder(n):
+        if n == cfg["photos"]:
+            return photos
+        return suite_photos.replicate(photos, min(n, cfg["photos"]),
+                                      os.path.join(work, f"photos{cfg['photos']}x{n}"), n)
+
+    if "convert" in only:
+        sc.log(f"conversion: {cfg['convert']} photos, {reps} repeats ...")
+        suite_convert.measure(res, dataconv, folder(cfg["convert"]), work, reps, cfg["perfile"])
+
+    if "read" in only or "memory" in only:
+        sc.log("reading datasets ...")
+        fm = [("raw", f, n) for n in sorted(set(cfg["read_mem"] + [cfg["read"]]))
+              for f in ("h5", "lmdb")]
+        fm += [("q70", f, cfg["read_enc"]) for f in ("h5", "lmdb")]
+        ds = suite_read.make_datasets(dataconv, photos, work, fm)
+        rd = suite_read.Reading(res, a.build, dataconv, work, reps, cfg["seconds"], 256)
+        if not rd.exe:
+            meta["not_measured"].append("bench/read_bench.c did not compile: the C reader was "
+                                        "measured with `dataconv bench`")
+    if "read" in only:
+        sc.log("limits ...")
+        jp = suite_read.extract_jpegs(ds[("q70", "h5", cfg["read_enc"])],
+                                      os.path.join(work, "jpegs_q70"))
+        rd.limits(jp)
+        sc.log(f"reading: {cfg['read']} raw samples, {cfg['read_enc']} JPEG, {reps} repeats ...")
+        rd.throughput(ds, cfg["read"], cfg["read_enc"])
+    if "memory" in only:
+        sc.log("memory against dataset size: conversion ...")
+        suite_convert.memory(res, dataconv, [(n, folder(n)) for n in cfg["conv_mem"]], work)
+        sc.log("memory against dataset size: reading ...")
+        rd.memory(ds, cfg["read_mem"])
+
+    meta["load_after"] = round(os.getloadavg()[0], 2)
+    meta["minutes"] = (time.time() - t_start) / 60
+    if max(meta["load_before"], meta["load_after"]) > cores:
+        meta["load_note"] = ("the machine was busy with other work: treat the numbers as "
+                             "noisy")
+    res.save()
+    md, made = suite_report.write(res.path, out)
+    print(md)
+    sc.log(f"bench: done in {meta['minutes']:.1f} min; {os.path.join(out, 'benchmarks.md')}, "
+           + ", ".join(os.path.basename(p) for p in made))
+
+
+if __name__ == "__main__":
+    main()

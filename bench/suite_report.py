@@ -1,0 +1,379 @@
+#!/usr/bin/python3
+"""The report of bench/run: a Markdown page (tables, ratios, the machine) and PNG charts
+(matplotlib, Agg) from the results JSON of one run.
+
+    suite_report.py RESULTS.json OUTDIR     (writes OUTDIR/benchmarks.md and OUTDIR/bench_*.png)
+"""
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+COLORS = {"dataconv": "#1f6fb4", "libdata C": "#1f6fb4", "libdata Python": "#5aa0dc",
+          "Pillow": "#e08a2c", "OpenCV": "#c9503c", "vips": "#7a5aa8", "magick": "#9a9a9a",
+          "h5py": "#e08a2c", "python-lmdb": "#c9503c", "DataLoader": "#6a9a3a"}
+
+
+def med(s):
+    return s["median"] if s else None
+
+
+def rng(s, fmt="{:,.0f}"):
+    if not s:
+        return "n/a"
+    if s["n"] == 1:
+        return fmt.format(s["median"])
+    return f"{fmt.format(s['median'])} ({fmt.format(s['min'])}–{fmt.format(s['max'])})"
+
+
+def ratio(a, b):
+    if not a or not b:
+        return "–"
+    r = a / b
+    return f"{r:.2f}×" if r < 10 else f"{r:.0f}×" if r >= 100 else f"{r:.1f}×"
+
+
+def groups(rows, section):
+    out = {}
+    for r in rows:
+        if r["section"] == section:
+            out.setdefault(r["group"], []).append(r)
+    return out
+
+
+def convert_tables(rows, cores):
+    g = groups(rows, "convert")
+    lines = []
+    for name, rs in g.items():
+        kind = name.split(" → ")[0]
+        base_name = "Pillow + python-lmdb" if name.endswith("LMDB") else "Pillow + h5py"
+        base_group = name if not name.endswith("files") else f"{kind} → HDF5"
+        base = next((med(r.get("ips")) for r in g.get(base_group, [])
+                     if r["name"] == base_name), None)
+        lines += [f"**{name}** ({rs[0].get('images', '?')} images)", "",
+                  f"| tool | images/s, median (range) | × {base_name} | CPU ms/image "
+                  "| peak RSS MiB |", "|---|---:|---:|---:|---:|"]
+        for r in rs:
+            if r.get("error") and not r.get("ips"):
+                lines.append(f"| {r['name']} | failed: {r['error'].splitlines()[0][:80]} | | | |")
+                continue
+            lines.append(f"| {r['name']} | {rng(r['ips'])} | {ratio(med(r['ips']), base)} | "
+                         f"{rng(r['cpu_ms'], '{:.2f}')} | {rng(r['rss_mb'], '{:.0f}')} |")
+        lines.append("")
+    return lines
+
+
+def read_tables(rows, cores):
+    g = groups(rows, "read")
+    lim = {r["name"]: r for r in rows if r["section"] == "limit"}
+    mem_all = next((med(r["sps"]) for r in lim.values() if r["group"] == "memcpy"
+                    and r.get("threads") == cores), None)
+    dec_all = next((med(r["sps"]) for n, r in lim.items() if n.startswith("libjpeg-turbo 1 thread x")),
+                   None)
+    lines = []
+    for name, rs in g.items():
+        limit = dec_all if name.startswith("JPEG") else mem_all
+        lname = (f"libjpeg-turbo × {cores}" if name.startswith("JPEG")
+                 else f"memcpy, {cores} threads")
+        ref = next((med(r["sps"]) for r in rs if r["name"].startswith("libdata C, HDF5")
+                    and r.get("threads") == cores), None)
+        lines += [f"**{name}**, batches of 256", "",
+                  "| reader | samples/s, median (range) | MB/s | libdata C ÷ this | "
+                  f"% of {lname} | peak RSS MiB |", "|---|---:|---:|---:|---:|---:|"]
+        for r in rs:
+            s = med(r.get("sps"))
+            if not s:
+                err = (r.get("error") or "no result").splitlines()[0][:80]
+                lines.append(f"| {r['name']} | failed: {err} | | | | |")
+                continue
+            mbs = f"{s * 150528 / 1e6:,.0f}"
+            pct = f"{100 * s / limit:.0f}%" if limit else "–"
+            lines.append(f"| {r['name']} | {rng(r['sps'])} | {mbs} | {ratio(ref, s)} | {pct} | "
+                         f"{rng(r['rss_mb'], '{:.0f}')} |")
+        lines.append("")
+    return lines
+
+
+def limit_table(rows):
+    lines = ["| limit | value, median (range) | as samples/s |", "|---|---:|---:|"]
+    for r in rows:
+        if r["section"] != "limit":
+            continue
+        if r["group"] == "memcpy":
+            lines.append(f"| {r['name']} (NumPy copyto, 256 MiB) | {rng(r['gbs'], '{:.1f}')} GB/s"
+                         f" | {rng(r['sps'])} of 3×224×224 |")
+        else:
+            lines.append(f"| {r['name']} | {rng(r['sps'])} images/s | |")
+    return lines + [""]
+
+
+def memory_tables(rows):
+    lines = []
+    for sec, what, unit in (("memconv", "conversion (raw 224×224, all cores for dataconv)",
+                             "images"),
+                            ("memread", "reading one shuffled epoch (uint8, batch 256)",
+                             "samples")):
+        g = groups(rows, sec)
+        if not g:
+            continue
+        sizes = sorted({int(r["name"]) for rs in g.values() for r in rs})
+        extra = ""
+        if sec == "memread":
+            gib = {int(r["name"]): r.get("dataset_gib") for rs in g.values() for r in rs}
+            extra = " (" + ", ".join(f"{s}: {gib[s]:.2f} GiB" for s in sizes) + ")"
+        lines += [f"**Peak RSS (MiB) of {what}** against dataset size in {unit}{extra}", "",
+                  "| tool | " + " | ".join(f"{s:,}" for s in sizes) + " |",
+                  "|---|" + "---:|" * len(sizes)]
+        for name, rs in g.items():
+            by = {int(r["name"]): r for r in rs}
+            cells = []
+            for s in sizes:
+                r = by.get(s)
+                cells.append(f"{med(r['rss_mb']):,.0f}" if r and r.get("rss_mb") else "–")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def key_ratios(rows, cores):
+    out = []
+    g = groups(rows, "convert")
+
+    def ips(group, name):
+        return next((med(r.get("ips")) for r in g.get(group, []) if r["name"] == name), None)
+    for group in g:
+        if group.endswith("files"):
+            continue
+        base = "Pillow + python-lmdb" if group.endswith("LMDB") else "Pillow + h5py"
+        cv = base.replace("Pillow", "OpenCV")
+        one, allc, b, c = (ips(group, "dataconv -j1"), ips(group, f"dataconv -j{cores}"),
+                           ips(group, base), ips(group, cv))
+        out.append(f"- convert {group}: dataconv -j1 {ratio(one, b)} {base}, "
+                   f"{ratio(one, c)} {cv}; -j{cores} {ratio(allc, b)} {base} "
+                   f"(scaling -j{cores}/-j1 {ratio(allc, one)})")
+    rg = groups(rows, "read")
+    lim = [r for r in rows if r["section"] == "limit"]
+    memc = next((med(r["sps"]) for r in lim if r["group"] == "memcpy"
+                 and r.get("threads") == cores), None)
+    mem1 = next((med(r["sps"]) for r in lim if r["group"] == "memcpy" and r.get("threads") == 1),
+                None)
+    dec = next((med(r["sps"]) for r in lim if r["name"].startswith("libjpeg-turbo 1 thread x")),
+               None)
+    for group, rs in rg.items():
+        ref = next((r for r in rs if r["name"].startswith("libdata C, HDF5")
+                    and r.get("threads") == cores), None)
+        if not ref or not med(ref.get("sps")):
+            continue
+        s = med(ref["sps"])
+        peers = [(r["name"], med(r["sps"])) for r in rs if r.get("tool") not in
+                 ("libdata C", "libdata Python") and med(r.get("sps"))]
+        best = max(peers, key=lambda p: p[1]) if peers else None
+        lim_txt = (f"{100 * s / dec:.0f}% of libjpeg-turbo × {cores}" if group.startswith("JPEG")
+                   else f"{100 * s / memc:.0f}% of memcpy ({cores} threads), "
+                   f"{100 * s / mem1:.0f}% of 1-thread memcpy" if memc and mem1 else "")
+        pyr = next((med(r["sps"]) for r in rs if r.get("tool") == "libdata Python"), None)
+        out.append(f"- read {group}: libdata C {s:,.0f} samples/s = {lim_txt}; "
+                   + (f"{ratio(s, best[1])} the best peer ({best[0]}); " if best else "")
+                   + (f"libdata Python {ratio(pyr, best[1])} that peer" if pyr and best else ""))
+    return out
+
+
+def charts(data, outdir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+    rows, meta = data["rows"], data["meta"]
+    cores = meta["machine"]["cores"]
+    made = []
+    foot = (f"{meta['machine'].get('cpu', '?')}, {cores} cores, "
+            f"{meta['machine'].get('mem_gib', '?')} GiB; load {meta.get('load_before', '?')}; "
+            f"{meta.get('date', '')}")
+
+    def bars(ax, rs, key, title, limit=None, limit_name=None):
+        rs = [r for r in rs if r.get(key)]
+        names = [r["name"] for r in rs][::-1]
+        vals = [r[key]["median"] for r in rs][::-1]
+        lo = [r[key]["median"] - r[key]["min"] for r in rs][::-1]
+        hi = [r[key]["max"] - r[key]["median"] for r in rs][::-1]
+        cols = [COLORS.get(r.get("tool"), "#888") for r in rs][::-1]
+        # log axis from a fixed decade below the smallest value: bar lengths stay comparable
+        left = 10 ** math.floor(math.log10(min(vals)) - 0.3)
+        ax.barh(range(len(vals)), [v - left for v in vals], left=left, xerr=[lo, hi],
+                color=cols, capsize=2, error_kw={"lw": 0.8})
+        ax.set_yticks(range(len(vals)))
+        ax.set_yticklabels(names, fontsize=8)
+        ax.set_xscale("log")
+        ax.set_title(title, fontsize=10)
+        for i, (v, h) in enumerate(zip(vals, hi)):
+            ax.text((v + h) * 1.08, i, f"{v:,.0f}", va="center", fontsize=7)
+        if limit:
+            ax.axvline(limit, color="k", ls="--", lw=1)
+            ax.text(limit * 1.05, -0.45, limit_name, fontsize=7, va="bottom", ha="left",
+                    rotation=90)
+        ax.set_xlim(left, max([v + h for v, h in zip(vals, hi)] + [limit or 0]) * 3)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+            lambda x, _: f"{x:,.0f}"))
+
+    g = groups(rows, "convert")
+    if g:
+        n = len(g)
+        fig, axes = plt.subplots((n + 1) // 2, 2, figsize=(13, 2.1 * ((n + 1) // 2) + 0.8))
+        for ax, (name, rs) in zip(axes.flat, g.items()):
+            bars(ax, rs, "ips", f"{name}: images/s (log)")
+        for ax in list(axes.flat)[n:]:
+            ax.axis("off")
+        fig.suptitle("Conversion, ~500×375 photos → 224×224 (median, bars: min–max)",
+                     fontsize=11)
+        fig.text(0.01, 0.005, foot, fontsize=7)
+        fig.tight_layout(rect=(0, 0.02, 1, 0.97))
+        p = os.path.join(outdir, "bench_convert.png")
+        fig.savefig(p, dpi=90)
+        plt.close(fig)
+        made.append(p)
+
+    g = groups(rows, "read")
+    lim = [r for r in rows if r["section"] == "limit"]
+    memc = next((med(r["sps"]) for r in lim if r["group"] == "memcpy"
+                 and r.get("threads") == cores), None)
+    dec = next((med(r["sps"]) for r in lim if r["name"].startswith("libjpeg-turbo 1 thread x")),
+               None)
+    if g:
+        n = len(g)
+        fig, axes = plt.subplots((n + 1) // 2, 2, figsize=(13, 2.6 * ((n + 1) // 2) + 0.8))
+        for ax, (name, rs) in zip(axes.flat, g.items()):
+            if name.startswith("JPEG"):
+                bars(ax, rs, "sps", f"{name}: samples/s (log)", dec,
+                     f"libjpeg-turbo 1 thread × {cores}")
+            else:
+                bars(ax, rs, "sps", f"{name}: samples/s (log)", memc, f"memcpy {cores} threads")
+        for ax in list(axes.flat)[n:]:
+            ax.axis("off")
+        fig.suptitle("Reading batches of 256 × 3×224×224 uint8 (median, bars: min–max; "
+                     "dashed: the limit measured in the same run)", fontsize=11)
+        fig.text(0.01, 0.005, foot, fontsize=7)
+        fig.tight_layout(rect=(0, 0.02, 1, 0.97))
+        p = os.path.join(outdir, "bench_read.png")
+        fig.savefig(p, dpi=90)
+        plt.close(fig)
+        made.append(p)
+
+    gc, gr = groups(rows, "memconv"), groups(rows, "memread")
+    if gc or gr:
+        fig, axes = plt.subplots(1, 2, figsize=(14, 4.2))
+        for ax, g, xl, title in ((axes[0], gc, "images converted", "Conversion (raw 224×224)"),
+                                 (axes[1], gr, "dataset size, GiB",
+                                  "Reading one shuffled epoch (uint8, batch 256)")):
+            for name, rs in g.items():
+                rs = [r for r in rs if r.get("rss_mb")]
+                xs = [int(r["name"]) if ax is axes[0] else r["dataset_gib"] for r in rs]
+                ys = [r["rss_mb"]["median"] for r in rs]
+                tool = next((t for t in ("libdata Python", "libdata C", "dataconv", "Pillow",
+                                         "h5py", "python-lmdb", "DataLoader")
+                             if name.startswith(t)), "")
+                ls = "--" if ("LMDB" in name or "lmdb" in name or "loop" in name) else "-"
+                ax.plot(xs, ys, marker="o", ls=ls, label=name, color=COLORS.get(tool, "#888"))
+            ax.set_xscale("log")
+            xs_all = sorted({int(r["name"]) if ax is axes[0] else round(r["dataset_gib"], 3)
+                             for rs in g.values() for r in rs})
+            ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(xs_all))
+            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+                lambda x, _: f"{x:,.0f}" if x >= 10 else f"{x:.2f}"))
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+            ax.set_ylim(bottom=0)
+            ax.set_xlabel(xl)
+            ax.set_ylabel("peak RSS, MiB")
+            ax.set_title(title, fontsize=10)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        fig.suptitle("Peak memory against dataset size", fontsize=11)
+        fig.text(0.01, 0.005, foot, fontsize=7)
+        fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+        p = os.path.join(outdir, "bench_memory.png")
+        fig.savefig(p, dpi=90)
+        plt.close(fig)
+        made.append(p)
+    return made
+
+
+def markdown(data, chart_paths, outdir):
+    rows, meta = data["rows"], data["meta"]
+    m = meta["machine"]
+    cores = m["cores"]
+    pk = m.get("packages", {})
+    L = ["# Benchmarks", "",
+         "Everything on this page was measured by **one run** of `bench/run"
+         + (" --quick" if meta.get("quick") else "") + "` on one machine, on the same data, "
+         "side by side: medians over repeats with the range (min–max) in parentheses.", "",
+         "## Machine and run", "",
+         f"- CPU: {m.get('cpu', '?')}, {cores} cores; memory {m.get('mem_gib', '?')} GiB; "
+         f"{m.get('os', '?')}, Linux {m.get('kernel', '?')}; Python {m.get('python', '?')}",
+         f"- date {meta.get('date')}; run took {meta.get('minutes', 0):.1f} min; "
+         f"load average (1 min) {meta.get('load_before')} before, {meta.get('load_after')} after"
+         + ("" if not meta.get("load_note") else f" — {meta['load_note']}"),
+         f"- repeats per measurement: {meta.get('reps')}; {meta.get('libdata_version', '?')}, "
+         f"{meta.get('build_type', '?')} build",
+         "- peers from Debian packages: " + ", ".join(f"{k} {v}" for k, v in pk.items()), "",
+         "Input: "
+         f"{meta.get('photos')} JPEG photos (q90, 500×375, every 5th 375×500), random crops of "
+         f"the photographs that Debian's python3-skimage, mate-backgrounds and "
+         f"plasma-workspace-wallpapers ship ({meta.get('photo_sources', '?')} source photos; "
+         "bench/suite_photos.py). Reading datasets were made from them by dataconv "
+         "(224×224 squash, BGR; raw and JPEG q70).", ""]
+    L += ["## Key ratios", ""] + key_ratios(rows, cores) + [""]
+    for p in chart_paths:
+        L += [f"![{os.path.basename(p)}]({os.path.relpath(p, outdir)})", ""]
+    L += ["## Conversion", "",
+          "The folder → dataset conversion, page cache warm. images/s = images ÷ the tool's "
+          "wall time (CLI tools) or the script's own time (Python scripts, interpreter start "
+          "excluded); CPU ms/image = user + system time of all threads and child processes. "
+          "vips and ImageMagick write one output file per image and no dataset at all "
+          "(one process per file; a pool of 1 or all cores), compared with the Pillow + h5py "
+          "script of the same storage kind.", ""]
+    L += convert_tables(rows, cores)
+    L += ["## Reading", "",
+          "Batches of 256 × 3×224×224 uint8 NCHW. The C reader (bench/read_bench.c, libdata's "
+          "public API, touching one byte per 4 KiB page of each batch) reads whole epochs after "
+          "one untimed epoch; Python readers read for a fixed time after one warm-up batch. "
+          "`libdata C ÷ this` is libdata's C reader on HDF5 with all cores divided by the "
+          "row's rate.", ""]
+    L += ["### Limits measured in the same run", ""] + limit_table(rows)
+    L += read_tables(rows, cores)
+    L += ["## Memory against dataset size", "",
+          "Peak RSS: the larger of GNU time's maximum RSS and the sum of VmRSS over the whole "
+          "process tree sampled every 20 ms (DataLoader workers are processes). Mapped files "
+          "count once touched: python-lmdb and libdata's LMDB reader map the database, so their "
+          "RSS includes the pages they read (clean page cache the kernel can drop at any time), "
+          "not only private memory. h5py fancy indexing reads 2 batches per size (it runs at "
+          "~100 samples/s).", ""]
+    L += memory_tables(rows)
+    if meta.get("not_measured"):
+        L += ["## Not measured", ""] + [f"- {x}" for x in meta["not_measured"]] + [""]
+    L += ["## Rerun", "", "```", "bench/run            # full run, ~25 min on 2 cores; "
+          "rewrites docs/benchmarks.md and docs/bench_*.png",
+          "bench/run --quick    # a few minutes; report under the work folder", "```", ""]
+    return "\n".join(L)
+
+
+def write(results_path, outdir):
+    with open(results_path) as f:
+        data = json.load(f)
+    os.makedirs(outdir, exist_ok=True)
+    made = charts(data, outdir)
+    md = markdown(data, made, outdir)
+    with open(os.path.join(outdir, "benchmarks.md"), "w") as f:
+        f.write(md)
+    return md, made
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    md, made = write(sys.argv[1], sys.argv[2])
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
