@@ -31,9 +31,8 @@ extern "C" {
 static void ld_caffe_log(void* user, int level, const char* msg) {
   try {
     const char* name = static_cast<const char*>(user);
-    if (level <= LD_LOG_ERROR) {
-      LOG(ERROR) << "libdata [" << name << "]: " << msg;
-    } else if (level == LD_LOG_WARN) {
+    // LD_LOG_ERROR text is also the reader's errmsg, which the fatal message carries.
+    if (level == LD_LOG_WARN) {
       LOG(WARNING) << "libdata [" << name << "]: " << msg;
     } else if (level == LD_LOG_INFO) {
       LOG(INFO) << "libdata [" << name << "]: " << msg;
@@ -163,7 +162,8 @@ void LibDataLayer<Dtype>::Configure() {
                    "scale");
   }
 
-  LD_CAFFE_CHECK(ld_reader_open(reader_, dp.source().c_str()), "cannot read " + dp.source());
+  // libdata's message names the file.
+  LD_CAFFE_CHECK(ld_reader_open(reader_, dp.source().c_str()), "cannot open data_param.source");
 }
 
 template <typename Dtype>
@@ -217,6 +217,23 @@ void CopyToDtype<float>(const float* src, size_t n, float* dst) {
   std::memcpy(dst, src, n * sizeof(float));
 }
 
+// The data top of a float net borrows the reader's batch buffer instead of copying it: one
+// batch less memory and no memcpy per iteration (as Caffe's own prefetching layers lend their
+// prefetch buffers). This is safe because the net is done with the blob, forward and backward,
+// before this layer's next Forward, which is the only place that calls ld_reader_next() and so
+// lets the reader recycle the buffer; the blob never frees memory it does not own. A layer
+// working in place on "data" writes into the borrowed buffer, which the reader does not read
+// back. Double nets convert, so they copy.
+template <typename Dtype>
+static void SetData(Blob<Dtype>* top, const float* data) {
+  CopyToDtype(data, static_cast<size_t>(top->count()), top->mutable_cpu_data());
+}
+
+template <>
+void SetData<float>(Blob<float>* top, const float* data) {
+  top->set_cpu_data(const_cast<float*>(data));
+}
+
 template <typename Dtype>
 void LibDataLayer<Dtype>::Forward_cpu(const vector<Blob<Dtype>*>& /*bottom*/,
     const vector<Blob<Dtype>*>& top) {
@@ -225,12 +242,10 @@ void LibDataLayer<Dtype>::Forward_cpu(const vector<Blob<Dtype>*>& /*bottom*/,
   CHECK_EQ(b->label_dtype, static_cast<int>(LD_DTYPE_F32));
   CHECK_EQ(b->layout, static_cast<int>(LD_LAYOUT_NCHW));
   const int n = static_cast<int>(b->n);
-  // The batch buffer belongs to the reader and is reused for a later batch, so it is copied
-  // rather than lent to the blob (a layer computing in place on "data" would write into it).
   top[0]->Reshape(n, b->c, b->h, b->w);
   const size_t count = static_cast<size_t>(top[0]->count());
   CHECK_EQ(count * sizeof(float), b->data_bytes);
-  CopyToDtype(static_cast<const float*>(b->data), count, top[0]->mutable_cpu_data());
+  SetData(top[0], static_cast<const float*>(b->data));
   if (top.size() > 1) {
     top[1]->Reshape(vector<int>(1, n));
     CopyToDtype(static_cast<const float*>(b->labels), b->n, top[1]->mutable_cpu_data());

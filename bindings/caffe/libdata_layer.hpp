@@ -11,7 +11,8 @@
 //
 // Prefetching is done by libdata's own worker threads into a fixed ring of batch buffers, so
 // this is a plain Layer (not BasePrefetchingDataLayer): a second prefetch ring in Caffe would
-// only double the memory. Forward copies the reader's current batch into the top blobs.
+// only double the memory. Forward hands the reader's current batch to the data top (float
+// nets borrow the buffer, double nets convert a copy) and copies the labels.
 #ifndef LIBDATA_CAFFE_LIBDATA_LAYER_HPP_
 #define LIBDATA_CAFFE_LIBDATA_LAYER_HPP_
 

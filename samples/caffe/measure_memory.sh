@@ -56,12 +56,35 @@ $tail
 NET
 done
 
-printf '%-22s %12s %10s\n' "net" "max RSS MiB" "seconds"
+# peak PID: the largest RssAnon (heap, blobs, batch buffers) and RssFile (mapped files: LMDB's
+# map, reclaimable page cache) seen while PID runs, in MiB, sampled every 20 ms.
+peak() {
+    local pid=$1 anon=0 file=0 a f
+    while [ -r "/proc/$pid/status" ]; do
+        a=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+        f=$(awk '/^RssFile:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+        [ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
+        [ -n "$f" ] && [ "$f" -gt "$file" ] && file=$f
+        sleep 0.02
+    done
+    echo "$((anon / 1024)) $((file / 1024))"
+}
+
+printf '%-16s %14s %14s %12s %9s\n' net "peak anon MiB" "peak file MiB" "max RSS MiB" seconds
 for net in input libdata_h5 libdata_lmdb data_lmdb hdf5_big_split hdf5_big_one; do
     # The page cache holds the files (warmed by the conversion): reading costs no disk time.
-    LD_PRELOAD="$LAYER" GLOG_logtostderr=1 /usr/bin/time -f "%M %e" -o "$net.time" \
-        "$CAFFE" time -model "$net.prototxt" -iterations 50 >"$net.log" 2>&1 ||
-        { tail -n 5 "$net.log"; echo "FAIL: $net"; continue; }
+    # (LD_PRELOAD is set by env for caffe only, not for /usr/bin/time.)
+    /usr/bin/time -f "%M %e" -o "$net.time" env LD_PRELOAD="$LAYER" GLOG_logtostderr=1 \
+        "$CAFFE" time -model "$net.prototxt" -iterations 50 >"$net.log" 2>&1 &
+    tpid=$!
+    cpid=
+    for _ in $(seq 100); do
+        cpid=$(pgrep -P "$tpid" | head -n 1 || true)
+        [ -n "$cpid" ] && break
+        sleep 0.01
+    done
+    read -r anon file < <(peak "${cpid:-$tpid}")
+    wait "$tpid" || { tail -n 5 "$net.log"; echo "FAIL: $net"; continue; }
     read -r kib secs <"$net.time"
-    printf '%-22s %12d %10s\n' "$net" $((kib / 1024)) "$secs"
+    printf '%-16s %14d %14d %12d %9s\n' "$net" "$anon" "$file" $((kib / 1024)) "$secs"
 done

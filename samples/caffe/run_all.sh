@@ -61,7 +61,7 @@ for way in libdata data_lmdb hdf5; do
     echo "== $way: caffe train --solver=${way}_solver.prototxt (log: $WORK/$way.log)"
     # The layer library is preloaded for every way: the stock layers do not need it, and it
     # shows that loading it changes nothing for them.
-    if ! env LD_PRELOAD="$LAYER" GLOG_logtostderr=1 /usr/bin/time -f "max RSS %M KiB" \
+    if ! /usr/bin/time -f "max RSS %M KiB" env LD_PRELOAD="$LAYER" GLOG_logtostderr=1 \
             "$CAFFE" train --solver="${way}_solver.prototxt" >"$way.log" 2>&1; then
         tail -n 20 "$way.log"
         echo "FAIL: $way: caffe train failed"

@@ -54,21 +54,21 @@ check "a missing source: fatal, naming the path, with libdata's message"
 net "$TMP/missing.h5" 16 0
 caffe_time
 [ "$rc" -ne 0 ] || fail "caffe time succeeded on a missing file"
-grep -q "LibData layer 'data': cannot read $TMP/missing.h5: .*missing.h5" "$TMP/err" ||
+grep -q "LibData layer 'data': cannot open data_param.source: .*$TMP/missing.h5" "$TMP/err" ||
     { show; fail "no fatal message carrying libdata's message"; }
 
 check "a crop larger than the images: libdata's parameter check, as a Caffe fatal error"
 net "$TMP/s.h5" 16 40
 caffe_time
 [ "$rc" -ne 0 ] || fail "caffe time succeeded with crop 40 on 32x32 images"
-grep -q "LibData layer 'data': cannot read .*(invalid" "$TMP/err" ||
+grep -q "LibData layer 'data': cannot open data_param.source: .*(invalid argument)" "$TMP/err" ||
     { show; fail "no fatal message for the crop"; }
 
-check "batch larger than the dataset: a clear fatal message"
+check "batch larger than the dataset (TRAIN drops short batches): libdata's message"
 net "$TMP/s.h5" 1000 0
 caffe_time
 [ "$rc" -ne 0 ] || fail "caffe time succeeded with batch 1000 on 160 samples"
-grep -q "fewer than batch_size 1000" "$TMP/err" || { show; fail "no message for the batch"; }
+grep -q "no full batch of 1000" "$TMP/err" || { show; fail "no message for the batch"; }
 
 check "without the layer library, Caffe does not know the type (what LD_PRELOAD is for)"
 net "$TMP/s.h5" 16 0
