@@ -85,4 +85,26 @@ for way in libdata data_lmdb hdf5; do
         status=1
     fi
 done
+# mean_file: Caffe's compute_image_mean on our LMDB; the LibData layer and the stock Data layer
+# must both equal the reader (full-size mean cropped with the image, as Caffe's transformer).
+MEAN_TOOL=$CAFFE_ROOT/tools/compute_image_mean
+[ -x "$MEAN_TOOL" ] || MEAN_TOOL=$CAFFE_ROOT/bin/compute_image_mean
+if [ -x "$MEAN_TOOL" ]; then
+    echo
+    echo "== mean_file: compute_image_mean train.lmdb, then LibData and Data layers vs the reader"
+    GLOG_logtostderr=1 "$MEAN_TOOL" -backend lmdb train.lmdb mean.binaryproto >mean.log 2>&1 ||
+        { cat mean.log; echo "FAIL: compute_image_mean"; exit 1; }
+    for type in LibData Data; do
+        backend=
+        [ "$type" = Data ] && backend="backend: LMDB"
+        cat >"mean_$type.prototxt" <<NET
+layer { name: "data" type: "$type" top: "data" top: "label" include { phase: TEST }
+  data_param { source: "train.lmdb" batch_size: 16 $backend }
+  transform_param { crop_size: 28 mean_file: "mean.binaryproto" scale: 0.00390625 } }
+NET
+        LD_PRELOAD="$LAYER" "$CHECK" "mean_$type.prototxt" 2 || status=1
+    done
+else
+    echo "(no compute_image_mean under $CAFFE_ROOT: mean_file check skipped)"
+fi
 exit $status

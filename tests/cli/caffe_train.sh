@@ -31,6 +31,6 @@ for way in libdata data_lmdb hdf5; do
     grep -q "^ok: $way: mean loss" "$TMP/out" || fail "$way: no falling loss"
 done
 n=$(grep -c "EQUAL$" "$TMP/out" || true)
-[ "$n" -eq 6 ] || fail "expected 6 equal first batches (3 ways x 2), got $n"
+[ "$n" -ge 6 ] || fail "expected at least 6 equal first batches (3 ways x 2), got $n"
 grep -q "DIFFERENT" "$TMP/out" && fail "a batch differs"
 echo "ok: three ways train, first batches equal libdata's reader"
