@@ -24,7 +24,10 @@ find_built() {  # find_built NAME: the newest NAME under $SRC/build*/
 }
 CAFFE=$CAFFE_ROOT/tools/caffe
 [ -x "$CAFFE" ] || CAFFE=$CAFFE_ROOT/bin/caffe
-[ -x "$CAFFE" ] || { echo "no caffe tool under $CAFFE_ROOT (tools/caffe or bin/caffe)" >&2; exit 1; }
+if [ ! -x "$CAFFE" ]; then
+    echo "no caffe tool under $CAFFE_ROOT (tools/caffe or bin/caffe)" >&2
+    exit 1
+fi
 DATACONV=${DATACONV:-$(find_built dataconv)}
 LAYER=${LIBDATA_CAFFE_LAYER:-$(find_built bindings/caffe/libdata_caffe_layer.so)}
 CHECK=${CAFFE_FIRST_BATCH:-$(find_built bindings/caffe/caffe_first_batch)}
