@@ -1,4 +1,5 @@
 // caffe_first_batch NET.prototxt [BATCHES]: proves that Caffe sees the pixels libdata reads.
+// (caffe_first_batch --ranks WORLD NET.prototxt: the multi-solver shares, see RankCheck.)
 //
 // Builds NET in the TEST phase, finds its first data layer (LibData, Data or HDF5Data), runs
 // only that layer BATCHES times (default 2) and compares its "data" and "label" tops with the
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,28 +40,124 @@ int Fail(ld_reader* r, const char* what) {
   return 1;
 }
 
+uint64_t Hash(const float* p, size_t n) {  // FNV-1a over the bytes of one sample
+  const unsigned char* b = reinterpret_cast<const unsigned char*>(p);
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n * sizeof(float); ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+int FirstDataLayer(const Net<float>& net) {
+  for (size_t i = 0; i < net.layers().size(); ++i) {
+    std::string t = net.layers()[i]->type();
+    if (t == "LibData" || t == "Data" || t == "HDF5Data") return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// --ranks WORLD NET: the multi-solver case in one process, as Caffe's multi-GPU training runs
+// it (one net per solver, solver_rank()/solver_count() set, each solver's RNG seeded with
+// random_seed + rank). NET's LibData layer must not crop, mirror or subtract a mean file, so
+// each sample's pixels identify it. Every rank reads one epoch in TRAIN; the shares must be
+// disjoint, come from the dataset, and hold floor(N / WORLD) samples rounded down to full
+// batches each.
+int RankCheck(const char* path, int world) {
+  std::vector<std::set<uint64_t> > seen(world);
+  size_t per_rank = 0, batch = 0, sample = 0;
+  std::string source;
+  for (int rank = 0; rank < world; ++rank) {
+    Caffe::set_solver_count(world);
+    Caffe::set_solver_rank(rank);
+    Caffe::set_random_seed(1 + rank);
+    Net<float> net(path, caffe::TRAIN);
+    int li = FirstDataLayer(net);
+    if (li < 0 || net.layers()[li]->type() != std::string("LibData")) {
+      std::fprintf(stderr, "caffe_first_batch: %s has no LibData layer in TRAIN\n", path);
+      return 2;
+    }
+    source = net.layers()[li]->layer_param().data_param().source();
+    const Blob<float>* data = net.top_vecs()[li][0];
+    batch = static_cast<size_t>(data->shape(0));
+    sample = static_cast<size_t>(data->count(1));
+    ld_reader* r = ld_reader_create();  // the dataset's size, to know the epoch's length
+    if (!r) return 1;
+    int64_t n = 0;
+    if (ld_reader_open(r, source.c_str()) < 0 || ld_reader_get(r, LD_R_INFO_SAMPLES, &n) < 0)
+      return Fail(r, "open");
+    ld_reader_free(r);
+    per_rank = static_cast<size_t>(n) / world / batch * batch;
+    for (size_t k = 0; k < per_rank / batch; ++k) {
+      net.ForwardFromTo(li, li);
+      for (size_t j = 0; j < batch; ++j) {
+        seen[rank].insert(Hash(data->cpu_data() + j * sample, sample));
+      }
+    }
+  }
+  Caffe::set_solver_count(1);
+  Caffe::set_solver_rank(0);
+
+  // The reference: every sample once, in file order, with the layer's scale and mean values.
+  Net<float> net(path, caffe::TRAIN);
+  const LayerParameter& lp = net.layers()[FirstDataLayer(net)]->layer_param();
+  ld_reader* r = ld_reader_create();
+  if (!r) return 1;
+  ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32);
+  std::string means;
+  for (int i = 0; i < lp.transform_param().mean_value_size(); ++i)
+    means += (i ? "," : "") + Num(lp.transform_param().mean_value(i));
+  if (!means.empty() && ld_reader_set_str(r, LD_R_MEAN_VALUES, means.c_str()) < 0)
+    return Fail(r, "mean_value");
+  if (ld_reader_set_str(r, LD_R_SCALE, Num(lp.transform_param().scale()).c_str()) < 0 ||
+      ld_reader_open(r, source.c_str()) < 0)
+    return Fail(r, "open");
+  std::set<uint64_t> all;
+  size_t total = 0;
+  const ld_batch* b = NULL;
+  int rc;
+  while ((rc = ld_reader_next(r, &b)) == LD_OK) {
+    for (size_t j = 0; j < b->n; ++j)
+      all.insert(Hash(static_cast<const float*>(b->data) + j * sample, sample));
+    total += b->n;
+  }
+  if (rc < 0) return Fail(r, "next");
+  ld_reader_free(r);
+
+  bool ok = all.size() == total;  // distinct pictures, or the check cannot tell them apart
+  std::set<uint64_t> uni;
+  size_t sum = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    size_t foreign = 0;
+    for (uint64_t h : seen[rank]) foreign += all.count(h) == 0;
+    std::printf("rank %d of %d: %zu distinct samples in %zu batches of %zu (expected %zu), "
+                "%zu not in the dataset\n", rank, world, seen[rank].size(), per_rank / batch,
+                batch, per_rank, foreign);
+    ok = ok && seen[rank].size() == per_rank && foreign == 0;
+    uni.insert(seen[rank].begin(), seen[rank].end());
+    sum += seen[rank].size();
+  }
+  std::printf("%d ranks: %zu samples read, %zu distinct, of %zu in the dataset -> %s\n", world,
+              sum, uni.size(), total, ok && uni.size() == sum ? "DISJOINT" : "OVERLAP");
+  return ok && uni.size() == sum ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 3) {
-    std::fprintf(stderr, "usage: caffe_first_batch NET.prototxt [BATCHES]\n");
+  const bool ranks = argc == 4 && std::string(argv[1]) == "--ranks";
+  if (!ranks && (argc < 2 || argc > 3)) {
+    std::fprintf(stderr, "usage: caffe_first_batch NET.prototxt [BATCHES]\n"
+                         "       caffe_first_batch --ranks WORLD NET.prototxt\n");
     return 2;
   }
   FLAGS_logtostderr = 1;
   FLAGS_minloglevel = 1;  // warnings and errors only: the comparison is the output
   ::google::InitGoogleLogging(argv[0]);
   Caffe::set_mode(Caffe::CPU);
+  if (ranks) return RankCheck(argv[3], std::atoi(argv[2]));
   const int batches = argc == 3 ? std::atoi(argv[2]) : 2;
 
   Net<float> net(argv[1], caffe::TEST);
-  int li = -1;
-  for (size_t i = 0; i < net.layers().size(); ++i) {
-    std::string t = net.layers()[i]->type();
-    if (t == "LibData" || t == "Data" || t == "HDF5Data") {
-      li = static_cast<int>(i);
-      break;
-    }
-  }
+  const int li = FirstDataLayer(net);
   if (li < 0) {
     std::fprintf(stderr, "caffe_first_batch: %s has no LibData/Data/HDF5Data layer\n", argv[1]);
     return 2;
