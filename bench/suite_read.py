@@ -7,7 +7,7 @@ Readers (one process per run, page cache warm, a warm-up batch or epoch first):
   libdata C        bench/read_bench.c (the public reader API; compiled here against the
                    build's libdata.so), all cores and 1 thread; warm-up: one untimed epoch
   libdata Python   libdata.Reader(copy=True): each batch a new NumPy array
-  h5py slicing     d[s:s+256] (sequential)
+  h5py slicing     d[s:s+256] (sequential), and read_direct into one reused array
   h5py fancy       d[sorted(batch indices)] (shuffled; h5py wants increasing indices)
   h5py loop        np.stack([d[i] for i in batch indices]) (shuffled)
   python-lmdb      Caffe Datum records: cursor walk (sequential) or txn.get per key
@@ -84,6 +84,18 @@ def gen_h5py(path, shuffle, batch, threads):
                 b = enc[int(off[i]):int(off[i + 1])].tobytes()
                 out[j] = np.asarray(Image.open(io.BytesIO(b)).convert("RGB")).transpose(2, 0, 1)
             yield out, labels[idx]
+
+
+def gen_h5py_direct(path, shuffle, batch, threads):
+    """Sequential batches read_direct()ed into one reused array: the careful h5py user."""
+    import h5py
+    f = h5py.File(path, "r")
+    labels, d = f["label"][:], f["data"]
+    buf = np.empty((batch, C, H, W), np.uint8)
+    for idx in _epochs(d.shape[0], batch, False):
+        s, e = int(idx[0]), int(idx[-1]) + 1
+        d.read_direct(buf, np.s_[s:e], np.s_[0:e - s])
+        yield buf[:e - s], labels[s:e]
 
 
 def gen_h5py_loop(path, shuffle, batch, threads):
@@ -181,6 +193,7 @@ def gen_dataloader(path, shuffle, batch, workers):
 
 
 GENS = {"libdata-py": gen_libdata_py, "h5py": gen_h5py, "h5py-loop": gen_h5py_loop,
+        "h5py-direct": gen_h5py_direct,
         "lmdb": gen_lmdb,
         "dataloader": gen_dataloader}
 
@@ -287,7 +300,7 @@ class Reading:
         self.env = {"LIBDATA_LIBRARY": os.path.join(build, "libdata.so"),
                     "PYTHONPATH": os.path.join(ROOT, "bindings", "python")}
 
-    def c_reader(self, path, shuffle, threads, n, rate=20000, epochs=None):
+    def c_reader(self, path, shuffle, threads, n, rate=50000, epochs=None):
         """One run of the C reader: whole epochs, about self.seconds long at RATE samples/s
         (a guess: being off only makes the run shorter or longer)."""
         epochs = epochs or max(1, min(50, round(self.seconds * rate / max(n, 1))))
@@ -365,6 +378,10 @@ class Reading:
             self.measure(g, "h5py " + ("fancy indexing" if shuffle else "slicing"), raw_h5,
                          lambda: self.py_reader("h5py", raw_h5, shuffle, 1), tool="h5py",
                          fmt="HDF5", threads=1)
+            if not shuffle:
+                self.measure(g, "h5py read_direct into a reused array", raw_h5,
+                             lambda: self.py_reader("h5py-direct", raw_h5, False, 1),
+                             tool="h5py", fmt="HDF5", threads=1)
             if shuffle:
                 self.measure(g, "h5py per-sample loop (np.stack)", raw_h5,
                              lambda: self.py_reader("h5py-loop", raw_h5, True, 1),
