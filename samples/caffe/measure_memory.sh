@@ -19,6 +19,11 @@ CAFFE=$CAFFE_ROOT/tools/caffe
 [ -x "$CAFFE" ] || CAFFE=$CAFFE_ROOT/bin/caffe
 DATACONV=${DATACONV:-$(find_built dataconv)}
 LAYER=${LIBDATA_CAFFE_LAYER:-$(find_built bindings/caffe/libdata_caffe_layer.so)}
+# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
+# before anything else: preload them too.
+sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
+    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
+PRELOAD=$sanitizer_rt$LAYER
 
 if [ ! -e big.h5 ]; then
     for _ in $(seq 10); do cat "$SRC/samples/train.txt" "$SRC/samples/val.txt"; done >big.txt
@@ -74,7 +79,7 @@ printf '%-16s %14s %14s %12s %9s\n' net "peak anon MiB" "peak file MiB" "max RSS
 for net in input libdata_h5 libdata_lmdb data_lmdb hdf5_big_split hdf5_big_one; do
     # The page cache holds the files (warmed by the conversion): reading costs no disk time.
     # (LD_PRELOAD is set by env for caffe only, not for /usr/bin/time.)
-    /usr/bin/time -f "%M %e" -o "$net.time" env LD_PRELOAD="$LAYER" GLOG_logtostderr=1 \
+    /usr/bin/time -f "%M %e" -o "$net.time" env LD_PRELOAD="$PRELOAD" GLOG_logtostderr=1 \
         "$CAFFE" time -model "$net.prototxt" -iterations 50 >"$net.log" 2>&1 &
     tpid=$!
     cpid=

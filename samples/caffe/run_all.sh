@@ -38,6 +38,11 @@ for f in "$DATACONV" "$LAYER" "$CHECK"; do
         exit 1
     }
 done
+# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
+# before anything else: preload them too.
+sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
+    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
+PRELOAD=$sanitizer_rt$LAYER
 echo "caffe:   $CAFFE"
 echo "layer:   $LAYER"
 echo "work in: $WORK"
@@ -64,7 +69,7 @@ for way in libdata data_lmdb hdf5; do
     echo "== $way: caffe train --solver=${way}_solver.prototxt (log: $WORK/$way.log)"
     # The layer library is preloaded for every way: the stock layers do not need it, and it
     # shows that loading it changes nothing for them.
-    if ! /usr/bin/time -f "max RSS %M KiB" env LD_PRELOAD="$LAYER" GLOG_logtostderr=1 \
+    if ! /usr/bin/time -f "max RSS %M KiB" env LD_PRELOAD="$PRELOAD" GLOG_logtostderr=1 \
             "$CAFFE" train --solver="${way}_solver.prototxt" >"$way.log" 2>&1; then
         tail -n 20 "$way.log"
         echo "FAIL: $way: caffe train failed"
@@ -83,7 +88,7 @@ for way in libdata data_lmdb hdf5; do
         status=1
     fi
     echo "-- first test batches of ${way}_train_val.prototxt vs libdata's reader:"
-    if ! LD_PRELOAD="$LAYER" "$CHECK" "${way}_train_val.prototxt" 2; then
+    if ! LD_PRELOAD="$PRELOAD" "$CHECK" "${way}_train_val.prototxt" 2; then
         echo "FAIL: $way: the Caffe layer's batches differ from libdata's reader"
         status=1
     fi
@@ -105,7 +110,7 @@ layer { name: "data" type: "$type" top: "data" top: "label" include { phase: TES
   data_param { source: "train.lmdb" batch_size: 16 $backend }
   transform_param { crop_size: 28 mean_file: "mean.binaryproto" scale: 0.00390625 } }
 NET
-        LD_PRELOAD="$LAYER" "$CHECK" "mean_$type.prototxt" 2 || status=1
+        LD_PRELOAD="$PRELOAD" "$CHECK" "mean_$type.prototxt" 2 || status=1
     done
 else
     echo "(no compute_image_mean under $CAFFE_ROOT: mean_file check skipped)"

@@ -13,6 +13,11 @@ if [ ! -e "$LAYER" ]; then
     echo "skipped: $LAYER not built (configure with -DLIBDATA_BUILD_CAFFE=ON)"
     exit 0
 fi
+# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
+# before anything else: preload them too.
+sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
+    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
+PRELOAD=$sanitizer_rt$LAYER
 : "${DATACONV:?set DATACONV to the dataconv binary}"
 CAFFE=$CAFFE_ROOT/tools/caffe
 [ -x "$CAFFE" ] || CAFFE=$CAFFE_ROOT/bin/caffe
@@ -36,7 +41,7 @@ NET
 # caffe_time: runs `caffe time` on the net (builds it in TRAIN and runs forward/backward)
 caffe_time() {
     set +e
-    LD_PRELOAD="$LAYER" GLOG_logtostderr=1 "$CAFFE" time -model "$TMP/net.prototxt" \
+    LD_PRELOAD="$PRELOAD" GLOG_logtostderr=1 "$CAFFE" time -model "$TMP/net.prototxt" \
         -iterations 2 >"$TMP/out" 2>"$TMP/err"
     rc=$?
     set -e

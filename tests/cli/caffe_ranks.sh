@@ -16,6 +16,11 @@ if [ ! -e "$LAYER" ] || [ ! -e "$CHECK" ]; then
     echo "skipped: $LAYER not built (configure with -DLIBDATA_BUILD_CAFFE=ON)"
     exit 0
 fi
+# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
+# before anything else: preload them too.
+sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
+    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
+PRELOAD=$sanitizer_rt$LAYER
 : "${DATACONV:?set DATACONV to the dataconv binary}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/caffe-ranks.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -36,7 +41,7 @@ layer { name: "sink" type: "Silence" bottom: "data" bottom: "label" }
 NET
     for world in 1 2 3; do
         echo "check: $world solver(s) on $(basename "$src")"
-        LD_PRELOAD="$LAYER" "$CHECK" --ranks "$world" "$TMP/net.prototxt" | tee "$TMP/out" ||
+        LD_PRELOAD="$PRELOAD" "$CHECK" --ranks "$world" "$TMP/net.prototxt" | tee "$TMP/out" ||
             fail "$world ranks on $src"
         grep -q "DISJOINT" "$TMP/out" || fail "no DISJOINT line"
     done
