@@ -59,6 +59,23 @@ def test_two_workers_yield_every_sample_exactly_once(h5):
     assert y.dtype == torch.int64 and np.array_equal(y.numpy(), labels[idx])
 
 
+def test_spawned_workers_work_too(h5):
+    """multiprocessing "spawn" (macOS/Windows default) pickles the dataset: it holds only the
+    path and options, and each fresh worker loads the library itself."""
+    path, _ = h5
+    ds = libdata.torch.Dataset(path, batch_size=4, return_indices=True)
+    loader = DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="spawn")
+    idx, _, _ = collect(loader)
+    assert sorted(idx) == list(range(20))
+
+
+def test_a_reader_refuses_to_be_pickled(h5):
+    import pickle
+    path, _ = h5
+    with libdata.Reader(path) as r, pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(r)
+
+
 def test_main_process_iteration_matches_workers_in_total(h5):
     path, (data, labels) = h5
     ds = libdata.torch.Dataset(path, batch_size=4, return_indices=True)

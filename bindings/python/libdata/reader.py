@@ -353,6 +353,10 @@ class Reader:
         except Exception:
             pass
 
+    def __reduce__(self):
+        raise TypeError("a libdata.Reader cannot be pickled or sent to another process: pass "
+                        "its path and options and open a Reader there (libdata.torch does)")
+
     def _handle(self):
         if self._h is None:
             raise LibdataError(_lib.LD_ESTATE, None, f"{self.path}: the reader is closed")
