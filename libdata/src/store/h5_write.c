@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "store/h5_format.h"
@@ -772,6 +773,19 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
         w->stem[strlen(w->stem) - (has_ext(w->stem, ".h5") ? 3 : 4)] = '\0';
     else if (has_ext(w->stem, ".hdf5"))
         w->stem[strlen(w->stem) - 5] = '\0';
+    if (w->split_bytes && o->source) {
+        /* "dataconv ROOT/ train.txt train.h5 --split 1G" would replace the input list
+         * train.txt with the list of output files: refuse before anything is written. */
+        char *list = ld__asprintf("%s" LD_H5_LIST_EXT, w->stem);
+        struct stat a, b;
+        int same = list && stat(list, &a) == 0 && stat(o->source, &b) == 0 &&
+                   a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+        free(list);
+        LD_CHECK(e, !same, LD_EINVAL,
+                 "%s: --split would overwrite this input list with the list of output files; "
+                 "choose another output name (e.g. %s_split.h5)",
+                 o->source, w->stem);
+    }
     if (o->n_classes) {
         w->class_names = calloc(o->n_classes, sizeof *w->class_names);
         LD_CHECK(e, w->class_names, LD_ENOMEM, "out of memory");
