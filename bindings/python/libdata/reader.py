@@ -282,8 +282,8 @@ class Reader:
             else:
                 arr = np.asarray(mean)
                 if arr.dtype.kind not in "uif" or arr.ndim not in (1, 3):
-                    raise TypeError("mean must be per-channel numbers, a (C,H,W) array or a "
-                                    ".npy path")
+                    raise TypeError("mean must be per-channel numbers, a (C,H,W) array or "
+                                    "the path of a mean file")
                 if arr.ndim == 1:
                     strs.append((LD_R_MEAN_VALUES,
                                  ",".join(repr(float(v)) for v in arr).encode()))
@@ -297,6 +297,8 @@ class Reader:
 
         h = api.ld_reader_create()
         if not h:
+            if mean_tmp is not None:
+                os.unlink(mean_tmp)
             raise LibdataError(_lib.LD_ENOMEM, None, "ld_reader_create: out of memory")
         self._h = ctypes.c_void_p(h)
         # Keep the CFUNCTYPE object alive as long as the handle may call it (the owner holds
