@@ -24,6 +24,7 @@ run() {
     set -e
     [ "$rc" -ne 137 ] || fail "hang: killed after 120 s: $*"
     [ "$rc" -lt 128 ] || { cat "$TMP/err" >&2; fail "crash: exit $rc: $*"; }
+    ! grep -Eq "ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: ThreadSanitizer" "$TMP/err" || { cat "$TMP/err" >&2; fail "sanitizer report: $*"; }
 }
 show() { echo "--- stderr:" >&2; cat "$TMP/err" >&2; echo "---" >&2; }
 expect_rc() { [ "$rc" -eq "$1" ] || { show; fail "expected exit $1, got $rc"; }; }

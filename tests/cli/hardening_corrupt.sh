@@ -43,6 +43,8 @@ try() {
     set -e
     tried=$((tried + 1))
     [ "$rc" -ne 137 ] || fail "$label: hang (killed after 60 s): $*"
+    # under ASan/UBSan (build-asan) a crash or memory error exits 1 with a report
+    if grep -Eq "ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: ThreadSanitizer" "$TMP/err"; then rc=200; fi
     if [ "$rc" -ge 128 ]; then
         local where
         where=$(where_crashed "$@")

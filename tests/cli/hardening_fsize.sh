@@ -39,9 +39,10 @@ for sig in default ignored; do
         fi
         rc=$?
         set -e
+        if grep -Eq "ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: ThreadSanitizer" "$TMP/err"; then rc="$rc+sanitizer-report"; fi
         msg=$(tr '\n' ' ' < "$TMP/err" | head -c 300)
         echo "SIGXFSZ $sig, $ext: exit $rc: $msg"
-        [ "$rc" -eq 1 ] || fail "SIGXFSZ $sig, $ext: exit $rc, want 1"
+        [ "$rc" = 1 ] || fail "SIGXFSZ $sig, $ext: exit $rc, want 1"
         [ -s "$TMP/err" ] || fail "SIGXFSZ $sig, $ext: no message"
         [ ! -e "$out" ] || fail "SIGXFSZ $sig, $ext: $out left behind"
         left=$(compgen -G "$out.tmp-*" || true)

@@ -35,6 +35,8 @@ for cut in 8192 12288 16384 $((size / 4 / 4096 * 4096)) $((size / 2 / 4096 * 409
         fi
         rc=$?
         set -e
+        # under ASan/UBSan a crash exits 1 with a report: count it as the crash it is
+        if grep -Eq "ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: ThreadSanitizer" "$TMP/err"; then rc=200; fi
         tried=$((tried + 1))
         echo "data.mdb cut to $cut of $size bytes: $cmd exit $rc: $(head -c 200 "$TMP/err")"
         if [ "$rc" -ge 128 ]; then

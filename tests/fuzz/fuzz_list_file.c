@@ -2,7 +2,8 @@
  * libFuzzer target: the list-file parser of list mode (source/src_list.c,
  * ld__source_open_list), Caffe's "relative/path label" lines. The input is written to a
  * temporary file and opened with a root folder. Checked: on success every item has a path
- * that starts with the root, a non-empty relative path that is its tail, a label within the
+ * under the root (or, for an absolute listed path, that path), a non-empty relative path
+ * that is its tail, a label within the
  * class count, and the class names are "0".."max label".
  */
 #include <stdio.h>
@@ -39,7 +40,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (it->label < 0 || (size_t)it->label >= classes) abort();
         size_t lp = strlen(it->path), lr = strlen(it->rel);
         if (lp < lr || strcmp(it->path + lp - lr, it->rel) != 0) abort();
-        if (strncmp(it->path, "/root dir", 9) != 0) abort();
+        /* An absolute listed path is used as it is (path == rel), any other is under root
+         * (corpus/list_file/absolute_path). */
+        if (it->rel[0] == '/' ? strcmp(it->path, it->rel) != 0
+                              : strncmp(it->path, "/root dir/", 10) != 0)
+            abort();
     }
     for (size_t k = 0; k < classes; k++) {
         char want[24];
