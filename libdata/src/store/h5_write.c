@@ -275,6 +275,7 @@ typedef struct h5w {
     hid_t vstr; /* variable-length UTF-8 string type */
     hid_t fstr; /* fixed-length UTF-8 string type for /filename, or invalid */
     size_t max_rel_len;
+    uint64_t expected_n; /* inputs announced: caps the chunk of small datasets */
     int finished, failed;
 } h5w;
 
@@ -393,6 +394,10 @@ static int cols_setup(h5w *w, ld_err *e)
     } else {
         hsize_t row[3] = {(hsize_t)w->c, (hsize_t)w->h, (hsize_t)w->w};
         size_t k = LD_H5_CHUNK_BYTES / w->sample_bytes;
+        /* A small dataset (or split file) gets chunks no larger than itself. */
+        if (w->expected_n && k > w->expected_n) k = (size_t)w->expected_n;
+        if (w->split_bytes && k > w->split_bytes / w->sample_bytes)
+            k = (size_t)(w->split_bytes / w->sample_bytes);
         LD_TRY(col_init(&w->data, LD_H5_DS_DATA, H5T_STD_U8LE, H5T_NATIVE_UINT8, 4, row, 1,
                         k ? k : 1));
         w->data.no_cache = 1;
@@ -761,6 +766,7 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->resize_h = o->resize_h;
     w->deflate = o->deflate;
     w->split_bytes = o->split_bytes;
+    w->expected_n = o->expected_n;
     w->path = ld__strdup(o->path);
     w->encoding = ld__strdup(o->encoding ? o->encoding : "original");
     w->source = ld__strdup(o->source ? o->source : "");
