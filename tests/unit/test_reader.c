@@ -665,7 +665,9 @@ Test(reader, shuffled_epoch_of_2GiB_under_a_256MiB_address_space_limit, .timeout
 
 /* ---- LMDB through the same API (the store is lmdb_store.c) ------------------------------- */
 
-Test(reader, lmdb_databases_read_through_the_same_api)
+/* Generous timeout: the databases are made by python3-lmdb, whose commits fsync; on a shared
+ * machine with heavy disk traffic one fsync took tens of seconds. */
+Test(reader, lmdb_databases_read_through_the_same_api, .timeout = 600)
 {
     char db[300], cmd[800];
     snprintf(db, sizeof db, "%s/tiny.lmdb", tmpdir);
