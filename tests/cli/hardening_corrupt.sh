@@ -78,12 +78,12 @@ rng = random.Random(n)
 out = []
 if "t" in kinds:
     cuts = sorted(set([0, 1, 8, 100, 512, 2048, 4096, 8192] +
-                      [n * k // 16 for k in range(1, 16)] + [n - 4096, n - 1]))
+                      [n * k // 8 for k in range(1, 8)] + [n - 4096, n - 1]))
     for c in cuts:
         if 0 <= c < n:
             out.append(("trunc_%d" % c, data[:c]))
 if "f" in kinds:
-    for k in range(24):
+    for k in range(12):
         b = bytearray(data)
         for _ in range(16):
             b[rng.randrange(n)] = rng.randrange(256)
