@@ -413,6 +413,27 @@ static int env_open(lmdb_store *s, unsigned flags)
     return 0;
 }
 
+/* LMDB maps data.mdb and trusts it: a page past the end of a truncated file is a SIGBUS
+ * on first touch. The meta page says how many pages are in use, so compare that with the
+ * file's real size before reading anything. (A file truncated by someone else *while* it is
+ * being read cannot be caught this way; see reader.h.) */
+static int check_file_size(lmdb_store *s, const char *path, ld_err *e)
+{
+    int rc = LD_OK, fd = -1;
+    MDB_envinfo info;
+    MDB_stat st;
+    struct stat fs;
+    LD_CHECK(e, mdb_env_get_fd(s->env, &fd) == 0 && fd >= 0 && fstat(fd, &fs) == 0 &&
+                    mdb_env_info(s->env, &info) == 0 && mdb_env_stat(s->env, &st) == 0,
+             LD_EIO, "%s: cannot inspect the LMDB file", path);
+    const uint64_t need = ((uint64_t)info.me_last_pgno + 1) * (uint64_t)st.ms_psize;
+    LD_CHECK(e, (uint64_t)fs.st_size >= need, LD_EFORMAT,
+             "%s: data.mdb is truncated (%lld bytes, its pages need %llu)", path,
+             (long long)fs.st_size, (unsigned long long)need);
+fail:
+    return rc;
+}
+
 /* Fill info from the first record, the sidecar and the key scheme. */
 static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
 {
@@ -529,6 +550,7 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
         LD_CHECK(e, 0, LD_EFORMAT, "%s: not an LMDB database: %s", path, mdb_strerror(m));
     if (m)
         LD_TRY(mdb_err(e, m, path, "cannot open LMDB database"));
+    LD_TRY(check_file_size(s, path, e));
     if (!S_ISDIR(st.st_mode)) { /* sidecar lives beside data.mdb */
         char *slash = strrchr(s->path, '/');
         if (slash)
