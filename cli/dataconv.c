@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <libdata/convert.h>
 #include <libdata/libdata.h>
@@ -326,7 +327,16 @@ int main(int argc, char **argv)
     case DC_CMD_BENCH:
         return dc_bench(argc, argv, 2);
     case DC_CMD_CONVERT:
-        return cmd_convert(&o, argc, argv);
+        rc = cmd_convert(&o, argc, argv);
+        if (rc != DC_EXIT_OK) {
+            /* The library already removed its temporaries. Leave without atexit handlers:
+             * after a failed write (disk full, file size limit) HDF5 1.10's own exit-time
+             * cleanup closes the failed file a second time and crashes. */
+            fflush(stdout);
+            fflush(stderr);
+            _exit(rc);
+        }
+        return rc;
     }
     return DC_EXIT_FAIL;
 }

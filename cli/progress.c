@@ -31,6 +31,9 @@ void dc_signals_install(void)
     sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* Past `ulimit -f`, let write() fail with EFBIG so the library reports it and removes its
+     * temporary, instead of the kernel killing us with a half-written temporary left. */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 int dc_signal_caught(void)
