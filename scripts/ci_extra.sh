@@ -126,7 +126,7 @@ if ! skip fuzz; then
             log=$OUT/fuzz-$t-$rounds.log
             set +e
             ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-                "$bin" -max_total_time="$left" -timeout=10 -rss_limit_mb=2048 \
+                "$bin" -max_total_time="$left" -timeout=5 -rss_limit_mb=2048 \
                 -print_final_stats=1 -artifact_prefix="$OUT/crashes/$t-" "$work" >"$log" 2>&1
             rc=$?
             set -e

@@ -48,7 +48,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sum_in += im.px[i];
         sum_out += out.px[i];
     }
-    if (llabs(sum_in - sum_out) > (int64_t)n * 64) abort();
+    /* Exempt (the invariant does not hold there, inputs kept in the corpus): colour at low
+     * quality, where decoded RGB is clamped to 0..255 and, with saturated colours and chroma
+     * DC steps of ~32, the clamping moves the mean arbitrarily (saturated_q2: 2x40 RGB,
+     * quality 2); and sizes that are not whole 16x16 MCUs, where the encoder's edge padding
+     * enters the block means (gray_2x2_q1). */
+    const int whole = w % 16 == 0 && h % 16 == 0;
+    if (whole && (c == 1 || quality >= 50) && llabs(sum_in - sum_out) > (int64_t)n * 64)
+        abort();
 done:
     ld__buf_free(&enc);
     ld__image_free(&im);
