@@ -3,8 +3,10 @@
  * (with and without a destination buffer), labels, and corrupt chunk tables.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -235,4 +237,20 @@ Test(h5_store, encoded_files_from_our_writer_give_back_the_bytes)
     s->vt->close(s);
     ld__buf_free(&jpg);
     unlink(path);
+}
+
+Test(h5_store, a_fifo_is_refused_without_blocking, .timeout = 10)
+{
+    char path[] = "/tmp/ld_fifo_XXXXXX";
+    cr_assert(mkdtemp(path));
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "%s/f.h5", path);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    ld_err e = {0};
+    ld_store *s = NULL;
+    cr_assert_eq(ld__h5_store_open(fifo, NULL, &s, &e), LD_EIO, "%s", e.msg);
+    cr_assert_eq(ld__store_open(fifo, NULL, &s, &e), LD_EIO, "%s", e.msg);
+    cr_assert(strstr(e.msg, "f.h5"), "%s", e.msg);
+    unlink(fifo);
+    rmdir(path);
 }

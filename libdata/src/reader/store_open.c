@@ -239,6 +239,8 @@ int ld__store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_
     *out = NULL;
     if (stat(path, &sb) != 0)
         return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
+    if (!S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode))
+        return ld__err(e, LD_EIO, "%s: not a regular file or directory", path);
     if (S_ISDIR(sb.st_mode) || ends_with(path, ".mdb"))
         return ld__lmdb_store_open(path, o, out, e);
     if (ends_with(path, ".txt") || ends_with(path, ".list"))

@@ -740,10 +740,12 @@ int ld__h5_store_open(const char *path, const ld_store_opts *o, ld_store **out, 
     s->base.info.how = s->how;
     s->path = ld__strdup(path);
     LD_CHECK(e, s->path, LD_ENOMEM, "%s: out of memory", path);
-    s->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; we refuse it right after. */
+    s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     LD_CHECK(e, s->fd >= 0, LD_EIO, "%s: cannot open: %s", path, strerror(errno));
     LD_CHECK(e, fstat(s->fd, &sb) == 0 && S_ISREG(sb.st_mode), LD_EIO,
              "%s: not a regular file", path);
+    fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK);
     s->file_size = (uint64_t)sb.st_size;
     ld__h5_lock();
     H5E_BEGIN_TRY { rc = open_locked(s, o, e); }
