@@ -41,24 +41,32 @@ def _children(pid):
 
 
 def _rss_kb(pid):
+    """(VmRSS, RssAnon) of PID in KiB."""
+    rss = anon = 0
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
+                    rss = int(line.split()[1])
+                elif line.startswith("RssAnon:"):
+                    anon = int(line.split()[1])
     except OSError:
         pass
-    return 0
+    return rss, anon
 
 
 def tree_rss_kb(root):
-    """Sum of VmRSS of ROOT's descendants (ROOT is /usr/bin/time: left out, it is ours)."""
-    total, todo = 0, _children(root)
+    """Sums of VmRSS and of RssAnon over ROOT's descendants (ROOT is /usr/bin/time: left
+    out, it is ours)."""
+    total = anon = 0
+    todo = _children(root)
     while todo:
         p = todo.pop()
-        total += _rss_kb(p)
+        r, a = _rss_kb(p)
+        total += r
+        anon += a
         todo += _children(p)
-    return total
+    return total, anon
 
 
 class Failed(Exception):
@@ -67,12 +75,13 @@ class Failed(Exception):
 
 def run(cmd, env=None, timeout=900, cwd=None):
     """Run CMD (a list). Returns (stdout, wall seconds, peak RSS MiB); run.last_cpu is the
-    child's user + system CPU seconds. Raises Failed."""
+    child's user + system CPU seconds, run.last_anon the peak of the tree's summed RssAnon
+    (private memory: no mapped file pages) in MiB. Raises Failed."""
     full = ["/usr/bin/time", "-f", "@@TIME %M %U %S"] + [str(c) for c in cmd]
     e = dict(os.environ)
     if env:
         e.update(env)
-    peak = [0]
+    peak = [0, 0]
     t0 = time.perf_counter()
     p = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=e, cwd=cwd)
@@ -80,7 +89,8 @@ def run(cmd, env=None, timeout=900, cwd=None):
 
     def poll():
         while not stop.wait(0.02):
-            peak[0] = max(peak[0], tree_rss_kb(p.pid))
+            r, a = tree_rss_kb(p.pid)
+            peak[0], peak[1] = max(peak[0], r), max(peak[1], a)
     th = threading.Thread(target=poll, daemon=True)
     th.start()
     try:
@@ -101,6 +111,7 @@ def run(cmd, env=None, timeout=900, cwd=None):
     f = tl[-1].split()
     rss = max(int(f[1]), peak[0]) / 1024
     run.last_cpu = float(f[2]) + float(f[3])  # user + system seconds of the child(ren)
+    run.last_anon = peak[1] / 1024  # sampled: 0 for runs shorter than the 20 ms period
     return out, dt, rss
 
 
@@ -114,6 +125,7 @@ def run_json(cmd, **kw):
     res.setdefault("wall", dt)
     res["rss_mb"] = rss
     res["cpu_s"] = run.last_cpu
+    res["anon_mb"] = run.last_anon
     return res
 
 

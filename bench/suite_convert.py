@@ -238,13 +238,15 @@ def memory(res, dataconv, folders, work):
 
             def go(cmd=cmd):
                 o, dt, rss = sc.run(cmd)
-                return dt, rss
+                return dt, rss, sc.run.last_anon
             got, err = sc.repeat(1, go)
             res.add("memconv", name, f"{n}", images=n,
                     rss_mb=sc.summarize([g[1] for g in got]),
+                    anon_mb=sc.summarize([g[2] for g in got]),
                     ips=sc.summarize([n / g[0] for g in got]), error=None if got else err)
             sc.log(f"  convert {n:6d} images {name:24} peak RSS "
-                   f"{got[0][1] if got else float('nan'):8.1f} MiB")
+                   f"{got[0][1] if got else float('nan'):8.1f} MiB, private "
+                   f"{got[0][2] if got else float('nan'):8.1f} MiB")
     if os.path.exists(out_h5):
         os.unlink(out_h5)
     shutil.rmtree(out_lmdb, ignore_errors=True)

@@ -307,32 +307,35 @@ class Reading:
         if self.exe:
             r = sc.run_json([self.exe, path, "batch", self.batch, "order", int(shuffle),
                              "threads", threads, "epochs", epochs])
-            return r["samples"] / r["seconds"], r["rss_mb"]
+            return r["samples"] / r["seconds"], r["rss_mb"], r["anon_mb"]
         out, dt, rss = sc.run([self.dataconv, "bench", path, "--batch", self.batch,
                                "--order", "shuffle" if shuffle else "seq", "-j", threads,
                                "--epochs", epochs + 1])
         # `dataconv bench` prints one line per epoch: skip epoch 0 (the warm-up)
         rates = [float(ln.split("in ")[1].split(" s")[0]) for ln in out.splitlines()
                  if ln.startswith("epoch ") and not ln.startswith("epoch 0:")]
-        return n * len(rates) / sum(rates), rss
+        return n * len(rates) / sum(rates), rss, sc.run.last_anon
 
     def py_reader(self, kind, path, shuffle, arg, max_samples=0, seconds=None):
         r = sc.run_json([sc.PY, os.path.abspath(__file__), "worker", kind, path,
                          "shuffle" if shuffle else "seq", self.batch,
                          seconds or self.seconds, arg, max_samples], env=self.env)
-        return r["samples"] / r["seconds"], r["rss_mb"]
+        return r["samples"] / r["seconds"], r["rss_mb"], r["anon_mb"]
 
     def measure(self, group, name, path, fn, **extra):
         def go():
             sc.warm(path)
             return fn()
+        t0 = time.perf_counter()
         got, err = sc.repeat(self.reps, go)
+        wall = time.perf_counter() - t0
         row = self.res.add("read", group, name, path=os.path.basename(path),
                            sps=sc.summarize([g[0] for g in got]),
                            rss_mb=sc.summarize([g[1] for g in got]),
+                           anon_mb=sc.summarize([g[2] for g in got]),
                            error=None if got else err, **extra)
         sc.log(f"  {group:30} {name:42} {sc.fmt_rate(row['sps'], ' samples/s'):>34}"
-               f"  RSS {row['rss_mb']['median'] if got else 0:7.1f} MiB")
+               f"  RSS {row['rss_mb']['median'] if got else 0:7.1f} MiB  [{wall:.1f} s]")
         return row
 
     def limits(self, jpeg_dir):
@@ -426,8 +429,8 @@ class Reading:
             h5, lm = ds[("raw", "h5", n)], ds[("raw", "lmdb", n)]
             gb = _size(h5) / 2**30
             runs = [
-                ("libdata C, HDF5", h5, lambda: self.c_reader(h5, True, T, n)),
-                ("libdata C, LMDB", lm, lambda: self.c_reader(lm, True, T, n)),
+                ("libdata C, HDF5", h5, lambda: self.c_reader(h5, True, T, n, epochs=1)),
+                ("libdata C, LMDB", lm, lambda: self.c_reader(lm, True, T, n, epochs=1)),
                 ("libdata Python, HDF5", h5,
                  lambda: self.py_reader("libdata-py", h5, True, T, n, 1e9)),
                 # fancy indexing runs at ~100 samples/s: 2 batches (its memory is flat)
@@ -444,12 +447,16 @@ class Reading:
                 def go(fn=fn, path=path):
                     sc.warm(path)
                     return fn()
+                t0 = time.perf_counter()
                 got, err = sc.repeat(1, go)
+                wall = time.perf_counter() - t0
                 self.res.add("memread", name, f"{n}", samples=n, dataset_gib=gb,
                              rss_mb=sc.summarize([g[1] for g in got]),
+                             anon_mb=sc.summarize([g[2] for g in got]),
                              sps=sc.summarize([g[0] for g in got]), error=None if got else err)
                 sc.log(f"  read {n:6d} samples ({gb:5.2f} GiB) {name:34} peak RSS "
-                       f"{got[0][1] if got else float('nan'):8.1f} MiB")
+                       f"{got[0][1] if got else float('nan'):8.1f} MiB, private "
+                       f"{got[0][2] if got else float('nan'):8.1f} MiB  [{wall:.1f} s]")
 
 
 def extract_jpegs(q_h5, outdir, count=64):

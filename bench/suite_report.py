@@ -123,7 +123,8 @@ def memory_tables(rows):
         if sec == "memread":
             gib = {int(r["name"]): r.get("dataset_gib") for rs in g.values() for r in rs}
             extra = " (" + ", ".join(f"{s}: {gib[s]:.2f} GiB" for s in sizes) + ")"
-        lines += [f"**Peak RSS (MiB) of {what}** against dataset size in {unit}{extra}", "",
+        lines += [f"**Peak RSS (private RSS) in MiB of {what}** against dataset size in "
+                  f"{unit}{extra}", "",
                   "| tool | " + " | ".join(f"{s:,}" for s in sizes) + " |",
                   "|---|" + "---:|" * len(sizes)]
         for name, rs in g.items():
@@ -131,7 +132,10 @@ def memory_tables(rows):
             cells = []
             for s in sizes:
                 r = by.get(s)
-                cells.append(f"{med(r['rss_mb']):,.0f}" if r and r.get("rss_mb") else "–")
+                c = f"{med(r['rss_mb']):,.0f}" if r and r.get("rss_mb") else "–"
+                if r and r.get("anon_mb"):
+                    c += f" ({med(r['anon_mb']):,.0f})"
+                cells.append(c)
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines
@@ -262,21 +266,26 @@ def charts(data, outdir):
 
     gc, gr = groups(rows, "memconv"), groups(rows, "memread")
     if gc or gr:
-        fig, axes = plt.subplots(1, 2, figsize=(14, 4.2))
-        for ax, g, xl, title in ((axes[0], gc, "images converted", "Conversion (raw 224×224)"),
-                                 (axes[1], gr, "dataset size, GiB",
-                                  "Reading one shuffled epoch (uint8, batch 256)")):
+        fig, axes = plt.subplots(2, 2, figsize=(14, 7.6))
+        panels = []
+        for row, key, what in ((0, "rss_mb", "peak RSS"),
+                               (1, "anon_mb", "peak private RSS (RssAnon: no mapped files)")):
+            panels += [(axes[row][0], gc, "images converted", f"Conversion (raw 224×224): {what}",
+                        key, True),
+                       (axes[row][1], gr, "dataset size, GiB",
+                        f"Reading one shuffled epoch: {what}", key, False)]
+        for ax, g, xl, title, key, by_count in panels:
             for name, rs in g.items():
-                rs = [r for r in rs if r.get("rss_mb")]
-                xs = [int(r["name"]) if ax is axes[0] else r["dataset_gib"] for r in rs]
-                ys = [r["rss_mb"]["median"] for r in rs]
+                rs = [r for r in rs if r.get(key)]
+                xs = [int(r["name"]) if by_count else r["dataset_gib"] for r in rs]
+                ys = [r[key]["median"] for r in rs]
                 tool = next((t for t in ("libdata Python", "libdata C", "dataconv", "Pillow",
                                          "h5py", "python-lmdb", "DataLoader")
                              if name.startswith(t)), "")
                 ls = "--" if ("LMDB" in name or "lmdb" in name or "loop" in name) else "-"
                 ax.plot(xs, ys, marker="o", ls=ls, label=name, color=COLORS.get(tool, "#888"))
             ax.set_xscale("log")
-            xs_all = sorted({int(r["name"]) if ax is axes[0] else round(r["dataset_gib"], 3)
+            xs_all = sorted({int(r["name"]) if by_count else round(r["dataset_gib"], 3)
                              for rs in g.values() for r in rs})
             ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(xs_all))
             ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
@@ -284,10 +293,11 @@ def charts(data, outdir):
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             ax.set_ylim(bottom=0)
             ax.set_xlabel(xl)
-            ax.set_ylabel("peak RSS, MiB")
+            ax.set_ylabel("MiB")
             ax.set_title(title, fontsize=10)
             ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            if ax in (axes[0][0], axes[0][1]):
+                ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         fig.suptitle("Peak memory against dataset size", fontsize=11)
         fig.text(0.01, 0.005, foot, fontsize=7)
         fig.tight_layout(rect=(0, 0.03, 1, 0.95))
@@ -345,9 +355,10 @@ def markdown(data, chart_paths, outdir):
           "Peak RSS: the larger of GNU time's maximum RSS and the sum of VmRSS over the whole "
           "process tree sampled every 20 ms (DataLoader workers are processes). Mapped files "
           "count once touched: python-lmdb and libdata's LMDB reader map the database, so their "
-          "RSS includes the pages they read (clean page cache the kernel can drop at any time), "
-          "not only private memory. h5py fancy indexing reads 2 batches per size (it runs at "
-          "~100 samples/s).", ""]
+          "RSS includes the pages they read (clean page cache the kernel can drop at any time). "
+          "The private RSS in parentheses (the sampled peak of the summed RssAnon) leaves those "
+          "out: it is the memory the tool allocated. h5py fancy indexing reads 2 batches per "
+          "size (it runs at ~100 samples/s).", ""]
     L += memory_tables(rows)
     if meta.get("not_measured"):
         L += ["## Not measured", ""] + [f"- {x}" for x in meta["not_measured"]] + [""]
