@@ -29,7 +29,7 @@ import suite_report  # noqa: E402
 # sizes: full run for a 2-core, 24 GiB machine (~25 min); quick for everyday checks
 SIZES = {
     "full": dict(photos=2000, convert=600, perfile=100, read=9000, read_enc=2000,
-                 read_mem=[1000, 3000, 9000], conv_mem=[500, 1500, 5000], seconds=2.0, reps=3),
+                 read_mem=[1000, 3000, 9000], conv_mem=[500, 1500, 5000], seconds=1.5, reps=3),
     "quick": dict(photos=240, convert=160, perfile=16, read=1024, read_enc=512,
                   read_mem=[256, 1024], conv_mem=[120, 480], seconds=0.5, reps=3),
 }

@@ -362,7 +362,7 @@ def markdown(data, chart_paths, outdir):
     L += memory_tables(rows)
     if meta.get("not_measured"):
         L += ["## Not measured", ""] + [f"- {x}" for x in meta["not_measured"]] + [""]
-    L += ["## Rerun", "", "```", "bench/run            # full run, ~25 min on 2 cores; "
+    L += ["## Rerun", "", "```", "bench/run            # full run, ~20 min on 2 idle cores; "
           "rewrites docs/benchmarks.md and docs/bench_*.png",
           "bench/run --quick    # a few minutes; report under the work folder", "```", ""]
     return "\n".join(L)
