@@ -3,7 +3,7 @@
 #  1. ThreadSanitizer: a -DLIBDATA_SANITIZE=thread build of dataconv running threaded
 #     conversions and reader benches (Criterion cannot run under TSan, see below).
 #  2. libFuzzer: every tests/fuzz/fuzz_*.c built with clang (ASan + UBSan) and run for
-#     FUZZ_SECONDS (default 20) each from a copy of its committed corpus. A crash, leak or
+#     FUZZ_SECONDS (default 15) each from a copy of its committed corpus. A crash, leak or
 #     timeout in libdata's code fails; one whose innermost frame is inside libhdf5 or liblmdb
 #     (bugs of those libraries on malformed files: HDF5 1.10.8's global heap, LMDB trusting its
 #     pages) is reported, its input kept under $OUT/upstream/, and fuzzing goes on.
@@ -14,7 +14,7 @@
 # dataconv; made if missing), OUT (artifacts; default build-ci-extra), SKIP="tsan fuzz valgrind".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 JOBS=${JOBS:-$(nproc)}
 BUILD=${BUILD:-build}
 BUILD_TSAN=${BUILD_TSAN:-build-tsan}
