@@ -210,18 +210,19 @@ def test_encoded_jpeg_batches_equal_pil_decodes_of_the_h5py_bytes(tmp_path):
     def pil(i):  # CHW RGB
         im = Image.open(io.BytesIO(enc[off[i]:off[i + 1]].tobytes())).convert("RGB")
         return np.asarray(im).transpose(2, 0, 1)
+    # By default the JPEGs come out in the order the dataset was made for (BGR, as raw data).
     with libdata.Reader(out, batch_size=4, shuffle=True) as r:
-        assert r.info.encoded and r.info.channel_order == "RGB"  # the decoder's order
+        assert r.info.encoded and r.info.channel_order == "BGR"
         n = 0
         for d, _ in r:
             for j, i in enumerate(r.indices):
-                assert np.abs(d[j].astype(int) - pil(i)).max() <= 1, f"sample {i}"
+                assert np.abs(d[j].astype(int) - pil(i)[::-1]).max() <= 1, f"sample {i}"
                 n += 1
         assert n == len(off) - 1
-    with libdata.Reader(out, batch_size=4, channel_order="BGR") as r:
+    with libdata.Reader(out, batch_size=4, channel_order="RGB") as r:
         d, _ = r.next_batch()
-        assert r.info.channel_order == "BGR"
-        assert np.abs(d[0].astype(int) - pil(r.indices[0])[::-1]).max() <= 1
+        assert r.info.channel_order == "RGB"
+        assert np.abs(d[0].astype(int) - pil(r.indices[0])).max() <= 1
 
 
 def test_variable_sizes_need_a_crop(tmp_path):

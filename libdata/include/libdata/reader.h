@@ -112,7 +112,10 @@ typedef enum ld_reader_param {
     LD_R_RANDOM_CROP = 14, /**< 1 = random crop position per sample; 0 = center crop (default) */
     LD_R_MIRROR = 15,      /**< 1 = mirror each sample left-right with probability 1/2;
                                 default 0 */
-    LD_R_CHANNEL_ORDER = 16, /**< -1 = as stored (default); LD_ORDER_BGR or LD_ORDER_RGB: swap the
+    LD_R_CHANNEL_ORDER = 16, /**< -1 = as stored (default; encoded images come out in the order
+                                the dataset was made for: BGR unless converted with --rgb, and
+                                BGR for Caffe LMDBs, as Caffe decodes them);
+                                LD_ORDER_BGR or LD_ORDER_RGB: swap the
                                 channels when the dataset records the other order (3 channels only;
                                 a dataset with no recorded order is LD_EINVAL, use LD_R_SWAP) */
     LD_R_SWAP = 17,        /**< 1 = reverse the channel order unconditionally (BGR <-> RGB) */

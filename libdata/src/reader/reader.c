@@ -559,7 +559,12 @@ static int open_impl(ld_reader *r, const char *path)
     x->scale = r->scale;
     r->out_order = in->order == LD_SORDER_BGR ? LD_ORDER_BGR
                    : in->order == LD_SORDER_RGB ? LD_ORDER_RGB : -1;
-    if (p[LD_R_CHANNEL_ORDER] >= 0 && in->c == 3) {
+    if (p[LD_R_CHANNEL_ORDER] < 0 && in->c == 3 && in->encoded &&
+        (in->made_order == LD_SORDER_BGR || in->made_order == LD_SORDER_RGB) &&
+        in->made_order != in->order) {
+        /* "as stored" for JPEG means as the dataset was made: BGR unless made with --rgb */
+        x->swap = 1;
+    } else if (p[LD_R_CHANNEL_ORDER] >= 0 && in->c == 3) {
         LD_CHECK(e, r->out_order >= 0, LD_EINVAL, "%s: the file does not record its channel "
                  "order; use swap to reverse the channels explicitly", path);
         x->swap = r->out_order != p[LD_R_CHANNEL_ORDER];

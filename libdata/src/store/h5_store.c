@@ -712,11 +712,15 @@ static int open_locked(h5_store *s, const ld_store_opts *o, ld_err *e)
     else
         LD_TRY(open_raw(s, s->file, dname, e));
     LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));
-    if (!encoded && attr_string(s->file, LD_H5_ATTR_CHANNEL_ORDER, order, sizeof order)) {
-        s->base.info.order = !strcmp(order, LD_H5_ORDER_BGR)   ? LD_SORDER_BGR
-                             : !strcmp(order, LD_H5_ORDER_RGB) ? LD_SORDER_RGB
-                             : !strcmp(order, LD_H5_ORDER_GRAY) ? LD_SORDER_GRAY
-                                                                : LD_SORDER_UNKNOWN;
+    if (attr_string(s->file, LD_H5_ATTR_CHANNEL_ORDER, order, sizeof order)) {
+        int o = !strcmp(order, LD_H5_ORDER_BGR)    ? LD_SORDER_BGR
+                : !strcmp(order, LD_H5_ORDER_RGB)  ? LD_SORDER_RGB
+                : !strcmp(order, LD_H5_ORDER_GRAY) ? LD_SORDER_GRAY
+                                                   : LD_SORDER_UNKNOWN;
+        if (encoded)
+            s->base.info.made_order = o; /* the decoder gives RGB; the file says what to give */
+        else
+            s->base.info.order = o;
     }
     if (s->direct) { /* nothing more to ask HDF5: release its caches and the file */
         H5Dclose(s->dset);

@@ -480,6 +480,7 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     } else {
         in->dtype = LD_SDT_U8;
         in->order = LD_SORDER_RGB;
+        in->made_order = LD_SORDER_BGR; /* Caffe's DecodeDatumNative gives BGR */
     }
     if ((m = mdb_cursor_get(cur, &k, &v, MDB_LAST)))
         LD_TRY(mdb_err(e, m, s->path, "cannot read the last record"));
@@ -488,10 +489,14 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     rc = ld__lmdb_sidecar_read(s->path, &side, e);
     if (rc == LD_OK) {
         const char *t = (const char *)side.p, *val;
-        if (!d.encoded && (val = ld__lmdb_sidecar_value(t, "channel_order"))) {
-            in->order = !strncmp(val, "\"RGB\"", 5)    ? LD_SORDER_RGB
-                        : !strncmp(val, "\"GRAY\"", 6) ? LD_SORDER_GRAY
-                                                       : LD_SORDER_BGR;
+        if ((val = ld__lmdb_sidecar_value(t, "channel_order"))) {
+            int o = !strncmp(val, "\"RGB\"", 5)    ? LD_SORDER_RGB
+                    : !strncmp(val, "\"GRAY\"", 6) ? LD_SORDER_GRAY
+                                                   : LD_SORDER_BGR;
+            if (d.encoded)
+                in->made_order = o;
+            else
+                in->order = o;
         }
         const char *vc = ld__lmdb_sidecar_value(t, "channels");
         const char *vh = ld__lmdb_sidecar_value(t, "height");

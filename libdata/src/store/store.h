@@ -67,6 +67,11 @@ typedef struct ld_store_info {
      * /shape), else 0. The reader sizes per-thread decode buffers for its memory budget from
      * it. (Added after the first version; 0 is always a valid value.) */
     uint64_t max_pixels;
+    /* Encoded stores: the channel order the dataset was made for (ld_store_order: the HDF5
+     * channel_order attribute, the LMDB sidecar, or BGR for a Caffe LMDB without one, since
+     * Caffe decodes to BGR). The reader delivers this order by default, so that a JPEG
+     * dataset reads in the same order as a raw one made with the same flags. 0 = unknown. */
+    int made_order;
 } ld_store_info;
 
 /* One sample as read. Borrowed: `data` stays valid until the next read() or ctx_free() on the
