@@ -35,7 +35,7 @@ static void rm_tmp(void)
     cr_expect(system(cmd) == 0);
 }
 
-TestSuite(reader, .init = mk_tmp, .fini = rm_tmp, .timeout = 120);
+TestSuite(reader, .init = mk_tmp, .fini = rm_tmp, .timeout = 600);
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
