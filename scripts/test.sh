@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
 jobs=$(nproc)
+root=$(pwd)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBDATA_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$jobs"
 status=0
@@ -13,6 +14,7 @@ status=0
 if [ "${1:-}" != --no-asan ]; then
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLIBDATA_SANITIZE=address,undefined -DLIBDATA_BUILD_TESTS=ON >/dev/null
     cmake --build build-asan -j"$jobs"
-    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs") || status=1
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$root/tests/lsan.supp" \
+        ctest --output-on-failure -j"$jobs") || status=1
 fi
 exit $status
