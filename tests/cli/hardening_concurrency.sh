@@ -93,13 +93,23 @@ int main(int argc, char **argv)
     }
     finish(r, n, sum, "parent");
     int st, bad = 0;
-    while (wait(&st) > 0)
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) bad++;
+    pid_t w;
+    while ((w = wait(&st)) > 0)
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            /* SIGALRM (14) = the child's reader did not finish within 60 s */
+            fprintf(stderr, "child %d: %s %d\n", (int)w, WIFEXITED(st) ? "exit" : "signal",
+                    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+            bad++;
+        }
     return bad ? 5 : 0;
 }
 C
-$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -I"$SRC/libdata/include" "$TMP/rd.c" -o "$TMP/rd" \
-    "$LIBDATA_LIBRARY" -Wl,-rpath,"$(dirname "$LIBDATA_LIBRARY")"
+# a sanitizer build of libdata needs the same runtime in the program (build-asan, build-tsan)
+san=()
+ldd "$LIBDATA_LIBRARY" | grep -q libasan && san=(-fsanitize=address,undefined)
+ldd "$LIBDATA_LIBRARY" | grep -q libtsan && san=(-fsanitize=thread)
+$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O1 "${san[@]}" -I"$SRC/libdata/include" "$TMP/rd.c" \
+    -o "$TMP/rd" "$LIBDATA_LIBRARY" -Wl,-rpath,"$(dirname "$LIBDATA_LIBRARY")"
 
 # expected "<samples> <checksum>" of a dataset, computed without libdata
 expected() {
@@ -172,7 +182,7 @@ for ds in d.h5 d.lmdb; do
     done
     check "$ds: readers in 3 forked children while the parent's reader runs -> $want each"
     timeout -s KILL 120 "$TMP/rd" "$TMP/$ds" fork 3 >"$TMP/f" 2>"$TMP/e" ||
-        { cat "$TMP/e" >&2; fail "$ds: fork test failed (exit $?)"; }
+        { rc=$?; cat "$TMP/f" "$TMP/e" >&2; fail "$ds: fork test failed (exit $rc)"; }
     [ "$(sort -u "$TMP/f")" = "$want" ] && [ "$(wc -l < "$TMP/f")" -eq 4 ] ||
         fail "$ds: forked readers: $(tr '\n' ';' < "$TMP/f"), want 4 x $want"
 done
