@@ -3,11 +3,8 @@
 # an empty file, text, a JPEG, a directory without data.mdb, a dangling symlink, a missing
 # path, /dev/null and a FIFO. Each must end quickly with an error exit and a message.
 #
-# Known failure when written (reported to the lead, 2026-12-02; h5_store.c was being edited):
-# `dataconv bench FIFO` blocks forever in open() at ld__h5_store_open (h5_store.c:743, plain
-# O_RDONLY on a FIFO waits for a writer); SIGTERM does not help. `info` is fine (it checks the
-# file type first). Fix: open with O_NONBLOCK (or stat and refuse non-regular files first),
-# as ld__read_file does since 0938821.
+# Regression: `dataconv bench FIFO` used to block forever in open() at ld__h5_store_open (plain
+# O_RDONLY on a FIFO waits for a writer; SIGTERM did not help); fixed in 6812ed3.
 set -euo pipefail
 : "${DATACONV:?set DATACONV to the dataconv binary}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/dataconv-hard.XXXXXX")
