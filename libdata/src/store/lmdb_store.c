@@ -21,7 +21,18 @@ typedef struct lmdb_store {
     char *path;
     int keyed;  /* "%08d_" contiguous keys: MDB_SET_RANGE */
     int floats; /* records carry float_data */
+    /* The file's bytes in LMDB's map: a value (an overflow record of a corrupt database)
+     * that reaches past them would be a SIGBUS, so every value is checked against them. */
+    const uint8_t *map_lo, *map_hi;
+    size_t psize, fsize;
+    uint64_t last_pgno;
 } lmdb_store;
+
+static int value_in_file(const lmdb_store *s, const MDB_val *v)
+{
+    const uint8_t *p = v->mv_data;
+    return p >= s->map_lo && p <= s->map_hi && v->mv_size <= (size_t)(s->map_hi - p);
+}
 
 typedef struct ckpt {
     uint64_t idx;
@@ -243,6 +254,8 @@ static int decode_rec(lmdb_store *s, ld_store_ctx *cx, const MDB_val *k, const M
     int rc = LD_OK;
     const ld_store_info *in = &s->base.info;
     set_name(cx, s, k);
+    LD_CHECK(e, value_in_file(s, v), LD_EFORMAT, "%s: record reaches past the end of data.mdb",
+             cx->name);
     LD_TRY(ld__datum_decode(v->mv_data, v->mv_size, &d, &cx->floats, cx->name, e));
     LD_TRY(ld__datum_validate(&d, cx->name, e));
     LD_CHECK(e, d.encoded == in->encoded, LD_EFORMAT, "%s: %s record in a database of %s records",
@@ -349,7 +362,8 @@ int ld__lmdb_scan(ld_store *base, uint64_t max, ld_lmdb_scan_fn fn, void *user, 
         ld_datum d;
         ld_err bad = {0};
         set_name(cx, s, &k);
-        int ok = ld__datum_decode(v.mv_data, v.mv_size, &d, NULL, cx->name, &bad) == LD_OK &&
+        int ok = value_in_file(s, &v) &&
+                 ld__datum_decode(v.mv_data, v.mv_size, &d, NULL, cx->name, &bad) == LD_OK &&
                  ld__datum_validate(&d, cx->name, &bad) == LD_OK;
         if (fn(user, i, ok ? &d : NULL, cx->name, ok ? NULL : bad.msg))
             break;
@@ -430,6 +444,9 @@ static int check_file_size(lmdb_store *s, const char *path, ld_err *e)
     LD_CHECK(e, (uint64_t)fs.st_size >= need, LD_EFORMAT,
              "%s: data.mdb is truncated (%lld bytes, its pages need %llu)", path,
              (long long)fs.st_size, (unsigned long long)need);
+    s->psize = st.ms_psize;
+    s->fsize = (size_t)fs.st_size;
+    s->last_pgno = info.me_last_pgno;
 fail:
     return rc;
 }
@@ -462,6 +479,21 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     int first_zero = key_number(&k) == 0;
     snprintf(name, sizeof name, "%s: key '%.*s'", s->path, k.mv_size > 200 ? 200 : (int)k.mv_size,
              (const char *)k.mv_data);
+    {
+        /* LMDB does not say where it mapped the file (me_mapaddr is only for fixed maps), but
+         * every page starts with its own page number: the first key's leaf page gives the
+         * base. Its bytes were just read (the name above), so that page is inside the file;
+         * the value may not be. */
+        const uint8_t *pg =
+            (const uint8_t *)((uintptr_t)k.mv_data & ~(uintptr_t)(s->psize - 1));
+        size_t pgno;
+        memcpy(&pgno, pg, sizeof pgno);
+        LD_CHECK(e, pgno <= s->last_pgno, LD_EFORMAT, "%s: corrupt page header", name);
+        s->map_lo = pg - pgno * s->psize;
+        s->map_hi = s->map_lo + s->fsize;
+    }
+    LD_CHECK(e, value_in_file(s, &v), LD_EFORMAT, "%s: record reaches past the end of data.mdb",
+             name);
     LD_TRY(ld__datum_decode(v.mv_data, v.mv_size, &d, &fl, name, e));
     LD_TRY(ld__datum_validate(&d, name, e));
     in->encoded = d.encoded;
