@@ -1,21 +1,7 @@
 #!/usr/bin/env bash
 # The demo set in samples/ converts: folder mode (160 images, 4 classes), the train/val
 # lists, and variable-size JPEG storage with --max-side.
-set -euo pipefail
-: "${DATACONV:?set DATACONV to the dataconv binary}"
-: "${LD_TEST_DATA:?set LD_TEST_DATA to the fixtures folder (tests/data/make_fixtures.py)}"
-PYTHON=${PYTHON:-/usr/bin/python3}
-SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/dataconv-cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-check() { echo "check: $*"; }
-# run CMD...: runs it with stdout/stderr in $TMP/out, $TMP/err; exit code in $rc (no set -e trip)
-run() { set +e; "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; set -e; }
-show() { echo "--- stderr:" >&2; cat "$TMP/err" >&2; echo "---" >&2; }
-expect_rc() { [ "$rc" -eq "$1" ] || { show; fail "expected exit $1, got $rc"; }; }
-expect_err() { grep -q -- "$1" "$TMP/err" || { show; fail "stderr lacks '$1'"; }; }
-expect_out() { grep -q -- "$1" "$TMP/out" || { cat "$TMP/out" >&2; fail "stdout lacks '$1'"; }; }
+source "$(dirname "$0")/lib/common.sh"
 
 s=$SRC/samples
 [ -d "$s/images" ] || fail "no $s/images (run samples/make_samples.py)"
