@@ -90,6 +90,8 @@ def main():
     def lap(name):
         now = time.time()
         meta["section_minutes"][name] = round((now - t_sec[0]) / 60, 2)
+        meta.setdefault("load_trace", []).append(
+            f"{datetime.datetime.utcnow():%H:%M} {os.getloadavg()[0]:.1f}")
         sc.log(f"  ({name}: {(now - t_sec[0]) / 60:.1f} min)")
         t_sec[0] = now
 

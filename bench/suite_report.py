@@ -322,6 +322,8 @@ def markdown(data, chart_paths, outdir):
          f"{m.get('os', '?')}, Linux {m.get('kernel', '?')}; Python {m.get('python', '?')}",
          f"- date {meta.get('date')}; run took {meta.get('minutes', 0):.1f} min; "
          f"load average (1 min) {meta.get('load_before')} before, {meta.get('load_after')} after"
+         + ("" if not meta.get("load_trace") else
+            "; during the run (UTC time, 1-min load): " + ", ".join(meta["load_trace"]))
          + ("" if not meta.get("load_note") else f" — {meta['load_note']}"),
          f"- repeats per measurement: {meta.get('reps')}; {meta.get('libdata_version', '?')}, "
          f"{meta.get('build_type', '?')} build",
