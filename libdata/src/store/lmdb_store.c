@@ -28,10 +28,15 @@ typedef struct lmdb_store {
     uint64_t last_pgno;
 } lmdb_store;
 
-static int value_in_file(const lmdb_store *s, const MDB_val *v)
+static int in_file(const uint8_t *lo, const uint8_t *hi, const MDB_val *v)
 {
     const uint8_t *p = v->mv_data;
-    return p >= s->map_lo && p <= s->map_hi && v->mv_size <= (size_t)(s->map_hi - p);
+    return p >= lo && p <= hi && v->mv_size <= (size_t)(hi - p);
+}
+
+static int value_in_file(const lmdb_store *s, const MDB_val *v)
+{
+    return in_file(s->map_lo, s->map_hi, v);
 }
 
 typedef struct ckpt {
@@ -50,6 +55,7 @@ struct ld_store_ctx {
     ckpt ck[LD_LMDB_CHECKPOINTS];
     size_t n_ck;
     uint64_t stride;
+    const uint8_t *lo, *hi; /* the file's bytes in the map (see lmdb_store.map_lo) */
 };
 
 static int mdb_err(ld_err *e, int m, const char *path, const char *what)
@@ -104,7 +110,12 @@ static int64_t key_number(const MDB_val *k)
 static void set_name(ld_store_ctx *cx, const lmdb_store *s, const MDB_val *k)
 {
     int kl = k->mv_size > 200 ? 200 : (int)k->mv_size;
-    snprintf(cx->name, sizeof cx->name, "%s: key '%.*s'", s->path, kl, (const char *)k->mv_data);
+    if (!value_in_file(s, k)) /* a corrupt node: its key is not even inside the file */
+        snprintf(cx->name, sizeof cx->name, "%s: record %llu (corrupt key)", s->path,
+                 (unsigned long long)cx->pos);
+    else
+        snprintf(cx->name, sizeof cx->name, "%s: key '%.*s'", s->path, kl,
+                 (const char *)k->mv_data);
 }
 
 /* ---- contexts ----------------------------------------------------------------------- */
@@ -133,6 +144,8 @@ static int ctx_create(ld_store *base, ld_store_ctx **out, ld_err *e)
     if (!cx)
         return ld__err(e, LD_ENOMEM, "out of memory");
     cx->stride = 1;
+    cx->lo = s->map_lo;
+    cx->hi = s->map_hi;
     /* A read transaction for the context's life: values point into the map while it lives. */
     if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &cx->txn)) != 0) {
         cx->txn = NULL;
@@ -172,6 +185,8 @@ static void add_ckpt(ld_store_ctx *cx, uint64_t idx, const MDB_val *k)
             add_ckpt(cx, idx, k);
         return;
     }
+    if (!in_file(cx->lo, cx->hi, k))
+        return; /* a corrupt key: no checkpoint (the read reports the record) */
     char *key = malloc(k->mv_size ? k->mv_size : 1);
     if (!key)
         return; /* checkpoints are an optimisation */
@@ -238,6 +253,9 @@ static int seek_keyed(lmdb_store *s, ld_store_ctx *cx, uint64_t i, MDB_val *k, M
     int pl = snprintf(prefix, sizeof prefix, "%08llu_", (unsigned long long)i);
     *k = (MDB_val){(size_t)pl, prefix};
     int m = mdb_cursor_get(cx->cur, k, v, MDB_SET_RANGE);
+    if (m == 0 && !in_file(cx->lo, cx->hi, k))
+        return ld__err(e, LD_EFORMAT, "%s: record %llu: corrupt key (past the end of data.mdb)",
+                       s->path, (unsigned long long)i);
     if (m == 0 && (k->mv_size < (size_t)pl || memcmp(k->mv_data, prefix, (size_t)pl) != 0))
         m = MDB_NOTFOUND;
     if (m == MDB_NOTFOUND)
@@ -335,6 +353,9 @@ static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t 
                 char prefix[32];
                 int pl = snprintf(prefix, sizeof prefix, "%08llu_",
                                   (unsigned long long)(first + j));
+                LD_CHECK(e, in_file(cx->lo, cx->hi, &k), LD_EFORMAT,
+                         "%s: record %llu: corrupt key (past the end of data.mdb)", s->path,
+                         (unsigned long long)(first + j));
                 LD_CHECK(e, k.mv_size >= (size_t)pl && !memcmp(k.mv_data, prefix, (size_t)pl),
                          LD_EFORMAT, "%s: expected a key starting with '%s': the keys are not "
                          "numbered 0..N-1", s->path, prefix);
@@ -476,22 +497,24 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     in->n = stat.ms_entries;
     if ((m = mdb_cursor_get(cur, &k, &v, MDB_FIRST)))
         LD_TRY(mdb_err(e, m, s->path, "cannot read the first record"));
-    int first_zero = key_number(&k) == 0;
-    snprintf(name, sizeof name, "%s: key '%.*s'", s->path, k.mv_size > 200 ? 200 : (int)k.mv_size,
-             (const char *)k.mv_data);
     {
         /* LMDB does not say where it mapped the file (me_mapaddr is only for fixed maps), but
-         * every page starts with its own page number: the first key's leaf page gives the
-         * base. Its bytes were just read (the name above), so that page is inside the file;
-         * the value may not be. */
+         * every page starts with its own page number: the page holding the first record's
+         * node header gives the base. LMDB has just read that header (8 bytes before the
+         * key), so its page lies inside the file; the key and value may not. */
         const uint8_t *pg =
-            (const uint8_t *)((uintptr_t)k.mv_data & ~(uintptr_t)(s->psize - 1));
+            (const uint8_t *)(((uintptr_t)k.mv_data - 8) & ~(uintptr_t)(s->psize - 1));
         size_t pgno;
         memcpy(&pgno, pg, sizeof pgno);
-        LD_CHECK(e, pgno <= s->last_pgno, LD_EFORMAT, "%s: corrupt page header", name);
+        LD_CHECK(e, pgno <= s->last_pgno, LD_EFORMAT, "%s: corrupt page header", s->path);
         s->map_lo = pg - pgno * s->psize;
         s->map_hi = s->map_lo + s->fsize;
     }
+    LD_CHECK(e, value_in_file(s, &k), LD_EFORMAT, "%s: the first key lies past the end of data.mdb",
+             s->path);
+    int first_zero = key_number(&k) == 0;
+    snprintf(name, sizeof name, "%s: key '%.*s'", s->path, k.mv_size > 200 ? 200 : (int)k.mv_size,
+             (const char *)k.mv_data);
     LD_CHECK(e, value_in_file(s, &v), LD_EFORMAT, "%s: record reaches past the end of data.mdb",
              name);
     LD_TRY(ld__datum_decode(v.mv_data, v.mv_size, &d, &fl, name, e));
@@ -516,6 +539,8 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     }
     if ((m = mdb_cursor_get(cur, &k, &v, MDB_LAST)))
         LD_TRY(mdb_err(e, m, s->path, "cannot read the last record"));
+    LD_CHECK(e, value_in_file(s, &k), LD_EFORMAT, "%s: the last key lies past the end of data.mdb",
+             s->path);
     s->keyed = first_zero && in->n <= 100000000u && key_number(&k) == (int64_t)(in->n - 1);
 
     rc = ld__lmdb_sidecar_read(s->path, &side, e);
