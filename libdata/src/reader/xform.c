@@ -84,6 +84,31 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
     (base + esz * ((size_t)(x->swap ? c - 1 - (oc) : (oc)) * s->sc +                              \
                    (size_t)((y) + yo) * s->sy + (size_t)xo * s->sx))
 
+    if (!x->out_f32 && !s->f32 && !x->nhwc && c == 3 && s->sx == 3) {
+        /* interleaved (a decoded JPEG) -> planar, three channels in one pass over the source
+         * instead of three strided ones */
+        const size_t plane = (size_t)oh * ow;
+        for (int y = 0; y < oh; y++) {
+            const uint8_t *restrict r0 = SROW(0, y), *restrict r1 = SROW(1, y),
+                                    *restrict r2 = SROW(2, y);
+            uint8_t *restrict o0 = (uint8_t *)dst + (size_t)y * ow;
+            uint8_t *restrict o1 = o0 + plane, *restrict o2 = o1 + plane;
+            if (!mirror) {
+                for (int k = 0; k < ow; k++) {
+                    o0[k] = r0[3 * k];
+                    o1[k] = r1[3 * k];
+                    o2[k] = r2[3 * k];
+                }
+            } else {
+                for (int k = 0, m = ow - 1; k < ow; k++, m--) {
+                    o0[k] = r0[3 * m];
+                    o1[k] = r1[3 * m];
+                    o2[k] = r2[3 * m];
+                }
+            }
+        }
+        return LD_OK;
+    }
     if (!x->out_f32 && !s->f32 && !x->nhwc) {
         for (int oc = 0; oc < c; oc++)
             for (int y = 0; y < oh; y++)
