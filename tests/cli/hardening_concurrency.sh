@@ -106,8 +106,8 @@ int main(int argc, char **argv)
 C
 # a sanitizer build of libdata needs the same runtime in the program (build-asan, build-tsan)
 san=()
-ldd "$LIBDATA_LIBRARY" | grep -q libasan && san=(-fsanitize=address,undefined)
-ldd "$LIBDATA_LIBRARY" | grep -q libtsan && san=(-fsanitize=thread)
+ldd "$LIBDATA_LIBRARY" | grep libasan >/dev/null && san=(-fsanitize=address,undefined)
+ldd "$LIBDATA_LIBRARY" | grep libtsan >/dev/null && san=(-fsanitize=thread)
 $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O1 "${san[@]}" -I"$SRC/libdata/include" "$TMP/rd.c" \
     -o "$TMP/rd" "$LIBDATA_LIBRARY" -Wl,-rpath,"$(dirname "$LIBDATA_LIBRARY")"
 
