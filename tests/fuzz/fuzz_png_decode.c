@@ -6,15 +6,7 @@
 #include <stdint.h>
 
 #include "codec/codec.h"
-
-static unsigned sum_pixels(const ld_image *im)
-{
-    unsigned s = 0;
-    const size_t n = (size_t)im->w * im->h * im->c;
-    for (size_t i = 0; i < n; i++)
-        s += im->px[i];
-    return s;
-}
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -28,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int ch = 1; ch <= 3; ch += 2) {
         const ld_decode_opts o = {.channels = ch, .max_pixels = 1u << 20};
         if (ld__img_decode(c, data, size, "fuzz.png", &o, &im, &e) == LD_OK)
-            sink += sum_pixels(&im);
+            sink += fuzz_sum_pixels(&im);
     }
     (void)sink;
     ld__image_free(&im);

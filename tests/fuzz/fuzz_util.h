@@ -41,6 +41,16 @@ static inline const char *fuzz_tmpdir(void)
     return fuzz_dir;
 }
 
+/* Read every decoded byte (so ASan sees any bad row); the sum keeps the reads alive. */
+static inline unsigned fuzz_sum_pixels(const ld_image *im)
+{
+    unsigned s = 0;
+    const size_t n = (size_t)im->w * im->h * im->c;
+    for (size_t i = 0; i < n; i++)
+        s += im->px[i];
+    return s;
+}
+
 /* Write data to <tmpdir>/<name> (replacing it); returns the path in a static buffer. */
 static inline const char *fuzz_write(const char *name, const uint8_t *data, size_t size)
 {
