@@ -829,27 +829,44 @@ Test(reader, two_readers_of_compressed_files_in_one_process)
     ld_reader_free(b);
 }
 
-Test(reader, nhwc_uint8_is_the_transpose_of_nchw_with_swap_and_mirror)
+/* Same seed and order: the NHWC batch with swapped channels must be the NCHW batch's pixels
+ * transposed and channel-reversed, cropped and mirrored identically. The two layouts take
+ * different kernels (and, for decoded JPEGs, the SIMD deinterleave for NCHW), so each checks
+ * the other. */
+static void check_nhwc_is_nchw_transposed(const char *file, int cw, int chh)
 {
-    /* same seed and order: the NHWC batch with swapped channels must be the NCHW batch's
-     * pixels transposed and channel-reversed, mirrored identically */
     epoch_out o[2];
     for (int nhwc = 0; nhwc <= 1; nhwc++) {
         int64_t kv[] = {LD_R_LAYOUT, nhwc, LD_R_SWAP, nhwc, LD_R_MIRROR, 1, LD_R_SEED, 4,
-                        LD_R_ORDER, 1, LD_R_BATCH_SIZE, 32, LD_R_CROP_W, 17, LD_R_CROP_H, 9};
-        ld_reader *r = open_reader(FIX "raw_ours.h5", kv, sizeof kv / sizeof kv[0]);
+                        LD_R_ORDER, 1, LD_R_BATCH_SIZE, 32, LD_R_CROP_W, cw, LD_R_CROP_H, chh,
+                        LD_R_RANDOM_CROP, 1};
+        ld_reader *r = open_reader(file, kv, sizeof kv / sizeof kv[0]);
         read_epoch(r, &o[nhwc]);
         ld_reader_free(r);
     }
+    cr_assert_eq(o[0].n, o[1].n);
     cr_assert_eq(memcmp(o[0].idx, o[1].idx, o[0].n * 8), 0);
+    const size_t ss = (size_t)3 * chh * cw;
     for (size_t k = 0; k < o[0].n; k++)
         for (int c = 0; c < 3; c++)
-            for (int y = 0; y < 9; y++)
-                for (int x = 0; x < 17; x++) {
-                    uint8_t a = o[0].data[k * 459 + (size_t)(c * 9 + y) * 17 + x];
-                    uint8_t b = o[1].data[k * 459 + (size_t)(y * 17 + x) * 3 + (2 - c)];
-                    cr_assert_eq(a, b, "sample %zu c%d y%d x%d", k, c, y, x);
+            for (int y = 0; y < chh; y++)
+                for (int x = 0; x < cw; x++) {
+                    uint8_t a = o[0].data[k * ss + (size_t)(c * chh + y) * cw + x];
+                    uint8_t b = o[1].data[k * ss + (size_t)(y * cw + x) * 3 + (2 - c)];
+                    cr_assert_eq(a, b, "%s: sample %zu c%d y%d x%d", file, k, c, y, x);
                 }
     free_epoch(&o[0]);
     free_epoch(&o[1]);
+}
+
+Test(reader, nhwc_uint8_is_the_transpose_of_nchw_with_swap_and_mirror)
+{
+    check_nhwc_is_nchw_transposed(FIX "raw_ours.h5", 17, 9);
+}
+
+Test(reader, decoded_jpegs_deinterleave_alike_in_both_layouts)
+{
+    /* 37 columns: two 16-pixel SIMD blocks and a 5-pixel scalar tail, mirrored or not */
+    check_nhwc_is_nchw_transposed(FIX "enc_same.h5", 37, 20);
+    check_nhwc_is_nchw_transposed(FIX "enc_same.h5", 120, 90);
 }
