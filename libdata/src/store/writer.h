@@ -69,4 +69,15 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e);
 int ld__h5_describe(const char *path, ld_buf *out, ld_err *e);
 int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e);
 
+/* Remove what killed runs left beside `final_path`: "<final>.tmp-<pid>-<hex>" files and
+ * LMDB directories (see ld__temp_name) whose process is gone and which nobody holds locked.
+ * Calls `removed` for each (its path, the dead pid, its size in bytes: for a directory, its
+ * data.mdb). Best effort, never fails: returns how many were removed. */
+typedef void (*ld_stale_fn)(void *user, const char *path, long pid, uint64_t bytes);
+int ld__sweep_stale_temps(const char *final_path, ld_stale_fn removed, void *user);
+
+/* Remove an LMDB directory made by us or Caffe: only the files such a directory holds, then
+ * the directory. Returns 0, or -1 (errno set) when something else was in it. */
+int ld__remove_db_dir(const char *dir);
+
 #endif /* LD_WRITER_H */
