@@ -34,9 +34,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     size_t n = ld__source_count(s), classes = ld__source_class_count(s);
+    ld_buf full = {0};
     for (size_t i = 0; i < n; i++) {
-        const ld_item *it = ld__source_item(s, i);
-        if (!it || !it->rel || !it->rel[0] || !it->path) abort();
+        ld_item item;
+        const ld_item *it = &item;
+        if (ld__source_get(s, i, &full, &item) != LD_OK) abort();
+        if (!it->rel || !it->rel[0] || !it->path) abort();
+        if (it->rel != ld__source_rel(s, i) || it->label != ld__source_label(s, i)) abort();
         if (it->label < 0 || (size_t)it->label >= classes) abort();
         size_t lp = strlen(it->path), lr = strlen(it->rel);
         if (lp < lr || strcmp(it->path + lp - lr, it->rel) != 0) abort();
@@ -51,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(want, sizeof want, "%zu", k);
         if (strcmp(ld__source_class_name(s, k), want) != 0) abort();
     }
+    ld__buf_free(&full);
     ld__source_shuffle(s, size);
     if (ld__source_count(s) != n) abort();
     ld__source_free(s);

@@ -75,6 +75,19 @@ static void on_warn(void *user, const char *msg)
     snprintf(w->last, sizeof w->last, "%s", msg);
 }
 
+/* Item i with its full path composed into a buffer shared by all calls (the path is valid
+ * until the next call; tests run one per process, so the buffer is not a leak). */
+static ld_item item_at(const ld_source *s, size_t i)
+{
+    static ld_buf path;
+    ld_item it;
+    int rc = ld__source_get(s, i, &path, &it);
+    cr_assert_eq(rc, LD_OK, "item %zu: rc %d", i, rc);
+    cr_assert_str_eq(it.rel, ld__source_rel(s, i));
+    cr_assert_eq(it.label, ld__source_label(s, i));
+    return it;
+}
+
 Test(source, fixture_tree_gives_sorted_classes_and_paths)
 {
     ld_err e = {0};
@@ -87,15 +100,21 @@ Test(source, fixture_tree_gives_sorted_classes_and_paths)
     static const int labels[] = {0, 0, 1, 1, 1, 2, 2, 2, 2};
     cr_assert_eq(ld__source_count(s), 9, "found %zu items", ld__source_count(s));
     for (size_t i = 0; i < 9; i++) {
-        const ld_item *it = ld__source_item(s, i);
-        cr_assert_str_eq(it->rel, want[i]);
-        cr_assert_eq(it->label, labels[i], "%s: label %d", it->rel, it->label);
+        ld_item it = item_at(s, i);
+        cr_assert_str_eq(it.rel, want[i]);
+        cr_assert_eq(it.label, labels[i], "%s: label %d", it.rel, it.label);
         char full[512];
         snprintf(full, sizeof full, "%s/%s", LD_TEST_DATA "/tree", want[i]);
-        cr_assert_str_eq(it->path, full);
-        cr_assert_eq(access(it->path, R_OK), 0, "%s not readable", it->path);
+        cr_assert_str_eq(it.path, full);
+        cr_assert_eq(access(it.path, R_OK), 0, "%s not readable", it.path);
     }
-    cr_assert_null(ld__source_item(s, 9));
+    ld_item none;
+    ld_buf buf = {0};
+    cr_assert_eq(ld__source_get(s, 9, &buf, &none), LD_EINVAL);
+    cr_assert_null(none.path);
+    cr_assert_null(ld__source_rel(s, 9));
+    cr_assert_eq(ld__source_label(s, 9), -1);
+    ld__buf_free(&buf);
     cr_assert_eq(ld__source_class_count(s), 3);
     cr_assert_str_eq(ld__source_class_name(s, 0), "bird");
     cr_assert_str_eq(ld__source_class_name(s, 1), "car");
@@ -111,15 +130,15 @@ Test(source, fixture_list_keeps_file_order_and_number_classes)
     int rc = ld__source_open_list(LD_TEST_DATA "/list.txt", LD_TEST_DATA "/tree/", &s, &e);
     cr_assert_eq(rc, LD_OK, "open_list: %s", e.msg);
     cr_assert_eq(ld__source_count(s), 9);
-    const ld_item *it = ld__source_item(s, 7);
-    cr_assert_str_eq(it->rel, "cat/sub/c.jpeg");
-    cr_assert_str_eq(it->path, LD_TEST_DATA "/tree/cat/sub/c.jpeg");
-    cr_assert_eq(it->label, 2);
+    ld_item it = item_at(s, 7);
+    cr_assert_str_eq(it.rel, "cat/sub/c.jpeg");
+    cr_assert_str_eq(it.path, LD_TEST_DATA "/tree/cat/sub/c.jpeg");
+    cr_assert_eq(it.label, 2);
     cr_assert_eq(ld__source_class_count(s), 3);
     cr_assert_str_eq(ld__source_class_name(s, 2), "2");
     for (size_t i = 0; i < 9; i++)
-        cr_assert_eq(access(ld__source_item(s, i)->path, R_OK), 0, "%s",
-                     ld__source_item(s, i)->path);
+        cr_assert_eq(access(item_at(s, i).path, R_OK), 0, "%s",
+                     item_at(s, i).path);
     ld__source_free(s);
 }
 
@@ -157,8 +176,8 @@ Test(source, nested_hidden_mixed_case_and_root_images)
     static const int labels[] = {1, 1, 1, 2, 2, 0};
     cr_assert_eq(ld__source_count(s), 6, "found %zu", ld__source_count(s));
     for (size_t i = 0; i < 6; i++) {
-        cr_assert_str_eq(ld__source_item(s, i)->rel, want[i]);
-        cr_assert_eq(ld__source_item(s, i)->label, labels[i], "%s", want[i]);
+        cr_assert_str_eq(item_at(s, i).rel, want[i]);
+        cr_assert_eq(item_at(s, i).label, labels[i], "%s", want[i]);
     }
     cr_assert_eq(w.n, 1, "warnings: %d, last: %s", w.n, w.last);
     cr_assert(strstr(w.last, "empty"), "warning: %s", w.last);
@@ -193,7 +212,7 @@ Test(source, symlink_loop_is_reported_and_not_followed)
                                  "real/r.png"};
     cr_assert_eq(ld__source_count(s), 5, "found %zu", ld__source_count(s));
     for (size_t i = 0; i < 5; i++)
-        cr_assert_str_eq(ld__source_item(s, i)->rel, want[i]);
+        cr_assert_str_eq(item_at(s, i).rel, want[i]);
     ld__source_free(s);
 }
 
@@ -233,21 +252,21 @@ Test(source, list_with_spaces_crlf_and_blank_lines)
     int rc = ld__source_open_list(list, "root", &s, &e);
     cr_assert_eq(rc, LD_OK, "open_list: %s", e.msg);
     cr_assert_eq(ld__source_count(s), 5);
-    cr_assert_str_eq(ld__source_item(s, 0)->rel, "my photos/a b.jpg");
-    cr_assert_str_eq(ld__source_item(s, 0)->path, "root/my photos/a b.jpg");
-    cr_assert_eq(ld__source_item(s, 0)->label, 3);
-    cr_assert_str_eq(ld__source_item(s, 1)->rel, "plain.png");
-    cr_assert_eq(ld__source_item(s, 1)->label, 0);
-    cr_assert_str_eq(ld__source_item(s, 2)->path, "/abs/path.jpg");
-    cr_assert_str_eq(ld__source_item(s, 3)->rel, "two  spaces.jpg");
-    cr_assert_str_eq(ld__source_item(s, 4)->rel, "last.jpg");
+    cr_assert_str_eq(item_at(s, 0).rel, "my photos/a b.jpg");
+    cr_assert_str_eq(item_at(s, 0).path, "root/my photos/a b.jpg");
+    cr_assert_eq(item_at(s, 0).label, 3);
+    cr_assert_str_eq(item_at(s, 1).rel, "plain.png");
+    cr_assert_eq(item_at(s, 1).label, 0);
+    cr_assert_str_eq(item_at(s, 2).path, "/abs/path.jpg");
+    cr_assert_str_eq(item_at(s, 3).rel, "two  spaces.jpg");
+    cr_assert_str_eq(item_at(s, 4).rel, "last.jpg");
     cr_assert_eq(ld__source_class_count(s), 4);
     cr_assert_str_eq(ld__source_class_name(s, 3), "3");
     ld__source_free(s);
 
     /* no root: paths as written */
     cr_assert_eq(ld__source_open_list(list, NULL, &s, &e), LD_OK, "%s", e.msg);
-    cr_assert_str_eq(ld__source_item(s, 0)->path, "my photos/a b.jpg");
+    cr_assert_str_eq(item_at(s, 0).path, "my photos/a b.jpg");
     ld__source_free(s);
 }
 
@@ -278,7 +297,7 @@ Test(source, bad_list_lines_name_the_file_and_line)
 static void order_of(ld_source *s, const char **out, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = ld__source_item(s, i)->rel;
+        out[i] = item_at(s, i).rel;
 }
 
 Test(source, shuffle_is_a_seeded_permutation)
@@ -319,11 +338,11 @@ Test(source, shuffle_is_a_seeded_permutation)
     /* every item exactly once, and labels travel with their paths */
     int seen[200] = {0};
     for (int i = 0; i < 200; i++) {
-        const ld_item *it = ld__source_item(a, (size_t)i);
-        int k = atoi(it->rel + 1);
+        ld_item it = item_at(a, (size_t)i);
+        int k = atoi(it.rel + 1);
         cr_assert(k >= 0 && k < 200);
         seen[k]++;
-        cr_assert_eq(it->label, k % 7, "%s has label %d", it->rel, it->label);
+        cr_assert_eq(it.label, k % 7, "%s has label %d", it.rel, it.label);
     }
     for (int i = 0; i < 200; i++)
         cr_assert_eq(seen[i], 1, "item %d seen %d times", i, seen[i]);
@@ -352,6 +371,6 @@ Test(source, many_files_enumerate_in_strcmp_order)
     cr_assert_eq(ld__source_open_dir(tmpdir, NULL, NULL, &s, &e), LD_OK, "%s", e.msg);
     cr_assert_eq(ld__source_count(s), 1500);
     for (size_t i = 1; i < 1500; i++)
-        cr_assert_lt(strcmp(ld__source_item(s, i - 1)->rel, ld__source_item(s, i)->rel), 0);
+        cr_assert_lt(strcmp(item_at(s, i - 1).rel, item_at(s, i).rel), 0);
     ld__source_free(s);
 }

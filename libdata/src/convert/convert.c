@@ -190,6 +190,7 @@ typedef struct worker {
     ld_resizer *resizer;
     ld_image dec, resized;
     ld_buf file;
+    ld_buf path; /* the input's full path, composed per item (the source keeps only rel) */
 } worker;
 
 typedef struct run {
@@ -236,10 +237,13 @@ static void to_chw(const ld_image *im, int order_rgb, uint8_t *dst)
 static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
 {
     run *r = wk->run;
-    const ld_item *it = ld__source_item(r->src, idx);
     int rc = LD_OK;
     ld_img_info info;
+    ld_item item;
+    const ld_item *it = &item;
 
+    LD_CHECK(e, ld__source_get(r->src, idx, &wk->path, &item) == LD_OK, LD_ENOMEM,
+             "%s: out of memory", ld__source_rel(r->src, idx));
     LD_TRY(ld__read_file(it->path, &wk->file, max_file_bytes(r->max_pixels), e));
     sl->bytes_in = wk->file.len;
     LD_TRY(ld__img_info(wk->codec, wk->file.p, wk->file.len, it->path, &info, e));
@@ -319,6 +323,7 @@ static void worker_free(worker *wk)
     ld__image_free(&wk->dec);
     ld__image_free(&wk->resized);
     ld__buf_free(&wk->file);
+    ld__buf_free(&wk->path);
 }
 
 static void logf_(ld_convert *c, int level, const char *fmt, ...)
@@ -360,6 +365,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     run r;
     int nthreads = 0, sync_init = 0;
     const char **class_names = NULL;
+    ld_buf path = {0}; /* an input's full path, for the one message that names it */
     const double t0 = ld__now();
     double last_progress = 0;
 
@@ -424,7 +430,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
         class_names[i] = ld__source_class_name(src, i);
     size_t max_rel = 1;
     for (size_t i = 0; i < r.n; i++) {
-        size_t len = strlen(ld__source_item(src, i)->rel);
+        size_t len = strlen(ld__source_rel(src, i));
         max_rel = len > max_rel ? len : max_rel;
     }
     ld_writer_opts wo = {
@@ -511,16 +517,19 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
         }
         pthread_mutex_unlock(&r.mu);
 
-        const ld_item *it = ld__source_item(src, idx);
+        const char *rel = ld__source_rel(src, idx);
         c->stats.bytes_in += sl->bytes_in;
         if (sl->status == LD_OK && r.check_size) {
             if (!first_rel) {
-                first_c = sl->c, first_h = sl->h, first_w = sl->w, first_rel = it->rel;
+                first_c = sl->c, first_h = sl->h, first_w = sl->w, first_rel = rel;
             } else if (sl->c != first_c || sl->h != first_h || sl->w != first_w) {
+                ld_item it;
+                LD_CHECK(&c->err, ld__source_get(src, idx, &path, &it) == LD_OK, LD_ENOMEM,
+                         "%s: out of memory", rel);
                 LD_CHECK(&c->err, 0, LD_EINVAL,
                          "%s is %dx%d but %s was %dx%d: %s needs every image the same size; "
                          "add --resize WxH (e.g. --resize 224)%s",
-                         it->path, sl->w, sl->h, first_rel, first_w, first_h,
+                         it.path, sl->w, sl->h, first_rel, first_w, first_h,
                          P(c, LD_C_CHECK_SIZE) ? "--check-size" : "raw HDF5 storage",
                          P(c, LD_C_CHECK_SIZE) ? "" : " or store JPEG with --quality Q");
             }
@@ -531,8 +540,8 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
                            .c = sl->c,
                            .h = sl->h,
                            .w = sl->w,
-                           .label = it->label,
-                           .rel = it->rel};
+                           .label = ld__source_label(src, idx),
+                           .rel = rel};
             LD_TRY(wr->vt->add(wr, &s, &c->err));
             c->stats.converted++;
             c->stats.bytes_out += sl->out.len;
@@ -599,6 +608,7 @@ fail:
     free(workers);
     if (wr) wr->vt->free(wr); /* removes temporaries unless finish() published them */
     free(class_names);
+    ld__buf_free(&path);
     ld__source_free(src);
     c->stats.elapsed = ld__now() - t0;
     if (rc < 0) logf_(c, LD_LOG_ERROR, "%s", c->err.msg);

@@ -67,27 +67,34 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
     return LD_OK;
 }
 
-int ld__source_add_item(ld_source *s, const char *root, const char *rel, size_t rel_len,
-                        int32_t label)
+int ld__source_set_root(ld_source *s, const char *root)
+{
+    free(s->root);
+    s->root = NULL;
+    s->root_len = 0;
+    s->root_sep = 0;
+    if (!root || !*root) return LD_OK;
+    s->root = ld__strdup(root);
+    if (!s->root) return LD_ENOMEM;
+    s->root_len = strlen(root);
+    s->root_sep = root[s->root_len - 1] != '/';
+    return LD_OK;
+}
+
+/* The label is the first 4 bytes of an item's record, stored unaligned. */
+#define LABEL_BYTES sizeof(int32_t)
+
+int ld__source_add_item(ld_source *s, const char *rel, size_t rel_len, int32_t label)
 {
     if (grow((void **)&s->items, &s->cap, s->n + 1, sizeof *s->items) < 0) return LD_ENOMEM;
-    size_t root_len = root ? strlen(root) : 0;
-    if (rel_len > 0 && rel[0] == '/') root_len = 0;
-    /* "root/rel" stored once; rel points into it, so each file costs one string. */
-    int sep = root_len > 0 && root[root_len - 1] != '/';
     size_t total;
-    if (!ld__add_size(root_len + (size_t)sep, rel_len, &total) || !ld__add_size(total, 1, &total))
-        return LD_ENOMEM;
+    if (!ld__add_size(LABEL_BYTES + 1, rel_len, &total)) return LD_ENOMEM;
     char *p = arena_alloc(s, total);
     if (!p) return LD_ENOMEM;
-    if (root_len) memcpy(p, root, root_len);
-    if (sep) p[root_len] = '/';
-    memcpy(p + root_len + sep, rel, rel_len);
-    p[root_len + sep + rel_len] = '\0';
-    ld_item *it = &s->items[s->n++];
-    it->path = p;
-    it->rel = p + root_len + sep;
-    it->label = label;
+    memcpy(p, &label, LABEL_BYTES);
+    memcpy(p + LABEL_BYTES, rel, rel_len);
+    p[LABEL_BYTES + rel_len] = '\0';
+    s->items[s->n++] = p;
     return LD_OK;
 }
 
@@ -103,7 +110,7 @@ int ld__source_add_class(ld_source *s, const char *name, size_t len)
 
 static int cmp_rel(const void *a, const void *b)
 {
-    return strcmp(((const ld_item *)a)->rel, ((const ld_item *)b)->rel);
+    return strcmp(*(const char *const *)a + LABEL_BYTES, *(const char *const *)b + LABEL_BYTES);
 }
 
 void ld__source_sort_items(ld_source *s)
@@ -123,6 +130,7 @@ void ld__source_free(ld_source *s)
     }
     free(s->items);
     free(s->classes);
+    free(s->root);
     free(s);
 }
 
@@ -131,9 +139,41 @@ size_t ld__source_count(const ld_source *s)
     return s ? s->n : 0;
 }
 
-const ld_item *ld__source_item(const ld_source *s, size_t i)
+const char *ld__source_rel(const ld_source *s, size_t i)
 {
-    return s && i < s->n ? &s->items[i] : NULL;
+    return s && i < s->n ? s->items[i] + LABEL_BYTES : NULL;
+}
+
+int32_t ld__source_label(const ld_source *s, size_t i)
+{
+    int32_t label = -1;
+    if (s && i < s->n) memcpy(&label, s->items[i], LABEL_BYTES);
+    return label;
+}
+
+int ld__source_get(const ld_source *s, size_t i, ld_buf *path_buf, ld_item *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s || i >= s->n) return LD_EINVAL;
+    const char *rel = s->items[i] + LABEL_BYTES;
+    size_t rel_len = strlen(rel);
+    /* An absolute listed path is used as it is; otherwise "root" + "/" + rel, with no second
+     * '/' when the root already ends in one ("photos/" + "cat/a.jpg"). */
+    size_t root_len = rel[0] == '/' ? 0 : s->root_len;
+    int sep = root_len ? s->root_sep : 0;
+    size_t total;
+    if (!ld__add_size(root_len + (size_t)sep + 1, rel_len, &total) ||
+        ld__buf_reserve(path_buf, total) < 0)
+        return LD_ENOMEM;
+    char *p = (char *)path_buf->p;
+    if (root_len) memcpy(p, s->root, root_len);
+    if (sep) p[root_len] = '/';
+    memcpy(p + root_len + sep, rel, rel_len + 1);
+    path_buf->len = total - 1;
+    out->path = p;
+    out->rel = rel;
+    memcpy(&out->label, s->items[i], LABEL_BYTES);
+    return LD_OK;
 }
 
 size_t ld__source_class_count(const ld_source *s)
@@ -173,7 +213,7 @@ void ld__source_shuffle(ld_source *s, uint64_t seed)
     uint64_t state = seed;
     for (size_t i = s->n - 1; i > 0; i--) {
         size_t j = (size_t)uniform_below(&state, (uint64_t)i + 1);
-        ld_item t = s->items[i];
+        const char *t = s->items[i];
         s->items[i] = s->items[j];
         s->items[j] = t;
     }

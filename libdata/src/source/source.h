@@ -15,7 +15,10 @@
  * with a bad label is an LD_EFORMAT error naming the list file and line number. Class names
  * are the label numbers as text ("0", "1", ...) up to the largest label. CRLF accepted.
  *
- * Memory: the file list (one string per file) and nothing else.
+ * Memory: the file list and nothing else. The root is stored once; each file costs its
+ * relative path, its label and one pointer (about 12 bytes plus the relative path), so a
+ * conversion's memory hardly grows with the number of files. Full paths are composed on
+ * demand into a buffer the caller owns and reuses.
  */
 #ifndef LD_SOURCE_H
 #define LD_SOURCE_H
@@ -39,7 +42,13 @@ int ld__source_open_list(const char *list_file, const char *root, ld_source **ou
 void ld__source_free(ld_source *s);
 
 size_t ld__source_count(const ld_source *s);
-const ld_item *ld__source_item(const ld_source *s, size_t i);
+/* Item i: `rel` points into the source (valid until it is freed; shuffling moves items, not
+ * strings), `path` into *path_buf, which the caller reuses for every item and frees (full
+ * paths are not stored). LD_OK, LD_EINVAL (i out of range, *out cleared), LD_ENOMEM. */
+int ld__source_get(const ld_source *s, size_t i, ld_buf *path_buf, ld_item *out);
+/* Relative path and label of item i without composing its path; NULL / -1 out of range. */
+const char *ld__source_rel(const ld_source *s, size_t i);
+int32_t ld__source_label(const ld_source *s, size_t i);
 size_t ld__source_class_count(const ld_source *s);
 const char *ld__source_class_name(const ld_source *s, size_t i);
 

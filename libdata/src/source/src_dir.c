@@ -25,7 +25,6 @@ typedef struct dir_id {
 
 typedef struct walk {
     ld_source *s;
-    const char *root;
     ld_buf path; /* root + "/" + rel of the directory being read, NUL-terminated */
     size_t root_len;
     ld_source_warn_fn warn;
@@ -171,7 +170,7 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
                 /* A dangling link named like an image is kept, so the converter reports it
                  * as unreadable instead of it silently vanishing; anything else is noise. */
                 if (is_image_name(name))
-                    LD_CHECK(w->e, ld__source_add_item(w->s, w->root, crel, crel_len, label) == 0,
+                    LD_CHECK(w->e, ld__source_add_item(w->s, crel, crel_len, label) == 0,
                              LD_ENOMEM, "out of memory");
                 continue;
             }
@@ -191,7 +190,7 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
         }
         if (have_stat && !S_ISREG(st.st_mode)) continue;
         if (is_image_name(name))
-            LD_CHECK(w->e, ld__source_add_item(w->s, w->root, crel, crel_len, label) == 0,
+            LD_CHECK(w->e, ld__source_add_item(w->s, crel, crel_len, label) == 0,
                      LD_ENOMEM, "out of memory");
     }
 fail:
@@ -221,14 +220,14 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, void *user, ld
     LD_CHECK(e, stat(root, &st) == 0, LD_EIO, "%s: cannot open input folder: %s", root,
              strerror(errno));
     LD_CHECK(e, S_ISDIR(st.st_mode), LD_EINVAL, "%s: not a folder", root);
-    LD_CHECK(e, ld__source_new(&s) == 0, LD_ENOMEM, "out of memory");
+    LD_CHECK(e, ld__source_new(&s) == 0 && ld__source_set_root(s, root) == 0, LD_ENOMEM,
+             "out of memory");
     w.s = s;
-    w.root = root;
     w.warn = warn;
     w.user = user;
     w.e = e;
     /* Keep the root exactly as given ("photos/" stays "photos/" + "cat/..."): item paths are
-     * joined the same way by ld__source_add_item. */
+     * joined the same way by ld__source_get. */
     w.root_len = strlen(root);
     while (w.root_len > 1 && root[w.root_len - 1] == '/')
         w.root_len--;
@@ -285,7 +284,7 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, void *user, ld
             struct stat fst;
             if (stat((const char *)w.path.p, &fst) == 0 && !S_ISREG(fst.st_mode))
                 continue; /* a folder or device named like an image */
-            LD_CHECK(e, ld__source_add_item(s, root, name, strlen(name), 0) == 0, LD_ENOMEM,
+            LD_CHECK(e, ld__source_add_item(s, name, strlen(name), 0) == 0, LD_ENOMEM,
                      "out of memory");
         }
     }

@@ -2,6 +2,10 @@
  * Private to the source module: the ld_source record and the helpers that src_dir.c and
  * src_list.c use to fill it. Strings live in a block arena so that items can point into it
  * without being invalidated as the arena grows (blocks never move).
+ *
+ * An item is one pointer to an arena record "<int32 label><relative path>\0": 8 bytes in the
+ * item array (what shuffle and sort move) plus 5 bytes and the relative path in the arena.
+ * The root is kept once and joined with the relative path only when a caller asks for it.
  */
 #ifndef LD_SRC_INTERNAL_H
 #define LD_SRC_INTERNAL_H
@@ -11,8 +15,11 @@
 typedef struct ld_arena_block ld_arena_block;
 
 struct ld_source {
-    ld_item *items;
+    const char **items; /* records: label (4 bytes, unaligned) then the relative path */
     size_t n, cap;
+    char *root;      /* as given; NULL or "" when paths are used as listed */
+    size_t root_len; /* 0 when there is no root */
+    int root_sep;    /* 1: a '/' goes between root and relative path */
     const char **classes;
     size_t n_classes, cap_classes;
     ld_arena_block *arena; /* newest block first */
@@ -24,10 +31,13 @@ int ld__source_new(ld_source **out);
 /* Copy n bytes plus a NUL into the arena; NULL when out of memory. */
 char *ld__source_strndup(ld_source *s, const char *p, size_t n);
 
-/* Append an item whose path is `root` joined with `rel` (rel as-is when root is NULL/empty
+/* Set the root that relative paths are joined with (copied; NULL or "" for none). Call
+ * before adding items. LD_OK or LD_ENOMEM. */
+int ld__source_set_root(ld_source *s, const char *root);
+
+/* Append an item: its path is the root joined with `rel` (rel as-is when there is no root
  * or rel is absolute). LD_OK or LD_ENOMEM. */
-int ld__source_add_item(ld_source *s, const char *root, const char *rel, size_t rel_len,
-                        int32_t label);
+int ld__source_add_item(ld_source *s, const char *rel, size_t rel_len, int32_t label);
 
 /* Append a class name (copied). LD_OK or LD_ENOMEM. */
 int ld__source_add_class(ld_source *s, const char *name, size_t len);

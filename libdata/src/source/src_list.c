@@ -39,7 +39,8 @@ int ld__source_open_list(const char *list_file, const char *root, ld_source **ou
     LD_CHECK(e, list_file && *list_file, LD_EINVAL, "no list file given");
     f = fopen(list_file, "rb");
     LD_CHECK(e, f, LD_EIO, "%s: cannot open list file: %s", list_file, strerror(errno));
-    LD_CHECK(e, ld__source_new(&s) == 0, LD_ENOMEM, "out of memory");
+    LD_CHECK(e, ld__source_new(&s) == 0 && ld__source_set_root(s, root) == 0, LD_ENOMEM,
+             "out of memory");
     for (unsigned long lineno = 1;; lineno++) {
         errno = 0;
         ssize_t got = getline(&line, &line_cap, f);
@@ -78,7 +79,7 @@ int ld__source_open_list(const char *list_file, const char *root, ld_source **ou
             path_len--; /* "a.jpg  3": several blanks before the label */
         LD_CHECK(e, path_len > 0, LD_EFORMAT, "%s:%lu: empty path before label %d", list_file,
                  lineno, (int)label);
-        LD_CHECK(e, ld__source_add_item(s, root, line, path_len, label) == 0, LD_ENOMEM,
+        LD_CHECK(e, ld__source_add_item(s, line, path_len, label) == 0, LD_ENOMEM,
                  "out of memory reading %s", list_file);
         if (label > max_label) max_label = label;
     }
