@@ -137,8 +137,7 @@ Test(source, fixture_list_keeps_file_order_and_number_classes)
     cr_assert_eq(ld__source_class_count(s), 3);
     cr_assert_str_eq(ld__source_class_name(s, 2), "2");
     for (size_t i = 0; i < 9; i++)
-        cr_assert_eq(access(item_at(s, i).path, R_OK), 0, "%s",
-                     item_at(s, i).path);
+        cr_assert_eq(access(item_at(s, i).path, R_OK), 0, "%s", item_at(s, i).path);
     ld__source_free(s);
 }
 

@@ -170,8 +170,8 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
                 /* A dangling link named like an image is kept, so the converter reports it
                  * as unreadable instead of it silently vanishing; anything else is noise. */
                 if (is_image_name(name))
-                    LD_CHECK(w->e, ld__source_add_item(w->s, crel, crel_len, label) == 0,
-                             LD_ENOMEM, "out of memory");
+                    LD_CHECK(w->e, ld__source_add_item(w->s, crel, crel_len, label) == 0, LD_ENOMEM,
+                             "out of memory");
                 continue;
             }
         }
@@ -190,8 +190,8 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
         }
         if (have_stat && !S_ISREG(st.st_mode)) continue;
         if (is_image_name(name))
-            LD_CHECK(w->e, ld__source_add_item(w->s, crel, crel_len, label) == 0,
-                     LD_ENOMEM, "out of memory");
+            LD_CHECK(w->e, ld__source_add_item(w->s, crel, crel_len, label) == 0, LD_ENOMEM,
+                     "out of memory");
     }
 fail:
     ld__buf_free(&names);

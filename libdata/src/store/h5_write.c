@@ -83,8 +83,7 @@ typedef struct col {
     size_t fill;      /* rows buffered */
     uint64_t written; /* rows written to the file (a multiple of chunk_rows) */
     int deflate;
-    int no_cache; /* big chunks: bypass HDF5's chunk cache, write straight to the file */
-    int vlen;     /* variable-length strings: buf holds char *, text in `text` */
+    int vlen; /* variable-length strings: buf holds char *, text in `text` */
     ld_buf text;
     size_t *text_off;
 } col;
@@ -122,6 +121,16 @@ static void col_free(col *c)
     c->text_off = NULL;
 }
 
+/* Every column is written in whole chunks straight to the file, so HDF5's chunk cache would
+ * only hold copies of chunks that are never touched again: up to 1 MiB per dataset, filled
+ * only by long conversions (the small columns' chunks are 16-48 KiB). */
+static int no_chunk_cache(hid_t dapl, const col *c, ld_err *e)
+{
+    if (H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0, H5D_CHUNK_CACHE_W0_DEFAULT) < 0)
+        return ld__err(e, LD_EINVAL, "HDF5: cannot set up dataset /%s", c->name);
+    return LD_OK;
+}
+
 static int col_create(col *c, hid_t file, ld_err *e)
 {
     int rc = LD_OK;
@@ -145,8 +154,7 @@ static int col_create(col *c, hid_t file, ld_err *e)
     if (c->deflate > 0)
         LD_CHECK(e, H5Pset_deflate(dcpl, (unsigned)c->deflate) >= 0, LD_ENOTSUP,
                  "HDF5: deflate filter not available for /%s", c->name);
-    if (c->no_cache)
-        H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0, H5D_CHUNK_CACHE_W0_DEFAULT);
+    LD_TRY(no_chunk_cache(dapl, c, e));
     c->ds = H5Dcreate2(file, c->name, c->ftype, space, H5P_DEFAULT, dcpl, dapl);
     if (c->ds < 0) rc = ld__h5_err(e, LD_EIO, "HDF5: cannot create dataset /%s", c->name);
     c->written = 0;
@@ -156,6 +164,22 @@ fail:
     if (dcpl >= 0) H5Pclose(dcpl);
     if (dapl >= 0) H5Pclose(dapl);
     return rc;
+}
+
+/* Open the existing dataset again after the file was reopened (see file_reopen). */
+static int col_open(col *c, hid_t file, ld_err *e)
+{
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    if (dapl < 0) return ld__err(e, LD_ENOMEM, "HDF5: out of memory");
+    int rc = no_chunk_cache(dapl, c, e);
+    if (rc < 0) {
+        H5Pclose(dapl);
+        return rc;
+    }
+    c->ds = H5Dopen2(file, c->name, dapl);
+    H5Pclose(dapl);
+    if (c->ds < 0) return ld__h5_err(e, LD_EIO, "HDF5: cannot reopen dataset /%s", c->name);
+    return LD_OK;
 }
 
 /* Write the buffered rows as one whole chunk (zero padded), growing the dataset to cover it. */
@@ -268,6 +292,7 @@ typedef struct h5w {
     col data, label, name, offsets, shape;
     int cols_ready;
     uint64_t file_n, file_bytes;
+    uint64_t reopen_at;         /* reopen the file when /data has this many rows written */
     int file_c, file_h, file_w; /* encoded: common shape of this file's samples, -1 if mixed */
     /* every file made so far: temporary name -> final name */
     char **tmp, **final;
@@ -386,7 +411,6 @@ static int cols_setup(h5w *w, ld_err *e)
         hsize_t three[1] = {3};
         LD_TRY(col_init(&w->data, LD_H5_DS_ENCODED, H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, none, 1,
                         LD_H5_CHUNK_BYTES));
-        w->data.no_cache = 1;
         LD_TRY(col_init(&w->offsets, LD_H5_DS_OFFSETS, H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, none, 8,
                         LD_H5_LABEL_CHUNK));
         LD_TRY(col_init(&w->shape, LD_H5_DS_SHAPE, H5T_STD_U32LE, H5T_NATIVE_UINT32, 2, three, 4,
@@ -400,7 +424,6 @@ static int cols_setup(h5w *w, ld_err *e)
             k = (size_t)(w->split_bytes / w->sample_bytes);
         LD_TRY(col_init(&w->data, LD_H5_DS_DATA, H5T_STD_U8LE, H5T_NATIVE_UINT8, 4, row, 1,
                         k ? k : 1));
-        w->data.no_cache = 1;
         w->data.deflate = w->deflate;
     }
     LD_TRY(col_init(&w->label, LD_H5_DS_LABEL, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, none, 4,
@@ -452,6 +475,25 @@ static int add_name(h5w *w, char *tmp, char *final)
     return LD_OK;
 }
 
+/* File access properties, the same when a file is created and when it is reopened. */
+static int make_fapl(const h5w *w, hid_t *out, ld_err *e)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0) return ld__err(e, LD_ENOMEM, "HDF5: out of memory");
+    /* Oldest file format that can hold our objects, so that HDF5 1.8 (Caffe builds) reads
+     * the file; many class names need the 1.8 object header for attributes over 64 KiB.
+     * Big chunks start on 4 KiB boundaries: a reader can map or read them page-aligned. */
+    H5F_libver_t low = w->n_classes > 2048 ? H5F_LIBVER_V18 : H5F_LIBVER_EARLIEST;
+    if (H5Pset_libver_bounds(fapl, low, H5F_LIBVER_V18) < 0 ||
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0 ||
+        H5Pset_alignment(fapl, 65536, 4096) < 0) {
+        H5Pclose(fapl);
+        return ld__err(e, LD_EINVAL, "HDF5: cannot set file properties");
+    }
+    *out = fapl;
+    return LD_OK;
+}
+
 /* Start the next output file (under its temporary name). */
 static int file_open(h5w *w, ld_err *e)
 {
@@ -469,19 +511,11 @@ static int file_open(h5w *w, ld_err *e)
     final = tmp = NULL; /* owned by the name list now */
 
     fcpl = H5Pcreate(H5P_FILE_CREATE);
-    fapl = H5Pcreate(H5P_FILE_ACCESS);
-    LD_CHECK(e, fcpl >= 0 && fapl >= 0, LD_ENOMEM, "HDF5: out of memory");
-    /* No time stamps on the root group (reproducible bytes). Oldest file format that can
-     * hold our objects, so that HDF5 1.8 (Caffe builds) reads the file; many class names
-     * need the 1.8 object header for attributes over 64 KiB. */
-    H5F_libver_t low = w->n_classes > 2048 ? H5F_LIBVER_V18 : H5F_LIBVER_EARLIEST;
-    LD_CHECK(e,
-             H5Pset_obj_track_times(fcpl, 0) >= 0 &&
-                 H5Pset_libver_bounds(fapl, low, H5F_LIBVER_V18) >= 0 &&
-                 H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0 &&
-                 H5Pset_alignment(fapl, 65536, 4096) >= 0,
-             LD_EINVAL, "HDF5: cannot set file properties");
-    /* Big chunks start on 4 KiB boundaries: a reader can map or read them page-aligned. */
+    LD_CHECK(e, fcpl >= 0, LD_ENOMEM, "HDF5: out of memory");
+    /* No time stamps on the root group (reproducible bytes). */
+    LD_CHECK(e, H5Pset_obj_track_times(fcpl, 0) >= 0, LD_EINVAL,
+             "HDF5: cannot set file properties");
+    LD_TRY(make_fapl(w, &fapl, e));
     errno = 0;
     w->file = H5Fcreate(w->tmp[w->n_files - 1], H5F_ACC_TRUNC, fcpl, fapl);
     if (w->file < 0) {
@@ -500,6 +534,7 @@ static int file_open(h5w *w, ld_err *e)
     }
     w->file_n = w->file_bytes = 0;
     w->file_c = w->file_h = w->file_w = 0;
+    w->reopen_at = 0;
     if (w->cols_ready) LD_TRY(cols_create(w, e));
 fail:
     free(final);
@@ -527,6 +562,48 @@ static int file_close(h5w *w, ld_err *e)
     w->file = H5I_INVALID_HID;
     if (r < 0) rc = ld__h5_err(e, LD_EIO, "%s: cannot close HDF5 file", w->tmp[w->n_files - 1]);
 fail:
+    return rc;
+}
+
+/*
+ * Close the open file and open it again, every REOPEN_CHUNKS chunks of /data (/encoded).
+ * HDF5 keeps two things per chunk for as long as a file is open, so a long conversion would
+ * grow without bound: the chunk index's B-tree nodes in the metadata cache (~300 bytes per
+ * chunk: each node holds 65 native keys of 272 bytes) until the cache reaches its size
+ * (megabytes), and a free-space record (~170 bytes) for the gap that 4 KiB alignment leaves
+ * before each chunk (a /data chunk is rarely a multiple of 4 KiB; the gaps are too small for
+ * anything the file still allocates). Closing writes the nodes out and drops the records
+ * (free space is not persistent in our file format, so the gaps stay unused, as they would
+ * anyway). The reopen happens at fixed row counts, so the bytes still depend only on the
+ * samples. Our own chunk buffers are untouched: rows buffered since the last chunk stay.
+ */
+#define REOPEN_CHUNKS 256
+
+static int file_reopen(h5w *w, ld_err *e)
+{
+    int rc = LD_OK;
+    hid_t fapl = H5I_INVALID_HID;
+    const char *tmp = w->tmp[w->n_files - 1];
+    col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape};
+    int open[sizeof cols / sizeof cols[0]];
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        open[i] = cols[i]->ds >= 0;
+        if (open[i] && H5Dclose(cols[i]->ds) < 0) {
+            cols[i]->ds = H5I_INVALID_HID;
+            LD_TRY(ld__h5_err(e, LD_EIO, "HDF5: cannot close /%s", cols[i]->name));
+        }
+        cols[i]->ds = H5I_INVALID_HID;
+    }
+    herr_t r = H5Fclose(w->file);
+    w->file = H5I_INVALID_HID;
+    if (r < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot close HDF5 file", tmp));
+    LD_TRY(make_fapl(w, &fapl, e));
+    w->file = H5Fopen(tmp, H5F_ACC_RDWR, fapl);
+    if (w->file < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot reopen HDF5 file", tmp));
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        if (open[i]) LD_TRY(col_open(cols[i], w->file, e));
+fail:
+    if (fapl >= 0) H5Pclose(fapl);
     return rc;
 }
 
@@ -612,6 +689,11 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
     }
     w->file_n++;
     w->file_bytes += s->len;
+    if (!w->reopen_at) w->reopen_at = (uint64_t)REOPEN_CHUNKS * w->data.chunk_rows;
+    if (w->data.written >= w->reopen_at) {
+        w->reopen_at += (uint64_t)REOPEN_CHUNKS * w->data.chunk_rows;
+        LD_TRY(file_reopen(w, e));
+    }
 fail:
     if (rc < 0 && rc != LD_EINVAL && rc != LD_ESTATE)
         w->failed = 1; /* the file may be inconsistent: refuse further writes */
