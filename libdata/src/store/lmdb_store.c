@@ -21,6 +21,7 @@ typedef struct lmdb_store {
     char *path;
     int keyed;  /* "%08d_" contiguous keys: MDB_SET_RANGE */
     int floats; /* records carry float_data */
+    int fd;     /* data.mdb, for pread */
     /* The file's bytes in LMDB's map: a value (an overflow record of a corrupt database)
      * that reaches past them would be a SIGBUS, so every value is checked against them. */
     const uint8_t *map_lo, *map_hi;
@@ -56,7 +57,31 @@ struct ld_store_ctx {
     size_t n_ck;
     uint64_t stride;
     const uint8_t *lo, *hi; /* the file's bytes in the map (see lmdb_store.map_lo) */
+    size_t reads_since_drop; /* see account_read */
+    ld_buf body;             /* the record read with pread (see LD_LMDB_PREAD) */
 };
+
+/* Resident memory. LMDB returns values as pointers into its shared, read-only map of
+ * data.mdb, and every page read through a map stays mapped: one epoch over a 3 GB database
+ * ended at 2.9 GiB RSS (clean page cache, but RSS all the same, and the OOM killer counts
+ * it). So record bodies of LD_LMDB_PREAD bytes or more (overflow pages: a raw 224x224 image
+ * is 150 KB) are read with pread() into a per-context buffer instead, never touching their
+ * pages through the map; a database truncated under the reader then gives a short read, an
+ * error, instead of SIGBUS. Only LMDB's own tree walks still fault pages in (with
+ * fault-around, 64 KiB each): each context drops the whole map from the process every
+ * LD_LMDB_DROP_EVERY records, which keeps that part at a few MiB per thread. Dropping is
+ * safe while other threads read: the pages stay in the page cache, and one another thread
+ * is reading is faulted straight back with the same bytes. */
+#define LD_LMDB_PREAD ((size_t)16 << 10)
+#define LD_LMDB_DROP_EVERY 256
+
+static void account_read(const lmdb_store *s, ld_store_ctx *cx)
+{
+    if (++cx->reads_since_drop >= LD_LMDB_DROP_EVERY) {
+        cx->reads_since_drop = 0;
+        madvise((void *)(uintptr_t)s->map_lo, s->fsize, MADV_DONTNEED);
+    }
+}
 
 static int mdb_err(ld_err *e, int m, const char *path, const char *what)
 {
@@ -132,6 +157,7 @@ static void ctx_free(ld_store *base, ld_store_ctx *cx)
     for (size_t i = 0; i < cx->n_ck; i++)
         free(cx->ck[i].key);
     ld__buf_free(&cx->floats);
+    ld__buf_free(&cx->body);
     free(cx);
 }
 
@@ -274,7 +300,22 @@ static int decode_rec(lmdb_store *s, ld_store_ctx *cx, const MDB_val *k, const M
     set_name(cx, s, k);
     LD_CHECK(e, value_in_file(s, v), LD_EFORMAT, "%s: record reaches past the end of data.mdb",
              cx->name);
-    LD_TRY(ld__datum_decode(v->mv_data, v->mv_size, &d, &cx->floats, cx->name, e));
+    const uint8_t *body = v->mv_data;
+    if (v->mv_size >= LD_LMDB_PREAD) {
+        const off_t at = (off_t)(body - s->map_lo);
+        LD_TRY(ld__buf_reserve(&cx->body, v->mv_size));
+        size_t got = 0;
+        while (got < v->mv_size) {
+            ssize_t r = pread(s->fd, cx->body.p + got, v->mv_size - got, at + (off_t)got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            LD_CHECK(e, r > 0, r < 0 ? LD_EIO : LD_EFORMAT, "%s: %s", cx->name,
+                     r < 0 ? strerror(errno) : "data.mdb ends inside the record (truncated?)");
+            got += (size_t)r;
+        }
+        body = cx->body.p;
+    }
+    LD_TRY(ld__datum_decode(body, v->mv_size, &d, &cx->floats, cx->name, e));
     LD_TRY(ld__datum_validate(&d, cx->name, e));
     LD_CHECK(e, d.encoded == in->encoded, LD_EFORMAT, "%s: %s record in a database of %s records",
              cx->name, d.encoded ? "encoded" : "raw", in->encoded ? "encoded" : "raw");
@@ -320,6 +361,7 @@ static int st_read(ld_store *base, ld_store_ctx *cx, uint64_t i, uint8_t *dst, s
     else
         LD_TRY(seek_cursor(s, cx, i, &k, &v, e));
     LD_TRY(decode_rec(s, cx, &k, &v, rec, e));
+    account_read(s, cx);
 fail:
     return rc;
 }
@@ -364,6 +406,7 @@ static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t 
         LD_TRY(decode_rec(s, cx, &k, &v, &r, e));
         memcpy(dst + j * in->sample_bytes, r.data, in->sample_bytes);
         labels[j] = r.label;
+        account_read(s, cx);
     }
 fail:
     if (rc < 0 && !s->keyed)
@@ -467,6 +510,7 @@ static int check_file_size(lmdb_store *s, const char *path, ld_err *e)
              (long long)fs.st_size, (unsigned long long)need);
     s->psize = st.ms_psize;
     s->fsize = (size_t)fs.st_size;
+    s->fd = fd;
     s->last_pgno = info.me_last_pgno;
 fail:
     return rc;
