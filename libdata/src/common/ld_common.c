@@ -218,6 +218,45 @@ char *ld__strdup(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+int ld__utf8_seq(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    if (s[0] < 0x80)
+        return 1;
+    int n;
+    unsigned lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        n = 2;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        n = 3;
+        if (s[0] == 0xE0)
+            lo = 0xA0; /* overlong */
+        if (s[0] == 0xED)
+            hi = 0x9F; /* UTF-16 surrogates */
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        n = 4;
+        if (s[0] == 0xF0)
+            lo = 0x90; /* overlong */
+        if (s[0] == 0xF4)
+            hi = 0x8F; /* past U+10FFFF */
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+int ld__utf8_valid(const char *s)
+{
+    for (int n; *s; s += n)
+        if (!(n = ld__utf8_seq(s)))
+            return 0;
+    return 1;
+}
+
 char *ld__asprintf(const char *fmt, ...)
 {
     va_list ap;

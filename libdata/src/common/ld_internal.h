@@ -92,6 +92,13 @@ double ld__now(void);
 
 /* Strings: strdup that returns NULL on failure; snprintf into a new string. */
 char *ld__strdup(const char *s);
+
+/* Length of the well-formed UTF-8 sequence at s (1..4), or 0 if the bytes there are not one
+ * (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, truncated).
+ * s must be NUL-terminated. */
+int ld__utf8_seq(const char *s);
+/* Is the whole NUL-terminated string well-formed UTF-8? */
+int ld__utf8_valid(const char *s);
 char *ld__asprintf(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

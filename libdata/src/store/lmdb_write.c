@@ -90,21 +90,35 @@ static int mdb_fail(ld_err *e, int mrc, const char *what, const char *path)
 
 /* ---- sidecar JSON -------------------------------------------------------------------- */
 
+/* A JSON string. Names come from the file system and need not be UTF-8: a byte that does not
+ * start a well-formed sequence is written as the lone surrogate U+DC00 + byte, Python's
+ * "surrogateescape" (json.load gives the str that os.fsdecode gives for the same bytes, and
+ * .encode("utf-8", "surrogateescape") restores them), so the file stays valid JSON and
+ * nothing is lost. */
 static int json_str(ld_buf *b, const char *s)
 {
     int rc = ld__buf_append(b, "\"", 1);
-    for (; rc == LD_OK && s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
+    while (rc == LD_OK && s && *s) {
+        const unsigned char ch = (unsigned char)*s;
+        const int n = ld__utf8_seq(s);
         char esc[8];
+        if (n > 1) { /* a well-formed multi-byte character, as is */
+            rc = ld__buf_append(b, s, (size_t)n);
+            s += n;
+            continue;
+        }
         if (ch == '"' || ch == '\\')
             snprintf(esc, sizeof esc, "\\%c", ch);
         else if (ch < 0x20)
             snprintf(esc, sizeof esc, "\\u%04x", ch);
+        else if (n == 0)
+            snprintf(esc, sizeof esc, "\\udc%02x", ch);
         else {
             esc[0] = (char)ch;
             esc[1] = 0;
         }
         rc = ld__buf_append(b, esc, strlen(esc));
+        s++;
     }
     return rc < 0 ? rc : ld__buf_append(b, "\"", 1);
 }
