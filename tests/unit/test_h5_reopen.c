@@ -117,3 +117,13 @@ Test(h5_reopen, split_files_each_count_their_own_chunks)
         cr_assert_eq(run(cmd), 0, "h5py check failed: %s", cmd);
     }
 }
+
+Test(h5_reopen, reopen_right_before_finish_keeps_the_file_complete)
+{
+    /* the 256th sample fills the 256th chunk: the reopen is the last thing before finish */
+    char p[512], cmd[2048];
+    tpath(p, sizeof p, "edge.h5");
+    write_raw(p, 256, 0, NULL);
+    snprintf(cmd, sizeof cmd, CHECK_PY " raw '%s' 256 3 %d %d", p, SIDE, SIDE);
+    cr_assert_eq(run(cmd), 0, "h5py check failed: %s", cmd);
+}
