@@ -349,6 +349,13 @@ static int is_lmdb_output(const char *out)
     return stat(out, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A writer removed what a killed run left beside the output: say so, it may be gigabytes. */
+static void stale_removed(void *user, const char *path, long pid, uint64_t bytes)
+{
+    logf_(user, LD_LOG_WARN, "removed %s (%.1f MiB), left by an interrupted run (process %ld)",
+          path, (double)bytes / (1 << 20), pid);
+}
+
 static void source_warn(void *user, const char *msg)
 {
     logf_(user, LD_LOG_WARN, "%s", msg);
@@ -453,6 +460,8 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
         .expected_n = r.n,
         .split_bytes = (uint64_t)P(c, LD_C_SPLIT_BYTES),
         .deflate = (int)P(c, LD_C_DEFLATE),
+        .on_stale = stale_removed,
+        .on_stale_user = c,
     };
     if (format == LD_FORMAT_LMDB)
         LD_TRY(ld__lmdb_writer_create(&wo, &wr, &c->err));

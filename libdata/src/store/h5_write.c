@@ -301,6 +301,8 @@ typedef struct h5w {
     hid_t fstr; /* fixed-length UTF-8 string type for /filename, or invalid */
     size_t max_rel_len;
     uint64_t expected_n; /* inputs announced: caps the chunk of small datasets */
+    ld_stale_fn on_stale; /* see ld_writer_opts */
+    void *on_stale_user;
     int finished, failed;
 } h5w;
 
@@ -505,6 +507,7 @@ static int file_open(h5w *w, ld_err *e)
     else
         final = ld__strdup(w->path);
     LD_CHECK(e, final, LD_ENOMEM, "out of memory");
+    ld__sweep_stale_temps(final, w->on_stale, w->on_stale_user);
     tmp = ld__temp_name(final, w);
     LD_CHECK(e, tmp, LD_ENOMEM, "out of memory");
     LD_CHECK(e, add_name(w, tmp, final) == LD_OK, LD_ENOMEM, "out of memory");
@@ -757,6 +760,7 @@ static int h5w_finish(ld_writer *base, ld_err *e)
     if (w->split_bytes) {
         list = ld__asprintf("%s" LD_H5_LIST_EXT, w->stem);
         LD_CHECK(e, list, LD_ENOMEM, "out of memory");
+        ld__sweep_stale_temps(list, w->on_stale, w->on_stale_user);
         list_tmp = ld__temp_name(list, w);
         LD_CHECK(e, list_tmp, LD_ENOMEM, "out of memory");
         LD_TRY(write_list(w, list_tmp, e));
@@ -849,6 +853,8 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->deflate = o->deflate;
     w->split_bytes = o->split_bytes;
     w->expected_n = o->expected_n;
+    w->on_stale = o->on_stale;
+    w->on_stale_user = o->on_stale_user;
     w->path = ld__strdup(o->path);
     w->encoding = ld__strdup(o->encoding ? o->encoding : "original");
     w->source = ld__strdup(o->source ? o->source : "");

@@ -205,22 +205,7 @@ fail:
     return rc;
 }
 
-/* ---- removing database directories ------------------------------------------------------ */
-
-/* Remove an LMDB directory made by us or Caffe: only the files such a directory holds, then
- * the directory. Returns 0 or -1 (errno set) when something else was in it. */
-static int remove_db_dir(const char *dir)
-{
-    static const char *const files[] = {"data.mdb", "lock.mdb", LD_LMDB_SIDECAR};
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        char *p = ld__asprintf("%s/%s", dir, files[i]);
-        if (!p)
-            return -1;
-        unlink(p);
-        free(p);
-    }
-    return rmdir(dir);
-}
+/* ---- replacing database directories (removal: ld__remove_db_dir, stale.c) -------------- */
 
 /* Is `path` something we may replace: absent, an empty directory, or an LMDB directory
  * (nothing in it but data.mdb, lock.mdb, our sidecar)? */
@@ -468,7 +453,7 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
     }
     w->finished = 1;
     if (old)
-        remove_db_dir(old);
+        ld__remove_db_dir(old);
     /* make the rename durable */
     char *parent = ld__strdup(w->final);
     if (parent) {
@@ -497,7 +482,7 @@ static void lmdb_free(ld_writer *base)
     if (w->env)
         mdb_env_close(w->env);
     if (!w->finished && w->tmp)
-        remove_db_dir(w->tmp);
+        ld__remove_db_dir(w->tmp);
     ld__buf_free(&w->rec);
     ld__buf_free(&w->key);
     ld__buf_free(&w->batch);
@@ -528,6 +513,7 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     LD_CHECK(e, replaceable(w->final, &exists), LD_EIO,
              "%s: exists and is not an LMDB database (only data.mdb, lock.mdb and %s may be in "
              "the directory); refusing to replace it", w->final, LD_LMDB_SIDECAR);
+    ld__sweep_stale_temps(w->final, o->on_stale, o->on_stale_user);
     w->tmp = ld__temp_name(w->final, w);
     LD_CHECK(e, w->tmp, LD_ENOMEM, "out of memory");
     LD_TRY(meta_begin(w, o));

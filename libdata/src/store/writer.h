@@ -9,6 +9,10 @@
 
 #include "../common/ld_internal.h"
 
+/* Told about each temporary of a killed run that a writer removes (ld__sweep_stale_temps):
+ * its path, the dead pid, its size in bytes (for an LMDB directory, its data.mdb). */
+typedef void (*ld_stale_fn)(void *user, const char *path, long pid, uint64_t bytes);
+
 /* Everything a writer records about how the dataset was made. Strings and arrays are
  * borrowed for the duration of create(); a writer copies what it keeps. */
 typedef struct ld_writer_opts {
@@ -30,6 +34,10 @@ typedef struct ld_writer_opts {
     size_t max_rel_len;    /* HDF5: longest ld_sample.rel; > 0 stores /filename as fixed-length
                               strings of this size (no global heap, so the writer's memory does
                               not grow with N); 0 = variable-length strings */
+    ld_stale_fn on_stale;  /* before making a temporary beside an output name, the writer
+                              removes those killed runs left there and reports each; may be
+                              NULL (they are still removed) */
+    void *on_stale_user;
 } ld_writer_opts;
 
 /* One sample, in output order. */
@@ -71,9 +79,8 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e);
 
 /* Remove what killed runs left beside `final_path`: "<final>.tmp-<pid>-<hex>" files and
  * LMDB directories (see ld__temp_name) whose process is gone and which nobody holds locked.
- * Calls `removed` for each (its path, the dead pid, its size in bytes: for a directory, its
- * data.mdb). Best effort, never fails: returns how many were removed. */
-typedef void (*ld_stale_fn)(void *user, const char *path, long pid, uint64_t bytes);
+ * Calls `removed` (may be NULL) for each. Best effort, never fails: returns how many were
+ * removed. */
 int ld__sweep_stale_temps(const char *final_path, ld_stale_fn removed, void *user);
 
 /* Remove an LMDB directory made by us or Caffe: only the files such a directory holds, then
