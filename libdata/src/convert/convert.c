@@ -220,17 +220,8 @@ static void to_chw(const ld_image *im, int order_rgb, uint8_t *dst)
         return;
     }
     /* Source is RGB. BGR order puts B in plane 0. */
-    uint8_t *p0 = dst, *p1 = dst + plane, *p2 = dst + 2 * plane;
-    if (!order_rgb) {
-        uint8_t *t = p0;
-        p0 = p2;
-        p2 = t;
-    }
-    for (size_t i = 0; i < plane; i++, s += 3) {
-        p0[i] = s[0];
-        p1[i] = s[1];
-        p2[i] = s[2];
-    }
+    const int ch[3] = {order_rgb ? 0 : 2, 1, order_rgb ? 2 : 0};
+    ld__deinterleave3(s, (size_t)im->w * 3, im->h, im->w, ch, 0, dst);
 }
 
 /* Turn one input file into the bytes the writer stores. Returns LD_OK or a skip reason. */

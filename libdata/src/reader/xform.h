@@ -24,7 +24,6 @@ typedef struct ld_xform {
     float scale;
     int plain;              /* no transform at all: the output is the stored sample (set by
                                ld__xform_init) */
-    int ssse3;              /* the CPU has SSSE3 (set by ld__xform_init) */
 } ld_xform;
 
 /* Decide whether the transform is the identity for samples of sh x sw (u8 source). */

@@ -88,16 +88,27 @@ static int grow(void **p, size_t *cap, size_t n, size_t elem)
     return LD_OK;
 }
 
-static double lanczos(double x)
+/* Lanczos-3 weights of source pixels lo..hi-1 for an output pixel centred at `center`
+ * (source pixel j's centre is j + 0.5), the kernel stretched by fscale. The two sines advance
+ * by a rotation per tap (sin(a + d) = sin a cos d + cos a sin d) instead of two sin() calls
+ * per tap: sin() was 3-4 % of a conversion's CPU time, rebuilt whenever the image size
+ * changes. The rotation's rounding error (about 1e-15 after 30 taps) is far below the int16
+ * quantisation of the weights. */
+static void lanczos_taps(double *fw, int lo, int hi, double center, double fscale)
 {
-    if (x < 0)
-        x = -x;
-    if (x >= LANCZOS_A)
-        return 0.0;
-    if (x < 1e-8)
-        return 1.0;
-    const double px = PI * x;
-    return LANCZOS_A * sin(px) * sin(px / LANCZOS_A) / (px * px);
+    const double d = PI / fscale, cd = cos(d), sd = sin(d);
+    const double cd3 = cos(d / LANCZOS_A), sd3 = sin(d / LANCZOS_A);
+    const double px0 = PI * (lo + 0.5 - center) / fscale;
+    double s = sin(px0), c = cos(px0), s3 = sin(px0 / LANCZOS_A), c3 = cos(px0 / LANCZOS_A);
+    for (int j = lo; j < hi; j++) {
+        const double px = PI * (j + 0.5 - center) / fscale, ax = fabs(px) / PI;
+        fw[j - lo] = ax >= LANCZOS_A ? 0.0 : ax < 1e-8 ? 1.0 : LANCZOS_A * s * s3 / (px * px);
+        const double s1 = s * cd + c * sd, s31 = s3 * cd3 + c3 * sd3;
+        c = c * cd - s * sd;
+        c3 = c3 * cd3 - s3 * sd3;
+        s = s1;
+        s3 = s31;
+    }
 }
 
 /* Build the table mapping source interval [x0, x0 + len) of an in_size axis onto out_size
@@ -141,10 +152,9 @@ static int axis_build(ld_resizer *r, axis_coeffs *a, int in_size, double x0, dou
             hi = lo + 1;
         }
         double total = 0.0;
-        for (int j = lo; j < hi; j++) {
-            r->fw[j - lo] = lanczos((j + 0.5 - center) / fscale);
+        lanczos_taps(r->fw, lo, hi, center, fscale);
+        for (int j = lo; j < hi; j++)
             total += r->fw[j - lo];
-        }
         int16_t *w = a->w + (size_t)i * ksize;
         if (total <= 0.0) { /* degenerate: nearest neighbour */
             int j = (int)floor(center);
