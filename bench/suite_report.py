@@ -356,8 +356,9 @@ def markdown(data, chart_paths, outdir):
     L += ["## Memory against dataset size", "",
           "Peak RSS: the larger of GNU time's maximum RSS and the sum of VmRSS over the whole "
           "process tree sampled every 20 ms (DataLoader workers are processes). Mapped files "
-          "count once touched: python-lmdb and libdata's LMDB reader map the database, so their "
-          "RSS includes the pages they read (clean page cache the kernel can drop at any time). "
+          "count once touched: python-lmdb maps the database, so its RSS includes the pages it "
+          "read (clean page cache the kernel can drop at any time); libdata's LMDB reader reads "
+          "record bodies with pread and unmaps the rest as it goes. "
           "The private RSS in parentheses (the sampled peak of the summed RssAnon) leaves those "
           "out: it is the memory the tool allocated. h5py fancy indexing reads 2 batches per "
           "size (it runs at ~100 samples/s).", ""]
