@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_write("list.txt", data, size);
     ld_source *s = NULL;
     ld_err e;
-    if (ld__source_open_list(path, "/root dir", &s, &e) != LD_OK) {
+    if (ld__source_open_list(path, "/root dir", NULL, NULL, &s, &e) != LD_OK) {
         if (s || !e.msg[0]) abort(); /* a failure leaves nothing and says why */
         return 0;
     }

@@ -92,7 +92,7 @@ Test(source, fixture_tree_gives_sorted_classes_and_paths)
 {
     ld_err e = {0};
     ld_source *s = NULL;
-    int rc = ld__source_open_dir(LD_TEST_DATA "/tree", NULL, NULL, &s, &e);
+    int rc = ld__source_open_dir(LD_TEST_DATA "/tree", NULL, NULL, NULL, &s, &e);
     cr_assert_eq(rc, LD_OK, "open_dir: %s", e.msg);
     static const char *want[] = {"bird/h.jpg", "bird/i.png",     "car/e.Jpeg",
                                  "car/f.PNG",  "car/g.jpg",      "cat/a.jpg",
@@ -127,7 +127,8 @@ Test(source, fixture_list_keeps_file_order_and_number_classes)
 {
     ld_err e = {0};
     ld_source *s = NULL;
-    int rc = ld__source_open_list(LD_TEST_DATA "/list.txt", LD_TEST_DATA "/tree/", &s, &e);
+    int rc = ld__source_open_list(LD_TEST_DATA "/list.txt", LD_TEST_DATA "/tree/", NULL, NULL, &s,
+                                  &e);
     cr_assert_eq(rc, LD_OK, "open_list: %s", e.msg);
     cr_assert_eq(ld__source_count(s), 9);
     ld_item it = item_at(s, 7);
@@ -161,7 +162,7 @@ Test(source, nested_hidden_mixed_case_and_root_images)
     ld_err e = {0};
     ld_source *s = NULL;
     warns w = {0};
-    int rc = ld__source_open_dir(tmpdir, on_warn, &w, &s, &e);
+    int rc = ld__source_open_dir(tmpdir, on_warn, NULL, &w, &s, &e);
     cr_assert_eq(rc, LD_OK, "open_dir: %s", e.msg);
     /* classes: "." for root images first, then folders by strcmp (empty ones included) */
     cr_assert_eq(ld__source_class_count(s), 4);
@@ -203,7 +204,7 @@ Test(source, symlink_loop_is_reported_and_not_followed)
     ld_err e = {0};
     ld_source *s = NULL;
     warns w = {0};
-    int rc = ld__source_open_dir(tmpdir, on_warn, &w, &s, &e);
+    int rc = ld__source_open_dir(tmpdir, on_warn, NULL, &w, &s, &e);
     cr_assert_eq(rc, LD_OK, "open_dir: %s", e.msg);
     cr_assert_eq(w.n, 2, "warnings: %d, last: %s", w.n, w.last);
     cr_assert(strstr(w.last, "loop"), "warning: %s", w.last);
@@ -221,16 +222,16 @@ Test(source, missing_or_non_folder_root_is_an_error)
     ld_source *s = NULL;
     char p[512];
     snprintf(p, sizeof p, "%s/nope", tmpdir);
-    cr_assert_eq(ld__source_open_dir(p, NULL, NULL, &s, &e), LD_EIO);
+    cr_assert_eq(ld__source_open_dir(p, NULL, NULL, NULL, &s, &e), LD_EIO);
     cr_assert(strstr(e.msg, "nope"), "%s", e.msg);
     cr_assert_null(s);
     touch("file.jpg");
     snprintf(p, sizeof p, "%s/file.jpg", tmpdir);
-    cr_assert_eq(ld__source_open_dir(p, NULL, NULL, &s, &e), LD_EINVAL, "%s", e.msg);
+    cr_assert_eq(ld__source_open_dir(p, NULL, NULL, NULL, &s, &e), LD_EINVAL, "%s", e.msg);
     cr_assert(strstr(e.msg, "not a folder"), "%s", e.msg);
-    cr_assert_eq(ld__source_open_list(p, NULL, &s, &e), LD_EFORMAT, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(p, NULL, NULL, NULL, &s, &e), LD_EFORMAT, "%s", e.msg);
     snprintf(p, sizeof p, "%s/nolist.txt", tmpdir);
-    cr_assert_eq(ld__source_open_list(p, NULL, &s, &e), LD_EIO);
+    cr_assert_eq(ld__source_open_list(p, NULL, NULL, NULL, &s, &e), LD_EIO);
     cr_assert(strstr(e.msg, "nolist.txt"), "%s", e.msg);
 }
 
@@ -248,7 +249,7 @@ Test(source, list_with_spaces_crlf_and_blank_lines)
                list, sizeof list);
     ld_err e = {0};
     ld_source *s = NULL;
-    int rc = ld__source_open_list(list, "root", &s, &e);
+    int rc = ld__source_open_list(list, "root", NULL, NULL, &s, &e);
     cr_assert_eq(rc, LD_OK, "open_list: %s", e.msg);
     cr_assert_eq(ld__source_count(s), 5);
     cr_assert_str_eq(item_at(s, 0).rel, "my photos/a b.jpg");
@@ -264,7 +265,7 @@ Test(source, list_with_spaces_crlf_and_blank_lines)
     ld__source_free(s);
 
     /* no root: paths as written */
-    cr_assert_eq(ld__source_open_list(list, NULL, &s, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, &s, &e), LD_OK, "%s", e.msg);
     cr_assert_str_eq(item_at(s, 0).path, "my photos/a b.jpg");
     ld__source_free(s);
 }
@@ -275,7 +276,7 @@ static void expect_bad_list(const char *text, int code, const char *where, const
     write_text("bad.txt", text, list, sizeof list);
     ld_err e = {0};
     ld_source *s = (ld_source *)1;
-    int rc = ld__source_open_list(list, NULL, &s, &e);
+    int rc = ld__source_open_list(list, NULL, NULL, NULL, &s, &e);
     cr_assert_eq(rc, code, "rc %d for %s: %s", rc, text, e.msg);
     cr_assert_null(s);
     cr_assert(strstr(e.msg, where), "message lacks '%s': %s", where, e.msg);
@@ -313,9 +314,9 @@ Test(source, shuffle_is_a_seeded_permutation)
 
     ld_err e = {0};
     ld_source *a = NULL, *b = NULL, *c = NULL;
-    cr_assert_eq(ld__source_open_list(list, NULL, &a, &e), LD_OK, "%s", e.msg);
-    cr_assert_eq(ld__source_open_list(list, NULL, &b, &e), LD_OK, "%s", e.msg);
-    cr_assert_eq(ld__source_open_list(list, NULL, &c, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, &a, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, &b, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, &c, &e), LD_OK, "%s", e.msg);
     ld__source_shuffle(a, 42);
     ld__source_shuffle(b, 42);
     ld__source_shuffle(c, 43);
@@ -367,9 +368,70 @@ Test(source, many_files_enumerate_in_strcmp_order)
     }
     ld_err e = {0};
     ld_source *s = NULL;
-    cr_assert_eq(ld__source_open_dir(tmpdir, NULL, NULL, &s, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_dir(tmpdir, NULL, NULL, NULL, &s, &e), LD_OK, "%s", e.msg);
     cr_assert_eq(ld__source_count(s), 1500);
     for (size_t i = 1; i < 1500; i++)
         cr_assert_lt(strcmp(item_at(s, i - 1).rel, item_at(s, i).rel), 0);
     ld__source_free(s);
+}
+
+/* ---- listing progress and cancel ----------------------------------------------------- */
+
+typedef struct ticks {
+    int calls, cancel_at;
+    size_t last_found;
+} ticks;
+
+static int on_tick(void *user, size_t found)
+{
+    ticks *t = user;
+    t->calls++;
+    cr_assert(found >= t->last_found, "found went down: %zu after %zu", found, t->last_found);
+    t->last_found = found;
+    return t->calls == t->cancel_at;
+}
+
+Test(source, folder_listing_reports_progress_and_can_be_canceled)
+{
+    ld_err e = {0};
+    ld_source *s = NULL;
+    ticks t = {0, 0, 0}; /* never cancels: one tick per folder (bird car cat cat/sub deeper) */
+    cr_assert_eq(ld__source_open_dir(LD_TEST_DATA "/tree", NULL, on_tick, &t, &s, &e), LD_OK,
+                 "%s", e.msg);
+    cr_assert_eq(t.calls, 5, "%d ticks", t.calls);
+    cr_assert(t.last_found > 0 && t.last_found < 9, "found %zu before the last folder",
+              t.last_found);
+    ld__source_free(s);
+    s = NULL;
+    t = (ticks){0, 2, 0};
+    cr_assert_eq(ld__source_open_dir(LD_TEST_DATA "/tree", NULL, on_tick, &t, &s, &e),
+                 LD_ECANCELED);
+    cr_assert_null(s);
+    cr_assert(strstr(e.msg, "canceled"), "%s", e.msg);
+    cr_assert_eq(t.calls, 2);
+}
+
+Test(source, list_reading_reports_progress_and_can_be_canceled)
+{
+    char list[512];
+    char *text = malloc(10000 * 16);
+    cr_assert_not_null(text);
+    size_t len = 0;
+    for (int i = 0; i < 10000; i++)
+        len += (size_t)sprintf(text + len, "f%05d.jpg %d\n", i, i % 7);
+    write_text("big.txt", text, list, sizeof list);
+    free(text);
+    ld_err e = {0};
+    ld_source *s = NULL;
+    ticks t = {0, 0, 0};
+    cr_assert_eq(ld__source_open_list(list, NULL, on_tick, &t, &s, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(t.calls, 2, "one tick per 4096 lines: %d", t.calls);
+    cr_assert_eq(t.last_found, 8191);
+    cr_assert_eq(ld__source_count(s), 10000);
+    ld__source_free(s);
+    s = NULL;
+    t = (ticks){0, 1, 0};
+    cr_assert_eq(ld__source_open_list(list, NULL, on_tick, &t, &s, &e), LD_ECANCELED);
+    cr_assert_null(s);
+    cr_assert(strstr(e.msg, "canceled"), "%s", e.msg);
 }

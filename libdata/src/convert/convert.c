@@ -347,9 +347,29 @@ static void stale_removed(void *user, const char *path, long pid, uint64_t bytes
           path, (double)bytes / (1 << 20), pid);
 }
 
+/* The listing of the input: its warnings, and progress reports (total still 0, which the
+ * CLI shows as "scanning") that give the caller a chance to cancel a listing of millions of
+ * files. */
+typedef struct listing {
+    ld_convert *c;
+    double t0, last;
+} listing;
+
 static void source_warn(void *user, const char *msg)
 {
-    logf_(user, LD_LOG_WARN, "%s", msg);
+    logf_(((listing *)user)->c, LD_LOG_WARN, "%s", msg);
+}
+
+static int source_tick(void *user, size_t found)
+{
+    listing *l = user;
+    const double now = ld__now();
+    (void)found;
+    if (!l->c->progress || now - l->last < 0.1)
+        return 0;
+    l->last = now;
+    l->c->stats.elapsed = now - l->t0;
+    return l->c->progress(l->c->progress_user, &l->c->stats);
 }
 
 static const char *MODE_NAMES[] = {"squash", "crop", "pad", "max"};
@@ -406,10 +426,13 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     r.check_size = (P(c, LD_C_CHECK_SIZE) || (!encoded && format == LD_FORMAT_HDF5)) && !fixed_size;
 
     /* Inputs. */
-    if (c->list_file)
-        LD_TRY(ld__source_open_list(c->list_file, input, &src, &c->err));
-    else
-        LD_TRY(ld__source_open_dir(input, source_warn, c, &src, &c->err));
+    listing lst = {c, t0, t0};
+    rc = c->list_file
+             ? ld__source_open_list(c->list_file, input, source_tick, &lst, &src, &c->err)
+             : ld__source_open_dir(input, source_warn, source_tick, &lst, &src, &c->err);
+    LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
+             output);
+    LD_TRY(rc);
     r.src = src;
     r.n = ld__source_count(src);
     LD_CHECK(&c->err, r.n > 0, LD_EFORMAT,

@@ -33,12 +33,18 @@ typedef struct ld_item {
 
 typedef struct ld_source ld_source;
 
-/* Warnings (e.g. a symlink loop, an unreadable sub-folder) go to `log` if not NULL. */
+/* Warnings (e.g. a symlink loop, an unreadable sub-folder) go to `warn` if not NULL. */
 typedef void (*ld_source_warn_fn)(void *user, const char *msg);
 
-int ld__source_open_dir(const char *root, ld_source_warn_fn warn, void *user, ld_source **out,
-                        ld_err *e);
-int ld__source_open_list(const char *list_file, const char *root, ld_source **out, ld_err *e);
+/* Called now and then while listing (before each folder is read; every 4096 lines of a list)
+ * with the number of files found so far, so that a listing of millions of files can report
+ * and be canceled: nonzero stops it with LD_ECANCELED. May be NULL. */
+typedef int (*ld_source_tick_fn)(void *user, size_t found);
+
+int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick_fn tick,
+                        void *user, ld_source **out, ld_err *e);
+int ld__source_open_list(const char *list_file, const char *root, ld_source_tick_fn tick,
+                         void *user, ld_source **out, ld_err *e);
 void ld__source_free(ld_source *s);
 
 size_t ld__source_count(const ld_source *s);

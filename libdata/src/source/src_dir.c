@@ -28,9 +28,18 @@ typedef struct walk {
     ld_buf path; /* root + "/" + rel of the directory being read, NUL-terminated */
     size_t root_len;
     ld_source_warn_fn warn;
+    ld_source_tick_fn tick;
     void *user;
     ld_err *e;
 } walk;
+
+/* Give the caller its chance to report and to cancel. */
+static int tick(walk *w)
+{
+    if (w->tick && w->tick(w->user, w->s->n))
+        return ld__err(w->e, LD_ECANCELED, "canceled while listing the input folder");
+    return LD_OK;
+}
 
 static void warnf(walk *w, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -137,6 +146,7 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
     int rc = LD_OK;
     ld_buf names = {0}, child = {0};
     size_t rel_len = strlen(rel);
+    LD_TRY(tick(w));
     LD_TRY(set_path(w, rel, rel_len));
     int r = read_names((const char *)w->path.p, &names);
     LD_CHECK(w->e, r != LD_ENOMEM, LD_ENOMEM, "%s: out of memory listing folder",
@@ -204,8 +214,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int ld__source_open_dir(const char *root, ld_source_warn_fn warn, void *user, ld_source **out,
-                        ld_err *e)
+int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick_fn tick_fn,
+                        void *user, ld_source **out, ld_err *e)
 {
     int rc = LD_OK;
     ld_source *s = NULL;
@@ -224,6 +234,7 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, void *user, ld
              "out of memory");
     w.s = s;
     w.warn = warn;
+    w.tick = tick_fn;
     w.user = user;
     w.e = e;
     /* Keep the root exactly as given ("photos/" stays "photos/" + "cat/..."): item paths are

@@ -26,7 +26,8 @@ static int parse_label(const char *p, size_t n, int32_t *out)
     return 1;
 }
 
-int ld__source_open_list(const char *list_file, const char *root, ld_source **out, ld_err *e)
+int ld__source_open_list(const char *list_file, const char *root, ld_source_tick_fn tick,
+                         void *user, ld_source **out, ld_err *e)
 {
     int rc = LD_OK;
     ld_source *s = NULL;
@@ -42,6 +43,8 @@ int ld__source_open_list(const char *list_file, const char *root, ld_source **ou
     LD_CHECK(e, ld__source_new(&s) == 0 && ld__source_set_root(s, root) == 0, LD_ENOMEM,
              "out of memory");
     for (unsigned long lineno = 1;; lineno++) {
+        LD_CHECK(e, lineno % 4096 || !tick || !tick(user, s->n), LD_ECANCELED,
+                 "canceled while reading the list file");
         errno = 0;
         ssize_t got = getline(&line, &line_cap, f);
         if (got < 0) {
