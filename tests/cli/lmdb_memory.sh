@@ -6,6 +6,12 @@
 # pread, RSS grew with every page touched, e.g. 2.9 GiB after one epoch over 3 GB.)
 source "$(dirname "$0")/lib/common.sh"
 [ -x /usr/bin/time ] || fail "GNU time is missing: apt-get install time (scripts/deps.sh does)"
+# Under AddressSanitizer RSS means little (its quarantine keeps up to 256 MiB of freed memory;
+# with ASAN_OPTIONS=quarantine_size_mb=0 the conversion grows by 0 MiB here too): the runs still
+# happen, only the comparisons are skipped. (Captured, not piped: pipefail + grep -q.)
+deps=$(ldd "$DATACONV" 2>&1 || true)
+asan=0
+case "$deps" in *libasan*) asan=1 ;; esac
 
 # make_folder DIR COPIES: the fixture photos hard-linked COPIES times into 4 classes
 make_folder() {
@@ -40,7 +46,7 @@ n_big=$(mdb_stat "$TMP/big.lmdb" | awk '/Entries/ {print $2}')
 [ "$n_big" = 2400 ] || fail "big.lmdb holds $n_big records, want 2400"
 grow=$(( (conv[big] - conv[small]) / 1024 ))
 check "conversion peak RSS: 240 images ${conv[small]} KiB, 2,400 images ${conv[big]} KiB (+$grow MiB)"
-[ "$grow" -lt 6 ] || fail "LMDB conversion memory grows with the database: +$grow MiB"
+[ "$asan" = 1 ] || [ "$grow" -lt 6 ] || fail "LMDB conversion memory grows with the database: +$grow MiB"
 
 for order in seq shuffle; do
     declare -A rd
@@ -50,6 +56,8 @@ for order in seq shuffle; do
     done
     grow=$(( (rd[big] - rd[small]) / 1024 ))
     check "reading ($order): 240 records ${rd[small]} KiB, 2,400 records ${rd[big]} KiB (+$grow MiB)"
-    [ "$grow" -lt 12 ] || fail "LMDB reading memory grows with the database ($order): +$grow MiB"
+    [ "$asan" = 1 ] || [ "$grow" -lt 12 ] ||
+        fail "LMDB reading memory grows with the database ($order): +$grow MiB"
 done
+[ "$asan" = 0 ] || echo "RSS comparisons skipped: AddressSanitizer build"
 echo "lmdb_memory: all checks passed"
