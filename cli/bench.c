@@ -298,7 +298,7 @@ int dc_bench(int argc, char **argv, int first)
                " %s; %" PRId64 " threads, prefetch %" PRId64 ", reader memory %s; open %.3f s\n",
                b.path, ns, bs, c, h, w, dt == LD_DTYPE_F32 ? "float32" : "uint8", th, pf,
                dc_human_bytes((uint64_t)mem, mbuf, sizeof mbuf), t_open);
-    uint64_t total_samples = 0, total_bytes = 0, sink = 0;
+    uint64_t total_samples = 0, total_bytes = 0, total_batches = 0, sink = 0;
     double t_all = now_seconds();
     for (int64_t e = 0; e < b.epochs; e++) {
         double te = now_seconds();
@@ -329,16 +329,21 @@ int dc_bench(int argc, char **argv, int first)
         char bb[32];
         if (!b.quiet)
             printf("epoch %" PRId64 ": %" PRIu64 " batches, %" PRIu64 " samples in %.3f s: "
-                   "%.0f samples/s, %s/s\n", e, batches, samples, s, s > 0 ? samples / s : 0,
-                   dc_human_bytes(s > 0 ? (uint64_t)(bytes / s) : 0, bb, sizeof bb));
+                   "%.0f samples/s, %s/s, %.2f ms/batch\n", e, batches, samples, s,
+                   s > 0 ? samples / s : 0,
+                   dc_human_bytes(s > 0 ? (uint64_t)(bytes / s) : 0, bb, sizeof bb),
+                   batches ? s * 1e3 / (double)batches : 0);
         total_samples += samples;
         total_bytes += bytes;
+        total_batches += batches;
     }
     double s = now_seconds() - t_all;
     char bb[32], rss[32];
-    printf("total: %" PRIu64 " samples in %.3f s: %.0f samples/s, %s/s; peak RSS %s "
-           "(checksum %" PRIu64 ")\n", total_samples, s, s > 0 ? total_samples / s : 0,
+    printf("total: %" PRIu64 " samples in %.3f s: %.0f samples/s, %s/s, %.2f ms/batch; "
+           "peak RSS %s (checksum %" PRIu64 ")\n", total_samples, s,
+           s > 0 ? total_samples / s : 0,
            dc_human_bytes(s > 0 ? (uint64_t)(total_bytes / s) : 0, bb, sizeof bb),
+           total_batches ? s * 1e3 / (double)total_batches : 0,
            dc_human_bytes((uint64_t)peak_rss_kib() * 1024, rss, sizeof rss), sink % 1000);
     code = DC_EXIT_OK;
 done:

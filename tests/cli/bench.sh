@@ -16,6 +16,7 @@ expect_out "1000 samples, batch 128 x 3x32x32 uint8"
 [ "$(grep -c '^epoch [0-9]: 8 batches, 1000 samples' "$TMP/out")" -eq 3 ] ||
     { cat "$TMP/out"; fail "expected 3 epochs of 8 batches"; }
 expect_out "^total: 3000 samples"
+expect_out "ms/batch"
 expect_out "peak RSS"
 
 check "float output with crop, mirror, mean and scale; --drop-last"
