@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "libdata/reader.h"
+#include "reader/sampler.h"
 #include "store/mean.h"
 
 #define FIX LD_TEST_DATA "/reader/"
@@ -869,4 +870,86 @@ Test(reader, decoded_jpegs_deinterleave_alike_in_both_layouts)
     /* 37 columns: two 16-pixel SIMD blocks and a 5-pixel scalar tail, mirrored or not */
     check_nhwc_is_nchw_transposed(FIX "enc_same.h5", 37, 20);
     check_nhwc_is_nchw_transposed(FIX "enc_same.h5", 120, 90);
+}
+
+/* ---- the sampler itself: every order is a permutation, for awkward sizes ------------------ */
+
+/* All positions of all ranks, for one epoch: each sample at most once, exactly n - n % world
+ * samples; block shuffle keeps each block inside one window's span of positions. */
+static void check_sampler(int order, uint64_t n, uint64_t block, uint64_t window, uint64_t world,
+                          uint64_t epoch)
+{
+    unsigned char *seen = calloc(n ? n : 1, 1);
+    uint64_t *pos = malloc((n ? n : 1) * sizeof *pos);
+    cr_assert(seen && pos);
+    uint64_t total = 0, moved = 0;
+    for (uint64_t rank = 0; rank < world; rank++) {
+        ld_sampler s = {n, order, 99, block, window, rank, world};
+        const uint64_t share = ld__sampler_share(&s);
+        for (uint64_t k = 0; k < share; k++) {
+            const uint64_t i = ld__sampler_at(&s, epoch, k), g = rank * share + k;
+            cr_assert(i < n, "order %d n %llu: sample %llu out of range", order,
+                      (unsigned long long)n, (unsigned long long)i);
+            cr_assert_eq(seen[i], 0, "order %d n %llu b %llu w %llu world %llu: sample %llu twice",
+                         order, (unsigned long long)n, (unsigned long long)block,
+                         (unsigned long long)window, (unsigned long long)world,
+                         (unsigned long long)i);
+            cr_assert_eq(i, ld__sampler_at(&s, epoch, k), "not a function of the position");
+            seen[i] = 1;
+            pos[i] = g;
+            moved += i != g;
+            total++;
+        }
+    }
+    cr_assert_eq(total, n - n % world);
+    if (order == LD_ORDER_BLOCK_SHUFFLE && world == 1)
+        for (uint64_t blk = 0; blk * block < n; blk++) {
+            uint64_t lo = UINT64_MAX, hi = 0;
+            for (uint64_t i = blk * block; i < n && i < (blk + 1) * block; i++) {
+                lo = pos[i] < lo ? pos[i] : lo;
+                hi = pos[i] > hi ? pos[i] : hi;
+            }
+            cr_assert(hi - lo < block * window, "n %llu b %llu w %llu: block %llu spread over "
+                      "positions %llu..%llu", (unsigned long long)n, (unsigned long long)block,
+                      (unsigned long long)window, (unsigned long long)blk,
+                      (unsigned long long)lo, (unsigned long long)hi);
+        }
+    if (order != LD_ORDER_SEQUENTIAL && n >= 64)
+        cr_assert(moved > n / 2, "order %d n %llu: only %llu of the samples moved", order,
+                  (unsigned long long)n, (unsigned long long)moved);
+    free(seen);
+    free(pos);
+}
+
+Test(reader, sampler_orders_are_permutations_for_awkward_sizes)
+{
+    static const uint64_t ns[] = {0, 1, 2, 3, 7, 8, 9, 63, 64, 65, 100, 255, 256, 257, 1000, 4097};
+    static const uint64_t blocks[] = {1, 2, 7, 64};
+    static const uint64_t windows[] = {1, 2, 3, 8};
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (uint64_t world = 1; world <= 3; world += 2)
+            for (int order = 0; order <= 2; order++)
+                for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++)
+                    for (size_t w = 0; w < sizeof windows / sizeof *windows; w++)
+                        for (uint64_t epoch = 0; epoch < 2; epoch++)
+                            check_sampler(order, ns[a], blocks[b], windows[w], world, epoch);
+    /* a large n exercises the wider Feistel halves */
+    check_sampler(LD_ORDER_SHUFFLE, 1000003, 1, 1, 1, 5);
+    check_sampler(LD_ORDER_BLOCK_SHUFFLE, 1000003, 6, 8, 1, 5);
+}
+
+Test(reader, sampler_epochs_and_seeds_give_different_orders)
+{
+    const uint64_t n = 1000;
+    ld_sampler a = {n, LD_ORDER_SHUFFLE, 1, 1, 1, 0, 1}, b = a;
+    b.seed = 2;
+    size_t same_epoch = 0, same_seed = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        same_epoch += ld__sampler_at(&a, 0, k) == ld__sampler_at(&a, 1, k);
+        same_seed += ld__sampler_at(&a, 0, k) == ld__sampler_at(&b, 0, k);
+    }
+    /* a random permutation pair agrees at about one position */
+    cr_assert(same_epoch < 10, "epochs 0 and 1 agree at %zu of %llu positions", same_epoch,
+              (unsigned long long)n);
+    cr_assert(same_seed < 10, "seeds 1 and 2 agree at %zu positions", same_seed);
 }

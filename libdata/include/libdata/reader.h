@@ -20,18 +20,19 @@
  *     }                                             // rc == LD_END: the next call starts epoch+1
  *     ld_reader_free(r);
  *
- * How it works. The sampler builds the index list of each epoch (O(samples) 8-byte integers,
- * the only memory that grows with the dataset). Worker threads gather samples straight from
- * the file (HDF5 chunks located once at open, then plain pread() into the batch buffer: no
- * HDF5 call and no extra copy on the hot path), decode encoded samples, apply the transforms
- * and write the batch in the requested dtype/layout. Batches live in a ring of preallocated
- * buffers (prefetch + 1 of them, allocated and pre-faulted once at open, reused forever), so
- * memory is `(prefetch + 1) x batch bytes` plus per-thread scratch. HDF5 files are not
- * memory-mapped (measured: pread into the reused batch buffer is as fast or faster than copying
- * from a sliding mapping, see h5_store.c), so the reader works under a small address-space
- * limit (ulimit -v) whatever the dataset size, and a file truncated while being read gives
- * LD_EFORMAT, not SIGBUS. LMDB databases are mapped whole by LMDB itself: there the address
- * space must hold the database (a limit on 32-bit machines).
+ * How it works. The order of an epoch is a keyed bijection evaluated per position, so no index
+ * list is kept and nothing grows with the dataset. Worker threads gather samples straight from the
+ * file (HDF5 chunks located once at open, then plain pread() into the batch buffer: no HDF5 call
+ * and no extra copy on the hot path), decode encoded samples, apply the transforms and write the
+ * batch in the requested dtype/layout. Batches live in a ring of preallocated buffers (prefetch +
+ * 1 of them, allocated and pre-faulted once at open, reused forever), so memory is `(prefetch + 1)
+ * x batch bytes` plus per-thread scratch. HDF5 files are not memory-mapped (measured: pread into
+ * the reused batch buffer is as fast or faster than copying from a sliding mapping, see
+ * h5_store.c), so the reader works under a small address-space limit (ulimit -v) whatever the
+ * dataset size, and a file truncated while being read gives LD_EFORMAT, not SIGBUS. LMDB databases
+ * are mapped whole by LMDB itself: there the address space must hold the database (a limit on
+ * 32-bit machines), but record bodies are read with pread() and the map is dropped as the reader
+ * goes, so resident memory stays bounded.
  *
  * Results are reproducible: the same seed, epoch, rank and world give the same order and the
  * same random crops/mirrors whatever the number of threads (each sample's randomness is
@@ -98,7 +99,7 @@ typedef enum ld_reader_param {
     LD_R_THREADS = 7,      /**< worker threads; 0 = online cores (default) */
     LD_R_PREFETCH = 8,     /**< batches prepared ahead of the one the caller holds; 0 = auto
                                 (2, or what LD_R_MEMORY_BUDGET allows, at most 4) */
-    LD_R_MEMORY_BUDGET = 9, /**< bytes the reader may use (batch ring, per-thread scratch, index,
+    LD_R_MEMORY_BUDGET = 9, /**< bytes the reader may use (batch ring, per-thread scratch,
                                 labels); 0 = no limit (default). Prefetch is reduced to fit; when
                                 not even one batch fits, open fails with LD_ELIMIT and a message
                                 naming the largest batch size that fits. Encoded images whose
@@ -157,7 +158,7 @@ typedef enum ld_reader_info {
     LD_R_INFO_W = 205,              /**< output width */
     LD_R_INFO_PREFETCH = 206,       /**< prefetch depth chosen */
     LD_R_INFO_THREADS = 207,        /**< worker threads started */
-    LD_R_INFO_MEMORY = 208,         /**< bytes the reader allocated (ring + scratch + index) */
+    LD_R_INFO_MEMORY = 208,         /**< bytes the reader allocated (ring + scratch) */
     LD_R_INFO_ENCODED = 209,        /**< 1 when the dataset holds encoded images */
     LD_R_INFO_ORDER = 210           /**< channel order of 3-channel output: LD_ORDER_BGR,
                                          LD_ORDER_RGB, or -1 when unknown */

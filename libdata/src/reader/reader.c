@@ -97,7 +97,6 @@ struct ld_reader {
     int is_open, failed;
     ld_store *store;
     ld_sampler smp;
-    uint64_t *idx;
     uint64_t epoch, share, nbatches, bsize;
     ld_xform xf;
     float *mean_img;
@@ -276,7 +275,11 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
     ld_store *st = r->store;
     const ld_store_info *in = &st->info;
     ld_rec rec;
-    const uint64_t *ids = r->idx + b * r->bsize;
+    /* This piece's sample indices, computed here (the order is a pure function of the
+     * position) into the slot, which reports them with the batch. */
+    for (size_t j = j0; j < j1; j++)
+        sl->indices[j] = ld__sampler_at(&r->smp, r->epoch, b * r->bsize + j);
+    const uint64_t *ids = sl->indices;
     uint64_t cur = ids[j0];
     if (st->vt->will_read)
         st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
@@ -437,8 +440,6 @@ static void close_reader(ld_reader *r)
     if (r->store)
         r->store->vt->close(r->store);
     r->store = NULL;
-    free(r->idx);
-    r->idx = NULL;
     free(r->mean_img);
     r->mean_img = NULL;
     free(r->path);
@@ -610,7 +611,7 @@ static int open_impl(ld_reader *r, const char *path)
                          : in->h && in->w    ? (uint64_t)in->h * in->w * x->c
                                              : (uint64_t)x->oh * x->ow * x->c * 2;
     uint64_t per_thread = in->ctx_bytes + (r->direct_out ? 0 : in->sample_bytes) + dec_bytes;
-    uint64_t fixed = in->store_bytes + in->n * 8 + (uint64_t)threads * per_thread +
+    uint64_t fixed = in->store_bytes + (uint64_t)threads * per_thread +
                      (r->xf.mean_img ? (uint64_t)x->c * x->mh * x->mw * 4 : 0);
     uint64_t per_sample = r->out_bytes + 4 + 8, per_batch;
     size_t ring_bytes;
@@ -623,7 +624,7 @@ static int open_impl(ld_reader *r, const char *path)
     uint64_t budget = (uint64_t)p[LD_R_MEMORY_BUDGET];
     if (budget) {
         LD_CHECK(e, fixed < budget && (budget - fixed) / per_batch >= 1, LD_ELIMIT,
-                 "%s: a batch of %llu needs %llu bytes besides %llu bytes of index and "
+                 "%s: a batch of %llu needs %llu bytes besides %llu bytes of store and "
                  "per-thread scratch, over the memory budget of %llu bytes; the largest batch "
                  "that fits is %llu", path, (unsigned long long)r->bsize,
                  (unsigned long long)per_batch, (unsigned long long)fixed,
@@ -643,14 +644,6 @@ static int open_impl(ld_reader *r, const char *path)
 
     /* Index of the first epoch. */
     r->epoch = (uint64_t)p[LD_R_EPOCH];
-    size_t idx_bytes;
-    LD_CHECK(e, in->n <= SIZE_MAX && ld__mul_size((size_t)in->n, sizeof(uint64_t), &idx_bytes),
-             LD_ELIMIT, "%s: an index of %llu samples does not fit this machine's address "
-             "space", path, (unsigned long long)in->n);
-    r->idx = malloc(idx_bytes);
-    LD_CHECK(e, r->idx, LD_ENOMEM, "out of memory for the index of %llu samples",
-             (unsigned long long)in->n);
-    ld__sampler_epoch(&r->smp, r->epoch, r->idx);
 
     LD_TRY(alloc_ring(r, e));
     LD_CHECK(e, pthread_mutex_init(&r->mu, NULL) == 0, LD_ENOMEM, "cannot create a mutex");
@@ -731,8 +724,7 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     if (r->take == r->nbatches) {
         /* End of the epoch: every batch is finished, workers are idle. Build the next order
          * and let them start on it right away. */
-        r->epoch++;
-        ld__sampler_epoch(&r->smp, r->epoch, r->idx);
+        r->epoch++; /* the workers compute the new order from it */
         for (int k = 0; k < r->nslots; k++)
             r->slots[k].batch = UINT64_MAX;
         r->take = r->released = r->issue_b = 0;

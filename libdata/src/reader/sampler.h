@@ -23,10 +23,10 @@ static inline uint64_t ld__sampler_share(const ld_sampler *s)
     return s->n / s->world;
 }
 
-/* Fill out[0 .. share) with this rank's sample indices for `epoch`. `out` must hold n
- * entries (the whole permutation is built there, then this rank's share moved to the
- * front). Deterministic; no allocation. */
-void ld__sampler_epoch(const ld_sampler *s, uint64_t epoch, uint64_t *out);
+/* The sample at position k (0 <= k < share) of this rank's order in `epoch`. O(1) time and
+ * memory: the shuffles are keyed bijections evaluated per position (see sampler.c), never a
+ * materialized permutation, so nothing in the reader grows with the dataset. */
+uint64_t ld__sampler_at(const ld_sampler *s, uint64_t epoch, uint64_t k);
 
 /* splitmix64 finalizer: a good 64-bit mix, used to derive independent streams. */
 static inline uint64_t ld__mix64(uint64_t x)
