@@ -5,19 +5,7 @@ source "$(dirname "$0")/lib/common.sh"
 
 # A folder large enough to take several seconds: the photos hard-linked many times.
 big=$TMP/big
-"$PYTHON" - "$LD_TEST_DATA/photos" "$big" <<'PY'
-import glob, os, shutil, sys
-src, big = sys.argv[1], sys.argv[2]
-for c in "abcd":
-    os.makedirs(f"{big}/{c}")
-    for k in range(40):
-        for p in sorted(glob.glob(f"{src}/p*.jpg")):
-            dst = f"{big}/{c}/{k}_{os.path.basename(p)}"
-            try:
-                os.link(p, dst)
-            except OSError:
-                shutil.copyfile(p, dst)
-PY
+photo_folder "$big" abcd 40
 n=$(find "$big" -type f | wc -l)
 echo "input: $n files"
 

@@ -13,24 +13,9 @@ deps=$(ldd "$DATACONV" 2>&1 || true)
 asan=0
 case "$deps" in *libasan*) asan=1 ;; esac
 
-# make_folder DIR COPIES: the fixture photos hard-linked COPIES times into 4 classes
-make_folder() {
-    "$PYTHON" - "$LD_TEST_DATA/photos" "$1" "$2" <<'PY'
-import glob, os, shutil, sys
-src, out, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
-photos = sorted(glob.glob(f"{src}/p*.jpg"))
-for k in range(copies):
-    for i, p in enumerate(photos):
-        d = f"{out}/c{i % 4}"
-        os.makedirs(d, exist_ok=True)
-        try:
-            os.link(p, f"{d}/{k:03d}_{os.path.basename(p)}")
-        except OSError:
-            shutil.copyfile(p, f"{d}/{k:03d}_{os.path.basename(p)}")
-PY
-}
-make_folder "$TMP/small" 10
-make_folder "$TMP/big" 100
+# 240 and 2,400 images: the 24 fixture photos hard-linked 2 x 5 and 4 x 25 times
+photo_folder "$TMP/small" ab 5
+photo_folder "$TMP/big" abcd 25
 
 # peak_kib CMD...: the command's peak RSS in KiB
 peak_kib() {

@@ -5,19 +5,7 @@
 source "$(dirname "$0")/lib/common.sh"
 
 big=$TMP/big
-"$PYTHON" - "$LD_TEST_DATA/photos" "$big" <<'PY'
-import glob, os, shutil, sys
-src, big = sys.argv[1], sys.argv[2]
-for c in "ab":
-    os.makedirs(f"{big}/{c}")
-    for k in range(30):
-        for p in sorted(glob.glob(f"{src}/p*.jpg")):
-            dst = f"{big}/{c}/{k}_{os.path.basename(p)}"
-            try:
-                os.link(p, dst)
-            except OSError:
-                shutil.copyfile(p, dst)
-PY
+photo_folder "$big" ab 30
 small=$TMP/small
 mkdir -p "$small/x"
 cp "$LD_TEST_DATA"/photos/p0[0-3].jpg "$small/x/"
