@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <jpeglib.h>
 
@@ -707,4 +709,47 @@ Test(codec, independent_codecs_decode_concurrently)
         ld__image_free(&jobs[t].want_jpg);
         ld__image_free(&jobs[t].want_png);
     }
+}
+
+/* VmPeak of this process in KiB (the largest address space it ever had). */
+static long vm_peak_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmPeak:", 7))
+            kib = atol(line + 7);
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+Test(codec, png_declaring_a_huge_chunk_is_refused_without_allocating_it)
+{
+    /* 108 bytes found by fuzz_png_decode: after a 53-byte chunk, a chunk declaring 1.9 GB.
+     * libpng allocated the declared length before reading (Debian's build sets no cap), so
+     * each such file cost 1.9 GB of address space per decoding thread. Decoded in a child so
+     * its VmPeak says what the decode allocated. */
+    const char *path = LD_SOURCE_DIR "/tests/fuzz/corpus/png_decode/huge_chunk_length.png";
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        ld_codec *c = ld__codec_create();
+        ld_image im = {0};
+        ld_err e = {0};
+        const ld_decode_opts o = {.channels = 3};
+        const long before = vm_peak_kib();
+        const int rc = decode(c, path, &o, &im, &e);
+        const long grew = vm_peak_kib() - before;
+        fprintf(stderr, "decode: %d (%s), VmPeak grew by %ld KiB\n", rc, e.msg, grew);
+        ld__image_free(&im);
+        ld__codec_free(c);
+        _exit(rc < 0 && strstr(e.msg, path) && grew < 64 * 1024 ? 0 : 1);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+              "the huge chunk was allocated, or the error did not name the file (see stderr)");
 }

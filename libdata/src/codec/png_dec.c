@@ -20,6 +20,9 @@
 
 #include "codec_int.h"
 
+/* The largest ancillary chunk we let libpng allocate (see open_png). */
+#define LD_PNG_CHUNK_MAX ((png_alloc_size_t)16 << 20)
+
 typedef struct rd_ctx {
     const uint8_t *buf;
     size_t len, pos;
@@ -43,6 +46,14 @@ static void on_warning(png_structp png, png_const_charp msg)
     if (msg && strstr(msg, "user limit")) {
         x->over_limit = 1;
         snprintf(x->msg, sizeof x->msg, "%s", msg);
+    }
+    /* A chunk over png_set_chunk_malloc_max is only a "benign error" (a warning) on read, and
+     * libpng would go on to allocate it: stop here instead. */
+    if (msg && strstr(msg, "chunk data is too large")) {
+        x->over_limit = 1;
+        snprintf(x->msg, sizeof x->msg, "a chunk declares more than %u MiB of data",
+                 (unsigned)(LD_PNG_CHUNK_MAX >> 20));
+        png_longjmp(png, 1);
     }
 }
 
@@ -76,6 +87,11 @@ static png_structp open_png(rd_ctx *x, const uint8_t *buf, size_t len, png_infop
         return NULL;
     }
     png_set_read_fn(png, x, read_mem);
+    /* libpng allocates an ancillary chunk's whole declared length before reading it, and
+     * Debian's build sets no cap: a 100-byte file declaring a 1.9 GB chunk made it allocate
+     * 1.9 GB (found by fuzz_png_decode). Legitimate chunks (ICC profiles, text, EXIF) are far
+     * smaller; image data (IDAT) is streamed and not subject to this. */
+    png_set_chunk_malloc_max(png, LD_PNG_CHUNK_MAX);
     return png;
 }
 
