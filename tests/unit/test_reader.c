@@ -884,17 +884,18 @@ static void check_sampler(int order, uint64_t n, uint64_t block, uint64_t window
     cr_assert(seen && pos);
     uint64_t total = 0, moved = 0;
     for (uint64_t rank = 0; rank < world; rank++) {
-        ld_sampler s = {n, order, 99, block, window, rank, world};
+        const ld_sampler s = {n, order, 99, block, window, rank, world};
         const uint64_t share = ld__sampler_share(&s);
+        ld_epoch_order o;
+        ld__sampler_epoch(&s, epoch, &o);
         for (uint64_t k = 0; k < share; k++) {
-            const uint64_t i = ld__sampler_at(&s, epoch, k), g = rank * share + k;
+            const uint64_t i = ld__sampler_at(&o, k), g = rank * share + k;
             cr_assert(i < n, "order %d n %llu: sample %llu out of range", order,
                       (unsigned long long)n, (unsigned long long)i);
             cr_assert_eq(seen[i], 0, "order %d n %llu b %llu w %llu world %llu: sample %llu twice",
                          order, (unsigned long long)n, (unsigned long long)block,
                          (unsigned long long)window, (unsigned long long)world,
                          (unsigned long long)i);
-            cr_assert_eq(i, ld__sampler_at(&s, epoch, k), "not a function of the position");
             seen[i] = 1;
             pos[i] = g;
             moved += i != g;
@@ -943,10 +944,14 @@ Test(reader, sampler_epochs_and_seeds_give_different_orders)
     const uint64_t n = 1000;
     ld_sampler a = {n, LD_ORDER_SHUFFLE, 1, 1, 1, 0, 1}, b = a;
     b.seed = 2;
+    ld_epoch_order a0, a1, b0;
+    ld__sampler_epoch(&a, 0, &a0);
+    ld__sampler_epoch(&a, 1, &a1);
+    ld__sampler_epoch(&b, 0, &b0);
     size_t same_epoch = 0, same_seed = 0;
     for (uint64_t k = 0; k < n; k++) {
-        same_epoch += ld__sampler_at(&a, 0, k) == ld__sampler_at(&a, 1, k);
-        same_seed += ld__sampler_at(&a, 0, k) == ld__sampler_at(&b, 0, k);
+        same_epoch += ld__sampler_at(&a0, k) == ld__sampler_at(&a1, k);
+        same_seed += ld__sampler_at(&a0, k) == ld__sampler_at(&b0, k);
     }
     /* a random permutation pair agrees at about one position */
     cr_assert(same_epoch < 10, "epochs 0 and 1 agree at %zu of %llu positions", same_epoch,

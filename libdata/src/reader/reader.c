@@ -96,7 +96,7 @@ struct ld_reader {
     char *path;
     int is_open, failed;
     ld_store *store;
-    ld_sampler smp;
+    ld_epoch_order order; /* this epoch's; rebuilt between epochs, when workers are idle */
     uint64_t epoch, share, nbatches, bsize;
     ld_xform xf;
     float *mean_img;
@@ -278,7 +278,7 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
     /* This piece's sample indices, computed here (the order is a pure function of the
      * position) into the slot, which reports them with the batch. */
     for (size_t j = j0; j < j1; j++)
-        sl->indices[j] = ld__sampler_at(&r->smp, r->epoch, b * r->bsize + j);
+        sl->indices[j] = ld__sampler_at(&r->order, b * r->bsize + j);
     const uint64_t *ids = sl->indices;
     uint64_t cur = ids[j0];
     if (st->vt->will_read)
@@ -591,10 +591,12 @@ static int open_impl(ld_reader *r, const char *path)
     r->direct_out = !in->encoded && x->plain && in->dtype == LD_SDT_U8;
 
     /* Sampler. */
-    r->smp = (ld_sampler){in->n, (int)p[LD_R_ORDER], (uint64_t)p[LD_R_SEED],
-                          in->block ? in->block : 1, (uint64_t)p[LD_R_WINDOW],
-                          (uint64_t)p[LD_R_RANK], (uint64_t)p[LD_R_WORLD]};
-    r->share = ld__sampler_share(&r->smp);
+    const ld_sampler smp = {in->n, (int)p[LD_R_ORDER], (uint64_t)p[LD_R_SEED],
+                            in->block ? in->block : 1, (uint64_t)p[LD_R_WINDOW],
+                            (uint64_t)p[LD_R_RANK], (uint64_t)p[LD_R_WORLD]};
+    r->epoch = (uint64_t)p[LD_R_EPOCH];
+    ld__sampler_epoch(&smp, r->epoch, &r->order);
+    r->share = ld__sampler_share(&smp);
     r->bsize = (uint64_t)p[LD_R_BATCH_SIZE];
     r->nbatches = p[LD_R_DROP_LAST] ? r->share / r->bsize
                                     : (r->share + r->bsize - 1) / r->bsize;
@@ -641,9 +643,6 @@ static int open_impl(ld_reader *r, const char *path)
     }
     r->nslots = prefetch + 1;
     r->memory = fixed + (uint64_t)r->nslots * per_batch;
-
-    /* Index of the first epoch. */
-    r->epoch = (uint64_t)p[LD_R_EPOCH];
 
     LD_TRY(alloc_ring(r, e));
     LD_CHECK(e, pthread_mutex_init(&r->mu, NULL) == 0, LD_ENOMEM, "cannot create a mutex");
@@ -724,7 +723,9 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     if (r->take == r->nbatches) {
         /* End of the epoch: every batch is finished, workers are idle. Build the next order
          * and let them start on it right away. */
-        r->epoch++; /* the workers compute the new order from it */
+        r->epoch++;
+        const ld_sampler smp = r->order.s;
+        ld__sampler_epoch(&smp, r->epoch, &r->order);
         for (int k = 0; k < r->nslots; k++)
             r->slots[k].batch = UINT64_MAX;
         r->take = r->released = r->issue_b = 0;

@@ -38,25 +38,20 @@ uint64_t ld__rng_below(ld_rng *r, uint64_t bound)
     return (uint64_t)(m >> 64);
 }
 
-typedef struct perm {
-    uint64_t n, key, mask;
-    unsigned h; /* bits per half */
-} perm;
-
-static perm perm_make(uint64_t n, uint64_t key)
+static ld_perm perm_make(uint64_t n, uint64_t key)
 {
     unsigned h = 1;
     while (h < 32 && ((uint64_t)1 << (2 * h)) < n)
         h++;
-    return (perm){n, key, ((uint64_t)1 << h) - 1, h};
+    return (ld_perm){n, key, ((uint64_t)1 << h) - 1, h};
 }
 
-static inline uint64_t round_fn(const perm *p, unsigned r, uint64_t half)
+static inline uint64_t round_fn(const ld_perm *p, unsigned r, uint64_t half)
 {
     return ld__mix64(p->key + ((half << 2) | r)) & p->mask;
 }
 
-static uint64_t encrypt(const perm *p, uint64_t x)
+static uint64_t encrypt(const ld_perm *p, uint64_t x)
 {
     uint64_t l = x >> p->h, r = x & p->mask;
     for (unsigned k = 0; k < 4; k++) {
@@ -67,7 +62,7 @@ static uint64_t encrypt(const perm *p, uint64_t x)
     return l << p->h | r;
 }
 
-static uint64_t decrypt(const perm *p, uint64_t y)
+static uint64_t decrypt(const ld_perm *p, uint64_t y)
 {
     uint64_t l = y >> p->h, r = y & p->mask;
     for (unsigned k = 4; k-- > 0;) {
@@ -79,7 +74,7 @@ static uint64_t decrypt(const perm *p, uint64_t y)
 }
 
 /* The image of x < n, and its inverse. */
-static uint64_t perm_at(const perm *p, uint64_t x)
+static uint64_t perm_at(const ld_perm *p, uint64_t x)
 {
     if (p->n < 2)
         return x;
@@ -89,7 +84,7 @@ static uint64_t perm_at(const perm *p, uint64_t x)
     return x;
 }
 
-static uint64_t perm_inv(const perm *p, uint64_t y)
+static uint64_t perm_inv(const ld_perm *p, uint64_t y)
 {
     if (p->n < 2)
         return y;
@@ -100,13 +95,13 @@ static uint64_t perm_inv(const perm *p, uint64_t y)
 }
 
 /* The sample at global position g of a block-shuffled epoch. */
-static uint64_t block_at(const ld_sampler *s, uint64_t key, uint64_t g)
+static uint64_t block_at(const ld_epoch_order *o, uint64_t g)
 {
+    const ld_sampler *s = &o->s;
     const uint64_t n = s->n, b = s->block ? s->block : 1, win = s->window ? s->window : 1;
-    const uint64_t nb = (n + b - 1) / b, last = n - (nb - 1) * b, d = b - last;
-    const perm q = perm_make(nb, ld__mix64(key ^ 1));
+    const uint64_t nb = o->perm.n, last = n - (nb - 1) * b, d = b - last;
     /* Window ws holds the short last block, d samples short; later windows start d earlier. */
-    const uint64_t pos_s = perm_inv(&q, nb - 1), ws = pos_s / win, wbytes = win * b;
+    const uint64_t ws = o->short_pos / win, wbytes = win * b;
     uint64_t j, start;
     if (g < (ws + 1) * wbytes - d) {
         j = g / wbytes;
@@ -117,12 +112,12 @@ static uint64_t block_at(const ld_sampler *s, uint64_t key, uint64_t g)
     }
     const uint64_t cnt = nb - j * win < win ? nb - j * win : win;
     const uint64_t size = cnt * b - (j == ws ? d : 0);
-    const perm w = perm_make(size, ld__mix64(key ^ (j * 0xD1B54A32D192ED03ull + 2)));
+    const ld_perm w = perm_make(size, ld__mix64(o->key ^ (j * 0xD1B54A32D192ED03ull + 2)));
     const uint64_t t = perm_at(&w, g - start);
     /* Position t inside the window -> (block m of the window, offset). */
     uint64_t m = t / b, off = t % b;
     if (j == ws) {
-        const uint64_t ms = pos_s - j * win;
+        const uint64_t ms = o->short_pos - j * win;
         if (t >= ms * b + last) {
             m = ms + 1 + (t - ms * b - last) / b;
             off = (t - ms * b - last) % b;
@@ -131,18 +126,29 @@ static uint64_t block_at(const ld_sampler *s, uint64_t key, uint64_t g)
             off = t - ms * b;
         }
     }
-    return perm_at(&q, j * win + m) * b + off;
+    return perm_at(&o->perm, j * win + m) * b + off;
 }
 
-uint64_t ld__sampler_at(const ld_sampler *s, uint64_t epoch, uint64_t k)
+void ld__sampler_epoch(const ld_sampler *s, uint64_t epoch, ld_epoch_order *o)
 {
+    *o = (ld_epoch_order){.s = *s};
+    o->key = ld__mix64(ld__mix64(s->seed ^ 0x5A3C1E7Du) + epoch);
+    if (s->order == LD_ORDER_SHUFFLE) {
+        o->perm = perm_make(s->n, o->key);
+    } else if (s->order == LD_ORDER_BLOCK_SHUFFLE && s->n >= 2) {
+        const uint64_t b = s->block ? s->block : 1, nb = (s->n + b - 1) / b;
+        o->perm = perm_make(nb, ld__mix64(o->key ^ 1));
+        o->short_pos = perm_inv(&o->perm, nb - 1);
+    }
+}
+
+uint64_t ld__sampler_at(const ld_epoch_order *o, uint64_t k)
+{
+    const ld_sampler *s = &o->s;
     const uint64_t g = s->rank * ld__sampler_share(s) + k;
     if (s->order == LD_ORDER_SEQUENTIAL || s->n < 2)
         return g;
-    const uint64_t key = ld__mix64(ld__mix64(s->seed ^ 0x5A3C1E7Du) + epoch);
-    if (s->order == LD_ORDER_SHUFFLE) {
-        const perm p = perm_make(s->n, key);
-        return perm_at(&p, g);
-    }
-    return block_at(s, key, g);
+    if (s->order == LD_ORDER_SHUFFLE)
+        return perm_at(&o->perm, g);
+    return block_at(o, g);
 }

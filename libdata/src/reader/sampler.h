@@ -23,10 +23,26 @@ static inline uint64_t ld__sampler_share(const ld_sampler *s)
     return s->n / s->world;
 }
 
-/* The sample at position k (0 <= k < share) of this rank's order in `epoch`. O(1) time and
- * memory: the shuffles are keyed bijections evaluated per position (see sampler.c), never a
- * materialized permutation, so nothing in the reader grows with the dataset. */
-uint64_t ld__sampler_at(const ld_sampler *s, uint64_t epoch, uint64_t k);
+/* A keyed bijection of [0, n) (see sampler.c). */
+typedef struct ld_perm {
+    uint64_t n, key, mask;
+    unsigned h; /* bits per half */
+} ld_perm;
+
+/* One epoch's order: what every position of it needs, computed once per epoch. */
+typedef struct ld_epoch_order {
+    ld_sampler s;
+    uint64_t key;
+    ld_perm perm;       /* shuffle: of the samples; block shuffle: of the blocks */
+    uint64_t short_pos; /* block shuffle: where the short last block went in `perm` */
+} ld_epoch_order;
+
+void ld__sampler_epoch(const ld_sampler *s, uint64_t epoch, ld_epoch_order *o);
+
+/* The sample at position k (0 <= k < share) of this rank's order. O(1) time and memory: the
+ * shuffles are keyed bijections evaluated per position (see sampler.c), never a materialized
+ * permutation, so nothing in the reader grows with the dataset. */
+uint64_t ld__sampler_at(const ld_epoch_order *o, uint64_t k);
 
 /* splitmix64 finalizer: a good 64-bit mix, used to derive independent streams. */
 static inline uint64_t ld__mix64(uint64_t x)
