@@ -96,7 +96,8 @@ char *ld__strdup(const char *s);
 /* Interleaved 3-channel rows -> three planes: plane p of the oh x ow output (dst, planes
  * oh * ow bytes apart) takes channel ch[p] of the source, whose row y starts at
  * src + y * sy; mirror = 1 reverses each row. SSSE3 when the CPU has it (16 pixels per step;
- * the scalar loop needs three strided byte loads per pixel: 46 vs 12 us per 224x224 image). */
+ * the scalar loop needs three strided byte loads per pixel: 46-84 vs 10-12 us per 224x224
+ * image, bench/kernel_rate.c). */
 void ld__deinterleave3(const uint8_t *src, size_t sy, int oh, int ow, const int ch[3],
                        int mirror, uint8_t *dst);
 

@@ -230,8 +230,9 @@ static inline void h_rgb_sse2(const uint8_t *p, const int16_t *w, int count, uin
 }
 
 /* Wider kernels chosen at run time (__builtin_cpu_supports): SSSE3 for the horizontal RGB
- * pass, AVX2 for the vertical pass. Measured 500x375 -> 224x224 RGB: 485 -> 335 us. */
-#if defined(__GNUC__)
+ * pass, AVX2 for the vertical pass. 500x375 -> 224x224 RGB takes 1.5-1.9x less time than
+ * with SSE2 alone (bench/kernel_rate.c, built with and without -DLD_NO_X86_DISPATCH). */
+#if defined(__GNUC__) && !defined(LD_NO_X86_DISPATCH) /* -DLD_NO_X86_DISPATCH: SSE2 only */
 #include <tmmintrin.h>
 #define LD_X86_DISPATCH 1
 /* The same sum, four taps per step (SSSE3 when the CPU has it): one 16-byte load holds

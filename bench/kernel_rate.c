@@ -1,0 +1,65 @@
+/*
+ * Per-image cost of the pixel kernels the converter and the reader run for every sample:
+ * the resampler (500x375 -> 224x224 RGB, Lanczos-3) and the interleaved -> planar copy
+ * (224x224x3). Not built by default. Build twice, with and without the run-time SSSE3/AVX2
+ * kernels, and compare (from the source root):
+ *
+ *   src="bench/kernel_rate.c libdata/src/resize/resample.c libdata/src/resize/geometry.c \
+ *        libdata/src/common/ld_common.c libdata/src/common/ld_pixels.c"
+ *   cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -Ilibdata/include -Ilibdata/src $src -lm \
+ *      -o /tmp/kernel_rate
+ *   cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -DLD_NO_X86_DISPATCH -Ilibdata/include \
+ *      -Ilibdata/src $src -lm -o /tmp/kernel_rate_sse2
+ *   /tmp/kernel_rate; /tmp/kernel_rate_sse2
+ *
+ * The image is synthetic (a smooth pattern): these kernels' cost does not depend on content.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "libdata/convert.h"
+#include "resize/resize.h"
+
+#define REPS 2000
+
+int main(void)
+{
+    ld_image src = {0}, dst = {0};
+    ld_err e;
+    if (ld__image_alloc(&src, 500, 375, 3) != LD_OK)
+        return 1;
+    for (size_t i = 0; i < (size_t)500 * 375 * 3; i++)
+        src.px[i] = (uint8_t)(i * 7 + (i >> 9));
+    ld_resizer *r = ld__resizer_create();
+    const ld_geometry g = {.mode = LD_RESIZE_SQUASH, .w = 224, .h = 224};
+    if (!r || ld__resize(r, &src, &g, &dst, &e) != LD_OK) /* warm-up: scratch, coefficients */
+        return 1;
+    double best = 1e9;
+    for (int round = 0; round < 3; round++) {
+        const double t0 = ld__now();
+        for (int i = 0; i < REPS; i++)
+            ld__resize(r, &src, &g, &dst, &e);
+        const double t = (ld__now() - t0) / REPS;
+        best = t < best ? t : best;
+    }
+    printf("resize 500x375 -> 224x224 RGB: %6.1f us\n", best * 1e6);
+
+    uint8_t *planes = malloc((size_t)224 * 224 * 3);
+    if (!planes)
+        return 1;
+    const int ch[3] = {2, 1, 0};
+    best = 1e9;
+    for (int round = 0; round < 3; round++) {
+        const double t0 = ld__now();
+        for (int i = 0; i < REPS * 10; i++)
+            ld__deinterleave3(dst.px, (size_t)224 * 3, 224, 224, ch, i & 1, planes);
+        const double t = (ld__now() - t0) / (REPS * 10);
+        best = t < best ? t : best;
+    }
+    printf("interleaved -> planar 224x224x3: %6.1f us\n", best * 1e6);
+    free(planes);
+    ld__image_free(&dst);
+    ld__image_free(&src);
+    ld__resizer_free(r);
+    return 0;
+}
