@@ -7,31 +7,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test_tmp.h"
 #include "libdata/convert.h"
 
-static char tmp[256];
-
-static void make_tmp(void)
-{
-    snprintf(tmp, sizeof tmp, "/tmp/ld_test_convert_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
-}
-
-static void rm_tmp(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(convert, .init = make_tmp, .fini = rm_tmp, .timeout = 120);
+TestSuite(convert, .init = ld_tmp_make, .fini = ld_tmp_remove, .timeout = 120);
 
 static char *path_in_tmp(const char *name)
 {
     static char p[2][512];
     static int k;
     k ^= 1;
-    snprintf(p[k], sizeof p[k], "%s/%s", tmp, name);
+    snprintf(p[k], sizeof p[k], "%s/%s", ld_tmp, name);
     return p[k];
 }
 
@@ -97,7 +83,7 @@ Test(convert, output_is_byte_identical_for_any_thread_count)
                      ld_convert_errmsg(c));
         ld_convert_free(c);
     }
-    cr_assert_eq(run_cmd("cmp -s %s/j1.h5 %s/j2.h5", tmp, tmp), 0, "outputs differ");
+    cr_assert_eq(run_cmd("cmp -s %s/j1.h5 %s/j2.h5", ld_tmp, ld_tmp), 0, "outputs differ");
 }
 
 Test(convert, jpeg_storage_decodes_back_to_the_images)
@@ -147,8 +133,8 @@ static void make_bad_tree(void)
                          "%s/bad/a/ && cp %s/photos/p02.jpg %s/bad/b/ && "
                          ": > %s/bad/a/empty.jpg && echo hello > %s/bad/b/text.png && "
                          "head -c 3000 %s/photos/p03.jpg > %s/bad/b/trunc.jpg",
-                         tmp, tmp, LD_TEST_DATA, LD_TEST_DATA, tmp, LD_TEST_DATA, tmp, tmp, tmp,
-                         LD_TEST_DATA, tmp),
+                         ld_tmp, ld_tmp, LD_TEST_DATA, LD_TEST_DATA, ld_tmp, LD_TEST_DATA, ld_tmp, ld_tmp, ld_tmp,
+                         LD_TEST_DATA, ld_tmp),
                  0);
 }
 
@@ -257,7 +243,7 @@ Test(convert, mean_file_of_a_converted_dataset_matches_numpy)
     int channels = 0;
     char *msg = NULL;
     char proto[600];
-    snprintf(proto, sizeof proto, "%s/m.binaryproto", tmp);
+    snprintf(proto, sizeof proto, "%s/m.binaryproto", ld_tmp);
     int rc = ld_compute_mean(out, proto, means, &channels, &msg);
     cr_assert_eq(rc, LD_OK, "%s", msg ? msg : "");
     cr_assert_eq(channels, 3);

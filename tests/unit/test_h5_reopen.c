@@ -14,31 +14,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test_tmp.h"
 #include "store/writer.h"
 
 #define CHECK_PY LD_PYTHON " " LD_SOURCE_DIR "/tests/python/check_h5.py"
 
-static char tmpdir[256];
 static const char *const classes[] = {"bird", "car", "cat"};
 
-static void mk_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ld_test_h5r_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
-}
-
-static void rm_tmp(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(h5_reopen, .init = mk_tmp, .fini = rm_tmp, .timeout = 120);
+TestSuite(h5_reopen, .init = ld_tmp_make, .fini = ld_tmp_remove, .timeout = 120);
 
 static void tpath(char *out, size_t cap, const char *name)
 {
-    snprintf(out, cap, "%s/%s", tmpdir, name);
+    snprintf(out, cap, "%s/%s", ld_tmp, name);
 }
 
 #define SIDE 150
@@ -112,7 +99,7 @@ Test(h5_reopen, split_files_each_count_their_own_chunks)
     write_raw(p, 600, 300 * SAMPLE_BYTES, &files);
     cr_assert_eq(files, 2, "%llu files", (unsigned long long)files);
     for (int f = 0; f < 2; f++) {
-        snprintf(cmd, sizeof cmd, CHECK_PY " raw '%s/parts-%05d.h5' 300 3 %d %d --first %d", tmpdir,
+        snprintf(cmd, sizeof cmd, CHECK_PY " raw '%s/parts-%05d.h5' 300 3 %d %d --first %d", ld_tmp,
                  f, SIDE, SIDE, f * 300);
         cr_assert_eq(run(cmd), 0, "h5py check failed: %s", cmd);
     }

@@ -10,34 +10,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test_tmp.h"
 #include "store/writer.h"
 
 #define CHECK_PY LD_PYTHON " " LD_SOURCE_DIR "/tests/python/check_h5.py"
 
-static char tmpdir[256];
 static const char *const classes[] = {"bird", "car", "cat"};
 
-static void mk_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ld_test_h5w_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
-}
-
-static void rm_tmp(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(h5_write, .init = mk_tmp, .fini = rm_tmp, .timeout = 120);
+TestSuite(h5_write, .init = ld_tmp_make, .fini = ld_tmp_remove, .timeout = 120);
 
 static char *tpath(const char *name)
 {
     static char buf[4][512];
     static int k;
     char *p = buf[k++ % 4];
-    snprintf(p, 512, "%s/%s", tmpdir, name);
+    snprintf(p, 512, "%s/%s", ld_tmp, name);
     return p;
 }
 
@@ -165,7 +152,7 @@ Test(h5_write, raw_file_reads_back_in_h5py_with_chunks_and_attributes)
     snprintf(arg, sizeof arg, "%s 200 3 64 64", p);
     cr_assert_eq(run(CHECK_PY " raw %s", arg), 0, "h5py check failed for %s", p);
     cr_assert_eq(run("h5dump -H '%s' > /dev/null", p), 0, "h5dump -H failed on %s", p);
-    cr_assert_eq(dir_entries(tmpdir), 1, "temporary left beside the output");
+    cr_assert_eq(dir_entries(ld_tmp), 1, "temporary left beside the output");
 }
 
 Test(h5_write, small_samples_fill_one_partial_chunk)
@@ -232,8 +219,8 @@ Test(h5_write, split_writes_numbered_files_and_a_caffe_list)
     char arg[600];
     snprintf(arg, sizeof arg, "%s 50 100000 3 64 64", tpath("parts.txt"));
     cr_assert_eq(run(CHECK_PY " split %s > /dev/null", arg), 0, "split check failed");
-    cr_assert_eq(dir_entries(tmpdir), 8, "7 files + list expected, found %d entries",
-                 dir_entries(tmpdir));
+    cr_assert_eq(dir_entries(ld_tmp), 8, "7 files + list expected, found %d entries",
+                 dir_entries(ld_tmp));
 
     ld_buf out = {0};
     ld_err e = {0};
@@ -254,7 +241,7 @@ Test(h5_write, encoded_split_restarts_offsets_in_each_file)
     snprintf(arg, sizeof arg, "%s 40 200000", tpath("encparts.txt"));
     cr_assert_eq(run(CHECK_PY " split-encoded %s > /dev/null", arg), 0, "split check failed");
     cr_assert_eq(access(tpath("encparts-00000.h5"), F_OK), 0, "first part missing");
-    cr_assert_eq((uint64_t)dir_entries(tmpdir), files + 1, "files + list expected");
+    cr_assert_eq((uint64_t)dir_entries(ld_tmp), files + 1, "files + list expected");
 }
 
 Test(h5_write, many_class_names_fit_in_the_attributes)
@@ -326,7 +313,7 @@ Test(h5_write, raw_shape_mismatch_names_the_file_and_suggests_resize)
     cr_assert_not_null(strstr(e.msg, "--resize"), "%s", e.msg);
     cr_assert_not_null(strstr(e.msg, "--quality"), "%s", e.msg);
     wr->vt->free(wr);
-    cr_assert_eq(dir_entries(tmpdir), 0, "free without finish left files behind");
+    cr_assert_eq(dir_entries(ld_tmp), 0, "free without finish left files behind");
 }
 
 Test(h5_write, free_without_finish_leaves_nothing)
@@ -342,10 +329,10 @@ Test(h5_write, free_without_finish_leaves_nothing)
         ld_sample s = {px, sizeof px, 3, 64, 64, 0, "x.jpg"};
         cr_assert_eq(wr->vt->add(wr, &s, &e), LD_OK, "%s", e.msg);
     }
-    cr_assert_gt(dir_entries(tmpdir), 0, "temporaries should exist while writing");
+    cr_assert_gt(dir_entries(ld_tmp), 0, "temporaries should exist while writing");
     wr->vt->free(wr);
-    cr_assert_eq(dir_entries(tmpdir), 0, "free without finish left %d entries",
-                 dir_entries(tmpdir));
+    cr_assert_eq(dir_entries(ld_tmp), 0, "free without finish left %d entries",
+                 dir_entries(ld_tmp));
 }
 
 Test(h5_write, describe_reports_count_shape_and_classes)

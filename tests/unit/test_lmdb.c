@@ -8,29 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test_tmp.h"
 #include "store/lmdb_store.h"
 #include "store/mean.h"
 #include "store/store.h"
 #include "store/writer.h"
 
-static char dir[256];
 static ld_err err;
 
-static void mk_tmpdir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/ld_lmdb_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void rm_tmpdir(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cleanup of %s failed\n", dir);
-}
-
-TestSuite(lmdb, .init = mk_tmpdir, .fini = rm_tmpdir, .timeout = 120);
+TestSuite(lmdb, .init = ld_tmp_make, .fini = ld_tmp_remove, .timeout = 120);
 
 static int run(const char *fmt, ...)
 {
@@ -115,17 +101,17 @@ static int count_entries(const char *d)
 Test(lmdb, raw_database_reads_back_in_python_lmdb_and_protobuf)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/out.lmdb", dir);
+    snprintf(db, sizeof db, "%s/out.lmdb", ld_tmp);
     cr_assert_eq(write_db(db, 0, 25, 16, 20, 1), LD_OK, "%s", err.msg);
     cr_assert_eq(run("%s %s/tests/python/lmdb_check_written.py %s raw 25 16 20", LD_PYTHON,
                      LD_SOURCE_DIR, db), 0, "python cross-check failed");
-    cr_assert_eq(count_entries(dir), 1, "temporary left behind");
+    cr_assert_eq(count_entries(ld_tmp), 1, "temporary left behind");
 }
 
 Test(lmdb, encoded_database_reads_back_in_python_lmdb_and_protobuf)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/enc.lmdb", dir);
+    snprintf(db, sizeof db, "%s/enc.lmdb", ld_tmp);
     cr_assert_eq(write_db(db, 1, 12, 30, 40, 1), LD_OK, "%s", err.msg);
     cr_assert_eq(run("%s %s/tests/python/lmdb_check_written.py %s encoded 12 30 40", LD_PYTHON,
                      LD_SOURCE_DIR, db), 0, "python cross-check failed");
@@ -140,7 +126,7 @@ Test(lmdb, encoded_database_reads_back_in_python_lmdb_and_protobuf)
 Test(lmdb, store_reads_our_database_by_index_in_any_order)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/out.lmdb", dir);
+    snprintf(db, sizeof db, "%s/out.lmdb", ld_tmp);
     cr_assert_eq(write_db(db, 0, 30, 8, 6, 1), LD_OK, "%s", err.msg);
     ld_store *s;
     ld_store_ctx *cx;
@@ -179,17 +165,17 @@ Test(lmdb, store_open_rejects_what_is_not_an_lmdb)
 {
     ld_store *s = (ld_store *)1;
     char path[400];
-    cr_assert_eq(ld__lmdb_store_open(dir, NULL, &s, &err), LD_EIO, "empty dir: %s", err.msg);
+    cr_assert_eq(ld__lmdb_store_open(ld_tmp, NULL, &s, &err), LD_EIO, "empty dir: %s", err.msg);
     cr_assert_null(s);
-    cr_assert(strstr(err.msg, dir), "%s", err.msg);
-    snprintf(path, sizeof path, "%s/junk.mdb", dir);
+    cr_assert(strstr(err.msg, ld_tmp), "%s", err.msg);
+    snprintf(path, sizeof path, "%s/junk.mdb", ld_tmp);
     FILE *f = fopen(path, "wb");
     for (int i = 0; i < 20000; i++)
         fputc(i * 7, f);
     fclose(f);
     int rc = ld__lmdb_store_open(path, NULL, &s, &err);
     cr_assert_eq(rc, LD_EFORMAT, "junk file: rc %d %s", rc, err.msg);
-    snprintf(path, sizeof path, "%s/empty.lmdb", dir);
+    snprintf(path, sizeof path, "%s/empty.lmdb", ld_tmp);
     cr_assert_eq(run("%s -c 'import lmdb; lmdb.open(\"%s\").close()'", LD_PYTHON, path), 0);
     cr_assert_eq(ld__lmdb_store_open(path, NULL, &s, &err), LD_EFORMAT, "%s", err.msg);
     cr_assert(strstr(err.msg, "no records"), "%s", err.msg);
@@ -198,7 +184,7 @@ Test(lmdb, store_open_rejects_what_is_not_an_lmdb)
 Test(lmdb, map_grows_past_its_initial_size)
 {
     char db[300], path[400];
-    snprintf(db, sizeof db, "%s/big.lmdb", dir);
+    snprintf(db, sizeof db, "%s/big.lmdb", ld_tmp);
     /* 3x256x256 = 196 KiB per record, 500 records = 96 MiB > the 64 MiB starting map, all in
      * one uncommitted batch: the growth replays the batch */
     cr_assert_eq(write_db(db, 0, 500, 256, 256, 1), LD_OK, "%s", err.msg);
@@ -228,7 +214,7 @@ Test(lmdb, map_grows_past_its_initial_size)
 Test(lmdb, key_over_the_maximum_size_is_an_error_naming_the_file)
 {
     char db[300], rel[700];
-    snprintf(db, sizeof db, "%s/long.lmdb", dir);
+    snprintf(db, sizeof db, "%s/long.lmdb", ld_tmp);
     memset(rel, 'a', sizeof rel - 1);
     rel[sizeof rel - 1] = 0;
     memcpy(rel + sizeof rel - 9, "/abc.jpg", 8);
@@ -240,19 +226,19 @@ Test(lmdb, key_over_the_maximum_size_is_an_error_naming_the_file)
     cr_assert_eq(wr->vt->add(wr, &s, &err), LD_EINVAL);
     cr_assert(strstr(err.msg, "abc.jpg") && strstr(err.msg, "maximum key size"), "%s", err.msg);
     wr->vt->free(wr);
-    cr_assert_eq(count_entries(dir), 0, "something left behind");
+    cr_assert_eq(count_entries(ld_tmp), 0, "something left behind");
 }
 
 Test(lmdb, writer_errors_name_the_path_and_state)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/no/such/dir/x.lmdb", dir);
+    snprintf(db, sizeof db, "%s/no/such/dir/x.lmdb", ld_tmp);
     ld_writer_opts o = opts_for(db, 0);
     ld_writer *wr = (ld_writer *)1;
     cr_assert_eq(ld__lmdb_writer_create(&o, &wr, &err), LD_EIO);
     cr_assert_null(wr);
     cr_assert(strstr(err.msg, "no/such/dir"), "%s", err.msg);
-    snprintf(db, sizeof db, "%s/s.lmdb", dir);
+    snprintf(db, sizeof db, "%s/s.lmdb", ld_tmp);
     o = opts_for(db, 0);
     cr_assert_eq(ld__lmdb_writer_create(&o, &wr, &err), LD_OK, "%s", err.msg);
     uint8_t px[12] = {0};
@@ -271,20 +257,20 @@ Test(lmdb, writer_errors_name_the_path_and_state)
 Test(lmdb, free_without_finish_leaves_nothing)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/int.lmdb", dir);
+    snprintf(db, sizeof db, "%s/int.lmdb", ld_tmp);
     cr_assert_eq(write_db(db, 0, 1500, 4, 4, 0), LD_OK, "%s", err.msg); /* one commit done */
-    cr_assert_eq(count_entries(dir), 0, "interrupted run left files in %s", dir);
+    cr_assert_eq(count_entries(ld_tmp), 0, "interrupted run left files in %s", ld_tmp);
 }
 
 Test(lmdb, an_existing_database_is_replaced_and_other_things_are_not)
 {
     char db[300], file[300];
-    snprintf(db, sizeof db, "%s/re.lmdb", dir);
+    snprintf(db, sizeof db, "%s/re.lmdb", ld_tmp);
     cr_assert_eq(write_db(db, 0, 10, 4, 4, 1), LD_OK, "%s", err.msg);
     cr_assert_eq(write_db(db, 0, 3, 4, 4, 1), LD_OK, "%s", err.msg);
     cr_assert_eq(run("mdb_stat %s | grep -q 'Entries: 3'", db), 0, "not replaced");
-    cr_assert_eq(count_entries(dir), 1, "old database left behind");
-    snprintf(file, sizeof file, "%s/plain", dir);
+    cr_assert_eq(count_entries(ld_tmp), 1, "old database left behind");
+    snprintf(file, sizeof file, "%s/plain", ld_tmp);
     FILE *f = fopen(file, "w");
     fclose(f);
     ld_writer_opts o = opts_for(file, 0);
@@ -296,7 +282,7 @@ Test(lmdb, an_existing_database_is_replaced_and_other_things_are_not)
 Test(lmdb, store_reads_convert_imageset_raw_database_with_key_gaps)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/caffe_raw", dir);
+    snprintf(db, sizeof db, "%s/caffe_raw", ld_tmp);
     cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s raw", LD_PYTHON, LD_SOURCE_DIR,
                      db), 0);
     ld_store *s;
@@ -353,10 +339,10 @@ static void check_runs(const char *db, int h, int w, const int *ids, int mod)
 Test(lmdb, read_run_matches_read_in_both_index_modes)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/ours.lmdb", dir);
+    snprintf(db, sizeof db, "%s/ours.lmdb", ld_tmp);
     cr_assert_eq(write_db(db, 0, 12, 5, 4, 1), LD_OK, "%s", err.msg);
     check_runs(db, 5, 4, NULL, 5);
-    snprintf(db, sizeof db, "%s/caffe_raw", dir);
+    snprintf(db, sizeof db, "%s/caffe_raw", ld_tmp);
     cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s raw", LD_PYTHON, LD_SOURCE_DIR,
                      db), 0);
     const int ids[8] = {0, 1, 3, 4, 5, 7, 8, 9};
@@ -366,7 +352,7 @@ Test(lmdb, read_run_matches_read_in_both_index_modes)
 Test(lmdb, store_reads_convert_imageset_encoded_database)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/caffe_enc", dir);
+    snprintf(db, sizeof db, "%s/caffe_enc", ld_tmp);
     cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s encoded", LD_PYTHON,
                      LD_SOURCE_DIR, db), 0);
     ld_store *s;
@@ -387,7 +373,7 @@ Test(lmdb, store_reads_convert_imageset_encoded_database)
 Test(lmdb, store_reads_float_data_records_and_averages_them)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/float", dir);
+    snprintf(db, sizeof db, "%s/float", ld_tmp);
     cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s float", LD_PYTHON,
                      LD_SOURCE_DIR, db), 0);
     ld_store *s;
@@ -412,7 +398,7 @@ Test(lmdb, store_reads_float_data_records_and_averages_them)
 Test(lmdb, cursor_mode_random_access_over_many_records_is_exact)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/tiny", dir);
+    snprintf(db, sizeof db, "%s/tiny", ld_tmp);
     cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s tiny", LD_PYTHON, LD_SOURCE_DIR,
                      db), 0);
     ld_store *s;
@@ -442,7 +428,7 @@ Test(lmdb, cursor_mode_random_access_over_many_records_is_exact)
 static void bad_fixture(const char *kind, const char *expect)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/%s", dir, kind);
+    snprintf(db, sizeof db, "%s/%s", ld_tmp, kind);
     cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s %s", LD_PYTHON, LD_SOURCE_DIR,
                      db, kind), 0);
     ld_store *s;
@@ -479,7 +465,7 @@ Test(lmdb, describe_reports_entries_shape_labels_and_classes)
 {
     char db[300];
     ld_buf out = {0};
-    snprintf(db, sizeof db, "%s/d.lmdb", dir);
+    snprintf(db, sizeof db, "%s/d.lmdb", ld_tmp);
     cr_assert_eq(write_db(db, 0, 20, 6, 7, 1), LD_OK, "%s", err.msg);
     cr_assert_eq(ld__lmdb_describe(db, &out, &err), LD_OK, "%s", err.msg);
     cr_assert_eq(ld__buf_append(&out, "", 1), LD_OK);
@@ -496,7 +482,7 @@ static void check_mean(const char *db)
 {
     char mpath[400];
     ld_mean m, back;
-    snprintf(mpath, sizeof mpath, "%s/mean.binaryproto", dir);
+    snprintf(mpath, sizeof mpath, "%s/mean.binaryproto", ld_tmp);
     cr_assert_eq(ld__mean_path(db, 0, &m, &err), LD_OK, "%s", err.msg);
     cr_assert_eq(ld__mean_write(mpath, &m, &err), LD_OK, "%s", err.msg);
     cr_assert_eq(run("%s %s/tests/python/lmdb_check_mean.py %s %s", LD_PYTHON, LD_SOURCE_DIR, db,
@@ -513,7 +499,7 @@ static void check_mean(const char *db)
 Test(lmdb, mean_of_our_database_equals_numpy)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/m.lmdb", dir);
+    snprintf(db, sizeof db, "%s/m.lmdb", ld_tmp);
     cr_assert_eq(write_db(db, 0, 1200, 9, 11, 1), LD_OK, "%s", err.msg);
     check_mean(db);
 }
@@ -521,8 +507,8 @@ Test(lmdb, mean_of_our_database_equals_numpy)
 Test(lmdb, mean_of_an_hdf5_file_equals_numpy)
 {
     char h5[300], mpath[400];
-    snprintf(h5, sizeof h5, "%s/x.h5", dir);
-    snprintf(mpath, sizeof mpath, "%s/mean.binaryproto", dir);
+    snprintf(h5, sizeof h5, "%s/x.h5", ld_tmp);
+    snprintf(mpath, sizeof mpath, "%s/mean.binaryproto", ld_tmp);
     cr_assert_eq(run("%s -c 'import h5py, numpy as np; r = np.random.default_rng(1);"
                      "f = h5py.File(\"%s\", \"w\");"
                      "f[\"data\"] = r.integers(0, 256, (37, 3, 5, 6), dtype=np.uint8);"
@@ -545,7 +531,7 @@ Test(lmdb, mean_of_an_hdf5_file_equals_numpy)
 Test(lmdb, mean_of_encoded_caffe_database_equals_numpy_with_opencv)
 {
     char db[300];
-    snprintf(db, sizeof db, "%s/caffe_enc", dir);
+    snprintf(db, sizeof db, "%s/caffe_enc", ld_tmp);
     cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s encoded", LD_PYTHON,
                      LD_SOURCE_DIR, db), 0);
     check_mean(db);

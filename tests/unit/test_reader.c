@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_tmp.h"
 #include "libdata/reader.h"
 #include "reader/sampler.h"
 #include "store/mean.h"
@@ -21,22 +22,7 @@
 #define FIX LD_TEST_DATA "/reader/"
 #define DUMP LD_PYTHON " " LD_SOURCE_DIR "/tests/python/reader_dump.py"
 
-static char tmpdir[256];
-
-static void mk_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ld_reader_test_XXXXXX");
-    cr_assert(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
-}
-
-static void rm_tmp(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    cr_expect(system(cmd) == 0);
-}
-
-TestSuite(reader, .init = mk_tmp, .fini = rm_tmp, .timeout = 600);
+TestSuite(reader, .init = ld_tmp_make, .fini = ld_tmp_remove, .timeout = 600);
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -111,8 +97,8 @@ static uint8_t *dump(const char *mode, const char *file, const char *dset, const
                      size_t n, const char *extra, size_t *len)
 {
     char ip[300], op[300], cmd[2048];
-    snprintf(ip, sizeof ip, "%s/idx.bin", tmpdir);
-    snprintf(op, sizeof op, "%s/out.bin", tmpdir);
+    snprintf(ip, sizeof ip, "%s/idx.bin", ld_tmp);
+    snprintf(op, sizeof op, "%s/out.bin", ld_tmp);
     FILE *f = fopen(ip, "wb");
     cr_assert(f);
     cr_assert_eq(fwrite(idx, sizeof(uint64_t), n, f), n);
@@ -515,7 +501,7 @@ Test(reader, corrupt_missing_and_truncated_files_are_errors)
 Test(reader, a_file_truncated_while_open_gives_an_error_not_a_crash)
 {
     char path[300], cmd[700];
-    snprintf(path, sizeof path, "%s/t.h5", tmpdir);
+    snprintf(path, sizeof path, "%s/t.h5", ld_tmp);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", FIX "raw_ours.h5", path);
     cr_assert_eq(system(cmd), 0);
     int64_t kv[] = {LD_R_BATCH_SIZE, 10, LD_R_PREFETCH, 1, LD_R_THREADS, 1};
@@ -597,8 +583,8 @@ Test(reader, shuffled_epoch_of_2GiB_under_a_256MiB_address_space_limit, .timeout
     cr_assert(sb.st_size >= (off_t)2147483648LL, "big file is only %lld bytes",
               (long long)sb.st_size);
     char idxp[300], crcp[300];
-    snprintf(idxp, sizeof idxp, "%s/big_idx.bin", tmpdir);
-    snprintf(crcp, sizeof crcp, "%s/big_crc.bin", tmpdir);
+    snprintf(idxp, sizeof idxp, "%s/big_idx.bin", ld_tmp);
+    snprintf(crcp, sizeof crcp, "%s/big_crc.bin", ld_tmp);
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
@@ -671,7 +657,7 @@ Test(reader, shuffled_epoch_of_2GiB_under_a_256MiB_address_space_limit, .timeout
 Test(reader, lmdb_databases_read_through_the_same_api, .timeout = 600)
 {
     char db[300], cmd[800];
-    snprintf(db, sizeof db, "%s/tiny.lmdb", tmpdir);
+    snprintf(db, sizeof db, "%s/tiny.lmdb", ld_tmp);
     snprintf(cmd, sizeof cmd, LD_PYTHON " " LD_SOURCE_DIR "/tests/python/lmdb_make_caffe_db.py "
              "'%s' tiny", db);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
@@ -690,7 +676,7 @@ Test(reader, lmdb_databases_read_through_the_same_api, .timeout = 600)
     free_epoch(&o);
     ld_reader_free(r);
 
-    snprintf(db, sizeof db, "%s/raw.lmdb", tmpdir);
+    snprintf(db, sizeof db, "%s/raw.lmdb", ld_tmp);
     snprintf(cmd, sizeof cmd, LD_PYTHON " " LD_SOURCE_DIR "/tests/python/lmdb_make_caffe_db.py "
              "'%s' raw", db);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
@@ -713,7 +699,7 @@ Test(reader, mean_file_is_subtracted_at_the_crop_position)
 {
     /* a Caffe binaryproto mean image of the full 3x24x20 samples, written by store/mean.c */
     char mp[300];
-    snprintf(mp, sizeof mp, "%s/mean.binaryproto", tmpdir);
+    snprintf(mp, sizeof mp, "%s/mean.binaryproto", ld_tmp);
     float mean[3 * 24 * 20];
     for (int k = 0; k < 3 * 24 * 20; k++)
         mean[k] = (float)(k % 97);

@@ -8,33 +8,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test_tmp.h"
 #include "source/source.h"
 
-static char tmpdir[256];
+TestSuite(source, .init = ld_tmp_make, .fini = ld_tmp_remove, .timeout = 30);
 
-static void mk_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ld_test_source_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp: %s", strerror(errno));
-}
-
-static void rm_tmp(void)
-{
-    if (tmpdir[0]) {
-        char cmd[512];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        cr_assert_eq(system(cmd), 0);
-    }
-}
-
-TestSuite(source, .init = mk_tmp, .fini = rm_tmp, .timeout = 30);
-
-/* Create tmpdir/rel (and its parent folders) with a few bytes in it. */
+/* Create ld_tmp/rel (and its parent folders) with a few bytes in it. */
 static void touch(const char *rel)
 {
     char p[1024];
-    snprintf(p, sizeof p, "%s/%s", tmpdir, rel);
-    for (char *q = p + strlen(tmpdir) + 1; *q; q++) {
+    snprintf(p, sizeof p, "%s/%s", ld_tmp, rel);
+    for (char *q = p + strlen(ld_tmp) + 1; *q; q++) {
         if (*q == '/') {
             *q = '\0';
             mkdir(p, 0755);
@@ -50,13 +34,13 @@ static void touch(const char *rel)
 static void mkdir_rel(const char *rel)
 {
     char p[1024];
-    snprintf(p, sizeof p, "%s/%s", tmpdir, rel);
+    snprintf(p, sizeof p, "%s/%s", ld_tmp, rel);
     cr_assert_eq(mkdir(p, 0755), 0, "%s: %s", p, strerror(errno));
 }
 
 static void write_text(const char *rel, const char *text, char *path_out, size_t cap)
 {
-    snprintf(path_out, cap, "%s/%s", tmpdir, rel);
+    snprintf(path_out, cap, "%s/%s", ld_tmp, rel);
     FILE *f = fopen(path_out, "wb");
     cr_assert_not_null(f);
     fputs(text, f);
@@ -162,7 +146,7 @@ Test(source, nested_hidden_mixed_case_and_root_images)
     ld_err e = {0};
     ld_source *s = NULL;
     warns w = {0};
-    int rc = ld__source_open_dir(tmpdir, on_warn, NULL, &w, &s, &e);
+    int rc = ld__source_open_dir(ld_tmp, on_warn, NULL, &w, &s, &e);
     cr_assert_eq(rc, LD_OK, "open_dir: %s", e.msg);
     /* classes: "." for root images first, then folders by strcmp (empty ones included) */
     cr_assert_eq(ld__source_class_count(s), 4);
@@ -190,21 +174,21 @@ Test(source, symlink_loop_is_reported_and_not_followed)
     touch("c/sub/b.jpg");
     touch("real/r.png");
     char p[512], target[512];
-    snprintf(p, sizeof p, "%s/c/sub/loop", tmpdir);
+    snprintf(p, sizeof p, "%s/c/sub/loop", ld_tmp);
     cr_assert_eq(symlink("..", p), 0, "%s", strerror(errno));
-    snprintf(p, sizeof p, "%s/c/toroot", tmpdir);
-    cr_assert_eq(symlink(tmpdir, p), 0);
-    snprintf(p, sizeof p, "%s/c/linked", tmpdir);
-    snprintf(target, sizeof target, "%s/real", tmpdir);
+    snprintf(p, sizeof p, "%s/c/toroot", ld_tmp);
+    cr_assert_eq(symlink(ld_tmp, p), 0);
+    snprintf(p, sizeof p, "%s/c/linked", ld_tmp);
+    snprintf(target, sizeof target, "%s/real", ld_tmp);
     cr_assert_eq(symlink(target, p), 0); /* a symlinked folder is followed */
-    snprintf(p, sizeof p, "%s/c/link.jpg", tmpdir);
-    snprintf(target, sizeof target, "%s/real/r.png", tmpdir);
+    snprintf(p, sizeof p, "%s/c/link.jpg", ld_tmp);
+    snprintf(target, sizeof target, "%s/real/r.png", ld_tmp);
     cr_assert_eq(symlink(target, p), 0); /* a symlinked file is followed */
 
     ld_err e = {0};
     ld_source *s = NULL;
     warns w = {0};
-    int rc = ld__source_open_dir(tmpdir, on_warn, NULL, &w, &s, &e);
+    int rc = ld__source_open_dir(ld_tmp, on_warn, NULL, &w, &s, &e);
     cr_assert_eq(rc, LD_OK, "open_dir: %s", e.msg);
     cr_assert_eq(w.n, 2, "warnings: %d, last: %s", w.n, w.last);
     cr_assert(strstr(w.last, "loop"), "warning: %s", w.last);
@@ -221,16 +205,16 @@ Test(source, missing_or_non_folder_root_is_an_error)
     ld_err e = {0};
     ld_source *s = NULL;
     char p[512];
-    snprintf(p, sizeof p, "%s/nope", tmpdir);
+    snprintf(p, sizeof p, "%s/nope", ld_tmp);
     cr_assert_eq(ld__source_open_dir(p, NULL, NULL, NULL, &s, &e), LD_EIO);
     cr_assert(strstr(e.msg, "nope"), "%s", e.msg);
     cr_assert_null(s);
     touch("file.jpg");
-    snprintf(p, sizeof p, "%s/file.jpg", tmpdir);
+    snprintf(p, sizeof p, "%s/file.jpg", ld_tmp);
     cr_assert_eq(ld__source_open_dir(p, NULL, NULL, NULL, &s, &e), LD_EINVAL, "%s", e.msg);
     cr_assert(strstr(e.msg, "not a folder"), "%s", e.msg);
     cr_assert_eq(ld__source_open_list(p, NULL, NULL, NULL, &s, &e), LD_EFORMAT, "%s", e.msg);
-    snprintf(p, sizeof p, "%s/nolist.txt", tmpdir);
+    snprintf(p, sizeof p, "%s/nolist.txt", ld_tmp);
     cr_assert_eq(ld__source_open_list(p, NULL, NULL, NULL, &s, &e), LD_EIO);
     cr_assert(strstr(e.msg, "nolist.txt"), "%s", e.msg);
 }
@@ -368,7 +352,7 @@ Test(source, many_files_enumerate_in_strcmp_order)
     }
     ld_err e = {0};
     ld_source *s = NULL;
-    cr_assert_eq(ld__source_open_dir(tmpdir, NULL, NULL, NULL, &s, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_dir(ld_tmp, NULL, NULL, NULL, &s, &e), LD_OK, "%s", e.msg);
     cr_assert_eq(ld__source_count(s), 1500);
     for (size_t i = 1; i < 1500; i++)
         cr_assert_lt(strcmp(item_at(s, i - 1).rel, item_at(s, i).rel), 0);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_tmp.h"
 #include "store/writer.h"
 
 #ifdef LD_HAVE_HDF5
@@ -21,23 +22,7 @@
 #include <lmdb.h>
 #endif
 
-static char dir[256];
-
-static void mk_tmpdir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/ld_stale_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void rm_tmpdir(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cleanup of %s failed\n", dir);
-}
-
-TestSuite(stale, .init = mk_tmpdir, .fini = rm_tmpdir, .timeout = 60);
+TestSuite(stale, .init = ld_tmp_make, .fini = ld_tmp_remove, .timeout = 60);
 
 /* A pid that was just used and is gone: a child that exited and was reaped. */
 static long dead_pid(void)
@@ -52,7 +37,7 @@ static long dead_pid(void)
 
 static void path_of(char *out, size_t cap, const char *name)
 {
-    const int n = snprintf(out, cap, "%s/%s", dir, name);
+    const int n = snprintf(out, cap, "%s/%s", ld_tmp, name);
     cr_assert(n > 0 && (size_t)n < cap, "path too long: %s", name);
 }
 
