@@ -14,7 +14,21 @@ Usage: lmdb_make_caffe_db.py DB KIND
   bad-truncvarint | bad-lenpast | bad-shape | bad-hugedims | bad-wiretype
            3 records; "00000001_bad.jpg" is malformed, the others are valid 3x2x2.
 Images are the synthetic pattern of lmdb_check_written.py with i = id.
+
+Usage: lmdb_make_caffe_db.py DB cis-MODE[,OPTION...] IMAGE...
+  What Caffe 1.0's convert_imageset writes for the image files given (line i of its list is
+  IMAGE i, label i % 5), with OpenCV, as its ReadImageToDatum does:
+  cis-raw       raw BGR CHW bytes + channels/height/width + encoded=false (CVMatToDatum)
+  cis-jpg       --encoded on .jpg files: the file bytes as they are, label, encoded=true;
+                no channels/height/width (ReadFileToDatum)
+  cis-png       --encoded --encode_type=png: cv2.imencode(".png") of the BGR image
+  options: gray (--gray: read with IMREAD_GRAYSCALE; encoded: re-encoded with
+           cv2.imencode(".jpg") as convert_imageset does when it resizes), resize=WxH
+           (--resize_width/--resize_height: cv2.resize, INTER_LINEAR; encoded: re-encoded),
+           keys=plain (keys are the file names, no "%08d_" prefix, as other tools write them;
+           default "%08d_<name>"), reverse (insert in reverse order: the key order decides).
 """
+
 import os
 import sys
 
@@ -41,7 +55,44 @@ def raw_datum(img, label):
     return d.SerializeToString()
 
 
-def main(db, kind):
+def convert_imageset(db, spec, images):
+    mode, *opts = spec.split(",")
+    opts = dict(o.split("=", 1) if "=" in o else (o, "1") for o in opts)
+    gray = "gray" in opts
+    size = tuple(int(v) for v in opts["resize"].split("x")) if "resize" in opts else None
+    env = lmdb.open(db, map_size=1 << 28)
+    order = list(range(len(images)))
+    if "reverse" in opts:
+        order.reverse()
+    with env.begin(write=True) as txn:
+        for i in order:
+            path = images[i]
+            name = os.path.basename(path)
+            img = cv2.imread(path, cv2.IMREAD_GRAYSCALE if gray else cv2.IMREAD_COLOR)
+            if size:
+                img = cv2.resize(img, size)
+            d = Datum(label=i % 5)
+            if mode == "cis-raw":
+                chw = img[None] if img.ndim == 2 else img.transpose(2, 0, 1)
+                d.channels, d.height, d.width = chw.shape
+                d.data = chw.tobytes()
+                d.encoded = False
+            elif mode == "cis-jpg" and not size and (img.ndim == 3) != gray:
+                d.data = open(path, "rb").read()  # ReadFileToDatum
+                d.encoded = True
+            elif mode in ("cis-jpg", "cis-png"):
+                d.data = cv2.imencode(".png" if mode == "cis-png" else ".jpg", img)[1].tobytes()
+                d.encoded = True
+            else:
+                sys.exit(f"unknown kind {mode}")
+            key = name if opts.get("keys") == "plain" else f"{i:08d}_{name}"
+            txn.put(key.encode(), d.SerializeToString())
+    env.close()
+
+
+def main(db, kind, *images):
+    if kind.startswith("cis-"):
+        return convert_imageset(db, kind, images)
     env = lmdb.open(db, map_size=1 << 26)
     with env.begin(write=True) as txn:
         if kind in ("raw", "encoded"):
@@ -86,4 +137,4 @@ def main(db, kind):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

@@ -21,6 +21,9 @@ typedef struct ld_img_info {
     ld_img_format format;
     int w, h;
     int orientation; /* EXIF 1..8 (1 = none) */
+    int channels;    /* 1 for a grayscale file (JPEG with one component, PNG gray or gray +
+                        alpha), else 3: what decoding without forcing gives, as OpenCV's
+                        IMREAD_ANYCOLOR (Caffe's DecodeDatumNative) does */
 } ld_img_info;
 
 typedef struct ld_decode_opts {

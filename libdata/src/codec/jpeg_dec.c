@@ -125,6 +125,7 @@ int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
     info->orientation = o;
     info->w = o >= 5 ? h : w;
     info->h = o >= 5 ? w : h;
+    info->channels = d->d.num_components == 1 ? 1 : 3;
 done:
     jpeg_abort_decompress(&d->d);
     return rc;

@@ -113,6 +113,7 @@ int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
     info->w = (int)png_get_image_width(png, pi);
     info->h = (int)png_get_image_height(png, pi);
     info->orientation = 1;
+    info->channels = png_get_color_type(png, pi) & PNG_COLOR_MASK_COLOR ? 3 : 1;
 done:
     png_destroy_read_struct(&png, &pi, NULL);
     return rc;

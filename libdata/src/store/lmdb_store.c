@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../codec/codec.h"
 #include "datum.h"
 #include "store.h"
 
@@ -516,6 +517,40 @@ fail:
     return rc;
 }
 
+/* Encoded records without a shape for every sample (no sidecar, or ours made without
+ * --resize): take the first record's, from its Datum fields when set (ours), else from its
+ * image header (convert_imageset --encoded sets neither channels nor height nor width). The
+ * channels are the sidecar's when it gave them, else the record's, else the file's own (gray
+ * JPEG/PNG: 1, else 3), which is what Caffe's DecodeDatumNative gives. */
+static int first_shape(const ld_datum *d, const char *name, ld_store_info *in, ld_err *e)
+{
+    int rc = LD_OK;
+    ld_codec *codec = NULL;
+    if (d->channels > 0 && d->height > 0 && d->width > 0) {
+        in->c = in->c > 0 ? in->c : d->channels;
+        in->h = d->height;
+        in->w = d->width;
+        in->shape_from = "the first record's Datum fields";
+        return LD_OK;
+    }
+    ld_img_info ii;
+    ld_err he = {0};
+    codec = ld__codec_create();
+    LD_CHECK(e, codec, LD_ENOMEM, "out of memory");
+    LD_CHECK(e, ld__img_info(codec, d->data, d->data_len, name, &ii, &he) == LD_OK, LD_EFORMAT,
+             "%s (the first record: its Datum has no shape, so it is read from the image "
+             "header)", he.msg);
+    LD_CHECK(e, ii.w > 0 && ii.h > 0 && ii.w <= LD_DATUM_MAX_DIM && ii.h <= LD_DATUM_MAX_DIM,
+             LD_EFORMAT, "%s: image of %dx%d pixels is not supported", name, ii.w, ii.h);
+    in->c = in->c > 0 ? in->c : ii.channels;
+    in->h = ii.h;
+    in->w = ii.w;
+    in->shape_from = "the first record's image header";
+fail:
+    ld__codec_free(codec);
+    return rc;
+}
+
 /* Fill info from the first record, the sidecar and the key scheme. */
 static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
 {
@@ -537,8 +572,11 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     if ((m = mdb_dbi_open(txn, NULL, 0, &s->dbi)) || (m = mdb_stat(txn, s->dbi, &stat)) ||
         (m = mdb_cursor_open(txn, s->dbi, &cur)))
         LD_TRY(mdb_err(e, m, s->path, "cannot open the database"));
-    LD_CHECK(e, stat.ms_entries > 0, LD_EFORMAT, "%s: the database has no records", s->path);
     in->n = stat.ms_entries;
+    in->block = 1;
+    in->how = "lmdb (empty)";
+    if (in->n == 0) /* a valid, empty database: describe says so, the reader refuses it */
+        goto fail;
     if ((m = mdb_cursor_get(cur, &k, &v, MDB_FIRST)))
         LD_TRY(mdb_err(e, m, s->path, "cannot read the first record"));
     {
@@ -564,7 +602,6 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     LD_TRY(ld__datum_decode(v.mv_data, v.mv_size, &d, &fl, name, e));
     LD_TRY(ld__datum_validate(&d, name, e));
     in->encoded = d.encoded;
-    in->block = 1;
     in->label_float = 0;
     if (!d.encoded) {
         in->c = d.channels;
@@ -602,8 +639,9 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
         const char *vc = ld__lmdb_sidecar_value(t, "channels");
         const char *vh = ld__lmdb_sidecar_value(t, "height");
         const char *vw = ld__lmdb_sidecar_value(t, "width");
-        if (d.encoded && vc && vh && vw && atoi(vh) > 0 && atoi(vw) > 0) {
+        if (d.encoded && vc && atoi(vc) > 0) /* the channels decoding should give */
             in->c = atoi(vc);
+        if (d.encoded && vc && vh && vw && atoi(vh) > 0 && atoi(vw) > 0) {
             in->h = atoi(vh);
             in->w = atoi(vw);
             in->max_pixels = (uint64_t)in->h * (uint64_t)in->w;
@@ -613,6 +651,8 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     } else {
         goto fail;
     }
+    if (d.encoded && (in->c <= 0 || in->h <= 0 || in->w <= 0))
+        LD_TRY(first_shape(&d, name, in, e));
     in->ctx_bytes = sizeof(ld_store_ctx) + (s->floats ? in->sample_bytes : 0) +
                     (s->keyed ? 0 : (size_t)LD_LMDB_CHECKPOINTS * 64);
     in->store_bytes = sizeof *s;

@@ -9,12 +9,17 @@
  * opened (read-only media, no write permission) it is opened again with MDB_NOLOCK, which is
  * safe as long as no process writes the database meanwhile.
  *
- * What open checks: at least one record; the first record parses and validates (raw:
+ * What open checks: the first record, when there is one, parses and validates (raw:
  * channels*height*width == data length, every dimension within LD_DATUM_MAX_*; encoded: has
- * bytes). That record fixes info: raw stores give every sample's shape (a raw record of a
- * different shape later is LD_EFORMAT naming its key); encoded stores give c/h/w only when our
- * sidecar says every sample has the same shape, else 0 (read() then gives each record's
- * Datum channels/height/width, 0 for convert_imageset's encoded records). dtype is U8 for
+ * bytes). An empty database opens with n = 0 (describe reports it; the reader refuses it).
+ * The first record fixes info: raw stores give every sample's shape (a raw record of a
+ * different shape later is LD_EFORMAT naming its key). Encoded stores give every sample's
+ * c/h/w when our sidecar says they share one; otherwise the first record's (info.shape_from
+ * says so): from its Datum channels/height/width when set (ours), else from its image header
+ * (convert_imageset --encoded sets none of them), with the channels of the sidecar, else of
+ * the record, else of the file (1 for a gray JPEG/PNG, else 3, as Caffe decodes them).
+ * read() gives each record's Datum channels/height/width (0 for convert_imageset's encoded
+ * records); the reader finds a record of another size when it decodes it. dtype is U8 for
  * `data` bytes and F32 for `float_data`. Order: the sidecar's channel_order; without one,
  * BGR for 3-channel raw records (convert_imageset stores OpenCV's BGR), GRAY for 1 channel,
  * RGB for encoded records (our codec decodes to RGB).

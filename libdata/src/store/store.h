@@ -48,7 +48,9 @@ typedef struct ld_store_info {
     int encoded;         /* 0: raw planar CHW pixels; 1: encoded image bytes (JPEG/PNG) */
     int dtype;           /* raw: ld_store_dtype of the pixels */
     int c, h, w;         /* raw: every sample's shape (CHW). encoded: the common decoded shape
-                            when all samples share one, else 0 (then read() gives each one's) */
+                            when all samples share one, else the first sample's when the store
+                            can tell it cheaply (see shape_from), else 0 (then read() gives
+                            each one's) */
     size_t sample_bytes; /* raw: c*h*w*element size; encoded: 0 */
     int order;           /* ld_store_order */
     int label_float;     /* 1 when the stored labels are floating point (else integers) */
@@ -72,6 +74,12 @@ typedef struct ld_store_info {
      * Caffe decodes to BGR). The reader delivers this order by default, so that a JPEG
      * dataset reads in the same order as a raw one made with the same flags. 0 = unknown. */
     int made_order;
+    /* Encoded stores whose c/h/w are not known for every sample (Caffe's convert_imageset
+     * --encoded records carry no shape): c/h/w are then the FIRST sample's, taken from its
+     * record or its image header, and this names where from, for messages ("the first
+     * record's image header"); other samples may differ in size (the reader refuses those
+     * without a crop). NULL when c/h/w hold for every sample or are 0. Static string. */
+    const char *shape_from;
 } ld_store_info;
 
 /* One sample as read. Borrowed: `data` stays valid until the next read() or ctx_free() on the
