@@ -1,10 +1,72 @@
 /* ld_describe(): find out which format a path holds and let that format describe it. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "common/ld_internal.h"
 #include "store/writer.h"
+
+#ifdef LD_HAVE_LMDB
+static int is_image_name(const char *name)
+{
+    static const char *const ext[] = {".jpg", ".jpeg", ".png"};
+    size_t n = strlen(name);
+    if (name[0] == '.')
+        return 0;
+    for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
+        size_t m = strlen(ext[k]);
+        if (n > m && strcasecmp(name + n - m, ext[k]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether a directory holds image files, at its top or one folder down (a class tree): a
+ * folder given to `info` by mistake instead of the dataset made from it. Stops at the first. */
+static int holds_images(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int found = 0;
+    if (!d)
+        return 0;
+    while (!found && (de = readdir(d)) != NULL) {
+        if (is_image_name(de->d_name)) {
+            found = 1;
+        } else if (depth > 0 && de->d_name[0] != '.') {
+            char *sub = ld__asprintf("%s/%s", dir, de->d_name);
+            struct stat st;
+            if (sub && stat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+                found = holds_images(sub, depth - 1);
+            free(sub);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* A directory is described as an LMDB database when it holds data.mdb; anything else is
+ * said plainly (a folder of images is the usual mistake: say how to convert it). */
+static int describe_dir(const char *path, ld_buf *out, ld_err *e)
+{
+    struct stat st;
+    char *mdb = ld__asprintf("%s/data.mdb", path);
+    if (!mdb)
+        return ld__err(e, LD_ENOMEM, "out of memory");
+    int has_mdb = stat(mdb, &st) == 0;
+    free(mdb);
+    if (has_mdb)
+        return ld__lmdb_describe(path, out, e);
+    if (holds_images(path, 1))
+        return ld__err(e, LD_EFORMAT, "%s: a folder of images, not a dataset: convert it "
+                       "first (e.g. `dataconv %s out.h5 --resize 224`, one sub-folder per "
+                       "class), then describe the output", path, path);
+    return ld__err(e, LD_EFORMAT, "%s: a folder that is not an LMDB database (no data.mdb "
+                   "in it) and holds no images", path);
+}
+#endif
 
 int ld_describe(const char *path, char **text)
 {
@@ -20,7 +82,7 @@ int ld_describe(const char *path, char **text)
         rc = ld__err(&e, LD_EIO, "%s: no such file or directory", path);
     } else if (S_ISDIR(st.st_mode)) {
 #ifdef LD_HAVE_LMDB
-        rc = ld__lmdb_describe(path, &out, &e);
+        rc = describe_dir(path, &out, &e);
 #else
         rc = ld__err(&e, LD_ENOTSUP, "%s: LMDB support was not built into this libdata", path);
 #endif

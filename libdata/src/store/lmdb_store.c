@@ -694,6 +694,9 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
         m = env_open(s, flags | MDB_NOLOCK);
     if (m == MDB_INVALID || m == MDB_VERSION_MISMATCH)
         LD_CHECK(e, 0, LD_EFORMAT, "%s: not an LMDB database: %s", path, mdb_strerror(m));
+    LD_CHECK(e, !(m == ENOENT && S_ISDIR(st.st_mode)), LD_EFORMAT, "%s: a folder without "
+             "data.mdb, not an LMDB database (a folder of images is converted first: `dataconv "
+             "%s OUT`)", path, path);
     if (m)
         LD_TRY(mdb_err(e, m, path, "cannot open LMDB database"));
     LD_TRY(check_file_size(s, path, e));

@@ -53,6 +53,7 @@
 #include <dirent.h>
 #include <stdarg.h>
 
+#include "../codec/codec.h"
 #include "datum.h"
 #include "lmdb_store.h"
 #include "store.h"
@@ -570,13 +571,30 @@ typedef struct scan_state {
     double lo, hi;
     int c, h, w, shapes_differ, hmin, hmax, wmin, wmax;
     char first_bad[LD_ERRMSG_MAX];
+    ld_codec *codec; /* encoded records without a shape: read from the image header */
 } scan_state;
 
-static int scan_one(void *user, uint64_t i, const ld_datum *d, const char *name, const char *bad)
+static int scan_one(void *user, uint64_t i, const ld_datum *dd, const char *name,
+                    const char *bad)
 {
     scan_state *st = user;
+    ld_datum shaped;
+    const ld_datum *d = dd;
+    ld_err he = {0};
     (void)i;
-    (void)name;
+    if (d && d->encoded && (d->height <= 0 || d->width <= 0)) {
+        ld_img_info ii; /* convert_imageset --encoded: no shape in the Datum */
+        if (ld__img_info(st->codec, d->data, d->data_len, name, &ii, &he) == LD_OK) {
+            shaped = *d;
+            shaped.channels = ii.channels;
+            shaped.height = ii.h;
+            shaped.width = ii.w;
+            d = &shaped;
+        } else {
+            d = NULL;
+            bad = he.msg;
+        }
+    }
     if (!d) {
         if (!st->bad++)
             snprintf(st->first_bad, sizeof st->first_bad, "%s", bad);
@@ -616,47 +634,69 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
     ld_store_ctx *cx = NULL;
     ld_buf side = {0};
     uint8_t *seen = NULL;
+    scan_state st = {0};
     LD_TRY(ld__lmdb_store_open(path, NULL, &s, e));
     LD_TRY(s->vt->ctx_create(s, &cx, e));
     const ld_store_info *in = &s->info;
-    LD_TRY(text(out, "format: LMDB, Caffe Datum records\npath: %s\nentries: %llu\n", path,
-                (unsigned long long)in->n));
-    if (in->encoded) {
+    LD_TRY(text(out, "format: LMDB, Caffe Datum records\npath: %s\nentries: %llu%s\n", path,
+                (unsigned long long)in->n, in->n ? "" : " (an empty database: 0 samples)"));
+    if (in->n && in->encoded) {
         ld_rec r;
         LD_TRY(s->vt->read(s, cx, 0, NULL, 0, &r, e));
         LD_TRY(text(out, "records: encoded images (first: %zu bytes, %s)\n", r.len,
                     r.len > 3 && r.data[0] == 0xff && r.data[1] == 0xd8 ? "JPEG"
                     : r.len > 3 && r.data[0] == 0x89 && r.data[1] == 'P' ? "PNG" : "unknown"));
         if (in->h > 0)
-            LD_TRY(text(out, "shape: %d x %d x %d (CHW, all records, decoded)\n", in->c, in->h,
-                        in->w));
+            LD_TRY(text(out, "shape: %d x %d x %d (CHW, %s%s)\n", in->c, in->h, in->w,
+                        in->shape_from ? "from " : "every record's, from ",
+                        in->shape_from ? in->shape_from : LD_LMDB_SIDECAR));
         else if (r.h > 0)
-            LD_TRY(text(out, "shape: %d x %d x %d (CHW, first record, decoded)\n", r.c, r.h, r.w));
-    } else {
+            LD_TRY(text(out, "shape: %d x %d x %d (CHW, the first record's Datum fields)\n",
+                        r.c, r.h, r.w));
+    } else if (in->n) {
         LD_TRY(text(out, "records: raw %s pixels, CHW\nshape: %d x %d x %d (from the first "
                     "record)\n", in->dtype == 1 ? "float32" : "uint8", in->c, in->h, in->w));
     }
     static const char *const orders[] = {"unknown", "BGR", "RGB", "GRAY"};
-    if (in->encoded)
-        LD_TRY(text(out, "channel order: stored encoded (Caffe decodes to BGR, libdata's reader "
-                         "to %s)\nindex: %s\n", orders[in->order & 3], in->how));
-    else
-        LD_TRY(text(out, "channel order: %s\nindex: %s\n", orders[in->order & 3], in->how));
+    /* What the reader delivers: for encoded records the order the database was made for
+     * (made_order, BGR for Caffe's), see reader.c; Caffe's Data layer always gives BGR. */
+    if (in->n && in->encoded && in->c == 1)
+        LD_TRY(text(out, "channel order: GRAY (1 channel after decoding)\n"));
+    else if (in->n && in->encoded && in->made_order == LD_SORDER_RGB)
+        LD_TRY(text(out, "channel order: RGB after decoding by libdata's reader (the database "
+                         "was made for RGB); Caffe's Data layer decodes to BGR\n"));
+    else if (in->n && in->encoded)
+        LD_TRY(text(out, "channel order: BGR after decoding (libdata's reader decodes to BGR, "
+                         "as Caffe's Data layer does)\n"));
+    else if (in->n)
+        LD_TRY(text(out, "channel order: %s\n", orders[in->order & 3]));
+    LD_TRY(text(out, "index: %s\n", in->how));
 
     /* labels and shapes: one cursor pass over the first records */
-    scan_state st = {0};
     st.seen = seen = calloc(65536 / 8, 1);
     LD_CHECK(e, seen, LD_ENOMEM, "out of memory");
+    st.codec = ld__codec_create();
+    LD_CHECK(e, st.codec, LD_ENOMEM, "out of memory");
     uint64_t scan = in->n < LD_LMDB_LABEL_SCAN ? in->n : LD_LMDB_LABEL_SCAN;
     LD_TRY(ld__lmdb_scan(s, scan, scan_one, &st, e));
     if (!in->encoded && st.shapes_differ)
-        LD_TRY(text(out, "shapes: vary (%d..%d x %d..%d); readers need --resize or a crop\n",
-                    st.hmin, st.hmax, st.wmin, st.wmax));
-    LD_TRY(text(out, "labels: %llu distinct in 0..65535%s, range %.0f..%.0f, in the first %llu "
-                "records%s\n", (unsigned long long)st.distinct,
-                st.other ? " (+ others outside)" : "", st.lo, st.hi,
-                (unsigned long long)st.n, in->n > scan ? " (scan capped; the rest not read)"
-                                                        : " (all)"));
+        LD_TRY(text(out, "shapes: vary (%d..%d x %d..%d): raw records of different sizes cannot "
+                    "be read; convert again with --resize\n", st.hmin, st.hmax, st.wmin,
+                    st.wmax));
+    else if (st.shapes_differ)
+        LD_TRY(text(out, "sizes: vary (%d..%d x %d..%d in the first %llu records): reading needs "
+                    "a crop no larger than the smallest (--crop WxH), or convert again with "
+                    "--resize\n", st.hmin, st.hmax, st.wmin, st.wmax,
+                    (unsigned long long)st.n));
+    else if (in->encoded && in->shape_from && st.n)
+        LD_TRY(text(out, "sizes: %s %llu records have the first one's shape\n",
+                    in->n > scan ? "the first" : "all", (unsigned long long)st.n));
+    if (in->n)
+        LD_TRY(text(out, "labels: %llu distinct in 0..65535%s, range %.0f..%.0f, in the first "
+                    "%llu records%s\n", (unsigned long long)st.distinct,
+                    st.other ? " (+ others outside)" : "", st.lo, st.hi,
+                    (unsigned long long)st.n, in->n > scan ? " (scan capped; the rest not read)"
+                                                            : " (all)"));
     if (st.bad)
         LD_TRY(text(out, "malformed: %llu records, first: %s\n", (unsigned long long)st.bad,
                     st.first_bad));
@@ -684,6 +724,7 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
     }
 fail:
     free(seen);
+    ld__codec_free(st.codec);
     ld__buf_free(&side);
     if (s) {
         s->vt->ctx_free(s, cx);
