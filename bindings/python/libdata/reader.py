@@ -17,6 +17,7 @@ The parent's reader keeps working.
 import ctypes
 import json
 import os
+import re
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -136,6 +137,17 @@ def blobproto(mean):
     return bytes(out)
 
 
+def _unescape_name(name):
+    """Undo ld_describe()'s escaping of a name (backslash, n, t, r, or xNN after a backslash, for
+    control characters and bytes that are not UTF-8): the original bytes, decoded as
+    os.fsdecode decodes file names (surrogateescape), as the LMDB sidecar's JSON gives them."""
+    raw = name.encode("utf-8", "surrogateescape")
+    simple = {b"\\": b"\\", b"n": b"\n", b"t": b"\t", b"r": b"\r"}
+    raw = re.sub(rb"\\(x[0-9a-fA-F]{2}|[\\ntr])",
+                 lambda m: simple.get(m.group(1)) or bytes([int(m.group(1)[1:], 16)]), raw)
+    return raw.decode("utf-8", "surrogateescape")
+
+
 def _classes_from_description(text):
     """Class names from ld_describe()'s text, or None when it does not list them all.
 
@@ -158,7 +170,7 @@ def _classes_from_description(text):
             if not count.strip().isdigit():
                 return None
             n = int(count)
-            names = [x.strip() for x in rest.split(",")] if rest.strip() else []
+            names = [_unescape_name(x.strip()) for x in rest.split(",")] if rest.strip() else []
             if n == 0 or len(names) != n or "..." in names:
                 return None
             return names
@@ -176,7 +188,7 @@ def _classes_from_hdf5(path):
             names = f.attrs.get("class_names")
             if names is None:
                 return None
-            return [n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n)
+            return [n.decode("utf-8", "surrogateescape") if isinstance(n, bytes) else str(n)
                     for n in names] or None
     except (OSError, ValueError, TypeError):
         return None

@@ -1,5 +1,6 @@
 /* ld_describe(): find out which format a path holds and let that format describe it. */
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -7,6 +8,37 @@
 
 #include "common/ld_internal.h"
 #include "store/writer.h"
+
+int ld__describe_escape(ld_buf *out, const char *s)
+{
+    int rc = LD_OK;
+    while (rc == LD_OK && s && *s) {
+        const unsigned char ch = (unsigned char)*s;
+        const int n = ld__utf8_seq(s);
+        char esc[8];
+        if (n > 1) { /* a well-formed multi-byte character, as is */
+            rc = ld__buf_append(out, s, (size_t)n);
+            s += n;
+            continue;
+        }
+        if (ch == '\\')
+            rc = ld__buf_append(out, "\\\\", 2);
+        else if (ch == '\n')
+            rc = ld__buf_append(out, "\\n", 2);
+        else if (ch == '\t')
+            rc = ld__buf_append(out, "\\t", 2);
+        else if (ch == '\r')
+            rc = ld__buf_append(out, "\\r", 2);
+        else if (n == 0 || ch < 0x20 || ch == 0x7f) {
+            snprintf(esc, sizeof esc, "\\x%02x", ch);
+            rc = ld__buf_append(out, esc, 4);
+        } else {
+            rc = ld__buf_append(out, s, 1);
+        }
+        s++;
+    }
+    return rc;
+}
 
 #ifdef LD_HAVE_LMDB
 static int is_image_name(const char *name)

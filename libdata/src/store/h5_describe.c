@@ -34,6 +34,14 @@ static int outf(ld_buf *out, const char *fmt, ...)
     return LD_OK;
 }
 
+/* "<label><name, escaped>\n": names (paths, attributes) may hold newlines and any bytes. */
+static int out_name(ld_buf *out, const char *label, const char *name)
+{
+    int rc = outf(out, "%s", label);
+    if (rc == LD_OK) rc = ld__describe_escape(out, name);
+    return rc == LD_OK ? outf(out, "\n") : rc;
+}
+
 /* Read a scalar string attribute (variable- or fixed-length) into buf; 0 if absent/not a string. */
 static int attr_str(hid_t loc, const char *name, char *buf, size_t cap)
 {
@@ -205,8 +213,10 @@ static int describe_classes(hid_t file, ld_buf *out)
     if (n > 0 && names && mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
         H5Tset_cset(mt, H5T_CSET_UTF8) >= 0 && H5Aread(a, mt, names) >= 0) {
         LD_TRY(outf(out, "classes: %lld:", (long long)n));
-        for (hssize_t i = 0; i < n && i < 20; i++)
-            LD_TRY(outf(out, "%s %s", i ? "," : "", names[i] ? names[i] : ""));
+        for (hssize_t i = 0; i < n && i < 20; i++) {
+            LD_TRY(outf(out, "%s ", i ? "," : ""));
+            LD_TRY(ld__describe_escape(out, names[i] ? names[i] : ""));
+        }
         LD_TRY(outf(out, "%s\n", n > 20 ? ", ..." : ""));
     } else if (n == 0) {
         LD_TRY(outf(out, "classes: none recorded\n"));
@@ -285,8 +295,8 @@ static int describe_ours(hid_t f, ld_buf *out)
         LD_TRY(outf(out, "settings: resize %s %lldx%lld, %s\n", s, rw, rh, qs));
     else
         LD_TRY(outf(out, "settings: no resize, %s\n", qs));
-    if (attr_str(f, LD_H5_ATTR_SOURCE, s, sizeof s) && s[0]) LD_TRY(outf(out, "source: %s\n", s));
-    if (attr_str(f, LD_H5_ATTR_NOTE, s, sizeof s) && s[0]) LD_TRY(outf(out, "note: %s\n", s));
+    if (attr_str(f, LD_H5_ATTR_SOURCE, s, sizeof s) && s[0]) LD_TRY(out_name(out, "source: ", s));
+    if (attr_str(f, LD_H5_ATTR_NOTE, s, sizeof s) && s[0]) LD_TRY(out_name(out, "note: ", s));
     if (attr_str(f, LD_H5_ATTR_TOOL_VERSION, s, sizeof s))
         LD_TRY(outf(out, "tool version: libdata %s\n", s));
 fail:
@@ -330,7 +340,7 @@ static int describe_file(const char *path, ld_buf *out, ld_err *e)
     char fmt[64];
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
-    LD_TRY(outf(out, "file: %s\n", path));
+    LD_TRY(out_name(out, "file: ", path));
     if (attr_str(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) && strcmp(fmt, LD_H5_FORMAT_NAME) == 0) {
         LD_TRY(describe_ours(f, out));
     } else {
@@ -358,8 +368,8 @@ static int describe_list(const char *path, ld_buf *out, ld_err *e)
     long long total = 0;
     FILE *fp = fopen(path, "rb");
     LD_CHECK(e, fp, LD_EIO, "%s: cannot open: %s", path, strerror(errno));
-    LD_TRY(
-        outf(out, "file: %s\nformat: list of HDF5 files (Caffe HDF5Data source)\nfiles:\n", path));
+    LD_TRY(out_name(out, "file: ", path));
+    LD_TRY(outf(out, "format: list of HDF5 files (Caffe HDF5Data source)\nfiles:\n"));
     while (fgets(line, sizeof line, fp)) {
         size_t n = strlen(line);
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
@@ -373,7 +383,11 @@ static int describe_list(const char *path, ld_buf *out, ld_err *e)
         }
         long long k = count_samples(f);
         H5Fclose(f);
-        if (files < 20) LD_TRY(outf(out, "  %s: %lld samples\n", line, k));
+        if (files < 20) {
+            LD_TRY(outf(out, "  "));
+            LD_TRY(ld__describe_escape(out, line));
+            LD_TRY(outf(out, ": %lld samples\n", k));
+        }
         files++;
         if (k > 0) total += k;
     }

@@ -638,8 +638,10 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
     LD_TRY(ld__lmdb_store_open(path, NULL, &s, e));
     LD_TRY(s->vt->ctx_create(s, &cx, e));
     const ld_store_info *in = &s->info;
-    LD_TRY(text(out, "format: LMDB, Caffe Datum records\npath: %s\nentries: %llu%s\n", path,
-                (unsigned long long)in->n, in->n ? "" : " (an empty database: 0 samples)"));
+    LD_TRY(text(out, "format: LMDB, Caffe Datum records\npath: "));
+    LD_TRY(ld__describe_escape(out, path));
+    LD_TRY(text(out, "\nentries: %llu%s\n", (unsigned long long)in->n,
+                in->n ? "" : " (an empty database: 0 samples)"));
     if (in->n && in->encoded) {
         ld_rec r;
         LD_TRY(s->vt->read(s, cx, 0, NULL, 0, &r, e));
@@ -697,9 +699,11 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
                     st.other ? " (+ others outside)" : "", st.lo, st.hi,
                     (unsigned long long)st.n, in->n > scan ? " (scan capped; the rest not read)"
                                                             : " (all)"));
-    if (st.bad)
-        LD_TRY(text(out, "malformed: %llu records, first: %s\n", (unsigned long long)st.bad,
-                    st.first_bad));
+    if (st.bad) { /* the message holds the key: a file name */
+        LD_TRY(text(out, "malformed: %llu records, first: ", (unsigned long long)st.bad));
+        LD_TRY(ld__describe_escape(out, st.first_bad));
+        LD_TRY(text(out, "\n"));
+    }
 
     rc = ld__lmdb_sidecar_read(path, &side, e);
     if (rc == LD_END) {

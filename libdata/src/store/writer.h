@@ -76,6 +76,12 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e);
  * LD_OK, LD_EIO, LD_EFORMAT (not this format / corrupt), LD_ENOMEM. */
 int ld__h5_describe(const char *path, ld_buf *out, ld_err *e);
 int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e);
+/* Append a name (file, path, class) to a description: valid UTF-8 as is, a backslash as
+ * "\\", newline/tab/CR as "\n" "\t" "\r", other control characters and bytes that are not
+ * UTF-8 as "\xNN". A name can then not break the one-item-per-line text, the text is valid
+ * UTF-8, and the bytes can be recovered (the Python bindings undo it for class names).
+ * LD_OK or LD_ENOMEM. (describe.c) */
+int ld__describe_escape(ld_buf *out, const char *s);
 
 /* Remove what killed runs left beside `final_path`: "<final>.tmp-<pid>-<hex>" files and
  * LMDB directories (see ld__temp_name) whose process is gone and which nobody holds locked.
