@@ -334,7 +334,8 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
                      (unsigned long long)i, im->w, im->h, r->xf.ow, r->xf.oh,
                      in->shape_from ? " (the size of the first sample: the images differ in "
                      "size; set a crop no larger than the smallest image, crop_w and crop_h "
-                     "(--crop WxH in dataconv), or convert with --resize)" : "");
+                     "(--crop WxH in dataconv, crop_size in Caffe), or convert with --resize)"
+                     : "");
             ld_xsrc src = {im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
         }
