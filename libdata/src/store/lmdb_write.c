@@ -616,7 +616,8 @@ static int scan_one(void *user, uint64_t i, const ld_datum *dd, const char *name
         st->c = d->channels;
         st->hmin = st->hmax = st->h = d->height;
         st->wmin = st->wmax = st->w = d->width;
-    } else if (d->channels != st->c || d->height != st->h || d->width != st->w) {
+    } else if ((!d->encoded && d->channels != st->c) || d->height != st->h ||
+               d->width != st->w) { /* encoded: the reader converts the channels */
         st->shapes_differ = 1;
     }
     st->hmin = d->height < st->hmin ? d->height : st->hmin;
