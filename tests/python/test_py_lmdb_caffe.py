@@ -147,6 +147,18 @@ def test_sizes_that_differ_need_a_crop_and_say_so(tmp_path, kind):
         y, x = (chw.shape[1] - ch) // 2, (chw.shape[2] - cw) // 2
         cropped.append((label, chw[:, y:y + ch, x:x + cw]))
     check_equal(db, cropped, crop=(cw, ch))
-    # a random crop is also inside each image: the output is some window of the source
+    # a random crop of each image, whatever its size, is a window of OpenCV's decode
     info, data, labels, idx = read_all(db, crop=(cw, ch), random_crop=True)
     assert data.shape == (len(ref), 3, ch, cw)
+    for out, (_, chw) in zip(data, ref):
+        assert is_window(out, chw), "a random crop is not a window of its image"
+
+
+def is_window(crop, src):
+    """Whether crop (C x ch x cw) equals src[:, y:y+ch, x:x+cw] for some y, x."""
+    _, ch, cw = crop.shape
+    ys, xs = src.shape[1] - ch + 1, src.shape[2] - cw + 1
+    cand = np.ones((ys, xs), bool)  # where three pixels of the crop match
+    for py, px in ((0, 0), (ch // 2, cw // 3), (ch - 1, cw - 1)):
+        cand &= np.all(src[:, py:py + ys, px:px + xs] == crop[:, py:py + 1, px:px + 1], axis=0)
+    return any(np.array_equal(src[:, y:y + ch, x:x + cw], crop) for y, x in zip(*cand.nonzero()))
