@@ -104,7 +104,8 @@ def check_equal(db, ref, **kw):
 
 @pytest.mark.parametrize("kind", ["cis-raw,resize=40x30", "cis-jpg", "cis-png",
                                   "cis-jpg,resize=40x30", "cis-jpg,gray,resize=40x30",
-                                  "cis-raw,gray,resize=40x30", "cis-jpg,keys=plain,reverse"])
+                                  "cis-png,gray", "cis-raw,gray,resize=40x30",
+                                  "cis-jpg,keys=plain,reverse"])
 def test_convert_imageset_database_reads_as_opencv_decodes_it(tmp_path, kind):
     """Same-size images: the shape comes from the records (raw) or the first record's image
     header (encoded: no channels/height/width in the Datum), the channel order is Caffe's BGR
