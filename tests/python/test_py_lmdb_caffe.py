@@ -130,6 +130,23 @@ def test_gray_jpeg_files_stored_as_they_are_read_as_one_channel(tmp_path):
     check_equal(db, ref)
 
 
+def test_gray_and_color_files_mixed_read_with_the_first_record_channels(tmp_path):
+    """A color first record, then gray JPEG files (kept as they are): every sample has 3
+    channels, the gray ones as OpenCV's IMREAD_COLOR decode gives them (gray replicated)."""
+    color = same_size()[:2]
+    gray = []
+    for k, p in enumerate(same_size()[2:4]):
+        out = str(tmp_path / f"g{k}.jpg")
+        cv2.imwrite(out, cv2.imread(p, cv2.IMREAD_GRAYSCALE))
+        gray.append(out)
+    db = make(tmp_path, "db", "cis-jpg", [color[0], gray[0], color[1], gray[1]])
+    ref = records(db)
+    assert [chw.shape[0] for _, chw in ref] == [3, 1, 3, 1]
+    as_color = [(label, chw if chw.shape[0] == 3 else np.repeat(chw, 3, axis=0))
+                for label, chw in ref]
+    check_equal(db, as_color)
+
+
 @pytest.mark.parametrize("kind", ["cis-jpg", "cis-png", "cis-jpg,keys=plain"])
 def test_sizes_that_differ_need_a_crop_and_say_so(tmp_path, kind):
     """Records of different sizes: without a crop the reader stops at the first one that differs

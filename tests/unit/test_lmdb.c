@@ -380,6 +380,38 @@ Test(lmdb, store_reads_convert_imageset_encoded_database)
     s->vt->close(s);
 }
 
+/* Open `db` made by lmdb_make_caffe_db.py KIND from photos `a` and `b` and check the shape the
+ * store reports and where it says it comes from. */
+static void check_caffe_shape(const char *kind, const char *a, const char *b, int c, int h,
+                              int w, const char *from)
+{
+    static int made; /* one database per call */
+    char db[300];
+    ld_store *s;
+    snprintf(db, sizeof db, "%s/db%d", ld_tmp, made++);
+    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py '%s' '%s' %s/photos/%s "
+                     "%s/photos/%s", LD_PYTHON, LD_SOURCE_DIR, db, kind, LD_TEST_DATA, a,
+                     LD_TEST_DATA, b), 0);
+    cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s: %s", kind, err.msg);
+    cr_assert(s->info.encoded && s->info.n == 2, "%s", kind);
+    cr_assert(s->info.c == c && s->info.h == h && s->info.w == w, "%s: %dx%dx%d", kind,
+              s->info.c, s->info.h, s->info.w);
+    cr_assert(s->info.shape_from && strstr(s->info.shape_from, from), "%s: %s", kind,
+              s->info.shape_from ? s->info.shape_from : "(null)");
+    s->vt->close(s);
+}
+
+Test(lmdb, shapeless_encoded_records_take_the_first_image_header_shape)
+{
+    /* p00 is 375 wide and 500 high, p01 500 x 375 */
+    check_caffe_shape("cis-jpg", "p00.jpg", "p01.jpg", 3, 500, 375, "image header");
+    check_caffe_shape("cis-jpg", "p01.jpg", "p00.jpg", 3, 375, 500, "image header");
+    check_caffe_shape("cis-png", "p01.jpg", "p00.jpg", 3, 375, 500, "image header");
+    check_caffe_shape("cis-jpg,gray,resize=40x30", "p00.jpg", "p01.jpg", 1, 30, 40,
+                      "image header");
+    check_caffe_shape("cis-png,gray", "p00.jpg", "p01.jpg", 1, 500, 375, "image header");
+}
+
 Test(lmdb, store_reads_float_data_records_and_averages_them)
 {
     char db[300];
