@@ -15,8 +15,10 @@ import ctypes
 import ctypes.util
 import glob
 import os
+import signal
 import threading
 import weakref
+from contextlib import contextmanager
 
 # The major version these bindings were written for; a library with another major version
 # has an incompatible ABI (styled on PyTurboJPEG refusing libraries that lack tj3Init).
@@ -262,14 +264,53 @@ def _check_version():
 _check_version()
 
 
-def weak_callback(cfunctype, obj, method, dead_result):
-    """A ctypes callback calling obj.method(...) through a weak reference to obj."""
+def weak_callback(cfunctype, obj, method, dead_result, error_result=None):
+    """A ctypes callback calling obj.method(...) through a weak reference to obj.
+
+    No exception may leave a ctypes callback: ctypes would print "Exception ignored on calling
+    ctypes callback function" and hand C an unspecified return value. An exception raised in
+    the call (also one raised by a signal handler at its first instruction) is given to
+    obj._callback_raised(exc), to be re-raised after the C call returns, and C gets
+    error_result (for a progress callback: nonzero = cancel)."""
     ref = weakref.ref(obj)
 
     def call(*args):
-        o = ref()
-        return dead_result if o is None else getattr(o, method)(*args)
+        try:
+            o = ref()
+            return dead_result if o is None else getattr(o, method)(*args)
+        except BaseException as exc:
+            o = ref()
+            if o is not None:
+                o._callback_raised(exc)
+            return error_result
     return cfunctype(call)
+
+
+@contextmanager
+def sigint_deferred():
+    """While a long C call runs, turn Ctrl-C (SIGINT) into a flag instead of an exception.
+
+    Python's default SIGINT handler raises KeyboardInterrupt at whatever Python instruction
+    runs next, which during a C call is inside a ctypes callback, possibly before any `try`
+    of ours. With Python's default handler in place (and only on the main thread, where
+    handlers live), this installs one that records the signal; the callbacks poll
+    `flag.is_set()`, cancel the C call, and the caller raises KeyboardInterrupt after it
+    returns. A handler the program installed itself is left alone. Yields the flag."""
+    flag = threading.Event()
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield flag
+        return
+
+    def on_sigint(signum, frame):
+        if flag.is_set():  # a second Ctrl-C while the call winds down: the usual behaviour
+            raise KeyboardInterrupt
+        flag.set()
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def check_int64(v, what):

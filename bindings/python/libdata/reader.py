@@ -412,6 +412,10 @@ class Reader:
             if self._log_error is None:
                 self._log_error = exc
 
+    def _callback_raised(self, exc):
+        if self._log_error is None:
+            self._log_error = exc
+
     def _raise_log_error(self):
         exc, self._log_error = self._log_error, None
         if exc is not None:
