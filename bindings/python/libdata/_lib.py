@@ -1,9 +1,14 @@
 """Loading libdata.so and declaring its C API for ctypes.
 
 The library is looked for, in order, at:
-  1. $LIBDATA_LIBRARY (a path to the shared library: what the build tree's tests use),
+  1. $LIBDATA_LIBRARY (a path to the shared library: what the build tree's tests use); when
+     set, nothing else is tried,
   2. the package folder (a libdata.so* copied next to this file by a packager),
-  3. ctypes.util.find_library("data") (an installed library: /usr/lib, ld.so.conf, ...).
+  3. the dynamic loader's search for libdata.so.<major> (LD_LIBRARY_PATH, ld.so.cache: an
+     install to /usr/local after ldconfig), then ctypes.util.find_library("data"),
+  4. the lib folders of install prefixes: that of a `dataconv` on PATH (PREFIX/bin ->
+     PREFIX/lib), sys.prefix (a venv used as the prefix), ~/.local, /usr/local.
+When none loads, ImportError says how to install or name it.
 
 Every function gets its argtypes/restype once, here. Functions that return a status get an
 errcheck that turns `rc < 0` into LibdataError carrying the handle's detailed message; positive
@@ -123,7 +128,37 @@ class ParamDesc(ctypes.Structure):
 
 # ---- finding and loading the library --------------------------------------------------------
 
+def _soname():
+    return f"libdata.so.{ABI_MAJOR}"
+
+
+def _prefix_libdirs():
+    """lib folders of prefixes where `cmake --install build --prefix P` may have put the
+    library: the prefix of a dataconv on PATH, this Python's prefix (a venv used as the install
+    prefix), ~/.local and /usr/local."""
+    prefixes = []
+    import shutil
+    import sys
+    exe = shutil.which("dataconv")
+    if exe:
+        prefixes.append(os.path.dirname(os.path.dirname(os.path.realpath(exe))))
+    prefixes += [sys.prefix, os.path.expanduser("~/.local"), "/usr/local"]
+    dirs = []
+    for p in prefixes:
+        for sub in ("lib", "lib64", os.path.join("lib", _multiarch())):
+            d = os.path.join(p, sub)
+            if d not in dirs:
+                dirs.append(d)
+    return dirs
+
+
+def _multiarch():
+    import sys
+    return getattr(sys.implementation, "_multiarch", "") or ""
+
+
 def _candidates():
+    """(paths to try in order, explicit?)."""
     env = os.environ.get("LIBDATA_LIBRARY")
     if env:
         # An explicit choice is final: silently falling back to another copy would hide
@@ -133,9 +168,16 @@ def _candidates():
     found = sorted(glob.glob(os.path.join(here, "libdata.so*")) +
                    glob.glob(os.path.join(here, "libdata*.dylib")) +
                    glob.glob(os.path.join(here, "data.dll")))
+    # The dynamic loader's own search (LD_LIBRARY_PATH, ld.so.cache after ldconfig, ...).
+    found.append(_soname())
     sys_lib = ctypes.util.find_library("data")
     if sys_lib:
         found.append(sys_lib)
+    for d in _prefix_libdirs():
+        for name in (_soname(), "libdata.dylib"):
+            f = os.path.join(d, name)
+            if os.path.exists(f) and f not in found:
+                found.append(f)
     return found, False
 
 
@@ -150,10 +192,17 @@ def _load():
             if explicit:
                 break
     if explicit:
-        hint = "LIBDATA_LIBRARY is set but the library cannot be loaded"
+        hint = ("LIBDATA_LIBRARY is set but the library cannot be loaded: point it at the "
+                "libdata shared library (in a build tree: build/libdata.so), or unset it to "
+                "search the usual places")
     else:
-        hint = ("libdata shared library not found: set LIBDATA_LIBRARY to the path of "
-                "libdata.so, or install it where the dynamic loader finds it")
+        hint = (f"the libdata C library ({_soname()}) was not found. The Python package needs "
+                "it installed or named. Do one of:\n"
+                "  - install it: cmake --install build --prefix ~/.local (or /usr/local, then run "
+                "ldconfig as root)\n"
+                "  - name it: export LIBDATA_LIBRARY=/path/to/build/libdata.so\n"
+                "Looked in: this package's folder, the dynamic loader's path, "
+                + ", ".join(_prefix_libdirs()))
     raise ImportError(hint + ("\n  " + "\n  ".join(errors) if errors else ""))
 
 
