@@ -248,3 +248,5 @@ def test_dataset_pickles_outside_a_worker_start(h5):
     ds.set_epoch(4)
     copy = pickle.loads(pickle.dumps(ds))
     assert copy.epoch == 4
+    ds.epoch = 1  # the attribute form sets it too
+    assert ds.epoch == 1 and copy.epoch == 4  # the pickled copy is independent

@@ -88,6 +88,10 @@ class Dataset(IterableDataset):
         """The epoch the next pass (iter()) reads, unless set_epoch() changes it."""
         return self._counter.next_epoch()
 
+    @epoch.setter
+    def epoch(self, epoch):
+        self._counter.set(epoch)
+
     def set_epoch(self, epoch):
         """Make the next pass read `epoch` (then epoch + 1, ...), also in persistent workers."""
         self._counter.set(epoch)
