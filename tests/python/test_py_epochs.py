@@ -39,7 +39,7 @@ def h5(tmp_path_factory):
 
 
 def epoch_order(r):
-    """The dataset indices of one `for` loop over r, checking content against nothing."""
+    """The dataset indices of one `for` loop over r, in delivery order."""
     idx = []
     for _ in r:
         idx += r.indices.tolist()
@@ -140,7 +140,9 @@ MODES = [
 
 
 def loader_order(loader, stop_after=None):
-    """Indices of one pass, sorted per worker-interleaved order as delivered."""
+    """Indices of one pass over a DataLoader in delivery order (workers' batches arrive in a
+    fixed round-robin order, so this is reproducible); stop_after: break after that many
+    batches."""
     idx = []
     for n, (_, _, i) in enumerate(loader):
         idx += i.tolist()
