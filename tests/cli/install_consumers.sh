@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the build into a temporary prefix, then build and run the C examples against it
-# twice: with pkg-config (shared) and with CMake's find_package (shared and static).
+# twice: with pkg-config (shared) and with CMake's find_package (shared and static); and a
+# consumer that also calls find_package(HDF5) and links HDF5 itself.
 set -euo pipefail
 : "${BUILD_DIR:?}" "${SRC:?}"
 if ldd "$BUILD_DIR/libdata.so" | grep -E 'libasan|libtsan|libubsan' >/dev/null; then
@@ -10,6 +11,14 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$BUILD_DIR" --prefix "$tmp/prefix" >/dev/null
+# The installed dataconv finds the installed libdata.so.0 by its RUNPATH ($ORIGIN/../lib),
+# without LD_LIBRARY_PATH or ldconfig (issue 12 item 9: it failed to start).
+if [ -x "$tmp/prefix/bin/dataconv" ]; then
+    (unset LD_LIBRARY_PATH; "$tmp/prefix/bin/dataconv" --version) > "$tmp/version.txt" 2>&1 \
+        || { cat "$tmp/version.txt" >&2; echo "FAIL: installed dataconv does not start" >&2; exit 1; }
+    ldd "$tmp/prefix/bin/dataconv" | grep -F "$tmp/prefix/" | grep -q libdata.so \
+        || { ldd "$tmp/prefix/bin/dataconv" >&2; echo "FAIL: dataconv uses another libdata" >&2; exit 1; }
+fi
 export PKG_CONFIG_PATH=$tmp/prefix/lib/pkgconfig
 echo "pkg-config: $(pkg-config --modversion libdata)"
 cc "$SRC/samples/examples/convert_folder.c" $(pkg-config --cflags --libs libdata) \
@@ -33,4 +42,46 @@ cmake --build "$tmp/consumer/b" >/dev/null
 "$tmp/consumer/b/shared_app" "$SRC/samples/images" "$tmp/b.h5" > /dev/null 2>&1
 "$tmp/consumer/b/static_app" "$tmp/b.h5" | grep "epoch 1: 5 batches, 160 samples" >/dev/null
 cmp "$tmp/a.h5" "$tmp/b.h5"
-echo "install_consumers: pkg-config and find_package (shared + static) consumers work"
+
+# A consumer that uses HDF5 itself: find_package(HDF5) first, then find_package(libdata),
+# which must not overwrite its HDF5_* variables (issue 12 item 8: it did, through
+# pkg_check_modules(HDF5 ...), and the link failed with "cannot find -lhdf5").
+mkdir "$tmp/h5consumer"
+cat > "$tmp/h5consumer/app.c" <<'C'
+#include <hdf5.h>
+#include <libdata/libdata.h>
+#include <stdio.h>
+int main(void)
+{
+    unsigned maj, min, rel;
+    if (H5get_libversion(&maj, &min, &rel) < 0)
+        return 1;
+    printf("hdf5 %u.%u.%u libdata %s\n", maj, min, rel, ld_version_string());
+    return 0;
+}
+C
+cat > "$tmp/h5consumer/CMakeLists.txt" <<'CMK'
+cmake_minimum_required(VERSION 3.21)
+project(h5consumer C)
+find_package(HDF5 REQUIRED COMPONENTS C)
+set(before "${HDF5_C_LIBRARIES}|${HDF5_LIBRARIES}|${HDF5_INCLUDE_DIRS}|${HDF5_VERSION}")
+find_package(libdata 0.1 REQUIRED)
+set(after "${HDF5_C_LIBRARIES}|${HDF5_LIBRARIES}|${HDF5_INCLUDE_DIRS}|${HDF5_VERSION}")
+if(NOT before STREQUAL after)
+  message(FATAL_ERROR "find_package(libdata) changed HDF5_*:\n  ${before}\n  ${after}")
+endif()
+add_executable(app app.c)
+target_include_directories(app PRIVATE ${HDF5_INCLUDE_DIRS})
+target_link_libraries(app PRIVATE ${HDF5_C_LIBRARIES} libdata::libdata)
+add_executable(app_static app.c)
+target_include_directories(app_static PRIVATE ${HDF5_INCLUDE_DIRS})
+target_link_libraries(app_static PRIVATE ${HDF5_C_LIBRARIES} libdata::libdata_static)
+CMK
+cmake -S "$tmp/h5consumer" -B "$tmp/h5consumer/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+    > "$tmp/h5consumer.log" 2>&1 || { cat "$tmp/h5consumer.log" >&2; echo "FAIL: configure" >&2; exit 1; }
+cmake --build "$tmp/h5consumer/b" > "$tmp/h5consumer.log" 2>&1 \
+    || { cat "$tmp/h5consumer.log" >&2; echo "FAIL: build with find_package(HDF5)" >&2; exit 1; }
+"$tmp/h5consumer/b/app" | grep -E "^hdf5 [0-9.]+ libdata 0\." >/dev/null
+"$tmp/h5consumer/b/app_static" | grep -E "^hdf5 [0-9.]+ libdata 0\." >/dev/null
+echo "install_consumers: pkg-config and find_package (shared + static) consumers work," \
+     "also next to the consumer's own find_package(HDF5)"

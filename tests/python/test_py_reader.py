@@ -478,9 +478,11 @@ def test_reader_opened_in_a_forked_child_works_and_parent_keeps_working(h5):
 
         status, err = run_in_child(child)
         assert status == 0, f"child failed (status {status}):\n{err}"
-        # The parent's reader is intact: finish its epoch and check the content.
+        # The parent's reader is intact: finish its epoch and check the content
+        # (next_batch() continues the epoch; a `for` loop would start the next one).
         count = len(first)
-        for d, l in parent:
+        while (batch := parent.next_batch()) is not None:
+            d, l = batch
             assert np.array_equal(d, ref["data"][parent.indices])
             count += len(l)
         assert count == n

@@ -1,9 +1,14 @@
 """Loading libdata.so and declaring its C API for ctypes.
 
 The library is looked for, in order, at:
-  1. $LIBDATA_LIBRARY (a path to the shared library: what the build tree's tests use),
+  1. $LIBDATA_LIBRARY (a path to the shared library: what the build tree's tests use); when
+     set, nothing else is tried,
   2. the package folder (a libdata.so* copied next to this file by a packager),
-  3. ctypes.util.find_library("data") (an installed library: /usr/lib, ld.so.conf, ...).
+  3. the dynamic loader's search for libdata.so.<major> (LD_LIBRARY_PATH, ld.so.cache: an
+     install to /usr/local after ldconfig), then ctypes.util.find_library("data"),
+  4. the lib folders of install prefixes: that of a `dataconv` on PATH (PREFIX/bin ->
+     PREFIX/lib), sys.prefix (a venv used as the prefix), ~/.local, /usr/local.
+When none loads, ImportError says how to install or name it.
 
 Every function gets its argtypes/restype once, here. Functions that return a status get an
 errcheck that turns `rc < 0` into LibdataError carrying the handle's detailed message; positive
@@ -15,8 +20,10 @@ import ctypes
 import ctypes.util
 import glob
 import os
+import signal
 import threading
 import weakref
+from contextlib import contextmanager
 
 # The major version these bindings were written for; a library with another major version
 # has an incompatible ABI (styled on PyTurboJPEG refusing libraries that lack tj3Init).
@@ -121,7 +128,37 @@ class ParamDesc(ctypes.Structure):
 
 # ---- finding and loading the library --------------------------------------------------------
 
+def _soname():
+    return f"libdata.so.{ABI_MAJOR}"
+
+
+def _prefix_libdirs():
+    """lib folders of prefixes where `cmake --install build --prefix P` may have put the
+    library: the prefix of a dataconv on PATH, this Python's prefix (a venv used as the install
+    prefix), ~/.local and /usr/local."""
+    prefixes = []
+    import shutil
+    import sys
+    exe = shutil.which("dataconv")
+    if exe:
+        prefixes.append(os.path.dirname(os.path.dirname(os.path.realpath(exe))))
+    prefixes += [sys.prefix, os.path.expanduser("~/.local"), "/usr/local"]
+    dirs = []
+    for p in prefixes:
+        for sub in ("lib", "lib64", os.path.join("lib", _multiarch())):
+            d = os.path.join(p, sub)
+            if d not in dirs:
+                dirs.append(d)
+    return dirs
+
+
+def _multiarch():
+    import sys
+    return getattr(sys.implementation, "_multiarch", "") or ""
+
+
 def _candidates():
+    """(paths to try in order, explicit?)."""
     env = os.environ.get("LIBDATA_LIBRARY")
     if env:
         # An explicit choice is final: silently falling back to another copy would hide
@@ -131,9 +168,16 @@ def _candidates():
     found = sorted(glob.glob(os.path.join(here, "libdata.so*")) +
                    glob.glob(os.path.join(here, "libdata*.dylib")) +
                    glob.glob(os.path.join(here, "data.dll")))
+    # The dynamic loader's own search (LD_LIBRARY_PATH, ld.so.cache after ldconfig, ...).
+    found.append(_soname())
     sys_lib = ctypes.util.find_library("data")
     if sys_lib:
         found.append(sys_lib)
+    for d in _prefix_libdirs():
+        for name in (_soname(), "libdata.dylib"):
+            f = os.path.join(d, name)
+            if os.path.exists(f) and f not in found:
+                found.append(f)
     return found, False
 
 
@@ -148,10 +192,17 @@ def _load():
             if explicit:
                 break
     if explicit:
-        hint = "LIBDATA_LIBRARY is set but the library cannot be loaded"
+        hint = ("LIBDATA_LIBRARY is set but the library cannot be loaded: point it at the "
+                "libdata shared library (in a build tree: build/libdata.so), or unset it to "
+                "search the usual places")
     else:
-        hint = ("libdata shared library not found: set LIBDATA_LIBRARY to the path of "
-                "libdata.so, or install it where the dynamic loader finds it")
+        hint = (f"the libdata C library ({_soname()}) was not found. The Python package needs "
+                "it installed or named. Do one of:\n"
+                "  - install it: cmake --install build --prefix ~/.local (or /usr/local, then run "
+                "ldconfig as root)\n"
+                "  - name it: export LIBDATA_LIBRARY=/path/to/build/libdata.so\n"
+                "Looked in: this package's folder, the dynamic loader's path, "
+                + ", ".join(_prefix_libdirs()))
     raise ImportError(hint + ("\n  " + "\n  ".join(errors) if errors else ""))
 
 
@@ -262,14 +313,53 @@ def _check_version():
 _check_version()
 
 
-def weak_callback(cfunctype, obj, method, dead_result):
-    """A ctypes callback calling obj.method(...) through a weak reference to obj."""
+def weak_callback(cfunctype, obj, method, dead_result, error_result=None):
+    """A ctypes callback calling obj.method(...) through a weak reference to obj.
+
+    No exception may leave a ctypes callback: ctypes would print "Exception ignored on calling
+    ctypes callback function" and hand C an unspecified return value. An exception raised in
+    the call (also one raised by a signal handler at its first instruction) is given to
+    obj._callback_raised(exc), to be re-raised after the C call returns, and C gets
+    error_result (for a progress callback: nonzero = cancel)."""
     ref = weakref.ref(obj)
 
     def call(*args):
-        o = ref()
-        return dead_result if o is None else getattr(o, method)(*args)
+        try:
+            o = ref()
+            return dead_result if o is None else getattr(o, method)(*args)
+        except BaseException as exc:
+            o = ref()
+            if o is not None:
+                o._callback_raised(exc)
+            return error_result
     return cfunctype(call)
+
+
+@contextmanager
+def sigint_deferred():
+    """While a long C call runs, turn Ctrl-C (SIGINT) into a flag instead of an exception.
+
+    Python's default SIGINT handler raises KeyboardInterrupt at whatever Python instruction
+    runs next, which during a C call is inside a ctypes callback, possibly before any `try`
+    of ours. With Python's default handler in place (and only on the main thread, where
+    handlers live), this installs one that records the signal; the callbacks poll
+    `flag.is_set()`, cancel the C call, and the caller raises KeyboardInterrupt after it
+    returns. A handler the program installed itself is left alone. Yields the flag."""
+    flag = threading.Event()
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield flag
+        return
+
+    def on_sigint(signum, frame):
+        if flag.is_set():  # a second Ctrl-C while the call winds down: the usual behaviour
+            raise KeyboardInterrupt
+        flag.set()
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def check_int64(v, what):

@@ -135,6 +135,7 @@ class Converter:
         self._user_progress = progress
         self._warnings = []
         self._cb_error = None
+        self._sigint = None  # the flag of sigint_deferred() while run() is in the library
         h = api.ld_convert_create()
         if not h:
             raise LibdataError(_lib.LD_ENOMEM, None, "ld_convert_create: out of memory")
@@ -209,9 +210,15 @@ class Converter:
             if self._cb_error is None:
                 self._cb_error = exc
 
+    def _callback_raised(self, exc):
+        if self._cb_error is None:
+            self._cb_error = exc
+
     def _on_progress(self, user, p):
         if self._cb_error is not None:
             return 1
+        if self._sigint is not None and self._sigint.is_set():
+            return 1  # Ctrl-C: cancel; run() raises KeyboardInterrupt
         if self._user_progress is None:
             return 0
         try:
@@ -318,20 +325,32 @@ class Converter:
     # -- running ---------------------------------------------------------------------------
     def run(self, src, out):
         """Convert `src` into `out`; returns a ConvertSummary. Raises LibdataError on failure
-        (the output name is then left untouched), or the exception a callback raised."""
+        (the output name is then left untouched), or the exception a callback raised.
+        Ctrl-C (SIGINT) cancels the run: the library removes its temporary output and
+        KeyboardInterrupt is raised once it has returned."""
         bsrc, bout = _lib.fsencode(src, "src"), _lib.fsencode(out, "out")
         self._handle()
         self._warnings = []
         self._cb_error = None
         try:
-            with self._calling() as h:
-                api.ld_convert_run(h, bsrc, bout)
+            with _lib.sigint_deferred() as sigint:
+                self._sigint = sigint
+                try:
+                    with self._calling() as h:
+                        api.ld_convert_run(h, bsrc, bout)
+                finally:
+                    self._sigint = None
         except LibdataError:
+            if sigint.is_set():
+                raise KeyboardInterrupt from None  # the library cancelled and cleaned up
             if self._cb_error is not None:
                 raise self._cb_error
             raise
         if self._cb_error is not None:
             raise self._cb_error
+        if sigint.is_set():
+            # Ctrl-C came too late to cancel: the output is complete and published.
+            raise KeyboardInterrupt
         return self.summary(out)
 
     def summary(self, out=""):

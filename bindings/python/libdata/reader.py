@@ -7,6 +7,11 @@
             for data, labels in r:        # one `for` loop = one epoch
                 ...                       # data: (n, C, H, W) float32, labels: (n,) int32
 
+Epochs: each iter() (each `for` loop) starts a new epoch. A loop left with `break` in epoch e
+does not resume e: the next loop gets epoch e + 1 from its first batch, exactly the batches an
+uninterrupted run gives in epoch e + 1 (the same as Reader(..., epoch=e + 1)). next_batch()
+is the lower-level call that continues the current epoch until it returns None.
+
 Batches are NumPy copies by default. With copy=False they are read-only views of the
 reader's own buffer, valid only until the next batch is taken (as in C): copy what you keep.
 
@@ -213,6 +218,8 @@ class Reader:
       channel_order  "BGR" | "RGB" | None (as stored); swap: reverse channels unconditionally
       memory_budget  bytes the reader may use (prefetch is reduced to fit)
       epoch          the epoch to start at (resume); data_name, label_name: HDF5 dataset names
+                     (each iter() starts a new epoch, also after a `break`: see the module
+                     docstring)
       copy           True (default): batches are copies; False: read-only views valid until
                      the next batch
       log            callable(level, message) for the library's messages during open/next
@@ -287,7 +294,7 @@ class Reader:
             strs.append((LD_R_LABEL_NAME, str(label_name).encode()))
         if scale is not None:
             strs.append((LD_R_SCALE, _float_str(scale, "scale").encode()))
-        mean_tmp = None
+        mean_blob = None
         if mean is not None:
             if isinstance(mean, (str, bytes, os.PathLike)):
                 strs.append((LD_R_MEAN_FILE, _lib.fsencode(mean, "mean")))
@@ -300,31 +307,43 @@ class Reader:
                     strs.append((LD_R_MEAN_VALUES,
                                  ",".join(repr(float(v)) for v in arr).encode()))
                 else:
-                    # The C API takes a mean image as a file: write one for open() to read.
-                    fd, mean_tmp = tempfile.mkstemp(suffix=".binaryproto",
-                                                    prefix="libdata-mean-")
-                    with os.fdopen(fd, "wb") as f:
-                        f.write(blobproto(arr))
-                    strs.append((LD_R_MEAN_FILE, os.fsencode(mean_tmp)))
-
-        h = api.ld_reader_create()
-        if not h:
-            if mean_tmp is not None:
-                os.unlink(mean_tmp)
-            raise LibdataError(_lib.LD_ENOMEM, None, "ld_reader_create: out of memory")
-        self._h = ctypes.c_void_p(h)
+                    mean_blob = blobproto(arr)  # written to a file at each open
+        # Everything open needs again when iter() restarts the reader at a new epoch.
+        self._open_args = (bpath, ints, strs, mean_blob)
+        self._mid_epoch = False  # a batch of the current epoch was taken, its end not seen
+        self._generation = 0     # bumped when a restart ends the iterators of the old epoch
         # Keep the CFUNCTYPE object alive as long as the handle may call it (the owner holds
         # it). It reaches the reader through a weak reference: no reference cycle, so a
         # dropped Reader is freed at once.
         self._log_cb = _lib.weak_callback(_lib.LOG_FN, self, "_on_log", None) if log else None
+        self._owner = None
+        self._open(self._epoch)
+
+    def _open(self, epoch):
+        """Create and open a C reader starting at `epoch` with the options given to
+        __init__ (the C reader's epoch is fixed at open: restarting mid-epoch means a new
+        handle). Closes the reader on failure."""
+        bpath, ints, strs, mean_blob = self._open_args
+        mean_tmp = None
+        h = api.ld_reader_create()
+        if not h:
+            self.close()
+            raise LibdataError(_lib.LD_ENOMEM, None, "ld_reader_create: out of memory")
+        self._h = ctypes.c_void_p(h)
         self._owner = _Owner(self._h, self._log_cb)
         try:
+            if mean_blob is not None:
+                # The C API takes a mean image as a file: write one for open() to read.
+                fd, mean_tmp = tempfile.mkstemp(suffix=".binaryproto", prefix="libdata-mean-")
+                with os.fdopen(fd, "wb") as f:
+                    f.write(mean_blob)
+                strs = strs + [(LD_R_MEAN_FILE, os.fsencode(mean_tmp))]
             with self._calling() as hh:
                 if self._log_cb is not None:
                     api.ld_reader_set_log(hh, self._log_cb, None)
                 for name, value in ints:
                     pid = _R[name] if isinstance(name, str) else name
-                    api.ld_reader_set(hh, pid, value)
+                    api.ld_reader_set(hh, pid, epoch if name == "epoch" else value)
                 for pid, value in strs:
                     api.ld_reader_set_str(hh, pid, value)
                 api.ld_reader_open(hh, bpath)
@@ -335,6 +354,8 @@ class Reader:
         finally:
             if mean_tmp is not None:
                 os.unlink(mean_tmp)
+        self._epoch = epoch
+        self._mid_epoch = False
 
     # -- lifetime --------------------------------------------------------------------------
     def close(self):
@@ -403,6 +424,10 @@ class Reader:
             if self._log_error is None:
                 self._log_error = exc
 
+    def _callback_raised(self, exc):
+        if self._log_error is None:
+            self._log_error = exc
+
     def _raise_log_error(self):
         exc, self._log_error = self._log_error, None
         if exc is not None:
@@ -465,7 +490,8 @@ class Reader:
 
     @property
     def epoch(self):
-        """The epoch the next batch belongs to."""
+        """The epoch the next batch of next_batch() belongs to (after a `break` in epoch e
+        this is still e; the next `for` loop starts e + 1)."""
         return self._epoch
 
     # -- batches ---------------------------------------------------------------------------
@@ -476,9 +502,11 @@ class Reader:
             rc = api.ld_reader_next(h, ctypes.byref(self._batch))
             if rc == _lib.LD_END:
                 self._epoch += 1
+                self._mid_epoch = False
                 batch = None
             else:
                 batch = self._take(self._batch.contents)
+                self._mid_epoch = True
         self._raise_log_error()
         return batch
 
@@ -502,7 +530,23 @@ class Reader:
         return data, labels
 
     def __iter__(self):
+        """Start an epoch: each iter() (each `for` loop) begins a new epoch. After a full
+        epoch that is simply the next one; after a `break` (or next_batch() calls) in epoch e
+        the rest of e is dropped and the loop gets epoch e + 1 from its first batch (the
+        reader is reopened there: its prefetched batches of e are discarded). An iterator
+        of the dropped epoch stops."""
         self._handle()
+        if self._mid_epoch:
+            with self._lock:
+                if self._busy:
+                    raise LibdataError(_lib.LD_ESTATE, None,
+                                       f"{self.path}: reader used from inside its own callback")
+                self._h = None
+                self._batch = ctypes.POINTER(_lib.Batch)()
+                owner, self._owner = self._owner, None
+                del owner  # frees the old reader now unless zero-copy views hold it
+                self._generation += 1
+                self._open(self._epoch + 1)
         return _EpochIter(self)
 
     def epochs(self, n=None):
@@ -518,13 +562,15 @@ class _EpochIter:
 
     def __init__(self, reader):
         self._r = reader
+        self._generation = reader._generation
         self._done = False
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        if self._done:
+        if self._done or self._generation != self._r._generation:
+            self._done = True  # a later iter() started a new epoch: this one is over
             raise StopIteration
         batch = self._r.next_batch()
         if batch is None:

@@ -64,6 +64,10 @@ int ld__png_encode(ld_codec *c, const ld_image *im, ld_buf *out, ld_err *e);
  * marker length). Returns 1..8, or 1 when absent or malformed (never reads out of bounds). */
 int ld__exif_orientation(const uint8_t *app1, size_t len);
 
+/* The same from bare TIFF data (a PNG eXIf chunk's payload). 1..8, or 1 when absent or
+ * malformed. */
+int ld__tiff_orientation(const uint8_t *tiff, size_t len);
+
 /* Apply an EXIF orientation (2..8) to `im`, using `tmp` as scratch; result in `im`. */
 int ld__image_orient(ld_image *im, int orientation, ld_image *tmp);
 

@@ -1,6 +1,7 @@
 /*
- * EXIF orientation: just enough TIFF parsing to read IFD0 tag 0x0112. The input is
- * untrusted, so every offset is checked against the payload length before it is read.
+ * EXIF orientation: just enough TIFF parsing to read IFD0 tag 0x0112, from a JPEG APP1
+ * payload ("Exif\0\0" + TIFF) or a PNG eXIf chunk (TIFF alone). The input is untrusted, so
+ * every offset is checked against the payload length before it is read.
  */
 #include "codec.h"
 
@@ -21,8 +22,13 @@ int ld__exif_orientation(const uint8_t *app1, size_t len)
     if (!app1 || len < 6 + 8) return 1;
     for (int i = 0; i < 6; i++)
         if (app1[i] != hdr[i]) return 1;
-    const uint8_t *t = app1 + 6; /* TIFF header; offsets below are relative to it */
-    const size_t n = len - 6;
+    return ld__tiff_orientation(app1 + 6, len - 6);
+}
+
+int ld__tiff_orientation(const uint8_t *t, size_t n)
+{
+    /* t: the TIFF header; offsets below are relative to it */
+    if (!t || n < 8) return 1;
     int le;
     if (t[0] == 'I' && t[1] == 'I')
         le = 1;

@@ -7,6 +7,10 @@
  * dropped (not composited), no gamma correction. Gray output of a colour PNG uses libjpeg's
  * luma formula so that it matches gray output of a JPEG.
  *
+ * EXIF orientation in an eXIf chunk is applied, as for JPEG (and as Pillow's
+ * ImageOps.exif_transpose does); the chunk is found by walking the chunk list in memory, so
+ * the header-only ld__png_info sees it too, also when it comes after the image data.
+ *
  * libpng reports errors by longjmp to the png_jmpbuf set here; the structs are made per
  * image because libpng cannot reset a read struct after an error.
  */
@@ -17,6 +21,7 @@
 #include <string.h>
 
 #include <png.h>
+#include <zlib.h>
 
 #include "codec_int.h"
 
@@ -95,6 +100,36 @@ static png_structp open_png(rd_ctx *x, const uint8_t *buf, size_t len, png_infop
     return png;
 }
 
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+/* The orientation (1..8) of the first eXIf chunk, 1 if there is none. Walks the chunks of the
+ * (untrusted) buffer with every length checked; stops at IEND or at anything malformed, and
+ * ignores a chunk whose CRC is wrong (libpng drops such an ancillary chunk too). */
+static int png_orientation(const uint8_t *buf, size_t len)
+{
+    size_t pos = 8; /* after the signature */
+    if (len < pos) return 1;
+    while (len - pos >= 12) {
+        const uint32_t n = be32(buf + pos);
+        const uint8_t *type = buf + pos + 4;
+        if (n > len - pos - 12) return 1; /* truncated or corrupt: no orientation */
+        if (memcmp(type, "IEND", 4) == 0) return 1;
+        if (memcmp(type, "eXIf", 4) == 0) {
+            const uLong crc = crc32(crc32(0L, Z_NULL, 0), type, (uInt)n + 4);
+            if (crc != be32(buf + pos + 8 + n)) return 1;
+            const uint8_t *d = buf + pos + 8;
+            /* Some writers keep the JPEG APP1 "Exif\0\0" prefix; Pillow accepts both. */
+            if (n >= 6 && memcmp(d, "Exif\0\0", 6) == 0) return ld__exif_orientation(d, n);
+            return ld__tiff_orientation(d, n);
+        }
+        pos += 12 + (size_t)n;
+    }
+    return 1;
+}
+
 int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,
                  ld_err *e)
 {
@@ -110,9 +145,10 @@ int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
     }
     png_read_info(png, pi);
     info->format = LD_IMG_PNG;
-    info->w = (int)png_get_image_width(png, pi);
-    info->h = (int)png_get_image_height(png, pi);
-    info->orientation = 1;
+    info->orientation = png_orientation(buf, len);
+    const int swap = info->orientation >= 5;
+    info->w = (int)(swap ? png_get_image_height(png, pi) : png_get_image_width(png, pi));
+    info->h = (int)(swap ? png_get_image_width(png, pi) : png_get_image_height(png, pi));
     info->channels = png_get_color_type(png, pi) & PNG_COLOR_MASK_COLOR ? 3 : 1;
 done:
     png_destroy_read_struct(&png, &pi, NULL);
@@ -176,6 +212,12 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
         const uint8_t *s = c->tmp.px;
         for (size_t i = 0; i < (size_t)w * h; i++, s += 3)
             out->px[i] = ld__luma(s[0], s[1], s[2]);
+    }
+    if (opts->apply_orientation) {
+        const int orient = png_orientation(buf, len);
+        rc = ld__image_orient(out, orient, &c->tmp);
+        LD_CHECK(e, rc == LD_OK, rc, "%s: out of memory applying EXIF orientation %d", name,
+                 orient);
     }
 fail:
     png_destroy_read_struct(&png, &pi, NULL);
