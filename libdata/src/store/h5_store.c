@@ -20,6 +20,11 @@
  * Everything else (deflate, chunks cut inside a sample, unallocated chunks, non-uint8/float32
  * pixel types) falls back to HDF5 reads of whole chunk rows into a per-context cache, under the
  * lock, with HDF5 converting the type (integers and float64 -> float32).
+ *
+ * The file is opened twice, by our open() (for pread) and by HDF5 (by name). A name renamed
+ * over in between (an atomic publish of a new version) would give chunk addresses of one file
+ * to the bytes of another, so the store checks that HDF5's descriptor is the same file as ours
+ * (device, inode, size, mtime) and starts again when it is not.
  */
 /* 64-bit off_t for pread/posix_fadvise on 32-bit machines (datasets over 2 GiB on a
  * Raspberry Pi); a no-op on 64-bit ones. Must come before any system header. */
@@ -34,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef LD_HAVE_HDF5
@@ -685,12 +691,41 @@ fail:
     return rc;
 }
 
-static int open_locked(h5_store *s, const ld_store_opts *o, ld_err *e)
+/* open_locked's answer when the name no longer refers to the file our descriptor holds. */
+#define REPLACED 2
+
+/* 1 when HDF5's own descriptor for `file` is the file `ours` describes (same device and
+ * inode, same size and modification time), 0 when not, -1 when HDF5 does not say. */
+static int same_file(hid_t file, const struct stat *ours)
+{
+    void *handle = NULL;
+    struct stat st;
+    if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || !handle ||
+        fstat(*(const int *)handle, &st) != 0)
+        return -1;
+    return st.st_dev == ours->st_dev && st.st_ino == ours->st_ino &&
+           st.st_size == ours->st_size && st.st_mtime == ours->st_mtime;
+}
+
+static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *sb, ld_err *e)
 {
     int rc = LD_OK;
     char fmt[32], storage[32], order[16];
-    s->file = H5Fopen(s->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    /* The sec2 driver explicitly: its handle is the POSIX descriptor that same_file needs. */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    LD_CHECK(e, fapl >= 0 && H5Pset_fapl_sec2(fapl) >= 0, LD_ENOMEM,
+             "%s: cannot set up HDF5 file access (out of memory?)", s->path);
+    s->file = H5Fopen(s->path, H5F_ACC_RDONLY, fapl);
     LD_CHECK(e, s->file >= 0, LD_EFORMAT, "%s: not an HDF5 file, or corrupt/truncated", s->path);
+    /* HDF5 opens the file by name again: if the name was renamed over since our open() (an
+     * atomic publish of a new version), HDF5's chunk addresses belong to another file than
+     * the one pread() reads. Both views must be one file; the caller retries otherwise. */
+    int same = same_file(s->file, sb);
+    LD_CHECK(e, same >= 0, LD_EIO, "%s: HDF5 does not give its file descriptor", s->path);
+    if (!same) {
+        rc = REPLACED;
+        goto fail;
+    }
     attr_string(s->file, LD_H5_ATTR_FORMAT, fmt, sizeof fmt);
     attr_string(s->file, LD_H5_ATTR_STORAGE, storage, sizeof storage);
     const char *dname = o && o->data_name && *o->data_name ? o->data_name : NULL;
@@ -728,10 +763,16 @@ static int open_locked(h5_store *s, const ld_store_opts *o, ld_err *e)
         s->dset = s->file = -1;
     }
 fail:
+    if (fapl >= 0)
+        H5Pclose(fapl);
     return rc;
 }
 
-int ld__h5_store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
+/* How many times a file replaced during open is opened again before giving up. */
+#define REPLACE_TRIES 20
+
+/* One attempt: LD_OK (store in *out), REPLACED, or an error. */
+static int open_once(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {
     int rc = LD_OK;
     struct stat sb;
@@ -752,14 +793,32 @@ int ld__h5_store_open(const char *path, const ld_store_opts *o, ld_store **out, 
     fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK);
     s->file_size = (uint64_t)sb.st_size;
     ld__h5_lock();
-    H5E_BEGIN_TRY { rc = open_locked(s, o, e); }
+    H5E_BEGIN_TRY { rc = open_locked(s, o, &sb, e); }
     H5E_END_TRY;
     ld__h5_unlock();
-    LD_TRY(rc);
+    if (rc != LD_OK)
+        goto fail;
     *out = &s->base;
     return LD_OK;
 fail:
     h5_close(s ? &s->base : NULL);
+    return rc;
+}
+
+int ld__h5_store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
+{
+    int rc = REPLACED;
+    for (int k = 0; k < REPLACE_TRIES && rc == REPLACED; k++) {
+        if (k) { /* 2 ms .. 64 ms: let the writer finish */
+            struct timespec ts = {0, 1000000L << (k < 6 ? k : 6)};
+            nanosleep(&ts, NULL);
+        }
+        rc = open_once(path, o, out, e);
+    }
+    if (rc == REPLACED)
+        rc = ld__err(e, LD_EIO, "%s: the file was replaced %d times while being opened "
+                     "(another program keeps rewriting it); open it again once it is done",
+                     path, REPLACE_TRIES);
     return rc;
 }
 
