@@ -98,6 +98,9 @@ struct ld_reader {
     ld_store *store;
     ld_epoch_order order; /* this epoch's; rebuilt between epochs, when workers are idle */
     uint64_t epoch, share, nbatches, bsize;
+    uint64_t cap;         /* samples a batch slot holds: min(bsize, share), so a batch size
+                             larger than the rank's epoch does not allocate for samples that
+                             can never come */
     ld_xform xf;
     float *mean_img;
     size_t out_bytes;   /* one output sample */
@@ -511,15 +514,15 @@ static int alloc_ring(ld_reader *r, ld_err *e)
         s->batch = UINT64_MAX;
         /* Touch every page now (calloc of a large block is lazily zero-mapped): the faults are
          * paid once at open, not during the first epoch. */
-        s->data = malloc(r->bsize * r->out_bytes);
-        s->labels = malloc(r->bsize * 4);
-        s->indices = malloc(r->bsize * sizeof(uint64_t));
+        s->data = malloc(r->cap * r->out_bytes);
+        s->labels = malloc(r->cap * 4);
+        s->indices = malloc(r->cap * sizeof(uint64_t));
         LD_CHECK(e, s->data && s->labels && s->indices, LD_ENOMEM,
                  "out of memory for batch buffer %d of %d (%zu bytes each)", k + 1, r->nslots,
-                 (size_t)(r->bsize * r->out_bytes));
-        memset(s->data, 0, r->bsize * r->out_bytes);
-        memset(s->labels, 0, r->bsize * 4);
-        memset(s->indices, 0, r->bsize * sizeof(uint64_t));
+                 (size_t)(r->cap * r->out_bytes));
+        memset(s->data, 0, r->cap * r->out_bytes);
+        memset(s->labels, 0, r->cap * 4);
+        memset(s->indices, 0, r->cap * sizeof(uint64_t));
     }
 fail:
     return rc;
@@ -607,6 +610,7 @@ static int open_impl(ld_reader *r, const char *path)
     LD_CHECK(e, r->nbatches > 0, LD_EINVAL, "%s: %llu samples per rank make no full batch of "
              "%llu (drop_last)", path, (unsigned long long)r->share,
              (unsigned long long)r->bsize);
+    r->cap = r->bsize < r->share ? r->bsize : r->share;
 
     /* Memory plan: fixed costs, then as many batch slots as the budget allows. */
     int threads = p[LD_R_THREADS] ? (int)p[LD_R_THREADS] : ld__cpu_count();
@@ -621,18 +625,18 @@ static int open_impl(ld_reader *r, const char *path)
                      (r->xf.mean_img ? (uint64_t)x->c * x->mh * x->mw * 4 : 0);
     uint64_t per_sample = r->out_bytes + 4 + 8, per_batch;
     size_t ring_bytes;
-    LD_CHECK(e, !__builtin_mul_overflow(per_sample, r->bsize, &per_batch) &&
-                    ld__mul_size((size_t)r->bsize, r->out_bytes, &ring_bytes) &&
+    LD_CHECK(e, !__builtin_mul_overflow(per_sample, r->cap, &per_batch) &&
+                    ld__mul_size((size_t)r->cap, r->out_bytes, &ring_bytes) &&
                     ld__mul_size(ring_bytes, (size_t)(p[LD_R_PREFETCH] + 1), &ring_bytes),
              LD_ELIMIT, "%s: a batch of %llu samples of %zu bytes is too large for this "
-             "machine's address space", path, (unsigned long long)r->bsize, r->out_bytes);
+             "machine's address space", path, (unsigned long long)r->cap, r->out_bytes);
     int prefetch = p[LD_R_PREFETCH] ? (int)p[LD_R_PREFETCH] : AUTO_PREFETCH;
     uint64_t budget = (uint64_t)p[LD_R_MEMORY_BUDGET];
     if (budget) {
         LD_CHECK(e, fixed < budget && (budget - fixed) / per_batch >= 1, LD_ELIMIT,
                  "%s: a batch of %llu needs %llu bytes besides %llu bytes of store and "
                  "per-thread scratch, over the memory budget of %llu bytes; the largest batch "
-                 "that fits is %llu", path, (unsigned long long)r->bsize,
+                 "that fits is %llu", path, (unsigned long long)r->cap,
                  (unsigned long long)per_batch, (unsigned long long)fixed,
                  (unsigned long long)budget,
                  (unsigned long long)(fixed < budget ? (budget - fixed) / per_sample : 0));
