@@ -102,6 +102,7 @@ struct ld_reader {
                              larger than the rank's epoch does not allocate for samples that
                              can never come */
     ld_xform xf;
+    char xf_what[96];     /* xf.what */
     float *mean_img;
     size_t out_bytes;   /* one output sample */
     size_t lab_size;
@@ -271,6 +272,31 @@ fail:
 
 /* ---- workers ------------------------------------------------------------------------------ */
 
+/* Store the label of sample i at position j of a slot, in the label dtype asked for. A label
+ * the dtype cannot hold exactly is an error, never clipped: int32 takes whole numbers in its
+ * range (not 2.5, NaN or 1e12); float32 takes integer labels up to 2^24 exactly (16777217
+ * is refused) and floating point labels rounded to float32 like any float64 -> float32
+ * conversion, except a finite value it would turn into infinity. */
+static int put_label(const ld_reader *r, void *labels, size_t j, double v, uint64_t i,
+                     ld_err *e)
+{
+    if (r->p[LD_R_LABEL_DTYPE] == LD_DTYPE_F32) {
+        const float f = (float)v;
+        if (isfinite(v) && (!isfinite(f) || (!r->store->info.label_float && (double)f != v)))
+            return ld__err(e, LD_EINVAL, "sample %llu: label %.17g does not fit float32 "
+                           "exactly (float32 holds whole numbers up to 16777216); read labels "
+                           "as int32 (label_dtype int32)", (unsigned long long)i, v);
+        ((float *)labels)[j] = f;
+    } else {
+        if (!(v >= (double)INT32_MIN && v <= (double)INT32_MAX && v == floor(v)))
+            return ld__err(e, LD_EINVAL, "sample %llu: label %.17g is not a whole number in "
+                           "the int32 range; read labels as float32 (label_dtype float32)",
+                           (unsigned long long)i, v);
+        ((int32_t *)labels)[j] = (int32_t)v;
+    }
+    return LD_OK;
+}
+
 /* Fill samples [j0, j1) of batch b into slot sl. */
 static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, size_t j1)
 {
@@ -300,10 +326,7 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             LD_TRY(st->vt->read_run(st, w->cx, i, run, out, w->labels, &w->err));
             for (size_t k = 0; k < run; k++) {
                 sl->indices[j + k] = i + k;
-                if (r->p[LD_R_LABEL_DTYPE] == LD_DTYPE_F32)
-                    ((float *)sl->labels)[j + k] = (float)w->labels[k];
-                else
-                    ((int32_t *)sl->labels)[j + k] = (int32_t)w->labels[k];
+                LD_TRY(put_label(r, sl->labels, j + k, w->labels[k], i + k, &w->err));
             }
             j += run - 1;
             continue;
@@ -342,10 +365,7 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             ld_xsrc src = {im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
         }
-        if (r->p[LD_R_LABEL_DTYPE] == LD_DTYPE_F32)
-            ((float *)sl->labels)[j] = (float)rec.label;
-        else
-            ((int32_t *)sl->labels)[j] = (int32_t)rec.label;
+        LD_TRY(put_label(r, sl->labels, j, rec.label, i, &w->err));
     }
 fail:
     if (rc < 0 && !strstr(w->err.msg, "sample")) {
@@ -565,6 +585,13 @@ static int open_impl(ld_reader *r, const char *path)
     x->mirror = (int)p[LD_R_MIRROR];
     x->seed = (uint64_t)p[LD_R_SEED];
     x->scale = r->scale;
+    if (in->how && strstr(in->how, "lmdb")) {
+        snprintf(r->xf_what, sizeof r->xf_what, "its Datum float_data");
+    } else {
+        const char *dn = r->str[LD_R_DATA_NAME - LD_R_DATA_NAME];
+        snprintf(r->xf_what, sizeof r->xf_what, "dataset '/%s'", dn && *dn ? dn : "data");
+    }
+    x->what = r->xf_what;
     r->out_order = in->order == LD_SORDER_BGR ? LD_ORDER_BGR
                    : in->order == LD_SORDER_RGB ? LD_ORDER_RGB : -1;
     if (p[LD_R_CHANNEL_ORDER] < 0 && in->c == 3 && in->encoded &&

@@ -22,10 +22,6 @@ void ld__xform_init(ld_xform *x, int sh, int sw)
                x->ow == sw && !x->mean_vals && !x->mean_img && x->scale == 1.0f;
 }
 
-static inline uint8_t clamp_u8(float v)
-{
-    return v <= 0.0f ? 0 : v >= 255.0f ? 255 : (uint8_t)lrintf(v);
-}
 
 /* One output row of one channel, NCHW (contiguous output). */
 static void row_u8_u8(uint8_t *restrict o, const uint8_t *restrict r, size_t sx, int n,
@@ -139,8 +135,18 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
                     for (int k = 0; k < ow; k++)
                         o[k * ostride] = ru[(size_t)(mirror ? ow - 1 - k : k) * s->sx];
                 } else {
-                    for (int k = 0; k < ow; k++)
-                        o[k * ostride] = clamp_u8(SRC_AT(r, 1, s->sx, mirror ? ow - 1 - k : k));
+                    /* float (or wider integer) pixels to uint8: exact or an error, never
+                     * clipped (1000 is not 255, 0.5 is not 0 or 1) */
+                    for (int k = 0; k < ow; k++) {
+                        const float v = SRC_AT(r, 1, s->sx, mirror ? ow - 1 - k : k);
+                        if (!(v >= 0.0f && v <= 255.0f && v == floorf(v)))
+                            return ld__err(e, LD_EINVAL, "sample %llu: %s holds the value %.9g, "
+                                           "which uint8 output cannot hold (whole numbers 0 to "
+                                           "255); read pixels as float32 (dtype float32)",
+                                           (unsigned long long)index,
+                                           x->what ? x->what : "the data", (double)v);
+                        o[k * ostride] = (uint8_t)v;
+                    }
                 }
                 continue;
             }

@@ -22,6 +22,7 @@ typedef struct ld_xform {
     int mh, mw;             /* mean image size: the source size (offset with the crop) or the
                                crop size */
     float scale;
+    const char *what;       /* the stored pixels, for messages ("dataset '/data'"); borrowed */
     int plain;              /* no transform at all: the output is the stored sample (set by
                                ld__xform_init) */
 } ld_xform;
@@ -39,7 +40,9 @@ typedef struct ld_xsrc {
 } ld_xsrc;
 
 /* Transform sample `index` of `epoch` into dst (c*oh*ow elements of the output type).
- * LD_OK, or LD_EFORMAT when the source is smaller than the crop (message names the sample). */
+ * LD_OK, LD_EFORMAT when the source is smaller than the crop, or LD_EINVAL when a float
+ * source value is not a whole number in 0..255 and the output is uint8 (messages name the
+ * sample). */
 int ld__xform_apply(const ld_xform *x, const ld_xsrc *src, uint64_t epoch, uint64_t index,
                     void *dst, ld_err *e);
 

@@ -71,13 +71,22 @@ typedef struct h5_store {
     int direct;         /* 1 = pread through `map` */
     direct_map map;
     hid_t memtype;      /* fallback memory type (H5T_NATIVE_UINT8 / FLOAT), not owned */
+    hid_t dxpl;         /* fallback transfer list with conv_guard's callback, or H5P_DEFAULT */
+    /* The stored pixel type when HDF5 converts it to float32 (see conv_guard); the first
+     * value it could not convert exactly, written and read under the HDF5 lock. */
+    H5T_class_t src_class;
+    size_t src_size;
+    int src_signed;
+    int conv_hit;
+    char conv_what[80];
     uint64_t rows;      /* fallback: samples per HDF5 read (raw) */
-    int32_t *lab_i;     /* labels: one of the two */
-    float *lab_f;
+    int32_t *lab_i;     /* labels: one of the two (integers are checked to fit int32; */
+    double *lab_f;      /* floating point ones are kept as they are, float64 included) */
     uint64_t *offsets;  /* encoded: n + 1 byte offsets into /encoded */
     uint64_t enc_len;   /* encoded: bytes in /encoded */
     int enc_c, enc_h, enc_w;
     char how[96];
+    char dname[64];     /* the pixel dataset's name, for messages */
 } h5_store;
 
 struct ld_store_ctx {
@@ -168,7 +177,7 @@ static int ds_dims(hid_t d, hsize_t dims[4], int *rank)
 
 /* Read rows [first, first+count) of a dataset of `rank` dims into buf with memory type mt. */
 static herr_t read_rows(hid_t d, int rank, const hsize_t dims[4], uint64_t first, uint64_t count,
-                        hid_t mt, void *buf)
+                        hid_t mt, hid_t dxpl, void *buf)
 {
     hsize_t start[4] = {first, 0, 0, 0}, cnt[4] = {count, 0, 0, 0};
     for (int k = 1; k < rank; k++)
@@ -177,12 +186,65 @@ static herr_t read_rows(hid_t d, int rank, const hsize_t dims[4], uint64_t first
     hid_t ms = H5Screate_simple(rank, cnt, NULL);
     herr_t st = -1;
     if (fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) >= 0)
-        st = H5Dread(d, mt, ms, fs, H5P_DEFAULT, buf);
+        st = H5Dread(d, mt, ms, fs, dxpl, buf);
     if (ms >= 0)
         H5Sclose(ms);
     if (fs >= 0)
         H5Sclose(fs);
     return st;
+}
+
+/* HDF5 converts pixels of other types to float32 in fallback reads, and by default rounds an
+ * integer above 2^24 or turns a float64 beyond float32's range into infinity, silently. This
+ * callback makes such a value fail the read instead, and notes it for the message. Rounding
+ * the fraction of a float64 is accepted (that is what float32 output means), and so are
+ * infinities and NaN, which float32 holds. Called with the HDF5 lock held. */
+static H5T_conv_ret_t conv_guard(H5T_conv_except_t kind, hid_t src, hid_t dst, void *sbuf,
+                                 void *dbuf, void *user)
+{
+    h5_store *s = user;
+    (void)src;
+    (void)dst;
+    (void)dbuf;
+    if (kind != H5T_CONV_EXCEPT_RANGE_HI && kind != H5T_CONV_EXCEPT_RANGE_LOW &&
+        !(kind == H5T_CONV_EXCEPT_PRECISION && s->src_class == H5T_INTEGER))
+        return H5T_CONV_UNHANDLED;
+    if (s->src_class == H5T_INTEGER && sbuf && (s->src_size == 4 || s->src_size == 8)) {
+        /* HDF5 raises PRECISION from the span of set bits, which for negative numbers is
+         * wider than the value needs (-2^24 is exact): decide from the magnitude */
+        uint64_t m;
+        int neg = 0;
+        if (s->src_size == 8) {
+            uint64_t u;
+            memcpy(&u, sbuf, 8);
+            neg = s->src_signed && (int64_t)u < 0;
+            m = neg ? (uint64_t)0 - u : u;
+        } else {
+            uint32_t u;
+            memcpy(&u, sbuf, 4);
+            neg = s->src_signed && (int32_t)u < 0;
+            m = neg ? (uint64_t)((uint32_t)0 - u) : u;
+        }
+        if (m == 0 || (m >> __builtin_ctzll(m)) < ((uint64_t)1 << 24))
+            return H5T_CONV_UNHANDLED; /* 24 significant bits: float32 holds it exactly */
+        if (!s->conv_hit) {
+            s->conv_hit = 1;
+            snprintf(s->conv_what, sizeof s->conv_what, "the value %s%llu", neg ? "-" : "",
+                     (unsigned long long)m);
+        }
+        return H5T_CONV_ABORT;
+    }
+    if (!s->conv_hit && sbuf) {
+        s->conv_hit = 1;
+        if (s->src_class == H5T_FLOAT && s->src_size == 8) {
+            double v;
+            memcpy(&v, sbuf, 8);
+            snprintf(s->conv_what, sizeof s->conv_what, "the value %.17g", v);
+        } else {
+            snprintf(s->conv_what, sizeof s->conv_what, "a value");
+        }
+    }
+    return H5T_CONV_ABORT;
 }
 
 /* Try to build a direct map for dataset d whose logical rows are `row_bytes` bytes each.
@@ -355,7 +417,7 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
         } else if (len) {
             hsize_t dims[4] = {s->enc_len};
             ld__h5_lock();
-            H5E_BEGIN_TRY { rc = read_rows(s->dset, 1, dims, a, len, H5T_NATIVE_UINT8,
+            H5E_BEGIN_TRY { rc = read_rows(s->dset, 1, dims, a, len, H5T_NATIVE_UINT8, H5P_DEFAULT,
                                            cx->buf.p) < 0 ? -1 : 0; }
             H5E_END_TRY;
             ld__h5_unlock();
@@ -394,12 +456,23 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
         ld__h5_lock();
         H5E_BEGIN_TRY {
             if (ds_dims(s->dset, dims, &rank) == 0)
-                st2 = read_rows(s->dset, rank, dims, first, cnt, s->memtype, cx->buf.p) < 0 ? -1
-                                                                                         : 0;
+                st2 = read_rows(s->dset, rank, dims, first, cnt, s->memtype, s->dxpl,
+                                cx->buf.p) < 0 ? -1 : 0;
         }
         H5E_END_TRY;
+        char what[sizeof s->conv_what];
+        const int inexact = s->conv_hit;
+        if (inexact)
+            memcpy(what, s->conv_what, sizeof what);
+        s->conv_hit = 0;
         ld__h5_unlock();
         cx->count = 0;
+        if (st2 < 0 && inexact)
+            return ld__err(e, LD_EINVAL, "%s: samples %llu..%llu: dataset '/%s' holds %s, which "
+                           "float32 cannot hold exactly; libdata reads pixels as uint8 or "
+                           "float32 only: store the pixels as float32 (or uint8/int16/uint16)",
+                           s->path, (unsigned long long)first,
+                           (unsigned long long)(first + cnt - 1), s->dname, what);
         if (st2 < 0)
             return ld__err(e, LD_EFORMAT, "%s: samples %llu..%llu: HDF5 read failed (corrupt or "
                            "truncated file, or a filter that is not available)", s->path,
@@ -416,9 +489,11 @@ static void h5_close(ld_store *st)
     h5_store *s = (h5_store *)st;
     if (!s)
         return;
-    if (s->dset >= 0 || s->file >= 0) {
+    if (s->dset >= 0 || s->file >= 0 || s->dxpl != H5P_DEFAULT) {
         ld__h5_lock();
         H5E_BEGIN_TRY {
+            if (s->dxpl != H5P_DEFAULT && s->dxpl >= 0)
+                H5Pclose(s->dxpl);
             if (s->dset >= 0)
                 H5Dclose(s->dset);
             if (s->file >= 0)
@@ -498,40 +573,88 @@ static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,
 
 /* ---- open ---------------------------------------------------------------------------------- */
 
+/* Integer labels are read as 64-bit and must fit int32, libdata's label type: HDF5 would
+ * clip 3000000000 to 2147483647 without a word. Floating point labels are kept as doubles;
+ * the reader checks each against the label dtype it delivers. */
 static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld_err *e)
 {
     int rc = LD_OK;
     hid_t d = -1, t = -1;
     hsize_t dims[4];
     int rank = 0;
+    void *wide = NULL;
     if (!link_exists(file, name))
         return ld__err(e, LD_EFORMAT, "%s: no label dataset '/%s' (set the label dataset name)",
                        s->path, name);
     d = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, d >= 0 && ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
              "%s: cannot open label dataset '/%s'", s->path, name);
-    LD_CHECK(e, (rank == 1 || (rank == 2 && dims[1] == 1)) && dims[0] == n, LD_EFORMAT,
-             "%s: label dataset '/%s' must have shape (%llu,) (one number per sample)", s->path,
-             name, (unsigned long long)n);
+    LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] == 1), LD_EFORMAT,
+             "%s: label dataset '/%s' must have shape (N,) (one number per sample)", s->path,
+             name);
+    LD_CHECK(e, dims[0] == n, LD_EFORMAT,
+             "%s: label dataset '/%s' has %llu entries but the pixel dataset has %llu samples: "
+             "every sample needs exactly one label (the file is incomplete or was made "
+             "wrongly; rewrite it)", s->path, name, (unsigned long long)dims[0],
+             (unsigned long long)n);
     t = H5Dget_type(d);
     H5T_class_t cl = H5Tget_class(t);
     LD_CHECK(e, cl == H5T_INTEGER || cl == H5T_FLOAT, LD_EFORMAT,
              "%s: label dataset '/%s' is not numeric", s->path, name);
-    size_t bytes = (size_t)(n ? n : 1) * 4;
+    const int is_unsigned = cl == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_NONE;
+    wide = malloc((size_t)(n ? n : 1) * 8);
     if (cl == H5T_FLOAT) {
-        s->lab_f = malloc(bytes);
+        s->lab_f = wide;
+        wide = NULL;
         s->base.info.label_float = 1;
     } else {
-        s->lab_i = malloc(bytes);
+        s->lab_i = malloc((size_t)(n ? n : 1) * 4);
     }
-    LD_CHECK(e, s->lab_f || s->lab_i, LD_ENOMEM, "%s: out of memory for %llu labels", s->path,
-             (unsigned long long)n);
+    LD_CHECK(e, (s->lab_f || wide) && (s->lab_f || s->lab_i), LD_ENOMEM,
+             "%s: out of memory for %llu labels", s->path, (unsigned long long)n);
+    hid_t mt = s->lab_f ? H5T_NATIVE_DOUBLE : is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
     if (n)
-        LD_CHECK(e, H5Dread(d, s->lab_f ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32, H5S_ALL, H5S_ALL,
-                            H5P_DEFAULT, s->lab_f ? (void *)s->lab_f : (void *)s->lab_i) >= 0,
+        LD_CHECK(e, H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                            s->lab_f ? (void *)s->lab_f : wide) >= 0,
                  LD_EFORMAT, "%s: cannot read labels '/%s' (corrupt?)", s->path, name);
-    s->base.info.store_bytes += bytes;
+    if (s->lab_i) {
+        /* every label must fit: report the whole range so the user sees what the file holds */
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        uint64_t bad = UINT64_MAX, uhi = 0;
+        for (uint64_t k = 0; k < n; k++) {
+            if (is_unsigned) {
+                uint64_t v = ((const uint64_t *)wide)[k];
+                uhi = v > uhi ? v : uhi;
+                if (v > INT32_MAX && bad == UINT64_MAX)
+                    bad = k;
+                s->lab_i[k] = (int32_t)(v <= INT32_MAX ? v : 0);
+                lo = (int64_t)(v < (uint64_t)lo ? v : (uint64_t)lo);
+            } else {
+                int64_t v = ((const int64_t *)wide)[k];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+                if ((v > INT32_MAX || v < INT32_MIN) && bad == UINT64_MAX)
+                    bad = k;
+                s->lab_i[k] = (int32_t)(v <= INT32_MAX && v >= INT32_MIN ? v : 0);
+            }
+        }
+        if (bad != UINT64_MAX) {
+            char range[64];
+            if (is_unsigned)
+                snprintf(range, sizeof range, "%lld to %llu", (long long)lo,
+                         (unsigned long long)uhi);
+            else
+                snprintf(range, sizeof range, "%lld to %lld", (long long)lo, (long long)hi);
+            rc = ld__err(e, LD_EFORMAT, "%s: label dataset '/%s' holds values from %s (the "
+                         "first out of range at sample %llu); libdata's labels are int32 "
+                         "(-2147483648 to 2147483647): renumber the labels to fit",
+                         s->path, name, range, (unsigned long long)bad);
+            goto fail;
+        }
+    }
+    s->base.info.store_bytes += (size_t)(n ? n : 1) * (s->lab_f ? 8 : 4);
 fail:
+    free(wide);
     if (t >= 0)
         H5Tclose(t);
     if (d >= 0)
@@ -546,6 +669,7 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     hsize_t dims[4] = {0, 1, 1, 1};
     int rank = 0;
     ld_store_info *in = &s->base.info;
+    snprintf(s->dname, sizeof s->dname, "%s", name);
     s->dset = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, s->dset >= 0, LD_EFORMAT, "%s: cannot open dataset '/%s'", s->path, name);
     LD_CHECK(e, ds_dims(s->dset, dims, &rank) == 0 && rank >= 2, LD_EFORMAT,
@@ -566,6 +690,14 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     int is_f32 = cl == H5T_FLOAT && H5Tequal(t, H5T_NATIVE_FLOAT) > 0;
     in->dtype = is_u8 ? LD_SDT_U8 : LD_SDT_F32;
     s->memtype = is_u8 ? H5T_NATIVE_UINT8 : H5T_NATIVE_FLOAT;
+    if (!is_u8 && !is_f32) { /* HDF5 converts: make any inexact value an error */
+        s->src_class = cl;
+        s->src_size = H5Tget_size(t);
+        s->src_signed = cl == H5T_INTEGER && H5Tget_sign(t) != H5T_SGN_NONE;
+        s->dxpl = H5Pcreate(H5P_DATASET_XFER);
+        LD_CHECK(e, s->dxpl >= 0 && H5Pset_type_conv_cb(s->dxpl, conv_guard, s) >= 0,
+                 LD_ENOMEM, "%s: cannot set up HDF5 type conversion (out of memory?)", s->path);
+    }
     size_t px;
     LD_CHECK(e, ld__mul_size((size_t)in->c * (size_t)in->h, (size_t)in->w, &px) &&
                     ld__mul_size(px, is_u8 ? 1 : 4, &in->sample_bytes),
@@ -782,6 +914,7 @@ static int open_once(const char *path, const ld_store_opts *o, ld_store **out, l
     s->base.vt = &h5_vt;
     s->fd = -1;
     s->file = s->dset = -1;
+    s->dxpl = H5P_DEFAULT;
     s->base.info.how = s->how;
     s->path = ld__strdup(path);
     LD_CHECK(e, s->path, LD_ENOMEM, "%s: out of memory", path);
