@@ -28,6 +28,7 @@ typedef struct bench_opts {
     const char *path;
     int64_t epochs;
     int quiet;
+    int verbose;
     struct { int id; int64_t v; char flag[40]; } set[MAX_SETS];
     int nset;
     struct { int id; const char *v; } str[8];
@@ -97,6 +98,13 @@ static int apply_value(bench_opts *b, const char *flag, const char *name, size_t
             return add_set(b, flag, LD_R_DTYPE, LD_DTYPE_F32);
         return dc_usage_error("bench: %s '%s': expected u8 or f32", flag, val);
     }
+    if (IS("label-dtype")) {
+        if (!strcmp(val, "i32") || !strcmp(val, "int32"))
+            return add_set(b, flag, LD_R_LABEL_DTYPE, LD_DTYPE_I32);
+        if (!strcmp(val, "f32") || !strcmp(val, "float32") || !strcmp(val, "float"))
+            return add_set(b, flag, LD_R_LABEL_DTYPE, LD_DTYPE_F32);
+        return dc_usage_error("bench: %s '%s': expected i32 or f32", flag, val);
+    }
     if (IS("layout")) {
         if (!strcasecmp(val, "nchw"))
             return add_set(b, flag, LD_R_LAYOUT, LD_LAYOUT_NCHW);
@@ -136,7 +144,8 @@ static int apply_value(bench_opts *b, const char *flag, const char *name, size_t
 
 static int is_value_flag(const char *name, size_t n)
 {
-    static const char *own[] = {"epochs", "order", "dtype", "layout", "crop", "memory",
+    static const char *own[] = {"epochs", "order", "dtype", "label-dtype", "layout", "crop",
+                                "memory",
                                 "memory-budget", "mean-values", "mean-file", "scale",
                                 "data-name", "label-name"};
     for (size_t i = 0; i < sizeof own / sizeof *own; i++)
@@ -160,6 +169,10 @@ static int parse(int argc, char **argv, int first, bench_opts *b)
         }
         if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             b->quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            b->verbose = 1;
             continue;
         }
         const char *name, *val = NULL;
@@ -210,6 +223,38 @@ static int parse(int argc, char **argv, int first, bench_opts *b)
     return DC_EXIT_OK;
 }
 
+/* The library's messages name reader parameters ("set dtype to float32"); say which bench
+ * flag that is, on a line of its own after the message. */
+static void print_error(const char *msg)
+{
+    static const struct { const char *says, *flag; } hints[] = {
+        {"label_dtype float32", "--label-dtype f32"},
+        {"label_dtype int32", "--label-dtype i32"},
+        {"dtype float32", "--dtype f32"},
+        {"dtype to float32", "--dtype f32"},
+        {"crop_w, crop_h", "--crop WxH"},
+        {"set a crop", "--crop WxH"},
+    };
+    fprintf(stderr, "dataconv: %s\n", msg);
+    for (size_t k = 0; k < sizeof hints / sizeof *hints; k++) {
+        const char *at = strstr(msg, hints[k].says);
+        /* "dtype float32" inside "label_dtype float32" is the label hint, not this one */
+        if (at && !(at > msg && at[-1] == '_')) {
+            fprintf(stderr, "dataconv: in dataconv bench that is %s\n", hints[k].flag);
+            break;
+        }
+    }
+}
+
+/* The reader's log: warnings always, what it decided (memory plan, mean file axis order)
+ * with -v; errors come back as the call's message instead. */
+static void bench_log(void *user, int level, const char *msg)
+{
+    const bench_opts *b = user;
+    if (level == LD_LOG_WARN || (level == LD_LOG_INFO && b->verbose))
+        fprintf(stderr, "dataconv: %s\n", msg);
+}
+
 static double now_seconds(void)
 {
     struct timespec ts;
@@ -234,10 +279,14 @@ void dc_bench_help(void *fp)
 "  --seed S             seed of the order and random transforms\n"
 "  -j, --threads N      worker threads (default: all cores)\n"
 "  --dtype u8|f32       pixel type (default u8);  --layout nchw|nhwc\n"
+"  --label-dtype i32|f32  label type (default i32; float labels that are not whole\n"
+"                       numbers need f32)\n"
 "  --crop N|WxH  --random-crop  --mirror         transforms\n"
-"  --mean-values B,G,R  --mean-file F.npy  --scale X            float output only\n"
+"  --mean-values B,G,R  --mean-file F  --scale X            float output only;\n"
+"                       F: Caffe .binaryproto or NumPy .npy (CxHxW or HxWxC, float32,\n"
+"                       float64 or uint8), of the sample or the crop size\n"
 "  --memory SIZE        memory budget (e.g. 512M): prefetch is reduced to fit\n"
-"  --prefetch N  --drop-last  --rgb|--bgr  -q\n"
+"  --prefetch N  --drop-last  --rgb|--bgr  -q  -v (what the reader decided)\n"
 "Every reader parameter is also accepted as --NAME VALUE:\n", f);
     size_t n = 0;
     const ld_param_desc *t = ld_reader_params(&n);
@@ -263,6 +312,7 @@ int dc_bench(int argc, char **argv, int first)
         return DC_EXIT_FAIL;
     }
     int code = DC_EXIT_FAIL;
+    ld_reader_set_log(r, bench_log, &b);
     for (int i = 0; i < b.nset; i++)
         if (ld_reader_set(r, b.set[i].id, b.set[i].v) < 0) {
             code = dc_usage_error("bench: %s: %s", b.set[i].flag, ld_reader_errmsg(r));
@@ -277,7 +327,7 @@ int dc_bench(int argc, char **argv, int first)
     double t0 = now_seconds();
     rc = ld_reader_open(r, b.path);
     if (rc < 0) {
-        fprintf(stderr, "dataconv: %s\n", ld_reader_errmsg(r));
+        print_error(ld_reader_errmsg(r));
         code = rc == LD_EINVAL ? DC_EXIT_USAGE : DC_EXIT_FAIL;
         goto done;
     }
@@ -321,7 +371,7 @@ int dc_bench(int argc, char **argv, int first)
             goto done;
         }
         if (rc < 0) {
-            fprintf(stderr, "dataconv: %s\n", ld_reader_errmsg(r));
+            print_error(ld_reader_errmsg(r));
             code = DC_EXIT_FAIL;
             goto done;
         }

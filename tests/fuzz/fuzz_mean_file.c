@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: the mean-file reader (store/mean.c, ld__mean_read), Caffe's BlobProto
- * "binaryproto" as the reader loads for LD_R_MEAN_FILE. On success the shape must be positive,
- * the data present and fully readable, and the per-channel means finite when the data is.
+ * "binaryproto" or a NumPy .npy, as the reader loads for LD_R_MEAN_FILE. On success the shape
+ * must be positive, the data present and fully readable, and the per-channel means finite when
+ * the data is.
  */
 #include <math.h>
 

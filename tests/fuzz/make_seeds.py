@@ -132,6 +132,22 @@ def mean_seeds():
     put("mean_file", "nan_inf", blob_legacy(1, 1, 1, 3, [float("nan"), float("inf"), -1.0]))
     put("mean_file", "truncated", blob_legacy(1, 3, 2, 2, f)[:-7])
     put("mean_file", "empty", b"")
+    # NumPy .npy means (the magic decides, not the name)
+    a = np.arange(3 * 2 * 2, dtype=np.float32).reshape(3, 2, 2)
+    for name, arr, ver in [("npy_chw_f4", a, (1, 0)), ("npy_hwc_u1", a.astype(np.uint8), (1, 0)),
+                           ("npy_f8_v2", a.astype(np.float64), (2, 0)),
+                           ("npy_fortran", np.asfortranarray(a.transpose(1, 2, 0)), (1, 0)),
+                           ("npy_big_endian", a.astype(">f4"), (1, 0))]:
+        b = io.BytesIO()
+        np.lib.format.write_array(b, arr, version=ver)
+        put("mean_file", name, b.getvalue())
+    put("mean_file", "npy_truncated", data_of_npy(a)[:-5])
+
+
+def data_of_npy(a):
+    b = io.BytesIO()
+    np.lib.format.write_array(b, a, version=(1, 0))
+    return b.getvalue()
 
 
 # ---- encode round trip: w, h, channel flag, quality, pixels -------------------------------

@@ -703,7 +703,7 @@ Test(reader, mean_file_is_subtracted_at_the_crop_position)
     float mean[3 * 24 * 20];
     for (int k = 0; k < 3 * 24 * 20; k++)
         mean[k] = (float)(k % 97);
-    ld_mean m = {3, 24, 20, mean, {0}, 1};
+    ld_mean m = {3, 24, 20, mean, {0}, 1, 0, {0}};
     ld_err e = {0};
     cr_assert_eq(ld__mean_write(mp, &m, &e), LD_OK, "%s", e.msg);
     int64_t kv[] = {LD_R_DTYPE, LD_DTYPE_F32, LD_R_CROP_W, 10, LD_R_CROP_H, 8, LD_R_BATCH_SIZE, 16};
@@ -734,7 +734,7 @@ Test(reader, mean_file_is_subtracted_at_the_crop_position)
     ld_reader_free(r);
     /* a mean of the wrong size is refused at open */
     float small[3 * 4 * 4] = {0};
-    ld_mean m2 = {3, 4, 4, small, {0}, 1};
+    ld_mean m2 = {3, 4, 4, small, {0}, 1, 0, {0}};
     cr_assert_eq(ld__mean_write(mp, &m2, &e), LD_OK, "%s", e.msg);
     r = ld_reader_create();
     ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32);

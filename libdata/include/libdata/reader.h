@@ -120,8 +120,13 @@ typedef enum ld_reader_param {
                                 channels when the dataset records the other order (3 channels only;
                                 a dataset with no recorded order is LD_EINVAL, use LD_R_SWAP) */
     LD_R_SWAP = 17,        /**< 1 = reverse the channel order unconditionally (BGR <-> RGB) */
-    LD_R_LABEL_DTYPE = 18, /**< LD_DTYPE_I32 (default; float labels are truncated toward zero)
-                                or LD_DTYPE_F32 */
+    LD_R_LABEL_DTYPE = 18, /**< LD_DTYPE_I32 (default) or LD_DTYPE_F32. A label the type cannot
+                                hold exactly is an error of ld_reader_next() naming the sample,
+                                never clipped: int32 needs whole numbers in range (not 2.5, NaN,
+                                1e12); float32 holds integer labels up to 2^24 (float ones are
+                                rounded, never overflowed to infinity). Pixels likewise: uint8
+                                output of non-uint8 data needs whole numbers 0..255, float32
+                                output of integer data beyond 2^24 is refused */
     LD_R_WINDOW = 19,      /**< block shuffle: blocks per shuffle window; default 8 */
     LD_R_EPOCH = 20,       /**< the epoch the next ld_reader_open() starts at (to resume);
                                 default 0 */
@@ -140,7 +145,10 @@ typedef enum ld_reader_str_param {
                                  compute_image_mean or `dataconv mean`), C x H x W of the stored
                                  samples (cropped with them, aligned with the source pixels before
                                  mirroring, as in Caffe) or of the crop; indexed by output channel,
-                                 so a Caffe (BGR) mean goes with BGR output; float output only */
+                                 so a Caffe (BGR) mean goes with BGR output; float output only.
+                                 Or a NumPy .npy array (little-endian float32, float64 or uint8,
+                                 C order), C x H x W or H x W x C (C x H x W is taken when both
+                                 fit; the log says which) */
     LD_R_SCALE = 104        /**< multiplier applied after the mean, e.g. "0.00390625"; default "1";
                                  float output only unless 1 */
 } ld_reader_str_param;

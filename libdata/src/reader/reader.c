@@ -502,13 +502,19 @@ static void logf_(ld_reader *r, int level, const char *fmt, ...)
     r->log(r->log_user, level, msg);
 }
 
-/* Load the mean file (Caffe binaryproto) and check it against the source and crop sizes. */
+/* Load the mean file (Caffe binaryproto or NumPy .npy) and check it against the source and
+ * crop sizes. */
 static int load_mean(ld_reader *r, int sh, int sw, ld_err *e)
 {
     int rc = LD_OK;
     ld_mean m = {0};
+    char how[48];
     const char *path = r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME];
     LD_TRY(ld__mean_read(path, &m, e));
+    LD_TRY(ld__mean_arrange(&m, path, r->xf.c, sh, sw, r->xf.oh, r->xf.ow, how, sizeof how, e));
+    if (m.npy_ndim)
+        logf_(r, LD_LOG_INFO, "reader: mean file %s: a .npy array read as %s (%dx%dx%d)", path,
+              how, m.c, m.h, m.w);
     LD_CHECK(e, m.c == r->xf.c && ((m.h == sh && m.w == sw) || (m.h == r->xf.oh &&
                                                                  m.w == r->xf.ow)),
              LD_EINVAL, "%s: mean image is %dx%dx%d; it must be %dx%dx%d (the samples) or "
@@ -618,7 +624,7 @@ static int open_impl(ld_reader *r, const char *path)
     if (r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME])
         LD_TRY(load_mean(r, in->h, in->w, e));
     LD_CHECK(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
-             "reader: mean and scale need float32 output (dtype = 1)");
+             "reader: a mean or a scale needs float32 output (set dtype to float32)");
     ld__xform_init(x, in->h, in->w);
     size_t elems = (size_t)x->c * (size_t)x->oh * (size_t)x->ow;
     r->out_bytes = elems * (x->out_f32 ? 4 : 1);

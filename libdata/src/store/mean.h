@@ -24,6 +24,11 @@ typedef struct ld_mean {
     float *data;        /* c*h*w floats, CHW; malloc'd, release with ld__mean_free */
     double channel[4];  /* per-channel means (first min(c, 4) channels) */
     uint64_t n;         /* samples averaged */
+    /* A NumPy .npy mean (ld__mean_read): its 2 or 3 dimensions as in the file and the data in
+     * file order (converted to float). c, h, w are then the file's dimensions taken as
+     * C x H x W (H x W: c = 1) until ld__mean_arrange decides the axis order. 0 otherwise. */
+    int npy_ndim;
+    int npy_dims[3];
 } ld_mean;
 
 /* Compute the mean over every sample of an open store. max_pixels bounds decoding of
@@ -38,9 +43,23 @@ int ld__mean_path(const char *input, uint64_t max_pixels, ld_mean *out, ld_err *
  * `path` atomically (temporary file beside it, then rename). LD_OK, LD_EIO, LD_ENOMEM. */
 int ld__mean_write(const char *path, const ld_mean *m, ld_err *e);
 
-/* Read a binaryproto mean file (legacy num/channels/height/width or `shape`; num must be 1).
- * Fills out (c, h, w, data, channel). LD_OK, LD_EIO, LD_EFORMAT, LD_ENOMEM. */
+/* Read a mean file: Caffe's binaryproto (legacy num/channels/height/width or `shape`; num
+ * must be 1), or a NumPy .npy array (recognised by its magic, whatever the file is called):
+ * version 1-3, little-endian float32 ('<f4'), float64 ('<f8') or uint8 ('|u1'), C order,
+ * shape (H, W), (A, B, C) or (1, A, B, C); the axis order of a 3-D array is decided by
+ * ld__mean_arrange. Fills out (c, h, w, data, channel). LD_OK, LD_EIO, LD_EFORMAT (with the
+ * reason: Fortran order, big-endian or other dtypes, a truncated file...), LD_ENOMEM. */
 int ld__mean_read(const char *path, ld_mean *out, ld_err *e);
+
+/* Fit a mean read by ld__mean_read to the reader's output of c channels whose images are
+ * h x w (the samples) or ch x cw (the crop). A binaryproto is C x H x W already. A 3-D .npy
+ * array is taken as C x H x W when its shape is (c, h, w) or (c, ch, cw), else as
+ * H x W x C when it is (h, w, c) or (ch, cw, c) and transposed to C x H x W; (H, W) needs
+ * c = 1. `how` receives the order taken ("C x H x W", "H x W x C (transposed)"), for the
+ * reader's log. Only the axis order is decided here; the size check stays the caller's.
+ * LD_OK, LD_EINVAL (shape fits neither order; the message names both), LD_ENOMEM. */
+int ld__mean_arrange(ld_mean *m, const char *path, int c, int h, int w, int ch, int cw,
+                     char *how, size_t how_cap, ld_err *e);
 
 void ld__mean_free(ld_mean *m);
 
