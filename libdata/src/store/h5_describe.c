@@ -111,9 +111,74 @@ static void type_name(hid_t t, char *buf, size_t cap)
     }
 }
 
-/* "name: (d0, d1, ...) type, chunks (...) filter" for one dataset. */
-static int describe_ds(hid_t file, const char *name, ld_buf *out, hsize_t *n0)
+/* What describe_file collects while describing: the output, the file's path (virtual
+ * datasets' sources are relative to its folder) and the problems found, which are listed
+ * once more at the end so that they are not missed. */
+typedef struct desc_ctx {
+    ld_buf *out;
+    const char *path;
+    ld_buf problems;
+    int nproblems;
+} desc_ctx;
+
+static int problem(desc_ctx *cx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int problem(desc_ctx *cx, const char *fmt, ...)
 {
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cx->nproblems++;
+    return outf(&cx->problems, "  %s\n", msg);
+}
+
+/* The sources of a virtual dataset: each found, or flagged (HDF5 reads a missing source as
+ * fill values without an error). */
+static int describe_vds(desc_ctx *cx, const char *name, hid_t dcpl)
+{
+    int rc = LD_OK;
+    size_t count = 0;
+    char file[1024], dset[512], resolved[2048];
+    if (H5Pget_virtual_count(dcpl, &count) < 0)
+        return problem(cx, "/%s is virtual but its mappings cannot be read", name);
+    LD_TRY(outf(cx->out, ", virtual: %zu source%s\n", count, count == 1 ? "" : "s"));
+    for (size_t k = 0; k < count; k++) {
+        int st = ld__h5_vds_source(dcpl, k, cx->path, file, sizeof file, dset, sizeof dset,
+                                   resolved, sizeof resolved);
+        const char *say = st == LD_VDS_OK         ? "found"
+                          : st == LD_VDS_NO_FILE    ? "MISSING FILE"
+                          : st == LD_VDS_NOT_HDF5   ? "NOT AN HDF5 FILE"
+                          : st == LD_VDS_NO_DATASET ? "MISSING DATASET"
+                          : st == LD_VDS_PATTERN    ? "name pattern, not checked"
+                                                    : "unreadable mapping";
+        if (k < 20 || (st != LD_VDS_OK && st != LD_VDS_PATTERN))
+            LD_TRY(outf(cx->out, "    source %zu: %s %s: %s%s%s%s\n", k + 1, file, dset, say,
+                        resolved[0] ? " (" : "", resolved, resolved[0] ? ")" : ""));
+        else if (k == 20)
+            LD_TRY(outf(cx->out, "    ... (%zu sources in all; problems are listed)\n", count));
+        if (st == LD_VDS_NO_FILE)
+            LD_TRY(problem(cx, "/%s: virtual source file %s does not exist (looked for as %s): "
+                           "its part reads as fill values in HDF5; libdata's reader refuses "
+                           "the file", name, file, resolved));
+        else if (st == LD_VDS_NOT_HDF5 || st == LD_VDS_NO_DATASET || st < 0)
+            LD_TRY(problem(cx, "/%s: virtual source %zu (%s %s) is %s: its part reads as fill "
+                           "values in HDF5; libdata's reader refuses the file", name, k + 1,
+                           file, dset, st == LD_VDS_NOT_HDF5 ? "not an HDF5 file"
+                           : st == LD_VDS_NO_DATASET ? "missing its dataset" : "unreadable"));
+    }
+fail:
+    return rc;
+}
+
+/* "name: (d0, d1, ...) type, chunks (...) filter" for one dataset. */
+static int describe_ds(desc_ctx *cx, hid_t file, const char *name, hsize_t *n0)
+{
+    ld_buf *out = cx->out;
     int rc = LD_OK;
     hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
     if (ds < 0) return LD_EFORMAT;
@@ -141,6 +206,9 @@ static int describe_ds(hid_t file, const char *name, ld_buf *out, hsize_t *n0)
         for (int i = 0; i < cr; i++)
             cb *= chunk[i];
         LD_TRY(outf(out, ") = %llu bytes", (unsigned long long)cb));
+    } else if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL) {
+        LD_TRY(describe_vds(cx, name, dcpl));
+        goto done;
     } else if (dcpl >= 0) {
         LD_TRY(outf(out, ", %s", H5Pget_layout(dcpl) == H5D_CONTIGUOUS ? "contiguous" : "compact"));
     }
@@ -232,8 +300,41 @@ fail:
     return rc;
 }
 
-static int describe_ours(hid_t f, ld_buf *out)
+/* First dimension of a dataset, or -1 when it has none. */
+static long long first_dim(hid_t f, const char *name)
 {
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return -1;
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    hid_t sp = ds >= 0 ? H5Dget_space(ds) : H5I_INVALID_HID;
+    hsize_t dims[8] = {0};
+    int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    if (r >= 1 && r <= 8) H5Sget_simple_extent_dims(sp, dims, NULL);
+    if (sp >= 0) H5Sclose(sp);
+    if (ds >= 0) H5Dclose(ds);
+    return r >= 1 && r <= 8 ? (long long)dims[0] : -1;
+}
+
+/* The number of samples the pixel datasets hold (/data rows, or /offsets - 1 for encoded
+ * storage) and the number of labels; a mismatch is a problem, which the reader refuses. */
+static int sample_counts(desc_ctx *cx, hid_t f, long long *samples)
+{
+    long long nl = first_dim(f, LD_H5_DS_LABEL), nd = first_dim(f, LD_H5_DS_DATA);
+    const char *dn = "/data";
+    if (nd < 0 && first_dim(f, LD_H5_DS_OFFSETS) >= 1) {
+        nd = first_dim(f, LD_H5_DS_OFFSETS) - 1;
+        dn = "/encoded (by /offsets)";
+    }
+    *samples = nd >= 0 ? nd : nl;
+    if (nd >= 0 && nl >= 0 && nd != nl)
+        return problem(cx, "%s holds %lld samples but /label holds %lld labels: every sample "
+                       "needs exactly one label; libdata's reader refuses the file (it is "
+                       "incomplete or was made wrongly)", dn, nd, nl);
+    return LD_OK;
+}
+
+static int describe_ours(desc_ctx *cx, hid_t f)
+{
+    ld_buf *out = cx->out;
     int rc = LD_OK;
     char s[1024], enc[64] = "";
     long long c = 0, h = 0, w = 0, ver = 0;
@@ -249,18 +350,13 @@ static int describe_ours(hid_t f, ld_buf *out)
     attr_i64(f, LD_H5_ATTR_CHANNELS, &c);
     attr_i64(f, LD_H5_ATTR_HEIGHT, &h);
     attr_i64(f, LD_H5_ATTR_WIDTH, &w);
-    hsize_t n = 0;
-    long long lo = 0, hi = 0;
+    long long lo = 0, hi = 0, n = 0;
     hsize_t nl = 0;
     int have_labels = label_range(f, LD_H5_DS_LABEL, &lo, &hi, &nl);
-    if (H5Lexists(f, LD_H5_DS_LABEL, H5P_DEFAULT) > 0) {
-        hid_t ds = H5Dopen2(f, LD_H5_DS_LABEL, H5P_DEFAULT);
-        hid_t sp = ds >= 0 ? H5Dget_space(ds) : H5I_INVALID_HID;
-        if (sp >= 0) H5Sget_simple_extent_dims(sp, &n, NULL);
-        if (sp >= 0) H5Sclose(sp);
-        if (ds >= 0) H5Dclose(ds);
-    }
-    LD_TRY(outf(out, "samples: %llu\n", (unsigned long long)n));
+    const int before = cx->nproblems;
+    LD_TRY(sample_counts(cx, f, &n));
+    LD_TRY(outf(out, "samples: %lld%s\n", n < 0 ? 0 : n,
+                cx->nproblems > before ? " (but see the problems below)" : ""));
     attr_str(f, LD_H5_ATTR_LAYOUT, s, sizeof s);
     if (h > 0 && w > 0)
         LD_TRY(outf(out, "shape: %lld x %lld x %lld (channels x height x width, layout %s)\n", c, h,
@@ -276,7 +372,7 @@ static int describe_ours(hid_t f, ld_buf *out)
                            LD_H5_DS_SHAPE, LD_H5_DS_LABEL,   LD_H5_DS_FILENAME};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (H5Lexists(f, names[i], H5P_DEFAULT) > 0)
-            LD_TRY(describe_ds(f, names[i], out, NULL) == LD_ENOMEM ? LD_ENOMEM : LD_OK);
+            LD_TRY(describe_ds(cx, f, names[i], NULL) == LD_ENOMEM ? LD_ENOMEM : LD_OK);
     long long q = 0, rw = 0, rh = 0;
     attr_i64(f, LD_H5_ATTR_QUALITY, &q);
     attr_i64(f, LD_H5_ATTR_RESIZE_W, &rw);
@@ -306,13 +402,14 @@ fail:
 static herr_t list_root(hid_t g, const char *name, const H5L_info_t *info, void *user)
 {
     (void)info;
-    ld_buf *out = user;
+    desc_ctx *cx = user;
+    ld_buf *out = cx->out;
     /* H5Oopen + H5Iget_type works the same on HDF5 1.8, 1.10 and 1.12 */
     hid_t o = H5Oopen(g, name, H5P_DEFAULT);
     if (o < 0) return 0;
     H5I_type_t type = H5Iget_type(o);
     H5Oclose(o);
-    if (type == H5I_DATASET) return describe_ds(g, name, out, NULL) == LD_ENOMEM ? -1 : 0;
+    if (type == H5I_DATASET) return describe_ds(cx, g, name, NULL) == LD_ENOMEM ? -1 : 0;
     return outf(out, "  /%s (%s)\n", name, type == H5I_GROUP ? "group" : "object") < 0 ? -1 : 0;
 }
 
@@ -338,23 +435,33 @@ static int describe_file(const char *path, ld_buf *out, ld_err *e)
 {
     int rc = LD_OK;
     char fmt[64];
+    desc_ctx cx = {out, path, {0}, 0};
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
     LD_TRY(out_name(out, "file: ", path));
     if (attr_str(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) && strcmp(fmt, LD_H5_FORMAT_NAME) == 0) {
-        LD_TRY(describe_ours(f, out));
+        LD_TRY(describe_ours(&cx, f));
     } else {
-        long long n = count_samples(f);
+        long long n = -1;
         LD_TRY(outf(out, "format: HDF5 (not written by libdata)\n"));
-        if (n >= 0) LD_TRY(outf(out, "samples: %lld (first dimension of /label or /data)\n", n));
+        LD_TRY(sample_counts(&cx, f, &n));
+        if (cx.nproblems)
+            LD_TRY(outf(out, "samples: /data and /label disagree (see the problems below)\n"));
+        else if (n >= 0)
+            LD_TRY(outf(out, "samples: %lld (first dimension of /data or /label)\n", n));
         LD_TRY(outf(out, "datasets at the root:\n"));
-        if (H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, NULL, list_root, out) < 0)
+        if (H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, NULL, list_root, &cx) < 0)
             LD_CHECK(e, 0, LD_ENOMEM, "out of memory");
     }
     struct stat st;
     if (stat(path, &st) == 0) LD_TRY(outf(out, "file size: %lld bytes\n", (long long)st.st_size));
+    if (cx.nproblems) {
+        LD_TRY(outf(out, "PROBLEMS (%d):\n", cx.nproblems));
+        LD_TRY(outf(out, "%.*s", (int)cx.problems.len, (const char *)cx.problems.p));
+    }
 fail:
     if (rc == LD_ENOMEM) ld__err(e, rc, "out of memory");
+    ld__buf_free(&cx.problems);
     H5Fclose(f);
     return rc;
 }

@@ -46,6 +46,7 @@
 #include <hdf5.h>
 
 #include "h5_format.h"
+#include "h5_util.h"
 
 static pthread_mutex_t h5_mutex = PTHREAD_MUTEX_INITIALIZER;
 void ld__h5_lock(void) { pthread_mutex_lock(&h5_mutex); }
@@ -245,6 +246,116 @@ static H5T_conv_ret_t conv_guard(H5T_conv_except_t kind, hid_t src, hid_t dst, v
         }
     }
     return H5T_CONV_ABORT;
+}
+
+/* ---- virtual datasets: every source must be there (h5_util.h) ----------------------------- */
+
+static int is_regular(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* dir + "/" + name into out (name alone when dir is empty). 0 when it does not fit. */
+static int join(char *out, size_t cap, const char *dir, size_t dlen, const char *name)
+{
+    int n = dlen ? snprintf(out, cap, "%.*s/%s", (int)dlen, dir, name)
+                 : snprintf(out, cap, "%s", name);
+    return n >= 0 && (size_t)n < cap;
+}
+
+int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
+                      char *dset, size_t dcap, char *resolved, size_t rcap)
+{
+    file[0] = dset[0] = resolved[0] = 0;
+    if (H5Pget_virtual_filename(dcpl, k, file, fcap) < 0 ||
+        H5Pget_virtual_dsetname(dcpl, k, dset, dcap) < 0)
+        return LD_EFORMAT;
+    if (strchr(file, '%') || strchr(dset, '%'))
+        return LD_VDS_PATTERN;
+    if (!strcmp(file, ".")) { /* the VDS file itself */
+        snprintf(resolved, rcap, "%s", vds_path);
+    } else {
+        const char *name = file;
+        const char *slash = strrchr(vds_path, '/');
+        const size_t vdir = slash ? (size_t)(slash - vds_path) + (slash == vds_path) : 0;
+        char cand[4096];
+        int found = 0;
+        if (file[0] == '/') {
+            found = is_regular(file);
+            if (found)
+                snprintf(resolved, rcap, "%s", file);
+            name = strrchr(file, '/') + 1;
+        }
+        const char *env = getenv("HDF5_VDS_PREFIX");
+        while (!found && env && *env) {
+            const char *end = strchr(env, ':');
+            size_t len = end ? (size_t)(end - env) : strlen(env);
+            char pre[2048];
+            if (len >= 9 && !strncmp(env, "${ORIGIN}", 9))
+                snprintf(pre, sizeof pre, "%.*s%.*s", (int)vdir, vds_path, (int)(len - 9),
+                         env + 9);
+            else
+                snprintf(pre, sizeof pre, "%.*s", (int)len, env);
+            if (pre[0] && join(cand, sizeof cand, pre, strlen(pre), name) && is_regular(cand)) {
+                found = 1;
+                snprintf(resolved, rcap, "%s", cand);
+            }
+            env = end ? end + 1 : NULL;
+        }
+        if (!found && join(cand, sizeof cand, vds_path, vdir, name)) {
+            snprintf(resolved, rcap, "%s", cand); /* also what a "not found" message shows */
+            found = is_regular(cand);
+        }
+        if (!found && is_regular(name)) {
+            found = 1;
+            snprintf(resolved, rcap, "%s", name);
+        }
+        if (!found)
+            return LD_VDS_NO_FILE;
+    }
+    hid_t f = H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return LD_VDS_NOT_HDF5;
+    const int have = H5Lexists(f, dset[0] == '/' ? dset + 1 : dset, H5P_DEFAULT) > 0 ||
+                     (dset[0] == '/' && !dset[1]);
+    H5Fclose(f);
+    return have ? LD_VDS_OK : LD_VDS_NO_DATASET;
+}
+
+int ld__h5_vds_check(hid_t d, const char *vds_path, const char *name, ld_err *e)
+{
+    int rc = LD_OK;
+    size_t count = 0;
+    char file[1024], dset[512], resolved[2048];
+    hid_t dcpl = H5Dget_create_plist(d);
+    if (dcpl < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL)
+        goto done;
+    LD_CHECK(e, H5Pget_virtual_count(dcpl, &count) >= 0, LD_EFORMAT,
+             "%s: dataset '/%s' is virtual but its mappings cannot be read (corrupt?)",
+             vds_path, name);
+    for (size_t k = 0; k < count; k++) {
+        int st = ld__h5_vds_source(dcpl, k, vds_path, file, sizeof file, dset, sizeof dset,
+                                   resolved, sizeof resolved);
+        LD_CHECK(e, st >= 0, LD_EFORMAT, "%s: dataset '/%s' is virtual but source %zu of %zu "
+                 "cannot be read (corrupt?)", vds_path, name, k + 1, count);
+        LD_CHECK(e, st != LD_VDS_NO_FILE, LD_EFORMAT, "%s: dataset '/%s' is virtual and its "
+                 "source file '%s' (source %zu of %zu; looked for as %s) does not exist: HDF5 "
+                 "would read its part as fill values. Put the file back (source paths are "
+                 "relative to the folder of %s), or rebuild the virtual dataset", vds_path, name,
+                 file, k + 1, count, resolved, vds_path);
+        LD_CHECK(e, st != LD_VDS_NOT_HDF5, LD_EFORMAT, "%s: dataset '/%s' is virtual and its "
+                 "source file %s (source %zu of %zu) is not a readable HDF5 file", vds_path,
+                 name, resolved, k + 1, count);
+        LD_CHECK(e, st != LD_VDS_NO_DATASET, LD_EFORMAT, "%s: dataset '/%s' is virtual and its "
+                 "source file %s has no dataset '%s' (source %zu of %zu): HDF5 would read its "
+                 "part as fill values", vds_path, name, resolved, dset, k + 1, count);
+    }
+done:
+fail:
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    return rc;
 }
 
 /* Try to build a direct map for dataset d whose logical rows are `row_bytes` bytes each.
@@ -589,6 +700,7 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     d = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, d >= 0 && ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
              "%s: cannot open label dataset '/%s'", s->path, name);
+    LD_TRY(ld__h5_vds_check(d, s->path, name, e));
     LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] == 1), LD_EFORMAT,
              "%s: label dataset '/%s' must have shape (N,) (one number per sample)", s->path,
              name);
@@ -672,6 +784,7 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     snprintf(s->dname, sizeof s->dname, "%s", name);
     s->dset = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, s->dset >= 0, LD_EFORMAT, "%s: cannot open dataset '/%s'", s->path, name);
+    LD_TRY(ld__h5_vds_check(s->dset, s->path, name, e));
     LD_CHECK(e, ds_dims(s->dset, dims, &rank) == 0 && rank >= 2, LD_EFORMAT,
              "%s: dataset '/%s' must have 2 to 4 dimensions (N,C,H,W), (N,H,W) or (N,D)",
              s->path, name);
@@ -746,6 +859,7 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     s->dset = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, s->dset >= 0 && ds_dims(s->dset, dims, &rank) == 0 && rank == 1, LD_EFORMAT,
              "%s: encoded dataset '/%s' must be 1-D uint8", s->path, name);
+    LD_TRY(ld__h5_vds_check(s->dset, s->path, name, e));
     t = H5Dget_type(s->dset);
     LD_CHECK(e, H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) == 1, LD_EFORMAT,
              "%s: encoded dataset '/%s' must be 1-D uint8", s->path, name);

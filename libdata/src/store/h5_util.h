@@ -30,4 +30,26 @@ int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
 #endif
     ;
 
+/* Virtual datasets (VDS). HDF5 reads a mapping whose source file or source dataset is
+ * missing as the fill value, without an error; these helpers find such mappings first.
+ * Defined in h5_store.c; call them with the HDF5 lock held.
+ *
+ * What source `k` of the virtual dataset creation list `dcpl` is, for a VDS in the file
+ * `vds_path`: its file and dataset names as recorded (file "." is the VDS file itself),
+ * and the path HDF5 would open, found the way HDF5 1.10 looks (an absolute name, else its
+ * last component; then each HDF5_VDS_PREFIX entry with ${ORIGIN} = the VDS file's folder,
+ * the VDS file's folder, the current directory). Returns LD_VDS_OK, LD_VDS_NO_FILE (not
+ * found: `resolved` is the VDS-folder candidate), LD_VDS_NOT_HDF5, LD_VDS_NO_DATASET,
+ * LD_VDS_PATTERN (a printf-style "%b" name, resolved only when read: not checked), or < 0
+ * when HDF5 cannot say (LD_EFORMAT). */
+enum { LD_VDS_OK = 0, LD_VDS_NO_FILE = 1, LD_VDS_NOT_HDF5 = 2, LD_VDS_NO_DATASET = 3,
+       LD_VDS_PATTERN = 4 };
+int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
+                      char *dset, size_t dcap, char *resolved, size_t rcap);
+
+/* Check every source of dataset `d` (a no-op unless it is virtual). LD_OK, or LD_EFORMAT with
+ * a message naming the dataset, the missing source file or dataset, and where it was looked
+ * for. `name` is the dataset's name, `vds_path` the file's. */
+int ld__h5_vds_check(hid_t d, const char *vds_path, const char *name, ld_err *e);
+
 #endif /* LD_H5_UTIL_H */
