@@ -578,12 +578,18 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
         s->conv_hit = 0;
         ld__h5_unlock();
         cx->count = 0;
-        if (st2 < 0 && inexact)
-            return ld__err(e, LD_EINVAL, "%s: samples %llu..%llu: dataset '/%s' holds %s, which "
-                           "float32 cannot hold exactly; libdata reads pixels as uint8 or "
-                           "float32 only: store the pixels as float32 (or uint8/int16/uint16)",
-                           s->path, (unsigned long long)first,
-                           (unsigned long long)(first + cnt - 1), s->dname, what);
+        if (st2 < 0 && inexact) {
+            char where[64];
+            if (cnt == 1)
+                snprintf(where, sizeof where, "sample %llu", (unsigned long long)first);
+            else
+                snprintf(where, sizeof where, "one of samples %llu..%llu",
+                         (unsigned long long)first, (unsigned long long)(first + cnt - 1));
+            return ld__err(e, LD_EINVAL, "%s: %s: dataset '/%s' holds %s, which float32 "
+                           "cannot hold exactly; libdata reads pixels as uint8 or float32 "
+                           "only: store the pixels as float32 (or uint8/int16/uint16)", s->path,
+                           where, s->dname, what);
+        }
         if (st2 < 0)
             return ld__err(e, LD_EFORMAT, "%s: samples %llu..%llu: HDF5 read failed (corrupt or "
                            "truncated file, or a filter that is not available)", s->path,
