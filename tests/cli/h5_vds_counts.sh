@@ -32,7 +32,11 @@ expect_out "source 2: src1.h5 data: found (../v/src1.h5)"
 if grep -q "compact\|PROBLEMS" "$TMP/out"; then cat "$TMP/out"; fail "complete VDS flagged"; fi
 
 check "a complete VDS reads the same pixels as h5py, from another folder"
-"$PYTHON" - ../v/vds.h5 <<'PY'
+# (python cannot load an AddressSanitizer build of the library: see python_bindings.sh)
+if ldd "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null | grep -q libasan; then
+    echo "note: AddressSanitizer build: pixel cross-check with h5py skipped"
+else
+    "$PYTHON" - ../v/vds.h5 <<'PY'
 import sys, h5py, numpy as np, libdata
 with h5py.File(sys.argv[1], "r") as f:
     ref = f["data"][:]
@@ -41,6 +45,7 @@ with libdata.Reader(sys.argv[1], batch_size=10, threads=1) as r:
 np.testing.assert_array_equal(d, ref)
 assert (ref != 0).all()  # no fill values: every source was read
 PY
+fi
 
 check "a source file gone: info flags it, the reader refuses naming it"
 mv ../v/src1.h5 ../v/src1.moved
