@@ -212,8 +212,9 @@ class Reader:
       layout         "NCHW" (default) | "NHWC"
       crop           N or (width, height); random_crop: random position instead of the center
       mirror         random left-right flips
-      mean           per-channel values (sequence), a mean image file (path: what the library
-                     reads, Caffe's binaryproto), or a (C,H,W) ndarray; float output only
+      mean           per-channel values (sequence), a mean image file (path: Caffe's
+                     .binaryproto or NumPy .npy, C x H x W or H x W x C), or a (C,H,W) ndarray;
+                     float output only
       scale          multiplier after the mean (e.g. 1/255); float output only
       channel_order  "BGR" | "RGB" | None (as stored); swap: reverse channels unconditionally
       memory_budget  bytes the reader may use (prefetch is reduced to fit)
