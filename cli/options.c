@@ -107,7 +107,7 @@ typedef enum opt_id {
     O_GRAY, O_RGB, O_BGR, O_SHUFFLE, O_STRICT, O_CHECK_SIZE, O_ENCODED,
     O_QUALITY, O_RESIZE, O_RESIZE_W, O_RESIZE_H, O_MODE, O_MAX_SIDE, O_PAD_VALUE,
     O_FORMAT, O_BACKEND, O_THREADS, O_SEED, O_MAX_PIXELS, O_SPLIT, O_DEFLATE,
-    O_ENCODE_TYPE, O_LIST, O_ROOT
+    O_ENCODE_TYPE, O_LIST, O_ROOT, O_SPLIT_PATHS, O_FLAT
 } opt_id;
 
 typedef struct opt_def {
@@ -143,6 +143,8 @@ static const opt_def OPTS[] = {
     {"seed", 0, 1, O_SEED},
     {"max-pixels", 0, 1, O_MAX_PIXELS},
     {"split", 0, 1, O_SPLIT},
+    {"split-paths", 0, 1, O_SPLIT_PATHS},
+    {"flat", 0, 0, O_FLAT},
     {"deflate", 0, 1, O_DEFLATE},
     {"encode-type", 0, 1, O_ENCODE_TYPE},
     {"list", 0, 1, O_LIST},
@@ -324,6 +326,13 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
             return dc_usage_error("%s '%s': expected a size in bytes, e.g. 2G, 500M, 64K", flag,
                                   val);
         return add_param(o, flag, LD_C_SPLIT_BYTES, v);
+    case O_SPLIT_PATHS:
+        if (strcasecmp(val, "absolute") == 0)
+            return add_param(o, flag, LD_C_SPLIT_PATHS, LD_SPLIT_PATHS_ABSOLUTE);
+        if (strcasecmp(val, "relative") == 0)
+            return add_param(o, flag, LD_C_SPLIT_PATHS, LD_SPLIT_PATHS_RELATIVE);
+        return dc_usage_error("%s '%s': expected absolute or relative", flag, val);
+    case O_FLAT: return add_param(o, flag, LD_C_FLAT, on);
     case O_DEFLATE:
         TRY(want_int(flag, val, &v));
         return add_param(o, flag, LD_C_DEFLATE, v);
@@ -479,6 +488,11 @@ void dc_print_help(void *fp)
 "Without --quality/--encoded, pixels are stored raw (uint8 NxCxHxW) and every image must\n"
 "end up the same size: give --resize unless all inputs already match.\n"
 "\n"
+"SRC's sub-folders are the classes (label = index in sorted name order); image files\n"
+"directly in SRC, and sub-folders that are datasets (LMDB, temporaries), are skipped with\n"
+"a warning. --flat: SRC has no class folders, every image below it gets label 0.\n"
+"OUT must not be, or lie inside, an input (SRC, LIST or a listed image): refused, exit 1.\n"
+"\n"
 "Image options:\n"
 "  --resize N | WxH       resize to NxN or WxH (default: keep the source size)\n"
 "  --mode M               squash (default, stretch to WxH as convert_imageset does),\n"
@@ -497,6 +511,10 @@ void dc_print_help(void *fp)
 "  --encode-type jpg|png  re-encode as JPEG or PNG (implies --encoded)\n"
 "  --split SIZE           HDF5: several files of at most SIZE bytes of data (K/M/G suffix)\n"
 "                         plus OUT-stem.txt listing them, for Caffe's HDF5Data layer\n"
+"  --split-paths absolute|relative\n"
+"                         how OUT-stem.txt names the files: absolute (default; Caffe and\n"
+"                         libdata read it from any folder) or relative to the list's\n"
+"                         folder (movable; Caffe then must run in that folder)\n"
 "  --deflate L            HDF5: deflate level 1..9 for raw data (default 0: none, mappable)\n"
 "  --check-size           every image must have the same size (stop if not)\n"
 "\n"

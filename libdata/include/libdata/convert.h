@@ -78,9 +78,25 @@ typedef enum ld_convert_param {
                                  Raw HDF5 storage always requires it. */
     LD_C_ENCODED = 17,      /**< 1 = store encoded images; with no resize and no LD_C_QUALITY the
                                  original file bytes are kept (convert_imageset --encoded) */
-    LD_C_ENCODE_PNG = 18    /**< 1 = re-encode as PNG instead of JPEG (convert_imageset
+    LD_C_ENCODE_PNG = 18,   /**< 1 = re-encode as PNG instead of JPEG (convert_imageset
                                  --encode_type=png); implies LD_C_ENCODED */
+    LD_C_FLAT = 19,         /**< folder mode: 1 = the input folder has no class folders: every
+                                 image below it, at any depth, gets label 0 (one class named
+                                 after the folder). 0 (default): sub-folders are classes and
+                                 images directly in the input folder are skipped with a warning */
+    LD_C_SPLIT_PATHS = 20   /**< ld_split_paths: how the LD_C_SPLIT_BYTES list names its files;
+                                 default LD_SPLIT_PATHS_ABSOLUTE */
 } ld_convert_param;
+
+/** How the list of a split HDF5 output names its files (LD_C_SPLIT_PATHS). */
+typedef enum ld_split_paths {
+    LD_SPLIT_PATHS_ABSOLUTE = 0, /**< absolute paths: Caffe's HDF5Data (which opens them relative
+                                      to its working folder) and libdata read the list from any
+                                      folder; moving the files breaks it */
+    LD_SPLIT_PATHS_RELATIVE = 1  /**< file names relative to the list's folder: the files can be
+                                      moved together; libdata's reader finds them from anywhere,
+                                      Caffe only when run from the list's folder */
+} ld_split_paths;
 
 /** String parameters, set with ld_convert_set_str(). The string is copied. */
 typedef enum ld_convert_str_param {

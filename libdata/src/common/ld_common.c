@@ -81,12 +81,75 @@ void ld_free(void *p)
     free(p);
 }
 
+/* Shorten s (NUL-terminated, in a buffer of its length + 1) in place to at most max bytes:
+ * the longest space-free run loses its middle to "..." (keeping at least 8 of its bytes),
+ * again and again while it is too long; the end is cut only when no run is long enough. */
+static void shorten_middle(char *s, size_t max)
+{
+    size_t len = strlen(s);
+    for (int round = 0; len > max && round < 64; round++) {
+        size_t best = 0, best_len = 0;
+        for (size_t i = 0; i < len;) {
+            size_t j = i;
+            while (j < len && s[j] != ' ')
+                j++;
+            if (j - i > best_len) best = i, best_len = j - i;
+            i = j + 1;
+        }
+        if (best_len <= 11) break; /* "..." plus 8 kept bytes: nothing left to gain */
+        size_t need = len - max;
+        size_t keep = best_len > need + 3 + 8 ? best_len - need - 3 : 8;
+        /* cut on a UTF-8 boundary so that the result stays valid where the input was */
+        size_t head = keep / 2, tail = keep - head;
+        while (head > 0 && ((unsigned char)s[best + head] & 0xC0) == 0x80)
+            head--;
+        while (tail > 0 && ((unsigned char)s[best + best_len - tail] & 0xC0) == 0x80)
+            tail--;
+        char *cut = s + best + head;
+        memcpy(cut, "...", 3);
+        memmove(cut + 3, s + best + best_len - tail, len - (best + best_len - tail) + 1);
+        len = strlen(s);
+    }
+    if (len > max) {
+        size_t n = max;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+        s[n] = '\0';
+    }
+}
+
+void ld__vformat_msg(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+    if (!cap) return;
+    va_list ap2;
+    va_copy(ap2, ap);
+    char *full = NULL;
+    int n = vasprintf(&full, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) {
+        /* no memory for the long form: the plain cut is all that is left */
+        vsnprintf(dst, cap, fmt, ap);
+        return;
+    }
+    if ((size_t)n >= cap) shorten_middle(full, cap - 1);
+    memcpy(dst, full, strlen(full) + 1);
+    free(full);
+}
+
+void ld__format_msg(char *dst, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ld__vformat_msg(dst, cap, fmt, ap);
+    va_end(ap);
+}
+
 int ld__err(ld_err *e, int code, const char *fmt, ...)
 {
     if (e) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        ld__vformat_msg(e->msg, sizeof e->msg, fmt, ap);
         va_end(ap);
         e->code = code;
     }
@@ -265,6 +328,59 @@ char *ld__asprintf(const char *fmt, ...)
     if (vasprintf(&s, fmt, ap) < 0) s = NULL;
     va_end(ap);
     return s;
+}
+
+int ld__path_within(const char *path, uint64_t dev, uint64_t ino)
+{
+    struct stat st;
+    int fd = -1;
+    if (stat(path, &st) == 0) {
+        if ((uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino) return 2;
+    }
+    /* The folder holding path: path minus its last component (and trailing slashes). */
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    while (n > 0 && path[n - 1] != '/')
+        n--;
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    char *dir = n ? ld__asprintf("%.*s", (int)n, path) : ld__strdup(".");
+    if (!dir) return 0;
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    int found = 0;
+    /* Up through ".." by descriptor: no path grows, and the walk follows the real tree. */
+    for (int depth = 0; fd >= 0 && depth < 4096; depth++) {
+        struct stat ds, ps;
+        if (fstat(fd, &ds) != 0) break;
+        if ((uint64_t)ds.st_dev == dev && (uint64_t)ds.st_ino == ino) {
+            found = 1;
+            break;
+        }
+        int up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (up < 0 || fstat(up, &ps) != 0 || (ps.st_dev == ds.st_dev && ps.st_ino == ds.st_ino)) {
+            if (up >= 0) close(up);
+            break; /* "/" is its own parent */
+        }
+        close(fd);
+        fd = up;
+    }
+    if (fd >= 0) close(fd);
+    return found;
+}
+
+char *ld__list_entry_path(const char *list_path, const char *entry)
+{
+    const char *slash = strrchr(list_path, '/');
+    if (entry[0] == '/' || !slash) return ld__strdup(entry);
+    char *p = ld__asprintf("%.*s/%s", (int)(slash - list_path), list_path, entry);
+    struct stat st;
+    if (p && stat(p, &st) != 0 && stat(entry, &st) == 0) {
+        free(p);
+        return ld__strdup(entry);
+    }
+    return p;
 }
 
 char *ld__temp_name(const char *final_path, const void *owner)

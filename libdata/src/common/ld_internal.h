@@ -22,13 +22,26 @@ typedef struct ld_err {
 } ld_err;
 
 /* Record a failure: sets e->code and e->msg (printf format) and returns `code`, so that
- * `return ld__err(e, LD_EFORMAT, "%s: bad", path);` reads naturally. `e` may be NULL. */
+ * `return ld__err(e, LD_EFORMAT, "%s: bad", path);` reads naturally. `e` may be NULL.
+ * A message longer than the buffer keeps its reason: the middle of its longest words (the
+ * paths) is replaced by "..." instead of the end being cut off (see ld__vformat_msg). */
 int ld__err(ld_err *e, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 void ld__err_clear(ld_err *e);
+
+/* vsnprintf into dst[cap] for messages: when the text does not fit, the longest
+ * space-free runs (paths, in our messages) lose their middle to "..." until it does, so
+ * that the reason at the end survives a 4000-byte path. Only if that is not enough is the
+ * end cut. */
+void ld__vformat_msg(char *dst, size_t cap, const char *fmt, va_list ap);
+void ld__format_msg(char *dst, size_t cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* Check macros for functions with one exit: `int rc = LD_OK; ... fail: cleanup; return rc;` */
 #define LD_CHECK(err, cond, code, ...)                                                             \
@@ -112,6 +125,18 @@ char *ld__asprintf(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* Is `path` (existing or not) the object dev/ino, or inside that directory? Walks from path
+ * (or, when it does not exist, its parent folder) up through ".." to "/" comparing device
+ * and inode, so symlinks, "..", hard links and bind mounts cannot hide it. Returns 2 for
+ * the same object, 1 for inside it, 0 for neither (also when path's folder cannot be
+ * opened: then nothing can be written there anyway). */
+int ld__path_within(const char *path, uint64_t dev, uint64_t ino);
+
+/* Where an entry of a --split list (one HDF5 file per line) is: an absolute entry as it is;
+ * a relative one relative to the list file's folder, or, when nothing is there, relative to
+ * the current folder (where Caffe's HDF5Data layer looks). malloc'd, or NULL. */
+char *ld__list_entry_path(const char *list_path, const char *entry);
 
 /* A unique temporary name beside `final_path`: "<final>.tmp-<pid>-<owner address>", unique
  * per process and per live owner object without global state. malloc'd, or NULL. */

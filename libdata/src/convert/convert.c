@@ -52,6 +52,9 @@ static const ld_param_desc PARAMS[] = {
     {LD_C_CHECK_SIZE, "check_size", 0, 0, 1, "1 = all images must have the same size"},
     {LD_C_ENCODED, "encoded", 0, 0, 1, "1 = store encoded images (original bytes if no resize)"},
     {LD_C_ENCODE_PNG, "encode_png", 0, 0, 1, "1 = re-encode as PNG instead of JPEG"},
+    {LD_C_FLAT, "flat", 0, 0, 1, "1 = folder without class folders: every image gets label 0"},
+    {LD_C_SPLIT_PATHS, "split_paths", 0, 0, 1,
+     "HDF5 split list: 0 = absolute paths, 1 = relative to the list's folder"},
 };
 #define NPARAMS (sizeof PARAMS / sizeof PARAMS[0])
 
@@ -175,6 +178,7 @@ const char *ld_convert_errmsg(const ld_convert *c)
 typedef struct slot {
     int ready;  /* set by the worker under the run's mutex */
     int status; /* LD_OK, or why the file was skipped */
+    int fatal;  /* the failure stops the run whatever LD_C_STRICT says */
     ld_buf out; /* raw CHW pixels or encoded bytes; reused */
     int c, h, w;
     uint64_t bytes_in;
@@ -193,9 +197,17 @@ typedef struct worker {
     ld_buf path; /* the input's full path, composed per item (the source keeps only rel) */
 } worker;
 
+/* An output file that exists already (and so might be one of the inputs). */
+typedef struct out_file {
+    uint64_t dev, ino;
+    char *path;
+} out_file;
+
 typedef struct run {
     /* fixed for the run */
     const ld_source *src;
+    const out_file *outs; /* existing files the run would replace; an input among them stops it */
+    size_t n_outs;
     size_t n;
     int channels, order_rgb, encoded, keep_original, encode_png, quality, check_size;
     ld_geometry geom;
@@ -235,6 +247,19 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
 
     LD_CHECK(e, ld__source_get(r->src, idx, &wk->path, &item) == LD_OK, LD_ENOMEM,
              "%s: out of memory", ld__source_rel(r->src, idx));
+    if (r->n_outs) {
+        /* One stat per input, only when the output exists already (a re-run). */
+        struct stat st;
+        for (size_t k = 0; stat(it->path, &st) == 0 && k < r->n_outs; k++) {
+            if (r->outs[k].dev == (uint64_t)st.st_dev && r->outs[k].ino == (uint64_t)st.st_ino) {
+                sl->fatal = 1;
+                LD_CHECK(e, 0, LD_EINVAL,
+                         "%s: this input image is also the output file %s, which the run would "
+                         "replace: give the output another name (nothing was written)",
+                         it->path, r->outs[k].path);
+            }
+        }
+    }
     LD_TRY(ld__read_file(it->path, &wk->file, max_file_bytes(r->max_pixels), e));
     sl->bytes_in = wk->file.len;
     LD_TRY(ld__img_info(wk->codec, wk->file.p, wk->file.len, it->path, &info, e));
@@ -296,6 +321,7 @@ static void *worker_main(void *arg)
 
         ld__err_clear(&e);
         sl->bytes_in = 0;
+        sl->fatal = 0;
         sl->status = process(wk, idx, sl, &e);
         if (sl->status < 0) memcpy(sl->msg, e.msg, sizeof sl->msg);
 
@@ -325,7 +351,7 @@ static void logf_(ld_convert *c, int level, const char *fmt, ...)
     char msg[LD_ERRMSG_MAX + 64];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ld__vformat_msg(msg, sizeof msg, fmt, ap);
     va_end(ap);
     c->log(c->log_user, level, msg);
 }
@@ -372,6 +398,101 @@ static int source_tick(void *user, size_t found)
     return l->c->progress(l->c->progress_user, &l->c->stats);
 }
 
+/* ---- an output must never replace an input ------------------------------------------- */
+
+typedef struct out_files {
+    out_file *f;
+    size_t n, cap;
+} out_files;
+
+static void out_files_free(out_files *o)
+{
+    for (size_t i = 0; i < o->n; i++)
+        free(o->f[i].path);
+    free(o->f);
+    memset(o, 0, sizeof *o);
+}
+
+/* Remember `path` (taken over) if it exists. Returns 1 if it did, 0 if not, LD_ENOMEM. */
+static int out_files_add(out_files *o, char *path)
+{
+    struct stat st;
+    if (!path) return LD_ENOMEM;
+    if (stat(path, &st) != 0 || S_ISDIR(st.st_mode)) {
+        free(path);
+        return 0;
+    }
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 8;
+        out_file *f = realloc(o->f, cap * sizeof *f);
+        if (!f) {
+            free(path);
+            return LD_ENOMEM;
+        }
+        o->f = f;
+        o->cap = cap;
+    }
+    o->f[o->n++] = (out_file){(uint64_t)st.st_dev, (uint64_t)st.st_ino, path};
+    return 1;
+}
+
+/* The files of `output` that exist already and that publishing would replace: the HDF5 file;
+ * with --split the list and the parts (consecutive from -00000, as a run writes them); for
+ * LMDB what is in the directory. Their number, not the inputs', sizes this. */
+static int existing_outputs(const char *output, int format, int split, out_files *o)
+{
+    int r;
+    if (format == LD_FORMAT_LMDB) {
+        static const char *const names[] = {"data.mdb", "lock.mdb", "libdata.json"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if ((r = out_files_add(o, ld__asprintf("%s/%s", output, names[i]))) < 0) return r;
+        return LD_OK;
+    }
+    if (!split) return out_files_add(o, ld__strdup(output)) < 0 ? LD_ENOMEM : LD_OK;
+    char *stem = ld__h5_split_stem(output);
+    if (!stem) return LD_ENOMEM;
+    r = out_files_add(o, ld__asprintf("%s.txt", stem));
+    for (unsigned k = 0; r >= 0 && k < 100000; k++)
+        if ((r = out_files_add(o, ld__asprintf("%s-%05u.h5", stem, k))) == 0) break;
+    free(stem);
+    return r < 0 ? LD_ENOMEM : LD_OK;
+}
+
+/* Before anything is read: refuse an output that is the list file, the input folder, or (in
+ * folder mode) lies inside the input folder, where it could replace an image and where the
+ * next run would read it as input. Images are compared with `outs` as they are read. */
+static int check_output_vs_inputs(ld_convert *c, const char *input, const char *output,
+                                  const out_files *outs)
+{
+    struct stat st;
+    if (c->list_file && stat(c->list_file, &st) == 0) {
+        for (size_t k = 0; k < outs->n; k++)
+            if (outs->f[k].dev == (uint64_t)st.st_dev && outs->f[k].ino == (uint64_t)st.st_ino)
+                return ld__err(&c->err, LD_EINVAL,
+                               "%s is the input list file %s: the output would replace it; "
+                               "give the output another name (nothing was written)",
+                               outs->f[k].path, c->list_file);
+        if (ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino) == 2)
+            return ld__err(&c->err, LD_EINVAL,
+                           "%s is the input list file %s: the output would replace it; give "
+                           "the output another name (nothing was written)",
+                           output, c->list_file);
+    }
+    if (input && *input && stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
+        int within = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+        if (within == 2)
+            return ld__err(&c->err, LD_EINVAL,
+                           "%s is the input folder: the output would replace it; give the "
+                           "output another name (nothing was written)", output);
+        if (within && !c->list_file)
+            return ld__err(&c->err, LD_EINVAL,
+                           "%s lies inside the input folder %s: it could replace an input "
+                           "image, and the next run would read it as input; write it outside "
+                           "%s (nothing was written)", output, input, input);
+    }
+    return LD_OK;
+}
+
 static const char *MODE_NAMES[] = {"squash", "crop", "pad", "max"};
 
 int ld_convert_run(ld_convert *c, const char *input, const char *output)
@@ -383,6 +504,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     run r;
     int nthreads = 0, sync_init = 0;
     const char **class_names = NULL;
+    out_files outs = {0};
     ld_buf path = {0}; /* an input's full path, for the one message that names it */
     const double t0 = ld__now();
     double last_progress = 0;
@@ -425,20 +547,32 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     /* Raw HDF5 is an N x C x H x W array: every image must come out the same size. */
     r.check_size = (P(c, LD_C_CHECK_SIZE) || (!encoded && format == LD_FORMAT_HDF5)) && !fixed_size;
 
+    /* The output must not be (or lie inside) an input. */
+    LD_CHECK(&c->err, existing_outputs(output, format, P(c, LD_C_SPLIT_BYTES) > 0, &outs) == LD_OK,
+             LD_ENOMEM, "out of memory");
+    LD_TRY(check_output_vs_inputs(c, input, output, &outs));
+    r.outs = outs.f;
+    r.n_outs = outs.n;
+
     /* Inputs. */
     listing lst = {c, t0, t0};
+    const unsigned src_flags =
+        (P(c, LD_C_STRICT) ? LD_SRC_STRICT : 0u) | (P(c, LD_C_FLAT) ? LD_SRC_FLAT : 0u);
     rc = c->list_file
              ? ld__source_open_list(c->list_file, input, source_tick, &lst, &src, &c->err)
-             : ld__source_open_dir(input, source_warn, source_tick, &lst, &src, &c->err);
+             : ld__source_open_dir_flags(input, src_flags, source_warn, source_tick, &lst, &src,
+                                         &c->err);
     LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
              output);
     LD_TRY(rc);
     r.src = src;
     r.n = ld__source_count(src);
     LD_CHECK(&c->err, r.n > 0, LD_EFORMAT,
-             c->list_file ? "%s: the list file names no images"
-                          : "%s: no images found (expected one sub-folder per class holding "
-                            ".jpg, .jpeg or .png files)",
+             c->list_file        ? "%s: the list file names no images"
+             : P(c, LD_C_FLAT) ? "%s: no .jpg, .jpeg or .png files found"
+                               : "%s: no images found (expected one sub-folder per class holding "
+                                 ".jpg, .jpeg or .png files; --flat for a folder without class "
+                                 "folders)",
              c->list_file ? c->list_file : input);
     if (P(c, LD_C_SHUFFLE)) ld__source_shuffle(src, (uint64_t)P(c, LD_C_SEED));
     c->stats.total = r.n;
@@ -473,6 +607,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
         .note = c->note,
         .expected_n = r.n,
         .split_bytes = (uint64_t)P(c, LD_C_SPLIT_BYTES),
+        .split_relative = P(c, LD_C_SPLIT_PATHS) == LD_SPLIT_PATHS_RELATIVE,
         .deflate = (int)P(c, LD_C_DEFLATE),
         .on_stale = stale_removed,
         .on_stale_user = c,
@@ -568,9 +703,9 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
             LD_TRY(wr->vt->add(wr, &s, &c->err));
             c->stats.converted++;
             c->stats.bytes_out += sl->out.len;
-        } else if (sl->status == LD_ENOMEM || P(c, LD_C_STRICT)) {
+        } else if (sl->status == LD_ENOMEM || sl->fatal || P(c, LD_C_STRICT)) {
             rc = ld__err(&c->err, sl->status, "%s%s", sl->msg,
-                         sl->status == LD_ENOMEM ? "" : " (stopped: --strict)");
+                         sl->status == LD_ENOMEM || sl->fatal ? "" : " (stopped: --strict)");
             goto fail;
         } else {
             c->stats.skipped++;
@@ -631,6 +766,7 @@ fail:
     free(workers);
     if (wr) wr->vt->free(wr); /* removes temporaries unless finish() published them */
     free(class_names);
+    out_files_free(&outs);
     ld__buf_free(&path);
     ld__source_free(src);
     c->stats.elapsed = ld__now() - t0;

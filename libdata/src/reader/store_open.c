@@ -144,19 +144,6 @@ static void list_close(ld_store *st)
 static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read,
                                     list_will_read,  list_close,    list_read_run};
 
-/* Resolve a list entry: as given (relative to the current directory) when it exists, else
- * relative to the list file's directory. Returns a malloc'd path or NULL. */
-static char *resolve(const char *list_path, const char *entry)
-{
-    struct stat sb;
-    if (entry[0] == '/' || stat(entry, &sb) == 0)
-        return ld__strdup(entry);
-    const char *slash = strrchr(list_path, '/');
-    if (!slash)
-        return ld__strdup(entry);
-    return ld__asprintf("%.*s/%s", (int)(slash - list_path), list_path, entry);
-}
-
 static int open_list(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {
     int rc = LD_OK;
@@ -184,7 +171,8 @@ static int open_list(const char *path, const ld_store_opts *o, ld_store **out, l
             LD_CHECK(e, ns, LD_ENOMEM, "out of memory");
             s->start = ns;
         }
-        char *p = resolve(path, line);
+        /* relative lines: against the list's folder, else the current one (ld_internal.h) */
+        char *p = ld__list_entry_path(path, line);
         LD_CHECK(e, p, LD_ENOMEM, "out of memory");
         s->files[s->nfiles] = NULL;
         rc = ld__h5_store_open(p, o, &s->files[s->nfiles], e);

@@ -6,7 +6,11 @@
  * name (strcmp), class index = position; images are found recursively below each class
  * folder (nested folders allowed), extensions .jpg .jpeg .png matched case-insensitively,
  * names starting with '.' (files and folders) ignored, the final order sorted by relative
- * path. Images directly in the root (no class folder) get label 0 in a class named ".".
+ * path. Images directly in the root (no class folder) are skipped with one warning; so are
+ * sub-folders that are datasets (hold data.mdb, or are a run's "*.tmp-PID-HEX"). A class
+ * folder that cannot be read keeps its class (and label) with no images, with a warning,
+ * or is an LD_EIO error with LD_SRC_STRICT. With LD_SRC_FLAT there are no class folders:
+ * every image below the root, at any depth, gets label 0 in one class named after the root.
  * Symlinks are followed for files; symlinked directories are followed once (loops are
  * detected by device/inode and reported).
  *
@@ -43,6 +47,11 @@ typedef int (*ld_source_tick_fn)(void *user, size_t found);
 
 int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick_fn tick,
                         void *user, ld_source **out, ld_err *e);
+/* Flags of ld__source_open_dir_flags. */
+#define LD_SRC_STRICT 1u /* an unreadable folder is an error (LD_EIO), not a warning */
+#define LD_SRC_FLAT 2u   /* no class folders: all images, label 0 */
+int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_fn warn,
+                              ld_source_tick_fn tick, void *user, ld_source **out, ld_err *e);
 int ld__source_open_list(const char *list_file, const char *root, ld_source_tick_fn tick,
                          void *user, ld_source **out, ld_err *e);
 void ld__source_free(ld_source *s);

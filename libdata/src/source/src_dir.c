@@ -31,6 +31,10 @@ typedef struct walk {
     ld_source_tick_fn tick;
     void *user;
     ld_err *e;
+    int strict;      /* LD_SRC_STRICT: an unreadable folder is an error, not a warning */
+    int class_level; /* set just before walk_dir reads a class folder itself */
+    int class_unreadable; /* set by walk_dir when that class folder could not be read */
+    int32_t class_label;
 } walk;
 
 /* Give the caller its chance to report and to cancel. */
@@ -52,7 +56,7 @@ static void warnf(walk *w, const char *fmt, ...)
     char msg[LD_ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ld__vformat_msg(msg, sizeof msg, fmt, ap);
     va_end(ap);
     w->warn(w->user, msg);
 }
@@ -146,13 +150,27 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
     int rc = LD_OK;
     ld_buf names = {0}, child = {0};
     size_t rel_len = strlen(rel);
+    const int class_level = w->class_level;
+    w->class_level = 0;
     LD_TRY(tick(w));
     LD_TRY(set_path(w, rel, rel_len));
     int r = read_names((const char *)w->path.p, &names);
     LD_CHECK(w->e, r != LD_ENOMEM, LD_ENOMEM, "%s: out of memory listing folder",
              (const char *)w->path.p);
     if (r < 0) {
-        warnf(w, "%s: cannot read folder, skipped: %s", (const char *)w->path.p, strerror(errno));
+        int err = errno;
+        LD_CHECK(w->e, !w->strict, LD_EIO, "%s: cannot read %sfolder: %s (stopped: --strict)",
+                 (const char *)w->path.p, class_level ? "class " : "", strerror(err));
+        w->class_unreadable = class_level;
+        if (class_level)
+            warnf(w,
+                  "%s: cannot read class folder: %s; class '%s' keeps its label %d with no "
+                  "images, so that the other classes keep theirs (fix the permissions and run "
+                  "again; --strict stops here instead)",
+                  (const char *)w->path.p, strerror(err), rel, (int)w->class_label);
+        else
+            warnf(w, "%s: cannot read folder, its images are skipped: %s (--strict stops here "
+                  "instead)", (const char *)w->path.p, strerror(err));
         goto fail; /* a warning, not a failure: rc stays LD_OK */
     }
     for (size_t off = 0; off < names.len;) {
@@ -214,8 +232,44 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* A sub-folder of the input that is a dataset, not a class: an LMDB directory (ours or
+ * Caffe's: it holds data.mdb) or the temporary of a run ("NAME.tmp-PID-HEX"). */
+static int is_dataset_dir(walk *w, const char *name)
+{
+    const char *t = strstr(name, ".tmp-");
+    if (t && t[5] >= '0' && t[5] <= '9') return 1;
+    if (set_path(w, name, strlen(name)) < 0) return 0;
+    w->path.len--; /* drop set_path's NUL: the suffix brings its own */
+    if (ld__buf_append(&w->path, "/data.mdb", sizeof "/data.mdb") < 0) return 0;
+    struct stat st;
+    return stat((const char *)w->path.p, &st) == 0;
+}
+
+/* The last path component of root, for the single class of flat mode ("photos/" -> "photos"). */
+static void flat_class_name(const char *root, size_t root_len, const char **name, size_t *len)
+{
+    size_t end = root_len, start;
+    while (end > 1 && root[end - 1] == '/')
+        end--;
+    start = end;
+    while (start > 0 && root[start - 1] != '/')
+        start--;
+    *name = root + start;
+    *len = end - start;
+    if (*len == 0 || (*len == 1 && root[start] == '.') || (*len == 2 && !strncmp(root + start, "..", 2))) {
+        *name = "0";
+        *len = 1;
+    }
+}
+
 int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick_fn tick_fn,
                         void *user, ld_source **out, ld_err *e)
+{
+    return ld__source_open_dir_flags(root, 0, warn, tick_fn, user, out, e);
+}
+
+int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_fn warn,
+                              ld_source_tick_fn tick_fn, void *user, ld_source **out, ld_err *e)
 {
     int rc = LD_OK;
     ld_source *s = NULL;
@@ -237,6 +291,7 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick
     w.tick = tick_fn;
     w.user = user;
     w.e = e;
+    w.strict = (flags & LD_SRC_STRICT) != 0;
     /* Keep the root exactly as given ("photos/" stays "photos/" + "cat/..."): item paths are
      * joined the same way by ld__source_get. */
     w.root_len = strlen(root);
@@ -248,6 +303,21 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick
     LD_CHECK(e, r != LD_ENOMEM, LD_ENOMEM, "%s: out of memory listing folder", root);
     LD_CHECK(e, r == LD_OK, LD_EIO, "%s: cannot read input folder: %s", root, strerror(errno));
 
+    dir_id root_id = {st.st_dev, st.st_ino, NULL};
+    if (flags & LD_SRC_FLAT) {
+        /* One class: everything below the root, at any depth, label 0. */
+        const char *cname;
+        size_t clen;
+        flat_class_name(root, w.root_len, &cname, &clen);
+        LD_CHECK(e, ld__source_add_class(s, cname, clen) == 0, LD_ENOMEM, "out of memory");
+        w.class_label = 0;
+        LD_TRY(walk_dir(&w, "", &root_id, 0));
+        ld__source_sort_items(s);
+        *out = s;
+        s = NULL;
+        goto fail;
+    }
+
     /* First pass over the root: class folders (pointers into `names`) and loose images. */
     size_t n_entries = 0;
     for (size_t off = 0; off < names.len; off += strlen((const char *)names.p + off + 1) + 2)
@@ -256,6 +326,7 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick
         classes = malloc(n_entries * sizeof *classes);
         LD_CHECK(e, classes, LD_ENOMEM, "out of memory");
     }
+    const char *loose_example = NULL;
     for (size_t off = 0; off < names.len;) {
         char type = (char)names.p[off];
         const char *name = (const char *)names.p + off + 1;
@@ -269,42 +340,45 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick
             else
                 type = ENT_FILE; /* dangling: kept if named like an image, see walk_dir */
         }
-        if (is_dir)
+        if (is_dir && is_dataset_dir(&w, name)) {
+            LD_TRY(set_path(&w, name, strlen(name)));
+            warnf(&w, "%s: a dataset (LMDB database or a conversion's temporary), not a class "
+                  "folder: skipped", (const char *)w.path.p);
+        } else if (is_dir) {
             classes[n_classes++] = name;
-        else if (type != ENT_OTHER && is_image_name(name))
-            n_root_images++;
+        } else if (type != ENT_OTHER && is_image_name(name) &&
+                   (n_root_images++ == 0 || strcmp(name, loose_example) < 0)) {
+            loose_example = name;
+        }
     }
     qsort(classes, n_classes, sizeof *classes, cmp_str);
+    /* Images directly in the root belong to no class. They used to form a class "." with
+     * label 0, which shifted the label of every real class by one: skip them, and say so. */
+    if (n_root_images) {
+        LD_TRY(set_path(&w, loose_example, strlen(loose_example)));
+        warnf(&w, "%zu image file%s directly in the input folder (e.g. %s) %s in no class "
+              "folder: skipped (labels come from the sub-folders; use --flat for a folder "
+              "without class folders, every image label 0)",
+              n_root_images, n_root_images == 1 ? "" : "s", (const char *)w.path.p,
+              n_root_images == 1 ? "is" : "are");
+    }
 
-    /* Images in the root itself form class "." with label 0; class folders follow. */
-    int32_t base = n_root_images ? 1 : 0;
     LD_CHECK(e, n_classes < (size_t)INT32_MAX, LD_ELIMIT, "%s: too many class folders", root);
-    if (n_root_images)
-        LD_CHECK(e, ld__source_add_class(s, ".", 1) == 0, LD_ENOMEM, "out of memory");
     for (size_t i = 0; i < n_classes; i++)
         LD_CHECK(e, ld__source_add_class(s, classes[i], strlen(classes[i])) == 0, LD_ENOMEM,
                  "out of memory");
 
-    dir_id root_id = {st.st_dev, st.st_ino, NULL};
-    if (n_root_images) {
-        for (size_t off = 0; off < names.len;) {
-            const char *name = (const char *)names.p + off + 1;
-            off += strlen(name) + 2;
-            if (!is_image_name(name)) continue;
-            LD_TRY(set_path(&w, name, strlen(name)));
-            struct stat fst;
-            if (stat((const char *)w.path.p, &fst) == 0 && !S_ISREG(fst.st_mode))
-                continue; /* a folder or device named like an image */
-            LD_CHECK(e, ld__source_add_item(s, name, strlen(name), 0) == 0, LD_ENOMEM,
-                     "out of memory");
-        }
-    }
     for (size_t i = 0; i < n_classes; i++) {
         LD_TRY(set_path(&w, classes[i], strlen(classes[i])));
         struct stat cst;
         if (stat((const char *)w.path.p, &cst) != 0) {
-            warnf(&w, "%s: cannot open class folder, skipped: %s", (const char *)w.path.p,
-                  strerror(errno));
+            int err = errno;
+            LD_CHECK(e, !w.strict, LD_EIO, "%s: cannot open class folder: %s (stopped: --strict)",
+                     (const char *)w.path.p, strerror(err));
+            warnf(&w,
+                  "%s: cannot open class folder: %s; class '%s' keeps its label %d with no "
+                  "images, so that the other classes keep theirs (--strict stops here instead)",
+                  (const char *)w.path.p, strerror(err), classes[i], (int)i);
             continue;
         }
         if (cst.st_dev == st.st_dev && cst.st_ino == st.st_ino) {
@@ -314,9 +388,15 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick
         }
         dir_id id = {cst.st_dev, cst.st_ino, &root_id};
         size_t before = s->n;
-        LD_TRY(walk_dir(&w, classes[i], &id, base + (int32_t)i));
-        if (s->n == before)
-            warnf(&w, "%s: class folder has no .jpg/.jpeg/.png images", (const char *)w.path.p);
+        w.class_level = 1;
+        w.class_unreadable = 0;
+        w.class_label = (int32_t)i;
+        LD_TRY(walk_dir(&w, classes[i], &id, (int32_t)i));
+        if (s->n == before && !w.class_unreadable) {
+            LD_TRY(set_path(&w, classes[i], strlen(classes[i])));
+            warnf(&w, "%s: class folder has no .jpg/.jpeg/.png images (class '%s' keeps "
+                      "label %d)", (const char *)w.path.p, classes[i], (int)i);
+        }
     }
     ld__source_sort_items(s);
     *out = s;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "store/h5_format.h"
@@ -482,12 +483,30 @@ static int describe_list(const char *path, ld_buf *out, ld_err *e)
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
             line[--n] = '\0';
         if (n == 0) continue;
-        hid_t f = H5Fopen(line, H5F_ACC_RDONLY, H5P_DEFAULT);
+        /* relative lines: against the list's folder, else the current one (as the reader) */
+        char *part = ld__list_entry_path(path, line);
+        LD_CHECK(e, part, LD_ENOMEM, "out of memory");
+        struct stat pst;
+        int missing = stat(part, &pst) != 0;
+        int err = errno;
+        hid_t f = missing ? H5I_INVALID_HID : H5Fopen(part, H5F_ACC_RDONLY, H5P_DEFAULT);
         if (f < 0) {
-            rc = ld__h5_err(e, files ? LD_EIO : LD_EFORMAT,
-                            "%s: line %lu: %s is not a readable HDF5 file", path, files + 1, line);
+            size_t ln = strlen(line);
+            int named_h5 = (ln > 3 && !strcasecmp(line + ln - 3, ".h5")) ||
+                           (ln > 5 && !strcasecmp(line + ln - 5, ".hdf5"));
+            /* A missing *.h5 line is a list with a missing part, not "not a list". */
+            if (missing && (files || named_h5))
+                rc = ld__err(e, LD_EIO, "%s: line %lu: part %s: %s (relative lines are looked "
+                             "up in the list's folder, then in the current folder)",
+                             path, files + 1, part, strerror(err));
+            else
+                rc = ld__h5_err(e, files ? LD_EIO : LD_EFORMAT,
+                                "%s: line %lu: %s is not a readable HDF5 file", path, files + 1,
+                                part);
+            free(part);
             goto fail;
         }
+        free(part);
         long long k = count_samples(f);
         H5Fclose(f);
         if (files < 20) {

@@ -10,6 +10,9 @@
  * Used by one thread; HDF5 (serial build) is not thread-safe, so the converter makes every
  * HDF5 call from its writer thread.
  */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* realpath */
+#endif
 #include "store/writer.h"
 
 #include <errno.h>
@@ -53,10 +56,10 @@ static herr_t first_desc(unsigned n, const H5E_error2_t *d, void *user)
 
 int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
 {
-    char ctx[LD_ERRMSG_MAX];
+    char ctx[4 * LD_ERRMSG_MAX]; /* ld__err shortens the paths in it, not the reason */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx, sizeof ctx, fmt, ap);
+    ld__vformat_msg(ctx, sizeof ctx, fmt, ap);
     va_end(ap);
     const char *desc = NULL;
     /* Upward: the innermost (most specific) record first, e.g. the errno of a failed open. */
@@ -283,6 +286,7 @@ typedef struct h5w {
     size_t n_classes;
     int encoded, channels, channel_order, quality, resize_mode, resize_w, resize_h, deflate;
     uint64_t split_bytes;
+    int split_relative; /* list lines relative to the list's folder (else absolute) */
     /* raw shape, fixed by the first sample */
     int c, h, w;
     size_t sample_bytes;
@@ -318,6 +322,18 @@ static int has_ext(const char *p, const char *ext)
     for (size_t i = 0; i < m; i++)
         if (lower_ascii((unsigned char)p[n - m + i]) != ext[i]) return 0;
     return 1;
+}
+
+char *ld__h5_split_stem(const char *path)
+{
+    /* the output path without its .h5/.hdf5 (or .txt, the list's own) extension */
+    char *stem = ld__strdup(path);
+    if (!stem) return NULL;
+    if (has_ext(stem, ".h5") || has_ext(stem, ".txt"))
+        stem[strlen(stem) - (has_ext(stem, ".h5") ? 3 : 4)] = '\0';
+    else if (has_ext(stem, ".hdf5"))
+        stem[strlen(stem) - 5] = '\0';
+    return stem;
 }
 
 static int attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hid_t space,
@@ -717,13 +733,42 @@ static int sync_file(const char *path, ld_err *e)
     return LD_OK;
 }
 
+/* The list names each part by its absolute path (Caffe's HDF5Data opens the lines relative
+ * to its own working folder, so only absolute paths work from anywhere), or with
+ * LD_SPLIT_PATHS_RELATIVE by its bare name: the parts are always beside the list, and
+ * libdata's readers resolve a relative line against the list's folder. */
 static int write_list(h5w *w, const char *tmp, ld_err *e)
 {
+    char *dir = NULL;
+    if (!w->split_relative) {
+        const char *slash = strrchr(w->stem, '/');
+        char *d = slash == w->stem ? ld__strdup("/")
+                  : slash          ? ld__asprintf("%.*s", (int)(slash - w->stem), w->stem)
+                                   : ld__strdup(".");
+        if (!d) return ld__err(e, LD_ENOMEM, "out of memory");
+        dir = realpath(d, NULL);
+        int err = errno;
+        free(d);
+        if (!dir)
+            return ld__err(e, LD_EIO, "%s: cannot make the absolute path of its folder: %s",
+                           w->stem, strerror(err));
+    }
     FILE *f = fopen(tmp, "wb");
-    if (!f) return ld__err(e, LD_EIO, "%s: cannot create list file: %s", tmp, strerror(errno));
+    if (!f) {
+        int err = errno;
+        free(dir);
+        return ld__err(e, LD_EIO, "%s: cannot create list file: %s", tmp, strerror(err));
+    }
     int bad = 0;
-    for (size_t i = 0; i < w->n_files; i++)
-        bad |= fprintf(f, "%s\n", w->final[i]) < 0;
+    for (size_t i = 0; i < w->n_files; i++) {
+        const char *slash = strrchr(w->final[i], '/');
+        const char *base = slash ? slash + 1 : w->final[i];
+        if (dir)
+            bad |= fprintf(f, "%s%s%s\n", dir, strcmp(dir, "/") ? "/" : "", base) < 0;
+        else
+            bad |= fprintf(f, "%s\n", base) < 0;
+    }
+    free(dir);
     bad |= fflush(f) != 0;
     bad |= fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS;
     int saved = errno;
@@ -852,6 +897,7 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->resize_h = o->resize_h;
     w->deflate = o->deflate;
     w->split_bytes = o->split_bytes;
+    w->split_relative = o->split_relative;
     w->expected_n = o->expected_n;
     w->on_stale = o->on_stale;
     w->on_stale_user = o->on_stale_user;
@@ -860,13 +906,8 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->source = ld__strdup(o->source ? o->source : "");
     w->note = ld__strdup(o->note ? o->note : "");
     LD_CHECK(e, w->path && w->encoding && w->source && w->note, LD_ENOMEM, "out of memory");
-    /* stem: the output path without its .h5/.hdf5 (or .txt, the list's own) extension */
-    w->stem = ld__strdup(o->path);
+    w->stem = ld__h5_split_stem(o->path);
     LD_CHECK(e, w->stem, LD_ENOMEM, "out of memory");
-    if (has_ext(w->stem, ".h5") || has_ext(w->stem, ".txt"))
-        w->stem[strlen(w->stem) - (has_ext(w->stem, ".h5") ? 3 : 4)] = '\0';
-    else if (has_ext(w->stem, ".hdf5"))
-        w->stem[strlen(w->stem) - 5] = '\0';
     if (w->split_bytes && o->source) {
         /* "dataconv ROOT/ train.txt train.h5 --split 1G" would replace the input list
          * train.txt with the list of output files: refuse before anything is written. */

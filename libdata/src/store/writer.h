@@ -30,6 +30,8 @@ typedef struct ld_writer_opts {
     const char *note;      /* free text (command line), may be NULL */
     uint64_t expected_n;   /* number of inputs (an upper bound on samples); a hint */
     uint64_t split_bytes;  /* HDF5 only: 0 = one file */
+    int split_relative;    /* HDF5 split list: 1 = names relative to the list's folder,
+                              0 = absolute paths (LD_C_SPLIT_PATHS) */
     int deflate;           /* HDF5 only: 0..9 */
     size_t max_rel_len;    /* HDF5: longest ld_sample.rel; > 0 stores /filename as fixed-length
                               strings of this size (no global heap, so the writer's memory does
@@ -71,6 +73,10 @@ struct ld_writer {
  * LD_ENOTSUP (format not built), LD_ENOMEM. */
 int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e);
 int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e);
+
+/* The stem of an HDF5 output path (without .h5, .hdf5 or .txt): --split parts are
+ * "<stem>-00000.h5"..., their list "<stem>.txt". malloc'd, or NULL. */
+char *ld__h5_split_stem(const char *path);
 
 /* Describe a dataset for ld_describe(): append human-readable text to `out`.
  * LD_OK, LD_EIO, LD_EFORMAT (not this format / corrupt), LD_ENOMEM. */
