@@ -456,7 +456,7 @@ int dc_parse(int argc, char **argv, dc_opts *o)
             TRY(apply(o, d, flag, val, 1));
             continue;
         }
-        int64_t v;
+        int64_t v = 0; /* set by want_int on success (gcc -O3 cannot see it) */
         TRY(want_int(flag, val, &v));
         TRY(add_param(o, flag, (ld_convert_param)pd->id, v));
     }

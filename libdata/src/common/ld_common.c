@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -152,6 +154,7 @@ int ld__err(ld_err *e, int code, const char *fmt, ...)
         ld__vformat_msg(e->msg, sizeof e->msg, fmt, ap);
         va_end(ap);
         e->code = code;
+        e->sys_errno = 0;
     }
     return code;
 }
@@ -160,6 +163,7 @@ void ld__err_clear(ld_err *e)
 {
     if (e) {
         e->code = LD_OK;
+        e->sys_errno = 0;
         e->msg[0] = '\0';
     }
 }
@@ -328,6 +332,40 @@ char *ld__asprintf(const char *fmt, ...)
     if (vasprintf(&s, fmt, ap) < 0) s = NULL;
     va_end(ap);
     return s;
+}
+
+int ld__explain_write_failure(ld_err *e, int err, const char *out, const char *file)
+{
+    struct stat st;
+    unsigned long long size = stat(file, &st) == 0 ? (unsigned long long)st.st_size : 0;
+    struct rlimit rl;
+    int fsize_hit = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+                    size >= (unsigned long long)rl.rlim_cur;
+    if (err == EFBIG || ((err == EIO || err == 0) && fsize_hit)) {
+        ld__err(e, LD_EIO,
+                "file size limit exceeded while writing %s (%llu bytes written; the limit, "
+                "'ulimit -f', is %llu bytes per file): raise the limit",
+                out, size, fsize_hit ? (unsigned long long)rl.rlim_cur : size);
+        if (e) e->sys_errno = EFBIG;
+        return 1;
+    }
+    int full = err == ENOSPC || err == EDQUOT;
+    if (!full && (err == EIO || err == 0)) {
+        /* the folder of `file` (for an LMDB data.mdb, the database directory) */
+        const char *slash = strrchr(file, '/');
+        char *dir = slash ? ld__asprintf("%.*s", slash == file ? 1 : (int)(slash - file), file)
+                          : ld__strdup(".");
+        struct statvfs vs;
+        full = dir && statvfs(dir, &vs) == 0 &&
+               (unsigned long long)vs.f_bavail * vs.f_frsize < (1ull << 20);
+        free(dir);
+    }
+    if (!full) return 0;
+    ld__err(e, LD_EIO, "%s while writing %s (%llu bytes written; nothing was kept): free some "
+            "space or write the output elsewhere",
+            err == EDQUOT ? "disk quota exceeded" : "no space left on device", out, size);
+    if (e) e->sys_errno = err == EDQUOT ? EDQUOT : ENOSPC;
+    return 1;
 }
 
 int ld__path_within(const char *path, uint64_t dev, uint64_t ino)

@@ -18,6 +18,7 @@
  * fail take an `ld_err *` and fill it in. Not shared between threads. */
 typedef struct ld_err {
     int code;
+    int sys_errno; /* the errno behind an LD_EIO when a layer below reported one, else 0 */
     char msg[LD_ERRMSG_MAX];
 } ld_err;
 
@@ -125,6 +126,14 @@ char *ld__asprintf(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* After a failed write to `file`, the temporary of the output `out`: when the cause was a full
+ * disk, a quota or the file size limit (`ulimit -f`), replace e's message with one that says
+ * so, names `out` and the bytes written, and return 1; else leave e alone and return 0.
+ * `err` is the errno the write failed with, when known: ENOSPC, EDQUOT, EFBIG decide; for
+ * EIO or 0 (LMDB turns a short write into EIO) the file system is asked: `file`'s size
+ * against RLIMIT_FSIZE, then the free space of its folder (under 1 MiB counts as full). */
+int ld__explain_write_failure(ld_err *e, int err, const char *out, const char *file);
 
 /* Is `path` (existing or not) the object dev/ino, or inside that directory? Walks from path
  * (or, when it does not exist, its parent folder) up through ".." to "/" comparing device

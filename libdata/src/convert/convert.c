@@ -495,6 +495,48 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
 
 static const char *MODE_NAMES[] = {"squash", "crop", "pad", "max"};
 
+/* -v: what the run decided, one line per subject (input, sizes, storage and layout). */
+static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
+{
+    if (!c->log) return;
+    logf_(c, LD_LOG_INFO, "input: %zu files in %zu class%s (%s)", r->n, ncls,
+          ncls == 1 ? "" : "es",
+          c->list_file       ? "labels from the list file"
+          : P(c, LD_C_FLAT) ? "--flat: all label 0"
+                            : "one class per sub-folder, labels in sorted name order");
+    if (r->geom.w && r->geom.mode == LD_RESIZE_MAX)
+        logf_(c, LD_LOG_INFO, "sizes: longer side scaled down to at most %d, aspect kept "
+              "(sizes vary)", r->geom.w);
+    else if (r->geom.w)
+        logf_(c, LD_LOG_INFO, "sizes: every image resized to %dx%d (%s)", r->geom.w, r->geom.h,
+              MODE_NAMES[r->geom.mode]);
+    else
+        logf_(c, LD_LOG_INFO, "sizes: kept as they are%s", r->check_size
+              ? "; every image must have the size of the first" : "");
+    const char *order = r->channels == 1 ? "gray" : r->order_rgb ? "RGB" : "BGR";
+    if (!r->encoded)
+        logf_(c, LD_LOG_INFO, "storage: %s, raw uint8 pixels, layout %s (%d channel%s, %s)",
+              format == LD_FORMAT_LMDB ? "LMDB" : "HDF5",
+              format == LD_FORMAT_LMDB ? "one Caffe Datum per image, C x H x W"
+                                       : "/data N x C x H x W",
+              r->channels, r->channels == 1 ? "" : "s", order);
+    else if (r->keep_original)
+        logf_(c, LD_LOG_INFO, "storage: %s, the original file bytes of each image (%s)",
+              format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", order);
+    else if (r->encode_png)
+        logf_(c, LD_LOG_INFO, "storage: %s, each image re-encoded as PNG (%d channel%s, %s)",
+              format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", r->channels,
+              r->channels == 1 ? "" : "s", order);
+    else
+        logf_(c, LD_LOG_INFO, "storage: %s, each image re-encoded as JPEG quality %d (%d "
+              "channel%s, %s)", format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", r->quality,
+              r->channels, r->channels == 1 ? "" : "s", order);
+    if (format == LD_FORMAT_HDF5 && P(c, LD_C_SPLIT_BYTES))
+        logf_(c, LD_LOG_INFO, "split: files of at most %lld bytes of data, listed with %s paths",
+              (long long)P(c, LD_C_SPLIT_BYTES),
+              P(c, LD_C_SPLIT_PATHS) == LD_SPLIT_PATHS_RELATIVE ? "relative" : "absolute");
+}
+
 int ld_convert_run(ld_convert *c, const char *input, const char *output)
 {
     int rc = LD_OK;
@@ -616,15 +658,17 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
         LD_TRY(ld__lmdb_writer_create(&wo, &wr, &c->err));
     else
         LD_TRY(ld__h5_writer_create(&wo, &wr, &c->err));
-    logf_(c, LD_LOG_INFO, "%zu input files, %s storage, %s, %d channel(s)%s%s", r.n,
-          encoded ? "encoded" : "raw", format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", r.channels,
-          r.geom.w ? ", resize " : "", r.geom.w ? MODE_NAMES[r.geom.mode] : "");
+    log_decisions(c, &r, format, ncls);
 
     /* Workers and the window of slots between them and this thread. */
     nthreads = (int)P(c, LD_C_THREADS);
     if (nthreads <= 0) nthreads = ld__cpu_count();
     if ((size_t)nthreads > r.n) nthreads = (int)r.n;
     r.window = (size_t)nthreads * 2 + 2;
+    logf_(c, LD_LOG_INFO,
+          "threads: %d decoding worker%s, at most %zu images in flight; one writer thread "
+          "(output identical for any thread count)",
+          nthreads, nthreads == 1 ? "" : "s", r.window);
     r.slots = calloc(r.window, sizeof *r.slots);
     workers = calloc((size_t)nthreads, sizeof *workers);
     LD_CHECK(&c->err, r.slots && workers, LD_ENOMEM, "out of memory");

@@ -14,7 +14,8 @@
  *
  * Encoded storage (LD_H5_STORAGE_ENCODED):
  *   /encoded   uint8  (total_bytes,)  all samples' image file bytes concatenated,
- *                                   1-D, chunk LD_H5_CHUNK_BYTES, maxdims unlimited
+ *                                   1-D, chunk LD_H5_CHUNK_BYTES (less, in 4 KiB steps, when
+ *                                   the data is smaller), maxdims unlimited
  *   /offsets   uint64 (N+1,)        sample i is encoded[offsets[i] : offsets[i+1]]
  *   /shape     uint32 (N, 3)        (c, h, w) of each sample (decoded shape)
  *   /label, /filename as above.

@@ -54,6 +54,18 @@ static herr_t first_desc(unsigned n, const H5E_error2_t *d, void *user)
     return 0;
 }
 
+/* The sec2 driver's failure text holds the system's errno ("..., errno = 28, error message =
+ * 'No space left on device', buf = 0x..., bytes actually written = 18446744073709551615"):
+ * the one part a user can act on. */
+static herr_t find_errno(unsigned n, const H5E_error2_t *d, void *user)
+{
+    (void)n;
+    int *out = user;
+    const char *p = d->desc ? strstr(d->desc, "errno = ") : NULL;
+    if (!*out && p) *out = atoi(p + 8);
+    return 0;
+}
+
 int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
 {
     char ctx[4 * LD_ERRMSG_MAX]; /* ld__err shortens the paths in it, not the reason */
@@ -62,12 +74,17 @@ int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
     ld__vformat_msg(ctx, sizeof ctx, fmt, ap);
     va_end(ap);
     const char *desc = NULL;
+    int sys = 0;
     /* Upward: the innermost (most specific) record first, e.g. the errno of a failed open. */
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_desc, &desc);
-    if (desc)
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, find_errno, &sys);
+    if (sys > 0)
+        ld__err(e, code, "%s: %s", ctx, strerror(sys));
+    else if (desc)
         ld__err(e, code, "%s: %s", ctx, desc);
     else
         ld__err(e, code, "%s", ctx);
+    if (e && sys > 0) e->sys_errno = sys;
     H5Eclear2(H5E_DEFAULT);
     return code;
 }
@@ -420,19 +437,45 @@ static int write_attrs(h5w *w, ld_err *e)
     return LD_OK;
 }
 
-/* Set up the column layouts (not the datasets) once the sample shape is known. */
-static int cols_setup(h5w *w, ld_err *e)
+/* Bytes per /encoded chunk: LD_H5_CHUNK_BYTES, unless the data will be smaller: then the
+ * estimate from the first image (first_len x the announced inputs, +25 %), and never more
+ * than a --split part holds, in multiples of 4 KiB. Every chunk is written whole, so a
+ * 1 MiB chunk made a 20 KiB dataset (or split part) a 1.1 MiB file. */
+static size_t encoded_chunk(const h5w *w, size_t first_len)
+{
+    const uint64_t page = 4096, max = LD_H5_CHUNK_BYTES;
+    uint64_t want = max;
+    if (first_len && w->expected_n && first_len <= max && w->expected_n <= max) {
+        uint64_t est = (uint64_t)first_len * w->expected_n;
+        est += est / 4;
+        if (est < want) want = est;
+    }
+    if (w->split_bytes && w->split_bytes < want) want = w->split_bytes;
+    want = (want + page - 1) / page * page;
+    return (size_t)(want < page ? page : want > max ? max : want);
+}
+
+/* Rows per chunk of the small per-sample columns: `def`, or fewer when fewer samples (+1 for
+ * /offsets) were announced, so that a small file is not made of mostly padding. */
+static size_t small_chunk(const h5w *w, size_t def)
+{
+    return w->expected_n && w->expected_n + 1 < def ? (size_t)w->expected_n + 1 : def;
+}
+
+/* Set up the column layouts (not the datasets) once the sample shape is known (encoded:
+ * once the first image's size is, or at finish() when there was none). */
+static int cols_setup(h5w *w, size_t first_len, ld_err *e)
 {
     int rc = LD_OK;
     hsize_t none[1] = {0};
     if (w->encoded) {
         hsize_t three[1] = {3};
         LD_TRY(col_init(&w->data, LD_H5_DS_ENCODED, H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, none, 1,
-                        LD_H5_CHUNK_BYTES));
+                        encoded_chunk(w, first_len)));
         LD_TRY(col_init(&w->offsets, LD_H5_DS_OFFSETS, H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, none, 8,
-                        LD_H5_LABEL_CHUNK));
+                        small_chunk(w, LD_H5_LABEL_CHUNK)));
         LD_TRY(col_init(&w->shape, LD_H5_DS_SHAPE, H5T_STD_U32LE, H5T_NATIVE_UINT32, 2, three, 4,
-                        LD_H5_SHAPE_CHUNK));
+                        small_chunk(w, LD_H5_SHAPE_CHUNK)));
     } else {
         hsize_t row[3] = {(hsize_t)w->c, (hsize_t)w->h, (hsize_t)w->w};
         size_t k = LD_H5_CHUNK_BYTES / w->sample_bytes;
@@ -445,13 +488,13 @@ static int cols_setup(h5w *w, ld_err *e)
         w->data.deflate = w->deflate;
     }
     LD_TRY(col_init(&w->label, LD_H5_DS_LABEL, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, none, 4,
-                    LD_H5_LABEL_CHUNK));
+                    small_chunk(w, LD_H5_LABEL_CHUNK)));
     if (w->fstr >= 0) {
         LD_TRY(col_init(&w->name, LD_H5_DS_FILENAME, w->fstr, w->fstr, 1, none, w->max_rel_len,
-                        LD_H5_NAME_CHUNK));
+                        small_chunk(w, LD_H5_NAME_CHUNK)));
     } else {
         LD_TRY(col_init(&w->name, LD_H5_DS_FILENAME, w->vstr, w->vstr, 1, none, sizeof(char *),
-                        LD_H5_NAME_CHUNK));
+                        small_chunk(w, LD_H5_NAME_CHUNK)));
         w->name.vlen = 1;
     }
     w->cols_ready = 1;
@@ -626,6 +669,14 @@ fail:
     return rc;
 }
 
+/* A write that failed for want of space (or past `ulimit -f`) says so, naming the output. */
+static void explain_io(const h5w *w, ld_err *e)
+{
+    if (w->n_files && e)
+        ld__explain_write_failure(e, e->sys_errno, w->final[w->n_files - 1],
+                                  w->tmp[w->n_files - 1] ? w->tmp[w->n_files - 1] : "");
+}
+
 static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
 {
     h5w *w = (h5w *)base;
@@ -651,7 +702,7 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
             w->h = s->h;
             w->w = s->w;
             w->sample_bytes = n;
-            LD_TRY(cols_setup(w, e));
+            LD_TRY(cols_setup(w, 0, e));
             w->first_rel = ld__strdup(s->rel);
             LD_CHECK(e, w->first_rel, LD_ENOMEM, "out of memory");
             LD_TRY(cols_create(w, e));
@@ -669,6 +720,10 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
         LD_CHECK(e, !w->split_bytes || s->len <= w->split_bytes, LD_EINVAL,
                  "%s: encoded image (%zu bytes) is larger than the split size %llu", s->rel, s->len,
                  (unsigned long long)w->split_bytes);
+        if (!w->cols_ready) {
+            LD_TRY(cols_setup(w, s->len, e));
+            LD_TRY(cols_create(w, e));
+        }
     }
     /* Split: a new file when this sample would push the data over the limit (or over
      * Caffe's 2^31-1 elements per blob). */
@@ -716,6 +771,7 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
 fail:
     if (rc < 0 && rc != LD_EINVAL && rc != LD_ESTATE)
         w->failed = 1; /* the file may be inconsistent: refuse further writes */
+    if (rc == LD_EIO) explain_io(w, e);
     ld__h5_quiet_end(&q);
     return rc;
 }
@@ -796,7 +852,7 @@ static int h5w_finish(ld_writer *base, ld_err *e)
             w->w = w->resize_w;
             w->sample_bytes = (size_t)w->c * (size_t)w->h * (size_t)w->w;
         }
-        LD_TRY(cols_setup(w, e));
+        LD_TRY(cols_setup(w, 0, e));
         LD_TRY(cols_create(w, e));
     }
     LD_TRY(file_close(w, e));
@@ -826,6 +882,7 @@ static int h5w_finish(ld_writer *base, ld_err *e)
 fail:
     if (rc < 0) {
         w->failed = 1;
+        if (rc == LD_EIO) explain_io(w, e);
         if (list_tmp) unlink(list_tmp);
     }
     free(list);
@@ -944,7 +1001,6 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
                      H5Tset_cset(w->fstr, H5T_CSET_UTF8) >= 0,
                  LD_ENOMEM, "HDF5: cannot make the string type");
     }
-    if (w->encoded) LD_TRY(cols_setup(w, e));
     LD_TRY(file_open(w, e));
     *out = &w->base;
     w = NULL;

@@ -89,6 +89,17 @@ static int mdb_fail(ld_err *e, int mrc, const char *what, const char *path)
     return ld__err(e, code, "%s: %s: %s", path, what, mdb_strerror(mrc));
 }
 
+/* A failed write of the database: a full disk or `ulimit -f` is said as such (LMDB itself
+ * reports a short write as "Input/output error"). */
+static int write_fail(lmdb_writer *w, ld_err *e, int mrc, const char *what)
+{
+    char *file = ld__asprintf("%s/data.mdb", w->tmp);
+    int explained = file && mrc != ENOMEM && mrc > 0 &&
+                    ld__explain_write_failure(e, mrc == EIO ? 0 : mrc, w->final, file);
+    free(file);
+    return explained ? LD_EIO : mdb_fail(e, mrc, what, w->final);
+}
+
 /* ---- sidecar JSON -------------------------------------------------------------------- */
 
 /* A JSON string. Names come from the file system and need not be UTF-8: a byte that does not
@@ -289,7 +300,7 @@ static int grow_and_replay(lmdb_writer *w, ld_err *e)
         if (m == MDB_MAP_FULL)
             continue;
         if (m)
-            return mdb_fail(e, m, "write failed", w->final);
+            return write_fail(w, e, m, "write failed");
         return LD_OK;
     }
 fail:
@@ -350,7 +361,7 @@ static int commit(lmdb_writer *w, ld_err *e)
             continue;
         }
         if (m)
-            return mdb_fail(e, m, "commit failed", w->final);
+            return write_fail(w, e, m, "commit failed");
         break;
     }
     w->batch.len = 0;
@@ -403,7 +414,7 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
     if (m == MDB_MAP_FULL)
         LD_TRY(grow_and_replay(w, e)); /* replays this record too */
     else if (m)
-        LD_TRY(mdb_fail(e, m, "write failed", s->rel));
+        LD_TRY(write_fail(w, e, m, "write failed"));
 
     if (w->n == 1) {
         w->c = s->c;
@@ -430,7 +441,7 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
     LD_TRY(commit(w, e));
     int m = mdb_env_sync(w->env, 1);
     if (m)
-        LD_TRY(mdb_fail(e, m, "sync failed", w->final));
+        LD_TRY(write_fail(w, e, m, "sync failed"));
     mdb_dbi_close(w->env, w->dbi);
     mdb_env_close(w->env);
     w->env = NULL;
