@@ -45,6 +45,8 @@ static int count_entries(const char *dir)
 
 static int convert(ld_convert *c, const char *in, const char *out)
 {
+    /* the photos folder has no class folders: --flat (loose images are skipped otherwise) */
+    if (strstr(in, "/photos")) ld_convert_set(c, LD_C_FLAT, 1);
     int rc = ld_convert_run(c, in, out);
     return rc;
 }

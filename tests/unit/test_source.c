@@ -49,13 +49,13 @@ static void write_text(const char *rel, const char *text, char *path_out, size_t
 
 typedef struct warns {
     int n;
-    char last[1024];
+    char first[1024], last[1024];
 } warns;
 
 static void on_warn(void *user, const char *msg)
 {
     warns *w = user;
-    w->n++;
+    if (w->n++ == 0) snprintf(w->first, sizeof w->first, "%s", msg);
     snprintf(w->last, sizeof w->last, "%s", msg);
 }
 
@@ -148,22 +148,22 @@ Test(source, nested_hidden_mixed_case_and_root_images)
     warns w = {0};
     int rc = ld__source_open_dir(ld_tmp, on_warn, NULL, &w, &s, &e);
     cr_assert_eq(rc, LD_OK, "open_dir: %s", e.msg);
-    /* classes: "." for root images first, then folders by strcmp (empty ones included) */
-    cr_assert_eq(ld__source_class_count(s), 4);
-    cr_assert_str_eq(ld__source_class_name(s, 0), ".");
-    cr_assert_str_eq(ld__source_class_name(s, 1), "a");
-    cr_assert_str_eq(ld__source_class_name(s, 2), "b");
-    cr_assert_str_eq(ld__source_class_name(s, 3), "empty");
-    static const char *want[] = {"a/dir.jpg/inner.png",      "a/one.jpeg",
-                                 "a/\xff\xfe raw bytes.jpg", "b/shallow.jpg",
-                                 "b/x/y/z/deep.PnG",         "top.JPEG"};
-    static const int labels[] = {1, 1, 1, 2, 2, 0};
-    cr_assert_eq(ld__source_count(s), 6, "found %zu", ld__source_count(s));
-    for (size_t i = 0; i < 6; i++) {
+    /* classes: the folders by strcmp (empty ones included); the root image is skipped with a
+     * warning instead of forming a class "." that shifted every label */
+    cr_assert_eq(ld__source_class_count(s), 3);
+    cr_assert_str_eq(ld__source_class_name(s, 0), "a");
+    cr_assert_str_eq(ld__source_class_name(s, 1), "b");
+    cr_assert_str_eq(ld__source_class_name(s, 2), "empty");
+    static const char *want[] = {"a/dir.jpg/inner.png", "a/one.jpeg", "a/\xff\xfe raw bytes.jpg",
+                                 "b/shallow.jpg", "b/x/y/z/deep.PnG"};
+    static const int labels[] = {0, 0, 0, 1, 1};
+    cr_assert_eq(ld__source_count(s), 5, "found %zu", ld__source_count(s));
+    for (size_t i = 0; i < 5; i++) {
         cr_assert_str_eq(item_at(s, i).rel, want[i]);
         cr_assert_eq(item_at(s, i).label, labels[i], "%s", want[i]);
     }
-    cr_assert_eq(w.n, 1, "warnings: %d, last: %s", w.n, w.last);
+    cr_assert_eq(w.n, 2, "warnings: %d, last: %s", w.n, w.last);
+    cr_assert(strstr(w.first, "top.JPEG") && strstr(w.first, "--flat"), "warning: %s", w.first);
     cr_assert(strstr(w.last, "empty"), "warning: %s", w.last);
     ld__source_free(s);
 }

@@ -462,16 +462,24 @@ static int existing_outputs(const char *output, int format, int split, out_files
  * folder mode) lies inside the input folder, where it could replace an image and where the
  * next run would read it as input. Images are compared with `outs` as they are read. */
 static int check_output_vs_inputs(ld_convert *c, const char *input, const char *output,
-                                  const out_files *outs)
+                                  const out_files *outs, const char *split_list)
 {
     struct stat st;
     if (c->list_file && stat(c->list_file, &st) == 0) {
-        for (size_t k = 0; k < outs->n; k++)
-            if (outs->f[k].dev == (uint64_t)st.st_dev && outs->f[k].ino == (uint64_t)st.st_ino)
+        for (size_t k = 0; k < outs->n; k++) {
+            if (outs->f[k].dev != (uint64_t)st.st_dev || outs->f[k].ino != (uint64_t)st.st_ino)
+                continue;
+            if (split_list && !strcmp(outs->f[k].path, split_list))
                 return ld__err(&c->err, LD_EINVAL,
-                               "%s is the input list file %s: the output would replace it; "
-                               "give the output another name (nothing was written)",
-                               outs->f[k].path, c->list_file);
+                               "%s: --split would overwrite this input list with the list of "
+                               "output files; choose another output name (e.g. %.*s_split.h5) "
+                               "(nothing was written)", c->list_file,
+                               (int)(strlen(split_list) - 4), split_list);
+            return ld__err(&c->err, LD_EINVAL,
+                           "%s is the input list file %s: the output would replace it; give "
+                           "the output another name (nothing was written)",
+                           outs->f[k].path, c->list_file);
+        }
         if (ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino) == 2)
             return ld__err(&c->err, LD_EINVAL,
                            "%s is the input list file %s: the output would replace it; give "
@@ -547,6 +555,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     int nthreads = 0, sync_init = 0;
     const char **class_names = NULL;
     out_files outs = {0};
+    char *split_list = NULL;
     ld_buf path = {0}; /* an input's full path, for the one message that names it */
     const double t0 = ld__now();
     double last_progress = 0;
@@ -592,7 +601,13 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     /* The output must not be (or lie inside) an input. */
     LD_CHECK(&c->err, existing_outputs(output, format, P(c, LD_C_SPLIT_BYTES) > 0, &outs) == LD_OK,
              LD_ENOMEM, "out of memory");
-    LD_TRY(check_output_vs_inputs(c, input, output, &outs));
+    if (format == LD_FORMAT_HDF5 && P(c, LD_C_SPLIT_BYTES) > 0) {
+        char *stem = ld__h5_split_stem(output);
+        split_list = stem ? ld__asprintf("%s.txt", stem) : NULL;
+        free(stem);
+        LD_CHECK(&c->err, split_list, LD_ENOMEM, "out of memory");
+    }
+    LD_TRY(check_output_vs_inputs(c, input, output, &outs, split_list));
     r.outs = outs.f;
     r.n_outs = outs.n;
 
@@ -811,6 +826,7 @@ fail:
     if (wr) wr->vt->free(wr); /* removes temporaries unless finish() published them */
     free(class_names);
     out_files_free(&outs);
+    free(split_list);
     ld__buf_free(&path);
     ld__source_free(src);
     c->stats.elapsed = ld__now() - t0;
