@@ -784,8 +784,11 @@ static int sync_file(const char *path, ld_err *e)
     int r = fsync(fd);
     int saved = errno;
     close(fd);
-    if (r != 0 && saved != EINVAL && saved != EROFS)
-        return ld__err(e, LD_EIO, "%s: fsync failed: %s", path, strerror(saved));
+    if (r != 0 && saved != EINVAL && saved != EROFS) {
+        ld__err(e, LD_EIO, "%s: fsync failed: %s", path, strerror(saved));
+        if (e) e->sys_errno = saved; /* delayed allocation: ENOSPC may first show here */
+        return LD_EIO;
+    }
     return LD_OK;
 }
 
