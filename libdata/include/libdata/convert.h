@@ -180,9 +180,12 @@ LD_API void ld_convert_set_progress(ld_convert *c, ld_progress_fn fn, void *user
  *
  * @return LD_OK when the output was written (even if some files were skipped);
  *         LD_EINVAL for contradictory parameters (e.g. raw storage without a fixed size and
- *         differently sized images), LD_EIO, LD_EFORMAT (strict mode, or no usable image),
- *         LD_ECANCELED, LD_ENOMEM, LD_ENOTSUP (format not built). The errmsg says why and
- *         what to do next.
+ *         differently sized images) and for an `output` that is, or lies inside, an input
+ *         (the list file, the input folder, an input image; by device and inode; checked
+ *         before anything is written), LD_EIO (also "no space left on device while
+ *         writing ..." and "file size limit exceeded ..."), LD_EFORMAT (strict mode, or no
+ *         usable image), LD_ECANCELED, LD_ENOMEM, LD_ENOTSUP (format not built). The errmsg
+ *         says why and what to do next.
  */
 LD_API int ld_convert_run(ld_convert *c, const char *input, const char *output);
 

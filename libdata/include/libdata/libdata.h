@@ -137,7 +137,8 @@ LD_API int ld_describe(const char *path, char **text);
  * @param errmsg        on failure, a message naming the file and reason (release with
  *                      ld_free()); set to NULL on success. May be NULL.
  * @return LD_OK, LD_EIO, LD_EFORMAT (corrupt, or samples of different shapes), LD_ENOMEM,
- *         LD_ENOTSUP. Thread-safe: uses no shared state.
+ *         LD_ENOTSUP, LD_EINVAL (`output` is `input`, lies inside an LMDB `input`, or is a
+ *         file a list `input` names; nothing is written). Thread-safe: uses no shared state.
  */
 LD_API int ld_compute_mean(const char *input, const char *output, double channel_means[4],
                            int *channels, char **errmsg);
