@@ -40,4 +40,12 @@ if setpriv --bounding-set -dac_override,-dac_read_search true 2>/dev/null; then
 else
     echo "SKIP: setpriv unavailable, unwritable-output case not run"
 fi
+check "the reader's log lines keep their end after a long dataset path"
+dsdir=$(long_dir datasets)
+run "$DATACONV" src "$dsdir/in.h5" --resize 8
+expect_rc 0
+run "$DATACONV" bench "$dsdir/in.h5" --batch 1 --epochs 1 -v
+expect_rc 0
+expect_err "per rank per epoch"
+
 echo "long_paths: all checks passed"

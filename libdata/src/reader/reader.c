@@ -494,10 +494,10 @@ static void logf_(ld_reader *r, int level, const char *fmt, ...)
 {
     if (!r->log)
         return;
-    char msg[512];
+    char msg[LD_ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ld__vformat_msg(msg, sizeof msg, fmt, ap); /* a long path loses its middle, not the reason */
     va_end(ap);
     r->log(r->log_user, level, msg);
 }
