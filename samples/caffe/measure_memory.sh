@@ -5,18 +5,18 @@
 # layer can crop) and a Silence layer, 50 iterations = 2 epochs, so the numbers are the data
 # path's: the baseline is the same net with an Input layer of the batch's shape.
 #
-# Usage: CAFFE_ROOT=/path/to/caffe/build samples/caffe/measure_memory.sh [WORKDIR]
+# Usage: CAFFE_ROOT=/path/to/caffe samples/caffe/measure_memory.sh [WORKDIR]
 # (DATACONV and LIBDATA_CAFFE_LAYER as for run_all.sh.)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
-: "${CAFFE_ROOT:?set CAFFE_ROOT to a Caffe build (or install) directory}"
+: "${CAFFE_ROOT:?set CAFFE_ROOT to a Caffe build: its source tree (Makefile) or build/install directory (CMake)}"
 WORK=${1:-$(mktemp -d "${TMPDIR:-/tmp}/libdata-caffe-mem.XXXXXX")}
 mkdir -p "$WORK"
 cd "$WORK"
 find_built() { ls -t "$SRC"/build*/"$1" 2>/dev/null | head -n 1; }
-CAFFE=$CAFFE_ROOT/tools/caffe
-[ -x "$CAFFE" ] || CAFFE=$CAFFE_ROOT/bin/caffe
+. "$HERE/caffe_tools.sh"
+CAFFE=$(caffe_tool caffe) || { echo "no caffe tool under $CAFFE_ROOT" >&2; exit 1; }
 DATACONV=${DATACONV:-$(find_built dataconv)}
 LAYER=${LIBDATA_CAFFE_LAYER:-$(find_built bindings/caffe/libdata_caffe_layer.so)}
 # A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded

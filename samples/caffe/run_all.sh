@@ -6,7 +6,9 @@
 #   3. Caffe's stock HDF5Data layer                       train_split.txt + val_split.txt
 # then check that each net's first test batches equal libdata's reader (caffe_first_batch).
 #
-# Usage: CAFFE_ROOT=/path/to/caffe/build samples/caffe/run_all.sh [WORKDIR]
+# Usage: CAFFE_ROOT=/path/to/caffe samples/caffe/run_all.sh [WORKDIR]
+# CAFFE_ROOT: a Caffe source tree built with its Makefile (tools in build/tools), or a CMake build
+# or install directory (tools/ or bin/), as given to -DCAFFE_ROOT.
 # Optional: DATACONV, LIBDATA_CAFFE_LAYER (libdata_caffe_layer.so), CAFFE_FIRST_BATCH; by default
 # they are looked up in the build*/ directories of this checkout. Caffe is not built here: build
 # it yourself (bindings/caffe/README.md) and configure libdata with -DLIBDATA_BUILD_CAFFE=ON.
@@ -14,7 +16,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
-: "${CAFFE_ROOT:?set CAFFE_ROOT to a Caffe build (or install) directory}"
+: "${CAFFE_ROOT:?set CAFFE_ROOT to a Caffe build: its source tree (Makefile) or build/install directory (CMake)}"
 WORK=${1:-$(mktemp -d "${TMPDIR:-/tmp}/libdata-caffe.XXXXXX")}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
@@ -22,12 +24,12 @@ WORK=$(cd "$WORK" && pwd)
 find_built() {  # find_built NAME: the newest NAME under $SRC/build*/
     ls -t "$SRC"/build*/"$1" 2>/dev/null | head -n 1
 }
-CAFFE=$CAFFE_ROOT/tools/caffe
-[ -x "$CAFFE" ] || CAFFE=$CAFFE_ROOT/bin/caffe
-if [ ! -x "$CAFFE" ]; then
-    echo "no caffe tool under $CAFFE_ROOT (tools/caffe or bin/caffe)" >&2
+. "$HERE/caffe_tools.sh"
+CAFFE=$(caffe_tool caffe) || {
+    echo "no caffe tool under $CAFFE_ROOT (build/tools/caffe, tools/caffe or bin/caffe):" \
+         "build Caffe first (bindings/caffe/README.md)" >&2
     exit 1
-fi
+}
 DATACONV=${DATACONV:-$(find_built dataconv)}
 LAYER=${LIBDATA_CAFFE_LAYER:-$(find_built bindings/caffe/libdata_caffe_layer.so)}
 CHECK=${CAFFE_FIRST_BATCH:-$(find_built bindings/caffe/caffe_first_batch)}
@@ -95,9 +97,7 @@ for way in libdata data_lmdb hdf5; do
 done
 # mean_file: Caffe's compute_image_mean on our LMDB; the LibData layer and the stock Data layer
 # must both equal the reader (full-size mean cropped with the image, as Caffe's transformer).
-MEAN_TOOL=$CAFFE_ROOT/tools/compute_image_mean
-[ -x "$MEAN_TOOL" ] || MEAN_TOOL=$CAFFE_ROOT/bin/compute_image_mean
-if [ -x "$MEAN_TOOL" ]; then
+if MEAN_TOOL=$(caffe_tool compute_image_mean); then
     echo
     echo "== mean_file: compute_image_mean train.lmdb, then LibData and Data layers vs the reader"
     GLOG_logtostderr=1 "$MEAN_TOOL" -backend lmdb train.lmdb mean.binaryproto >mean.log 2>&1 ||

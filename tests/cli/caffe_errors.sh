@@ -19,8 +19,8 @@ sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
     awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
 PRELOAD=$sanitizer_rt$LAYER
 : "${DATACONV:?set DATACONV to the dataconv binary}"
-CAFFE=$CAFFE_ROOT/tools/caffe
-[ -x "$CAFFE" ] || CAFFE=$CAFFE_ROOT/bin/caffe
+. "$SRC/samples/caffe/caffe_tools.sh"
+CAFFE=$(caffe_tool caffe) || { echo "FAIL: no caffe tool under CAFFE_ROOT=$CAFFE_ROOT" >&2; exit 1; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/caffe-errors.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
