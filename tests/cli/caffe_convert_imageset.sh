@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Caffe integration, Caffe's own LMDBs (needs CAFFE_ROOT and the LibData layer built): databases
+# made by Caffe's convert_imageset exactly as its users make them (raw, -gray, -encoded JPEG,
+# -encoded -encode_type png: no libdata.json; the encoded Datums carry no channels/height/width)
+#   1. the LibData layer's first test batches equal libdata's reader, and so do Caffe's stock
+#      Data layer's (Caffe decodes with OpenCV): the reader returns Caffe's own pixels and labels;
+#   2. the samples/caffe net trains 100 iterations on them through the LibData layer, and the
+#      loss falls (mean of the first 3 displays > mean of the last 3);
+#   3. `dataconv mean` writes the same mean.binaryproto as Caffe's compute_image_mean.
+set -euo pipefail
+if [ -z "${CAFFE_ROOT:-}" ]; then
+    echo "skipped: no Caffe build (set CAFFE_ROOT)"
+    exit 0
+fi
+SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+lib_dir=$(dirname "${LIBDATA_LIBRARY:-$SRC/build/libdata.so}")
+LAYER=${LIBDATA_CAFFE_LAYER:-$lib_dir/bindings/caffe/libdata_caffe_layer.so}
+CHECK=${CAFFE_FIRST_BATCH:-$lib_dir/bindings/caffe/caffe_first_batch}
+if [ ! -e "$LAYER" ] || [ ! -e "$CHECK" ]; then
+    echo "skipped: $LAYER not built (configure with -DLIBDATA_BUILD_CAFFE=ON)"
+    exit 0
+fi
+# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
+# before anything else: preload them too.
+sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
+    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
+PRELOAD=$sanitizer_rt$LAYER
+: "${DATACONV:?set DATACONV to the dataconv binary}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$SRC/samples/caffe/caffe_tools.sh"
+CAFFE=$(caffe_tool caffe) || fail "no caffe tool under CAFFE_ROOT=$CAFFE_ROOT"
+CONVERT=$(caffe_tool convert_imageset) || fail "no convert_imageset under CAFFE_ROOT=$CAFFE_ROOT"
+MEAN_TOOL=$(caffe_tool compute_image_mean) ||
+    fail "no compute_image_mean under CAFFE_ROOT=$CAFFE_ROOT"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/caffe-convert-imageset.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+export GLOG_logtostderr=1
+
+for kind in raw gray jpg png; do
+    case $kind in
+        raw) flags=() ;;
+        gray) flags=(-gray) ;;
+        jpg) flags=(-encoded) ;;
+        png) flags=(-encoded -encode_type png) ;;
+    esac
+    dir=$TMP/$kind
+    mkdir "$dir"
+    cd "$dir"
+    echo
+    echo "== $kind: convert_imageset -resize_height 32 -resize_width 32 ${flags[*]}"
+    for set in train val; do
+        shuffle=()
+        [ "$set" = train ] && shuffle=(-shuffle)
+        "$CONVERT" -resize_height 32 -resize_width 32 "${shuffle[@]}" "${flags[@]}" \
+            "$SRC/samples/images/" "$SRC/samples/$set.txt" "$set.lmdb" >convert.log 2>&1 ||
+            { cat convert.log; fail "$kind: convert_imageset $set failed"; }
+    done
+    [ ! -e train.lmdb/libdata.json ] || fail "$kind: convert_imageset wrote a libdata.json?"
+
+    echo "-- check: first test batches, LibData and stock Data layers vs libdata's reader"
+    for type in LibData Data; do
+        backend=
+        [ "$type" = Data ] && backend="backend: LMDB"
+        cat >"first_$type.prototxt" <<NET
+layer { name: "data" type: "$type" top: "data" top: "label" include { phase: TEST }
+  data_param { source: "val.lmdb" batch_size: 16 $backend }
+  transform_param { crop_size: 28 mean_value: 128 scale: 0.00390625 } }
+NET
+        LD_PRELOAD="$PRELOAD" "$CHECK" "first_$type.prototxt" 2 >first.out 2>first.err ||
+            { cat first.err first.out; fail "$kind: $type layer vs libdata's reader"; }
+        cat first.out
+        [ "$(grep -c 'EQUAL$' first.out)" -eq 2 ] || fail "$kind: $type: 2 EQUAL batches expected"
+    done
+
+    echo "-- check: caffe train, LibData layer on train.lmdb, test on val.lmdb"
+    sed -e 's/"train\.h5"/"train.lmdb"/' "$SRC/samples/caffe/libdata_train_val.prototxt" \
+        >train_val.prototxt
+    grep -q '"train.lmdb"' train_val.prototxt || fail "samples/caffe net changed: no train.h5"
+    sed -e 's/"libdata_train_val\.prototxt"/"train_val.prototxt"/' \
+        "$SRC/samples/caffe/libdata_solver.prototxt" >solver.prototxt
+    LD_PRELOAD="$PRELOAD" "$CAFFE" train --solver=solver.prototxt >train.log 2>&1 ||
+        { tail -n 30 train.log; fail "$kind: caffe train failed"; }
+    grep -q "LibData layer 'data' (TRAIN" train.log || fail "$kind: no LibData layer in the log"
+    losses=$(grep -E "Iteration [0-9]+ .*loss = " train.log | sed 's/.*loss = //')
+    [ "$(echo "$losses" | wc -l)" -ge 6 ] || { cat train.log; fail "$kind: too few loss lines"; }
+    grep -E "Iteration [0-9]+ .*loss = |Test net output #0" train.log | sed 's/^.*\] //'
+    first=$(echo "$losses" | head -n 3 | awk '{ s += $1 } END { printf "%.4f", s / NR }')
+    last=$(echo "$losses" | tail -n 3 | awk '{ s += $1 } END { printf "%.4f", s / NR }')
+    awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' ||
+        fail "$kind: loss did not fall (first 3 displays $first -> last 3 $last)"
+    echo "ok: $kind: mean loss of the first 3 displays $first -> last 3 $last"
+
+    echo "-- check: dataconv mean = compute_image_mean"
+    "$MEAN_TOOL" -backend lmdb train.lmdb caffe_mean.binaryproto >mean.log 2>&1 ||
+        { cat mean.log; fail "$kind: compute_image_mean failed"; }
+    "$DATACONV" mean train.lmdb libdata_mean.binaryproto >mean.log 2>&1 ||
+        { cat mean.log; fail "$kind: dataconv mean failed"; }
+    cmp caffe_mean.binaryproto libdata_mean.binaryproto ||
+        fail "$kind: dataconv mean differs from compute_image_mean"
+    echo "ok: $kind: same mean.binaryproto"
+done
+echo
+echo "ok: convert_imageset's raw, gray, encoded JPEG and PNG LMDBs read and train through LibData"
