@@ -6,7 +6,9 @@
 #      Data layer's (Caffe decodes with OpenCV): the reader returns Caffe's own pixels and labels;
 #   2. the samples/caffe net trains 100 iterations on them through the LibData layer, and the
 #      loss falls (mean of the first 3 displays > mean of the last 3);
-#   3. `dataconv mean` writes the same mean.binaryproto as Caffe's compute_image_mean.
+#   3. `dataconv mean` writes the same mean.binaryproto as Caffe's compute_image_mean;
+#   4. an -encoded database of images of different sizes (no -resize_*) reads with a crop_size,
+#      and without one the layer stops with a message that says to crop or resize.
 set -euo pipefail
 if [ -z "${CAFFE_ROOT:-}" ]; then
     echo "skipped: no Caffe build (set CAFFE_ROOT)"
@@ -99,5 +101,34 @@ NET
         fail "$kind: dataconv mean differs from compute_image_mean"
     echo "ok: $kind: same mean.binaryproto"
 done
+
+# -encoded without -resize_*: the original files, of different sizes (64x64 .. 640x120). The
+# layer needs a crop no larger than the smallest image, and says so when it has none.
+echo
+echo "== sizes: convert_imageset -encoded (no resize)"
+cd "$TMP"
+"$CONVERT" -encoded "$SRC/samples/images/" "$SRC/samples/val.txt" sizes.lmdb >convert.log 2>&1 ||
+    { cat convert.log; fail "sizes: convert_imageset failed"; }
+for crop in 0 28; do
+    cat >"sizes_$crop.prototxt" <<NET
+layer { name: "data" type: "LibData" top: "data" top: "label" include { phase: TEST }
+  data_param { source: "sizes.lmdb" batch_size: 16 }
+  transform_param { crop_size: $crop mean_value: 128 scale: 0.00390625 } }
+NET
+done
+echo "-- check: no crop_size: a Caffe fatal error that says to crop or resize"
+set +e
+LD_PRELOAD="$PRELOAD" "$CHECK" sizes_0.prototxt 2 >sizes.out 2>sizes.err
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "sizes: read images of different sizes without a crop"
+grep -q "LibData layer 'data'.*sizes.lmdb.*crop" sizes.err ||
+    { cat sizes.err; fail "sizes: the fatal message does not name the file and the crop"; }
+grep "^F" sizes.err | sed 's/^.*\] //'
+echo "-- check: crop_size 28: the LibData layer's first test batches equal libdata's reader"
+LD_PRELOAD="$PRELOAD" "$CHECK" sizes_28.prototxt 2 >sizes.out 2>sizes.err ||
+    { cat sizes.err sizes.out; fail "sizes: LibData layer with crop_size 28 vs libdata's reader"; }
+cat sizes.out
+[ "$(grep -c 'EQUAL$' sizes.out)" -eq 2 ] || fail "sizes: 2 EQUAL batches expected"
 echo
 echo "ok: convert_imageset's raw, gray, encoded JPEG and PNG LMDBs read and train through LibData"
