@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by samples/caffe/*.sh and tests/cli/caffe_*.sh: where a Caffe build keeps its tools.
 # caffe_tool NAME prints the path of Caffe's tool NAME (caffe, compute_image_mean,
 # convert_imageset) under $CAFFE_ROOT, which may be
