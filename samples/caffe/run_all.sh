@@ -102,6 +102,17 @@ if MEAN_TOOL=$(caffe_tool compute_image_mean); then
     echo "== mean_file: compute_image_mean train.lmdb, then LibData and Data layers vs the reader"
     GLOG_logtostderr=1 "$MEAN_TOOL" -backend lmdb train.lmdb mean.binaryproto >mean.log 2>&1 ||
         { cat mean.log; echo "FAIL: compute_image_mean"; exit 1; }
+    # dataconv mean writes the same file, from the LMDB or from the HDF5 file of the same images.
+    for src in train.lmdb train.h5; do
+        if "$DATACONV" mean "$src" dataconv_mean.binaryproto >mean.log 2>&1 &&
+                cmp -s mean.binaryproto dataconv_mean.binaryproto; then
+            echo "ok: dataconv mean $src = compute_image_mean train.lmdb (byte for byte)"
+        else
+            cat mean.log
+            echo "FAIL: dataconv mean $src differs from compute_image_mean train.lmdb"
+            status=1
+        fi
+    done
     for type in LibData Data; do
         backend=
         [ "$type" = Data ] && backend="backend: LMDB"

@@ -33,4 +33,8 @@ done
 n=$(grep -c "EQUAL$" "$TMP/out" || true)
 [ "$n" -ge 6 ] || fail "expected at least 6 equal first batches (3 ways x 2), got $n"
 grep -q "DIFFERENT" "$TMP/out" && fail "a batch differs"
+if grep -q "^== mean_file" "$TMP/out"; then
+    n=$(grep -c "^ok: dataconv mean .* = compute_image_mean" "$TMP/out" || true)
+    [ "$n" -eq 2 ] || fail "expected dataconv mean = compute_image_mean for train.lmdb and train.h5"
+fi
 echo "ok: three ways train, first batches equal libdata's reader"
