@@ -175,6 +175,8 @@ int main(int argc, char** argv) {
   ld_reader_set(r, LD_R_LABEL_DTYPE, LD_DTYPE_F32);
   ld_reader_set(r, LD_R_ORDER, LD_ORDER_SEQUENTIAL);
   if (!hdf5) {
+    if (tp.force_color() || tp.force_gray())
+      ld_reader_set(r, LD_R_CHANNELS, tp.force_color() ? 3 : 1);
     if (tp.crop_size() > 0) {
       ld_reader_set(r, LD_R_CROP_W, tp.crop_size());
       ld_reader_set(r, LD_R_CROP_H, tp.crop_size());

@@ -49,7 +49,7 @@ static void ld_caffe_log(void* user, int level, const char* msg) {
     int ld_caffe_rc_ = (call);                                             \
     if (ld_caffe_rc_ < 0) {                                                \
       LOG(FATAL) << "LibData layer '" << this->layer_param_.name()         \
-                 << "': " << what << ": " << ld_reader_errmsg(reader_)     \
+                 << "': " << (what) << ": " << ld_reader_errmsg(reader_)     \
                  << " (" << ld_strerror(ld_caffe_rc_) << ")";              \
     }                                                                      \
   } while (0)
@@ -92,9 +92,8 @@ void LibDataLayer<Dtype>::Configure() {
                                 << "': data_param.batch_size must be positive";
   CHECK(!(tp.has_mean_file() && tp.mean_value_size() > 0))
       << "Cannot specify mean_file and mean_value at the same time";
-  CHECK(!tp.force_color() && !tp.force_gray())
-      << "LibData layer: force_color/force_gray are not supported; convert the dataset with "
-         "or without dataconv --gray instead";
+  CHECK(!(tp.force_color() && tp.force_gray()))
+      << "cannot set both force_color and force_gray";
   if (dp.rand_skip() > 0) {
     LOG(WARNING) << "LibData layer: rand_skip is ignored (libdata shuffles every epoch)";
   }
@@ -107,6 +106,11 @@ void LibDataLayer<Dtype>::Configure() {
 
   LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_BATCH_SIZE, batch_size_), "batch_size");
   LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_DTYPE, LD_DTYPE_F32), "dtype");
+  // force_color / force_gray decode encoded images to 3 / 1 channels, as Caffe's Data layer
+  // does (raw data of another channel count is refused by the reader, as Caffe would fail).
+  if (tp.force_color() || tp.force_gray())
+    LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_CHANNELS, tp.force_color() ? 3 : 1),
+                   (tp.force_color() ? "force_color" : "force_gray"));
   LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_LABEL_DTYPE, LD_DTYPE_F32), "label dtype");
   LD_CAFFE_CHECK(ld_reader_set(reader_, LD_R_LAYOUT, LD_LAYOUT_NCHW), "layout");
   int rank = 0, world = 1;

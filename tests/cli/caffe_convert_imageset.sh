@@ -109,26 +109,46 @@ echo "== sizes: convert_imageset -encoded (no resize)"
 cd "$TMP"
 "$CONVERT" -encoded "$SRC/samples/images/" "$SRC/samples/val.txt" sizes.lmdb >convert.log 2>&1 ||
     { cat convert.log; fail "sizes: convert_imageset failed"; }
+# The first file of val.txt is a grayscale JPEG, kept as it is: the first record gives the
+# database 1 channel. Caffe's Data layer then stops at the first colour image unless
+# force_color; LibData stops too (never turns colour images gray) and takes force_color.
 for crop in 0 28; do
-    cat >"sizes_$crop.prototxt" <<NET
-layer { name: "data" type: "LibData" top: "data" top: "label" include { phase: TEST }
-  data_param { source: "sizes.lmdb" batch_size: 16 }
-  transform_param { crop_size: $crop mean_value: 128 scale: 0.00390625 } }
+    for force in "" force_color; do
+        for type in LibData Data; do
+            backend=
+            [ "$type" = Data ] && backend="backend: LMDB"
+            cat >"sizes_${type}_$crop$force.prototxt" <<NET
+layer { name: "data" type: "$type" top: "data" top: "label" include { phase: TEST }
+  data_param { source: "sizes.lmdb" batch_size: 16 $backend }
+  transform_param { crop_size: $crop mean_value: 128 scale: 0.00390625 ${force:+$force: true} } }
 NET
+        done
+    done
 done
 echo "-- check: no crop_size: a Caffe fatal error that says to crop or resize"
 set +e
-LD_PRELOAD="$PRELOAD" "$CHECK" sizes_0.prototxt 2 >sizes.out 2>sizes.err
+LD_PRELOAD="$PRELOAD" "$CHECK" sizes_LibData_0force_color.prototxt 2 >sizes.out 2>sizes.err
 rc=$?
 set -e
 [ "$rc" -ne 0 ] || fail "sizes: read images of different sizes without a crop"
 grep -q "LibData layer 'data'.*sizes.lmdb.*crop" sizes.err ||
     { cat sizes.err; fail "sizes: the fatal message does not name the file and the crop"; }
 grep "^F" sizes.err | sed 's/^.*\] //'
-echo "-- check: crop_size 28: the LibData layer's first test batches equal libdata's reader"
-LD_PRELOAD="$PRELOAD" "$CHECK" sizes_28.prototxt 2 >sizes.out 2>sizes.err ||
-    { cat sizes.err sizes.out; fail "sizes: LibData layer with crop_size 28 vs libdata's reader"; }
-cat sizes.out
-[ "$(grep -c 'EQUAL$' sizes.out)" -eq 2 ] || fail "sizes: 2 EQUAL batches expected"
+echo "-- check: crop_size 28, gray first record, no force_color: stops at the first colour image"
+set +e
+LD_PRELOAD="$PRELOAD" "$CHECK" sizes_LibData_28.prototxt 2 >sizes.out 2>sizes.err
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "sizes: colour images read through a gray first record without force_color"
+grep -q "is a colour image but the first sample.*force_color" sizes.err ||
+    { cat sizes.err; fail "sizes: the fatal message does not say to use force_color"; }
+grep "^F" sizes.err | sed 's/^.*\] //'
+echo "-- check: crop_size 28 + force_color: LibData and stock Data layers equal libdata's reader"
+for type in LibData Data; do
+    LD_PRELOAD="$PRELOAD" "$CHECK" "sizes_${type}_28force_color.prototxt" 2 >sizes.out 2>sizes.err ||
+        { cat sizes.err sizes.out; fail "sizes: $type layer, crop_size 28, force_color vs reader"; }
+    cat sizes.out
+    [ "$(grep -c 'EQUAL$' sizes.out)" -eq 2 ] || fail "sizes: $type: 2 EQUAL batches expected"
+done
 echo
 echo "ok: convert_imageset's raw, gray, encoded JPEG and PNG LMDBs read and train through LibData"

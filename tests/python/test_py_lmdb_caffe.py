@@ -147,6 +147,41 @@ def test_gray_and_color_files_mixed_read_with_the_first_record_channels(tmp_path
     check_equal(db, as_color)
 
 
+def test_gray_first_record_never_turns_colour_images_gray(tmp_path):
+    """A gray JPEG file first, then colour ones (convert_imageset --encoded keeps files as they
+    are): the first record gives 1 channel, so by default the first colour image stops the
+    reader with what to do (Caffe's Data layer stops too), instead of being decoded gray.
+    channels=3 (force_color) reads every image in colour, BGR, as OpenCV's IMREAD_COLOR;
+    channels=1 (force_gray) reads every image gray, as OpenCV's IMREAD_GRAYSCALE."""
+    color = same_size()[:2]
+    gray = []
+    for k, p in enumerate(same_size()[2:4]):
+        out = str(tmp_path / f"g{k}.jpg")
+        cv2.imwrite(out, cv2.imread(p, cv2.IMREAD_GRAYSCALE))
+        gray.append(out)
+    db = make(tmp_path, "db", "cis-jpg", [gray[0], color[0], gray[1], color[1]])
+    with pytest.raises(LibdataError) as ex:
+        read_all(db)
+    msg = str(ex.value)
+    assert "sample 1 is a colour image" in msg and "channels to 3" in msg, msg
+
+    def decoded(flag):
+        out = []
+        env = lmdb.open(db, readonly=True, lock=False)
+        with env.begin() as txn:
+            for _, v in txn.cursor():
+                d = Datum()
+                d.ParseFromString(v)
+                img = cv2.imdecode(np.frombuffer(d.data, np.uint8), flag)
+                out.append((d.label, img[None] if img.ndim == 2 else img.transpose(2, 0, 1)))
+        env.close()
+        return out
+
+    info = check_equal(db, decoded(cv2.IMREAD_COLOR), channels=3)
+    assert info.channel_order == "BGR"
+    check_equal(db, decoded(cv2.IMREAD_GRAYSCALE), channels=1)
+
+
 @pytest.mark.parametrize("kind", ["cis-jpg", "cis-png", "cis-jpg,keys=plain"])
 def test_sizes_that_differ_need_a_crop_and_say_so(tmp_path, kind):
     """Records of different sizes: without a crop the reader stops at the first one that differs

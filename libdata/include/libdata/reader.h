@@ -130,9 +130,15 @@ typedef enum ld_reader_param {
     LD_R_WINDOW = 19,      /**< block shuffle: blocks per shuffle window; default 8 */
     LD_R_EPOCH = 20,       /**< the epoch the next ld_reader_open() starts at (to resume);
                                 default 0 */
-    LD_R_DCT_SCALE = 21    /**< encoded JPEG with a crop: 1 = let the decoder shrink by up to 8x
+    LD_R_DCT_SCALE = 21,   /**< encoded JPEG with a crop: 1 = let the decoder shrink by up to 8x
                                 (DCT scaling) while the image stays at least the crop size, i.e.
                                 crop from a reduced image (faster, different pixels); default 0 */
+    LD_R_CHANNELS = 22     /**< channels of decoded (encoded) images: 0 = as the dataset says
+                                (default; for a database that records no shape, such as
+                                convert_imageset --encoded, the first image's: a later colour
+                                image then fails with LD_EFORMAT instead of being made gray),
+                                1 = decode every image gray, 3 = in colour (Caffe's force_gray
+                                / force_color). LD_EINVAL for raw datasets of another count */
 } ld_reader_param;
 
 /** String parameters, set with ld_reader_set_str() (copied; NULL resets to the default). */

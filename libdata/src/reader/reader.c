@@ -26,7 +26,7 @@
 #include "store/store.h"
 #include "xform.h"
 
-#define NPARAM 22 /* integer parameters 1..21 */
+#define NPARAM 23 /* integer parameters 1..22 */
 #define NSTR 5    /* string parameters 100..104 */
 #define AUTO_PREFETCH 2
 #define MAX_AUTO_PREFETCH 4
@@ -58,6 +58,7 @@ static const ld_param_desc params[] = {
     {LD_R_WINDOW, "window", 8, 1, 1 << 20, "block shuffle: blocks per window"},
     {LD_R_EPOCH, "epoch", 0, 0, INT64_MAX, "epoch to start at"},
     {LD_R_DCT_SCALE, "dct_scale", 0, 0, 1, "JPEG: decode reduced (>= crop) for speed"},
+    {LD_R_CHANNELS, "channels", 0, 0, 3, "encoded images: 0 as stored, 1 gray, 3 color"},
 };
 #define NPARAMS (sizeof params / sizeof params[0])
 
@@ -107,6 +108,8 @@ struct ld_reader {
     size_t out_bytes;   /* one output sample */
     size_t lab_size;
     int direct_out;     /* raw store, plain transform: read straight into the batch */
+    int check_gray;     /* gray output from a store whose first image gave the channels:
+                           refuse a colour image rather than decode it gray */
     int out_order;
     uint64_t memory;
     /* ring and workers */
@@ -349,6 +352,14 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             }
             char name[48];
             snprintf(name, sizeof name, "sample %llu", (unsigned long long)i);
+            if (r->check_gray) {
+                ld_img_info ii;
+                LD_TRY(ld__img_info(w->codec, rec.data, rec.len, name, &ii, &w->err));
+                LD_CHECK(&w->err, ii.channels == 1, LD_EFORMAT, "sample %llu is a colour image "
+                         "but the first sample, which gives the dataset its shape, is gray: set "
+                         "channels to 3 to read every image in colour (force_color in Caffe) or "
+                         "to 1 to read them gray (force_gray)", (unsigned long long)i);
+            }
             LD_TRY(ld__img_decode(w->codec, rec.data, rec.len, name, &o, &w->img, &w->err));
             const ld_image *im = &w->img;
             LD_CHECK(&w->err, im->c == r->xf.c, LD_EFORMAT, "sample %llu: %d channels, not %d",
@@ -574,13 +585,22 @@ static int open_impl(ld_reader *r, const char *path)
              "by %lld ranks", path, (unsigned long long)in->n, (long long)p[LD_R_WORLD]);
     LD_CHECK(e, in->c >= 1 && in->c <= 4, LD_EFORMAT, "%s: %d channels are not supported", path,
              in->c);
+    const int want_c = (int)p[LD_R_CHANNELS];
+    LD_CHECK(e, want_c == 0 || want_c == 1 || want_c == 3, LD_EINVAL,
+             "reader: channels must be 0 (as stored), 1 (gray) or 3 (color), not %d", want_c);
+    LD_CHECK(e, want_c == 0 || in->encoded || want_c == in->c, LD_EINVAL,
+             "%s: channels = %d applies to encoded images only; this dataset stores %d-channel "
+             "pixels", path, want_c, in->c);
 
     /* Output geometry and transform. */
     ld_xform *x = &r->xf;
     memset(x, 0, sizeof(*x));
     x->out_f32 = p[LD_R_DTYPE] == LD_DTYPE_F32;
     x->nhwc = p[LD_R_LAYOUT] == LD_LAYOUT_NHWC;
-    x->c = in->c;
+    x->c = want_c ? want_c : in->c;
+    /* Channels not recorded for every sample (a Caffe --encoded LMDB takes the first image's):
+     * decoding must not turn a later colour image gray without being asked to. */
+    r->check_gray = !want_c && in->encoded && x->c == 1 && in->shape_from;
     x->oh = p[LD_R_CROP_H] ? (int)p[LD_R_CROP_H] : in->h;
     x->ow = p[LD_R_CROP_W] ? (int)p[LD_R_CROP_W] : in->w;
     LD_CHECK(e, x->oh > 0 && x->ow > 0, LD_EINVAL, "%s: the images vary in size: set a crop "
@@ -600,24 +620,33 @@ static int open_impl(ld_reader *r, const char *path)
     x->what = r->xf_what;
     r->out_order = in->order == LD_SORDER_BGR ? LD_ORDER_BGR
                    : in->order == LD_SORDER_RGB ? LD_ORDER_RGB : -1;
-    if (p[LD_R_CHANNEL_ORDER] < 0 && in->c == 3 && in->encoded &&
-        (in->made_order == LD_SORDER_BGR || in->made_order == LD_SORDER_RGB) &&
-        in->made_order != in->order) {
+    /* Gray images decoded to colour (channels = 3) come out in Caffe's BGR unless the dataset
+     * was made for RGB. */
+    const int made = in->encoded && x->c == 3 && in->made_order != LD_SORDER_RGB
+                         ? (in->made_order == LD_SORDER_UNKNOWN ? LD_SORDER_UNKNOWN : LD_SORDER_BGR)
+                         : in->made_order;
+    int dec_order = in->order;
+    if (in->encoded && x->c == 3 && in->c != 3) {
+        dec_order = LD_SORDER_RGB; /* what the decoder gives */
+        r->out_order = LD_ORDER_RGB;
+    }
+    if (p[LD_R_CHANNEL_ORDER] < 0 && x->c == 3 && in->encoded &&
+        (made == LD_SORDER_BGR || made == LD_SORDER_RGB) && made != dec_order) {
         /* "as stored" for JPEG means as the dataset was made: BGR unless made with --rgb */
         x->swap = 1;
-    } else if (p[LD_R_CHANNEL_ORDER] >= 0 && in->c == 3) {
+    } else if (p[LD_R_CHANNEL_ORDER] >= 0 && x->c == 3) {
         LD_CHECK(e, r->out_order >= 0, LD_EINVAL, "%s: the file does not record its channel "
                  "order; use swap to reverse the channels explicitly", path);
         x->swap = r->out_order != p[LD_R_CHANNEL_ORDER];
     }
-    if (p[LD_R_SWAP] && in->c == 3)
+    if (p[LD_R_SWAP] && x->c == 3)
         x->swap = !x->swap;
     if (x->swap && r->out_order >= 0)
         r->out_order = 1 - r->out_order;
     if (r->n_mean) {
-        LD_CHECK(e, r->n_mean == 1 || r->n_mean == in->c, LD_EINVAL,
-                 "reader: %d mean values for %d channels", r->n_mean, in->c);
-        for (int k = r->n_mean; k < in->c; k++)
+        LD_CHECK(e, r->n_mean == 1 || r->n_mean == x->c, LD_EINVAL,
+                 "reader: %d mean values for %d channels", r->n_mean, x->c);
+        for (int k = r->n_mean; k < x->c; k++)
             r->mean_vals[k] = r->mean_vals[0];
         x->mean_vals = r->mean_vals;
     }
