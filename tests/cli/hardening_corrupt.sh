@@ -30,6 +30,17 @@ where_crashed() {
                        {print "libdata " $0}'
 }
 
+# where_asan FILE: the same verdict from a sanitizer report (under ASan the process exits 1 with
+# the report instead of crashing, so gdb sees no crash): the innermost frame of the first
+# report's stack that is not the sanitizer's own interceptor
+where_asan() {
+    sed -n '/ERROR: AddressSanitizer\|runtime error:/,$p' "$1" | grep -E '^ *#[0-9]+ ' |
+        grep -Ev '__interceptor_|libsanitizer|libasan|libubsan' | head -1 |
+        awk '/libhdf5/ {print "upstream libhdf5: " $0; next}
+             /liblmdb/ {print "upstream liblmdb: " $0; next}
+             {print "libdata " $0}'
+}
+
 # try LABEL CMD... (the damaged input is $CUR): must exit < 128 within 60 s; a nonzero exit must come with a message.
 # A crash whose innermost frame is inside libhdf5/liblmdb (a bug of that library on a
 # malformed file, e.g. HDF5 1.10.8 trusting global-heap object sizes) is counted and its
@@ -44,10 +55,15 @@ try() {
     tried=$((tried + 1))
     [ "$rc" -ne 137 ] || fail "$label: hang (killed after 60 s): $*"
     # under ASan/UBSan (build-asan) a crash or memory error exits 1 with a report
-    if grep -Eq "ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: ThreadSanitizer" "$TMP/err"; then rc=200; fi
+    local sanitized=0
+    if grep -Eq "ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: ThreadSanitizer" "$TMP/err"; then rc=200 sanitized=1; fi
     if [ "$rc" -ge 128 ]; then
         local where
-        where=$(where_crashed "$@")
+        if [ "$sanitized" = 1 ]; then
+            where=$(where_asan "$TMP/err" || true)
+        else
+            where=$(where_crashed "$@" || true)
+        fi
         case "$where" in
         upstream*)
             upstream=$((upstream + 1))

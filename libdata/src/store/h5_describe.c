@@ -301,7 +301,8 @@ fail:
     return rc;
 }
 
-/* First dimension of a dataset, or -1 when it has none. */
+/* First dimension of a dataset; -1 when there is no such dataset, -2 when the name exists
+ * but the dataset cannot be opened or has no dimensions (a damaged object header). */
 static long long first_dim(hid_t f, const char *name)
 {
     if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return -1;
@@ -312,7 +313,7 @@ static long long first_dim(hid_t f, const char *name)
     if (r >= 1 && r <= 8) H5Sget_simple_extent_dims(sp, dims, NULL);
     if (sp >= 0) H5Sclose(sp);
     if (ds >= 0) H5Dclose(ds);
-    return r >= 1 && r <= 8 ? (long long)dims[0] : -1;
+    return r >= 1 && r <= 8 ? (long long)dims[0] : -2;
 }
 
 /* The number of samples the pixel datasets hold (/data rows, or /offsets - 1 for encoded
@@ -321,6 +322,15 @@ static int sample_counts(desc_ctx *cx, hid_t f, long long *samples)
 {
     long long nl = first_dim(f, LD_H5_DS_LABEL), nd = first_dim(f, LD_H5_DS_DATA);
     const char *dn = "/data";
+    static const char *const names[] = {LD_H5_DS_DATA, LD_H5_DS_LABEL, LD_H5_DS_OFFSETS,
+                                        LD_H5_DS_ENCODED};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (first_dim(f, names[i]) == -2)
+            if (problem(cx, "/%s exists but cannot be read (a damaged object header?): "
+                        "libdata's reader refuses the file", names[i]) < 0)
+                return LD_ENOMEM;
+    if (nd == -2) nd = -1;
+    if (nl == -2) nl = -1;
     if (nd < 0 && first_dim(f, LD_H5_DS_OFFSETS) >= 1) {
         nd = first_dim(f, LD_H5_DS_OFFSETS) - 1;
         dn = "/encoded (by /offsets)";
