@@ -207,17 +207,17 @@ int main(int argc, char **argv)
         if (!strcmp(key, "batch"))
             rc = ld_reader_set(r, LD_R_BATCH_SIZE, v);
         else if (!strcmp(key, "order"))
-            rc = ld_reader_set(r, LD_R_ORDER, v);
+            rc = ld_reader_set(r, LD_R_ORDER, LD_ORDER_SEQUENTIAL + v); /* 0 seq, 1, 2 */
         else if (!strcmp(key, "threads"))
             rc = ld_reader_set(r, LD_R_THREADS, v);
         else if (!strcmp(key, "dtype"))
-            rc = ld_reader_set(r, LD_R_DTYPE, v);
+            rc = ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_U8 + v); /* 0 u8, 1 f32 */
         else if (!strcmp(key, "prefetch"))
             rc = ld_reader_set(r, LD_R_PREFETCH, v);
         else if (!strcmp(key, "budget"))
             rc = ld_reader_set(r, LD_R_MEMORY_BUDGET, v);
         else if (!strcmp(key, "layout"))
-            rc = ld_reader_set(r, LD_R_LAYOUT, v);
+            rc = ld_reader_set(r, LD_R_LAYOUT, LD_LAYOUT_NCHW + v); /* 0 NCHW, 1 NHWC */
         else if (!strcmp(key, "mirror"))
             rc = ld_reader_set(r, LD_R_MIRROR, v);
         else if (!strcmp(key, "dct"))
@@ -261,9 +261,9 @@ int main(int argc, char **argv)
         return 1;
     }
     int64_t threads = 0, prefetch = 0, mem = 0;
-    ld_reader_get(r, LD_R_INFO_THREADS, &threads);
-    ld_reader_get(r, LD_R_INFO_PREFETCH, &prefetch);
-    ld_reader_get(r, LD_R_INFO_MEMORY, &mem);
+    ld_reader_get_info(r, LD_R_INFO_THREADS, &threads);
+    ld_reader_get_info(r, LD_R_INFO_PREFETCH, &prefetch);
+    ld_reader_get_info(r, LD_R_INFO_MEMORY, &mem);
     ld_reader_free(r);
     /* VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across exec, so a benchmark
      * started by a big Python process would report the parent's peak. */

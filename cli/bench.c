@@ -3,9 +3,9 @@
  * report the throughput and the memory it took, to size a training job's input pipeline
  * before running it.
  *
- * Flags: the reader's parameter table (ld_reader_params) gives every integer parameter as
- * --NAME VALUE (0/1 parameters also as switches); the friendlier spellings below are mapped
- * onto it. The batch contents are read (one byte per cache line) as a training step would,
+ * Flags: the reader's parameter table (ld_reader_params) gives every parameter as --NAME
+ * VALUE, parsed by its type (params.h; booleans also as switches); the shortcuts below (--crop
+ * WxH, --shuffle, --rgb, u8/f32, ...) are mapped onto it. The batch contents are read (one byte per cache line) as a training step would,
  * so lazily filled memory cannot flatter the numbers.
  */
 #include "bench.h"
@@ -20,6 +20,7 @@
 #include <libdata/reader.h>
 
 #include "options.h"
+#include "params.h"
 #include "progress.h"
 
 #define MAX_SETS 64
@@ -29,45 +30,39 @@ typedef struct bench_opts {
     int64_t epochs;
     int quiet;
     int verbose;
-    struct { int id; int64_t v; char flag[40]; } set[MAX_SETS];
+    dc_value set[MAX_SETS]; /* reader parameters, in command-line order */
     int nset;
-    struct { int id; const char *v; } str[8];
-    int nstr;
 } bench_opts;
 
-static int add_set(bench_opts *b, const char *flag, int id, int64_t v)
+static int push(bench_opts *b, const dc_value *v)
 {
-    int64_t lo, hi;
-    if (ld_reader_param_bounds(id, &lo, &hi) == LD_OK && (v < lo || v > hi))
-        return dc_usage_error("bench: %s %" PRId64 ": out of range (%" PRId64 "..%" PRId64 ")",
-                              flag, v, lo, hi);
     if (b->nset == MAX_SETS)
         return dc_usage_error("bench: too many options");
-    b->set[b->nset].id = id;
-    b->set[b->nset].v = v;
-    snprintf(b->set[b->nset].flag, sizeof b->set[b->nset].flag, "%s", flag);
-    b->nset++;
+    b->set[b->nset++] = *v;
     return DC_EXIT_OK;
 }
 
-static int add_str(bench_opts *b, int id, const char *v)
+/* A shortcut's value of an integer, boolean or enum parameter. */
+static int add_set(bench_opts *b, const char *flag, ld_reader_param id, int64_t v)
 {
-    if (b->nstr == (int)(sizeof b->str / sizeof *b->str))
-        return dc_usage_error("bench: too many options");
-    b->str[b->nstr].id = id;
-    b->str[b->nstr].v = v;
-    b->nstr++;
-    return DC_EXIT_OK;
+    size_t count = 0;
+    const ld_param_desc *t = ld_reader_params(&count);
+    const ld_param_desc *d = dc_param_by_id(t, count, (int)id);
+    if (!d)
+        return dc_usage_error("bench: %s: this libdata has no parameter %d", flag, (int)id);
+    if (d->type != LD_PARAM_ENUM && (v < d->min || v > d->max))
+        return dc_usage_error("bench: %s %" PRId64 ": out of range (%" PRId64 "..%" PRId64 ")",
+                              flag, v, d->min, d->max);
+    dc_value val = {.d = d, .i = v};
+    snprintf(val.flag, sizeof val.flag, "%s", flag);
+    return push(b, &val);
 }
 
 static const ld_param_desc *reader_param(const char *name, size_t n)
 {
     size_t count = 0;
     const ld_param_desc *t = ld_reader_params(&count);
-    for (size_t i = 0; t && i < count; i++)
-        if (t[i].name && dc_name_eq(name, n, t[i].name))
-            return &t[i];
-    return NULL;
+    return dc_param_find(t, count, name, n);
 }
 
 /* Flags with a value, mapped onto reader parameters (or bench's own). */
@@ -82,36 +77,15 @@ static int apply_value(bench_opts *b, const char *flag, const char *name, size_t
         b->epochs = v;
         return DC_EXIT_OK;
     }
-    if (IS("order")) {
-        if (!strcmp(val, "seq") || !strcmp(val, "sequential"))
-            return add_set(b, flag, LD_R_ORDER, LD_ORDER_SEQUENTIAL);
-        if (!strcmp(val, "shuffle"))
-            return add_set(b, flag, LD_R_ORDER, LD_ORDER_SHUFFLE);
-        if (!strcmp(val, "block"))
-            return add_set(b, flag, LD_R_ORDER, LD_ORDER_BLOCK_SHUFFLE);
-        return dc_usage_error("bench: %s '%s': expected seq, shuffle or block", flag, val);
-    }
-    if (IS("dtype")) {
-        if (!strcmp(val, "u8") || !strcmp(val, "uint8"))
-            return add_set(b, flag, LD_R_DTYPE, LD_DTYPE_U8);
-        if (!strcmp(val, "f32") || !strcmp(val, "float32") || !strcmp(val, "float"))
-            return add_set(b, flag, LD_R_DTYPE, LD_DTYPE_F32);
-        return dc_usage_error("bench: %s '%s': expected u8 or f32", flag, val);
-    }
-    if (IS("label-dtype")) {
-        if (!strcmp(val, "i32") || !strcmp(val, "int32"))
-            return add_set(b, flag, LD_R_LABEL_DTYPE, LD_DTYPE_I32);
-        if (!strcmp(val, "f32") || !strcmp(val, "float32") || !strcmp(val, "float"))
-            return add_set(b, flag, LD_R_LABEL_DTYPE, LD_DTYPE_F32);
-        return dc_usage_error("bench: %s '%s': expected i32 or f32", flag, val);
-    }
-    if (IS("layout")) {
-        if (!strcasecmp(val, "nchw"))
-            return add_set(b, flag, LD_R_LAYOUT, LD_LAYOUT_NCHW);
-        if (!strcasecmp(val, "nhwc"))
-            return add_set(b, flag, LD_R_LAYOUT, LD_LAYOUT_NHWC);
-        return dc_usage_error("bench: %s '%s': expected nchw or nhwc", flag, val);
-    }
+    /* short aliases of choice names; the table's own names are parsed below */
+    if (IS("order") && (!strcmp(val, "seq") || !strcmp(val, "block")))
+        return add_set(b, flag, LD_R_ORDER,
+                       val[0] == 's' ? LD_ORDER_SEQUENTIAL : LD_ORDER_BLOCK_SHUFFLE);
+    if ((IS("dtype") || IS("label-dtype")) &&
+        (!strcmp(val, "u8") || !strcmp(val, "f32") || !strcmp(val, "float") ||
+         !strcmp(val, "i32")))
+        return add_set(b, flag, IS("dtype") ? LD_R_DTYPE : LD_R_LABEL_DTYPE,
+                       val[0] == 'u' ? LD_DTYPE_U8 : val[0] == 'i' ? LD_DTYPE_I32 : LD_DTYPE_F32);
     if (IS("crop")) {
         if (!dc_parse_geometry(val, &w, &h))
             return dc_usage_error("bench: %s '%s': expected N or WxH", flag, val);
@@ -123,36 +97,23 @@ static int apply_value(bench_opts *b, const char *flag, const char *name, size_t
             return dc_usage_error("bench: %s '%s': expected a size, e.g. 512M", flag, val);
         return add_set(b, flag, LD_R_MEMORY_BUDGET, v);
     }
-    if (IS("mean-values"))
-        return add_str(b, LD_R_MEAN_VALUES, val);
-    if (IS("mean-file"))
-        return add_str(b, LD_R_MEAN_FILE, val);
-    if (IS("scale"))
-        return add_str(b, LD_R_SCALE, val);
-    if (IS("data-name"))
-        return add_str(b, LD_R_DATA_NAME, val);
-    if (IS("label-name"))
-        return add_str(b, LD_R_LABEL_NAME, val);
 #undef IS
     const ld_param_desc *d = reader_param(name, n);
     if (!d)
         return dc_usage_error("bench: unknown option '%s'", flag);
-    if (!dc_parse_i64(val, &v))
-        return dc_usage_error("bench: %s: '%s' is not an integer", flag, val);
-    return add_set(b, flag, d->id, v);
+    dc_value pv;
+    int rc = dc_param_parse("bench: ", d, flag, val, &pv);
+    return rc != DC_EXIT_OK ? rc : push(b, &pv);
 }
 
 static int is_value_flag(const char *name, size_t n)
 {
-    static const char *own[] = {"epochs", "order", "dtype", "label-dtype", "layout", "crop",
-                                "memory",
-                                "memory-budget", "mean-values", "mean-file", "scale",
-                                "data-name", "label-name"};
+    static const char *own[] = {"epochs", "crop", "memory"};
     for (size_t i = 0; i < sizeof own / sizeof *own; i++)
         if (dc_name_eq(name, n, own[i]))
             return 1;
     const ld_param_desc *d = reader_param(name, n);
-    return d && !(d->min == 0 && d->max == 1);
+    return d && dc_param_takes_value(d);
 }
 
 static int parse(int argc, char **argv, int first, bench_opts *b)
@@ -200,7 +161,7 @@ static int parse(int argc, char **argv, int first, bench_opts *b)
             rc = add_set(b, flag, LD_R_ORDER, on ? LD_ORDER_BLOCK_SHUFFLE : LD_ORDER_SEQUENTIAL);
         } else if (dc_name_eq(name, n, "rgb") || dc_name_eq(name, n, "bgr")) {
             int rgb = dc_name_eq(name, n, "rgb") ? on : !on;
-            rc = add_set(b, flag, LD_R_CHANNEL_ORDER, rgb ? LD_ORDER_RGB : LD_ORDER_BGR);
+            rc = add_set(b, flag, LD_R_CHANNEL_ORDER, rgb ? LD_CHANNELS_RGB : LD_CHANNELS_BGR);
         } else if (!is_value_flag(name, n)) {
             const ld_param_desc *d = reader_param(name, n);
             if (!d)
@@ -273,26 +234,21 @@ void dc_bench_help(void *fp)
     FILE *f = fp;
     fputs(
 "Usage: dataconv bench FILE [options]      stream batches with libdata's reader, report speed\n"
-"  --batch N            samples per batch (default 64)\n"
 "  --epochs E           epochs to read (default 1)\n"
-"  --shuffle | --block-shuffle | --order seq|shuffle|block      sample order\n"
-"  --seed S             seed of the order and random transforms\n"
-"  -j, --threads N      worker threads (default: all cores)\n"
-"  --dtype u8|f32       pixel type (default u8);  --layout nchw|nhwc\n"
-"  --label-dtype i32|f32  label type (default i32; float labels that are not whole\n"
-"                       numbers need f32)\n"
-"  --crop N|WxH  --random-crop  --mirror         transforms\n"
-"  --mean-values B,G,R  --mean-file F  --scale X            float output only;\n"
-"                       F: Caffe .binaryproto or NumPy .npy (CxHxW or HxWxC, float32,\n"
-"                       float64 or uint8), of the sample or the crop size\n"
-"  --memory SIZE        memory budget (e.g. 512M): prefetch is reduced to fit\n"
-"  --prefetch N  --drop-last  --rgb|--bgr  -q  -v (what the reader decided)\n"
-"Every reader parameter is also accepted as --NAME VALUE:\n", f);
+"Shortcuts (each sets parameters listed below):\n"
+"  --shuffle | --block-shuffle   order shuffle | block_shuffle;  --order seq|block also\n"
+"  --dtype u8|f32  --label-dtype i32|f32   short names of uint8, float32, int32\n"
+"  --crop N|WxH         crop_w and crop_h\n"
+"  --memory SIZE        memory_budget (e.g. 512M): prefetch is reduced to fit\n"
+"  --rgb|--bgr          channel_order rgb | bgr;  -j N: threads\n"
+"  -q  -v (what the reader decided)\n"
+"  mean_file: Caffe .binaryproto or NumPy .npy (CxHxW or HxWxC, float32, float64 or\n"
+"  uint8), of the sample or the crop size\n"
+"Parameters (libdata's ld_reader_params table; --NAME VALUE, switches for on/off ones):\n",
+          f);
     size_t n = 0;
     const ld_param_desc *t = ld_reader_params(&n);
-    for (size_t i = 0; t && i < n; i++)
-        fprintf(f, "  %-14s %s [%" PRId64 "..%" PRId64 ", default %" PRId64 "]\n", t[i].name,
-                t[i].help, t[i].min, t[i].max, t[i].def);
+    dc_param_help(f, t, n);
 }
 
 int dc_bench(int argc, char **argv, int first)
@@ -314,13 +270,8 @@ int dc_bench(int argc, char **argv, int first)
     int code = DC_EXIT_FAIL;
     ld_reader_set_log(r, bench_log, &b);
     for (int i = 0; i < b.nset; i++)
-        if (ld_reader_set(r, b.set[i].id, b.set[i].v) < 0) {
+        if (dc_param_apply_reader(r, &b.set[i]) < 0) {
             code = dc_usage_error("bench: %s: %s", b.set[i].flag, ld_reader_errmsg(r));
-            goto done;
-        }
-    for (int i = 0; i < b.nstr; i++)
-        if (ld_reader_set_str(r, b.str[i].id, b.str[i].v) < 0) {
-            code = dc_usage_error("bench: %s", ld_reader_errmsg(r));
             goto done;
         }
     dc_signals_install();
@@ -333,13 +284,13 @@ int dc_bench(int argc, char **argv, int first)
     }
     double t_open = now_seconds() - t0;
     int64_t ns = 0, c = 0, h = 0, w = 0, th = 0, pf = 0, mem = 0, bs = 0, dt = 0;
-    ld_reader_get(r, LD_R_INFO_SAMPLES, &ns);
-    ld_reader_get(r, LD_R_INFO_C, &c);
-    ld_reader_get(r, LD_R_INFO_H, &h);
-    ld_reader_get(r, LD_R_INFO_W, &w);
-    ld_reader_get(r, LD_R_INFO_THREADS, &th);
-    ld_reader_get(r, LD_R_INFO_PREFETCH, &pf);
-    ld_reader_get(r, LD_R_INFO_MEMORY, &mem);
+    ld_reader_get_info(r, LD_R_INFO_SAMPLES, &ns);
+    ld_reader_get_info(r, LD_R_INFO_C, &c);
+    ld_reader_get_info(r, LD_R_INFO_H, &h);
+    ld_reader_get_info(r, LD_R_INFO_W, &w);
+    ld_reader_get_info(r, LD_R_INFO_THREADS, &th);
+    ld_reader_get_info(r, LD_R_INFO_PREFETCH, &pf);
+    ld_reader_get_info(r, LD_R_INFO_MEMORY, &mem);
     ld_reader_get(r, LD_R_BATCH_SIZE, &bs);
     ld_reader_get(r, LD_R_DTYPE, &dt);
     char mbuf[32];

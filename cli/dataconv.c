@@ -196,9 +196,12 @@ static int resolve_inputs(dc_opts *o, const char **input, const char **list, con
         /* convert_imageset writes LMDB by default: keep that for its argument order */
         if (!o->format_given && !ends_with(*out, ".h5") && !ends_with(*out, ".hdf5") &&
             !ends_with(*out, ".txt") && o->nparams < DC_MAX_PARAMS) {
-            dc_param *p = &o->params[o->nparams++];
-            p->id = LD_C_FORMAT;
-            p->value = LD_FORMAT_LMDB;
+            size_t count = 0;
+            const ld_param_desc *t = ld_convert_params(&count);
+            dc_value *p = &o->params[o->nparams++];
+            memset(p, 0, sizeof *p);
+            p->d = dc_param_by_id(t, count, LD_C_FORMAT);
+            p->i = LD_FORMAT_LMDB;
             snprintf(p->flag, sizeof p->flag, "(convert_imageset order: LMDB)");
         }
         return DC_EXIT_OK;
@@ -260,17 +263,18 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
         return DC_EXIT_FAIL;
     }
     int exit_code = DC_EXIT_OK;
-    for (int i = 0; i < o->nparams; i++) {
-        if (ld_convert_set(c, o->params[i].id, o->params[i].value) < 0) {
-            exit_code = dc_usage_error("%s: %s", o->params[i].flag, ld_convert_errmsg(c));
-            goto done;
-        }
-    }
+    /* the command line as the note, unless --source-note (a parameter below) replaces it */
     if (ld_convert_set_str(c, LD_C_SOURCE_NOTE, note) < 0 ||
         (list && ld_convert_set_str(c, LD_C_LIST_FILE, list) < 0)) {
         fprintf(stderr, "dataconv: %s\n", ld_convert_errmsg(c));
         exit_code = DC_EXIT_FAIL;
         goto done;
+    }
+    for (int i = 0; i < o->nparams; i++) {
+        if (dc_param_apply_convert(c, &o->params[i]) < 0) {
+            exit_code = dc_usage_error("%s: %s", o->params[i].flag, ld_convert_errmsg(c));
+            goto done;
+        }
     }
 
     dc_progress prog;

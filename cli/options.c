@@ -102,12 +102,14 @@ int dc_parse_bool(const char *s, int *out)
 
 /* ---- the option table ---------------------------------------------------------------- */
 
+/* The command's own options and the shortcuts/aliases of library parameters; every other
+ * flag comes from the library's table (params.h). */
 typedef enum opt_id {
     O_HELP, O_VERSION, O_QUIET, O_VERBOSE,
-    O_GRAY, O_RGB, O_BGR, O_SHUFFLE, O_STRICT, O_CHECK_SIZE, O_ENCODED,
-    O_QUALITY, O_RESIZE, O_RESIZE_W, O_RESIZE_H, O_MODE, O_MAX_SIDE, O_PAD_VALUE,
-    O_FORMAT, O_BACKEND, O_THREADS, O_SEED, O_MAX_PIXELS, O_SPLIT, O_DEFLATE,
-    O_ENCODE_TYPE, O_LIST, O_ROOT, O_SPLIT_PATHS, O_FLAT
+    O_GRAY, O_RGB, O_BGR,
+    O_RESIZE, O_RESIZE_W, O_RESIZE_H, O_MODE, O_MAX_SIDE,
+    O_FORMAT, O_BACKEND, O_THREADS, O_MAX_PIXELS, O_SPLIT,
+    O_ENCODE_TYPE, O_LIST, O_ROOT
 } opt_id;
 
 typedef struct opt_def {
@@ -122,30 +124,19 @@ static const opt_def OPTS[] = {
     {"version", 'V', 0, O_VERSION},
     {"quiet", 'q', 0, O_QUIET},
     {"verbose", 'v', 0, O_VERBOSE},
-    {"gray", 0, 0, O_GRAY},
     {"grey", 0, 0, O_GRAY},
     {"rgb", 0, 0, O_RGB},
     {"bgr", 0, 0, O_BGR},
-    {"shuffle", 0, 0, O_SHUFFLE},
-    {"strict", 0, 0, O_STRICT},
-    {"check-size", 0, 0, O_CHECK_SIZE},
-    {"encoded", 0, 0, O_ENCODED},
-    {"quality", 0, 1, O_QUALITY},
     {"resize", 0, 1, O_RESIZE},
     {"resize-width", 0, 1, O_RESIZE_W},
     {"resize-height", 0, 1, O_RESIZE_H},
     {"mode", 0, 1, O_MODE},
     {"max-side", 0, 1, O_MAX_SIDE},
-    {"pad-value", 0, 1, O_PAD_VALUE},
     {"format", 0, 1, O_FORMAT},
     {"backend", 0, 1, O_BACKEND},
     {"threads", 'j', 1, O_THREADS},
-    {"seed", 0, 1, O_SEED},
     {"max-pixels", 0, 1, O_MAX_PIXELS},
     {"split", 0, 1, O_SPLIT},
-    {"split-paths", 0, 1, O_SPLIT_PATHS},
-    {"flat", 0, 0, O_FLAT},
-    {"deflate", 0, 1, O_DEFLATE},
     {"encode-type", 0, 1, O_ENCODE_TYPE},
     {"list", 0, 1, O_LIST},
     {"root", 0, 1, O_ROOT},
@@ -185,43 +176,38 @@ static const ld_param_desc *find_table_param(const char *name, size_t n)
 {
     size_t count = 0;
     const ld_param_desc *t = ld_convert_params(&count);
-    for (size_t i = 0; t && i < count; i++)
-        if (t[i].name && dc_name_eq(name, n, t[i].name))
-            return &t[i];
-    return NULL;
+    return dc_param_find(t, count, name, n);
 }
 
-static const char *param_name(ld_convert_param id)
+static int push(dc_opts *o, const dc_value *v)
+{
+    if (o->nparams == DC_MAX_PARAMS)
+        return dc_usage_error("too many options");
+    o->params[o->nparams++] = *v;
+    return DC_EXIT_OK;
+}
+
+/* Record a shortcut's value of a parameter after checking it against the library's table. */
+static int add_param(dc_opts *o, const char *flag, ld_convert_param id, int64_t v)
 {
     size_t count = 0;
     const ld_param_desc *t = ld_convert_params(&count);
-    for (size_t i = 0; t && i < count; i++)
-        if (t[i].id == (int)id)
-            return t[i].name;
-    return "?";
-}
-
-/* Record a parameter after checking it against the library's bounds. */
-static int add_param(dc_opts *o, const char *flag, ld_convert_param id, int64_t v)
-{
-    int64_t lo, hi;
-    if (ld_convert_param_bounds(id, &lo, &hi) == LD_OK && (v < lo || v > hi))
+    const ld_param_desc *d = dc_param_by_id(t, count, (int)id);
+    if (!d)
+        return dc_usage_error("%s: this libdata has no parameter %d", flag, (int)id);
+    if ((d->type == LD_PARAM_INT || d->type == LD_PARAM_BOOL) && (v < d->min || v > d->max))
         return dc_usage_error("%s %" PRId64 ": out of range (%s must be %" PRId64 "..%" PRId64
-                              ")", flag, v, param_name(id), lo, hi);
-    if (o->nparams == DC_MAX_PARAMS)
-        return dc_usage_error("too many options");
-    dc_param *p = &o->params[o->nparams++];
-    p->id = id;
-    p->value = v;
-    snprintf(p->flag, sizeof p->flag, "%s", flag);
-    return DC_EXIT_OK;
+                              ")", flag, v, d->name, d->min, d->max);
+    dc_value val = {.d = d, .i = v};
+    snprintf(val.flag, sizeof val.flag, "%s", flag);
+    return push(o, &val);
 }
 
 int64_t dc_param_value(const dc_opts *o, ld_convert_param id, int64_t def)
 {
     for (int i = o->nparams - 1; i >= 0; i--)
-        if (o->params[i].id == id)
-            return o->params[i].value;
+        if (o->params[i].d->id == (int)id)
+            return o->params[i].i;
     return def;
 }
 
@@ -249,15 +235,10 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
     case O_QUIET: o->quiet = on; return DC_EXIT_OK;
     case O_VERBOSE: o->verbose = on; return DC_EXIT_OK;
     case O_GRAY: return add_param(o, flag, LD_C_GRAY, on);
-    case O_RGB: return add_param(o, flag, LD_C_CHANNEL_ORDER, on ? LD_ORDER_RGB : LD_ORDER_BGR);
-    case O_BGR: return add_param(o, flag, LD_C_CHANNEL_ORDER, on ? LD_ORDER_BGR : LD_ORDER_RGB);
-    case O_SHUFFLE: return add_param(o, flag, LD_C_SHUFFLE, on);
-    case O_STRICT: return add_param(o, flag, LD_C_STRICT, on);
-    case O_CHECK_SIZE: return add_param(o, flag, LD_C_CHECK_SIZE, on);
-    case O_ENCODED: return add_param(o, flag, LD_C_ENCODED, on);
-    case O_QUALITY:
-        TRY(want_int(flag, val, &v));
-        return add_param(o, flag, LD_C_QUALITY, v);
+    case O_RGB:
+        return add_param(o, flag, LD_C_CHANNEL_ORDER, on ? LD_CHANNELS_RGB : LD_CHANNELS_BGR);
+    case O_BGR:
+        return add_param(o, flag, LD_C_CHANNEL_ORDER, on ? LD_CHANNELS_BGR : LD_CHANNELS_RGB);
     case O_RESIZE:
         if (!dc_parse_geometry(val, &w, &h))
             return dc_usage_error("%s '%s': expected N (for NxN) or WxH, e.g. --resize 224 or "
@@ -292,9 +273,6 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
         TRY(add_param(o, flag, LD_C_RESIZE_MODE, LD_RESIZE_MAX));
         TRY(add_param(o, flag, LD_C_RESIZE_W, v));
         return add_param(o, flag, LD_C_RESIZE_H, v);
-    case O_PAD_VALUE:
-        TRY(want_int(flag, val, &v));
-        return add_param(o, flag, LD_C_PAD_VALUE, v);
     case O_FORMAT:
     case O_BACKEND:
         o->format_given = 1;
@@ -313,9 +291,6 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
     case O_THREADS:
         TRY(want_int(flag, val, &v));
         return add_param(o, flag, LD_C_THREADS, v);
-    case O_SEED:
-        TRY(want_int(flag, val, &v));
-        return add_param(o, flag, LD_C_SEED, v);
     case O_MAX_PIXELS:
         if (!dc_parse_i64(val, &v) && !(dc_parse_geometry(val, &w, &h) && (v = w * h, 1)))
             return dc_usage_error("%s '%s': expected a pixel count (e.g. 100000000) or WxH",
@@ -326,16 +301,6 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
             return dc_usage_error("%s '%s': expected a size in bytes, e.g. 2G, 500M, 64K", flag,
                                   val);
         return add_param(o, flag, LD_C_SPLIT_BYTES, v);
-    case O_SPLIT_PATHS:
-        if (strcasecmp(val, "absolute") == 0)
-            return add_param(o, flag, LD_C_SPLIT_PATHS, LD_SPLIT_PATHS_ABSOLUTE);
-        if (strcasecmp(val, "relative") == 0)
-            return add_param(o, flag, LD_C_SPLIT_PATHS, LD_SPLIT_PATHS_RELATIVE);
-        return dc_usage_error("%s '%s': expected absolute or relative", flag, val);
-    case O_FLAT: return add_param(o, flag, LD_C_FLAT, on);
-    case O_DEFLATE:
-        TRY(want_int(flag, val, &v));
-        return add_param(o, flag, LD_C_DEFLATE, v);
     case O_ENCODE_TYPE:
         /* convert_imageset: an encode type alone already makes encoded records */
         if (strcasecmp(val, "png") == 0)
@@ -419,11 +384,15 @@ int dc_parse(int argc, char **argv, dc_opts *o)
         char flag[40]; /* the flag as typed, without "=value", for messages */
         snprintf(flag, sizeof flag, "%.*s", (int)(name - a + (ptrdiff_t)n), a);
         int on = 1;
-        if (!d && n > 2 && name[0] == 'n' && name[1] == 'o') {
+        const ld_param_desc *pd = d ? NULL : find_table_param(name, n);
+        if (!d && !pd && n > 2 && name[0] == 'n' && name[1] == 'o') {
             /* gflags negation: --noshuffle, -nogray */
             d = find_long(name + 2, n - 2);
             if (d && d->takes_value)
                 d = NULL;
+            pd = d ? NULL : find_table_param(name + 2, n - 2);
+            if (pd && dc_param_takes_value(pd))
+                pd = NULL;
             on = 0;
         }
         if (d && !d->takes_value) {
@@ -436,15 +405,15 @@ int dc_parse(int argc, char **argv, dc_opts *o)
             TRY(apply(o, d, flag, NULL, on));
             continue;
         }
-        const ld_param_desc *pd = d ? NULL : find_table_param(name, n);
         if (!d && !pd)
             return dc_usage_error("unknown option '%s'", flag);
-        if (pd && pd->min == 0 && pd->max == 1 && (!val || !dc_parse_i64(val, &(int64_t){0}))) {
-            /* a 0/1 parameter of the table is a switch, like the named ones */
-            int b = 1;
-            if (val && !dc_parse_bool(val, &b))
-                return dc_usage_error("%s: expected true or false, got '%s'", flag, val);
-            TRY(add_param(o, flag, (ld_convert_param)pd->id, b));
+        if (pd && !dc_param_takes_value(pd)) {
+            /* a boolean parameter of the table is a switch, like the named ones */
+            dc_value v;
+            TRY(dc_param_parse("", pd, flag, val, &v));
+            if (!on)
+                v.i = !v.i;
+            TRY(push(o, &v));
             continue;
         }
         if (!val) {
@@ -456,9 +425,13 @@ int dc_parse(int argc, char **argv, dc_opts *o)
             TRY(apply(o, d, flag, val, 1));
             continue;
         }
-        int64_t v = 0; /* set by want_int on success (gcc -O3 cannot see it) */
-        TRY(want_int(flag, val, &v));
-        TRY(add_param(o, flag, (ld_convert_param)pd->id, v));
+        if (pd->id == LD_C_LIST_FILE) {
+            o->list = val;
+            continue;
+        }
+        dc_value v;
+        TRY(dc_param_parse("", pd, flag, val, &v));
+        TRY(push(o, &v));
     }
     if (o->cmd == DC_CMD_HELP || o->cmd == DC_CMD_VERSION)
         return DC_EXIT_OK;
@@ -493,38 +466,18 @@ void dc_print_help(void *fp)
 "a warning. --flat: SRC has no class folders, every image below it gets label 0.\n"
 "OUT must not be, or lie inside, an input (SRC, LIST or a listed image): refused, exit 1.\n"
 "\n"
-"Image options:\n"
-"  --resize N | WxH       resize to NxN or WxH (default: keep the source size)\n"
-"  --mode M               squash (default, stretch to WxH as convert_imageset does),\n"
-"                         crop (shorter side to fit, center crop), pad (fit, pad the rest),\n"
-"                         max (keep aspect, longer side at most N; variable sizes)\n"
-"  --max-side N           same as --mode max --resize N\n"
-"  --pad-value V          gray level 0..255 of the padding in --mode pad (default 0)\n"
-"  --gray                 1 channel instead of 3\n"
-"  --rgb | --bgr          channel order of 3-channel output (default BGR, as Caffe/OpenCV)\n"
-"  --max-pixels N|WxH     refuse (skip) images with more pixels (default 100000000)\n"
-"\n"
-"Storage options:\n"
-"  --format hdf5|lmdb     output format (default: from OUT's name)\n"
-"  --quality Q            store each image re-encoded as JPEG at quality Q (1..100)\n"
-"  --encoded              store encoded images; without resize/quality the original bytes\n"
-"  --encode-type jpg|png  re-encode as JPEG or PNG (implies --encoded)\n"
-"  --split SIZE           HDF5: several files of at most SIZE bytes of data (K/M/G suffix)\n"
-"                         plus OUT-stem.txt listing them, for Caffe's HDF5Data layer\n"
-"  --split-paths absolute|relative\n"
-"                         how OUT-stem.txt names the files: absolute (default; Caffe and\n"
-"                         libdata read it from any folder) or relative to the list's\n"
-"                         folder (movable; Caffe then must run in that folder)\n"
-"  --deflate L            HDF5: deflate level 1..9 for raw data (default 0: none, mappable)\n"
-"  --check-size           every image must have the same size (stop if not)\n"
-"\n"
-"Run options:\n"
-"  -j, --threads N        worker threads (default 0: all cores); output identical for any N\n"
-"  --shuffle              shuffle the input order, reproducibly (see --seed)\n"
-"  --seed S               shuffle seed (default 0)\n"
-"  --strict               stop at the first bad input file or unreadable folder (default:\n"
-"                         skip it and warn)\n"
-"  --flat                 SRC has no class folders: every image below it gets label 0\n"
+"Shortcuts (each sets parameters listed below):\n"
+"  --resize N | WxH       resize_w and resize_h: resize to NxN or WxH\n"
+"  --mode M               resize_mode; also stretch (= squash) and fit (= pad)\n"
+"  --max-side N           resize_mode max with resize_w = resize_h = N\n"
+"  --rgb | --bgr          channel_order rgb | bgr\n"
+"  --format, --backend hdf5|h5|lmdb|auto    format\n"
+"  --max-pixels N|WxH     max_pixels, also as WxH\n"
+"  --split SIZE           split_bytes: HDF5 files of at most SIZE bytes of data (K/M/G\n"
+"                         suffix) plus OUT-stem.txt listing them, for Caffe's HDF5Data\n"
+"  --encode-type jpg|png  encoded, and encode_png for png\n"
+"  --list LIST --root ROOT  list_file and the folder its paths are relative to\n"
+"  -j N                   threads;  --grey: gray\n"
 "  -q, --quiet            print errors only\n"
 "  -v, --verbose          also print what the library decided (sizes, layout, threads)\n"
 "  -h, --help             this text;  -V, --version   versions of dataconv and libdata\n"
@@ -552,11 +505,7 @@ void dc_print_help(void *fp)
         f);
     size_t n = 0;
     const ld_param_desc *t = ld_convert_params(&n);
-    if (t && n) {
-        fputs("\nLibrary parameters (each also works as --NAME VALUE):\n", f);
-        for (size_t i = 0; i < n; i++)
-            fprintf(f, "  %-14s %s [%" PRId64 "..%" PRId64 ", default %" PRId64 "]\n",
-                    t[i].name ? t[i].name : "?", t[i].help ? t[i].help : "", t[i].min, t[i].max,
-                    t[i].def);
-    }
+    fputs("\nParameters (libdata's ld_convert_params table; --NAME VALUE, --NAME=VALUE, a\n"
+          "switch for on/off ones, which also take =true/=false and --noNAME):\n", f);
+    dc_param_help(f, t, n);
 }

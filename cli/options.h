@@ -6,8 +6,9 @@
  *  - GNU style: --quality 70, --quality=70, -j 4, -j4
  *  - gflags style (Caffe's convert_imageset): -gray, -resize_width=256, --check_size,
  *    -shuffle=true, --noshuffle. Underscores and dashes are interchangeable in names.
- * Any integer parameter of the library's table (ld_convert_params) is also a flag under its
- * table name, so a parameter added to the library is reachable without a CLI change.
+ * Every parameter of the library's table (ld_convert_params) is a flag under its table name,
+ * parsed by its type (params.h), so a parameter added to the library is reachable without a
+ * CLI change; the named options below are shortcuts and convert_imageset aliases.
  */
 #ifndef DATACONV_OPTIONS_H
 #define DATACONV_OPTIONS_H
@@ -16,6 +17,8 @@
 #include <stdint.h>
 
 #include <libdata/convert.h>
+
+#include "params.h"
 
 /** Exit codes (documented in --help and docs/cli.md). */
 enum {
@@ -36,12 +39,6 @@ typedef enum dc_command {
     DC_CMD_VERSION
 } dc_command;
 
-/** One integer parameter to hand to ld_convert_set(), in command-line order. */
-typedef struct dc_param {
-    ld_convert_param id;
-    int64_t value;
-    char flag[40]; /* the flag as typed, for messages */
-} dc_param;
 
 #define DC_MAX_PARAMS 64
 #define DC_MAX_POS 8
@@ -56,7 +53,7 @@ typedef struct dc_opts {
     const char *root;      /* --root DIR */
     int format_given;      /* --format/--backend was given (else the CLI may pick one) */
     int resize_w_given, resize_h_given;
-    dc_param params[DC_MAX_PARAMS];
+    dc_value params[DC_MAX_PARAMS]; /* library parameters, in command-line order */
     int nparams;
 } dc_opts;
 

@@ -28,12 +28,6 @@ using caffe::Net;
 
 namespace {
 
-std::string Num(double v) {  // all the digits of a float (std::to_string keeps only 6 decimals)
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
 int Fail(ld_reader* r, const char* what) {
   std::fprintf(stderr, "caffe_first_batch: %s: %s\n", what, ld_reader_errmsg(r));
   ld_reader_free(r);
@@ -82,7 +76,7 @@ int RankCheck(const char* path, int world) {
     ld_reader* r = ld_reader_create();  // the dataset's size, to know the epoch's length
     if (!r) return 1;
     int64_t n = 0;
-    if (ld_reader_open(r, source.c_str()) < 0 || ld_reader_get(r, LD_R_INFO_SAMPLES, &n) < 0)
+    if (ld_reader_open(r, source.c_str()) < 0 || ld_reader_get_info(r, LD_R_INFO_SAMPLES, &n) < 0)
       return Fail(r, "open");
     ld_reader_free(r);
     per_rank = static_cast<size_t>(n) / world / batch * batch;
@@ -102,12 +96,12 @@ int RankCheck(const char* path, int world) {
   ld_reader* r = ld_reader_create();
   if (!r) return 1;
   ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32);
-  std::string means;
-  for (int i = 0; i < lp.transform_param().mean_value_size(); ++i)
-    means += (i ? "," : "") + Num(lp.transform_param().mean_value(i));
-  if (!means.empty() && ld_reader_set_str(r, LD_R_MEAN_VALUES, means.c_str()) < 0)
+  const std::vector<float> means(lp.transform_param().mean_value().begin(),
+                                 lp.transform_param().mean_value().end());
+  if (!means.empty() &&
+      ld_reader_set_floats(r, LD_R_MEAN_VALUES, means.data(), means.size()) < 0)
     return Fail(r, "mean_value");
-  if (ld_reader_set_str(r, LD_R_SCALE, Num(lp.transform_param().scale()).c_str()) < 0 ||
+  if (ld_reader_set_double(r, LD_R_SCALE, lp.transform_param().scale()) < 0 ||
       ld_reader_open(r, source.c_str()) < 0)
     return Fail(r, "open");
   std::set<uint64_t> all;
@@ -183,13 +177,11 @@ int main(int argc, char** argv) {
     }
     if (tp.has_mean_file() && ld_reader_set_str(r, LD_R_MEAN_FILE, tp.mean_file().c_str()) < 0)
       return Fail(r, "mean_file");
-    std::string means;
-    for (int i = 0; i < tp.mean_value_size(); ++i)
-      means += (i ? "," : "") + Num(tp.mean_value(i));
-    if (!means.empty() && ld_reader_set_str(r, LD_R_MEAN_VALUES, means.c_str()) < 0)
+    const std::vector<float> means(tp.mean_value().begin(), tp.mean_value().end());
+    if (!means.empty() &&
+        ld_reader_set_floats(r, LD_R_MEAN_VALUES, means.data(), means.size()) < 0)
       return Fail(r, "mean_value");
-    if (tp.scale() != 1.0f &&
-        ld_reader_set_str(r, LD_R_SCALE, Num(tp.scale()).c_str()) < 0)
+    if (tp.scale() != 1.0f && ld_reader_set_double(r, LD_R_SCALE, tp.scale()) < 0)
       return Fail(r, "scale");
   }
   // HDF5Data's list is resolved by Caffe against the current directory; so is the reader's.

@@ -67,12 +67,6 @@ unsigned int SharedSeed() {
   return seed;
 }
 
-std::string FormatFloat(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
 }  // namespace
 
 template <typename Dtype>
@@ -154,16 +148,12 @@ void LibDataLayer<Dtype>::Configure() {
     LD_CAFFE_CHECK(ld_reader_set_str(reader_, LD_R_MEAN_FILE, tp.mean_file().c_str()),
                    "mean_file");
   } else if (tp.mean_value_size() > 0) {
-    std::string means;
-    for (int i = 0; i < tp.mean_value_size(); ++i) {
-      if (i) means += ",";
-      means += FormatFloat(tp.mean_value(i));
-    }
-    LD_CAFFE_CHECK(ld_reader_set_str(reader_, LD_R_MEAN_VALUES, means.c_str()), "mean_value");
+    std::vector<float> means(tp.mean_value().begin(), tp.mean_value().end());
+    LD_CAFFE_CHECK(ld_reader_set_floats(reader_, LD_R_MEAN_VALUES, means.data(), means.size()),
+                   "mean_value");
   }
   if (tp.scale() != 1.0f) {
-    LD_CAFFE_CHECK(ld_reader_set_str(reader_, LD_R_SCALE, FormatFloat(tp.scale()).c_str()),
-                   "scale");
+    LD_CAFFE_CHECK(ld_reader_set_double(reader_, LD_R_SCALE, tp.scale()), "scale");
   }
 
   // libdata's message names the file.
@@ -175,14 +165,14 @@ void LibDataLayer<Dtype>::LayerSetUp(const vector<Blob<Dtype>*>& /*bottom*/,
     const vector<Blob<Dtype>*>& top) {
   Configure();
   int64_t c = 0, h = 0, w = 0, n = 0, batches = 0, mem = 0, prefetch = 0, threads = 0;
-  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_C, &c), "info");
-  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_H, &h), "info");
-  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_W, &w), "info");
-  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_EPOCH_SAMPLES, &n), "info");
-  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_EPOCH_BATCHES, &batches), "info");
-  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_MEMORY, &mem), "info");
-  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_PREFETCH, &prefetch), "info");
-  LD_CAFFE_CHECK(ld_reader_get(reader_, LD_R_INFO_THREADS, &threads), "info");
+  LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_C, &c), "info");
+  LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_H, &h), "info");
+  LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_W, &w), "info");
+  LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_EPOCH_SAMPLES, &n), "info");
+  LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_EPOCH_BATCHES, &batches), "info");
+  LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_MEMORY, &mem), "info");
+  LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_PREFETCH, &prefetch), "info");
+  LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_THREADS, &threads), "info");
   CHECK_GT(batches, 0) << "LibData layer '" << this->layer_param_.name() << "': "
                        << this->layer_param_.data_param().source() << " gives this solver "
                        << n << " samples per epoch, fewer than batch_size " << batch_size_;

@@ -21,7 +21,7 @@ int main(int argc, char **argv)
     ld_reader_set(r, LD_R_SEED, 7);
     ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32);
     ld_reader_set(r, LD_R_MIRROR, 1);
-    ld_reader_set_str(r, LD_R_SCALE, "0.00390625"); /* 1/255 */
+    ld_reader_set_double(r, LD_R_SCALE, 1.0 / 255);
     ld_reader_set(r, LD_R_MEMORY_BUDGET, 64 << 20);  /* everything the reader holds */
 
     int rc = ld_reader_open(r, argv[1]);

@@ -318,4 +318,7 @@ def test_parameter_table_drives_keywords():
     table = libdata.convert_params()
     assert table, "ld_convert_params() returned no parameters"
     for name, d in table.items():
-        assert d["min"] <= d["default"] <= d["max"], (name, d)
+        if d["type"] in ("int", "bool"):
+            assert d["min"] <= d["default"] <= d["max"], (name, d)
+        elif d["type"] == "enum":
+            assert d["min"] <= d["choices"][d["default"]] <= d["max"], (name, d)

@@ -94,7 +94,7 @@ Test(convert, jpeg_storage_decodes_back_to_the_images)
     ld_convert_set(c, LD_C_QUALITY, 90);
     ld_convert_set(c, LD_C_RESIZE_W, 64);
     ld_convert_set(c, LD_C_RESIZE_H, 64);
-    ld_convert_set(c, LD_C_CHANNEL_ORDER, LD_ORDER_RGB);
+    ld_convert_set(c, LD_C_CHANNEL_ORDER, LD_CHANNELS_RGB);
     const char *out = path_in_tmp("q90.h5");
     cr_assert_eq(convert(c, LD_TEST_DATA "/tree", out), LD_OK, "%s", ld_convert_errmsg(c));
     ld_convert_free(c);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static ld_reader *open_reader(const char *path, const int64_t *kv, size_t nkv)
     ld_reader *r = ld_reader_create();
     cr_assert(r);
     for (size_t k = 0; k + 1 < nkv; k += 2)
-        cr_assert_eq(ld_reader_set(r, (int)kv[k], kv[k + 1]), LD_OK, "%s", ld_reader_errmsg(r));
+        cr_assert_eq(ld_reader_set(r, (ld_reader_param)kv[k], kv[k + 1]), LD_OK, "%s", ld_reader_errmsg(r));
     int rc = ld_reader_open(r, path);
     cr_assert_eq(rc, LD_OK, "open %s: %s", path, ld_reader_errmsg(r));
     return r;
@@ -160,7 +161,7 @@ static void check_cover(int order, int world, size_t n)
 
 Test(reader, each_sample_appears_once_per_epoch_across_ranks)
 {
-    for (int order = 0; order <= 2; order++) {
+    for (int order = LD_ORDER_SEQUENTIAL; order <= LD_ORDER_BLOCK_SHUFFLE; order++) {
         check_cover(order, 1, 100);
         check_cover(order, 4, 100);
         check_cover(order, 3, 100); /* one sample left over each epoch */
@@ -193,7 +194,7 @@ Test(reader, same_seed_gives_same_order_and_each_epoch_a_new_one)
     read_epoch(c, &c1);
     cr_assert_eq(memcmp(a1.idx, c1.idx, a1.n * 8), 0, "resumed epoch differs");
     int64_t ep;
-    cr_assert_eq(ld_reader_get(c, LD_R_INFO_SAMPLES, &ep), LD_OK);
+    cr_assert_eq(ld_reader_get_info(c, LD_R_INFO_SAMPLES, &ep), LD_OK);
     cr_assert_eq(ep, 100);
     free_epoch(&a0);
     free_epoch(&a1);
@@ -239,7 +240,7 @@ Test(reader, drop_last_or_short_final_batch)
     cr_assert_eq(o.batches, 4);
     cr_assert_eq(o.last_n, 4);
     int64_t v;
-    cr_assert_eq(ld_reader_get(r, LD_R_INFO_EPOCH_BATCHES, &v), LD_OK);
+    cr_assert_eq(ld_reader_get_info(r, LD_R_INFO_EPOCH_BATCHES, &v), LD_OK);
     cr_assert_eq(v, 4);
     free_epoch(&o);
     ld_reader_free(r);
@@ -313,18 +314,18 @@ Test(reader, float_batches_equal_the_reference_transform)
     for (int nhwc = 0; nhwc <= 1; nhwc++) {
         ld_reader *r = ld_reader_create();
         cr_assert_eq(ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32), LD_OK);
-        cr_assert_eq(ld_reader_set(r, LD_R_LAYOUT, nhwc), LD_OK);
+        cr_assert_eq(ld_reader_set(r, LD_R_LAYOUT, nhwc ? LD_LAYOUT_NHWC : LD_LAYOUT_NCHW), LD_OK);
         cr_assert_eq(ld_reader_set(r, LD_R_CROP_W, 16), LD_OK);
         cr_assert_eq(ld_reader_set(r, LD_R_CROP_H, 12), LD_OK);
-        cr_assert_eq(ld_reader_set(r, LD_R_CHANNEL_ORDER, LD_ORDER_RGB), LD_OK); /* file: BGR */
+        cr_assert_eq(ld_reader_set(r, LD_R_CHANNEL_ORDER, LD_CHANNELS_RGB), LD_OK); /* file: BGR */
         cr_assert_eq(ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE), LD_OK);
         cr_assert_eq(ld_reader_set(r, LD_R_BATCH_SIZE, 10), LD_OK);
-        cr_assert_eq(ld_reader_set_str(r, LD_R_MEAN_VALUES, "10,20,30"), LD_OK);
-        cr_assert_eq(ld_reader_set_str(r, LD_R_SCALE, "0.5"), LD_OK);
+        cr_assert_eq(ld_reader_set_floats(r, LD_R_MEAN_VALUES, (const float[]){10, 20, 30}, 3), LD_OK);
+        cr_assert_eq(ld_reader_set_double(r, LD_R_SCALE, 0.5), LD_OK);
         cr_assert_eq(ld_reader_open(r, file), LD_OK, "%s", ld_reader_errmsg(r));
         int64_t v;
-        cr_assert_eq(ld_reader_get(r, LD_R_INFO_ORDER, &v), LD_OK);
-        cr_assert_eq(v, LD_ORDER_RGB);
+        cr_assert_eq(ld_reader_get_info(r, LD_R_INFO_ORDER, &v), LD_OK);
+        cr_assert_eq(v, LD_CHANNELS_RGB);
         epoch_out o;
         read_epoch(r, &o);
         size_t len;
@@ -370,7 +371,7 @@ Test(reader, random_crop_and_mirror_are_reproducible_for_any_thread_count)
         epoch_out o[3];
         for (int t = 0; t < 3; t++) {
             int64_t kv[] = {LD_R_CROP_W, cw, LD_R_CROP_H, ch, LD_R_RANDOM_CROP, 1, LD_R_MIRROR, 1,
-                            LD_R_SEED, 9, LD_R_THREADS, t + 1, LD_R_BATCH_SIZE, 7, LD_R_ORDER, 1};
+                            LD_R_SEED, 9, LD_R_THREADS, t + 1, LD_R_BATCH_SIZE, 7, LD_R_ORDER, LD_ORDER_SHUFFLE};
             ld_reader *r = open_reader(FIX "raw_ours.h5", kv, sizeof kv / sizeof kv[0]);
             read_epoch(r, &o[t]);
             ld_reader_free(r);
@@ -401,10 +402,10 @@ Test(reader, random_crop_and_mirror_are_reproducible_for_any_thread_count)
 
 Test(reader, encoded_jpeg_batches_decode_like_pil)
 {
-    int64_t kv[] = {LD_R_BATCH_SIZE, 5, LD_R_THREADS, 2, LD_R_ORDER, 1};
+    int64_t kv[] = {LD_R_BATCH_SIZE, 5, LD_R_THREADS, 2, LD_R_ORDER, LD_ORDER_SHUFFLE};
     ld_reader *r = open_reader(FIX "enc_same.h5", kv, 6);
     int64_t v;
-    cr_assert_eq(ld_reader_get(r, LD_R_INFO_ENCODED, &v), LD_OK);
+    cr_assert_eq(ld_reader_get_info(r, LD_R_INFO_ENCODED, &v), LD_OK);
     cr_assert_eq(v, 1);
     epoch_out o;
     read_epoch(r, &o);
@@ -454,8 +455,8 @@ Test(reader, memory_budget_sizes_prefetch_and_names_the_largest_batch)
     int64_t kv[] = {LD_R_BATCH_SIZE, 10, LD_R_MEMORY_BUDGET, 200000, LD_R_THREADS, 1};
     ld_reader *r = open_reader(FIX "raw_ours.h5", kv, 6);
     int64_t pf, mem;
-    cr_assert_eq(ld_reader_get(r, LD_R_INFO_PREFETCH, &pf), LD_OK);
-    cr_assert_eq(ld_reader_get(r, LD_R_INFO_MEMORY, &mem), LD_OK);
+    cr_assert_eq(ld_reader_get_info(r, LD_R_INFO_PREFETCH, &pf), LD_OK);
+    cr_assert_eq(ld_reader_get_info(r, LD_R_INFO_MEMORY, &mem), LD_OK);
     cr_assert(pf >= 1 && mem <= 200000, "prefetch %lld, memory %lld", (long long)pf,
               (long long)mem);
     ld_reader_free(r);
@@ -522,18 +523,18 @@ Test(reader, bad_parameters_are_refused)
     ld_reader *r = ld_reader_create();
     cr_assert_eq(ld_reader_set(r, LD_R_BATCH_SIZE, 0), LD_EINVAL);
     cr_assert(strstr(ld_reader_errmsg(r), "batch"), "%s", ld_reader_errmsg(r));
-    cr_assert_eq(ld_reader_set(r, 999, 1), LD_EINVAL);
-    cr_assert_eq(ld_reader_set_str(r, LD_R_MEAN_VALUES, "1,x"), LD_EINVAL);
-    cr_assert_eq(ld_reader_set_str(r, LD_R_SCALE, "1"), LD_OK);
+    cr_assert_eq(ld_reader_set(r, (ld_reader_param)999, 1), LD_EINVAL);
+    cr_assert_eq(ld_reader_set_floats(r, LD_R_MEAN_VALUES, (const float[]){1, NAN}, 2), LD_EINVAL);
+    cr_assert_eq(ld_reader_set_double(r, LD_R_SCALE, 1), LD_OK);
     const ld_batch *b;
     cr_assert_eq(ld_reader_next(r, &b), LD_ESTATE);
     ld_reader_set(r, LD_R_WORLD, 2);
     ld_reader_set(r, LD_R_RANK, 2);
     cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_EINVAL, "%s", ld_reader_errmsg(r));
     ld_reader_set(r, LD_R_RANK, 1);
-    ld_reader_set_str(r, LD_R_MEAN_VALUES, "1,2,3");
+    ld_reader_set_floats(r, LD_R_MEAN_VALUES, (const float[]){1, 2, 3}, 3);
     cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_EINVAL, "mean with uint8 output");
-    ld_reader_set_str(r, LD_R_MEAN_VALUES, NULL);
+    ld_reader_set_floats(r, LD_R_MEAN_VALUES, NULL, 0);
     ld_reader_set(r, LD_R_CROP_W, 100);
     ld_reader_set(r, LD_R_CROP_H, 100);
     cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_EINVAL, "crop larger than samples");
@@ -683,8 +684,8 @@ Test(reader, lmdb_databases_read_through_the_same_api, .timeout = 600)
     int64_t kv2[] = {LD_R_BATCH_SIZE, 3, LD_R_DTYPE, LD_DTYPE_F32, LD_R_CROP_W, 8, LD_R_CROP_H, 8};
     r = open_reader(db, kv2, sizeof kv2 / sizeof kv2[0]);
     int64_t v;
-    cr_assert_eq(ld_reader_get(r, LD_R_INFO_ORDER, &v), LD_OK);
-    cr_assert_eq(v, LD_ORDER_BGR, "convert_imageset databases are BGR");
+    cr_assert_eq(ld_reader_get_info(r, LD_R_INFO_ORDER, &v), LD_OK);
+    cr_assert_eq(v, LD_CHANNELS_BGR, "convert_imageset databases are BGR");
     read_epoch(r, &o);
     cr_assert_eq(o.n, 8);
     cr_assert_eq(o.batches, 3);
@@ -709,9 +710,9 @@ Test(reader, mean_file_is_subtracted_at_the_crop_position)
     int64_t kv[] = {LD_R_DTYPE, LD_DTYPE_F32, LD_R_CROP_W, 10, LD_R_CROP_H, 8, LD_R_BATCH_SIZE, 16};
     ld_reader *r = ld_reader_create();
     for (size_t k = 0; k < 8; k += 2)
-        ld_reader_set(r, (int)kv[k], kv[k + 1]);
+        ld_reader_set(r, (ld_reader_param)kv[k], kv[k + 1]);
     cr_assert_eq(ld_reader_set_str(r, LD_R_MEAN_FILE, mp), LD_OK);
-    cr_assert_eq(ld_reader_set_str(r, LD_R_SCALE, "0.25"), LD_OK);
+    cr_assert_eq(ld_reader_set_double(r, LD_R_SCALE, 0.25), LD_OK);
     cr_assert_eq(ld_reader_open(r, FIX "raw_ours.h5"), LD_OK, "%s", ld_reader_errmsg(r));
     epoch_out o;
     read_epoch(r, &o);
@@ -746,11 +747,11 @@ Test(reader, mean_file_is_subtracted_at_the_crop_position)
 
 Test(reader, corrupt_encoded_samples_are_errors_naming_file_and_sample)
 {
-    for (int order = 0; order <= 1; order++) {
+    for (int order = LD_ORDER_SEQUENTIAL; order <= LD_ORDER_SHUFFLE; order++) {
         ld_reader *r = ld_reader_create();
         ld_reader_set(r, LD_R_BATCH_SIZE, 1);
         ld_reader_set(r, LD_R_THREADS, 2);
-        ld_reader_set(r, LD_R_ORDER, order);
+        ld_reader_set(r, LD_R_ORDER, (ld_order)order);
         cr_assert_eq(ld_reader_open(r, FIX "enc_corrupt.h5"), LD_OK, "%s", ld_reader_errmsg(r));
         const ld_batch *b;
         int rc;
@@ -824,8 +825,8 @@ static void check_nhwc_is_nchw_transposed(const char *file, int cw, int chh)
 {
     epoch_out o[2];
     for (int nhwc = 0; nhwc <= 1; nhwc++) {
-        int64_t kv[] = {LD_R_LAYOUT, nhwc, LD_R_SWAP, nhwc, LD_R_MIRROR, 1, LD_R_SEED, 4,
-                        LD_R_ORDER, 1, LD_R_BATCH_SIZE, 32, LD_R_CROP_W, cw, LD_R_CROP_H, chh,
+        int64_t kv[] = {LD_R_LAYOUT, nhwc ? LD_LAYOUT_NHWC : LD_LAYOUT_NCHW, LD_R_SWAP, nhwc, LD_R_MIRROR, 1, LD_R_SEED, 4,
+                        LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 32, LD_R_CROP_W, cw, LD_R_CROP_H, chh,
                         LD_R_RANDOM_CROP, 1};
         ld_reader *r = open_reader(file, kv, sizeof kv / sizeof kv[0]);
         read_epoch(r, &o[nhwc]);
@@ -915,7 +916,7 @@ Test(reader, sampler_orders_are_permutations_for_awkward_sizes)
     static const uint64_t windows[] = {1, 2, 3, 8};
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
         for (uint64_t world = 1; world <= 3; world += 2)
-            for (int order = 0; order <= 2; order++)
+            for (int order = LD_ORDER_SEQUENTIAL; order <= LD_ORDER_BLOCK_SHUFFLE; order++)
                 for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++)
                     for (size_t w = 0; w < sizeof windows / sizeof *windows; w++)
                         for (uint64_t epoch = 0; epoch < 2; epoch++)

@@ -371,7 +371,8 @@ Test(resize, extreme_aspect_ratios_work_in_every_mode)
         src.px[y] = (uint8_t)(y / 4);
     const int want[4][2] = {{224, 224}, {224, 224}, {224, 224}, {1, 224}};
     for (int mode = 0; mode < 4; mode++) {
-        cr_assert_eq(resize(&src, mode, 224, 224, 9, &dst, &e), LD_OK, "mode %d: %s", mode,
+        cr_assert_eq(resize(&src, LD_RESIZE_SQUASH + mode, 224, 224, 9, &dst, &e), LD_OK,
+                     "mode %d: %s", mode,
                      e.msg);
         cr_expect(dst.w == want[mode][0] && dst.h == want[mode][1], "mode %d: %dx%d", mode, dst.w,
                   dst.h);

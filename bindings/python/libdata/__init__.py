@@ -27,7 +27,7 @@ except ImportError as _exc:  # only while reader.py is missing from a partial ch
 
 __all__ = ["convert", "Converter", "ConvertSummary", "ConvertProgress", "Reader", "DatasetInfo",
            "LibdataError", "describe", "version", "version_number", "has_feature", "strerror",
-           "convert_params", "library_path", "LD_OK", "LD_END", "LD_ENOMEM", "LD_EINVAL",
+           "convert_params", "reader_params", "library_path", "LD_OK", "LD_END", "LD_ENOMEM", "LD_EINVAL",
            "LD_EIO", "LD_EFORMAT", "LD_ELIMIT", "LD_ECANCELED", "LD_ENOTSUP", "LD_ESTATE"]
 __version__ = "0.1.0"
 library_path = _lib.path
@@ -71,9 +71,23 @@ def describe(path):
     return s
 
 
+def _table_dicts(kind):
+    return {k: {"id": p.id, "type": p.type, "default": p.default, "min": p.min, "max": p.max,
+                "unit": p.unit, "choices": dict(p.choices), "help": p.help}
+            for k, p in _lib.param_table(kind).items()}
+
+
 def convert_params():
-    """The library's integer convert parameters: {name: {id, default, min, max, help}}."""
-    return {k: dict(v) for k, v in _lib.convert_params().items()}
+    """The library's converter parameters, {name: {id, type, default, min, max, unit, choices,
+    help}}: every one is a keyword argument of convert() and Converter. `type` is "int",
+    "bool", "enum" (default: a name of `choices`), "double", "floats" or "string"."""
+    return _table_dicts("convert")
+
+
+def reader_params():
+    """The library's reader parameters (as convert_params()): every one is a keyword argument
+    of Reader."""
+    return _table_dicts("reader")
 
 
 def __getattr__(name):

@@ -114,16 +114,30 @@ class Progress(ctypes.Structure):
 PROGRESS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Progress))
 
 
+class ParamChoice(ctypes.Structure):
+    """struct ld_param_choice (libdata.h)."""
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_int64)]
+
+
 class ParamDesc(ctypes.Structure):
-    """struct ld_param_desc (convert.h)."""
+    """struct ld_param_desc (libdata.h)."""
     _fields_ = [
         ("id", ctypes.c_int),
         ("name", ctypes.c_char_p),
+        ("type", ctypes.c_int),
         ("default", ctypes.c_int64),
         ("min", ctypes.c_int64),
         ("max", ctypes.c_int64),
+        ("unit", ctypes.c_char_p),
+        ("choices", ctypes.POINTER(ParamChoice)),
+        ("nchoices", ctypes.c_size_t),
+        ("def_text", ctypes.c_char_p),
         ("help", ctypes.c_char_p),
     ]
+
+
+# ld_param_type (libdata.h)
+PARAM_TYPES = {1: "int", 2: "bool", 3: "enum", 4: "double", 5: "floats", 6: "string"}
 
 
 # ---- finding and loading the library --------------------------------------------------------
@@ -382,28 +396,111 @@ def fsencode(p, what="path"):
     return b
 
 
-# The convert parameter table, read once and cached (immutable, so a lock-free race at worst
-# builds it twice).
-_param_table = None
+class Param:
+    """One row of a library parameter table (ld_convert_params / ld_reader_params): what the
+    keyword arguments of Converter/convert() and Reader are generated from."""
+    __slots__ = ("id", "name", "type", "default", "min", "max", "unit", "choices", "help")
+
+    def __init__(self, d):
+        self.id = int(d.id)
+        self.name = d.name.decode()
+        self.type = PARAM_TYPES.get(d.type, "int")
+        self.min, self.max = int(d.min), int(d.max)
+        self.unit = (d.unit or b"").decode()
+        self.help = (d.help or b"").decode()
+        self.choices = {d.choices[i].name.decode(): int(d.choices[i].value)
+                        for i in range(d.nchoices if d.choices else 0)}
+        text = (d.def_text or b"").decode()
+        if self.type == "enum":
+            self.default = text
+        elif self.type == "bool":
+            self.default = bool(d.default)
+        elif self.type == "double":
+            self.default = float(text)
+        elif self.type == "floats":
+            self.default = None
+        elif self.type == "string":
+            self.default = text or None
+        else:
+            self.default = int(d.default)
+
+    def __repr__(self):
+        return f"Param({self.name!r}, {self.type}, default={self.default!r})"
+
+    def choice_value(self, value):
+        """An enum's C value from its name (case-insensitive, '-' == '_') or its value."""
+        if isinstance(value, str):
+            key = value.lower().replace("-", "_")
+            if key in self.choices:
+                return self.choices[key]
+        elif isinstance(value, int) and not isinstance(value, bool) and \
+                value in self.choices.values():
+            return value
+        names = ", ".join(repr(n) for n in self.choices)
+        raise ValueError(f"{self.name} must be one of {names}, not {value!r}")
+
+    def choice_name(self, value):
+        for name, v in self.choices.items():
+            if v == value:
+                return name
+        return None
+
+
+_tables = {}
 _param_lock = threading.Lock()
 
 
-def convert_params():
-    """{name: ParamInfo dict(id, default, min, max, help)} from ld_convert_params()."""
-    global _param_table
-    if _param_table is None:
+def param_table(kind):
+    """{name: Param} of "convert" or "reader" (ld_<kind>_params()), read once and cached."""
+    table = _tables.get(kind)
+    if table is None:
         with _param_lock:
+            fn = getattr(api, f"ld_{kind}_params")
+            n = ctypes.c_size_t(0)
+            arr = fn(ctypes.byref(n)) if api.has(f"ld_{kind}_params") else None
             table = {}
-            if api.has("ld_convert_params"):
-                n = ctypes.c_size_t(0)
-                arr = api.ld_convert_params(ctypes.byref(n))
-                for i in range(n.value if arr else 0):
-                    d = arr[i]
-                    name = d.name.decode() if d.name else str(d.id)
-                    table[name] = {"id": d.id, "default": d.default, "min": d.min,
-                                   "max": d.max, "help": (d.help or b"").decode()}
-            _param_table = table
-    return _param_table
+            for i in range(n.value if arr else 0):
+                prm = Param(arr[i])
+                table[prm.name] = prm
+            _tables[kind] = table
+    return table
+
+
+def convert_params():
+    return param_table("convert")
+
+
+def _check_int(value, what):
+    if isinstance(value, float) or not hasattr(value, "__index__"):
+        raise TypeError(f"{what} must be an integer, not {type(value).__name__}")
+    return check_int64(value.__index__(), what)
+
+
+def set_param(kind, h, prm, value):
+    """Hand `value` to parameter `prm` of a handle with the setter of its type."""
+    if prm.type == "string":
+        if value is not None:
+            value = fsencode(value, prm.name)
+        getattr(api, f"ld_{kind}_set_str")(h, prm.id, value)
+    elif prm.type == "double":
+        if isinstance(value, (bool, str)) or not isinstance(value, (int, float)) and \
+                not hasattr(value, "__float__"):
+            raise TypeError(f"{prm.name} must be a number, not {type(value).__name__}")
+        getattr(api, f"ld_{kind}_set_double")(h, prm.id, float(value))
+    elif prm.type == "floats":
+        vals = [] if value is None else [float(v) for v in value]
+        arr = (ctypes.c_float * max(len(vals), 1))(*vals)
+        getattr(api, f"ld_{kind}_set_floats")(h, prm.id, arr, len(vals))
+    else:
+        if prm.type == "enum":
+            v = prm.choice_value(value)
+        elif prm.type == "bool":
+            if not isinstance(value, (bool, int)) and type(value).__name__ != "bool_":
+                raise TypeError(f"{prm.name} must be a bool, not {type(value).__name__}")
+            v = int(bool(value))
+        else:
+            v = _check_int(value, prm.name)
+        getattr(api, f"ld_{kind}_set")(h, prm.id, v)
 
 
 # ---- reader.h --------------------------------------------------------------------------------
@@ -434,29 +531,18 @@ declare("ld_reader_create", _vp, [])
 declare("ld_reader_free", None, [_vp])
 declare("ld_reader_set", _int, [_vp, _int, ctypes.c_int64], _reader_check)
 declare("ld_reader_set_str", _int, [_vp, _int, _cp], _reader_check)
+declare("ld_reader_set_double", _int, [_vp, _int, ctypes.c_double], _reader_check)
+declare("ld_reader_set_floats", _int, [_vp, _int, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t],
+        _reader_check)
 declare("ld_reader_get", _int, [_vp, _int, c_int64_p], _reader_check)
+declare("ld_reader_get_info", _int, [_vp, _int, c_int64_p], _reader_check)
+declare("ld_reader_set_mean_image", _int,
+        [_vp, ctypes.POINTER(ctypes.c_float), _int, _int, _int], _reader_check)
 declare("ld_reader_params", ctypes.POINTER(ParamDesc), [ctypes.POINTER(ctypes.c_size_t)])
 declare("ld_reader_param_bounds", _int, [_int, c_int64_p, c_int64_p], _plain_check)
 declare("ld_reader_open", _int, [_vp, _cp], _reader_check)
 declare("ld_reader_next", _int, [_vp, ctypes.POINTER(ctypes.POINTER(Batch))], _reader_check)
 declare("ld_reader_set_log", None, [_vp, LOG_FN, _vp])
 
-_reader_table = None
-
-
 def reader_params():
-    """{name: dict(id, default, min, max, help)} from ld_reader_params()."""
-    global _reader_table
-    if _reader_table is None:
-        with _param_lock:
-            table = {}
-            if api.has("ld_reader_params"):
-                n = ctypes.c_size_t(0)
-                arr = api.ld_reader_params(ctypes.byref(n))
-                for i in range(n.value if arr else 0):
-                    d = arr[i]
-                    name = d.name.decode() if d.name else str(d.id)
-                    table[name] = {"id": d.id, "default": d.default, "min": d.min,
-                                   "max": d.max, "help": (d.help or b"").decode()}
-            _reader_table = table
-    return _reader_table
+    return param_table("reader")

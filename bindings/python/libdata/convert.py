@@ -5,8 +5,9 @@
                         progress=lambda p: print(p.done, "/", p.total))
     print(s.converted, s.skipped, s.warnings)
 
-The keyword arguments mirror dataconv's options. Anything else in ld_convert_params()'s table
-can be passed by its table name too (convert(..., some_param=3)).
+Every parameter of the library's table (ld_convert_params(), libdata.convert_params()) is a
+keyword argument under its table name, typed by the table (enums by their choice names:
+format="lmdb", resize_mode="crop"); the named keywords below are dataconv's shortcuts.
 """
 import ctypes
 import operator
@@ -20,18 +21,9 @@ from typing import List
 from . import _lib
 from ._lib import LibdataError, api
 
-# Integer parameter ids (convert.h; fixed forever).
-_C = {
-    "format": 1, "quality": 2, "resize_w": 3, "resize_h": 4, "resize_mode": 5,
-    "pad_value": 6, "gray": 7, "channel_order": 8, "threads": 9, "shuffle": 10, "seed": 11,
-    "strict": 12, "max_pixels": 13, "split_bytes": 14, "deflate": 15, "check_size": 16,
-    "encoded": 17, "encode_png": 18,
-}
-LD_C_LIST_FILE = 100
-LD_C_SOURCE_NOTE = 101
-
-FORMATS = {None: 0, "auto": 0, "hdf5": 1, "h5": 1, "lmdb": 2}
-MODES = {"squash": 0, "stretch": 0, "crop": 1, "pad": 2, "fit": 2, "max": 3}
+# Aliases of choice names, as dataconv accepts them; the names themselves come from the table.
+FORMAT_ALIASES = {None: "auto", "h5": "hdf5"}
+MODE_ALIASES = {"stretch": "squash", "fit": "pad"}
 ENCODE_TYPES = {"jpg": 0, "jpeg": 0, "png": 1}
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*([kmgt]?)(i?b)?\s*$", re.I)
@@ -229,41 +221,30 @@ class Converter:
             return 1
 
     # -- parameters ------------------------------------------------------------------------
+    @staticmethod
+    def _param(name):
+        table = _lib.convert_params()
+        if name not in table:
+            raise ValueError(f"unknown convert parameter {name!r}; known: "
+                             f"{', '.join(sorted(table))}")
+        return table[name]
+
     def set(self, name, value):
-        """Set an integer parameter by its ld_convert_params() name or id."""
-        if isinstance(name, str):
-            table = _lib.convert_params()
-            if name in _C:
-                pid = _C[name]
-            elif name in table:
-                pid = table[name]["id"]
-            else:
-                raise ValueError(f"unknown convert parameter {name!r}; known: "
-                                 f"{', '.join(sorted(set(table) | set(_C)))}")
-        else:
-            pid = _int(name, "parameter id")
-        value = _int(value, str(name))
+        """Set a parameter by its ld_convert_params() name, with the setter of its type
+        (enums take their choice names)."""
+        prm = self._param(name)
         with self._calling() as h:
-            api.ld_convert_set(h, pid, value)
+            _lib.set_param("convert", h, prm, value)
 
     def get(self, name):
-        pid = _C.get(name) if isinstance(name, str) else _int(name, "parameter id")
-        if pid is None:
-            pid = _lib.convert_params().get(name, {}).get("id")
-        if pid is None:
-            raise ValueError(f"unknown convert parameter {name!r}")
+        """An integer or boolean parameter's value; an enum's choice name."""
+        prm = self._param(name)
         v = ctypes.c_int64()
         with self._calling() as h:
-            api.ld_convert_get(h, pid, ctypes.byref(v))
+            api.ld_convert_get(h, prm.id, ctypes.byref(v))
+        if prm.type == "enum":
+            return prm.choice_name(v.value)
         return v.value
-
-    def set_str(self, pid, value):
-        b = None if value is None else (
-            _lib.fsencode(value) if pid == LD_C_LIST_FILE else str(value).encode("utf-8"))
-        if b is not None and b"\0" in b:
-            raise ValueError("string parameters cannot contain NUL bytes")
-        with self._calling() as h:
-            api.ld_convert_set_str(h, pid, b)
 
     def configure(self, quality=None, resize=None, max_side=None, mode=None, pad_value=None,
                   gray=None, rgb=None, format=None, threads=None, shuffle=None, seed=None,
@@ -285,17 +266,18 @@ class Converter:
         if max_side is not None:
             # dataconv --max-side N: keep the aspect, longer side at most N, never enlarge.
             n = _int(max_side, "max_side")
-            ints += [("resize_mode", MODES["max"]), ("resize_w", n), ("resize_h", n)]
+            ints += [("resize_mode", "max"), ("resize_w", n), ("resize_h", n)]
         if mode is not None:
-            ints.append(("resize_mode", _choice(mode, MODES, "mode")))
+            ints.append(("resize_mode", MODE_ALIASES.get(mode, mode)))
         if pad_value is not None:
             ints.append(("pad_value", _int(pad_value, "pad_value")))
         if gray is not None:
             ints.append(("gray", _bool(gray, "gray")))
         if rgb is not None:
-            ints.append(("channel_order", _bool(rgb, "rgb")))
+            ints.append(("channel_order", "rgb" if _bool(rgb, "rgb") else "bgr"))
         if format is not None:
-            ints.append(("format", _choice(format, FORMATS, "format")))
+            key = format.lower() if isinstance(format, str) else format
+            ints.append(("format", FORMAT_ALIASES.get(key, format)))
         for name, value in (("threads", threads), ("seed", seed), ("max_pixels", max_pixels),
                             ("deflate", deflate)):
             if value is not None:
@@ -314,13 +296,14 @@ class Converter:
         for name, value in params.items():
             if name not in table:
                 raise TypeError(f"unexpected keyword argument {name!r}")
-            ints.append((name, value))
+            if value is not None:
+                ints.append((name, value))
+        if list_file is not None:
+            ints.append(("list_file", list_file))
+        if note is not None:
+            ints.append(("source_note", str(note)))
         for name, value in ints:
             self.set(name, value)
-        if list_file is not None:
-            self.set_str(LD_C_LIST_FILE, list_file)
-        if note is not None:
-            self.set_str(LD_C_SOURCE_NOTE, note)
 
     # -- running ---------------------------------------------------------------------------
     def run(self, src, out):

@@ -23,7 +23,6 @@ import ctypes
 import json
 import os
 import re
-import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,24 +33,26 @@ import numpy as np
 from . import _lib
 from ._lib import LibdataError, api
 
-# reader.h values (fixed forever).
-_R = {
-    "batch_size": 1, "drop_last": 2, "order": 3, "seed": 4, "rank": 5, "world": 6, "threads": 7,
-    "prefetch": 8, "memory_budget": 9, "dtype": 10, "layout": 11, "crop_w": 12, "crop_h": 13,
-    "random_crop": 14, "mirror": 15, "channel_order": 16, "swap": 17, "label_dtype": 18,
-    "window": 19, "epoch": 20, "dct_scale": 21,
-}
-LD_R_DATA_NAME, LD_R_LABEL_NAME, LD_R_MEAN_VALUES, LD_R_MEAN_FILE, LD_R_SCALE = range(100, 105)
+# Read-only values (ld_reader_info in reader.h; fixed forever). The parameters themselves come
+# from the library's table (_lib.reader_params()).
 _INFO = {
     "samples": 200, "epoch_samples": 201, "epoch_batches": 202, "c": 203, "h": 204, "w": 205,
     "prefetch": 206, "threads": 207, "memory": 208, "encoded": 209, "order": 210,
 }
-_ORDERS = {False: 0, None: 0, "sequential": 0, True: 1, "shuffle": 1, "block": 2,
-           "block_shuffle": 2}
-_DTYPES = {np.dtype(np.uint8): 0, np.dtype(np.float32): 1, np.dtype(np.int32): 2}
-_NP = {0: np.uint8, 1: np.float32, 2: np.int32}
-_LAYOUTS = {"NCHW": 0, "NHWC": 1}
-_CHANNEL_ORDERS = {None: -1, "BGR": 0, "RGB": 1}
+# Python spellings of the keyword arguments that are not table names.
+_ALIASES = {"batch_size": "batch"}
+_SHUFFLE = {None: None, False: "sequential", True: "shuffle", "sequential": "sequential",
+            "shuffle": "shuffle", "block": "block_shuffle", "block_shuffle": "block_shuffle"}
+
+
+def _np_types():
+    """{C ld_dtype value: NumPy dtype}, from the choice names of the dtype parameters."""
+    table = _lib.reader_params()
+    out = {}
+    for name in ("dtype", "label_dtype"):
+        for choice, value in table[name].choices.items():
+            out[value] = np.dtype(choice)
+    return out
 
 
 @dataclass(frozen=True)
@@ -98,48 +99,16 @@ def _bool(value, what):
     raise TypeError(f"{what} must be a bool, not {type(value).__name__}")
 
 
-def _dtype(value, what, allowed):
+def _dtype(value, what):
+    """A dtype parameter's choice name from a NumPy dtype or its name."""
     try:
         dt = np.dtype(value)
     except TypeError:
         raise TypeError(f"{what} must be a NumPy dtype or its name, not {value!r}") from None
-    if dt not in _DTYPES or _DTYPES[dt] not in allowed:
-        names = ", ".join(np.dtype(_NP[a]).name for a in allowed)
-        raise ValueError(f"{what} must be one of {names}, not {dt.name}")
-    return _DTYPES[dt]
-
-
-def _float_str(value, what):
-    if isinstance(value, (bool, str)) or not isinstance(value, (int, float, np.number)):
-        raise TypeError(f"{what} must be a number, not {type(value).__name__}")
-    return repr(float(value))
-
-
-def _varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def blobproto(mean):
-    """A (C,H,W) array as Caffe's BlobProto "binaryproto" mean file (num=1, channels, height,
-    width, packed float data): the mean-file format the library's reader loads."""
-    arr = np.ascontiguousarray(mean, dtype="<f4")
-    if arr.ndim != 3:
-        raise ValueError(f"a mean image must have shape (C, H, W), not {arr.shape}")
-    c, h, w = arr.shape
-    out = bytearray()
-    for field, v in ((1, 1), (2, c), (3, h), (4, w)):
-        out += _varint(field << 3) + _varint(v)
-    data = arr.tobytes()
-    out += _varint(5 << 3 | 2) + _varint(len(data)) + data
-    return bytes(out)
+    choices = _lib.reader_params()[what].choices
+    if dt.name not in choices:
+        raise ValueError(f"{what} must be one of {', '.join(choices)}, not {dt.name}")
+    return dt.name
 
 
 def _unescape_name(name):
@@ -227,11 +196,11 @@ class Reader:
     Other integer parameters of ld_reader_params() may be given by their table name.
     """
 
-    def __init__(self, path, batch_size=64, shuffle=False, seed=0, rank=0, world=1, threads=0,
-                 prefetch=0, dtype="uint8", layout="NCHW", crop=None, random_crop=False,
-                 mirror=False, mean=None, scale=None, memory_budget=0, drop_last=False,
-                 label_dtype="int32", channel_order=None, swap=False, window=None, epoch=0,
-                 dct_scale=False, data_name=None, label_name=None, copy=True, log=None,
+    def __init__(self, path, batch_size=None, shuffle=None, seed=None, rank=None, world=None,
+                 threads=None, prefetch=None, dtype=None, layout=None, crop=None,
+                 random_crop=None, mirror=None, mean=None, scale=None, memory_budget=None,
+                 drop_last=None, label_dtype=None, channel_order=None, swap=None, window=None,
+                 epoch=0, dct_scale=None, data_name=None, label_name=None, copy=True, log=None,
                  **params):
         self._h = None
         self._pid = os.getpid()
@@ -250,29 +219,39 @@ class Reader:
         self.batch_epoch = None  # epoch and number of the last batch
         self.batch_number = None
         self._epoch = _int(epoch, "epoch")
-        self._layout_name = layout.upper() if isinstance(layout, str) else layout
+        table = _lib.reader_params()
 
-        ints = [("batch_size", _int(batch_size, "batch_size")),
-                ("drop_last", _bool(drop_last, "drop_last")),
-                ("seed", _int(seed, "seed")), ("rank", _int(rank, "rank")),
-                ("world", _int(world, "world")), ("threads", _int(threads, "threads")),
-                ("prefetch", _int(prefetch, "prefetch")),
-                ("memory_budget", _int(memory_budget, "memory_budget")),
-                ("dtype", _dtype(dtype, "dtype", (0, 1))),
-                ("label_dtype", _dtype(label_dtype, "label_dtype", (1, 2))),
-                ("random_crop", _bool(random_crop, "random_crop")),
-                ("mirror", _bool(mirror, "mirror")), ("swap", _bool(swap, "swap")),
-                ("epoch", self._epoch), ("dct_scale", _bool(dct_scale, "dct_scale"))]
-        if not isinstance(shuffle, (bool, int, str, type(None))) or shuffle not in _ORDERS:
-            raise ValueError(f"shuffle must be False, True or 'block', not {shuffle!r}")
-        ints.append(("order", _ORDERS[shuffle]))
-        if self._layout_name not in _LAYOUTS:
-            raise ValueError(f"layout must be 'NCHW' or 'NHWC', not {layout!r}")
-        ints.append(("layout", _LAYOUTS[self._layout_name]))
-        co = channel_order.upper() if isinstance(channel_order, str) else channel_order
-        if co not in _CHANNEL_ORDERS:
-            raise ValueError(f"channel_order must be 'BGR', 'RGB' or None, not {channel_order!r}")
-        ints.append(("channel_order", _CHANNEL_ORDERS[co]))
+        # Keywords named like table parameters; None = the library's default.
+        given = dict(seed=seed, rank=rank, world=world, threads=threads, prefetch=prefetch,
+                     random_crop=random_crop, mirror=mirror, scale=scale,
+                     memory_budget=memory_budget, drop_last=drop_last, swap=swap,
+                     window=window, dct_scale=dct_scale, data_name=data_name,
+                     label_name=label_name, batch=batch_size)
+        for name, value in params.items():
+            name = _ALIASES.get(name, name)
+            if name not in table or name == "epoch":
+                raise TypeError(f"unexpected keyword argument {name!r}")
+            given[name] = value
+        # Python shortcuts mapped onto table parameters.
+        if shuffle is not None:
+            key = shuffle if isinstance(shuffle, (bool, str)) else None
+            if key not in _SHUFFLE:
+                raise ValueError(f"shuffle must be False, True or 'block', not {shuffle!r}")
+            given["order"] = _SHUFFLE[key]
+        if dtype is not None:
+            given["dtype"] = _dtype(dtype, "dtype")
+        if label_dtype is not None:
+            given["label_dtype"] = _dtype(label_dtype, "label_dtype")
+        if layout is not None:
+            if not isinstance(layout, str) or layout.lower() not in table["layout"].choices:
+                raise ValueError(f"layout must be 'NCHW' or 'NHWC', not {layout!r}")
+            given["layout"] = layout.lower()
+        if channel_order is not None:
+            if not isinstance(channel_order, str) or \
+                    channel_order.lower() not in table["channel_order"].choices:
+                raise ValueError(f"channel_order must be 'BGR', 'RGB' or None, not "
+                                 f"{channel_order!r}")
+            given["channel_order"] = channel_order.lower()
         if crop is not None:
             if isinstance(crop, (tuple, list)):
                 if len(crop) != 2:
@@ -280,37 +259,37 @@ class Reader:
                 cw, ch = (_int(v, "crop") for v in crop)
             else:
                 cw = ch = _int(crop, "crop")
-            ints += [("crop_w", cw), ("crop_h", ch)]
-        if window is not None:
-            ints.append(("window", _int(window, "window")))
-        table = _lib.reader_params()
-        for name, value in params.items():
-            if name not in table:
-                raise TypeError(f"unexpected keyword argument {name!r}")
-            ints.append((table[name]["id"], _int(value, name)))
-        strs = []
-        if data_name is not None:
-            strs.append((LD_R_DATA_NAME, str(data_name).encode()))
-        if label_name is not None:
-            strs.append((LD_R_LABEL_NAME, str(label_name).encode()))
-        if scale is not None:
-            strs.append((LD_R_SCALE, _float_str(scale, "scale").encode()))
-        mean_blob = None
+            given["crop_w"], given["crop_h"] = cw, ch
+        mean_image = None
         if mean is not None:
             if isinstance(mean, (str, bytes, os.PathLike)):
-                strs.append((LD_R_MEAN_FILE, _lib.fsencode(mean, "mean")))
+                given["mean_file"] = mean
             else:
                 arr = np.asarray(mean)
                 if arr.dtype.kind not in "uif" or arr.ndim not in (1, 3):
                     raise TypeError("mean must be per-channel numbers, a (C,H,W) array or "
                                     "the path of a mean file")
                 if arr.ndim == 1:
-                    strs.append((LD_R_MEAN_VALUES,
-                                 ",".join(repr(float(v)) for v in arr).encode()))
+                    given["mean_values"] = [float(v) for v in arr]
                 else:
-                    mean_blob = blobproto(arr)  # written to a file at each open
+                    if arr.shape[0] > 4:
+                        raise ValueError(f"a mean image must have shape (C, H, W) with C <= 4, "
+                                         f"not {arr.shape}")
+                    # ld_reader_set_mean_image copies it at each open
+                    mean_image = np.ascontiguousarray(arr, dtype=np.float32)
+        settings = [(table[name], value) for name, value in given.items() if value is not None]
+        for prm, value in settings:  # type errors now, not at open
+            if prm.type == "int":
+                _int(value, prm.name)
+            elif prm.type == "bool":
+                _bool(value, prm.name)
+            elif prm.type == "enum":
+                prm.choice_value(value)
+            elif prm.type == "double" and (isinstance(value, (bool, str)) or
+                                           not isinstance(value, (int, float, np.number))):
+                raise TypeError(f"{prm.name} must be a number, not {type(value).__name__}")
         # Everything open needs again when iter() restarts the reader at a new epoch.
-        self._open_args = (bpath, ints, strs, mean_blob)
+        self._open_args = (bpath, settings, mean_image)
         self._mid_epoch = False  # a batch of the current epoch was taken, its end not seen
         self._generation = 0     # bumped when a restart ends the iterators of the old epoch
         # Keep the CFUNCTYPE object alive as long as the handle may call it (the owner holds
@@ -324,8 +303,7 @@ class Reader:
         """Create and open a C reader starting at `epoch` with the options given to
         __init__ (the C reader's epoch is fixed at open: restarting mid-epoch means a new
         handle). Closes the reader on failure."""
-        bpath, ints, strs, mean_blob = self._open_args
-        mean_tmp = None
+        bpath, settings, mean_image = self._open_args
         h = api.ld_reader_create()
         if not h:
             self.close()
@@ -333,28 +311,21 @@ class Reader:
         self._h = ctypes.c_void_p(h)
         self._owner = _Owner(self._h, self._log_cb)
         try:
-            if mean_blob is not None:
-                # The C API takes a mean image as a file: write one for open() to read.
-                fd, mean_tmp = tempfile.mkstemp(suffix=".binaryproto", prefix="libdata-mean-")
-                with os.fdopen(fd, "wb") as f:
-                    f.write(mean_blob)
-                strs = strs + [(LD_R_MEAN_FILE, os.fsencode(mean_tmp))]
             with self._calling() as hh:
                 if self._log_cb is not None:
                     api.ld_reader_set_log(hh, self._log_cb, None)
-                for name, value in ints:
-                    pid = _R[name] if isinstance(name, str) else name
-                    api.ld_reader_set(hh, pid, epoch if name == "epoch" else value)
-                for pid, value in strs:
-                    api.ld_reader_set_str(hh, pid, value)
+                for prm, value in settings:
+                    _lib.set_param("reader", hh, prm, value)
+                _lib.set_param("reader", hh, _lib.reader_params()["epoch"], epoch)
+                if mean_image is not None:
+                    c, hgt, w = mean_image.shape
+                    api.ld_reader_set_mean_image(
+                        hh, mean_image.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), c, hgt, w)
                 api.ld_reader_open(hh, bpath)
             self._raise_log_error()
         except BaseException:
             self.close()
             raise
-        finally:
-            if mean_tmp is not None:
-                os.unlink(mean_tmp)
         self._epoch = epoch
         self._mid_epoch = False
 
@@ -436,18 +407,26 @@ class Reader:
 
     # -- information -----------------------------------------------------------------------
     def get(self, name):
-        """An integer parameter or read-only info value, by name ("batch_size", "samples",
-        "epoch_batches", ...) or id."""
-        if isinstance(name, str):
-            # Parameters first ("prefetch" is the setting; info("prefetch") the chosen depth).
-            pid = _R.get(name) or _INFO.get(name) or _lib.reader_params().get(name, {}).get("id")
-            if pid is None:
-                raise ValueError(f"unknown reader parameter {name!r}")
+        """An integer, boolean or enum parameter (an enum as its C value), or a read-only info
+        value, by name ("batch_size", "samples", "epoch_batches", ...)."""
+        table = _lib.reader_params()
+        key = _ALIASES.get(name, name)
+        # Parameters first ("prefetch" is the setting; info("prefetch") the chosen depth).
+        if key in table and table[key].type in ("int", "bool", "enum"):
+            fn, pid = api.ld_reader_get, table[key].id
+        elif name in _INFO:
+            fn, pid = api.ld_reader_get_info, _INFO[name]
         else:
-            pid = _int(name, "parameter id")
+            raise ValueError(f"unknown reader parameter {name!r}")
         v = ctypes.c_int64()
         with self._calling() as h:
-            api.ld_reader_get(h, pid, ctypes.byref(v))
+            fn(h, pid, ctypes.byref(v))
+        return v.value
+
+    def _info_value(self, name):
+        v = ctypes.c_int64()
+        with self._calling() as h:
+            api.ld_reader_get_info(h, _INFO[name], ctypes.byref(v))
         return v.value
 
     @property
@@ -458,8 +437,11 @@ class Reader:
             g = self.get
 
             def i(key):
-                return self.get(_INFO[key])
-            order = {0: "BGR", 1: "RGB"}.get(i("order"))
+                return self._info_value(key)
+            table = _lib.reader_params()
+            order = table["channel_order"].choice_name(i("order"))
+            order = order.upper() if order in ("bgr", "rgb") else None
+            np_types = _np_types()
             c = i("c")
             if c == 1:
                 order = "GRAY"
@@ -473,8 +455,9 @@ class Reader:
             self._info = DatasetInfo(
                 samples=i("samples"), epoch_samples=i("epoch_samples"),
                 epoch_batches=i("epoch_batches"), channels=c, height=i("h"), width=i("w"),
-                layout=self._layout_name, channel_order=order, encoded=bool(i("encoded")),
-                dtype=np.dtype(_NP[g("dtype")]), label_dtype=np.dtype(_NP[g("label_dtype")]),
+                layout=table["layout"].choice_name(g("layout")).upper(), channel_order=order,
+                encoded=bool(i("encoded")),
+                dtype=np_types[g("dtype")], label_dtype=np_types[g("label_dtype")],
                 prefetch=i("prefetch"), threads=i("threads"), memory=i("memory"),
                 classes=self._classes(description), description=description)
         return self._info
@@ -487,7 +470,7 @@ class Reader:
 
     def __len__(self):
         """Batches per epoch for this rank."""
-        return self.get(_INFO["epoch_batches"])
+        return self._info_value("epoch_batches")
 
     @property
     def epoch(self):
@@ -513,13 +496,14 @@ class Reader:
 
     def _take(self, b):
         n = b.n
-        if b.layout == 1:
+        if b.layout == _lib.reader_params()["layout"].choices["nhwc"]:
             shape = (n, b.h, b.w, b.c)
         else:
             shape = (n, b.c, b.h, b.w)
         keep = None if self._copy else self._owner
-        data = _view(b.data, _NP[b.dtype], shape, b.data_bytes, keep)
-        labels = _view(b.labels, _NP[b.label_dtype], (n,), None, keep)
+        np_types = _np_types()
+        data = _view(b.data, np_types[b.dtype], shape, b.data_bytes, keep)
+        labels = _view(b.labels, np_types[b.label_dtype], (n,), None, keep)
         # int64, not the C uint64: NumPy turns uint64 + int into float64, so `indices[j] + 1`
         # would stop being usable as an index.
         self.indices = np.ctypeslib.as_array(b.indices, shape=(n,)).astype(np.int64) if n \

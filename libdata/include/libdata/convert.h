@@ -33,28 +33,35 @@ typedef struct ld_convert ld_convert;
 
 /** Output formats (LD_C_FORMAT). */
 typedef enum ld_format {
-    LD_FORMAT_AUTO = 0, /**< from the output name: .lmdb or an existing directory -> LMDB, else HDF5 */
-    LD_FORMAT_HDF5 = 1,
-    LD_FORMAT_LMDB = 2
+    LD_FORMAT_AUTO = 0x400, /**< from the output name: .lmdb or an existing directory -> LMDB,
+                                 else HDF5 */
+    LD_FORMAT_HDF5 = 0x401,
+    LD_FORMAT_LMDB = 0x402
 } ld_format;
 
 /** Resize geometry (LD_C_RESIZE_MODE). Values are fixed forever. */
 typedef enum ld_resize_mode {
-    LD_RESIZE_SQUASH = 0, /**< stretch to exactly W x H, ignoring aspect (convert_imageset) */
-    LD_RESIZE_CROP = 1,   /**< scale the shorter side to fit W x H, then center-crop to W x H */
-    LD_RESIZE_PAD = 2,    /**< scale to fit inside W x H keeping aspect, pad the rest (LD_C_PAD_VALUE) */
-    LD_RESIZE_MAX = 3     /**< keep aspect, longer side at most max(W, H); never enlarges; variable sizes */
+    LD_RESIZE_SQUASH = 0x500, /**< stretch to exactly W x H, ignoring aspect (convert_imageset) */
+    LD_RESIZE_CROP = 0x501,   /**< scale the shorter side to fit W x H, then center-crop */
+    LD_RESIZE_PAD = 0x502,    /**< scale to fit inside W x H keeping aspect, pad the rest
+                                   (LD_C_PAD_VALUE) */
+    LD_RESIZE_MAX = 0x503     /**< keep aspect, longer side at most max(W, H); never enlarges;
+                                   variable sizes */
 } ld_resize_mode;
 
-/** Channel order of 3-channel output (LD_C_CHANNEL_ORDER). */
+/** Channel order of 3-channel data (LD_C_CHANNEL_ORDER, LD_R_CHANNEL_ORDER, LD_R_INFO_ORDER). */
 typedef enum ld_channel_order {
-    LD_ORDER_BGR = 0, /**< Caffe / OpenCV convention (default) */
-    LD_ORDER_RGB = 1
+    LD_CHANNELS_AS_STORED = 0x600, /**< reader: keep the dataset's order (LD_R_CHANNEL_ORDER's
+                                        default); LD_R_INFO_ORDER: the order is not known */
+    LD_CHANNELS_BGR = 0x601,       /**< Caffe / OpenCV convention (the converter's default) */
+    LD_CHANNELS_RGB = 0x602
 } ld_channel_order;
 
 /**
- * Integer parameters, set with ld_convert_set(). Sticky: they keep their value across runs.
- * Values are fixed forever. ld_convert_param_bounds() gives each one's valid range.
+ * Converter parameters. Sticky: they keep their value across runs. Values are fixed forever.
+ * Integer, boolean and enum parameters are set with ld_convert_set(), string ones (100 and
+ * up) with ld_convert_set_str(); a setter of the wrong type is LD_EINVAL. ld_convert_params()
+ * describes each one (type, unit, default, bounds, choices).
  */
 typedef enum ld_convert_param {
     LD_C_FORMAT = 1,        /**< ld_format; default LD_FORMAT_AUTO */
@@ -64,7 +71,7 @@ typedef enum ld_convert_param {
     LD_C_RESIZE_MODE = 5,   /**< ld_resize_mode; default LD_RESIZE_SQUASH */
     LD_C_PAD_VALUE = 6,     /**< gray level of the padding in LD_RESIZE_PAD; default 0 */
     LD_C_GRAY = 7,          /**< 1 = 1-channel gray output; default 0 (3 channels) */
-    LD_C_CHANNEL_ORDER = 8, /**< ld_channel_order; default LD_ORDER_BGR */
+    LD_C_CHANNEL_ORDER = 8, /**< ld_channel_order: LD_CHANNELS_BGR (default) or LD_CHANNELS_RGB */
     LD_C_THREADS = 9,       /**< worker threads; 0 = all online cores (default) */
     LD_C_SHUFFLE = 10,      /**< 1 = shuffle the input order with LD_C_SEED; default 0 */
     LD_C_SEED = 11,         /**< shuffle seed; default 0. Same seed -> same order */
@@ -84,26 +91,24 @@ typedef enum ld_convert_param {
                                  image below it, at any depth, gets label 0 (one class named
                                  after the folder). 0 (default): sub-folders are classes and
                                  images directly in the input folder are skipped with a warning */
-    LD_C_SPLIT_PATHS = 20   /**< ld_split_paths: how the LD_C_SPLIT_BYTES list names its files;
+    LD_C_SPLIT_PATHS = 20,  /**< ld_split_paths: how the LD_C_SPLIT_BYTES list names its files;
                                  default LD_SPLIT_PATHS_ABSOLUTE */
+    LD_C_LIST_FILE = 100,   /**< string: a "relative/path label" list file; ld_convert_run's
+                                 `input` is then the root folder the paths are relative to.
+                                 NULL = folder mode (default) */
+    LD_C_SOURCE_NOTE = 101  /**< string: free text stored with the dataset (e.g. the command
+                                 line) */
 } ld_convert_param;
 
 /** How the list of a split HDF5 output names its files (LD_C_SPLIT_PATHS). */
 typedef enum ld_split_paths {
-    LD_SPLIT_PATHS_ABSOLUTE = 0, /**< absolute paths: Caffe's HDF5Data (which opens them relative
+    LD_SPLIT_PATHS_ABSOLUTE = 0x700, /**< absolute paths: Caffe's HDF5Data (which opens them relative
                                       to its working folder) and libdata read the list from any
                                       folder; moving the files breaks it */
-    LD_SPLIT_PATHS_RELATIVE = 1  /**< file names relative to the list's folder: the files can be
+    LD_SPLIT_PATHS_RELATIVE = 0x701  /**< file names relative to the list's folder: the files can be
                                       moved together; libdata's reader finds them from anywhere,
                                       Caffe only when run from the list's folder */
 } ld_split_paths;
-
-/** String parameters, set with ld_convert_set_str(). The string is copied. */
-typedef enum ld_convert_str_param {
-    LD_C_LIST_FILE = 100, /**< a "relative/path label" list file; ld_convert_run's `input` is then
-                               the root folder the paths are relative to. NULL = folder mode */
-    LD_C_SOURCE_NOTE = 101 /**< free text stored with the dataset (e.g. the command line) */
-} ld_convert_str_param;
 
 /**
  * Progress and summary of a run. Allocated by the library; fields may be added at the end.
@@ -137,30 +142,26 @@ LD_API ld_convert *ld_convert_create(void);
 LD_API void ld_convert_free(ld_convert *c);
 
 /**
- * Set an integer parameter.
- * @return LD_OK, or LD_EINVAL for an unknown parameter or a value outside its bounds
- *         (the errmsg names the parameter and the range).
+ * Set an integer, boolean or enum parameter.
+ * @return LD_OK, or LD_EINVAL for an unknown parameter, a string parameter, a value outside
+ *         its bounds or, for an enum, a value that is not one of its choices (a value of
+ *         another enum); the errmsg names the parameter and what it accepts.
  */
 LD_API int ld_convert_set(ld_convert *c, ld_convert_param p, int64_t value);
 
-/** @return the current value of an integer parameter in *value; LD_EINVAL if unknown. */
+/** @return the current value of an integer, boolean or enum parameter in *value; LD_EINVAL
+ *          for an unknown or a string parameter. */
 LD_API int ld_convert_get(const ld_convert *c, ld_convert_param p, int64_t *value);
 
-/** Set a string parameter (copied; NULL resets it). @return LD_OK, LD_EINVAL, LD_ENOMEM. */
-LD_API int ld_convert_set_str(ld_convert *c, ld_convert_str_param p, const char *value);
-
-/** Description of one integer parameter (drives CLI flags and binding keywords). */
-typedef struct ld_param_desc {
-    int id;            /**< ld_convert_param value */
-    const char *name;  /**< keyword, e.g. "quality" */
-    int64_t def, min, max;
-    const char *help;  /**< one line */
-} ld_param_desc;
+/** Set a string parameter (copied; NULL resets it).
+ *  @return LD_OK, LD_EINVAL (unknown, or not a string parameter), LD_ENOMEM. */
+LD_API int ld_convert_set_str(ld_convert *c, ld_convert_param p, const char *value);
 
 /**
- * The table of integer parameters.
+ * The table of all converter parameters (ld_param_desc: name, type, unit, default, bounds,
+ * choices, help), for CLIs and bindings.
  * @param n receives the number of entries.
- * @return a static array; valid for the life of the program.
+ * @return a static array; valid for the life of the program. Thread-safe.
  */
 LD_API const ld_param_desc *ld_convert_params(size_t *n);
 

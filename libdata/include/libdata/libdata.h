@@ -103,6 +103,51 @@ typedef enum ld_log_level {
 typedef void (*ld_log_fn)(void *user, int level, const char *msg);
 
 /**
+ * @name Parameter model
+ * Both handles (ld_convert, ld_reader) take their settings the same way: an enum-typed
+ * parameter id and a setter of the parameter's type. The library describes every parameter in
+ * a static table (ld_convert_params(), ld_reader_params()) giving its name, type, unit,
+ * default, bounds and, for an enum parameter, the names and values of its choices; dataconv's
+ * flags and help, `dataconv bench`'s flags and the Python keyword arguments are generated from
+ * these tables, so a parameter added here reaches them without a change there.
+ *
+ * Every enum of the API has its own prefix and its own range of values (LD_ORDER_* are 0x100..,
+ * LD_DTYPE_* 0x200.., ...), so a value of the wrong enum (LD_ORDER_SHUFFLE given to
+ * LD_R_CHANNEL_ORDER) is refused with LD_EINVAL instead of being taken as a number.
+ */
+/** @{ */
+typedef enum ld_param_type {
+    LD_PARAM_INT = 1,    /**< int64 in [min, max]; set with *_set() */
+    LD_PARAM_BOOL = 2,   /**< 0 or 1; set with *_set() */
+    LD_PARAM_ENUM = 3,   /**< one of `choices`; set with *_set() */
+    LD_PARAM_DOUBLE = 4, /**< a finite number; set with *_set_double() (default in `def_text`) */
+    LD_PARAM_FLOATS = 5, /**< 0 to `max` numbers; set with *_set_floats() */
+    LD_PARAM_STRING = 6  /**< text (a name or a path); set with *_set_str() */
+} ld_param_type;
+
+/** One value of an enum parameter. */
+typedef struct ld_param_choice {
+    const char *name; /**< keyword, e.g. "shuffle" (lower case, no prefix) */
+    int64_t value;    /**< the enum constant, e.g. LD_ORDER_SHUFFLE */
+} ld_param_choice;
+
+/** Description of one parameter (a row of ld_convert_params() / ld_reader_params()). */
+typedef struct ld_param_desc {
+    int id;                          /**< ld_convert_param or ld_reader_param value */
+    const char *name;                /**< keyword, e.g. "quality"; unique within the table */
+    int type;                        /**< ld_param_type */
+    int64_t def, min, max;           /**< INT/BOOL/ENUM: default and bounds; FLOATS: max =
+                                          most numbers; others 0 */
+    const char *unit;                /**< "bytes", "pixels", "samples", ... or "" */
+    const ld_param_choice *choices;  /**< ENUM: the accepted values; else NULL */
+    size_t nchoices;
+    const char *def_text;            /**< the default as text, for every type ("shuffle",
+                                          "1", "" ...) */
+    const char *help;                /**< one line */
+} ld_param_desc;
+/** @} */
+
+/**
  * Release memory that the library handed to the caller (e.g. the text of ld_describe()).
  * NULL is a no-op.
  */

@@ -9,7 +9,7 @@
  *     ld_reader_set(r, LD_R_BATCH_SIZE, 256);
  *     ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE);
  *     ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32);
- *     ld_reader_set_str(r, LD_R_SCALE, "0.00390625");
+ *     ld_reader_set_double(r, LD_R_SCALE, 1.0 / 256);
  *     if (ld_reader_open(r, "train.h5") < 0) { fprintf(stderr, "%s\n", ld_reader_errmsg(r)); ... }
  *     for (int epoch = 0; epoch < 10; epoch++) {
  *         const ld_batch *b;
@@ -61,29 +61,32 @@ typedef struct ld_reader ld_reader;
 
 /** Sample order within an epoch (LD_R_ORDER). Values are fixed forever. */
 typedef enum ld_order {
-    LD_ORDER_SEQUENTIAL = 0,   /**< 0, 1, 2, ... (each rank a contiguous range) */
-    LD_ORDER_SHUFFLE = 1,      /**< a full random permutation, new each epoch */
-    LD_ORDER_BLOCK_SHUFFLE = 2 /**< storage blocks (HDF5 chunks) in random order, then samples
+    LD_ORDER_SEQUENTIAL = 0x100,   /**< 0, 1, 2, ... (each rank a contiguous range) */
+    LD_ORDER_SHUFFLE = 0x101,      /**< a full random permutation, new each epoch */
+    LD_ORDER_BLOCK_SHUFFLE = 0x102 /**< storage blocks (HDF5 chunks) in random order, then samples
                                     shuffled within windows of LD_R_WINDOW blocks: random
                                     enough for SGD, and reads stay local on disk */
 } ld_order;
 
 /** Element types (LD_R_DTYPE, LD_R_LABEL_DTYPE). Values are fixed forever. */
 typedef enum ld_dtype {
-    LD_DTYPE_U8 = 0,  /**< uint8 */
-    LD_DTYPE_F32 = 1, /**< float32 */
-    LD_DTYPE_I32 = 2  /**< int32 (labels only) */
+    LD_DTYPE_U8 = 0x200,  /**< uint8 */
+    LD_DTYPE_F32 = 0x201, /**< float32 */
+    LD_DTYPE_I32 = 0x202  /**< int32 (labels only) */
 } ld_dtype;
 
 /** Batch layouts (LD_R_LAYOUT). Values are fixed forever. */
 typedef enum ld_layout {
-    LD_LAYOUT_NCHW = 0, /**< planar: Caffe, PyTorch */
-    LD_LAYOUT_NHWC = 1  /**< interleaved: TensorFlow, image libraries */
+    LD_LAYOUT_NCHW = 0x300, /**< planar: Caffe, PyTorch */
+    LD_LAYOUT_NHWC = 0x301  /**< interleaved: TensorFlow, image libraries */
 } ld_layout;
 
 /**
- * Integer parameters, set with ld_reader_set() before ld_reader_open(). Sticky. Values are
- * fixed forever; ld_reader_param_bounds() gives each one's range, ld_reader_params() the table.
+ * Reader parameters, set before ld_reader_open(). Sticky. Values are fixed forever.
+ * Integer, boolean and enum parameters (1..21) are set with ld_reader_set(); LD_R_SCALE with
+ * ld_reader_set_double(), LD_R_MEAN_VALUES with ld_reader_set_floats(), the names and paths
+ * with ld_reader_set_str(); a setter of the wrong type is LD_EINVAL. ld_reader_params()
+ * describes each one (type, unit, default, bounds, choices).
  */
 typedef enum ld_reader_param {
     LD_R_BATCH_SIZE = 1,   /**< samples per batch; default 64 */
@@ -113,10 +116,10 @@ typedef enum ld_reader_param {
     LD_R_RANDOM_CROP = 14, /**< 1 = random crop position per sample; 0 = center crop (default) */
     LD_R_MIRROR = 15,      /**< 1 = mirror each sample left-right with probability 1/2;
                                 default 0 */
-    LD_R_CHANNEL_ORDER = 16, /**< -1 = as stored (default; encoded images come out in the order
+    LD_R_CHANNEL_ORDER = 16, /**< ld_channel_order: LD_CHANNELS_AS_STORED (default; encoded images come out in the order
                                 the dataset was made for: BGR unless converted with --rgb, and
                                 BGR for Caffe LMDBs, as Caffe decodes them);
-                                LD_ORDER_BGR or LD_ORDER_RGB: swap the
+                                LD_CHANNELS_BGR or LD_CHANNELS_RGB: swap the
                                 channels when the dataset records the other order (3 channels only;
                                 a dataset with no recorded order is LD_EINVAL, use LD_R_SWAP) */
     LD_R_SWAP = 17,        /**< 1 = reverse the channel order unconditionally (BGR <-> RGB) */
@@ -133,21 +136,17 @@ typedef enum ld_reader_param {
     LD_R_DCT_SCALE = 21,   /**< encoded JPEG with a crop: 1 = let the decoder shrink by up to 8x
                                 (DCT scaling) while the image stays at least the crop size, i.e.
                                 crop from a reduced image (faster, different pixels); default 0 */
-    LD_R_CHANNELS = 22     /**< channels of decoded (encoded) images: 0 = as the dataset says
+    LD_R_CHANNELS = 22,    /**< channels of decoded (encoded) images: 0 = as the dataset says
                                 (default; for a database that records no shape, such as
                                 convert_imageset --encoded, the first image's: a later colour
                                 image then fails with LD_EFORMAT instead of being made gray),
                                 1 = decode every image gray, 3 = in colour (Caffe's force_gray
                                 / force_color). LD_EINVAL for raw datasets of another count */
-} ld_reader_param;
-
-/** String parameters, set with ld_reader_set_str() (copied; NULL resets to the default). */
-typedef enum ld_reader_str_param {
-    LD_R_DATA_NAME = 100,   /**< HDF5 pixel dataset; default "data" (or our "encoded") */
-    LD_R_LABEL_NAME = 101,  /**< HDF5 label dataset; default "label" */
-    LD_R_MEAN_VALUES = 102, /**< per-channel means, "104,117,123" (output channel order), subtracted
-                                 before scaling; float output only */
-    LD_R_MEAN_FILE = 103,   /**< a mean image: Caffe's mean.binaryproto (BlobProto, as written by
+    LD_R_DATA_NAME = 100,   /**< string: HDF5 pixel dataset; default "data" (or our "encoded") */
+    LD_R_LABEL_NAME = 101,  /**< string: HDF5 label dataset; default "label" */
+    LD_R_MEAN_VALUES = 102, /**< floats: 1 to 4 per-channel means (output channel order),
+                                 subtracted before scaling; float output only; none by default */
+    LD_R_MEAN_FILE = 103,   /**< string: a mean image: Caffe's mean.binaryproto (BlobProto, as written by
                                  compute_image_mean or `dataconv mean`), C x H x W of the stored
                                  samples (cropped with them, aligned with the source pixels before
                                  mirroring, as in Caffe) or of the crop; indexed by output channel,
@@ -155,12 +154,12 @@ typedef enum ld_reader_str_param {
                                  Or a NumPy .npy array (little-endian float32, float64 or uint8,
                                  C order), C x H x W or H x W x C (C x H x W is taken when both
                                  fit; the log says which) */
-    LD_R_SCALE = 104        /**< multiplier applied after the mean, e.g. "0.00390625"; default "1";
-                                 float output only unless 1 */
-} ld_reader_str_param;
+    LD_R_SCALE = 104        /**< double: multiplier applied after the mean, e.g. 1.0 / 256;
+                                 default 1; float output only unless 1 */
+} ld_reader_param;
 
 /**
- * Read-only values, for ld_reader_get() after a successful open (LD_ESTATE before).
+ * Read-only values, for ld_reader_get_info() after a successful open (LD_ESTATE before).
  * Values are fixed forever.
  */
 typedef enum ld_reader_info {
@@ -174,8 +173,9 @@ typedef enum ld_reader_info {
     LD_R_INFO_THREADS = 207,        /**< worker threads started */
     LD_R_INFO_MEMORY = 208,         /**< bytes the reader allocated (ring + scratch) */
     LD_R_INFO_ENCODED = 209,        /**< 1 when the dataset holds encoded images */
-    LD_R_INFO_ORDER = 210           /**< channel order of 3-channel output: LD_ORDER_BGR,
-                                         LD_ORDER_RGB, or -1 when unknown */
+    LD_R_INFO_ORDER = 210           /**< ld_channel_order of 3-channel output: LD_CHANNELS_BGR,
+                                         LD_CHANNELS_RGB, or LD_CHANNELS_AS_STORED when the
+                                         dataset does not record it */
 } ld_reader_info;
 
 /**
@@ -209,35 +209,61 @@ LD_API ld_reader *ld_reader_create(void);
 LD_API void ld_reader_free(ld_reader *r);
 
 /**
- * Set an integer parameter. Only before ld_reader_open().
- * @return LD_OK; LD_EINVAL for an unknown parameter or a value out of bounds (the errmsg names
- *         the parameter and the range); LD_ESTATE after open.
+ * Set an integer, boolean or enum parameter. Only before ld_reader_open().
+ * @return LD_OK; LD_EINVAL for an unknown parameter, a parameter of another type, a value out
+ *         of bounds or, for an enum, a value that is not one of its choices (e.g. a value of
+ *         another enum): the errmsg names the parameter and what it accepts; LD_ESTATE after
+ *         open.
  */
-LD_API int ld_reader_set(ld_reader *r, int p, int64_t value);
+LD_API int ld_reader_set(ld_reader *r, ld_reader_param p, int64_t value);
+
+/** Set a number parameter (LD_R_SCALE). @return LD_OK, LD_EINVAL (not finite, or not a
+ *  double parameter), LD_ESTATE. */
+LD_API int ld_reader_set_double(ld_reader *r, ld_reader_param p, double value);
+
+/** Set a list-of-numbers parameter (LD_R_MEAN_VALUES): `n` values (n = 0 restores the
+ *  default). @return LD_OK, LD_EINVAL (too many, not finite, wrong type), LD_ESTATE. */
+LD_API int ld_reader_set_floats(ld_reader *r, ld_reader_param p, const float *values, size_t n);
 
 /**
- * Set a string parameter (ld_reader_str_param). The string is copied; NULL restores the
- * default. The value is checked here where possible ("104,117,123", numbers).
- * @return LD_OK, LD_EINVAL (unknown parameter or unparsable value), LD_ENOMEM, LD_ESTATE.
+ * Set a string parameter (LD_R_DATA_NAME, LD_R_LABEL_NAME, LD_R_MEAN_FILE). The string is
+ * copied; NULL restores the default.
+ * @return LD_OK, LD_EINVAL (unknown, or not a string parameter), LD_ENOMEM, LD_ESTATE.
  */
-LD_API int ld_reader_set_str(ld_reader *r, int p, const char *value);
+LD_API int ld_reader_set_str(ld_reader *r, ld_reader_param p, const char *value);
 
 /**
- * Read an integer parameter (ld_reader_param) or, after open, a read-only value
- * (ld_reader_info).
- * @return LD_OK, LD_EINVAL (unknown), LD_ESTATE (an info value before open).
+ * Set a mean image from memory instead of a mean file (LD_R_MEAN_FILE): `c` x `h` x `w` floats
+ * in C x H x W order, copied; used exactly as a mean file's image (the samples' or the crop's
+ * size, indexed by output channel; float output only). Replaces a mean file set before, and a
+ * mean file set after replaces it; data = NULL removes it.
+ * @return LD_OK, LD_EINVAL (c not 1..4, empty, a value not finite), LD_ENOMEM, LD_ESTATE.
  */
-LD_API int ld_reader_get(const ld_reader *r, int p, int64_t *value);
+LD_API int ld_reader_set_mean_image(ld_reader *r, const float *data, int c, int h, int w);
 
 /**
- * The table of integer parameters (id, name, default, bounds, help), for CLIs and bindings.
+ * Read an integer, boolean or enum parameter.
+ * @return LD_OK, LD_EINVAL (unknown, or of another type).
+ */
+LD_API int ld_reader_get(const ld_reader *r, ld_reader_param p, int64_t *value);
+
+/**
+ * Read a read-only value (ld_reader_info) after a successful open.
+ * @return LD_OK, LD_EINVAL (unknown), LD_ESTATE (before open).
+ */
+LD_API int ld_reader_get_info(const ld_reader *r, ld_reader_info i, int64_t *value);
+
+/**
+ * The table of all reader parameters (ld_param_desc: name, type, unit, default, bounds,
+ * choices, help), for CLIs and bindings.
  * @param n receives the number of entries.
  * @return a static array, valid for the life of the program. Thread-safe.
  */
 LD_API const ld_param_desc *ld_reader_params(size_t *n);
 
-/** Bounds of an integer parameter. @return LD_OK or LD_EINVAL for an unknown one. Thread-safe. */
-LD_API int ld_reader_param_bounds(int p, int64_t *min, int64_t *max);
+/** Bounds of an integer, boolean or enum parameter. @return LD_OK or LD_EINVAL for an unknown
+ *  one. Thread-safe. */
+LD_API int ld_reader_param_bounds(ld_reader_param p, int64_t *min, int64_t *max);
 
 /**
  * Open a dataset and start the workers prefetching the first batches.

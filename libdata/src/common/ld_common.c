@@ -430,3 +430,65 @@ char *ld__temp_name(const char *final_path, const void *owner)
     return ld__asprintf("%.*s.tmp-%ld-%lx", (int)n, final_path, (long)getpid(),
                         (unsigned long)(uintptr_t)owner);
 }
+
+/* ---- parameter tables ---------------------------------------------------------------------- */
+
+const ld_param_desc *ld__param_find(const ld_param_desc *t, size_t n, int id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i].id == id)
+            return &t[i];
+    return NULL;
+}
+
+static const char *type_name(int type)
+{
+    switch (type) {
+    case LD_PARAM_INT: return "integer";
+    case LD_PARAM_BOOL: return "boolean";
+    case LD_PARAM_ENUM: return "enum";
+    case LD_PARAM_DOUBLE: return "double";
+    case LD_PARAM_FLOATS: return "list-of-numbers";
+    default: return "string";
+    }
+}
+
+static const char *setter_suffix(int type)
+{
+    switch (type) {
+    case LD_PARAM_DOUBLE: return "_double";
+    case LD_PARAM_FLOATS: return "_floats";
+    case LD_PARAM_STRING: return "_str";
+    default: return "";
+    }
+}
+
+int ld__param_wrong_type(ld_err *e, const char *who, const ld_param_desc *d)
+{
+    return ld__err(e, LD_EINVAL, "%s: %s is a %s parameter: set it with ld_%s_set%s()", who,
+                   d->name, type_name(d->type), who, setter_suffix(d->type));
+}
+
+int ld__param_check(ld_err *e, const char *who, const ld_param_desc *d, int64_t v)
+{
+    if (d->type != LD_PARAM_INT && d->type != LD_PARAM_BOOL && d->type != LD_PARAM_ENUM)
+        return ld__param_wrong_type(e, who, d);
+    if (d->type != LD_PARAM_ENUM) {
+        if (v < d->min || v > d->max)
+            return ld__err(e, LD_EINVAL, "%s: %s = %lld is out of range [%lld, %lld]", who,
+                           d->name, (long long)v, (long long)d->min, (long long)d->max);
+        return LD_OK;
+    }
+    char names[160] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < d->nchoices; i++) {
+        if (d->choices[i].value == v)
+            return LD_OK;
+        int k = snprintf(names + len, sizeof names - len, "%s%s = %lld", i ? ", " : "",
+                         d->choices[i].name, (long long)d->choices[i].value);
+        if (k > 0 && (size_t)k < sizeof names - len)
+            len += (size_t)k;
+    }
+    return ld__err(e, LD_EINVAL, "%s: %s = %lld is not one of its values (%s); a value of "
+                   "another enum is refused", who, d->name, (long long)v, names);
+}

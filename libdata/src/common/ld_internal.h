@@ -151,4 +151,18 @@ char *ld__list_entry_path(const char *list_path, const char *entry);
  * per process and per live owner object without global state. malloc'd, or NULL. */
 char *ld__temp_name(const char *final_path, const void *owner);
 
+/* ---- parameter tables (ld_param_desc, shared by convert and reader) ---- */
+
+/* The row of `id` in a table of n rows, or NULL. */
+const ld_param_desc *ld__param_find(const ld_param_desc *t, size_t n, int id);
+
+/* Check `v` for the integer, boolean or enum parameter `d` of the handle named `who`
+ * ("convert", "reader"): LD_OK, or LD_EINVAL with a message naming the parameter and what it
+ * accepts (the range, or the choice names: a value of another enum is not one of them). A
+ * parameter of another type is refused naming the setter to use. */
+int ld__param_check(ld_err *e, const char *who, const ld_param_desc *d, int64_t v);
+
+/* LD_EINVAL "who: NAME is a T parameter: set it with SETTER" for a setter of the wrong type. */
+int ld__param_wrong_type(ld_err *e, const char *who, const ld_param_desc *d);
+
 #endif /* LD_INTERNAL_H */

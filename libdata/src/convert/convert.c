@@ -31,30 +31,57 @@
 
 /* ---- parameters ------------------------------------------------------------------------ */
 
+static const ld_param_choice FORMATS[] = {
+    {"auto", LD_FORMAT_AUTO}, {"hdf5", LD_FORMAT_HDF5}, {"lmdb", LD_FORMAT_LMDB}};
+static const ld_param_choice MODES[] = {{"squash", LD_RESIZE_SQUASH}, {"crop", LD_RESIZE_CROP},
+                                        {"pad", LD_RESIZE_PAD}, {"max", LD_RESIZE_MAX}};
+static const ld_param_choice CHANNELS[] = {{"bgr", LD_CHANNELS_BGR}, {"rgb", LD_CHANNELS_RGB}};
+static const ld_param_choice SPLIT_PATHS[] = {{"absolute", LD_SPLIT_PATHS_ABSOLUTE},
+                                              {"relative", LD_SPLIT_PATHS_RELATIVE}};
+
+#define NCH(a) (sizeof(a) / sizeof((a)[0]))
+#define INT(id, name, def, lo, hi, unit, help)                                                  \
+    {id, name, LD_PARAM_INT, def, lo, hi, unit, NULL, 0, #def, help}
+#define BOOL(id, name, help) {id, name, LD_PARAM_BOOL, 0, 0, 1, "", NULL, 0, "0", help}
+/* An enum: its choices run from lo to hi; def is one of them, named def_name. */
+#define ENUM(id, nm, ch, def, def_name, lo, hi, help)                                           \
+    {id, nm, LD_PARAM_ENUM, def, lo, hi, "", ch, NCH(ch), def_name, help}
+#define STR(id, name, help) {id, name, LD_PARAM_STRING, 0, 0, 0, "", NULL, 0, "", help}
+
 static const ld_param_desc PARAMS[] = {
-    {LD_C_FORMAT, "format", 0, 0, 2, "output format: 0 auto (from the name), 1 hdf5, 2 lmdb"},
-    {LD_C_QUALITY, "quality", 0, 0, 100,
-     "0 = raw pixels; 1..100 = re-encode as JPEG at this quality"},
-    {LD_C_RESIZE_W, "resize_w", 0, 0, 65535, "target width (0 = keep)"},
-    {LD_C_RESIZE_H, "resize_h", 0, 0, 65535, "target height (0 = keep)"},
-    {LD_C_RESIZE_MODE, "resize_mode", 0, 0, 3, "0 squash, 1 crop, 2 pad, 3 max side"},
-    {LD_C_PAD_VALUE, "pad_value", 0, 0, 255, "gray level of the padding (pad mode)"},
-    {LD_C_GRAY, "gray", 0, 0, 1, "1 = one gray channel"},
-    {LD_C_CHANNEL_ORDER, "channel_order", 0, 0, 1, "0 = BGR (Caffe), 1 = RGB"},
-    {LD_C_THREADS, "threads", 0, 0, 1024, "worker threads (0 = all cores)"},
-    {LD_C_SHUFFLE, "shuffle", 0, 0, 1, "1 = shuffle the input order (see seed)"},
-    {LD_C_SEED, "seed", 0, 0, INT64_MAX, "shuffle seed"},
-    {LD_C_STRICT, "strict", 0, 0, 1, "1 = stop at the first bad file"},
-    {LD_C_MAX_PIXELS, "max_pixels", 100000000, 1, (int64_t)1 << 40, "refuse larger images"},
-    {LD_C_SPLIT_BYTES, "split_bytes", 0, 0, INT64_MAX,
-     "HDF5: bytes of data per file (0 = one file)"},
-    {LD_C_DEFLATE, "deflate", 0, 0, 9, "HDF5: deflate level for raw data (0 = none, mappable)"},
-    {LD_C_CHECK_SIZE, "check_size", 0, 0, 1, "1 = all images must have the same size"},
-    {LD_C_ENCODED, "encoded", 0, 0, 1, "1 = store encoded images (original bytes if no resize)"},
-    {LD_C_ENCODE_PNG, "encode_png", 0, 0, 1, "1 = re-encode as PNG instead of JPEG"},
-    {LD_C_FLAT, "flat", 0, 0, 1, "1 = folder without class folders: every image gets label 0"},
-    {LD_C_SPLIT_PATHS, "split_paths", 0, 0, 1,
-     "HDF5 split list: 0 = absolute paths, 1 = relative to the list's folder"},
+    ENUM(LD_C_FORMAT, "format", FORMATS, LD_FORMAT_AUTO, "auto", LD_FORMAT_AUTO, LD_FORMAT_LMDB, "output format (auto: LMDB for a name ending in "
+         ".lmdb or an existing folder, else HDF5)"),
+    INT(LD_C_QUALITY, "quality", 0, 0, 100, "",
+        "0 = raw pixels; 1..100 = re-encode as JPEG at this quality"),
+    INT(LD_C_RESIZE_W, "resize_w", 0, 0, 65535, "pixels", "target width (0 = keep)"),
+    INT(LD_C_RESIZE_H, "resize_h", 0, 0, 65535, "pixels", "target height (0 = keep)"),
+    ENUM(LD_C_RESIZE_MODE, "resize_mode", MODES, LD_RESIZE_SQUASH, "squash", LD_RESIZE_SQUASH,
+         LD_RESIZE_MAX,
+         "squash (stretch to WxH), crop (fit the shorter side, center crop), pad (fit, pad the "
+         "rest), max (keep aspect, longer side at most W; variable sizes)"),
+    INT(LD_C_PAD_VALUE, "pad_value", 0, 0, 255, "", "gray level of the padding (pad mode)"),
+    BOOL(LD_C_GRAY, "gray", "one gray channel instead of 3"),
+    ENUM(LD_C_CHANNEL_ORDER, "channel_order", CHANNELS, LD_CHANNELS_BGR, "bgr", LD_CHANNELS_BGR,
+         LD_CHANNELS_RGB,
+         "channel order of 3-channel output (bgr: Caffe, OpenCV)"),
+    INT(LD_C_THREADS, "threads", 0, 0, 1024, "", "worker threads (0 = all cores)"),
+    BOOL(LD_C_SHUFFLE, "shuffle", "shuffle the input order, reproducibly (see seed)"),
+    INT(LD_C_SEED, "seed", 0, 0, INT64_MAX, "", "shuffle seed"),
+    BOOL(LD_C_STRICT, "strict", "stop at the first bad input file or unreadable folder (else skip it and warn)"),
+    INT(LD_C_MAX_PIXELS, "max_pixels", 100000000, 1, (int64_t)1 << 40, "pixels",
+        "refuse (skip) images with more pixels"),
+    INT(LD_C_SPLIT_BYTES, "split_bytes", 0, 0, INT64_MAX, "bytes",
+        "HDF5: bytes of data per file, plus a list of the files (0 = one file)"),
+    INT(LD_C_DEFLATE, "deflate", 0, 0, 9, "", "HDF5: deflate level for raw data (0 = none)"),
+    BOOL(LD_C_CHECK_SIZE, "check_size", "all images must have the same size"),
+    BOOL(LD_C_ENCODED, "encoded", "store encoded images (original bytes if no resize)"),
+    BOOL(LD_C_ENCODE_PNG, "encode_png", "re-encode as PNG instead of JPEG (implies encoded)"),
+    BOOL(LD_C_FLAT, "flat", "folder without class folders: every image gets label 0"),
+    ENUM(LD_C_SPLIT_PATHS, "split_paths", SPLIT_PATHS, LD_SPLIT_PATHS_ABSOLUTE, "absolute",
+         LD_SPLIT_PATHS_ABSOLUTE, LD_SPLIT_PATHS_RELATIVE,
+         "how the split list names its files: absolute, or relative to the list's folder"),
+    STR(LD_C_LIST_FILE, "list_file", "a 'relative/path label' list; input is then its root"),
+    STR(LD_C_SOURCE_NOTE, "source_note", "free text stored with the dataset"),
 };
 #define NPARAMS (sizeof PARAMS / sizeof PARAMS[0])
 
@@ -81,9 +108,8 @@ struct ld_convert {
 
 static int param_index(int id)
 {
-    for (size_t i = 0; i < NPARAMS; i++)
-        if (PARAMS[i].id == id) return (int)i;
-    return -1;
+    const ld_param_desc *d = ld__param_find(PARAMS, NPARAMS, id);
+    return d ? (int)(d - PARAMS) : -1;
 }
 
 const ld_param_desc *ld_convert_params(size_t *n)
@@ -121,10 +147,9 @@ void ld_convert_free(ld_convert *c)
 int ld_convert_set(ld_convert *c, ld_convert_param p, int64_t value)
 {
     int i = param_index((int)p);
-    if (i < 0) return ld__err(&c->err, LD_EINVAL, "unknown convert parameter %d", (int)p);
-    if (value < PARAMS[i].min || value > PARAMS[i].max)
-        return ld__err(&c->err, LD_EINVAL, "%s: %lld is out of range [%lld, %lld]", PARAMS[i].name,
-                       (long long)value, (long long)PARAMS[i].min, (long long)PARAMS[i].max);
+    if (i < 0) return ld__err(&c->err, LD_EINVAL, "convert: unknown parameter %d", (int)p);
+    int rc = ld__param_check(&c->err, "convert", &PARAMS[i], value);
+    if (rc < 0) return rc;
     c->val[i] = value;
     return LD_OK;
 }
@@ -132,15 +157,18 @@ int ld_convert_set(ld_convert *c, ld_convert_param p, int64_t value)
 int ld_convert_get(const ld_convert *c, ld_convert_param p, int64_t *value)
 {
     int i = param_index((int)p);
-    if (i < 0) return LD_EINVAL;
+    if (i < 0 || PARAMS[i].type == LD_PARAM_STRING) return LD_EINVAL;
     *value = c->val[i];
     return LD_OK;
 }
 
-int ld_convert_set_str(ld_convert *c, ld_convert_str_param p, const char *value)
+int ld_convert_set_str(ld_convert *c, ld_convert_param p, const char *value)
 {
-    char **slot = p == LD_C_LIST_FILE ? &c->list_file : p == LD_C_SOURCE_NOTE ? &c->note : NULL;
-    if (!slot) return ld__err(&c->err, LD_EINVAL, "unknown convert string parameter %d", (int)p);
+    int i = param_index((int)p);
+    if (i < 0) return ld__err(&c->err, LD_EINVAL, "convert: unknown parameter %d", (int)p);
+    if (PARAMS[i].type != LD_PARAM_STRING)
+        return ld__param_wrong_type(&c->err, "convert", &PARAMS[i]);
+    char **slot = p == LD_C_LIST_FILE ? &c->list_file : &c->note;
     char *copy = NULL;
     if (value && !(copy = strdup(value))) return ld__err(&c->err, LD_ENOMEM, "out of memory");
     free(*slot);
@@ -517,7 +545,7 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
               "(sizes vary)", r->geom.w);
     else if (r->geom.w)
         logf_(c, LD_LOG_INFO, "sizes: every image resized to %dx%d (%s)", r->geom.w, r->geom.h,
-              MODE_NAMES[r->geom.mode]);
+              MODE_NAMES[r->geom.mode - LD_RESIZE_SQUASH]);
     else
         logf_(c, LD_LOG_INFO, "sizes: kept as they are%s", r->check_size
               ? "; every image must have the size of the first" : "");
@@ -575,7 +603,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     r.geom.h = (int)P(c, LD_C_RESIZE_H);
     r.geom.pad_value = (uint8_t)P(c, LD_C_PAD_VALUE);
     r.channels = P(c, LD_C_GRAY) ? 1 : 3;
-    r.order_rgb = P(c, LD_C_CHANNEL_ORDER) == LD_ORDER_RGB;
+    r.order_rgb = P(c, LD_C_CHANNEL_ORDER) == LD_CHANNELS_RGB;
     r.encoded = encoded;
     r.encode_png = encode_png;
     r.quality = quality ? quality : DEFAULT_REENCODE_QUALITY;
@@ -653,11 +681,11 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
                     : encode_png    ? "png"
                                     : "jpeg",
         .channels = r.channels,
-        .channel_order = (int)P(c, LD_C_CHANNEL_ORDER),
+        .channel_order = P(c, LD_C_CHANNEL_ORDER) == LD_CHANNELS_RGB,
         .n_classes = ncls,
         .class_names = class_names,
         .quality = encoded && !r.keep_original && !encode_png ? r.quality : 0,
-        .resize_mode = r.geom.mode,
+        .resize_mode = r.geom.mode - LD_RESIZE_SQUASH,
         .resize_w = r.geom.w,
         .resize_h = r.geom.h,
         .source = c->list_file ? c->list_file : input,

@@ -36,29 +36,64 @@
 #define MAX_RUN 256
 #define MAX_RUN_BYTES ((size_t)4 << 20)
 
+static const ld_param_choice ORDERS[] = {{"sequential", LD_ORDER_SEQUENTIAL},
+                                         {"shuffle", LD_ORDER_SHUFFLE},
+                                         {"block_shuffle", LD_ORDER_BLOCK_SHUFFLE}};
+static const ld_param_choice DTYPES[] = {{"uint8", LD_DTYPE_U8}, {"float32", LD_DTYPE_F32}};
+static const ld_param_choice LABEL_DTYPES[] = {{"float32", LD_DTYPE_F32},
+                                               {"int32", LD_DTYPE_I32}};
+static const ld_param_choice LAYOUTS[] = {{"nchw", LD_LAYOUT_NCHW}, {"nhwc", LD_LAYOUT_NHWC}};
+static const ld_param_choice CHANNELS[] = {{"as_stored", LD_CHANNELS_AS_STORED},
+                                           {"bgr", LD_CHANNELS_BGR},
+                                           {"rgb", LD_CHANNELS_RGB}};
+
+#define NCH(a) (sizeof(a) / sizeof((a)[0]))
+#define INT(id, name, def, lo, hi, unit, help)                                                  \
+    {id, name, LD_PARAM_INT, def, lo, hi, unit, NULL, 0, #def, help}
+#define BOOL(id, name, help) {id, name, LD_PARAM_BOOL, 0, 0, 1, "", NULL, 0, "0", help}
+/* An enum: its choices run from lo to hi; def is one of them, named def_name. */
+#define ENUM(id, nm, ch, def, def_name, lo, hi, help)                                           \
+    {id, nm, LD_PARAM_ENUM, def, lo, hi, "", ch, NCH(ch), def_name, help}
+#define STR(id, name, def, help) {id, name, LD_PARAM_STRING, 0, 0, 0, "", NULL, 0, def, help}
+
 static const ld_param_desc params[] = {
-    {LD_R_BATCH_SIZE, "batch", 64, 1, 1 << 24, "samples per batch"},
-    {LD_R_DROP_LAST, "drop_last", 0, 0, 1, "drop the short final batch of an epoch"},
-    {LD_R_ORDER, "order", 0, 0, 2, "0 sequential, 1 shuffle, 2 block shuffle"},
-    {LD_R_SEED, "seed", 0, INT64_MIN, INT64_MAX, "seed of the order and random transforms"},
-    {LD_R_RANK, "rank", 0, 0, 1 << 20, "this process's rank (0 <= rank < world)"},
-    {LD_R_WORLD, "world", 1, 1, 1 << 20, "number of ranks sharing each epoch"},
-    {LD_R_THREADS, "threads", 0, 0, 256, "worker threads (0 = online cores)"},
-    {LD_R_PREFETCH, "prefetch", 0, 0, 64, "batches prepared ahead (0 = auto)"},
-    {LD_R_MEMORY_BUDGET, "memory_budget", 0, 0, INT64_MAX, "bytes the reader may use (0 = any)"},
-    {LD_R_DTYPE, "dtype", 0, 0, 1, "pixels: 0 uint8, 1 float32"},
-    {LD_R_LAYOUT, "layout", 0, 0, 1, "0 NCHW, 1 NHWC"},
-    {LD_R_CROP_W, "crop_w", 0, 0, 1 << 24, "crop width (0 = none)"},
-    {LD_R_CROP_H, "crop_h", 0, 0, 1 << 24, "crop height (0 = none)"},
-    {LD_R_RANDOM_CROP, "random_crop", 0, 0, 1, "random crop position (else center)"},
-    {LD_R_MIRROR, "mirror", 0, 0, 1, "random left-right mirror"},
-    {LD_R_CHANNEL_ORDER, "channel_order", -1, -1, 1, "-1 as stored, 0 BGR, 1 RGB"},
-    {LD_R_SWAP, "swap", 0, 0, 1, "reverse the channel order"},
-    {LD_R_LABEL_DTYPE, "label_dtype", 2, 1, 2, "labels: 2 int32, 1 float32"},
-    {LD_R_WINDOW, "window", 8, 1, 1 << 20, "block shuffle: blocks per window"},
-    {LD_R_EPOCH, "epoch", 0, 0, INT64_MAX, "epoch to start at"},
-    {LD_R_DCT_SCALE, "dct_scale", 0, 0, 1, "JPEG: decode reduced (>= crop) for speed"},
-    {LD_R_CHANNELS, "channels", 0, 0, 3, "encoded images: 0 as stored, 1 gray, 3 color"},
+    INT(LD_R_BATCH_SIZE, "batch", 64, 1, 1 << 24, "samples", "samples per batch"),
+    BOOL(LD_R_DROP_LAST, "drop_last", "drop the short final batch of an epoch"),
+    ENUM(LD_R_ORDER, "order", ORDERS, LD_ORDER_SEQUENTIAL, "sequential", LD_ORDER_SEQUENTIAL,
+         LD_ORDER_BLOCK_SHUFFLE, "sample order of an epoch"),
+    INT(LD_R_SEED, "seed", 0, INT64_MIN, INT64_MAX, "", "seed of the order and random transforms"),
+    INT(LD_R_RANK, "rank", 0, 0, 1 << 20, "", "this process's rank (0 <= rank < world)"),
+    INT(LD_R_WORLD, "world", 1, 1, 1 << 20, "", "number of ranks sharing each epoch"),
+    INT(LD_R_THREADS, "threads", 0, 0, 256, "", "worker threads (0 = online cores)"),
+    INT(LD_R_PREFETCH, "prefetch", 0, 0, 64, "batches", "batches prepared ahead (0 = auto)"),
+    INT(LD_R_MEMORY_BUDGET, "memory_budget", 0, 0, INT64_MAX, "bytes",
+        "bytes the reader may use (0 = no limit)"),
+    ENUM(LD_R_DTYPE, "dtype", DTYPES, LD_DTYPE_U8, "uint8", LD_DTYPE_U8, LD_DTYPE_F32,
+         "pixel type of the batches"),
+    ENUM(LD_R_LAYOUT, "layout", LAYOUTS, LD_LAYOUT_NCHW, "nchw", LD_LAYOUT_NCHW, LD_LAYOUT_NHWC,
+         "batch layout"),
+    INT(LD_R_CROP_W, "crop_w", 0, 0, 1 << 24, "pixels", "crop width (0 = none)"),
+    INT(LD_R_CROP_H, "crop_h", 0, 0, 1 << 24, "pixels", "crop height (0 = none)"),
+    BOOL(LD_R_RANDOM_CROP, "random_crop", "random crop position (else center)"),
+    BOOL(LD_R_MIRROR, "mirror", "random left-right mirror"),
+    ENUM(LD_R_CHANNEL_ORDER, "channel_order", CHANNELS, LD_CHANNELS_AS_STORED, "as_stored",
+         LD_CHANNELS_AS_STORED, LD_CHANNELS_RGB,
+         "channel order of 3-channel output (swapped when the dataset records the other)"),
+    BOOL(LD_R_SWAP, "swap", "reverse the channel order unconditionally"),
+    ENUM(LD_R_LABEL_DTYPE, "label_dtype", LABEL_DTYPES, LD_DTYPE_I32, "int32", LD_DTYPE_F32,
+         LD_DTYPE_I32, "label type of the batches"),
+    INT(LD_R_WINDOW, "window", 8, 1, 1 << 20, "blocks", "block shuffle: blocks per window"),
+    INT(LD_R_EPOCH, "epoch", 0, 0, INT64_MAX, "", "epoch to start at"),
+    BOOL(LD_R_DCT_SCALE, "dct_scale", "JPEG: decode reduced (>= crop) for speed"),
+    INT(LD_R_CHANNELS, "channels", 0, 0, 3, "",
+        "encoded images: 0 as stored, 1 gray, 3 color (Caffe's force_gray, force_color)"),
+    STR(LD_R_DATA_NAME, "data_name", "data", "HDF5 pixel dataset"),
+    STR(LD_R_LABEL_NAME, "label_name", "label", "HDF5 label dataset"),
+    {LD_R_MEAN_VALUES, "mean_values", LD_PARAM_FLOATS, 0, 0, 4, "", NULL, 0, "",
+     "per-channel means subtracted before scaling (float output)"},
+    STR(LD_R_MEAN_FILE, "mean_file", "", "mean image (.binaryproto or .npy), float output"),
+    {LD_R_SCALE, "scale", LD_PARAM_DOUBLE, 0, 0, 0, "", NULL, 0, "1",
+     "multiplier applied after the mean (float output)"},
 };
 #define NPARAMS (sizeof params / sizeof params[0])
 
@@ -105,6 +140,8 @@ struct ld_reader {
     ld_xform xf;
     char xf_what[96];     /* xf.what */
     float *mean_img;
+    float *mean_given;    /* ld_reader_set_mean_image's copy (C x H x W), or NULL */
+    int mean_given_c, mean_given_h, mean_given_w;
     size_t out_bytes;   /* one output sample */
     size_t lab_size;
     int direct_out;     /* raw store, plain transform: read straight into the batch */
@@ -129,10 +166,7 @@ struct ld_reader {
 
 static const ld_param_desc *find_param(int p)
 {
-    for (size_t k = 0; k < NPARAMS; k++)
-        if (params[k].id == p)
-            return &params[k];
-    return NULL;
+    return ld__param_find(params, NPARAMS, p);
 }
 
 const ld_param_desc *ld_reader_params(size_t *n)
@@ -142,9 +176,9 @@ const ld_param_desc *ld_reader_params(size_t *n)
     return params;
 }
 
-int ld_reader_param_bounds(int p, int64_t *min, int64_t *max)
+int ld_reader_param_bounds(ld_reader_param p, int64_t *min, int64_t *max)
 {
-    const ld_param_desc *d = find_param(p);
+    const ld_param_desc *d = find_param((int)p);
     if (!d)
         return LD_EINVAL;
     if (min)
@@ -160,7 +194,8 @@ ld_reader *ld_reader_create(void)
     if (!r)
         return NULL;
     for (size_t k = 0; k < NPARAMS; k++)
-        r->p[params[k].id] = params[k].def;
+        if (params[k].id < NPARAM)
+            r->p[params[k].id] = params[k].def;
     r->scale = 1.0f;
     return r;
 }
@@ -178,27 +213,36 @@ const char *ld_reader_errmsg(const ld_reader *r)
     return r ? r->err.msg : "no reader";
 }
 
-int ld_reader_set(ld_reader *r, int p, int64_t v)
+/* The row of a parameter that may be set now: LD_ESTATE after open, LD_EINVAL if unknown. */
+static int settable(ld_reader *r, int p, const ld_param_desc **d)
 {
-    int rc = LD_OK;
-    const ld_param_desc *d = find_param(p);
-    LD_CHECK(&r->err, !r->is_open, LD_ESTATE, "reader: parameters are set before open");
-    LD_CHECK(&r->err, d, LD_EINVAL, "reader: unknown parameter %d", p);
-    LD_CHECK(&r->err, v >= d->min && v <= d->max && !(p == LD_R_LABEL_DTYPE && v == 0),
-             LD_EINVAL, "reader: %s = %lld is out of range [%lld, %lld]", d->name, (long long)v,
-             (long long)d->min, (long long)d->max);
-    r->p[p] = v;
-fail:
+    if (r->is_open)
+        return ld__err(&r->err, LD_ESTATE, "reader: parameters are set before open");
+    if (!(*d = find_param(p)))
+        return ld__err(&r->err, LD_EINVAL, "reader: unknown parameter %d", p);
+    return LD_OK;
+}
+
+int ld_reader_set(ld_reader *r, ld_reader_param p, int64_t v)
+{
+    const ld_param_desc *d;
+    int rc = settable(r, (int)p, &d);
+    if (rc == LD_OK && (rc = ld__param_check(&r->err, "reader", d, v)) == LD_OK)
+        r->p[p] = v;
     return rc;
 }
 
-int ld_reader_get(const ld_reader *r, int p, int64_t *v)
+int ld_reader_get(const ld_reader *r, ld_reader_param p, int64_t *v)
 {
-    const ld_param_desc *d = find_param(p);
-    if (d) {
-        *v = r->p[p];
-        return LD_OK;
-    }
+    const ld_param_desc *d = find_param((int)p);
+    if (!d || (int)p >= NPARAM)
+        return LD_EINVAL;
+    *v = r->p[p];
+    return LD_OK;
+}
+
+int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
+{
     if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_ORDER)
         return LD_EINVAL;
     if (!r->is_open)
@@ -216,61 +260,97 @@ int ld_reader_get(const ld_reader *r, int p, int64_t *v)
     case LD_R_INFO_THREADS: *v = r->nthreads; break;
     case LD_R_INFO_MEMORY: *v = (int64_t)r->memory; break;
     case LD_R_INFO_ENCODED: *v = r->store->info.encoded; break;
-    default: *v = r->out_order; break;
+    case LD_R_INFO_ORDER: *v = r->out_order; break;
     }
     return LD_OK;
 }
 
-/* Parse "a,b,c" into at most 4 floats. Returns the count, or -1. */
-static int parse_floats(const char *s, float *out)
+int ld_reader_set_double(ld_reader *r, ld_reader_param p, double value)
 {
-    int n = 0;
-    while (*s) {
-        char *end;
-        double v = strtod(s, &end);
-        if (end == s || n == 4 || !isfinite(v))
-            return -1;
-        out[n++] = (float)v;
-        s = end;
-        while (*s == ' ')
-            s++;
-        if (*s == ',')
-            s++;
-        else if (*s)
-            return -1;
-    }
-    return n;
+    const ld_param_desc *d;
+    int rc = settable(r, (int)p, &d);
+    if (rc < 0)
+        return rc;
+    if (d->type != LD_PARAM_DOUBLE)
+        return ld__param_wrong_type(&r->err, "reader", d);
+    if (!isfinite(value) || !isfinite((float)value))
+        return ld__err(&r->err, LD_EINVAL, "reader: %s = %g is not a finite float32 number",
+                       d->name, value);
+    r->scale = (float)value;
+    return LD_OK;
 }
 
-int ld_reader_set_str(ld_reader *r, int p, const char *value)
+int ld_reader_set_floats(ld_reader *r, ld_reader_param p, const float *values, size_t n)
 {
-    int rc = LD_OK;
+    const ld_param_desc *d;
+    int rc = settable(r, (int)p, &d);
+    if (rc < 0)
+        return rc;
+    if (d->type != LD_PARAM_FLOATS)
+        return ld__param_wrong_type(&r->err, "reader", d);
+    if (n > (size_t)d->max || (n && !values))
+        return ld__err(&r->err, LD_EINVAL, "reader: %s takes 0 to %lld numbers, not %zu",
+                       d->name, (long long)d->max, n);
+    for (size_t k = 0; k < n; k++)
+        if (!isfinite(values[k]))
+            return ld__err(&r->err, LD_EINVAL, "reader: %s: value %zu is not finite", d->name,
+                           k + 1);
+    if (n)
+        memcpy(r->mean_vals, values, sizeof(float) * n);
+    r->n_mean = (int)n;
+    return LD_OK;
+}
+
+int ld_reader_set_mean_image(ld_reader *r, const float *data, int c, int h, int w)
+{
+    const ld_param_desc *d;
+    int rc = settable(r, LD_R_MEAN_FILE, &d);
+    if (rc < 0)
+        return rc;
+    float *copy = NULL;
+    if (data) {
+        if (c < 1 || c > 4 || h < 1 || w < 1 || (uint64_t)h * (uint64_t)w > ((uint64_t)1 << 28))
+            return ld__err(&r->err, LD_EINVAL, "reader: a mean image of %d x %d x %d: it needs "
+                           "1 to 4 channels and a height and width of at least 1", c, h, w);
+        const size_t n = (size_t)c * (size_t)h * (size_t)w;
+        for (size_t k = 0; k < n; k++)
+            if (!isfinite(data[k]))
+                return ld__err(&r->err, LD_EINVAL, "reader: mean image: value %zu is not "
+                               "finite", k);
+        if (!(copy = malloc(n * sizeof(float))))
+            return ld__err(&r->err, LD_ENOMEM, "out of memory copying the mean image");
+        memcpy(copy, data, n * sizeof(float));
+    }
+    free(r->mean_given);
+    r->mean_given = copy;
+    r->mean_given_c = c;
+    r->mean_given_h = h;
+    r->mean_given_w = w;
+    if (copy) { /* it replaces a mean file */
+        free(r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME]);
+        r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME] = NULL;
+    }
+    return LD_OK;
+}
+
+int ld_reader_set_str(ld_reader *r, ld_reader_param p, const char *value)
+{
+    const ld_param_desc *d;
+    int rc = settable(r, (int)p, &d);
+    if (rc < 0)
+        return rc;
+    if (d->type != LD_PARAM_STRING)
+        return ld__param_wrong_type(&r->err, "reader", d);
     char *copy = NULL;
-    LD_CHECK(&r->err, !r->is_open, LD_ESTATE, "reader: parameters are set before open");
-    LD_CHECK(&r->err, p >= LD_R_DATA_NAME && p <= LD_R_SCALE, LD_EINVAL,
-             "reader: unknown string parameter %d", p);
-    if (p == LD_R_MEAN_VALUES) {
-        float v[4];
-        int n = value ? parse_floats(value, v) : 0;
-        LD_CHECK(&r->err, n >= 0, LD_EINVAL,
-                 "reader: mean values '%s' are not 1 to 4 comma-separated numbers", value);
-        memcpy(r->mean_vals, v, sizeof(float) * (size_t)n);
-        r->n_mean = n;
-    } else if (p == LD_R_SCALE) {
-        float v[4];
-        int n = value ? parse_floats(value, v) : 0;
-        LD_CHECK(&r->err, n == 1 || !value, LD_EINVAL, "reader: scale '%s' is not a number",
-                 value);
-        r->scale = value ? v[0] : 1.0f;
-    }
-    if (value) {
-        copy = ld__strdup(value);
-        LD_CHECK(&r->err, copy, LD_ENOMEM, "out of memory");
-    }
+    if (value && !(copy = ld__strdup(value)))
+        return ld__err(&r->err, LD_ENOMEM, "out of memory");
     free(r->str[p - LD_R_DATA_NAME]);
     r->str[p - LD_R_DATA_NAME] = copy;
-fail:
-    return rc;
+    if (p == LD_R_MEAN_FILE && copy) { /* a mean file replaces a mean image */
+        free(r->mean_given);
+        r->mean_given = NULL;
+    }
+    return LD_OK;
 }
 
 /* ---- workers ------------------------------------------------------------------------------ */
@@ -493,6 +573,7 @@ void ld_reader_free(ld_reader *r)
     close_reader(r);
     for (int k = 0; k < NSTR; k++)
         free(r->str[k]);
+    free(r->mean_given);
     free(r);
 }
 
@@ -521,7 +602,18 @@ static int load_mean(ld_reader *r, int sh, int sw, ld_err *e)
     ld_mean m = {0};
     char how[48];
     const char *path = r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME];
-    LD_TRY(ld__mean_read(path, &m, e));
+    if (!path) { /* the image given with ld_reader_set_mean_image, C x H x W */
+        path = "reader: mean image";
+        const size_t n = (size_t)r->mean_given_c * r->mean_given_h * r->mean_given_w;
+        m.c = r->mean_given_c;
+        m.h = r->mean_given_h;
+        m.w = r->mean_given_w;
+        m.data = malloc(n * sizeof(float));
+        LD_CHECK(e, m.data, LD_ENOMEM, "out of memory copying the mean image");
+        memcpy(m.data, r->mean_given, n * sizeof(float));
+    } else {
+        LD_TRY(ld__mean_read(path, &m, e));
+    }
     LD_TRY(ld__mean_arrange(&m, path, r->xf.c, sh, sw, r->xf.oh, r->xf.ow, how, sizeof how, e));
     if (m.npy_ndim)
         logf_(r, LD_LOG_INFO, "reader: mean file %s: a .npy array read as %s (%dx%dx%d)", path,
@@ -571,7 +663,7 @@ static int open_impl(ld_reader *r, const char *path)
     ld_err *e = &r->err;
     const int64_t *p = r->p;
     ld_store_opts so = {r->str[LD_R_DATA_NAME - LD_R_DATA_NAME],
-                        r->str[LD_R_LABEL_NAME - LD_R_DATA_NAME], p[LD_R_ORDER] != 0};
+                        r->str[LD_R_LABEL_NAME - LD_R_DATA_NAME], p[LD_R_ORDER] != LD_ORDER_SEQUENTIAL};
     r->path = ld__strdup(path);
     LD_CHECK(e, r->path, LD_ENOMEM, "out of memory");
     LD_CHECK(e, p[LD_R_RANK] < p[LD_R_WORLD], LD_EINVAL, "reader: rank %lld is not below world "
@@ -618,8 +710,9 @@ static int open_impl(ld_reader *r, const char *path)
         snprintf(r->xf_what, sizeof r->xf_what, "dataset '/%s'", dn && *dn ? dn : "data");
     }
     x->what = r->xf_what;
-    r->out_order = in->order == LD_SORDER_BGR ? LD_ORDER_BGR
-                   : in->order == LD_SORDER_RGB ? LD_ORDER_RGB : -1;
+    r->out_order = in->order == LD_SORDER_BGR   ? LD_CHANNELS_BGR
+                   : in->order == LD_SORDER_RGB ? LD_CHANNELS_RGB
+                                                : LD_CHANNELS_AS_STORED; /* unknown */
     /* Gray images decoded to colour (channels = 3) come out in Caffe's BGR unless the dataset
      * was made for RGB. */
     const int made = in->encoded && x->c == 3 && in->made_order != LD_SORDER_RGB
@@ -628,21 +721,22 @@ static int open_impl(ld_reader *r, const char *path)
     int dec_order = in->order;
     if (in->encoded && x->c == 3 && in->c != 3) {
         dec_order = LD_SORDER_RGB; /* what the decoder gives */
-        r->out_order = LD_ORDER_RGB;
+        r->out_order = LD_CHANNELS_RGB;
     }
-    if (p[LD_R_CHANNEL_ORDER] < 0 && x->c == 3 && in->encoded &&
+    const int known = r->out_order != LD_CHANNELS_AS_STORED;
+    if (p[LD_R_CHANNEL_ORDER] == LD_CHANNELS_AS_STORED && x->c == 3 && in->encoded &&
         (made == LD_SORDER_BGR || made == LD_SORDER_RGB) && made != dec_order) {
         /* "as stored" for JPEG means as the dataset was made: BGR unless made with --rgb */
         x->swap = 1;
-    } else if (p[LD_R_CHANNEL_ORDER] >= 0 && x->c == 3) {
-        LD_CHECK(e, r->out_order >= 0, LD_EINVAL, "%s: the file does not record its channel "
+    } else if (p[LD_R_CHANNEL_ORDER] != LD_CHANNELS_AS_STORED && x->c == 3) {
+        LD_CHECK(e, known, LD_EINVAL, "%s: the file does not record its channel "
                  "order; use swap to reverse the channels explicitly", path);
         x->swap = r->out_order != p[LD_R_CHANNEL_ORDER];
     }
     if (p[LD_R_SWAP] && x->c == 3)
         x->swap = !x->swap;
-    if (x->swap && r->out_order >= 0)
-        r->out_order = 1 - r->out_order;
+    if (x->swap && known)
+        r->out_order = r->out_order == LD_CHANNELS_BGR ? LD_CHANNELS_RGB : LD_CHANNELS_BGR;
     if (r->n_mean) {
         LD_CHECK(e, r->n_mean == 1 || r->n_mean == x->c, LD_EINVAL,
                  "reader: %d mean values for %d channels", r->n_mean, x->c);
@@ -650,7 +744,7 @@ static int open_impl(ld_reader *r, const char *path)
             r->mean_vals[k] = r->mean_vals[0];
         x->mean_vals = r->mean_vals;
     }
-    if (r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME])
+    if (r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME] || r->mean_given)
         LD_TRY(load_mean(r, in->h, in->w, e));
     LD_CHECK(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
              "reader: a mean or a scale needs float32 output (set dtype to float32)");

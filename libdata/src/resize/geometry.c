@@ -41,7 +41,7 @@ int ld__resize_plan(const ld_geometry *g, int src_w, int src_h, ld_resize_plan *
              "resize: target size %dx%d out of range (each side 0..%d)", w, h,
              LD_RESIZE_MAX_SIDE);
     LD_CHECK(e, g->mode >= LD_RESIZE_SQUASH && g->mode <= LD_RESIZE_MAX, LD_EINVAL,
-             "resize: unknown resize mode %d (0 squash, 1 crop, 2 pad, 3 max)", g->mode);
+             "resize: unknown resize mode %d (not an ld_resize_mode)", g->mode);
 
     plan_identity(src_w, src_h, p);
     if (w == 0 && h == 0)

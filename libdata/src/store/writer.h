@@ -20,12 +20,13 @@ typedef struct ld_writer_opts {
     int encoded;           /* 0 = raw CHW pixels; 1 = encoded image bytes */
     const char *encoding;  /* encoded only: "jpeg", "png", or "original" (source file bytes) */
     int channels;          /* 1 or 3 */
-    int channel_order;     /* ld_channel_order: LD_ORDER_BGR / LD_ORDER_RGB */
+    int channel_order;     /* 0 = BGR, 1 = RGB (LD_C_CHANNEL_ORDER == LD_CHANNELS_RGB) */
     size_t n_classes;
     const char *const *class_names;
     /* settings, recorded as attributes / metadata */
     int quality;           /* 0 = raw */
-    int resize_mode, resize_w, resize_h; /* resize_w == resize_h == 0: none */
+    int resize_mode, resize_w, resize_h; /* mode: 0 squash, 1 crop, 2 pad, 3 max (ld_resize_mode
+                                            - LD_RESIZE_SQUASH); resize_w == resize_h == 0: none */
     const char *source;    /* input folder or list file */
     const char *note;      /* free text (command line), may be NULL */
     uint64_t expected_n;   /* number of inputs (an upper bound on samples); a hint */
