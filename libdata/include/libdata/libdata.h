@@ -12,8 +12,10 @@
  *  - Handles are opaque, created by *_create() and released by *_free(); *_free(NULL) is
  *    a no-op. A failed call leaves a detailed message (file, sample, reason) in the handle,
  *    read with the handle's *_errmsg() function; ld_strerror() names the code.
- *  - One thread uses a handle at a time; separate handles are fully independent. The
- *    library has no global mutable state.
+ *  - One thread uses a handle at a time; separate handles are independent. The library's
+ *    only process-wide state is the lock that serialises the reader's calls into the serial
+ *    HDF5 library (HDF5 keeps global state of its own); the conversion and ld_describe /
+ *    ld_compute_mean do not take it yet: see the threads note in <libdata/reader.h>.
  *  - Callbacks always run on the thread that called into the library (never on a worker).
  *  - The caller owns what it passes in; the library copies strings and arrays it keeps.
  *    Memory the library hands over is released with ld_free().
