@@ -12,9 +12,9 @@ When none loads, ImportError says how to install or name it.
 
 Every function gets its argtypes/restype once, here. Functions that return a status get an
 errcheck that turns `rc < 0` into LibdataError carrying the handle's detailed message; positive
-codes (LD_END) pass through. Symbols that the loaded library lacks (an older build, a part
-still being written) are bound lazily: using one raises LibdataError(LD_ENOTSUP) instead of
-failing the import.
+codes (LD_END) pass through. The library's version is checked first: another major version,
+or a library that lacks a function these bindings use (an older build), is an ImportError
+that names both versions.
 """
 import ctypes
 import ctypes.util
@@ -25,8 +25,9 @@ import threading
 import weakref
 from contextlib import contextmanager
 
-# The major version these bindings were written for; a library with another major version
-# has an incompatible ABI (styled on PyTurboJPEG refusing libraries that lack tj3Init).
+# The version these bindings were written for; a library with another major version has an
+# incompatible ABI (styled on PyTurboJPEG refusing libraries that lack tj3Init).
+BINDINGS_VERSION = "0.1.0"
 ABI_MAJOR = 0
 
 # Status codes (libdata.h; fixed forever).
@@ -223,22 +224,8 @@ def _load():
 _dll, path = _load()
 
 
-class _Missing:
-    """Stands in for a symbol the loaded library lacks."""
-
-    def __init__(self, name):
-        self.__name__ = name
-
-    def __call__(self, *args):
-        raise LibdataError(LD_ENOTSUP, "feature not built",
-                           f"{self.__name__}() is not in the loaded library {path}")
-
-
 class _Api:
     """Namespace of declared functions: api.ld_convert_run(...), ..."""
-
-    def has(self, name):
-        return not isinstance(getattr(self, name, None), (_Missing, type(None)))
 
 
 api = _Api()
@@ -264,13 +251,24 @@ def _plain_check(rc, func, args):
     return rc
 
 
+def _version_text():
+    try:
+        fn = _dll.ld_version_string
+        fn.restype = ctypes.c_char_p
+        return fn().decode()
+    except (AttributeError, UnicodeDecodeError):
+        return "unknown"
+
+
 def declare(name, restype, argtypes, errcheck=None):
-    """Declare one function once; a missing symbol becomes a _Missing stub."""
+    """Declare one function once. A library without it is not the one these bindings were
+    written for: ImportError naming both versions."""
     try:
         fn = getattr(_dll, name)
     except AttributeError:
-        setattr(api, name, _Missing(name))
-        return
+        raise ImportError(f"{path} (libdata {_version_text()}) has no {name}(): these bindings "
+                          f"need libdata {BINDINGS_VERSION}; install the library built from "
+                          f"the same source, or point LIBDATA_LIBRARY at it") from None
     fn.restype = restype
     fn.argtypes = argtypes
     if errcheck is not None:
@@ -283,6 +281,17 @@ _int, _vp, _cp = ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p
 # libdata.h
 declare("ld_version_number", ctypes.c_uint, [])
 declare("ld_version_string", _cp, [])
+
+
+def _check_version():
+    """Refuse a library of another major version before anything else is declared."""
+    major = int(api.ld_version_number()) // 10000
+    if major != ABI_MAJOR:
+        raise ImportError(f"{path} is libdata {api.ld_version_string().decode()}, but these "
+                          f"bindings need major version {ABI_MAJOR} ({BINDINGS_VERSION})")
+
+
+_check_version()
 declare("ld_strerror", _cp, [_int])
 declare("ld_has_feature", _int, [_int])
 declare("ld_free", None, [_vp])
@@ -290,7 +299,7 @@ declare("ld_describe", _int, [_cp, ctypes.POINTER(_vp)])
 
 # convert.h. Handles are c_void_p: opaque, never dereferenced here.
 declare("ld_convert_errmsg", _cp, [_vp])
-_convert_check = _errmsg_check(api.ld_convert_errmsg if api.has("ld_convert_errmsg") else None)
+_convert_check = _errmsg_check(api.ld_convert_errmsg)
 declare("ld_convert_create", _vp, [])
 declare("ld_convert_free", None, [_vp])
 declare("ld_convert_set", _int, [_vp, _int, ctypes.c_int64], _convert_check)
@@ -305,26 +314,12 @@ declare("ld_convert_stats", ctypes.POINTER(Progress), [_vp])
 
 
 def strerror(code):
-    if not api.has("ld_strerror"):
-        return f"status {code}"
     raw = api.ld_strerror(int(code))
     return raw.decode("utf-8", "replace") if raw else f"status {code}"
 
 
 def version_number():
     return int(api.ld_version_number())
-
-
-def _check_version():
-    if not api.has("ld_version_number"):
-        raise ImportError(f"{path} is not libdata: it has no ld_version_number()")
-    major = version_number() // 10000
-    if major != ABI_MAJOR:
-        raise ImportError(f"{path} is libdata {api.ld_version_string().decode()}, but these "
-                          f"bindings need major version {ABI_MAJOR}")
-
-
-_check_version()
 
 
 def weak_callback(cfunctype, obj, method, dead_result, error_result=None):
@@ -374,6 +369,70 @@ def sigint_deferred():
         yield flag
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+class Handle:
+    """What Reader and Converter share: one C handle used by one call at a time (the library's
+    rule; ctypes drops the GIL during calls and callbacks run inside them), never from inside
+    its own callback, never after close() or in a forked child. Subclasses set self._h and
+    implement _release() (free the C handle) and _messages() (their wording)."""
+
+    def _init_handle(self):
+        self._h = None
+        self._pid = os.getpid()
+        self._lock = threading.RLock()
+        self._busy = False
+
+    def _messages(self):
+        """{"closed", "forked", "busy", "close_busy"}: the LD_ESTATE messages."""
+        raise NotImplementedError
+
+    def _release(self):
+        raise NotImplementedError
+
+    def close(self):
+        """Free the C handle. Idempotent; the object is unusable afterwards."""
+        with self._lock:
+            if self._busy:
+                raise LibdataError(LD_ESTATE, None, self._messages()["close_busy"])
+            self._release()
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def __enter__(self):
+        self._handle()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _handle(self):
+        if self._h is None:
+            raise LibdataError(LD_ESTATE, None, self._messages()["closed"])
+        if self._pid != os.getpid():
+            raise LibdataError(LD_ESTATE, None, self._messages()["forked"])
+        return self._h
+
+    @contextmanager
+    def _calling(self):
+        """Hold the handle for one call into the library."""
+        with self._lock:
+            h = self._handle()
+            if self._busy:
+                raise LibdataError(LD_ESTATE, None, self._messages()["busy"])
+            self._busy = True
+            try:
+                yield h
+            finally:
+                self._busy = False
 
 
 def check_int64(v, what):
@@ -457,7 +516,7 @@ def param_table(kind):
         with _param_lock:
             fn = getattr(api, f"ld_{kind}_params")
             n = ctypes.c_size_t(0)
-            arr = fn(ctypes.byref(n)) if api.has(f"ld_{kind}_params") else None
+            arr = fn(ctypes.byref(n))
             table = {}
             for i in range(n.value if arr else 0):
                 prm = Param(arr[i])
@@ -526,7 +585,7 @@ class Batch(ctypes.Structure):
 
 
 declare("ld_reader_errmsg", _cp, [_vp])
-_reader_check = _errmsg_check(api.ld_reader_errmsg if api.has("ld_reader_errmsg") else None)
+_reader_check = _errmsg_check(api.ld_reader_errmsg)
 declare("ld_reader_create", _vp, [])
 declare("ld_reader_free", None, [_vp])
 declare("ld_reader_set", _int, [_vp, _int, ctypes.c_int64], _reader_check)

@@ -13,8 +13,6 @@ import ctypes
 import operator
 import os
 import re
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import List
 
@@ -111,7 +109,7 @@ def parse_size(value, what="split"):
     return _int(value, what)
 
 
-class Converter:
+class Converter(_lib.Handle):
     """A converter handle (ld_convert): set parameters, run one or more conversions.
 
     Parameters are sticky across runs, as in C. Use as a context manager, or call close();
@@ -119,10 +117,7 @@ class Converter:
     """
 
     def __init__(self, log=None, progress=None, **options):
-        self._h = None
-        self._pid = os.getpid()
-        self._lock = threading.RLock()  # see Reader: one call at a time, no close() inside
-        self._busy = False
+        self._init_handle()  # one call at a time, no close() inside one (_lib.Handle)
         self._user_log = log
         self._user_progress = progress
         self._warnings = []
@@ -146,51 +141,24 @@ class Converter:
             raise
 
     # -- lifetime --------------------------------------------------------------------------
-    def close(self):
-        with self._lock:
-            if self._busy:
-                raise LibdataError(_lib.LD_ESTATE, None,
-                                   "close() called from inside a converter callback")
-            h, self._h = self._h, None
+    def _messages(self):
+        return {
+            "closed": "the converter is closed",
+            "forked": "the converter was created in another process (before fork)",
+            "busy": "converter used from inside its own callback",
+            "close_busy": "close() called from inside a converter callback",
+        }
+
+    def _release(self):
+        h, self._h = self._h, None
         # A handle inherited through fork() is the parent's: freeing it here could touch
         # state that only made sense in the parent. Leave it to the parent.
         if h is not None and self._pid == os.getpid():
             api.ld_convert_free(h)
 
-    def __enter__(self):
+    def __enter__(self) -> "Converter":
         return self
 
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def _handle(self):
-        if self._h is None:
-            raise LibdataError(_lib.LD_ESTATE, None, "the converter is closed")
-        if self._pid != os.getpid():
-            raise LibdataError(_lib.LD_ESTATE, None,
-                               "the converter was created in another process (before fork)")
-        return self._h
-
-    @contextmanager
-    def _calling(self):
-        with self._lock:
-            h = self._handle()
-            if self._busy:
-                raise LibdataError(_lib.LD_ESTATE, None,
-                                   "converter used from inside its own callback")
-            self._busy = True
-            try:
-                yield h
-            finally:
-                self._busy = False
-
-    # -- callbacks (run on the thread that called run(), holding the GIL) ------------------
     def _on_log(self, user, level, msg):
         try:
             text = msg.decode("utf-8", "replace") if msg else ""

@@ -23,8 +23,6 @@ import ctypes
 import json
 import os
 import re
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -168,7 +166,7 @@ def _classes_from_hdf5(path):
         return None
 
 
-class Reader:
+class Reader(_lib.Handle):
     """A libdata reader (ld_reader): a context manager and an iterator of (data, labels).
 
     Arguments (all keyword except path):
@@ -202,12 +200,7 @@ class Reader:
                  drop_last=None, label_dtype=None, channel_order=None, swap=None, window=None,
                  epoch=0, dct_scale=None, data_name=None, label_name=None, copy=True, log=None,
                  **params):
-        self._h = None
-        self._pid = os.getpid()
-        # One thread in the C reader at a time (its rule), and no close() while a call is
-        # running (ctypes drops the GIL during calls; a log callback runs inside one).
-        self._lock = threading.RLock()
-        self._busy = False
+        self._init_handle()  # one call at a time, no close() inside one (_lib.Handle)
         self._copy = bool(copy)
         self._user_log = log
         self._log_error = None
@@ -329,63 +322,32 @@ class Reader:
         self._epoch = epoch
         self._mid_epoch = False
 
-    # -- lifetime --------------------------------------------------------------------------
-    def close(self):
-        """Stop the workers and free the reader. Idempotent. The reader is unusable afterwards.
-        If zero-copy views (copy=False) are still referenced, the C reader is freed when the
-        last of them goes away, so a stale view never points at freed memory."""
-        with self._lock:
-            if self._busy:
-                raise LibdataError(_lib.LD_ESTATE, None,
-                                   f"{self.path}: close() called from inside a reader call")
-            self._h = None
-            self._batch = ctypes.POINTER(_lib.Batch)()
-            owner, self._owner = getattr(self, "_owner", None), None
+    # -- lifetime (close, context manager, fork and re-entry checks: _lib.Handle) ------------
+    def _messages(self):
+        return {
+            "closed": f"{self.path}: the reader is closed",
+            "forked": f"{self.path}: this reader was opened in process {self._pid} before a "
+                      f"fork; open a new Reader in process {os.getpid()}",
+            "busy": f"{self.path}: reader used from inside its own callback",
+            "close_busy": f"{self.path}: close() called from inside a reader call",
+        }
+
+    def _release(self):
+        """Stop the workers and free the reader. If zero-copy views (copy=False) are still
+        referenced, the C reader is freed when the last of them goes away, so a stale view
+        never points at freed memory."""
+        self._h = None
+        self._batch = ctypes.POINTER(_lib.Batch)()
+        owner, self._owner = getattr(self, "_owner", None), None
         del owner  # frees now unless views hold it
 
-    @property
-    def closed(self):
-        return self._h is None
-
-    def __enter__(self):
+    def __enter__(self) -> "Reader":
         self._handle()
         return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __reduce__(self):
         raise TypeError("a libdata.Reader cannot be pickled or sent to another process: pass "
                         "its path and options and open a Reader there (libdata.torch does)")
-
-    def _handle(self):
-        if self._h is None:
-            raise LibdataError(_lib.LD_ESTATE, None, f"{self.path}: the reader is closed")
-        if self._pid != os.getpid():
-            raise LibdataError(_lib.LD_ESTATE, None,
-                               f"{self.path}: this reader was opened in process {self._pid} "
-                               f"before a fork; open a new Reader in process {os.getpid()}")
-        return self._h
-
-    @contextmanager
-    def _calling(self):
-        """Hold the handle for one call into the library."""
-        with self._lock:
-            h = self._handle()
-            if self._busy:
-                raise LibdataError(_lib.LD_ESTATE, None,
-                                   f"{self.path}: reader used from inside its own callback")
-            self._busy = True
-            try:
-                yield h
-            finally:
-                self._busy = False
 
     def _on_log(self, user, level, msg):
         if self._user_log is None:
@@ -446,12 +408,11 @@ class Reader:
             if c == 1:
                 order = "GRAY"
             description = ""
-            if api.has("ld_describe"):
-                try:
-                    from . import describe
-                    description = describe(self.path)
-                except (LibdataError, TypeError, ImportError):
-                    description = ""
+            try:
+                from . import describe
+                description = describe(self.path)
+            except (LibdataError, TypeError):
+                description = ""
             self._info = DatasetInfo(
                 samples=i("samples"), epoch_samples=i("epoch_samples"),
                 epoch_batches=i("epoch_batches"), channels=c, height=i("h"), width=i("w"),
