@@ -12,12 +12,14 @@ is found through $LIBDATA_LIBRARY, then this package's folder, then the system's
 PyTorch: libdata.torch.Dataset (torch is imported only when that module is).
 """
 import ctypes as _ctypes
+from typing import Any, Dict
 
 from . import _lib
 from ._lib import LibdataError, api as _api
 from ._lib import (LD_OK, LD_END, LD_ENOMEM, LD_EINVAL, LD_EIO, LD_EFORMAT, LD_ELIMIT,
                    LD_ECANCELED, LD_ENOTSUP, LD_ESTATE)
 from .convert import convert, Converter, ConvertSummary, ConvertProgress
+from .convert import PathLike as _PathLike
 
 try:
     from .reader import Reader, DatasetInfo
@@ -33,17 +35,17 @@ __version__ = "0.1.0"
 library_path = _lib.path
 
 
-def version():
+def version() -> str:
     """The loaded library's version string, e.g. "0.1.0"."""
     return _api.ld_version_string().decode()
 
 
-def version_number():
+def version_number() -> int:
     """The loaded library's version as major*10000 + minor*100 + patch."""
     return _lib.version_number()
 
 
-def has_feature(name):
+def has_feature(name: str) -> bool:
     """True if the library was built with `name`: "hdf5", "lmdb", "png" or "threads"."""
     try:
         fid = _lib.FEATURES[name]
@@ -52,12 +54,12 @@ def has_feature(name):
     return bool(_api.ld_has_feature(fid))
 
 
-def strerror(code):
+def strerror(code: int) -> str:
     """The library's name for a status code."""
     return _lib.strerror(code)
 
 
-def describe(path):
+def describe(path: "_PathLike") -> str:
     """A multi-line description of a dataset (HDF5 file, LMDB directory or split list):
     format, count, shape, storage, channel order, classes, how it was made."""
     text = _ctypes.c_void_p()
@@ -77,14 +79,14 @@ def _table_dicts(kind):
             for k, p in _lib.param_table(kind).items()}
 
 
-def convert_params():
+def convert_params() -> "Dict[str, Dict[str, Any]]":
     """The library's converter parameters, {name: {id, type, default, min, max, unit, choices,
     help}}: every one is a keyword argument of convert() and Converter. `type` is "int",
     "bool", "enum" (default: a name of `choices`), "double", "floats" or "string"."""
     return _table_dicts("convert")
 
 
-def reader_params():
+def reader_params() -> "Dict[str, Dict[str, Any]]":
     """The library's reader parameters (as convert_params()): every one is a keyword argument
     of Reader."""
     return _table_dicts("reader")

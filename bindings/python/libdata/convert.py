@@ -14,10 +14,12 @@ import operator
 import os
 import re
 from dataclasses import dataclass, field
-from typing import List
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _lib
 from ._lib import LibdataError, api
+
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 # Aliases of choice names, as dataconv accepts them; the names themselves come from the table.
 FORMAT_ALIASES = {None: "auto", "h5": "hdf5"}
@@ -69,7 +71,7 @@ class ConvertSummary:
         return {"format": self.skipped_format, "io": self.skipped_io,
                 "limit": self.skipped_limit}
 
-    def as_dict(self):
+    def as_dict(self) -> Dict[str, Any]:
         d = dict(self.__dict__)
         d["warnings"] = list(self.warnings)
         return d
@@ -99,7 +101,7 @@ def _choice(value, table, what):
     return table[key]
 
 
-def parse_size(value, what="split"):
+def parse_size(value: Union[int, str], what: str = "split") -> int:
     """Bytes from an int or a string such as "512M", "2GiB" (powers of 1024)."""
     if isinstance(value, str):
         m = _SIZE_RE.match(value)
@@ -197,14 +199,14 @@ class Converter(_lib.Handle):
                              f"{', '.join(sorted(table))}")
         return table[name]
 
-    def set(self, name, value):
+    def set(self, name: str, value: Any) -> None:
         """Set a parameter by its ld_convert_params() name, with the setter of its type
         (enums take their choice names)."""
         prm = self._param(name)
         with self._calling() as h:
             _lib.set_param("convert", h, prm, value)
 
-    def get(self, name):
+    def get(self, name: str) -> Union[int, str, None]:
         """An integer or boolean parameter's value; an enum's choice name."""
         prm = self._param(name)
         v = ctypes.c_int64()
@@ -274,7 +276,7 @@ class Converter(_lib.Handle):
             self.set(name, value)
 
     # -- running ---------------------------------------------------------------------------
-    def run(self, src, out):
+    def run(self, src: PathLike, out: PathLike) -> "ConvertSummary":
         """Convert `src` into `out`; returns a ConvertSummary. Raises LibdataError on failure
         (the output name is then left untouched), or the exception a callback raised.
         Ctrl-C (SIGINT) cancels the run: the library removes its temporary output and
@@ -314,10 +316,20 @@ class Converter(_lib.Handle):
         return s
 
 
-def convert(src, out, quality=None, resize=None, max_side=None, mode=None, pad_value=None,
-            gray=None, rgb=None, format=None, threads=None, shuffle=None, seed=None, strict=None,
-            max_pixels=None, split=None, deflate=None, check_size=None, encoded=None,
-            encode_type=None, list_file=None, note=None, progress=None, log=None, **params):
+def convert(src: PathLike, out: PathLike, quality: Optional[int] = None,
+            resize: Union[None, int, Tuple[int, int]] = None, max_side: Optional[int] = None,
+            mode: Optional[str] = None, pad_value: Optional[int] = None,
+            gray: Optional[bool] = None, rgb: Optional[bool] = None,
+            format: Optional[str] = None, threads: Optional[int] = None,
+            shuffle: Optional[bool] = None, seed: Optional[int] = None,
+            strict: Optional[bool] = None, max_pixels: Optional[int] = None,
+            split: Union[None, int, str] = None, deflate: Optional[int] = None,
+            check_size: Optional[bool] = None, encoded: Optional[bool] = None,
+            encode_type: Optional[str] = None, list_file: Optional[PathLike] = None,
+            note: Optional[str] = None,
+            progress: Optional[Callable[["ConvertProgress"], Any]] = None,
+            log: Optional[Callable[[int, str], None]] = None,
+            **params: Any) -> "ConvertSummary":
     """Convert an image folder (class sub-folders) or, with list_file, the files of a Caffe
     "relative/path label" list under `src`, into `out` (HDF5 file, or LMDB directory).
 

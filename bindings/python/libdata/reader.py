@@ -24,12 +24,15 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _lib
 from ._lib import LibdataError, api
+
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+Batch = Tuple[np.ndarray, np.ndarray]  # (data, labels)
 
 # Read-only values (ld_reader_info in reader.h; fixed forever). The parameters themselves come
 # from the library's table (_lib.reader_params()).
@@ -81,7 +84,7 @@ class DatasetInfo:
         return (self.channels, self.height, self.width)
 
     @property
-    def num_classes(self):
+    def num_classes(self) -> Optional[int]:
         return len(self.classes) if self.classes else None
 
 
@@ -194,12 +197,21 @@ class Reader(_lib.Handle):
     Other integer parameters of ld_reader_params() may be given by their table name.
     """
 
-    def __init__(self, path, batch_size=None, shuffle=None, seed=None, rank=None, world=None,
-                 threads=None, prefetch=None, dtype=None, layout=None, crop=None,
-                 random_crop=None, mirror=None, mean=None, scale=None, memory_budget=None,
-                 drop_last=None, label_dtype=None, channel_order=None, swap=None, window=None,
-                 epoch=0, dct_scale=None, data_name=None, label_name=None, copy=True, log=None,
-                 **params):
+    def __init__(self, path: PathLike, batch_size: Optional[int] = None,
+                 shuffle: Union[None, bool, str] = None, seed: Optional[int] = None,
+                 rank: Optional[int] = None, world: Optional[int] = None,
+                 threads: Optional[int] = None, prefetch: Optional[int] = None,
+                 dtype: Any = None, layout: Optional[str] = None,
+                 crop: Union[None, int, Tuple[int, int]] = None,
+                 random_crop: Optional[bool] = None, mirror: Optional[bool] = None,
+                 mean: Union[None, PathLike, Sequence[float], np.ndarray] = None,
+                 scale: Optional[float] = None, memory_budget: Optional[int] = None,
+                 drop_last: Optional[bool] = None, label_dtype: Any = None,
+                 channel_order: Optional[str] = None, swap: Optional[bool] = None,
+                 window: Optional[int] = None, epoch: int = 0, dct_scale: Optional[bool] = None,
+                 data_name: Optional[str] = None, label_name: Optional[str] = None,
+                 copy: bool = True, log: Optional[Callable[[int, str], None]] = None,
+                 **params: Any) -> None:
         self._init_handle()  # one call at a time, no close() inside one (_lib.Handle)
         self._copy = bool(copy)
         self._user_log = log
@@ -368,7 +380,7 @@ class Reader(_lib.Handle):
             raise exc
 
     # -- information -----------------------------------------------------------------------
-    def get(self, name):
+    def get(self, name: str) -> int:
         """An integer, boolean or enum parameter (an enum as its C value), or a read-only info
         value, by name ("batch_size", "samples", "epoch_batches", ...)."""
         table = _lib.reader_params()
@@ -392,7 +404,7 @@ class Reader(_lib.Handle):
         return v.value
 
     @property
-    def info(self):
+    def info(self) -> DatasetInfo:
         """DatasetInfo of the open reader."""
         self._handle()
         if self._info is None:
@@ -429,18 +441,18 @@ class Reader(_lib.Handle):
             names = _classes_from_hdf5(self.path)  # describe lists at most 20 names
         return names
 
-    def __len__(self):
+    def __len__(self) -> int:
         """Batches per epoch for this rank."""
         return self._info_value("epoch_batches")
 
     @property
-    def epoch(self):
+    def epoch(self) -> int:
         """The epoch the next batch of next_batch() belongs to (after a `break` in epoch e
         this is still e; the next `for` loop starts e + 1)."""
         return self._epoch
 
     # -- batches ---------------------------------------------------------------------------
-    def next_batch(self):
+    def next_batch(self) -> Optional[Batch]:
         """The next (data, labels) of the current epoch, or None at the end of the epoch (the
         following call then starts the next epoch)."""
         with self._calling() as h:
@@ -475,7 +487,7 @@ class Reader(_lib.Handle):
             return data.copy(), labels.copy()
         return data, labels
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Batch]:
         """Start an epoch: each iter() (each `for` loop) begins a new epoch. After a full
         epoch that is simply the next one; after a `break` (or next_batch() calls) in epoch e
         the rest of e is dropped and the loop gets epoch e + 1 from its first batch (the
@@ -495,7 +507,7 @@ class Reader(_lib.Handle):
                 self._open(self._epoch + 1)
         return _EpochIter(self)
 
-    def epochs(self, n=None):
+    def epochs(self, n: Optional[int] = None) -> Iterator[Batch]:
         """Iterate over n epochs (None: forever), yielding (data, labels)."""
         done = 0
         while n is None or done < n:
