@@ -93,6 +93,11 @@ void LibDataLayer<Dtype>::Configure() {
   }
   batch_size_ = static_cast<int>(dp.batch_size());
 
+  // The layer was compiled against <libdata/*.h> of LD_VERSION_STRING; a libdata.so of another
+  // major version has another ABI (say so instead of crashing in a call).
+  CHECK_EQ(ld_version_number() / 10000, static_cast<unsigned>(LD_VERSION_MAJOR))
+      << "LibData layer: built for libdata " << LD_VERSION_STRING << " but the loaded "
+      << "libdata is " << ld_version_string() << "; rebuild the layer against it";
   reader_ = ld_reader_create();
   CHECK(reader_ != NULL) << "LibData layer: out of memory creating the reader";
   ld_reader_set_log(reader_, ld_caffe_log,
