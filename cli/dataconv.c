@@ -54,11 +54,11 @@ static int cmd_info(const dc_opts *o)
                               "(an .h5 file, an LMDB directory or a --split .txt list)");
     if (o->nparams || o->list || o->root)
         return dc_usage_error("info takes no conversion options");
-    char *text = NULL;
-    int rc = ld_describe(o->pos[0], &text);
+    char *text = NULL, *err = NULL;
+    int rc = ld_describe(o->pos[0], &text, &err);
     if (rc < 0) {
-        fprintf(stderr, "dataconv: %s\n", text ? text : ld_strerror(rc));
-        ld_free(text);
+        fprintf(stderr, "dataconv: %s\n", err ? err : ld_strerror(rc));
+        ld_free(err);
         return DC_EXIT_FAIL;
     }
     size_t n = strlen(text);

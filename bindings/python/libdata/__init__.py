@@ -62,14 +62,16 @@ def strerror(code: int) -> str:
 def describe(path: "_PathLike") -> str:
     """A multi-line description of a dataset (HDF5 file, LMDB directory or split list):
     format, count, shape, storage, channel order, classes, how it was made."""
-    text = _ctypes.c_void_p()
-    rc = _api.ld_describe(_lib.fsencode(path), _ctypes.byref(text))
+    text, err = _ctypes.c_void_p(), _ctypes.c_void_p()
+    rc = _api.ld_describe(_lib.fsencode(path), _ctypes.byref(text), _ctypes.byref(err))
     try:
         s = _ctypes.string_at(text.value).decode("utf-8", "replace") if text.value else ""
+        msg = _ctypes.string_at(err.value).decode("utf-8", "replace") if err.value else ""
     finally:
         _api.ld_free(text)
+        _api.ld_free(err)
     if rc < 0:
-        raise LibdataError(rc, strerror(rc), s)
+        raise LibdataError(rc, strerror(rc), msg)
     return s
 
 

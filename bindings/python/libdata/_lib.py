@@ -295,7 +295,7 @@ _check_version()
 declare("ld_strerror", _cp, [_int])
 declare("ld_has_feature", _int, [_int])
 declare("ld_free", None, [_vp])
-declare("ld_describe", _int, [_cp, ctypes.POINTER(_vp)])
+declare("ld_describe", _int, [_cp, ctypes.POINTER(_vp), ctypes.POINTER(_vp)])
 
 # convert.h. Handles are c_void_p: opaque, never dereferenced here.
 declare("ld_convert_errmsg", _cp, [_vp])

@@ -12,6 +12,10 @@
  *  - Handles are opaque, created by *_create() and released by *_free(); *_free(NULL) is
  *    a no-op. A failed call leaves a detailed message (file, sample, reason) in the handle,
  *    read with the handle's *_errmsg() function; ld_strerror() names the code.
+ *  - Calls without a handle (ld_describe, ld_compute_mean) end with `char **errmsg`: on
+ *    failure it receives the detailed message (release with ld_free(); NULL if even that
+ *    could not be allocated), on success NULL; pass NULL when not wanted. Their other outputs
+ *    are set only on success.
  *  - One thread uses a handle at a time; separate handles are independent. The library's
  *    only process-wide state is the lock that serialises the reader's calls into the serial
  *    HDF5 library (HDF5 keeps global state of its own); the conversion and ld_describe /
@@ -160,13 +164,14 @@ LD_API void ld_free(void *p);
  * format, sample count, shape, storage kind, channel order, classes and how it was made.
  *
  * @param path   the dataset.
- * @param text   on success: a NUL-terminated, multi-line description; on failure: a
- *               NUL-terminated error message naming the path and the reason (or NULL when
- *               even that could not be allocated). Release it with ld_free().
- * @return LD_OK, or LD_EIO / LD_EFORMAT / LD_ENOTSUP / LD_ENOMEM.
+ * @param text   on success: a NUL-terminated, multi-line description (release with
+ *               ld_free()); NULL on failure.
+ * @param errmsg on failure, a message naming the path and the reason (release with ld_free());
+ *               NULL on success. May be NULL.
+ * @return LD_OK, or LD_EIO / LD_EFORMAT / LD_ENOTSUP / LD_ENOMEM / LD_EINVAL (no path/text).
  * Thread-safe: uses no shared state.
  */
-LD_API int ld_describe(const char *path, char **text);
+LD_API int ld_describe(const char *path, char **text, char **errmsg);
 
 
 /**

@@ -100,7 +100,7 @@ static int describe_dir(const char *path, ld_buf *out, ld_err *e)
 }
 #endif
 
-int ld_describe(const char *path, char **text)
+int ld_describe(const char *path, char **text, char **errmsg)
 {
     int rc = LD_OK;
     ld_buf out = {0};
@@ -109,7 +109,11 @@ int ld_describe(const char *path, char **text)
 
     ld__err_clear(&e);
     if (text) *text = NULL;
-    if (!path || !text) return LD_EINVAL;
+    if (errmsg) *errmsg = NULL;
+    if (!path || !text) {
+        if (errmsg) *errmsg = strdup("ld_describe: path and text are required");
+        return LD_EINVAL;
+    }
     if (stat(path, &st) != 0) {
         rc = ld__err(&e, LD_EIO, "%s: no such file or directory", path);
     } else if (S_ISDIR(st.st_mode)) {
@@ -132,6 +136,6 @@ int ld_describe(const char *path, char **text)
         return LD_OK;
     }
     ld__buf_free(&out);
-    *text = strdup(e.msg[0] ? e.msg : ld_strerror(rc));
+    if (errmsg) *errmsg = strdup(e.msg[0] ? e.msg : ld_strerror(rc));
     return rc;
 }
