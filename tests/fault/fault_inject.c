@@ -257,6 +257,7 @@ typedef struct fcase {
     int (*check)(const struct fcase *fc, const char *out_dir);
     int writes; /* leaves output in out_dir */
     int param;
+    int expect; /* status without a fault: LD_OK, or LD_EINVAL for a refusal */
 } fcase;
 
 #define ARM()                                                                                    \
@@ -376,16 +377,100 @@ static int mean_check(const fcase *fc, const char *out_dir)
     return stat(out, &st) == 0 && st.st_size > 0 && entries(out_dir, NULL, 0) == 1;
 }
 
+/* Refusals: the output would replace or land inside the input. An allocation failing inside
+ * the safety check must not let the run through (a check that fails open). The check()
+ * here holds after every run: nothing was written. param: 0 output inside the input folder,
+ * 1 a --split whose list would replace the input list, 2 a mean inside an LMDB input. */
+static char refuse_dir[512];
+
+static int refuse_case(const fcase *fc, const char *out_dir, char *msg, size_t n)
+{
+    (void)out_dir;
+    char in[600], out[700], list[700];
+    if (fc->param == 2) {
+        snprintf(out, sizeof out, "%s/mean.binaryproto", ref_lmdb);
+        char *err = NULL;
+        int rc = ld_compute_mean(ref_lmdb, out, NULL, NULL, &err);
+        snprintf(msg, n, "%s", err ? err : "(no message)");
+        DISARM();
+        ld_free(err);
+        return rc;
+    }
+    snprintf(in, sizeof in, "%s/tree", refuse_dir);
+    snprintf(list, sizeof list, "%s/train.txt", refuse_dir);
+    if (fc->param == 0)
+        snprintf(out, sizeof out, "%s/cat/out.h5", in);
+    else
+        snprintf(out, sizeof out, "%s/train.h5", refuse_dir);
+    ld_convert *c = ld_convert_create();
+    if (!c)
+        return snprintf(msg, n, "ld_convert_create returned NULL"), LD_ENOMEM;
+    ld_convert_set_log(c, quiet_log, NULL);
+    ld_convert_set(c, LD_C_RESIZE_W, 24);
+    ld_convert_set(c, LD_C_RESIZE_H, 16);
+    ld_convert_set(c, LD_C_THREADS, threads);
+    int rc = LD_OK;
+    if (fc->param == 1) {
+        ld_convert_set(c, LD_C_SPLIT_BYTES, 24 * 16 * 3 * 2);
+        rc = ld_convert_set_str(c, LD_C_LIST_FILE, list);
+    }
+    if (rc == LD_OK)
+        rc = ld_convert_run(c, in, out);
+    snprintf(msg, n, "%s", ld_convert_errmsg(c));
+    ld_convert_free(c);
+    return rc;
+}
+
+/* A listing of the folders a refusal must leave alone, compared with the one before. */
+static void refuse_listing(const fcase *fc, char *buf, size_t n)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "ls -aR '%s' | md5sum", fc->param == 2 ? ref_lmdb : refuse_dir);
+    FILE *p = popen(cmd, "r");
+    buf[0] = '\0';
+    if (!p || !fgets(buf, (int)n, p))
+        snprintf(buf, n, "(ls failed)");
+    if (p)
+        pclose(p);
+}
+
+static char refuse_before[64];
+
+/* The refusal cases' own input: a copy of the tree and a list file naming its images (and no
+ * mean file in the reference LMDB). */
+static void refuse_reset(void)
+{
+    char cmd[2400];
+    clean(refuse_dir);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s/tree' && cp '%s/list.txt' '%s/train.txt' && "
+             "rm -f '%s'/mean.binaryproto*", tree, refuse_dir, testdata, refuse_dir, ref_lmdb);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "fault_inject: cannot copy the fixtures: %s\n", cmd);
+        exit(2);
+    }
+}
+
+static int refuse_check(const fcase *fc, const char *out_dir)
+{
+    (void)out_dir;
+    char now[64];
+    refuse_listing(fc, now, sizeof now);
+    return !strcmp(now, refuse_before);
+}
+
 static const fcase cases[] = {
-    {"convert_h5", convert_case, convert_check, 1, 0},
-    {"convert_h5_jpeg", convert_case, convert_check, 1, 1},
-    {"convert_lmdb", convert_case, convert_check, 1, 2},
-    {"convert_h5_split", convert_case, convert_check, 1, 3},
-    {"epoch_h5", epoch_case, epoch_check, 0, 0},
-    {"epoch_h5_f32", epoch_case, epoch_check, 0, 1},
-    {"epoch_h5_jpeg", epoch_case, epoch_check, 0, 2},
-    {"epoch_lmdb", epoch_case, epoch_check, 0, 3},
-    {"mean", mean_case, mean_check, 1, 0},
+    {"convert_h5", convert_case, convert_check, 1, 0, LD_OK},
+    {"convert_h5_jpeg", convert_case, convert_check, 1, 1, LD_OK},
+    {"convert_lmdb", convert_case, convert_check, 1, 2, LD_OK},
+    {"convert_h5_split", convert_case, convert_check, 1, 3, LD_OK},
+    {"epoch_h5", epoch_case, epoch_check, 0, 0, LD_OK},
+    {"epoch_h5_f32", epoch_case, epoch_check, 0, 1, LD_OK},
+    {"epoch_h5_jpeg", epoch_case, epoch_check, 0, 2, LD_OK},
+    {"epoch_lmdb", epoch_case, epoch_check, 0, 3, LD_OK},
+    {"mean", mean_case, mean_check, 1, 0, LD_OK},
+    {"refuse_inside_input", refuse_case, refuse_check, 0, 0, LD_EINVAL},
+    {"refuse_split_list", refuse_case, refuse_check, 0, 1, LD_EINVAL},
+    {"refuse_mean_in_lmdb", refuse_case, refuse_check, 0, 2, LD_EINVAL},
 };
 
 /* ---- the driver ------------------------------------------------------------------------- */
@@ -412,12 +497,14 @@ static void run_case(const fcase *fc)
     char out_dir[400], msg[2048], first[256];
     snprintf(out_dir, sizeof out_dir, "%s/%s-t%d", workdir, fc->name, threads);
     clean(out_dir);
+    if (fc->expect != LD_OK)
+        refuse_listing(fc, refuse_before, sizeof refuse_before);
     ARM();
     atomic_store(&fail_at, 0);
     int rc = fc->run(fc, out_dir, msg, sizeof msg);
     DISARM();
     long total = atomic_load(&calls);
-    if (rc != LD_OK || !fc->check(fc, out_dir)) {
+    if (rc != fc->expect || !fc->check(fc, out_dir)) {
         fprintf(stderr, "fault_inject: %s fails without a fault (status %d): %s\n", fc->name, rc,
                 msg);
         exit(2);
@@ -440,7 +527,18 @@ static void run_case(const fcase *fc)
             continue;
         }
         int want = kind == KIND_ALLOC ? LD_ENOMEM : LD_EIO;
-        if (rc == LD_OK) {
+        if (fc->expect != LD_OK) {
+            if (rc == LD_OK)
+                defect(fc, k, "the refusal was skipped: the run went through", rc, msg);
+            else if (rc != fc->expect && rc != want)
+                defect(fc, k, "expected the refusal or the fault's status", rc, msg);
+            else if (rc == fc->expect)
+                ok_runs++;
+            if (!fc->check(fc, out_dir)) {
+                defect(fc, k, "the refused run wrote something", rc, msg);
+                refuse_reset(); /* so the next k starts from the same files */
+            }
+        } else if (rc == LD_OK) {
             /* a harmless call (a warning's text, a best-effort sync): the result must be whole */
             if (!fc->check(fc, out_dir))
                 defect(fc, k, "returned LD_OK but the result is incomplete", rc, msg);
@@ -469,9 +567,9 @@ static void run_case(const fcase *fc)
 static void make_reference(void)
 {
     char msg[1024];
-    static const fcase make[] = {{"ref", convert_case, NULL, 1, 0},
-                                 {"ref", convert_case, NULL, 1, 1},
-                                 {"ref", convert_case, NULL, 1, 2}};
+    static const fcase make[] = {{"ref", convert_case, NULL, 1, 0, LD_OK},
+                                 {"ref", convert_case, NULL, 1, 1, LD_OK},
+                                 {"ref", convert_case, NULL, 1, 2, LD_OK}};
     char *dst[] = {ref_h5, ref_enc, ref_lmdb};
     static const char *names[] = {"out.h5", "out.h5", "out.lmdb"};
     for (int i = 0; i < 3; i++) {
@@ -505,6 +603,8 @@ int main(int argc, char **argv)
     const char *only = argc > 3 ? argv[3] : NULL;
     snprintf(tree, sizeof tree, "%s/tree", testdata);
     make_reference();
+    snprintf(refuse_dir, sizeof refuse_dir, "%s/refuse", workdir);
+    refuse_reset();
     for (threads = 1; threads <= 2; threads++)
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
             if (!only || !strcmp(only, cases[i].name))

@@ -480,7 +480,9 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
                            "the output another name (nothing was written)",
                            outs->f[k].path, c->list_file);
         }
-        if (ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino) == 2)
+        int same = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+        if (same < 0) return ld__err(&c->err, same, "%s: out of memory", output);
+        if (same == 2)
             return ld__err(&c->err, LD_EINVAL,
                            "%s is the input list file %s: the output would replace it; give "
                            "the output another name (nothing was written)",
@@ -488,6 +490,7 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
     }
     if (input && *input && stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
         int within = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+        if (within < 0) return ld__err(&c->err, within, "%s: out of memory", output);
         if (within == 2)
             return ld__err(&c->err, LD_EINVAL,
                            "%s is the input folder: the output would replace it; give the "
