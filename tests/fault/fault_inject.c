@@ -6,7 +6,8 @@
  * -Wl,--wrap=malloc,--wrap=calloc,... (tests/fault/CMakeLists.txt): the linker sends every call
  * that libdata's own code makes to one of these functions to __wrap_NAME below, which counts
  * it and makes the k-th one fail (NULL and ENOMEM for an allocation; -1 / EOF / short count and
- * ENOSPC for a write). The library's sources are untouched. The shared libraries it uses
+ * ENOSPC for a write; EAGAIN/ENOMEM for pthread_create and lock initialisation). The
+ * library's sources are untouched. The shared libraries it uses
  * (HDF5, LMDB, libjpeg, libpng, libc) are not relinked, so their own allocations and writes are
  * not failed here: HDF5's H5Dwrite and LMDB's mdb_put write through their own code.
  *
@@ -28,6 +29,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -52,7 +54,7 @@
 
 /* ---- the fault points ----------------------------------------------------------------- */
 
-enum { KIND_ALLOC = 1, KIND_WRITE = 2 };
+enum { KIND_ALLOC = 1, KIND_WRITE = 2, KIND_THREAD = 3 };
 
 static atomic_int armed;        /* count calls only while the library runs a case */
 static atomic_long calls;       /* calls counted in this run */
@@ -90,6 +92,9 @@ int __real_fflush(FILE *f);
 int __real_fsync(int fd);
 int __real_fclose(FILE *f);
 int __real_rename(const char *from, const char *to);
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
+int __real_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a);
+int __real_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
 
 void *__wrap_malloc(size_t n)
 {
@@ -189,6 +194,31 @@ int __wrap_rename(const char *from, const char *to)
     if (inject(KIND_WRITE, "rename", SITE))
         return errno = EIO, -1;
     return __real_rename(from, to);
+}
+
+/* Threads and their locks: resources like memory (EAGAIN: no more threads; ENOMEM), so the
+ * library's answer is LD_ENOMEM too. pthread_* return the error, errno is left alone: the
+ * message must carry that error. A failed initialisation is never harmless (using the object
+ * is undefined), so these runs must fail. */
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+    if (inject(KIND_THREAD, "pthread_create", SITE))
+        return EAGAIN;
+    return __real_pthread_create(t, a, fn, arg);
+}
+
+int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+    if (inject(KIND_THREAD, "pthread_mutex_init", SITE))
+        return ENOMEM;
+    return __real_pthread_mutex_init(m, a);
+}
+
+int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+    if (inject(KIND_THREAD, "pthread_cond_init", SITE))
+        return ENOMEM;
+    return __real_pthread_cond_init(c, a);
 }
 
 /* ---- helpers --------------------------------------------------------------------------- */
@@ -526,7 +556,7 @@ static void run_case(const fcase *fc)
             not_reached++;
             continue;
         }
-        int want = kind == KIND_ALLOC ? LD_ENOMEM : LD_EIO;
+        int want = kind == KIND_WRITE ? LD_EIO : LD_ENOMEM;
         if (fc->expect != LD_OK) {
             if (rc == LD_OK)
                 defect(fc, k, "the refusal was skipped: the run went through", rc, msg);
@@ -538,6 +568,12 @@ static void run_case(const fcase *fc)
                 defect(fc, k, "the refused run wrote something", rc, msg);
                 refuse_reset(); /* so the next k starts from the same files */
             }
+        } else if (kind == KIND_THREAD) {
+            const char *why = strerror(strcmp(fired_name, "pthread_create") ? ENOMEM : EAGAIN);
+            if (rc != want)
+                defect(fc, k, "a failed thread or lock initialisation must fail the run", rc, msg);
+            else if (!strstr(msg, why))
+                defect(fc, k, "the message lacks the pthread error", rc, msg);
         } else if (rc == LD_OK) {
             /* a harmless call (a warning's text, a best-effort sync): the result must be whole */
             if (!fc->check(fc, out_dir))
@@ -548,13 +584,13 @@ static void run_case(const fcase *fc)
             }
         } else {
             if (rc != want)
-                defect(fc, k, kind == KIND_ALLOC ? "expected LD_ENOMEM" : "expected LD_EIO", rc,
+                defect(fc, k, kind == KIND_WRITE ? "expected LD_EIO" : "expected LD_ENOMEM", rc,
                        msg);
             else if (!msg[0])
                 defect(fc, k, "no error message", rc, msg);
-            if (fc->writes && entries(out_dir, first, sizeof first) != 0)
-                defect(fc, k, "output left behind after the failure", rc, first);
         }
+        if (rc != LD_OK && fc->writes && entries(out_dir, first, sizeof first) != 0)
+            defect(fc, k, "output left behind after the failure", rc, first);
         if (leak_check())
             defect(fc, k, "leak (LeakSanitizer report above)", rc, msg);
     }
