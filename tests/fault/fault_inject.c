@@ -395,7 +395,11 @@ static int convert_check(const fcase *fc, const char *out_dir)
     snprintf(out, sizeof out, "%s/%s", out_dir, names[fc->param]);
     int rc;
     long got = count_epoch(out, LD_DTYPE_U8, msg, sizeof msg, &rc);
-    return rc == LD_OK && got == ref_samples;
+    if (rc == LD_OK && got == ref_samples)
+        return 1;
+    fprintf(stderr, "  reading %s back: status %d, %ld of %ld samples: %s\n", out, rc, got,
+            ref_samples, msg);
+    return 0;
 }
 
 static int mean_check(const fcase *fc, const char *out_dir)
