@@ -1,11 +1,10 @@
 /*
  * Single-thread decode rate of the codec on real photos, per output mode and per DCT scale.
- * Not built by default. Build and run (from the source root, after make_fixtures.py):
+ * Built with -DLIBDATA_BUILD_BENCH=ON (bench/CMakeLists.txt); run after make_fixtures.py:
  *
- *   cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -DLD_HAVE_PNG=1 -Ilibdata/include -Ilibdata/src \
- *      bench/decode_rate.c libdata/src/codec/{codec,exif,jpeg_dec,jpeg_enc,png_dec,png_enc}.c \
- *      libdata/src/common/ld_common.c -ljpeg -lpng -lm -o /tmp/decode_rate
- *   /tmp/decode_rate build/testdata/photos/p??.jpg
+ *   cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DLIBDATA_BUILD_BENCH=ON
+ *   cmake --build build-bench --target decode_rate
+ *   build-bench/bench/decode_rate build/testdata/photos/p??.jpg
  *
  * Files are read into memory first, so this measures decoding only (no I/O).
  */

@@ -1,16 +1,12 @@
 /*
  * Per-image cost of the pixel kernels the converter and the reader run for every sample:
  * the resampler (500x375 -> 224x224 RGB, Lanczos-3) and the interleaved -> planar copy
- * (224x224x3). Not built by default. Build twice, with and without the run-time SSSE3/AVX2
- * kernels, and compare (from the source root):
+ * (224x224x3). Built with -DLIBDATA_BUILD_BENCH=ON twice, with and without the run-time
+ * SSSE3/AVX2 kernels (bench/CMakeLists.txt); compare:
  *
- *   src="bench/kernel_rate.c libdata/src/resize/resample.c libdata/src/resize/geometry.c \
- *        libdata/src/common/ld_common.c libdata/src/common/ld_pixels.c"
- *   cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -Ilibdata/include -Ilibdata/src $src -lm \
- *      -o /tmp/kernel_rate
- *   cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -DLD_NO_X86_DISPATCH -Ilibdata/include \
- *      -Ilibdata/src $src -lm -o /tmp/kernel_rate_sse2
- *   /tmp/kernel_rate; /tmp/kernel_rate_sse2
+ *   cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DLIBDATA_BUILD_BENCH=ON
+ *   cmake --build build-bench --target kernel_rate kernel_rate_sse2
+ *   build-bench/bench/kernel_rate; build-bench/bench/kernel_rate_sse2     [REPS, default 2000]
  *
  * The image is synthetic (a smooth pattern): these kernels' cost does not depend on content.
  */
@@ -22,8 +18,9 @@
 
 #define REPS 2000
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const int reps = argc > 1 && atoi(argv[1]) > 0 ? atoi(argv[1]) : REPS; /* kernel_rate [REPS] */
     ld_image src = {0}, dst = {0};
     ld_err e;
     if (ld__image_alloc(&src, 500, 375, 3) != LD_OK)
@@ -37,9 +34,9 @@ int main(void)
     double best = 1e9;
     for (int round = 0; round < 3; round++) {
         const double t0 = ld__now();
-        for (int i = 0; i < REPS; i++)
+        for (int i = 0; i < reps; i++)
             ld__resize(r, &src, &g, &dst, &e);
-        const double t = (ld__now() - t0) / REPS;
+        const double t = (ld__now() - t0) / reps;
         best = t < best ? t : best;
     }
     printf("resize 500x375 -> 224x224 RGB: %6.1f us\n", best * 1e6);
@@ -51,9 +48,9 @@ int main(void)
     best = 1e9;
     for (int round = 0; round < 3; round++) {
         const double t0 = ld__now();
-        for (int i = 0; i < REPS * 10; i++)
+        for (int i = 0; i < reps * 10; i++)
             ld__deinterleave3(dst.px, (size_t)224 * 3, 224, 224, ch, i & 1, planes);
-        const double t = (ld__now() - t0) / (REPS * 10);
+        const double t = (ld__now() - t0) / (reps * 10);
         best = t < best ? t : best;
     }
     printf("interleaved -> planar 224x224x3: %6.1f us\n", best * 1e6);

@@ -5,8 +5,10 @@ in one run, printing ratios (the targets of issue 4).
   /usr/bin/python3 bench/read_bench.py [--build DIR] [--work DIR] [--n 8000] [--batch 256]
                                        [--threads 2] [--photos DIR] [--quick]
 
---build is a CMake build directory holding libdata.so (default: build-reader, then build);
-bench/read_bench.c is compiled against it into --work. Datasets are made once in --work
+--build is a CMake build directory holding dataconv (default: build-reader, then build): the C
+reader is measured by `dataconv bench`, the libjpeg-turbo and access-method baselines by
+BUILD/bench/baselines (bench/baselines.c, built with -DLIBDATA_BUILD_BENCH=ON). Datasets are
+made once in --work
 (default /tmp/ld_bench): raw.h5, N x 3x224x224 uint8 in libdata's layout (1 MiB chunks), and
 enc.h5, 2000 JPEG photos (the fixture photos' own bytes, 500x375 q90). Each measurement reads
 its file into the page cache first (cat > /dev/null): the kernel drops idle pages after about a
@@ -17,12 +19,16 @@ import glob
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import suite_common as sc  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -76,27 +82,58 @@ def make_encoded(path, photos, n=2000):
     os.rename(path + ".tmp", path)
 
 
-def build_bench(build, work):
-    lib = os.path.join(build, "libdata.so")
-    if not os.path.exists(lib):
-        sys.exit(f"no libdata.so in {build}: build the 'libdata' target first")
-    exe = os.path.join(work, "read_bench")
-    subprocess.run(["cc", "-O2", "-std=c11", "-o", exe, os.path.join(HERE, "read_bench.c"),
-                    "-I", os.path.join(ROOT, "libdata/include"), "-L", build, "-ldata",
-                    "-ljpeg", "-Wl,-rpath," + build], check=True)
-    return exe
+def find_tools(build):
+    dataconv = os.path.join(build, "dataconv")
+    baselines = os.path.join(build, "bench", "baselines")
+    for exe, how in ((dataconv, "the 'dataconv' target"),
+                     (baselines, "the 'baselines' target, configured with -DLIBDATA_BUILD_BENCH=ON")):
+        if not os.access(exe, os.X_OK):
+            sys.exit(f"no {exe} in {build}: build {how}")
+    return dataconv, baselines
 
 
-def run_bench(exe, path, reps=2, **opts):
+ORDERS = {0: "seq", 1: "shuffle", 2: "block"}
+
+
+def bench_once(dataconv, path, batch, order=0, threads=0, epochs=1, dtype=0, crop=None,
+               budget=0, dct=0):
+    """One `dataconv bench` run: one untimed epoch, then EPOCHS timed ones. Returns the rates
+    and what the reader chose, from its output; peak RSS from /usr/bin/time (suite_common)."""
+    args = [dataconv, "bench", path, "--batch", batch, "--order", ORDERS[order],
+            "-j", threads, "--epochs", epochs + 1]
+    if dtype:
+        args += ["--dtype", "f32"]
+    if crop:
+        args += ["--crop", f"{crop[0]}x{crop[1]}"]
+    if budget:
+        args += ["--memory", budget]
+    if dct:
+        args += ["--dct-scale"]
+    out, _, rss = sc.run(args)
+    head = re.search(r"batch (\d+) x (\d+)x(\d+)x(\d+) (\w+); (\d+) threads, prefetch (\d+)",
+                     out)
+    if not head:
+        sys.exit(f"unexpected `dataconv bench` output:\n{out}")
+    c, h, w = (int(head.group(k)) for k in (2, 3, 4))
+    sample = c * h * w * (4 if head.group(5) == "float32" else 1)
+    samples = seconds = batches = 0
+    for m in re.finditer(r"^epoch (\d+): (\d+) batches, (\d+) samples in ([\d.]+) s", out, re.M):
+        if int(m.group(1)) > 0:  # epoch 0 is the warm-up
+            batches += int(m.group(2))
+            samples += int(m.group(3))
+            seconds += float(m.group(4))
+    return {"samples": samples, "seconds": seconds, "samples_per_s": samples / seconds,
+            "MB_per_s": samples * sample / seconds / 1e6,
+            "ms_per_batch": seconds * 1e3 / max(batches, 1), "threads": int(head.group(6)),
+            "prefetch": int(head.group(7)), "peak_rss_MB": rss}
+
+
+def run_bench(dataconv, path, reps=2, **opts):
     """Best of `reps` runs: the machine is shared, the best run is the least disturbed."""
-    args = [exe, path]
-    for k, v in opts.items():
-        args += [k] + ([str(x) for x in v] if isinstance(v, tuple) else [str(v)])
     runs = []
     for _ in range(reps):
         warm(path)
-        out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-        runs.append(json.loads(out))
+        runs.append(bench_once(dataconv, path, **opts))
     return max(runs, key=lambda r: r["samples_per_s"])
 
 
@@ -213,15 +250,15 @@ def main():
     a = ap.parse_args()
     build = a.build or next((d for d in (os.path.join(ROOT, "build-reader"),
                                          os.path.join(ROOT, "build"))
-                             if os.path.exists(os.path.join(d, "libdata.so"))), None)
+                             if os.path.exists(os.path.join(d, "dataconv"))), None)
     if not build:
-        sys.exit("give --build DIR (a build directory with libdata.so)")
+        sys.exit("give --build DIR (a build directory with dataconv)")
     os.makedirs(a.work, exist_ok=True)
     photos = sorted(glob.glob(os.path.join(a.photos or os.path.join(build, "testdata/photos"),
                                            "*.jpg")))
     if not photos:
         sys.exit("no photos: run tests/data/make_fixtures.py BUILD/testdata or give --photos")
-    exe = build_bench(build, a.work)
+    exe, baselines = find_tools(build)
     raw, enc = os.path.join(a.work, "raw.h5"), os.path.join(a.work, "enc.h5")
     make_raw(raw, a.n)
     make_encoded(enc, photos)
@@ -265,7 +302,7 @@ def main():
         row("PyTorch DataLoader over h5py, 2 workers", ts, ts * sample_mb)
     pil = pil_decode_sps(enc)
     row("PIL (libjpeg-turbo) decode 500x375, 1 thread", pil, None)
-    tj = max(json.loads(subprocess.run([exe, "--decode", "2"] + photos, check=True,
+    tj = max(json.loads(subprocess.run([baselines, "--decode", "2"] + photos, check=True,
                                        capture_output=True, text=True).stdout)["images_per_s"]
              for _ in range(2))
     row("libjpeg-turbo decode 500x375, 1 thread", tj, None)
@@ -295,7 +332,7 @@ def main():
     if not a.quick:
         print("\naccess methods, 1 thread, first GiB of raw.h5 warm (why h5_store.c uses pread):")
         warm(raw)
-        out = subprocess.run([exe, "--io", raw, str(C * H * W)], check=True,
+        out = subprocess.run([baselines, "--io", raw, str(C * H * W)], check=True,
                              capture_output=True, text=True).stdout
         print("".join("  " + l + "\n" for l in out.strip().splitlines()[-7:]), end="")
 

@@ -6,7 +6,8 @@
  *
  * MODE is squash, crop, pad or max. A .px stream is "LDPX" + little-endian uint32 width,
  * height, channels, then HWC uint8 pixels (tests/data/fixtures_resize.py writes the same).
- * Built by resize_quality.py with `cc -O2` against the resize sources; not a CMake target.
+ * A CMake target with -DLIBDATA_BUILD_BENCH=ON (BUILD/bench/resize_quality), which
+ * resize_quality.py runs.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,8 +4,9 @@ that dataconv made from the photo set (raw pixels and JPEG q70, HDF5 and LMDB), 
 shuffled, by libdata and by what users would otherwise write.
 
 Readers (one process per run, page cache warm, a warm-up batch or epoch first):
-  libdata C        bench/read_bench.c (the public reader API; compiled here against the
-                   build's libdata.so), all cores and 1 thread; warm-up: one untimed epoch
+  libdata C        `dataconv bench` (cli/bench.c: the public reader API, touching one byte per
+                   cache line of each batch), all cores and 1 thread; warm-up: one untimed
+                   epoch
   libdata Python   libdata.Reader(copy=True): each batch a new NumPy array
   h5py slicing     d[s:s+256] (sequential), and read_direct into one reused array
   h5py fancy       d[sorted(batch indices)] (shuffled; h5py wants increasing indices)
@@ -18,8 +19,8 @@ Encoded batches decode each JPEG to 3x224x224 uint8: libdata (libjpeg-turbo insi
 blob slices + Pillow; python-lmdb + cv2.imdecode (as Caffe-style code does); DataLoader + Pillow.
 Limits measured by the same run: memcpy bandwidth (NumPy copyto of 256 MiB, 1 and all
 threads) as samples/s of 150,528 bytes, and the single-thread libjpeg-turbo decode rate of the
-same 224x224 q70 JPEGs (read_bench --decode: jpeg_read_scanlines into a reused buffer) times
-the number of cores.
+same 224x224 q70 JPEGs (BUILD/bench/baselines --decode, the CMake target of bench/baselines.c:
+jpeg_read_scanlines into a reused buffer) times the number of cores.
 Python readers run until at least --seconds have passed (whole batches, several epochs when
 the dataset is small); the C reader runs whole epochs.
 
@@ -242,15 +243,13 @@ def memcpy_worker(threads):
 # ---------------------------------------------------------------------------------------------
 # driver
 
-def build_read_bench(build, work):
-    exe = os.path.join(work, "read_bench")
-    src = os.path.join(HERE, "read_bench.c")
-    p = subprocess.run(["cc", "-O2", "-std=c11", "-o", exe, src,
-                        "-I", os.path.join(ROOT, "libdata/include"), "-L", build, "-ldata",
-                        "-ljpeg", "-Wl,-rpath," + os.path.abspath(build)],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        sc.log(f"  read_bench.c did not build, using `dataconv bench`:\n{p.stderr[-1500:]}")
+def find_baselines(build):
+    """BUILD/bench/baselines (bench/baselines.c; a CMake target with -DLIBDATA_BUILD_BENCH=ON,
+    which bench/run sets), or None."""
+    exe = os.path.join(build, "bench", "baselines")
+    if not os.access(exe, os.X_OK):
+        sc.log(f"  no {exe} (configure with -DLIBDATA_BUILD_BENCH=ON): the libjpeg-turbo "
+               "decode limit is not measured")
         return None
     return exe
 
@@ -296,7 +295,7 @@ class Reading:
         self.res, self.build, self.dataconv = res, build, dataconv
         self.work, self.reps, self.seconds, self.batch = work, reps, seconds, batch
         self.cores = os.cpu_count()
-        self.exe = build_read_bench(build, work)
+        self.baselines = find_baselines(build)
         self.env = {"LIBDATA_LIBRARY": os.path.join(build, "libdata.so"),
                     "PYTHONPATH": os.path.join(ROOT, "bindings", "python")}
 
@@ -304,10 +303,6 @@ class Reading:
         """One run of the C reader: whole epochs, about self.seconds long at RATE samples/s
         (a guess: being off only makes the run shorter or longer)."""
         epochs = epochs or max(1, min(50, round(self.seconds * rate / max(n, 1))))
-        if self.exe:
-            r = sc.run_json([self.exe, path, "batch", self.batch, "order", int(shuffle),
-                             "threads", threads, "epochs", epochs])
-            return r["samples"] / r["seconds"], r["rss_mb"], r["anon_mb"]
         out, dt, rss = sc.run([self.dataconv, "bench", path, "--batch", self.batch,
                                "--order", "shuffle" if shuffle else "seq", "-j", threads,
                                "--epochs", epochs + 1])
@@ -349,11 +344,11 @@ class Reading:
                          error=None if got else err)
             sc.log(f"  memcpy {t} threads: {sc.fmt_rate(s, ' GB/s')}")
         files = sorted(os.path.join(jpeg_dir, f) for f in os.listdir(jpeg_dir))
-        if self.exe:
+        if self.baselines:
             got, err = sc.repeat(self.reps, lambda: sc.run_json(
-                [self.exe, "--decode", min(2.0, self.seconds)] + files)["images_per_s"])
+                [self.baselines, "--decode", min(2.0, self.seconds)] + files)["images_per_s"])
         else:
-            got, err = [], "read_bench not built"
+            got, err = [], "BUILD/bench/baselines not built (-DLIBDATA_BUILD_BENCH=ON)"
         s = sc.summarize(got)
         self.res.add("limit", "decode", "libjpeg-turbo decode 224x224 q70, 1 thread", sps=s,
                      error=None if got else err)

@@ -346,9 +346,9 @@ def markdown(data, chart_paths, outdir):
           "script of the same storage kind.", ""]
     L += convert_tables(rows, cores)
     L += ["## Reading", "",
-          "Batches of 256 × 3×224×224 uint8 NCHW. The C reader (bench/read_bench.c, libdata's "
-          "public API, touching one byte per 4 KiB page of each batch) reads whole epochs after "
-          "one untimed epoch; Python readers read for a fixed time after one warm-up batch. "
+          "Batches of 256 × 3×224×224 uint8 NCHW. The C reader (`dataconv bench`, libdata's "
+          "public API, touching one byte per 64-byte cache line of each batch) reads whole "
+          "epochs after one untimed epoch; Python readers read for a fixed time after one warm-up batch. "
           "`libdata C ÷ this` is libdata's C reader on HDF5 with all cores divided by the "
           "row's rate.", ""]
     L += ["### Limits measured in the same run", ""] + limit_table(rows)

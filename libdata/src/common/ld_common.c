@@ -384,7 +384,7 @@ int ld__path_within(const char *path, uint64_t dev, uint64_t ino)
     while (n > 1 && path[n - 1] == '/')
         n--;
     char *dir = n ? ld__asprintf("%.*s", (int)n, path) : ld__strdup(".");
-    if (!dir) return 0;
+    if (!dir) return LD_ENOMEM;
     fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     free(dir);
     int found = 0;

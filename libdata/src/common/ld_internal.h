@@ -139,7 +139,8 @@ int ld__explain_write_failure(ld_err *e, int err, const char *out, const char *f
  * (or, when it does not exist, its parent folder) up through ".." to "/" comparing device
  * and inode, so symlinks, "..", hard links and bind mounts cannot hide it. Returns 2 for
  * the same object, 1 for inside it, 0 for neither (also when path's folder cannot be
- * opened: then nothing can be written there anyway). */
+ * opened: then nothing can be written there anyway), LD_ENOMEM when it could not tell (a
+ * safety check must then refuse, not pass). */
 int ld__path_within(const char *path, uint64_t dev, uint64_t ino);
 
 /* Where an entry of a --split list (one HDF5 file per line) is: an absolute entry as it is;

@@ -508,7 +508,9 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
                            "the output another name (nothing was written)",
                            outs->f[k].path, c->list_file);
         }
-        if (ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino) == 2)
+        int same = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+        if (same < 0) return ld__err(&c->err, same, "%s: out of memory", output);
+        if (same == 2)
             return ld__err(&c->err, LD_EINVAL,
                            "%s is the input list file %s: the output would replace it; give "
                            "the output another name (nothing was written)",
@@ -516,6 +518,7 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
     }
     if (input && *input && stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
         int within = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+        if (within < 0) return ld__err(&c->err, within, "%s: out of memory", output);
         if (within == 2)
             return ld__err(&c->err, LD_EINVAL,
                            "%s is the input folder: the output would replace it; give the "
@@ -715,9 +718,18 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     r.slots = calloc(r.window, sizeof *r.slots);
     workers = calloc((size_t)nthreads, sizeof *workers);
     LD_CHECK(&c->err, r.slots && workers, LD_ENOMEM, "out of memory");
-    pthread_mutex_init(&r.mu, NULL);
-    pthread_cond_init(&r.work_cv, NULL);
-    pthread_cond_init(&r.done_cv, NULL);
+    /* pthread_* return their error (they do not set errno) */
+    int perr = pthread_mutex_init(&r.mu, NULL);
+    LD_CHECK(&c->err, !perr, LD_ENOMEM, "cannot create a mutex: %s", strerror(perr));
+    if ((perr = pthread_cond_init(&r.work_cv, NULL)) != 0) {
+        pthread_mutex_destroy(&r.mu);
+        LD_CHECK(&c->err, 0, LD_ENOMEM, "cannot create a condition variable: %s", strerror(perr));
+    }
+    if ((perr = pthread_cond_init(&r.done_cv, NULL)) != 0) {
+        pthread_cond_destroy(&r.work_cv);
+        pthread_mutex_destroy(&r.mu);
+        LD_CHECK(&c->err, 0, LD_ENOMEM, "cannot create a condition variable: %s", strerror(perr));
+    }
     sync_init = 1;
     for (int i = 0; i < nthreads; i++) {
         worker *wk = &workers[i];
@@ -727,8 +739,9 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
         LD_CHECK(&c->err, wk->codec && wk->resizer, LD_ENOMEM, "out of memory");
     }
     for (int i = 0; i < nthreads; i++) {
-        LD_CHECK(&c->err, pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]) == 0,
-                 LD_ENOMEM, "cannot start worker thread %d: %s", i, strerror(errno));
+        perr = pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
+        LD_CHECK(&c->err, !perr, LD_ENOMEM, "cannot start worker thread %d: %s", i,
+                 strerror(perr));
         workers[i].started = 1;
     }
 

@@ -809,15 +809,19 @@ static int open_impl(ld_reader *r, const char *path)
     r->memory = fixed + (uint64_t)r->nslots * per_batch;
 
     LD_TRY(alloc_ring(r, e));
-    LD_CHECK(e, pthread_mutex_init(&r->mu, NULL) == 0, LD_ENOMEM, "cannot create a mutex");
-    if (pthread_cond_init(&r->cv_work, NULL) != 0) {
+    /* pthread_* return their error (they do not set errno) */
+    int perr = pthread_mutex_init(&r->mu, NULL);
+    LD_CHECK(e, !perr, LD_ENOMEM, "%s: cannot create a mutex: %s", path, strerror(perr));
+    if ((perr = pthread_cond_init(&r->cv_work, NULL)) != 0) {
         pthread_mutex_destroy(&r->mu);
-        LD_CHECK(e, 0, LD_ENOMEM, "cannot create a condition variable");
+        LD_CHECK(e, 0, LD_ENOMEM, "%s: cannot create a condition variable: %s", path,
+                 strerror(perr));
     }
-    if (pthread_cond_init(&r->cv_done, NULL) != 0) {
+    if ((perr = pthread_cond_init(&r->cv_done, NULL)) != 0) {
         pthread_cond_destroy(&r->cv_work);
         pthread_mutex_destroy(&r->mu);
-        LD_CHECK(e, 0, LD_ENOMEM, "cannot create a condition variable");
+        LD_CHECK(e, 0, LD_ENOMEM, "%s: cannot create a condition variable: %s", path,
+                 strerror(perr));
     }
     r->sync_ok = 1;
     r->issue_b = 0;
@@ -843,8 +847,9 @@ static int open_impl(ld_reader *r, const char *path)
     r->is_open = 1;
     for (int k = 0; k < threads; k++) {
         worker *w = &r->workers[k];
-        LD_CHECK(e, pthread_create(&w->tid, NULL, worker_main, w) == 0, LD_ENOMEM,
-                 "cannot start worker thread %d", k + 1);
+        perr = pthread_create(&w->tid, NULL, worker_main, w);
+        LD_CHECK(e, !perr, LD_ENOMEM, "%s: cannot start worker thread %d: %s", path, k + 1,
+                 strerror(perr));
         w->started = 1;
     }
     logf_(r, LD_LOG_INFO, "reader: %s: %llu samples (%s), %llu per rank per epoch in %llu "

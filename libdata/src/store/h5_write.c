@@ -809,8 +809,9 @@ static int write_list(h5w *w, const char *tmp, ld_err *e)
         int err = errno;
         free(d);
         if (!dir)
-            return ld__err(e, LD_EIO, "%s: cannot make the absolute path of its folder: %s",
-                           w->stem, strerror(err));
+            return ld__err(e, err == ENOMEM ? LD_ENOMEM : LD_EIO,
+                           "%s: cannot make the absolute path of its folder: %s", w->stem,
+                           strerror(err));
     }
     FILE *f = fopen(tmp, "wb");
     if (!f) {
@@ -841,6 +842,7 @@ static int h5w_finish(ld_writer *base, ld_err *e)
     h5w *w = (h5w *)base;
     int rc = LD_OK;
     char *list = NULL, *list_tmp = NULL;
+    size_t published = 0; /* parts renamed into place by this call */
     ld_h5_quiet q;
     ld__h5_quiet_begin(&q);
     LD_CHECK(e, !w->finished && !w->failed, LD_ESTATE,
@@ -874,6 +876,7 @@ static int h5w_finish(ld_writer *base, ld_err *e)
                  w->tmp[i], w->final[i], strerror(errno));
         free(w->tmp[i]);
         w->tmp[i] = NULL; /* published: free() must not remove it */
+        published = i + 1;
     }
     /* The list last: a reader that sees the list finds every file it names. */
     if (list_tmp) {
@@ -887,6 +890,9 @@ fail:
         w->failed = 1;
         if (rc == LD_EIO) explain_io(w, e);
         if (list_tmp) unlink(list_tmp);
+        /* A split is whole or absent: take back the parts already renamed into place. */
+        for (size_t i = 0; i < published; i++)
+            unlink(w->final[i]);
     }
     free(list);
     free(list_tmp);
@@ -972,6 +978,7 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
         /* "dataconv ROOT/ train.txt train.h5 --split 1G" would replace the input list
          * train.txt with the list of output files: refuse before anything is written. */
         char *list = ld__asprintf("%s" LD_H5_LIST_EXT, w->stem);
+        LD_CHECK(e, list, LD_ENOMEM, "out of memory");
         struct stat a, b;
         int same = list && stat(list, &a) == 0 && stat(o->source, &b) == 0 &&
                    a.st_dev == b.st_dev && a.st_ino == b.st_ino;

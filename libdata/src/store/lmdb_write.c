@@ -107,6 +107,13 @@ static int write_fail(lmdb_writer *w, ld_err *e, int mrc, const char *what)
  * "surrogateescape" (json.load gives the str that os.fsdecode gives for the same bytes, and
  * .encode("utf-8", "surrogateescape") restores them), so the file stays valid JSON and
  * nothing is lost. */
+/* The record and sidecar buffers report a failed allocation as a bare LD_ENOMEM: give it the
+ * database's name. */
+static int buf_rc(lmdb_writer *w, ld_err *e, int rc)
+{
+    return rc == LD_ENOMEM ? ld__err(e, rc, "%s: out of memory", w->final) : rc;
+}
+
 static int json_str(ld_buf *b, const char *s)
 {
     int rc = ld__buf_append(b, "\"", 1);
@@ -197,10 +204,10 @@ static int write_sidecar(lmdb_writer *w, ld_err *e)
     size_t keep = w->meta.len;
     char *path = ld__asprintf("%s/%s", w->tmp, LD_LMDB_SIDECAR);
     LD_CHECK(e, path, LD_ENOMEM, "out of memory");
-    LD_TRY(json_raw(&w->meta, "\"entries\": %llu,\n\"channels\": %d,\n\"height\": %d,\n"
-                              "\"width\": %d\n}\n",
-                    (unsigned long long)w->n, w->c, w->same_shape ? w->h : 0,
-                    w->same_shape ? w->w : 0));
+    LD_TRY(buf_rc(w, e, json_raw(&w->meta, "\"entries\": %llu,\n\"channels\": %d,\n"
+                                           "\"height\": %d,\n\"width\": %d\n}\n",
+                                 (unsigned long long)w->n, w->c, w->same_shape ? w->h : 0,
+                                 w->same_shape ? w->w : 0)));
     f = fopen(path, "wb");
     LD_CHECK(e, f, LD_EIO, "%s: cannot create: %s", path, strerror(errno));
     int ok = fwrite(w->meta.p, 1, w->meta.len, f) == w->meta.len;
@@ -386,7 +393,7 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
              "%s: LMDB key '%08llu_<path>' would be %d bytes, over LMDB's maximum key size of %d;"
              " use shorter paths (a list file with shorter relative paths)",
              s->rel ? s->rel : "?", (unsigned long long)w->n, kl, w->maxkey);
-    LD_TRY(ld__buf_reserve(&w->key, (size_t)kl + 1));
+    LD_TRY(buf_rc(w, e, ld__buf_reserve(&w->key, (size_t)kl + 1)));
     snprintf((char *)w->key.p, (size_t)kl + 1, "%08llu_%s", (unsigned long long)w->n,
              s->rel ? s->rel : "");
 
@@ -400,14 +407,14 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
                  "%s: raw sample of %zu bytes does not match its shape %dx%dx%d", s->rel,
                  s->len, s->c, s->h, s->w);
     }
-    LD_TRY(ld__datum_encode(&d, &w->rec));
+    LD_TRY(buf_rc(w, e, ld__datum_encode(&d, &w->rec)));
     LD_CHECK(e, w->rec.len <= UINT32_MAX, LD_ELIMIT, "%s: record too large", s->rel);
 
     /* keep the record for a replay, then put it */
     uint32_t hdr[2] = {(uint32_t)kl, (uint32_t)w->rec.len};
-    LD_TRY(ld__buf_append(&w->batch, hdr, sizeof hdr));
-    LD_TRY(ld__buf_append(&w->batch, w->key.p, (size_t)kl));
-    LD_TRY(ld__buf_append(&w->batch, w->rec.p, w->rec.len));
+    LD_TRY(buf_rc(w, e, ld__buf_append(&w->batch, hdr, sizeof hdr)));
+    LD_TRY(buf_rc(w, e, ld__buf_append(&w->batch, w->key.p, (size_t)kl)));
+    LD_TRY(buf_rc(w, e, ld__buf_append(&w->batch, w->rec.p, w->rec.len)));
     w->batch_n++;
     w->n++;
     int m = put_one(w, w->key.p, (size_t)kl, w->rec.p, w->rec.len, w->n - 1);
@@ -528,7 +535,7 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     ld__sweep_stale_temps(w->final, o->on_stale, o->on_stale_user);
     w->tmp = ld__temp_name(w->final, w);
     LD_CHECK(e, w->tmp, LD_ENOMEM, "out of memory");
-    LD_TRY(meta_begin(w, o));
+    LD_TRY(buf_rc(w, e, meta_begin(w, o)));
     LD_CHECK(e, mkdir(w->tmp, 0777) == 0, LD_EIO, "%s: cannot create directory %s: %s", w->final,
              w->tmp, strerror(errno));
     m = mdb_env_create(&w->env);

@@ -17,6 +17,7 @@ static int check_output(const char *input, const char *output, ld_err *e)
     struct stat st;
     if (stat(input, &st) != 0) return LD_OK; /* the mean itself reports a missing input */
     int within = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+    if (within < 0) return ld__err(e, within, "%s: out of memory", output);
     if (within)
         return ld__err(e, LD_EINVAL, "%s: the mean file would %s the input %s; give another "
                        "output name", output, within == 2 ? "replace" : "be written inside",
@@ -32,8 +33,12 @@ static int check_output(const char *input, const char *output, ld_err *e)
         if (!n || line[0] == '#' || memchr(line, '\0', n)) continue;
         char *part = ld__list_entry_path(input, line);
         struct stat ps;
-        if (part && stat(part, &ps) == 0 &&
-            ld__path_within(output, (uint64_t)ps.st_dev, (uint64_t)ps.st_ino) == 2)
+        int same = part && stat(part, &ps) == 0
+                       ? ld__path_within(output, (uint64_t)ps.st_dev, (uint64_t)ps.st_ino)
+                       : 0;
+        if (!part || same < 0)
+            rc = ld__err(e, LD_ENOMEM, "%s: out of memory", output);
+        else if (same == 2)
             rc = ld__err(e, LD_EINVAL, "%s: the mean file would replace %s, a file of the input "
                          "list %s; give another output name", output, part, input);
         free(part);

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The C programs of bench/ (built with LIBDATA_BUILD_BENCH=ON into BUILD/bench) run on the
+# fixtures and print what the Python benchmarks parse: a short run of each, checking the
+# output's form and that the numbers are positive.
+set -euo pipefail
+: "${BENCH_DIR:?set BENCH_DIR to BUILD/bench}"
+: "${LD_TEST_DATA:?set LD_TEST_DATA to the fixtures folder}"
+PYTHON=${PYTHON:-/usr/bin/python3}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench-programs.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+photos=("$LD_TEST_DATA"/photos/p0[0-3].jpg)
+
+echo "check: baselines --decode prints one JSON line with images_per_s > 0"
+"$BENCH_DIR/baselines" --decode 0.2 "${photos[@]}" > "$TMP/decode.json"
+"$PYTHON" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["images"] >= 4 and r["images_per_s"] > 0, r' "$TMP/decode.json" ||
+    fail "baselines --decode: $(cat "$TMP/decode.json")"
+
+echo "check: baselines --io on a 64 MiB file prints the seven access methods"
+truncate -s 64M "$TMP/zeros.bin"
+"$BENCH_DIR/baselines" --io "$TMP/zeros.bin" 150528 > "$TMP/io.txt"
+[ "$(grep -c 'GB/s' "$TMP/io.txt")" -eq 14 ] || { cat "$TMP/io.txt"; fail "baselines --io"; }
+
+echo "check: decode_rate reports four output modes"
+"$BENCH_DIR/decode_rate" "${photos[@]:0:2}" > "$TMP/rate.txt"
+[ "$(grep -cE '^[A-Za-z].* [0-9]+ images/s' "$TMP/rate.txt")" -eq 4 ] ||
+    { cat "$TMP/rate.txt"; fail "decode_rate"; }
+
+for k in kernel_rate kernel_rate_sse2; do
+    echo "check: $k times the resampler and the planar copy"
+    "$BENCH_DIR/$k" 20 > "$TMP/$k.txt"
+    grep -qE '^resize 500x375 -> 224x224 RGB: +[0-9.]+ us$' "$TMP/$k.txt" &&
+        grep -qE '^interleaved -> planar 224x224x3: +[0-9.]+ us$' "$TMP/$k.txt" ||
+        { cat "$TMP/$k.txt"; fail "$k"; }
+done
+
+echo "check: resize_quality resizes a photo's pixels to the asked size (squash 40x30)"
+"$PYTHON" - "${photos[0]}" "$TMP/in.px" <<'PY'
+import struct, sys
+from PIL import Image
+im = Image.open(sys.argv[1]).convert("RGB")
+open(sys.argv[2], "wb").write(b"LDPX" + struct.pack("<3I", im.width, im.height, 3) + im.tobytes())
+PY
+"$BENCH_DIR/resize_quality" squash 40 30 < "$TMP/in.px" > "$TMP/out.px"
+"$PYTHON" -c 'import struct, sys
+b = open(sys.argv[1], "rb").read()
+w, h, c = struct.unpack("<3I", b[4:16])
+assert b[:4] == b"LDPX" and (w, h, c) == (40, 30, 3) and len(b) == 16 + 40 * 30 * 3, (w, h, c)
+' "$TMP/out.px" || fail "resize_quality output"
+"$BENCH_DIR/resize_quality" --time crop 32 32 3 < "$TMP/in.px" | grep -q 'best .* us over 3 runs' ||
+    fail "resize_quality --time"
+echo "ok"
