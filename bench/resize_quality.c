@@ -62,7 +62,7 @@ int main(int argc, char **argv)
     ld_geometry g = {.mode = -1, .w = atoi(a[2]), .h = atoi(a[3])};
     for (int i = 0; i < 4; i++)
         if (strcmp(a[1], modes[i]) == 0)
-            g.mode = i;
+            g.mode = LD_RESIZE_SQUASH + i; /* ld_resize_mode values, in the order of modes[] */
     ld_image src = {0}, dst = {0};
     ld_err e = {0};
     ld_resizer *r = ld__resizer_create();
