@@ -20,11 +20,11 @@
 
 #include "codec/codec.h"
 #include "libdata/reader.h"
-#include "sampler.h"
-#include "store/mean.h"
+#include "reader/sampler.h"
+#include "reader/mean.h"
 #include "store/store.h"
 #include "thread/pool.h"
-#include "xform.h"
+#include "reader/xform.h"
 
 #define NPARAM 23 /* integer parameters 1..22 */
 #define NSTR 5    /* string parameters 100..104 */
