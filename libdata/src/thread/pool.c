@@ -89,7 +89,7 @@ static void *thread_main(void *arg)
 /* Stop and join the started threads, destroy the sync objects, free. */
 static void pool_destroy(ld_pool *p, int sync_objects)
 {
-    if (sync_objects) {
+    if (p->started) { /* threads run only once all three sync objects exist */
         pthread_mutex_lock(&p->mu);
         p->stop = 1;
         pthread_cond_broadcast(&p->work_cv);
