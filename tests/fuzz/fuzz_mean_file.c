@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the mean-file reader (store/mean.c, ld__mean_read), Caffe's BlobProto
+ * libFuzzer target: the mean-file reader (reader/mean.c, ld__mean_read), Caffe's BlobProto
  * "binaryproto" or a NumPy .npy, as the reader loads for LD_R_MEAN_FILE. On success the shape
  * must be positive, the data present and fully readable, and the per-channel means finite when
  * the data is.
@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "fuzz_util.h"
-#include "store/mean.h"
+#include "reader/mean.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

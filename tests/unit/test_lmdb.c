@@ -10,7 +10,7 @@
 
 #include "test_tmp.h"
 #include "store/lmdb_store.h"
-#include "store/mean.h"
+#include "reader/mean.h"
 #include "store/store.h"
 #include "store/writer.h"
 

@@ -1,5 +1,5 @@
 /*
- * NumPy .npy mean files (store/mean.c): a valid file reads back exactly; every truncation of
+ * NumPy .npy mean files (reader/mean.c): a valid file reads back exactly; every truncation of
  * it and thousands of damaged headers are refused with a message (or, when the damage leaves
  * a valid file, read within bounds), never a crash or an over-read (run under ASan too).
  */
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "test_tmp.h"
-#include "store/mean.h"
+#include "reader/mean.h"
 
 TestSuite(mean_npy, .init = ld_tmp_make, .fini = ld_tmp_remove, .timeout = 60);
 

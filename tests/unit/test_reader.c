@@ -18,7 +18,7 @@
 #include "test_tmp.h"
 #include "libdata/reader.h"
 #include "reader/sampler.h"
-#include "store/mean.h"
+#include "reader/mean.h"
 
 #define FIX LD_TEST_DATA "/reader/"
 #define DUMP LD_PYTHON " " LD_SOURCE_DIR "/tests/python/reader_dump.py"
@@ -698,7 +698,7 @@ Test(reader, lmdb_databases_read_through_the_same_api, .timeout = 600)
 
 Test(reader, mean_file_is_subtracted_at_the_crop_position)
 {
-    /* a Caffe binaryproto mean image of the full 3x24x20 samples, written by store/mean.c */
+    /* a Caffe binaryproto mean image of the full 3x24x20 samples, written by reader/mean.c */
     char mp[300];
     snprintf(mp, sizeof mp, "%s/mean.binaryproto", ld_tmp);
     float mean[3 * 24 * 20];

@@ -39,13 +39,14 @@
  * derived from (seed, epoch, sample index), not from a shared generator).
  *
  * Threads: one thread uses a reader at a time. The reader owns its worker threads; they never
- * call user code. Readers are independent of each other, with one documented exception:
- * the serial HDF5 library is not thread-safe, so every HDF5 call the reader makes goes
- * through one process-wide lock (several readers in one process are safe). The hot path of
- * raw unfiltered or contiguous files makes no HDF5 call; compressed files (deflate) are read
- * through HDF5 and then serialize with other readers in the same process. Until every HDF5
- * user of the library takes that lock, do not run an HDF5 conversion in the same process while
- * a reader opens or reads a compressed HDF5 file.
+ * call user code. Readers and conversions are independent of each other, with one documented
+ * exception: the serial HDF5 library is not thread-safe, so every HDF5 call the library makes
+ * (readers, conversions, ld_describe alike) goes through one process-wide lock, the library's
+ * only global state. Several readers and conversions in one process are therefore safe. The
+ * hot path of raw unfiltered or contiguous files makes no HDF5 call; compressed files
+ * (deflate) are read through HDF5 and then serialize with other HDF5 users in the process.
+ * Another HDF5 user in the same process that does not take this lock (h5py, the application's
+ * own HDF5 calls) must not run at the same time as a libdata HDF5 call.
  */
 #ifndef LIBDATA_READER_H
 #define LIBDATA_READER_H

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec_int.h"
+#include "codec/codec_int.h"
 
 ld_img_format ld__img_sniff(const uint8_t *buf, size_t len)
 {

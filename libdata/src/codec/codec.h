@@ -8,7 +8,7 @@
 #ifndef LD_CODEC_H
 #define LD_CODEC_H
 
-#include "../common/ld_internal.h"
+#include "common/ld_internal.h"
 
 typedef enum ld_img_format { LD_IMG_UNKNOWN = 0, LD_IMG_JPEG = 1, LD_IMG_PNG = 2 } ld_img_format;
 

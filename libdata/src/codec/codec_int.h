@@ -5,7 +5,7 @@
 #ifndef LD_CODEC_INT_H
 #define LD_CODEC_INT_H
 
-#include "codec.h"
+#include "codec/codec.h"
 
 struct ld_jdec; /* jpeg_dec.c: a reusable jpeg_decompress_struct + error manager */
 struct ld_jenc; /* jpeg_enc.c: a reusable jpeg_compress_struct + destination manager */

@@ -3,7 +3,7 @@
  * payload ("Exif\0\0" + TIFF) or a PNG eXIf chunk (TIFF alone). The input is untrusted, so
  * every offset is checked against the payload length before it is read.
  */
-#include "codec.h"
+#include "codec/codec.h"
 
 static unsigned rd16(const uint8_t *p, int le)
 {

@@ -22,7 +22,7 @@
 #include <jerror.h>
 #include <jpeglib.h>
 
-#include "codec_int.h"
+#include "codec/codec_int.h"
 
 struct ld_jdec {
     struct jpeg_decompress_struct d;

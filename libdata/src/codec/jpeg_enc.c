@@ -11,7 +11,7 @@
 #include <jerror.h>
 #include <jpeglib.h>
 
-#include "codec_int.h"
+#include "codec/codec_int.h"
 
 struct ld_jenc {
     struct jpeg_compress_struct j;

@@ -23,7 +23,7 @@
 #include <png.h>
 #include <zlib.h>
 
-#include "codec_int.h"
+#include "codec/codec_int.h"
 
 /* The largest ancillary chunk we let libpng allocate (see open_png). */
 #define LD_PNG_CHUNK_MAX ((png_alloc_size_t)16 << 20)

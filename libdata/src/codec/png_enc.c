@@ -4,7 +4,7 @@
 #include <setjmp.h>
 #include <stdio.h>
 
-#include "codec_int.h"
+#include "codec/codec_int.h"
 
 #ifdef LD_HAVE_PNG
 #include <png.h>

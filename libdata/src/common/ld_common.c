@@ -1,6 +1,6 @@
 /* Shared helpers: errors, buffers, images, files, clocks. */
 #define _GNU_SOURCE
-#include "ld_internal.h"
+#include "common/ld_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

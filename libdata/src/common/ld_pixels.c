@@ -1,5 +1,5 @@
 /* Pixel layout kernels shared by the converter and the reader. */
-#include "ld_internal.h"
+#include "common/ld_internal.h"
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) &&                           \
     !defined(LD_NO_X86_DISPATCH) /* -DLD_NO_X86_DISPATCH: the plain C loop only */

@@ -16,7 +16,6 @@
 #include "libdata/convert.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 #include "resize/resize.h"
 #include "source/source.h"
 #include "store/writer.h"
+#include "thread/pool.h"
 
 /* ---- parameters ------------------------------------------------------------------------ */
 
@@ -204,7 +204,6 @@ const char *ld_convert_errmsg(const ld_convert *c)
 
 /* What a worker produced for one input, handed to the caller thread through a slot. */
 typedef struct slot {
-    int ready;  /* set by the worker under the run's mutex */
     int status; /* LD_OK, or why the file was skipped */
     int fatal;  /* the failure stops the run whatever LD_C_STRICT says */
     ld_buf out; /* raw CHW pixels or encoded bytes; reused */
@@ -216,8 +215,6 @@ typedef struct slot {
 /* Per-thread decode state, reused for every image the thread handles. */
 typedef struct worker {
     struct run *run;
-    pthread_t tid;
-    int started;
     ld_codec *codec;
     ld_resizer *resizer;
     ld_image dec, resized;
@@ -240,13 +237,11 @@ typedef struct run {
     int channels, order_rgb, encoded, keep_original, encode_png, quality, check_size;
     ld_geometry geom;
     uint64_t max_pixels;
-    /* shared, under mu */
-    pthread_mutex_t mu;
-    pthread_cond_t work_cv; /* workers wait for room in the window */
-    pthread_cond_t done_cv; /* the caller waits for its next slot */
-    size_t next_take, next_write, window;
-    int stop;
+    /* image idx is converted by a worker into slots[idx % window], then written by the
+     * caller thread in input order (thread/pool.h) */
+    size_t window;
     slot *slots;
+    worker *workers;
     /* check_size: the first image's size, set by the caller thread in order */
 } run;
 
@@ -333,32 +328,19 @@ fail:
     return rc;
 }
 
-static void *worker_main(void *arg)
+/* A pool task: convert image idx into its slot. A skipped file is this slot's outcome, not
+ * a pool failure: the caller decides in order whether it stops the run. */
+static int convert_task(void *user, int thread, uint64_t idx, int piece, int pieces, ld_err *e)
 {
-    worker *wk = arg;
-    run *r = wk->run;
-    ld_err e;
-    pthread_mutex_lock(&r->mu);
-    for (;;) {
-        while (!r->stop && r->next_take < r->n && r->next_take >= r->next_write + r->window)
-            pthread_cond_wait(&r->work_cv, &r->mu);
-        if (r->stop || r->next_take >= r->n) break;
-        size_t idx = r->next_take++;
-        slot *sl = &r->slots[idx % r->window];
-        pthread_mutex_unlock(&r->mu);
-
-        ld__err_clear(&e);
-        sl->bytes_in = 0;
-        sl->fatal = 0;
-        sl->status = process(wk, idx, sl, &e);
-        if (sl->status < 0) memcpy(sl->msg, e.msg, sizeof sl->msg);
-
-        pthread_mutex_lock(&r->mu);
-        sl->ready = 1;
-        if (idx == r->next_write) pthread_cond_signal(&r->done_cv);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return NULL;
+    run *r = user;
+    slot *sl = &r->slots[idx % r->window];
+    (void)piece;
+    (void)pieces;
+    sl->bytes_in = 0;
+    sl->fatal = 0;
+    sl->status = process(&r->workers[thread], (size_t)idx, sl, e);
+    if (sl->status < 0) memcpy(sl->msg, e->msg, sizeof sl->msg);
+    return LD_OK;
 }
 
 static void worker_free(worker *wk)
@@ -583,7 +565,8 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     ld_writer *wr = NULL;
     worker *workers = NULL;
     run r;
-    int nthreads = 0, sync_init = 0;
+    int nthreads = 0;
+    ld_pool *pool = NULL;
     const char **class_names = NULL;
     out_files outs = {0};
     char *split_list = NULL;
@@ -718,19 +701,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     r.slots = calloc(r.window, sizeof *r.slots);
     workers = calloc((size_t)nthreads, sizeof *workers);
     LD_CHECK(&c->err, r.slots && workers, LD_ENOMEM, "out of memory");
-    /* pthread_* return their error (they do not set errno) */
-    int perr = pthread_mutex_init(&r.mu, NULL);
-    LD_CHECK(&c->err, !perr, LD_ENOMEM, "cannot create a mutex: %s", strerror(perr));
-    if ((perr = pthread_cond_init(&r.work_cv, NULL)) != 0) {
-        pthread_mutex_destroy(&r.mu);
-        LD_CHECK(&c->err, 0, LD_ENOMEM, "cannot create a condition variable: %s", strerror(perr));
-    }
-    if ((perr = pthread_cond_init(&r.done_cv, NULL)) != 0) {
-        pthread_cond_destroy(&r.work_cv);
-        pthread_mutex_destroy(&r.mu);
-        LD_CHECK(&c->err, 0, LD_ENOMEM, "cannot create a condition variable: %s", strerror(perr));
-    }
-    sync_init = 1;
+    r.workers = workers;
     for (int i = 0; i < nthreads; i++) {
         worker *wk = &workers[i];
         wk->run = &r;
@@ -738,42 +709,25 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
         wk->resizer = ld__resizer_create();
         LD_CHECK(&c->err, wk->codec && wk->resizer, LD_ENOMEM, "out of memory");
     }
-    for (int i = 0; i < nthreads; i++) {
-        perr = pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
-        LD_CHECK(&c->err, !perr, LD_ENOMEM, "cannot start worker thread %d: %s", i,
-                 strerror(perr));
-        workers[i].started = 1;
-    }
+    const ld_pool_opts po = {
+        .threads = nthreads, .window = r.window, .task = convert_task, .user = &r};
+    LD_TRY(ld__pool_create(&po, r.n, &pool, &c->err));
 
     /* The caller thread: take results in input order, write them, report. */
     int first_c = 0, first_h = 0, first_w = 0;
     const char *first_rel = NULL;
     for (size_t idx = 0; idx < r.n; idx++) {
         slot *sl = &r.slots[idx % r.window];
-        pthread_mutex_lock(&r.mu);
-        while (!sl->ready) {
-            if (c->progress) {
-                /* Wake up now and then so the progress callback runs even on slow files. */
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += 100 * 1000 * 1000;
-                if (ts.tv_nsec >= 1000000000) {
-                    ts.tv_sec++;
-                    ts.tv_nsec -= 1000000000;
-                }
-                pthread_cond_timedwait(&r.done_cv, &r.mu, &ts);
-                if (!sl->ready) {
-                    pthread_mutex_unlock(&r.mu);
-                    c->stats.elapsed = ld__now() - t0;
-                    LD_CHECK(&c->err, c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
-                             "canceled: nothing was written to %s", output);
-                    pthread_mutex_lock(&r.mu);
-                }
-            } else {
-                pthread_cond_wait(&r.done_cv, &r.mu);
-            }
+        /* Wake up now and then so the progress callback runs even on slow files. */
+        while ((rc = ld__pool_wait(pool, idx, c->progress ? 100 : 0)) == LD_POOL_TIMEOUT) {
+            c->stats.elapsed = ld__now() - t0;
+            LD_CHECK(&c->err, c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
+                     "canceled: nothing was written to %s", output);
         }
-        pthread_mutex_unlock(&r.mu);
+        if (rc < 0) { /* not expected: a skip is the slot's status, not a pool failure */
+            c->err = *ld__pool_error(pool);
+            goto fail;
+        }
 
         const char *rel = ld__source_rel(src, idx);
         c->stats.bytes_in += sl->bytes_in;
@@ -819,11 +773,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
         }
         c->stats.done++;
 
-        pthread_mutex_lock(&r.mu);
-        sl->ready = 0;
-        r.next_write++;
-        pthread_cond_broadcast(&r.work_cv);
-        pthread_mutex_unlock(&r.mu);
+        ld__pool_release(pool, idx + 1);
 
         double now = ld__now();
         if (c->progress && now - last_progress >= 0.1) {
@@ -845,21 +795,9 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     c->stats.files_out = (uint32_t)wr->files_out;
 
 fail:
-    if (sync_init) {
-        pthread_mutex_lock(&r.mu);
-        r.stop = 1;
-        pthread_cond_broadcast(&r.work_cv);
-        pthread_mutex_unlock(&r.mu);
-    }
-    for (int i = 0; workers && i < nthreads; i++) {
-        if (workers[i].started) pthread_join(workers[i].tid, NULL);
+    ld__pool_free(pool); /* joins the workers before their state is freed */
+    for (int i = 0; workers && i < nthreads; i++)
         worker_free(&workers[i]);
-    }
-    if (sync_init) {
-        pthread_mutex_destroy(&r.mu);
-        pthread_cond_destroy(&r.work_cv);
-        pthread_cond_destroy(&r.done_cv);
-    }
     for (size_t i = 0; r.slots && i < r.window; i++)
         ld__buf_free(&r.slots[i].out);
     free(r.slots);

@@ -1,9 +1,9 @@
 /*
  * The reader: parameters, open (store + sampler + memory plan + ring + workers) and next().
  *
- * Work scheduling. Batch b of the epoch lives in ring slot b % nslots and is cut into
- * `pieces` contiguous ranges of samples; workers take pieces in batch order from one counter
- * under the reader's mutex, so all threads cooperate on the oldest unfinished batch (low
+ * Work scheduling (thread/pool.h). Batch b of the epoch lives in ring slot b % nslots and is
+ * cut into `pieces` contiguous ranges of samples; workers take pieces in batch order from the
+ * pool's one counter, so all threads cooperate on the oldest unfinished batch (low
  * latency) and the next batches are started as soon as their slots are free (prefetch). A slot
  * is free once the caller has moved past the batch it held: the caller holds one batch, the
  * other nslots - 1 = prefetch batches are prepared meanwhile. The ring is allocated and
@@ -14,17 +14,17 @@
  * be written in place and workers restart at once, while the caller handles the epoch end.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/codec.h"
 #include "libdata/reader.h"
-#include "sampler.h"
-#include "store/mean.h"
+#include "reader/sampler.h"
+#include "reader/mean.h"
 #include "store/store.h"
-#include "xform.h"
+#include "thread/pool.h"
+#include "reader/xform.h"
 
 #define NPARAM 23 /* integer parameters 1..22 */
 #define NSTR 5    /* string parameters 100..104 */
@@ -101,9 +101,6 @@ typedef struct slot {
     uint8_t *data;
     void *labels;
     uint64_t *indices;
-    uint64_t batch;  /* batch number it holds or is being filled with; UINT64_MAX = none */
-    size_t n;
-    int pieces_left;
 } slot;
 
 typedef struct worker {
@@ -114,8 +111,6 @@ typedef struct worker {
     ld_image img;
     double labels[MAX_RUN]; /* labels of one read_run */
     ld_err err;
-    pthread_t tid;
-    int started;
 } worker;
 
 struct ld_reader {
@@ -130,7 +125,7 @@ struct ld_reader {
 
     /* open state */
     char *path;
-    int is_open, failed;
+    int is_open;
     ld_store *store;
     ld_epoch_order order; /* this epoch's; rebuilt between epochs, when workers are idle */
     uint64_t epoch, share, nbatches, bsize;
@@ -153,14 +148,8 @@ struct ld_reader {
     int nslots, nthreads, pieces;
     slot *slots;
     worker *workers;
-    pthread_mutex_t mu;
-    pthread_cond_t cv_work, cv_done;
-    int sync_ok;
-    uint64_t issue_b;
-    int issue_piece;
-    uint64_t released, take;
-    int stop;
-    ld_err werr;
+    ld_pool *pool;
+    uint64_t take; /* the next batch next() returns */
     ld_batch out;
 };
 
@@ -473,64 +462,41 @@ static size_t batch_len(const ld_reader *r, uint64_t b)
     return (size_t)(r->share - start < r->bsize ? r->share - start : r->bsize);
 }
 
-static void *worker_main(void *arg)
+/* Batch b is cut into at most `pieces` pieces, one per thread, never more than samples. */
+static int batch_pieces(void *user, uint64_t b)
 {
-    worker *w = arg;
-    ld_reader *r = w->r;
-    pthread_mutex_lock(&r->mu);
-    while (!r->stop) {
-        if (r->failed || r->issue_b >= r->nbatches || r->issue_b >= r->released + r->nslots) {
-            pthread_cond_wait(&r->cv_work, &r->mu);
-            continue;
-        }
-        uint64_t b = r->issue_b;
-        int pc = r->issue_piece++;
-        slot *sl = &r->slots[b % (uint64_t)r->nslots];
-        size_t n = batch_len(r, b);
-        int pieces = (size_t)r->pieces < n ? r->pieces : (int)n;
-        if (pc == 0) {
-            sl->batch = b;
-            sl->n = n;
-            sl->pieces_left = pieces;
-        }
-        if (r->issue_piece >= pieces) {
-            r->issue_b++;
-            r->issue_piece = 0;
-        }
-        pthread_mutex_unlock(&r->mu);
-        size_t j0 = n * (size_t)pc / (size_t)pieces, j1 = n * (size_t)(pc + 1) / (size_t)pieces;
-        int rc = fill_piece(r, w, sl, b, j0, j1);
-        pthread_mutex_lock(&r->mu);
-        if (rc < 0 && !r->failed) {
-            r->failed = 1;
-            if (strstr(w->err.msg, r->path)) /* name the file once */
-                r->werr = w->err;
-            else
-                ld__err(&r->werr, rc, "%s: %s", r->path, w->err.msg);
-            r->werr.code = rc;
-        }
-        if (--sl->pieces_left == 0 || rc < 0)
-            pthread_cond_broadcast(&r->cv_done);
+    const ld_reader *r = user;
+    const size_t n = batch_len(r, b);
+    return (size_t)r->pieces < n ? r->pieces : (int)n;
+}
+
+/* A pool task: fill piece pc of `pieces` of batch b into its ring slot. */
+static int fill_task(void *user, int thread, uint64_t b, int pc, int pieces, ld_err *e)
+{
+    ld_reader *r = user;
+    worker *w = &r->workers[thread];
+    slot *sl = &r->slots[b % (uint64_t)r->nslots];
+    const size_t n = batch_len(r, b);
+    const size_t j0 = n * (size_t)pc / (size_t)pieces, j1 = n * (size_t)(pc + 1) / (size_t)pieces;
+    const int rc = fill_piece(r, w, sl, b, j0, j1);
+    if (rc < 0) {
+        if (strstr(w->err.msg, r->path)) /* name the file once */
+            *e = w->err;
+        else
+            ld__err(e, rc, "%s: %s", r->path, w->err.msg);
     }
-    pthread_mutex_unlock(&r->mu);
-    return NULL;
+    return rc;
 }
 
 /* ---- open / close ------------------------------------------------------------------------ */
 
 static void close_reader(ld_reader *r)
 {
-    if (r->sync_ok) {
-        pthread_mutex_lock(&r->mu);
-        r->stop = 1;
-        pthread_cond_broadcast(&r->cv_work);
-        pthread_mutex_unlock(&r->mu);
-    }
+    ld__pool_free(r->pool); /* joins the workers before their state is freed */
+    r->pool = NULL;
     if (r->workers) {
         for (int k = 0; k < r->nthreads; k++) {
             worker *w = &r->workers[k];
-            if (w->started)
-                pthread_join(w->tid, NULL);
             if (w->cx)
                 r->store->vt->ctx_free(r->store, w->cx);
             free(w->scratch);
@@ -539,12 +505,6 @@ static void close_reader(ld_reader *r)
         }
         free(r->workers);
         r->workers = NULL;
-    }
-    if (r->sync_ok) {
-        pthread_mutex_destroy(&r->mu);
-        pthread_cond_destroy(&r->cv_work);
-        pthread_cond_destroy(&r->cv_done);
-        r->sync_ok = 0;
     }
     if (r->slots) {
         for (int k = 0; k < r->nslots; k++) {
@@ -562,7 +522,7 @@ static void close_reader(ld_reader *r)
     r->mean_img = NULL;
     free(r->path);
     r->path = NULL;
-    r->is_open = r->failed = r->stop = 0;
+    r->is_open = 0;
     r->nthreads = r->nslots = 0;
 }
 
@@ -640,7 +600,6 @@ static int alloc_ring(ld_reader *r, ld_err *e)
     LD_CHECK(e, r->slots, LD_ENOMEM, "out of memory");
     for (int k = 0; k < r->nslots; k++) {
         slot *s = &r->slots[k];
-        s->batch = UINT64_MAX;
         /* Touch every page now (calloc of a large block is lazily zero-mapped): the faults are
          * paid once at open, not during the first epoch. */
         s->data = malloc(r->cap * r->out_bytes);
@@ -809,24 +768,7 @@ static int open_impl(ld_reader *r, const char *path)
     r->memory = fixed + (uint64_t)r->nslots * per_batch;
 
     LD_TRY(alloc_ring(r, e));
-    /* pthread_* return their error (they do not set errno) */
-    int perr = pthread_mutex_init(&r->mu, NULL);
-    LD_CHECK(e, !perr, LD_ENOMEM, "%s: cannot create a mutex: %s", path, strerror(perr));
-    if ((perr = pthread_cond_init(&r->cv_work, NULL)) != 0) {
-        pthread_mutex_destroy(&r->mu);
-        LD_CHECK(e, 0, LD_ENOMEM, "%s: cannot create a condition variable: %s", path,
-                 strerror(perr));
-    }
-    if ((perr = pthread_cond_init(&r->cv_done, NULL)) != 0) {
-        pthread_cond_destroy(&r->cv_work);
-        pthread_mutex_destroy(&r->mu);
-        LD_CHECK(e, 0, LD_ENOMEM, "%s: cannot create a condition variable: %s", path,
-                 strerror(perr));
-    }
-    r->sync_ok = 1;
-    r->issue_b = 0;
-    r->issue_piece = 0;
-    r->released = r->take = 0;
+    r->take = 0;
     r->pieces = threads;
     r->workers = calloc((size_t)threads, sizeof(worker));
     LD_CHECK(e, r->workers, LD_ENOMEM, "out of memory");
@@ -845,13 +787,12 @@ static int open_impl(ld_reader *r, const char *path)
         }
     }
     r->is_open = 1;
-    for (int k = 0; k < threads; k++) {
-        worker *w = &r->workers[k];
-        perr = pthread_create(&w->tid, NULL, worker_main, w);
-        LD_CHECK(e, !perr, LD_ENOMEM, "%s: cannot start worker thread %d: %s", path, k + 1,
-                 strerror(perr));
-        w->started = 1;
-    }
+    const ld_pool_opts po = {.threads = threads,
+                             .window = (uint64_t)r->nslots,
+                             .task = fill_task,
+                             .pieces = batch_pieces,
+                             .user = r};
+    LD_TRY(ld__pool_create(&po, r->nbatches, &r->pool, e));
     logf_(r, LD_LOG_INFO, "reader: %s: %llu samples (%s), %llu per rank per epoch in %llu "
           "batches, %d threads, prefetch %d, %llu bytes", path, (unsigned long long)in->n,
           in->how ? in->how : "?", (unsigned long long)r->share,
@@ -881,45 +822,38 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     *b = NULL;
     if (!r->is_open)
         return ld__err(&r->err, LD_ESTATE, "reader: not open");
-    pthread_mutex_lock(&r->mu);
-    if (r->failed) {
-        r->err = r->werr;
-        rc = r->werr.code < 0 ? r->werr.code : LD_EIO;
-        goto out;
+    const ld_err *werr = ld__pool_error(r->pool);
+    if (werr) {
+        r->err = *werr;
+        return werr->code;
     }
-    r->released = r->take; /* the caller is done with the batch it held */
-    pthread_cond_broadcast(&r->cv_work);
     if (r->take == r->nbatches) {
-        /* End of the epoch: every batch is finished, workers are idle. Build the next order
-         * and let them start on it right away. */
+        /* End of the epoch: every batch is finished and the workers are idle. Build the next
+         * order and let them start on it right away. */
         r->epoch++;
         const ld_sampler smp = r->order.s;
         ld__sampler_epoch(&smp, r->epoch, &r->order);
-        for (int k = 0; k < r->nslots; k++)
-            r->slots[k].batch = UINT64_MAX;
-        r->take = r->released = r->issue_b = 0;
-        r->issue_piece = 0;
-        pthread_cond_broadcast(&r->cv_work);
-        rc = LD_END;
-        goto out;
+        r->take = 0;
+        ld__pool_restart(r->pool, r->nbatches);
+        return LD_END;
     }
+    ld__pool_release(r->pool, r->take); /* the caller is done with the batch it held */
     slot *sl = &r->slots[r->take % (uint64_t)r->nslots];
-    while (!r->failed && !(sl->batch == r->take && sl->pieces_left == 0))
-        pthread_cond_wait(&r->cv_done, &r->mu);
-    if (r->failed) {
-        r->err = r->werr;
-        rc = r->werr.code < 0 ? r->werr.code : LD_EIO;
-        goto out;
+    rc = ld__pool_wait(r->pool, r->take, 0);
+    if (rc < 0) {
+        r->err = *ld__pool_error(r->pool);
+        return rc;
     }
+    const size_t n = batch_len(r, r->take);
     ld_batch *o = &r->out;
-    o->n = sl->n;
+    o->n = n;
     o->dtype = r->xf.out_f32 ? LD_DTYPE_F32 : LD_DTYPE_U8;
     o->layout = r->xf.nhwc ? LD_LAYOUT_NHWC : LD_LAYOUT_NCHW;
     o->c = r->xf.c;
     o->h = r->xf.oh;
     o->w = r->xf.ow;
     o->data = sl->data;
-    o->data_bytes = sl->n * r->out_bytes;
+    o->data_bytes = n * r->out_bytes;
     o->label_dtype = (int)r->p[LD_R_LABEL_DTYPE];
     o->labels = sl->labels;
     o->indices = sl->indices;
@@ -927,7 +861,5 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     o->number = r->take;
     r->take++;
     *b = o;
-out:
-    pthread_mutex_unlock(&r->mu);
-    return rc;
+    return LD_OK;
 }

@@ -18,7 +18,7 @@
  * encrypted again until it lands below n, which permutes [0, n) (Black and Rogaway, 2002).
  * Less than 3/4 of the domain lies at or above n, so a walk averages at most 4 steps.
  */
-#include "sampler.h"
+#include "reader/sampler.h"
 
 #include "libdata/reader.h"
 

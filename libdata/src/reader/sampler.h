@@ -6,7 +6,7 @@
 #ifndef LD_SAMPLER_H
 #define LD_SAMPLER_H
 
-#include "../common/ld_internal.h"
+#include "common/ld_internal.h"
 
 typedef struct ld_sampler {
     uint64_t n;       /* samples in the dataset */

@@ -9,12 +9,12 @@
  * NCHW uint8 63k (pread bound); with a generic strided loop NHWC uint8 was 19k, NHWC float 9k;
  * with these kernels NHWC uint8 26k, NHWC float 20k, NCHW float 28k.
  */
-#include "xform.h"
+#include "reader/xform.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "sampler.h"
+#include "reader/sampler.h"
 
 void ld__xform_init(ld_xform *x, int sh, int sw)
 {

@@ -8,7 +8,7 @@
 #ifndef LD_XFORM_H
 #define LD_XFORM_H
 
-#include "../common/ld_internal.h"
+#include "common/ld_internal.h"
 
 typedef struct ld_xform {
     int out_f32;           /* 1 = float32 output, 0 = uint8 */

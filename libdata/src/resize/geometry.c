@@ -6,7 +6,7 @@
  * coordinates (fractional), so the resampler only reads the pixels that survive the crop and
  * the result equals "scale to cover, then center-crop" without an intermediate image.
  */
-#include "resize.h"
+#include "resize/resize.h"
 
 #include "libdata/convert.h"
 

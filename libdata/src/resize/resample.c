@@ -23,7 +23,7 @@
  * the ld_resizer and only grows; the tables of the last geometry are cached, so a dataset of
  * equally sized images never recomputes them.
  */
-#include "resize.h"
+#include "resize/resize.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #ifndef LD_RESIZE_H
 #define LD_RESIZE_H
 
-#include "../common/ld_internal.h"
+#include "common/ld_internal.h"
 
 typedef struct ld_geometry {
     int mode;  /* ld_resize_mode (libdata/convert.h) */

@@ -1,5 +1,5 @@
 /* The source record shared by folder and list mode: item storage, class names, shuffle. */
-#include "src_internal.h"
+#include "source/src_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

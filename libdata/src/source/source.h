@@ -27,7 +27,7 @@
 #ifndef LD_SOURCE_H
 #define LD_SOURCE_H
 
-#include "../common/ld_internal.h"
+#include "common/ld_internal.h"
 
 typedef struct ld_item {
     const char *path; /* full path to open (root joined with the relative path) */

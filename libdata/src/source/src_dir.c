@@ -5,7 +5,7 @@
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* struct dirent d_type */
 #endif
-#include "src_internal.h"
+#include "source/src_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

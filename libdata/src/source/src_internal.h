@@ -10,7 +10,7 @@
 #ifndef LD_SRC_INTERNAL_H
 #define LD_SRC_INTERNAL_H
 
-#include "source.h"
+#include "source/source.h"
 
 typedef struct ld_arena_block ld_arena_block;
 

@@ -3,7 +3,7 @@
  * last space (as Caffe's find_last_of(' ')), so paths may contain spaces; the order is the
  * file's order.
  */
-#include "src_internal.h"
+#include "source/src_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

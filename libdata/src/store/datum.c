@@ -1,5 +1,5 @@
 /* Caffe Datum / BlobProto proto2 codec. See datum.h for the rules it follows. */
-#include "datum.h"
+#include "store/datum.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -30,7 +30,7 @@
 #ifndef LD_DATUM_H
 #define LD_DATUM_H
 
-#include "../common/ld_internal.h"
+#include "common/ld_internal.h"
 
 /* A decoded Datum. `data` borrows from the input buffer (valid while it is). Float data,
  * when present, is copied into the caller's ld_buf as host floats (`floats`). */

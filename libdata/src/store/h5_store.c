@@ -31,11 +31,10 @@
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64
 #endif
-#include "store.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,12 +44,8 @@
 #ifdef LD_HAVE_HDF5
 #include <hdf5.h>
 
-#include "h5_format.h"
-#include "h5_util.h"
-
-static pthread_mutex_t h5_mutex = PTHREAD_MUTEX_INITIALIZER;
-void ld__h5_lock(void) { pthread_mutex_lock(&h5_mutex); }
-void ld__h5_unlock(void) { pthread_mutex_unlock(&h5_mutex); }
+#include "store/h5_format.h"
+#include "store/h5_util.h"
 
 /* Fallback reads load this many bytes of consecutive samples at most (one chunk row). */
 #define FALLBACK_MAX_BYTES ((size_t)16 << 20)
@@ -96,7 +91,7 @@ struct ld_store_ctx {
     uint64_t count;
 };
 
-/* ---- small HDF5 helpers (call with the lock held, inside H5E_BEGIN_TRY) -------------------- */
+/* ---- small HDF5 helpers (call between ld__h5_quiet_begin and _end) ------------------------ */
 
 static int link_exists(hid_t file, const char *name)
 {
@@ -527,11 +522,12 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
             rc = read_direct(s, a, len, cx->buf.p, i, e);
         } else if (len) {
             hsize_t dims[4] = {s->enc_len};
-            ld__h5_lock();
-            H5E_BEGIN_TRY { rc = read_rows(s->dset, 1, dims, a, len, H5T_NATIVE_UINT8, H5P_DEFAULT,
-                                           cx->buf.p) < 0 ? -1 : 0; }
-            H5E_END_TRY;
-            ld__h5_unlock();
+            ld_h5_quiet q;
+            ld__h5_quiet_begin(&q);
+            rc = read_rows(s->dset, 1, dims, a, len, H5T_NATIVE_UINT8, H5P_DEFAULT, cx->buf.p) < 0
+                     ? -1
+                     : 0;
+            ld__h5_quiet_end(&q);
             if (rc < 0)
                 rc = ld__err(e, LD_EFORMAT, "%s: sample %llu: HDF5 could not read its %zu "
                              "encoded bytes (corrupt file?)", s->path, (unsigned long long)i,
@@ -564,19 +560,18 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
             return ld__err(e, LD_ENOMEM, "%s: out of memory", s->path);
         hsize_t dims[4];
         int rank = 0, st2 = -1;
-        ld__h5_lock();
-        H5E_BEGIN_TRY {
-            if (ds_dims(s->dset, dims, &rank) == 0)
-                st2 = read_rows(s->dset, rank, dims, first, cnt, s->memtype, s->dxpl,
-                                cx->buf.p) < 0 ? -1 : 0;
-        }
-        H5E_END_TRY;
+        ld_h5_quiet q;
+        ld__h5_quiet_begin(&q);
+        if (ds_dims(s->dset, dims, &rank) == 0)
+            st2 = read_rows(s->dset, rank, dims, first, cnt, s->memtype, s->dxpl, cx->buf.p) < 0
+                      ? -1
+                      : 0;
         char what[sizeof s->conv_what];
         const int inexact = s->conv_hit;
         if (inexact)
             memcpy(what, s->conv_what, sizeof what);
         s->conv_hit = 0;
-        ld__h5_unlock();
+        ld__h5_quiet_end(&q);
         cx->count = 0;
         if (st2 < 0 && inexact) {
             char where[64];
@@ -607,17 +602,15 @@ static void h5_close(ld_store *st)
     if (!s)
         return;
     if (s->dset >= 0 || s->file >= 0 || s->dxpl != H5P_DEFAULT) {
-        ld__h5_lock();
-        H5E_BEGIN_TRY {
-            if (s->dxpl != H5P_DEFAULT && s->dxpl >= 0)
-                H5Pclose(s->dxpl);
-            if (s->dset >= 0)
-                H5Dclose(s->dset);
-            if (s->file >= 0)
-                H5Fclose(s->file);
-        }
-        H5E_END_TRY;
-        ld__h5_unlock();
+        ld_h5_quiet q;
+        ld__h5_quiet_begin(&q);
+        if (s->dxpl != H5P_DEFAULT && s->dxpl >= 0)
+            H5Pclose(s->dxpl);
+        if (s->dset >= 0)
+            H5Dclose(s->dset);
+        if (s->file >= 0)
+            H5Fclose(s->file);
+        ld__h5_quiet_end(&q);
     }
     if (s->fd >= 0)
         close(s->fd);
@@ -1045,10 +1038,10 @@ static int open_once(const char *path, const ld_store_opts *o, ld_store **out, l
              "%s: not a regular file", path);
     fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK);
     s->file_size = (uint64_t)sb.st_size;
-    ld__h5_lock();
-    H5E_BEGIN_TRY { rc = open_locked(s, o, &sb, e); }
-    H5E_END_TRY;
-    ld__h5_unlock();
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    rc = open_locked(s, o, &sb, e);
+    ld__h5_quiet_end(&q);
     if (rc != LD_OK)
         goto fail;
     *out = &s->base;
@@ -1076,9 +1069,6 @@ int ld__h5_store_open(const char *path, const ld_store_opts *o, ld_store **out, 
 }
 
 #else /* !LD_HAVE_HDF5 */
-
-void ld__h5_lock(void) {}
-void ld__h5_unlock(void) {}
 
 int ld__h5_store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {

@@ -1,18 +1,19 @@
 /*
- * Small HDF5 helpers shared by the HDF5 writer and describer (defined in h5_write.c).
+ * HDF5 helpers shared by the HDF5 store, writer and describer (defined in h5_util.c, except
+ * the virtual-dataset checks).
  *
- * HDF5 prints its error stack to stderr by default; a library must not print. Every entry
- * point that calls HDF5 brackets its calls with ld__h5_quiet_begin/end, which take the
- * process-wide HDF5 lock (ld__h5_lock, store.h: Debian's serial HDF5 is not thread-safe),
- * turn the automatic printing off and restore whatever the application had on the way out
- * (h5py in the same process keeps its own setting). Sections do not nest.
+ * HDF5 prints its error stack to stderr by default; a library must not print. Every HDF5 call
+ * of the library is bracketed by ld__h5_quiet_begin/end (the one way to silence HDF5 here),
+ * which take the process-wide HDF5 lock (ld__h5_lock, store.h: Debian's serial HDF5 is not
+ * thread-safe), turn the automatic printing off and restore whatever the application had on
+ * the way out (h5py in the same process keeps its own setting). Sections do not nest.
  */
 #ifndef LD_H5_UTIL_H
 #define LD_H5_UTIL_H
 
 #include <hdf5.h>
 
-#include "../common/ld_internal.h"
+#include "common/ld_internal.h"
 
 typedef struct ld_h5_quiet {
     H5E_auto2_t fn;

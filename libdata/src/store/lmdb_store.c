@@ -1,6 +1,6 @@
 /* LMDB store: Caffe Datum records by index. The design is in lmdb_store.h. */
 #define _GNU_SOURCE
-#include "lmdb_store.h"
+#include "store/lmdb_store.h"
 
 #include <errno.h>
 #include <lmdb.h>
@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../codec/codec.h"
-#include "datum.h"
-#include "store.h"
+#include "codec/codec.h"
+#include "store/datum.h"
+#include "store/store.h"
 
 typedef struct lmdb_store {
     ld_store base;
@@ -84,7 +84,7 @@ static void account_read(const lmdb_store *s, ld_store_ctx *cx)
     }
 }
 
-static int mdb_err(ld_err *e, int m, const char *path, const char *what)
+int ld__mdb_err(ld_err *e, int m, const char *path, const char *what)
 {
     return ld__err(e, m == ENOMEM ? LD_ENOMEM : LD_EIO, "%s: %s: %s", path, what, mdb_strerror(m));
 }
@@ -176,11 +176,11 @@ static int ctx_create(ld_store *base, ld_store_ctx **out, ld_err *e)
     /* A read transaction for the context's life: values point into the map while it lives. */
     if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &cx->txn)) != 0) {
         cx->txn = NULL;
-        LD_TRY(mdb_err(e, m, s->path, "cannot begin a read transaction"));
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot begin a read transaction"));
     }
     if ((m = mdb_cursor_open(cx->txn, s->dbi, &cx->cur)) != 0) {
         cx->cur = NULL;
-        LD_TRY(mdb_err(e, m, s->path, "cannot open a cursor"));
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot open a cursor"));
     }
     *out = cx;
     return LD_OK;
@@ -268,7 +268,7 @@ static int seek_cursor(lmdb_store *s, ld_store_ctx *cx, uint64_t i, MDB_val *k, 
         if (m == MDB_NOTFOUND)
             return ld__err(e, LD_EFORMAT, "%s: record %llu not found (database changed?)",
                            s->path, (unsigned long long)i);
-        return mdb_err(e, m, s->path, "cursor read failed");
+        return ld__mdb_err(e, m, s->path, "cursor read failed");
     }
     return LD_OK;
 }
@@ -288,7 +288,7 @@ static int seek_keyed(lmdb_store *s, ld_store_ctx *cx, uint64_t i, MDB_val *k, M
     if (m == MDB_NOTFOUND)
         return ld__err(e, LD_EFORMAT, "%s: no key starting with '%s' for record %llu: the keys "
                        "are not numbered 0..N-1", s->path, prefix, (unsigned long long)i);
-    return m ? mdb_err(e, m, s->path, "cursor read failed") : LD_OK;
+    return m ? ld__mdb_err(e, m, s->path, "cursor read failed") : LD_OK;
 }
 
 /* Decode + validate the value under the cursor into rec. */
@@ -391,7 +391,7 @@ static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t 
             LD_CHECK(e, m != MDB_NOTFOUND, LD_EFORMAT, "%s: record %llu not found", s->path,
                      (unsigned long long)(first + j));
             if (m)
-                LD_TRY(mdb_err(e, m, s->path, "cursor read failed"));
+                LD_TRY(ld__mdb_err(e, m, s->path, "cursor read failed"));
             if (s->keyed) { /* the numbering is checked on every record, as in seek_keyed */
                 char prefix[32];
                 int pl = snprintf(prefix, sizeof prefix, "%08llu_",
@@ -434,7 +434,7 @@ int ld__lmdb_scan(ld_store *base, uint64_t max, ld_lmdb_scan_fn fn, void *user, 
             break;
     }
     if (m && m != MDB_NOTFOUND)
-        rc = mdb_err(e, m, s->path, "cursor read failed");
+        rc = ld__mdb_err(e, m, s->path, "cursor read failed");
 fail:
     ctx_free(base, cx);
     return rc;
@@ -567,18 +567,18 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
 
     if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0) {
         txn = NULL;
-        LD_TRY(mdb_err(e, m, s->path, "cannot begin a read transaction"));
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot begin a read transaction"));
     }
     if ((m = mdb_dbi_open(txn, NULL, 0, &s->dbi)) || (m = mdb_stat(txn, s->dbi, &stat)) ||
         (m = mdb_cursor_open(txn, s->dbi, &cur)))
-        LD_TRY(mdb_err(e, m, s->path, "cannot open the database"));
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot open the database"));
     in->n = stat.ms_entries;
     in->block = 1;
     in->how = "lmdb (empty)";
     if (in->n == 0) /* a valid, empty database: describe says so, the reader refuses it */
         goto fail;
     if ((m = mdb_cursor_get(cur, &k, &v, MDB_FIRST)))
-        LD_TRY(mdb_err(e, m, s->path, "cannot read the first record"));
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot read the first record"));
     {
         /* LMDB does not say where it mapped the file (me_mapaddr is only for fixed maps), but
          * every page starts with its own page number: the page holding the first record's
@@ -619,7 +619,7 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
         in->made_order = LD_SORDER_BGR; /* Caffe's DecodeDatumNative gives BGR */
     }
     if ((m = mdb_cursor_get(cur, &k, &v, MDB_LAST)))
-        LD_TRY(mdb_err(e, m, s->path, "cannot read the last record"));
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot read the last record"));
     LD_CHECK(e, value_in_file(s, &k), LD_EFORMAT, "%s: the last key lies past the end of data.mdb",
              s->path);
     s->keyed = first_zero && in->n <= 100000000u && key_number(&k) == (int64_t)(in->n - 1);
@@ -663,7 +663,7 @@ fail:
         mdb_cursor_close(cur);
     if (txn) {
         if (rc == LD_OK && (m = mdb_txn_commit(txn)) != 0) /* keeps the dbi handle open */
-            rc = mdb_err(e, m, s->path, "cannot open the database");
+            rc = ld__mdb_err(e, m, s->path, "cannot open the database");
         else if (rc != LD_OK)
             mdb_txn_abort(txn);
     }
@@ -698,7 +698,7 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
              "data.mdb, not an LMDB database (a folder of images is converted first: `dataconv "
              "%s OUT`)", path, path);
     if (m)
-        LD_TRY(mdb_err(e, m, path, "cannot open LMDB database"));
+        LD_TRY(ld__mdb_err(e, m, path, "cannot open LMDB database"));
     LD_TRY(check_file_size(s, path, e));
     if (!S_ISDIR(st.st_mode)) { /* sidecar lives beside data.mdb */
         char *slash = strrchr(s->path, '/');

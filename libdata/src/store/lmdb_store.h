@@ -49,7 +49,7 @@
 #ifndef LD_LMDB_STORE_H
 #define LD_LMDB_STORE_H
 
-#include "../common/ld_internal.h"
+#include "common/ld_internal.h"
 
 /* The sidecar file inside the LMDB directory: class names and settings, one JSON key per
  * line (written by lmdb_write.c). Caffe ignores files other than data.mdb/lock.mdb. */
@@ -65,6 +65,10 @@ int ld__lmdb_sidecar_read(const char *dir, ld_buf *out, ld_err *e);
 /* Find `"key": ` at the start of a line of sidecar text; returns a pointer to the value (up to
  * the end of the line) or NULL. */
 const char *ld__lmdb_sidecar_value(const char *text, const char *key);
+
+/* Record an LMDB failure: "<path>: <what>: <LMDB's text for m>", LD_ENOMEM for ENOMEM, else
+ * LD_EIO. Returns that code. The one LMDB error helper of the store and the writer. */
+int ld__mdb_err(ld_err *e, int m, const char *path, const char *what);
 
 /* Visit up to `max` records in key order with one cursor (MDB_NEXT: sequential pages, no
  * tree descent per record), for describe and tools that need every record once. Each record

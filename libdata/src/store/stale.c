@@ -12,7 +12,7 @@
  * A reused pid or an unexpected file makes us keep the temporary: we never remove what might
  * be someone's work.
  */
-#include "writer.h"
+#include "store/writer.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lmdb_store.h"
+#include "store/lmdb_store.h"
 
 static const char *const db_files[] = {"data.mdb", "lock.mdb", LD_LMDB_SIDECAR};
 

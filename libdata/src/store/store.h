@@ -23,7 +23,7 @@
 #ifndef LD_STORE_H
 #define LD_STORE_H
 
-#include "../common/ld_internal.h"
+#include "common/ld_internal.h"
 
 /* Element type of raw samples as stored (info.dtype). The reader converts to the requested
  * output dtype. */
@@ -158,17 +158,17 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
 /* Open any dataset: an LMDB directory or data.mdb, a `--split` list file (.txt: one .h5 path
  * per line, relative paths resolved against the current directory first, then against the
  * list's directory; the files must share shape/dtype and are one dataset in list order), or
- * an HDF5 file (implemented in reader/store_open.c). */
+ * an HDF5 file (store_open.c). */
 int ld__store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e);
 
 /* The serial HDF5 library (Debian's libhdf5-dev) is not thread-safe: no two threads of a
  * process may be inside HDF5 at once, even on different files. Every HDF5 call of libdata
- * (reader stores and writers alike) should be made between ld__h5_lock() and
- * ld__h5_unlock(). The lock is one static mutex in h5_store.c: the only process-wide state of
- * the library, and it protects a dependency that is itself process-wide state, so it cannot
- * be per handle. Calls must not nest (the mutex is not recursive). HDF5's automatic error
- * printing is turned off inside each locked section (H5E_BEGIN_TRY), never globally. No-ops
- * when built without HDF5. */
+ * (reader stores and writers alike) is made between ld__h5_lock() and ld__h5_unlock(),
+ * through ld__h5_quiet_begin/end (h5_util.h). The lock is one static mutex in h5_util.c: the
+ * only process-wide state of the library, and it protects a dependency that is itself
+ * process-wide state, so it cannot be per handle. Calls must not nest (the mutex is not
+ * recursive). HDF5's automatic error printing is turned off inside each locked section
+ * (ld__h5_quiet_begin), never globally. No-ops when built without HDF5. */
 void ld__h5_lock(void);
 void ld__h5_unlock(void);
 

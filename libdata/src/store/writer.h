@@ -7,7 +7,7 @@
 #ifndef LD_WRITER_H
 #define LD_WRITER_H
 
-#include "../common/ld_internal.h"
+#include "common/ld_internal.h"
 
 /* Told about each temporary of a killed run that a writer removes (ld__sweep_stale_temps):
  * its path, the dead pid, its size in bytes (for an LMDB directory, its data.mdb). */

@@ -1,6 +1,6 @@
 /* Dataset mean as a Caffe binaryproto. See mean.h. */
 #define _GNU_SOURCE
-#include "mean.h"
+#include "reader/mean.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../codec/codec.h"
-#include "datum.h"
+#include "codec/codec.h"
+#include "store/datum.h"
 
 void ld__mean_free(ld_mean *m)
 {

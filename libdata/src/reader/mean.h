@@ -16,8 +16,8 @@
 #ifndef LD_MEAN_H
 #define LD_MEAN_H
 
-#include "../common/ld_internal.h"
-#include "store.h"
+#include "common/ld_internal.h"
+#include "store/store.h"
 
 typedef struct ld_mean {
     int c, h, w;

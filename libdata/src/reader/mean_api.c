@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "common/ld_internal.h"
-#include "store/mean.h"
+#include "reader/mean.h"
 
 /* Same default as the converter: enough for any real photo, refuses bombs. */
 #define MEAN_MAX_PIXELS 100000000u
