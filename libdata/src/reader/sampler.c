@@ -26,16 +26,13 @@ uint64_t ld__rng_below(ld_rng *r, uint64_t bound)
 {
     if (bound <= 1)
         return 0;
-    unsigned __int128 m = (unsigned __int128)ld__rng_next(r) * bound;
-    uint64_t lo = (uint64_t)m;
+    uint64_t lo, hi = ld__mul64(ld__rng_next(r), bound, &lo);
     if (lo < bound) {
         uint64_t t = -bound % bound;
-        while (lo < t) {
-            m = (unsigned __int128)ld__rng_next(r) * bound;
-            lo = (uint64_t)m;
-        }
+        while (lo < t)
+            hi = ld__mul64(ld__rng_next(r), bound, &lo);
     }
-    return (uint64_t)(m >> 64);
+    return hi;
 }
 
 static ld_perm perm_make(uint64_t n, uint64_t key)

@@ -67,6 +67,18 @@ static inline uint64_t ld__rng_next(ld_rng *r)
     return x ^ (x >> 31);
 }
 
+/* The 128-bit product a * b: returns its high 64 bits and stores the low 64 in *lo. Built from
+ * 32-bit halves because 32-bit targets (i386, armhf) have no unsigned __int128; one code path
+ * everywhere, so every platform draws the same numbers (test_sampler_mul.c). */
+static inline uint64_t ld__mul64(uint64_t a, uint64_t b, uint64_t *lo)
+{
+    const uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    const uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    const uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10; /* < 3 * 2^32 */
+    *lo = (mid << 32) | (uint32_t)p00;
+    return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
 /* Uniform integer in [0, bound) without modulo bias (Lemire's multiply-and-reject). */
 uint64_t ld__rng_below(ld_rng *r, uint64_t bound);
 

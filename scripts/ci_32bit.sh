@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# 32-bit builds (issue 15): i386 runs the whole test suite natively as 32-bit binaries; armhf
+# runs a smoke suite (CLI tests, C examples, fuzz regressions) under qemu-arm.
+# Usage: scripts/ci_32bit.sh [all|i386|armhf|deps]      (default: all)
+# Installs what it needs (apt, :i386 and :armhf architectures) and unpacks the packages that
+# are not co-installable with their amd64 twins (libhdf5-dev, Criterion + nanomsg, lmdb-utils)
+# into a private prefix per architecture under $LIBDATA_32BIT_CACHE (default
+# ~/.cache/libdata-32bit); a rerun with everything in place installs nothing.
+# Build folders: build-i386, build-armhf. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+what=${1:-all}
+cache=${LIBDATA_32BIT_CACHE:-$HOME/.cache/libdata-32bit}
+jobs=$(nproc)
+t0=$SECONDS
+say() { echo "== [32-bit $((SECONDS - t0))s] $*"; }
+
+apt_pkgs=(crossbuild-essential-i386 crossbuild-essential-armhf qemu-user
+          libjpeg62-turbo-dev:i386 libpng-dev:i386 zlib1g-dev:i386 liblmdb-dev:i386
+          libhdf5-103-1:i386 libgit2-1.5:i386 libffi8:i386
+          libjpeg62-turbo-dev:armhf libpng-dev:armhf zlib1g-dev:armhf liblmdb-dev:armhf
+          libhdf5-103-1:armhf)
+# Unpacked, not installed: installing libcriterion-dev:i386 removes the amd64 Criterion (its
+# libnanomsg5 is single-architecture), libhdf5-dev:<arch> removes libhdf5-dev, and
+# lmdb-utils:i386 would replace the amd64 tools.
+unpack_i386=(libhdf5-dev libcriterion-dev libcriterion3 libnanomsg5 lmdb-utils)
+unpack_armhf=(libhdf5-dev)
+
+install_deps() {
+    local missing=() archs
+    archs=$(dpkg --print-foreign-architectures)
+    for a in i386 armhf; do
+        grep -qx "$a" <<<"$archs" || { dpkg --add-architecture "$a"; missing+=("arch:$a"); }
+    done
+    local have
+    have=$(dpkg-query -W -f='${binary:Package} ${Status}\n' "${apt_pkgs[@]}" 2>/dev/null \
+        | awk '/install ok installed/ {print $1}' || true)
+    for p in "${apt_pkgs[@]}"; do
+        # dpkg-query names native packages without :amd64
+        grep -qx -e "$p" -e "$p:$(dpkg --print-architecture)" <<<"$have" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        say "installing: ${missing[*]}"
+        apt-get -o DPkg::Lock::Timeout=600 update -q
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+            --no-install-recommends "${apt_pkgs[@]}"
+    fi
+}
+
+# unpack ARCH PKG...: $cache/ARCH/{debs,usr}; a stamp records the package versions unpacked.
+unpack() {
+    local arch=$1 multi; shift
+    multi=$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null)
+    local dir=$cache/$multi want=""
+    local specs=()
+    for p in "$@"; do specs+=("$p:$arch"); done
+    want=$(apt-cache policy "${specs[@]}" | awk '/^[^ ]/ {p=$1} /Candidate:/ {printf "%s%s ", p, $2}')
+    [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$want" ] && return 0
+    say "unpacking $* ($arch) into $dir"
+    rm -rf "$dir"
+    mkdir -p "$dir/debs"
+    chmod 777 "$dir/debs" # apt-get download runs as _apt
+    (cd "$dir/debs" && apt-get download -q "${specs[@]}" 2>&1 | grep -v 'unsandboxed' || true)
+    for d in "$dir"/debs/*.deb; do dpkg-deb -x "$d" "$dir"; done
+    # Relative .so links that point at runtime libraries installed system-wide: re-point them
+    # (top level first, the hdf5/serial links point at those); links to runtimes this build
+    # does not use (HDF5's C++ and Fortran) are removed.
+    local libdir=$dir/usr/lib/$multi l
+    for depth in "-maxdepth 1" ""; do
+        # shellcheck disable=SC2086
+        while IFS= read -r -d '' l; do
+            [ -e "$l" ] && continue
+            local sys
+            sys=/usr/lib/$multi/$(basename "$(readlink "$l")")
+            if [ -e "$sys" ]; then ln -sfn "$sys" "$l"; elif [ -z "$depth" ]; then rm "$l"; fi
+        done < <(find "$libdir" $depth -type l -print0)
+    done
+    # hdf5-serial.pc names the system include folder, whose H5pubconf.h is amd64's.
+    sed -i -e "s|-I/usr/include|-I$dir/usr/include|" -e "s|-L/usr/lib|-L$dir/usr/lib|" \
+        "$libdir/pkgconfig/hdf5-serial.pc"
+    echo -n "$want" >"$dir/.stamp"
+}
+
+i386_prefix=$cache/i386-linux-gnu
+armhf_prefix=$cache/arm-linux-gnueabihf
+
+deps() {
+    install_deps
+    unpack i386 "${unpack_i386[@]}"
+    unpack armhf "${unpack_armhf[@]}"
+}
+
+status=0
+build_i386() {
+    say "i386: configure and build"
+    cmake -S . -B build-i386 -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-i386.cmake" \
+        -DLIBDATA_DEPS_PREFIX="$i386_prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DLIBDATA_BUILD_TESTS=ON >/dev/null
+    cmake --build build-i386 -j"$jobs"
+    file -L build-i386/dataconv | grep -q 'ELF 32-bit LSB.*Intel 80386' \
+        || { echo "build-i386/dataconv is not an i386 binary" >&2; return 1; }
+    say "i386: the whole suite"
+    # Criterion's libraries live in the private prefix; its mdb_stat/mdb_dump are 32-bit.
+    (cd build-i386 && LD_LIBRARY_PATH="$i386_prefix/usr/lib/i386-linux-gnu" \
+        PATH="$i386_prefix/usr/bin:$PATH" ctest --output-on-failure -j"$jobs")
+}
+build_armhf() {
+    say "armhf: configure and build"
+    cmake -S . -B build-armhf -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-armhf.cmake" \
+        -DLIBDATA_DEPS_PREFIX="$armhf_prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DLIBDATA_BUILD_TESTS=OFF -DLIBDATA_SMOKE_TESTS=ON >/dev/null
+    cmake --build build-armhf -j"$jobs"
+    file -L build-armhf/dataconv | grep -q 'ELF 32-bit LSB.*ARM, EABI5' \
+        || { echo "build-armhf/dataconv is not an armhf binary" >&2; return 1; }
+    say "armhf: smoke suite under qemu-arm"
+    (cd build-armhf && ctest --output-on-failure -j"$jobs")
+}
+
+case $what in
+deps) deps ;;
+i386) deps; build_i386 || status=1 ;;
+armhf) deps; build_armhf || status=1 ;;
+all) deps; build_i386 || status=1; build_armhf || status=1 ;;
+*) echo "usage: $0 [all|i386|armhf|deps]" >&2; exit 2 ;;
+esac
+say "done, status $status"
+exit $status
