@@ -18,4 +18,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # pkg-config must see only this architecture's .pc files (hdf5-serial.pc: the private one).
 set(ENV{PKG_CONFIG_LIBDIR}
     "${LIBDATA_DEPS_PREFIX}/usr/lib/${LIBDATA_MULTIARCH}/pkgconfig:/usr/lib/${LIBDATA_MULTIARCH}/pkgconfig:/usr/share/pkgconfig")
-set(ENV{PKG_CONFIG_PATH} "")
+if(NOT DEFINED HDF5_ROOT)
+  # find_package(HDF5) in a consumer: the private headers and libraries, never the amd64 h5cc
+  set(HDF5_ROOT ${LIBDATA_DEPS_PREFIX}/usr/lib/${LIBDATA_MULTIARCH}/hdf5/serial)
+endif()

@@ -91,6 +91,20 @@ deps() {
     unpack armhf "${unpack_armhf[@]}"
 }
 
+# The environment of the i386 tests: Criterion's libraries from the private prefix; the 32-bit
+# LMDB tools first on PATH and, for the tests' python cross-checks, python-lmdb's API done with
+# those tools (tests/lmdb_tools: LMDB files are not portable between 32- and 64-bit programs);
+# tests that compile against the build (install_consumers, hardening_concurrency) use the i386
+# compiler, CMake toolchain and pkg-config folders.
+i386_env() {
+    env LD_LIBRARY_PATH="$i386_prefix/usr/lib/i386-linux-gnu" \
+        PATH="$i386_prefix/usr/bin:$PATH" PYTHONPATH="$root/tests/lmdb_tools" \
+        CC=i686-linux-gnu-gcc CMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-i386.cmake" \
+        LIBDATA_DEPS_PREFIX="$i386_prefix" \
+        PKG_CONFIG_LIBDIR="$i386_prefix/usr/lib/i386-linux-gnu/pkgconfig:/usr/lib/i386-linux-gnu/pkgconfig:/usr/share/pkgconfig" \
+        "$@"
+}
+
 status=0
 build_i386() {
     say "i386: configure and build"
@@ -101,9 +115,7 @@ build_i386() {
     file -L build-i386/dataconv | grep -q 'ELF 32-bit LSB.*Intel 80386' \
         || { echo "build-i386/dataconv is not an i386 binary" >&2; return 1; }
     say "i386: the whole suite"
-    # Criterion's libraries live in the private prefix; its mdb_stat/mdb_dump are 32-bit.
-    (cd build-i386 && LD_LIBRARY_PATH="$i386_prefix/usr/lib/i386-linux-gnu" \
-        PATH="$i386_prefix/usr/bin:$PATH" ctest --output-on-failure -j"$jobs")
+    (cd build-i386 && i386_env ctest --output-on-failure -j"$jobs")
 }
 build_armhf() {
     say "armhf: configure and build"

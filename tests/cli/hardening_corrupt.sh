@@ -21,10 +21,11 @@ mkdir -p "$KEEP"
 
 # where_crashed CMD...: re-runs a crashing command under gdb and prints "upstream LIB" when the
 # innermost frame outside libc is in libhdf5 or liblmdb, else "libdata FRAME"
+# (i386: abort() enters the kernel through __kernel_vsyscall, the innermost frame there)
 where_crashed() {
     command -v gdb >/dev/null || { echo "unknown (no gdb)"; return; }
     timeout 120 gdb -batch -ex "handle SIGPIPE nostop noprint" -ex run -ex bt --args "$@" \
-        2>/dev/null | grep -E '^#[0-9]+ ' | grep -Ev 'libc\.so|/sysdeps/|nptl/|stdlib/abort|raise|__GI_|__assert|__memcpy|__memmove|__strlen' |
+        2>/dev/null | grep -E '^#[0-9]+ ' | grep -Ev 'libc\.so|/sysdeps/|nptl/|stdlib/abort|raise|__GI_|__assert|__memcpy|__memmove|__strlen|__kernel_vsyscall' |
         head -1 | awk '/libhdf5/ {print "upstream libhdf5: " $0; next}
                        /liblmdb/ {print "upstream liblmdb: " $0; next}
                        {print "libdata " $0}'

@@ -21,9 +21,9 @@ if [ -x "$tmp/prefix/bin/dataconv" ]; then
 fi
 export PKG_CONFIG_PATH=$tmp/prefix/lib/pkgconfig
 echo "pkg-config: $(pkg-config --modversion libdata)"
-cc "$SRC/samples/examples/convert_folder.c" $(pkg-config --cflags --libs libdata) \
+${CC:-cc} "$SRC/samples/examples/convert_folder.c" $(pkg-config --cflags --libs libdata) \
    -Wl,-rpath,"$tmp/prefix/lib" -o "$tmp/convert_folder"
-cc "$SRC/samples/examples/read_batches.c" $(pkg-config --cflags --libs libdata) \
+${CC:-cc} "$SRC/samples/examples/read_batches.c" $(pkg-config --cflags --libs libdata) \
    -Wl,-rpath,"$tmp/prefix/lib" -o "$tmp/read_batches"
 "$tmp/convert_folder" "$SRC/samples/images" "$tmp/a.h5" > /dev/null 2>&1
 "$tmp/read_batches" "$tmp/a.h5" | grep "epoch 1: 5 batches, 160 samples" >/dev/null

@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib/common.sh"
 
 tree=$LD_TEST_DATA/tree
 list=$LD_TEST_DATA/list.txt
-export PYTHONPATH=$TMP
+export PYTHONPATH=$TMP${PYTHONPATH:+:$PYTHONPATH}
 # A minimal proto2 wire-format reader: field number -> value (varint or bytes).
 cat > "$TMP/datum_raw.py" <<'PY'
 def varint(b, i):

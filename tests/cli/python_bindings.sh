@@ -14,6 +14,15 @@ SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 # RSS-growth test and the tests that start other processes are left out: ASan's quarantine
 # holds freed memory, and preloading into dataconv or a second python is not the point).
 # (Captured, not piped into grep -q: with pipefail, grep's early exit fails the pipeline.)
+# A 32-bit build (scripts/ci_32bit.sh) cannot be loaded by this machine's 64-bit python3, and
+# Debian has no co-installable 32-bit python: say so instead of failing.
+lib_bits=$(od -An -j4 -N1 -tu1 "$LIBDATA_LIBRARY" | tr -d ' ')
+py_bits=$("$PYTHON" -c 'import struct; print(struct.calcsize("P") * 8)')
+if [ "$lib_bits" = 1 ] && [ "$py_bits" = 64 ]; then
+    echo "skipped: $LIBDATA_LIBRARY is a 32-bit library; $PYTHON is 64-bit and cannot load it"
+    echo "         (a 32-bit python3 runs these suites: PYTHON=/path/to/python3-32bit)"
+    exit 0
+fi
 deps=$(ldd "$LIBDATA_LIBRARY" 2>&1 || true)
 select=()
 case "$deps" in
