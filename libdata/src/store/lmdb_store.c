@@ -672,6 +672,70 @@ fail:
     return rc;
 }
 
+/* LMDB files are not portable between 32- and 64-bit programs: page numbers and sizes are
+ * size_t in the file. The meta page (page 0) starts with a page header whose first field is a
+ * size_t, then the magic number: at byte 12 in a file written by a 32-bit program, at byte 16
+ * by a 64-bit one. Returns 32, 64, or 0 (neither: not LMDB, or unreadable). Also gives the
+ * size of data.mdb and the map size its meta page records (LMDB maps at least that much). */
+static int lmdb_word_bits(const char *path, int is_dir, long long *fsize, uint64_t *mapsize)
+{
+    char data[4096];
+    uint8_t meta[48];
+    struct stat st;
+    int bits = 0;
+    snprintf(data, sizeof data, is_dir ? "%s/data.mdb" : "%s", path);
+    FILE *f = fopen(data, "rb");
+    *fsize = f && fstat(fileno(f), &st) == 0 ? (long long)st.st_size : -1;
+    *mapsize = 0;
+    if (f && fread(meta, 1, sizeof meta, f) == sizeof meta) {
+        uint32_t m32, m64, v32;
+        uint64_t v64;
+        memcpy(&m32, meta + 12, 4);
+        memcpy(&m64, meta + 16, 4);
+        memcpy(&v32, meta + 24, 4); /* magic, version, address, then the map size */
+        memcpy(&v64, meta + 32, 8);
+        if (m32 == 0xBEEFC0DEu) {
+            bits = 32;
+            *mapsize = v32;
+        } else if (m64 == 0xBEEFC0DEu) {
+            bits = 64;
+            *mapsize = v64;
+        }
+    }
+    if (f)
+        fclose(f);
+    return bits;
+}
+
+/* The error of an environment that would not open: LMDB's reason plus what it means here. */
+static int open_error(const char *path, int is_dir, int m, ld_err *e)
+{
+    long long fsize;
+    uint64_t mapsize;
+    const int bits = lmdb_word_bits(path, is_dir, &fsize, &mapsize);
+    const int mine = (int)(8 * sizeof(void *));
+    if (m == MDB_INVALID && bits && bits != mine)
+        return ld__err(e, LD_EFORMAT,
+                       "%s: written by a %d-bit program, and this is a %d-bit one: LMDB files are "
+                       "not portable between 32- and 64-bit programs (page numbers are the size of a "
+                       "pointer); read it with a %d-bit build, or convert the images again here",
+                       path, bits, mine, bits);
+    if (m == MDB_INVALID || m == MDB_VERSION_MISMATCH)
+        return ld__err(e, LD_EFORMAT, "%s: not an LMDB database: %s", path, mdb_strerror(m));
+    if (m == ENOMEM) {
+        const uint64_t need = fsize > 0 && (uint64_t)fsize > mapsize ? (uint64_t)fsize : mapsize;
+        return ld__err(e, LD_ENOMEM,
+                       "%s: cannot open LMDB database: %s: LMDB maps the whole database (%llu MiB) "
+                       "into the address space, and this process has no free range that large%s",
+                       path, mdb_strerror(m), (unsigned long long)(need >> 20),
+                       mine < 64 ? " (a 32-bit process: about 2.5 GiB at most, see the README, "
+                                   "\"32-bit systems\"); read it on a 64-bit system, or use HDF5, "
+                                   "which the reader streams at any size with bounded memory"
+                                 : "; raise the limit (ulimit -v) or free address space");
+    }
+    return ld__mdb_err(e, m, path, "cannot open LMDB database");
+}
+
 int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {
     int rc = LD_OK, m;
@@ -692,13 +756,11 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
     m = env_open(s, flags);
     if (m == EACCES || m == EROFS) /* cannot create/open lock.mdb: read without locking */
         m = env_open(s, flags | MDB_NOLOCK);
-    if (m == MDB_INVALID || m == MDB_VERSION_MISMATCH)
-        LD_CHECK(e, 0, LD_EFORMAT, "%s: not an LMDB database: %s", path, mdb_strerror(m));
     LD_CHECK(e, !(m == ENOENT && S_ISDIR(st.st_mode)), LD_EFORMAT, "%s: a folder without "
              "data.mdb, not an LMDB database (a folder of images is converted first: `dataconv "
              "%s OUT`)", path, path);
     if (m)
-        LD_TRY(ld__mdb_err(e, m, path, "cannot open LMDB database"));
+        LD_TRY(open_error(path, S_ISDIR(st.st_mode), m, e));
     LD_TRY(check_file_size(s, path, e));
     if (!S_ISDIR(st.st_mode)) { /* sidecar lives beside data.mdb */
         char *slash = strrchr(s->path, '/');

@@ -282,6 +282,15 @@ static int grow_and_replay(lmdb_writer *w, ld_err *e)
         LD_CHECK(e, ld__add_size(w->mapsize, step, &ns), LD_ELIMIT,
                  "%s: the database does not fit in the address space", w->final);
         int m = mdb_env_set_mapsize(w->env, ns);
+        if (m == ENOMEM) /* LMDB maps the whole database: the address space ran out */
+            return ld__err(e, LD_ENOMEM,
+                           "%s: cannot grow the LMDB map to %zu MiB: %s: LMDB maps the whole "
+                           "database into the address space%s", w->final, ns >> 20, mdb_strerror(m),
+                           sizeof(void *) < 8
+                               ? " (a 32-bit process: about 2 GiB of database at most, see the "
+                                 "README, \"32-bit systems\"); write HDF5 instead (OUT.h5), "
+                                 "which has no such limit, or convert on a 64-bit system"
+                               : "; raise the limit (ulimit -v) or write HDF5 (OUT.h5)");
         if (m)
             return ld__mdb_err(e, m, w->final, "cannot grow the map");
         w->mapsize = ns;
