@@ -708,8 +708,13 @@ static int open_impl(ld_reader *r, const char *path)
     LD_CHECK(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
              "reader: a mean or a scale needs float32 output (set dtype to float32)");
     ld__xform_init(x, in->h, in->w);
-    size_t elems = (size_t)x->c * (size_t)x->oh * (size_t)x->ow;
-    r->out_bytes = elems * (x->out_f32 ? 4 : 1);
+    size_t elems; /* 32-bit: a 1 GiB uint8 sample is 4 GiB as float32, past size_t */
+    LD_CHECK(e, ld__mul_size((size_t)x->c, (size_t)x->oh, &elems) &&
+                    ld__mul_size(elems, (size_t)x->ow, &elems) &&
+                    ld__mul_size(elems, x->out_f32 ? 4 : 1, &r->out_bytes),
+             LD_ELIMIT, "%s: one output sample of %d x %d x %d %s is too large for this "
+             "machine's address space (crop it, or use uint8 output)", path, x->c, x->oh, x->ow,
+             x->out_f32 ? "float32" : "uint8");
     r->direct_out = !in->encoded && x->plain && in->dtype == LD_SDT_U8;
 
     /* Sampler. */

@@ -394,7 +394,9 @@ static int build_direct(h5_store *s, hid_t d, int rank, const hsize_t dims[4], s
                 goto done;
         uint64_t nch = (dims[0] + cd[0] - 1) / cd[0];
         uint64_t cbytes = (uint64_t)cd[0] * row_bytes;
-        s->map.addr = malloc((nch ? nch : 1) * sizeof(uint64_t));
+        s->map.addr = nch <= SIZE_MAX / sizeof(uint64_t) /* 32-bit size_t */
+                          ? malloc((size_t)(nch ? nch : 1) * sizeof(uint64_t))
+                          : NULL;
         if (!s->map.addr) {
             rc = ld__err(e, LD_ENOMEM, "%s: out of memory for %llu chunk addresses", s->path,
                          (unsigned long long)nch);
