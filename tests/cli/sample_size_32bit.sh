@@ -19,6 +19,11 @@ run bash -c 'ulimit -v 2097152 && exec "$@"' _ "$DATACONV" bench "$TMP/huge.h5" 
 expect_rc 1
 if [ "$bits" = 32 ]; then
     expect_err "one output sample of 1 x 32768 x 32768 float32 is too large for this machine's address space"
+    check "32-bit, no ulimit (where the wrapped size crashed): the same error"
+    run "$DATACONV" bench "$TMP/huge.h5" --batch 1 --dtype f32 --epochs 1
+    [ "$rc" -lt 128 ] || { show; fail "crash (exit $rc)"; }
+    expect_rc 1
+    expect_err "is too large for this machine's address space"
 else
     expect_err "out of memory"
 fi
