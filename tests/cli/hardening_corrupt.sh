@@ -21,12 +21,32 @@ mkdir -p "$KEEP"
 
 # where_crashed CMD...: re-runs a crashing command under gdb and prints "upstream LIB" when the
 # innermost frame outside libc is in libhdf5 or liblmdb, else "libdata FRAME"
-# (i386: abort() enters the kernel through __kernel_vsyscall, the innermost frame there)
+# (i386: abort() enters the kernel through __kernel_vsyscall, the innermost frame there; and gdb
+# cannot unwind out of libc's SSE memcpy without libc's debug info: frame #1 is then a bogus
+# "?? ()" outside every library. In that case the caller is the first word on the stack that is
+# a return address into a shared library's code: that library decides.)
 where_crashed() {
     command -v gdb >/dev/null || { echo "unknown (no gdb)"; return; }
-    timeout 120 gdb -batch -ex "handle SIGPIPE nostop noprint" -ex run -ex bt --args "$@" \
-        2>/dev/null | grep -E '^#[0-9]+ ' | grep -Ev 'libc\.so|/sysdeps/|nptl/|stdlib/abort|raise|__GI_|__assert|__memcpy|__memmove|__strlen|__kernel_vsyscall' |
-        head -1 | awk '/libhdf5/ {print "upstream libhdf5: " $0; next}
+    timeout 120 gdb -batch -ex "handle SIGPIPE nostop noprint" -ex run -ex bt \
+        -ex "info sharedlibrary" -ex 'x/64xw $sp' --args "$@" 2>/dev/null >"$TMP/gdb.txt" || true
+    local top
+    top=$(grep -E '^#[0-9]+ ' "$TMP/gdb.txt" | grep -Ev 'libc\.so|/sysdeps/|nptl/|stdlib/abort|raise|__GI_|__assert|__memcpy|__memmove|__strlen|__kernel_vsyscall' | head -1)
+    if [[ $top =~ ^#1\ +0x[0-9a-f]+\ in\ \?\?\ \(\)$ ]] && grep -q '^#0 .*libc\.so' "$TMP/gdb.txt"; then
+        top=$("$PYTHON" - "$TMP/gdb.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+libs = [(int(a, 16), int(b, 16), name) for a, b, name in
+        re.findall(r"^(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+\S+(?: \(\*\))?\s+(/\S+)$", text, re.M)]
+for w in re.findall(r"0x[0-9a-f]{8}\b", "".join(l.split(":", 1)[1] for l in text.splitlines()
+                                                if re.match(r"^0x[0-9a-f]+:\s", l))):
+    hit = [n for a, b, n in libs if a <= int(w, 16) < b and "libc.so" not in n]
+    if hit:
+        print(f"#1 {w} (return address on the stack) from {hit[0]}")
+        break
+PY
+)
+    fi
+    echo "$top" | awk '/libhdf5/ {print "upstream libhdf5: " $0; next}
                        /liblmdb/ {print "upstream liblmdb: " $0; next}
                        {print "libdata " $0}'
 }
