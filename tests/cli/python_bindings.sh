@@ -8,12 +8,6 @@ set -euo pipefail
 PYTHON=${PYTHON:-/usr/bin/python3}
 SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 
-# An ASan-instrumented library cannot be dlopen()ed by an uninstrumented python3 (the ASan
-# runtime must come first in the process). Say so instead of failing. LIBDATA_PY_ASAN=1 runs
-# the suites anyway with the runtimes preloaded (leak checks off: python itself "leaks"; the
-# RSS-growth test and the tests that start other processes are left out: ASan's quarantine
-# holds freed memory, and preloading into dataconv or a second python is not the point).
-# (Captured, not piped into grep -q: with pipefail, grep's early exit fails the pipeline.)
 # A 32-bit build (scripts/ci_32bit.sh) cannot be loaded by this machine's 64-bit python3, and
 # Debian has no co-installable 32-bit python: say so instead of failing.
 lib_bits=$(od -An -j4 -N1 -tu1 "$LIBDATA_LIBRARY" | tr -d ' ')
@@ -23,6 +17,13 @@ if [ "$lib_bits" = 1 ] && [ "$py_bits" = 64 ]; then
     echo "         (a 32-bit python3 runs these suites: PYTHON=/path/to/python3-32bit)"
     exit 0
 fi
+
+# An ASan-instrumented library cannot be dlopen()ed by an uninstrumented python3 (the ASan
+# runtime must come first in the process). Say so instead of failing. LIBDATA_PY_ASAN=1 runs
+# the suites anyway with the runtimes preloaded (leak checks off: python itself "leaks"; the
+# RSS-growth test and the tests that start other processes are left out: ASan's quarantine
+# holds freed memory, and preloading into dataconv or a second python is not the point).
+# (Captured, not piped into grep -q: with pipefail, grep's early exit fails the pipeline.)
 deps=$(ldd "$LIBDATA_LIBRARY" 2>&1 || true)
 select=()
 case "$deps" in
