@@ -45,11 +45,13 @@ int main(int argc, char **argv)
     }
     for (uint64_t k = 0; k < 2 * LD_BIG_PERIOD; k++)
         base[k] = ld_big_base(k);
-    ld_reader_set(r, LD_R_BATCH_SIZE, batch);
-    ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE);
-    ld_reader_set(r, LD_R_SEED, 20260);
-    ld_reader_set(r, LD_R_THREADS, 2);
-    ld_reader_set(r, LD_R_MEMORY_BUDGET, budget);
+    if (ld_reader_set(r, LD_R_BATCH_SIZE, batch) < 0 ||
+        ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE) < 0 ||
+        ld_reader_set(r, LD_R_SEED, 20260) < 0 || ld_reader_set(r, LD_R_THREADS, 2) < 0 ||
+        ld_reader_set(r, LD_R_MEMORY_BUDGET, budget) < 0) {
+        fprintf(stderr, "parameters: %s\n", ld_reader_errmsg(r));
+        return 1;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = ld_reader_open(r, argv[1]);
@@ -58,7 +60,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int64_t n = 0;
-    ld_reader_get(r, LD_R_INFO_SAMPLES, &n);
+    ld_reader_get_info(r, LD_R_INFO_SAMPLES, &n);
     unsigned char *seen = calloc((size_t)(n / 8 + 1), 1);
     if (!seen) {
         fprintf(stderr, "out of memory\n");
@@ -110,7 +112,7 @@ int main(int argc, char **argv)
         bad++;
     }
     int64_t mem = 0;
-    ld_reader_get(r, LD_R_INFO_MEMORY, &mem);
+    ld_reader_get_info(r, LD_R_INFO_MEMORY, &mem);
     const double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     printf("pointer bits: %d\n", (int)(8 * sizeof(void *)));
     printf("samples: %" PRIu64 " of %" PRId64 ", bytes: %" PRIu64 " (%.2f GiB) in %.1f s (%.0f MiB/s)\n",
