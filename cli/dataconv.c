@@ -331,16 +331,7 @@ int main(int argc, char **argv)
     case DC_CMD_BENCH:
         return dc_bench(argc, argv, 2);
     case DC_CMD_CONVERT:
-        rc = cmd_convert(&o, argc, argv);
-        if (rc != DC_EXIT_OK) {
-            /* The library already removed its temporaries. Leave without atexit handlers:
-             * after a failed write (disk full, file size limit) HDF5 1.10's own exit-time
-             * cleanup closes the failed file a second time and crashes. */
-            fflush(stdout);
-            fflush(stderr);
-            _exit(rc);
-        }
-        return rc;
+        return cmd_convert(&o, argc, argv);
     }
     return DC_EXIT_FAIL;
 }

@@ -26,6 +26,7 @@
 
 #include "store/h5_format.h"
 #include "store/h5_util.h"
+#include "store/h5_vfd.h"
 #include "store/store.h"
 
 /* ---- one dataset, written in whole chunks -------------------------------------------------- */
@@ -258,6 +259,7 @@ typedef struct h5w {
     char **tmp, **final;
     size_t n_files, cap_files;
     hid_t vstr; /* variable-length UTF-8 string type */
+    hid_t vfd;  /* our file driver (h5_vfd.h), registered by make_fapl */
     hid_t fstr; /* fixed-length UTF-8 string type for /filename, or invalid */
     size_t max_rel_len;
     uint64_t expected_n; /* inputs announced: caps the chunk of small datasets */
@@ -476,8 +478,10 @@ static int add_name(h5w *w, char *tmp, char *final)
 }
 
 /* File access properties, the same when a file is created and when it is reopened. */
-static int make_fapl(const h5w *w, hid_t *out, ld_err *e)
+static int make_fapl(h5w *w, hid_t *out, ld_err *e)
 {
+    if (w->vfd < 0 && (w->vfd = ld__h5_vfd_register()) < 0)
+        return ld__h5_err(e, LD_EINVAL, "HDF5: cannot register the file driver");
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0) return ld__err(e, LD_ENOMEM, "HDF5: out of memory");
     /* Oldest file format that can hold our objects, so that HDF5 1.8 (Caffe builds) reads
@@ -485,6 +489,7 @@ static int make_fapl(const h5w *w, hid_t *out, ld_err *e)
      * Big chunks start on 4 KiB boundaries: a reader can map or read them page-aligned. */
     H5F_libver_t low = w->n_classes > 2048 ? H5F_LIBVER_V18 : H5F_LIBVER_EARLIEST;
     if (H5Pset_libver_bounds(fapl, low, H5F_LIBVER_V18) < 0 ||
+        H5Pset_driver(fapl, w->vfd, NULL) < 0 || /* h5_vfd.h: failed outputs close cleanly */
         H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0 ||
         H5Pset_alignment(fapl, 65536, 4096) < 0) {
         H5Pclose(fapl);
@@ -559,6 +564,10 @@ static int file_close(h5w *w, ld_err *e)
         LD_TRY(col_close(&w->name, w->file_n, e));
     }
     LD_TRY(write_attrs(w, e));
+    /* Flush first: what fails to be written fails here, before the close (ld__h5_vfd_discard). */
+    if (H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0) {
+        LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot write HDF5 file", w->tmp[w->n_files - 1]));
+    }
     herr_t r = H5Fclose(w->file);
     w->file = H5I_INVALID_HID;
     if (r < 0) rc = ld__h5_err(e, LD_EIO, "%s: cannot close HDF5 file", w->tmp[w->n_files - 1]);
@@ -587,6 +596,9 @@ static int file_reopen(h5w *w, ld_err *e)
     const char *tmp = w->tmp[w->n_files - 1];
     col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape};
     int open[sizeof cols / sizeof cols[0]];
+    /* Flush first: what fails to be written fails here, before any close (ld__h5_vfd_discard). */
+    if (H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0)
+        LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot write HDF5 file", tmp));
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
         open[i] = cols[i]->ds >= 0;
         if (open[i] && H5Dclose(cols[i]->ds) < 0) {
@@ -846,9 +858,12 @@ static void h5w_free(ld_writer *base)
     ld_h5_quiet q;
     ld__h5_quiet_begin(&q);
     col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape};
+    /* Abandoned or failed: nothing is kept, and closing must not fail (h5_vfd.h). */
+    if (!w->finished && w->file >= 0) ld__h5_vfd_discard(w->file, w->vfd);
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
         col_free(cols[i]);
     if (w->file >= 0) H5Fclose(w->file);
+    ld__h5_vfd_release(w->vfd);
     for (size_t i = 0; i < w->n_files; i++) {
         if (w->tmp[i]) unlink(w->tmp[i]); /* not published: finish() did not run or failed */
         free(w->tmp[i]);
@@ -891,6 +906,7 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->base.vt = &h5w_vt;
     w->file = H5I_INVALID_HID;
     w->vstr = H5I_INVALID_HID;
+    w->vfd = H5I_INVALID_HID;
     w->fstr = H5I_INVALID_HID;
     w->data.ds = w->label.ds = w->name.ds = w->offsets.ds = w->shape.ds = H5I_INVALID_HID;
     w->encoded = o->encoded != 0;
