@@ -56,7 +56,9 @@ static H5FD_t *vfd_open(const char *name, unsigned flags, hid_t fapl, haddr_t ma
     }
     vfd *f = calloc(1, sizeof *f);
     if (!f) {
+        int saved = errno; /* ENOMEM, for the caller's message and code */
         close(fd);
+        errno = saved;
         H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE,
                  H5E_NOSPACE, "out of memory");
         return NULL;

@@ -530,7 +530,8 @@ static int file_open(h5w *w, ld_err *e)
         int err = errno;
         if (err) {
             H5Eclear2(H5E_DEFAULT);
-            rc = ld__err(e, LD_EIO, "%s: cannot create the output file: %s (writing %s)",
+            rc = ld__err(e, err == ENOMEM ? LD_ENOMEM : LD_EIO,
+                         "%s: cannot create the output file: %s (writing %s)",
                          w->final[w->n_files - 1], strerror(err), w->tmp[w->n_files - 1]);
         } else {
             rc = ld__h5_err(e, LD_EIO, "%s: cannot create the output file (writing %s)",
