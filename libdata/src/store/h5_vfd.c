@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -189,6 +190,30 @@ static herr_t vfd_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     return 0;
 }
 
+/* Lock the file as HDF5's sec2 driver does (flock, shared for readers, exclusive for a
+ * writer, never waiting), so that the sweep of stale temporaries (store/stale.c) still sees a
+ * live writer's file as taken, also from another host of a network file system. */
+static herr_t vfd_lock(H5FD_t *file, hbool_t rw)
+{
+    vfd *f = (vfd *)file;
+    if (flock(f->fd, (rw ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0) {
+        if (errno == ENOSYS) return 0; /* no locks on this file system: as sec2 with locks off */
+        VFD_FAIL(H5E_CANTLOCKFILE, "unable to lock the file");
+        return -1;
+    }
+    return 0;
+}
+
+static herr_t vfd_unlock(H5FD_t *file)
+{
+    vfd *f = (vfd *)file;
+    if (flock(f->fd, LOCK_UN) < 0 && errno != ENOSYS) {
+        VFD_FAIL(H5E_CANTUNLOCKFILE, "unable to unlock the file");
+        return -1;
+    }
+    return 0;
+}
+
 static const H5FD_class_t vfd_class = {
     .name = "libdata_sec2",
     .maxaddr = (haddr_t)INT64_MAX,
@@ -204,6 +229,8 @@ static const H5FD_class_t vfd_class = {
     .read = vfd_read,
     .write = vfd_write,
     .truncate = vfd_truncate,
+    .lock = vfd_lock,
+    .unlock = vfd_unlock,
     .fl_map = H5FD_FLMAP_DICHOTOMY,
 };
 
