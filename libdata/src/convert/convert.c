@@ -800,9 +800,14 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
                      "canceled: nothing was written to %s", output);
         }
     }
-    LD_CHECK(&c->err, c->stats.converted > 0, LD_EFORMAT,
-             "no image could be converted (%llu skipped); nothing was written to %s",
-             (unsigned long long)c->stats.skipped, output);
+    /* every input over a limit: the parameter to change is max_pixels */
+    LD_CHECKP(&c->err, c->stats.converted > 0, LD_EFORMAT,
+              c->stats.skipped && c->stats.skipped_limit == c->stats.skipped ? LD_C_MAX_PIXELS : -1,
+              "no image could be converted (%llu skipped%s); nothing was written to %s",
+              (unsigned long long)c->stats.skipped,
+              c->stats.skipped && c->stats.skipped_limit == c->stats.skipped
+                  ? ", every one over a limit: max_pixels or the format's" : "",
+              output);
     /* The last progress report comes before publishing, so a cancel there still leaves
      * nothing under the output name. */
     c->stats.elapsed = ld__now() - t0;
