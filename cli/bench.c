@@ -184,27 +184,25 @@ static int parse(int argc, char **argv, int first, bench_opts *b)
     return DC_EXIT_OK;
 }
 
-/* The library's messages name reader parameters ("set dtype to float32"); say which bench
- * flag that is, on a line of its own after the message. */
-static void print_error(const char *msg)
+/* The library's messages name reader parameters ("set dtype to float32"); the error detail
+ * says which one: say which bench flag that is, on a line of its own after the message. */
+static void print_error(const ld_reader *r)
 {
-    static const struct { const char *says, *flag; } hints[] = {
-        {"label_dtype float32", "--label-dtype f32"},
-        {"label_dtype int32", "--label-dtype i32"},
-        {"dtype float32", "--dtype f32"},
-        {"dtype to float32", "--dtype f32"},
-        {"crop_w, crop_h", "--crop WxH"},
-        {"set a crop", "--crop WxH"},
-    };
-    fprintf(stderr, "dataconv: %s\n", msg);
-    for (size_t k = 0; k < sizeof hints / sizeof *hints; k++) {
-        const char *at = strstr(msg, hints[k].says);
-        /* "dtype float32" inside "label_dtype float32" is the label hint, not this one */
-        if (at && !(at > msg && at[-1] == '_')) {
-            fprintf(stderr, "dataconv: in dataconv bench that is %s\n", hints[k].flag);
-            break;
-        }
-    }
+    const ld_error_detail *det = ld_reader_error(r);
+    fprintf(stderr, "dataconv: %s\n", ld_reader_errmsg(r));
+    char flag[48];
+    const char *name = NULL;
+    if (!dc_param_cli_spelling(1, det->param, &name, flag, sizeof flag))
+        return;
+    /* the short spellings of the float32 choices, as the help lists them */
+    int64_t labels = LD_DTYPE_I32;
+    if (det->param == LD_R_LABEL_DTYPE && ld_reader_get(r, LD_R_LABEL_DTYPE, &labels) < 0)
+        labels = LD_DTYPE_I32;
+    if (det->param == LD_R_DTYPE || det->param == LD_R_LABEL_DTYPE)
+        fprintf(stderr, "dataconv: in dataconv bench that is %s %s\n", flag,
+                det->param == LD_R_DTYPE || labels != LD_DTYPE_F32 ? "f32" : "i32");
+    else
+        fprintf(stderr, "dataconv: in dataconv bench that is %s (%s)\n", flag, name);
 }
 
 /* The reader's log: warnings always, what it decided (memory plan, mean file axis order)
@@ -278,7 +276,7 @@ int dc_bench(int argc, char **argv, int first)
     double t0 = now_seconds();
     rc = ld_reader_open(r, b.path);
     if (rc < 0) {
-        print_error(ld_reader_errmsg(r));
+        print_error(r);
         code = rc == LD_EINVAL ? DC_EXIT_USAGE : DC_EXIT_FAIL;
         goto done;
     }
@@ -322,7 +320,7 @@ int dc_bench(int argc, char **argv, int first)
             goto done;
         }
         if (rc < 0) {
-            print_error(ld_reader_errmsg(r));
+            print_error(r);
             code = DC_EXIT_FAIL;
             goto done;
         }

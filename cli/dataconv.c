@@ -219,17 +219,27 @@ static const char *format_name(int64_t fmt, const char *out)
     return "hdf5";
 }
 
-/* After a failed run, a second line that says what to do next where the library's message
- * may not know the command-line spelling. */
-static void print_hint(const dc_opts *o, int rc, const char *msg)
+/* After a failed run, a second line that says what to do next: the library's message speaks
+ * of parameters by their table names; the error detail says which one, and here it gets its
+ * command-line spelling. */
+static void print_hint(const dc_opts *o, int rc, const ld_error_detail *det)
 {
     int raw = dc_param_value(o, LD_C_QUALITY, 0) == 0 && !dc_param_value(o, LD_C_ENCODED, 0) &&
               !dc_param_value(o, LD_C_ENCODE_PNG, 0);
     int resized = o->resize_w_given && dc_param_value(o, LD_C_RESIZE_MODE, 0) != LD_RESIZE_MAX;
-    /* the library's message may already name the flags to use: then say nothing more */
-    if (strstr(msg, " --"))
-        return;
-    if (rc == LD_EINVAL && raw && !resized)
+    char flag[48];
+    const char *name = NULL;
+    const char *spelled = dc_param_cli_spelling(0, det->param, &name, flag, sizeof flag);
+    if (spelled && rc == LD_EINVAL && raw && !resized &&
+        (det->param == LD_C_RESIZE_W || det->param == LD_C_RESIZE_H))
+        fputs("dataconv: hint: raw storage needs one size for all images: add --resize WxH, "
+              "or store compressed images with --quality Q\n", stderr);
+    else if (spelled && det->param == LD_C_RESIZE_MODE)
+        fputs("dataconv: hint: on the command line: --quality Q, or --mode squash|crop|pad\n",
+              stderr);
+    else if (spelled)
+        fprintf(stderr, "dataconv: %s is %s on the command line\n", name, spelled);
+    else if (rc == LD_EINVAL && raw && !resized)
         fputs("dataconv: hint: raw storage needs one size for all images: add --resize WxH, "
               "or store compressed images with --quality Q\n", stderr);
     else if (rc == LD_EFORMAT && dc_param_value(o, LD_C_STRICT, 0))
@@ -301,7 +311,7 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
     }
     const char *msg = ld_convert_errmsg(c);
     fprintf(stderr, "dataconv: %s\n", msg && *msg ? msg : ld_strerror(rc));
-    print_hint(o, rc, msg ? msg : "");
+    print_hint(o, rc, ld_convert_error(c));
     if (st && !o->quiet && st->done)
         fprintf(stderr, "dataconv: stopped after %llu of %llu files; nothing was written to %s\n",
                 (unsigned long long)st->done, (unsigned long long)st->total, out);

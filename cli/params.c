@@ -33,6 +33,25 @@ int dc_param_takes_value(const ld_param_desc *d)
     return d->type != LD_PARAM_BOOL;
 }
 
+const char *dc_param_cli_spelling(int reader, int id, const char **name, char *buf, size_t size)
+{
+    size_t count = 0;
+    const ld_param_desc *t = reader ? ld_reader_params(&count) : ld_convert_params(&count);
+    const ld_param_desc *d = id >= 0 ? dc_param_by_id(t, count, id) : NULL;
+    if (!d)
+        return NULL;
+    *name = d->name;
+    if (!reader && (id == LD_C_RESIZE_W || id == LD_C_RESIZE_H))
+        snprintf(buf, size, "--resize WxH");
+    else if (!reader && id == LD_C_RESIZE_MODE)
+        snprintf(buf, size, "--mode");
+    else if (reader && (id == LD_R_CROP_W || id == LD_R_CROP_H))
+        snprintf(buf, size, "--crop WxH");
+    else
+        dc_param_flag(d->name, buf, size);
+    return buf;
+}
+
 const char *dc_param_flag(const char *name, char *buf, size_t size)
 {
     snprintf(buf, size, "--%s", name);

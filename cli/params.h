@@ -53,4 +53,13 @@ int dc_param_apply_reader(ld_reader *r, const dc_value *v);
 /** The flag spelling of a library parameter name ("max_pixels" -> "--max-pixels") into buf. */
 const char *dc_param_flag(const char *name, char *buf, size_t size);
 
+/**
+ * How a failure's parameter (ld_error_detail.param, an id of ld_convert_params() or, with
+ * `reader` set, of ld_reader_params()) is spelled on the command line, for the line after the
+ * library's message: the shortcut when one sets it (--resize WxH for resize_w/resize_h,
+ * --mode for resize_mode, --crop WxH for crop_w/crop_h), else the generated flag. `*name`
+ * receives the parameter's table name. @return buf, or NULL when id is in no table (-1).
+ */
+const char *dc_param_cli_spelling(int reader, int id, const char **name, char *buf, size_t size);
+
 #endif /* DATACONV_PARAMS_H */

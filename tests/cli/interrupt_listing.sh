@@ -12,7 +12,7 @@ args = [dataconv, "--list", f"{tmp}/big.txt", "--root", f"{tmp}/none", f"{tmp}/o
 t = time.monotonic()
 full = subprocess.run(args, capture_output=True, text=True)
 listing = time.monotonic() - t
-assert full.returncode in (1, 3) and "stopped: --strict" in full.stderr, full.stderr[-500:]
+assert full.returncode in (1, 3) and "stopped: strict" in full.stderr and "--strict on the command line" in full.stderr, full.stderr[-500:]
 print(f"check: the full listing takes {listing:.2f} s")
 p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 time.sleep(listing * 0.15)

@@ -42,8 +42,8 @@ run "$DATACONV" bench "$TMP/mixed" --epochs 1 --batch 2
 expect_rc 1
 expect_err "sample 1 decodes to 375x500, not the dataset's 500x375"
 expect_err "the images differ in size"
-expect_err "--crop"
-expect_err "--resize"
+expect_err "in dataconv bench that is --crop WxH (crop_w)"
+expect_err "convert with resize_w and resize_h"
 run "$DATACONV" bench "$TMP/mixed" --epochs 1 --batch 2 --crop 300x200
 expect_rc 0
 expect_out "batch 2 x 3x200x300 uint8"

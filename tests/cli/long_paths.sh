@@ -24,10 +24,11 @@ expect_rc 0
 expect_err "zz_bad.jpg: not a JPEG or PNG file (unknown signature)"
 grep "zz_bad" "$TMP/err" | grep -q "\.\.\." || { show; fail "the path was not shortened"; }
 
-check "--strict: the reason and '(stopped: --strict)' survive"
+check "--strict: the reason and '(stopped: strict)' survive, the CLI names the flag"
 run "$DATACONV" src out2.h5 --resize 8 --strict
 expect_rc 3
-expect_err "zz_bad.jpg: not a JPEG or PNG file (unknown signature) (stopped: --strict)"
+expect_err "zz_bad.jpg: not a JPEG or PNG file (unknown signature) (stopped: strict)"
+expect_err "strict is --strict on the command line"
 [ ! -e out2.h5 ] || fail "--strict wrote out2.h5"
 
 check "an unwritable output beside a long path names the reason"

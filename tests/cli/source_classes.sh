@@ -30,7 +30,7 @@ cp "$LD_TEST_DATA"/photos/p0*.jpg loose/
 run "$DATACONV" loose loose.h5 --resize 8
 expect_rc 0
 expect_err "directly in the input folder"
-expect_err "use --flat"
+expect_err "use flat for a folder"
 [ "$(grep -c 'directly in the input folder' "$TMP/err")" = 1 ] || { show; fail "one warning expected"; }
 got=$(labels loose.h5)
 [ "$got" = "$want" ] || fail "labels changed by loose files: $got, want $want"
@@ -65,7 +65,8 @@ check "without --flat a folder of loose images only says what to do"
 mkdir only && cp "$LD_TEST_DATA"/photos/p0*.jpg only/
 run "$DATACONV" only only.h5 --resize 8
 expect_rc 3
-expect_err "use --flat"
+expect_err "flat for a folder without class folders"
+expect_err "flat is --flat on the command line"
 expect_err "no images found"
 
 check "unreadable class folder: warning, class kept with its label; --strict: exit 1"
@@ -94,12 +95,14 @@ chmod 000 locked/car
 run nocap "$DATACONV" locked strict.h5 --resize 8 --strict
 chmod 755 locked/car
 expect_rc 1
-expect_err "locked/car: cannot read class folder: Permission denied (stopped: --strict)"
+expect_err "locked/car: cannot read class folder: Permission denied (stopped: strict)"
+expect_err "strict is --strict on the command line"
 [ ! -e strict.h5 ] && [ -z "$(compgen -G 'strict.h5*')" ] || fail "--strict left output"
 check "an unreadable nested folder under --strict stops too"
 chmod 000 locked/cat/sub
 run nocap "$DATACONV" locked strict.h5 --resize 8 --strict
 chmod 755 locked/cat/sub
 expect_rc 1
-expect_err "locked/cat/sub: cannot read folder: Permission denied (stopped: --strict)"
+expect_err "locked/cat/sub: cannot read folder: Permission denied (stopped: strict)"
+expect_err "strict is --strict on the command line"
 echo "source_classes: all checks passed"

@@ -193,7 +193,8 @@ def test_sizes_that_differ_need_a_crop_and_say_so(tmp_path, kind):
     with pytest.raises(LibdataError) as ex:
         read_all(db)
     msg = str(ex.value)
-    assert "differ in size" in msg and "--crop" in msg and "--resize" in msg, msg
+    assert "differ in size" in msg and "crop_w" in msg and "resize_w" in msg, msg
+    assert ex.value.param == "crop_w" and ex.value.sample == 1, (ex.value.param, ex.value.sample)
     cw, ch = 300, 200
     cropped = []
     for label, chw in ref:

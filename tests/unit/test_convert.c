@@ -198,7 +198,8 @@ Test(convert, raw_storage_of_mixed_sizes_says_what_to_do)
     ld_convert *c = ld_convert_create();
     int rc = convert(c, LD_TEST_DATA "/photos", path_in_tmp("mixed.h5"));
     cr_assert_eq(rc, LD_EINVAL, "%s", ld_convert_errmsg(c));
-    cr_assert(strstr(ld_convert_errmsg(c), "--resize") != NULL, "%s", ld_convert_errmsg(c));
+    cr_assert(strstr(ld_convert_errmsg(c), "resize_w") != NULL, "%s", ld_convert_errmsg(c));
+    cr_assert_eq(ld_convert_error(c)->param, LD_C_RESIZE_W);
     cr_assert_eq(access(path_in_tmp("mixed.h5"), F_OK), -1);
     ld_convert_free(c);
 }

@@ -12,6 +12,7 @@
 
 #include "test_tmp.h"
 #include "store/writer.h"
+#include "libdata/convert.h"
 
 #define CHECK_PY LD_PYTHON " " LD_SOURCE_DIR "/tests/python/check_h5.py"
 
@@ -310,8 +311,9 @@ Test(h5_write, raw_shape_mismatch_names_the_file_and_suggests_resize)
     cr_assert_not_null(strstr(e.msg, "b/second.jpg"), "%s", e.msg);
     cr_assert_not_null(strstr(e.msg, "3x10x8"), "%s", e.msg);
     cr_assert_not_null(strstr(e.msg, "3x8x10"), "%s", e.msg);
-    cr_assert_not_null(strstr(e.msg, "--resize"), "%s", e.msg);
-    cr_assert_not_null(strstr(e.msg, "--quality"), "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "resize_w"), "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "quality"), "%s", e.msg);
+    cr_assert_eq(e.param, LD_C_RESIZE_W);
     wr->vt->free(wr);
     cr_assert_eq(dir_entries(ld_tmp), 0, "free without finish left files behind");
 }

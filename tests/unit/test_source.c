@@ -163,7 +163,7 @@ Test(source, nested_hidden_mixed_case_and_root_images)
         cr_assert_eq(item_at(s, i).label, labels[i], "%s", want[i]);
     }
     cr_assert_eq(w.n, 2, "warnings: %d, last: %s", w.n, w.last);
-    cr_assert(strstr(w.first, "top.JPEG") && strstr(w.first, "--flat"), "warning: %s", w.first);
+    cr_assert(strstr(w.first, "top.JPEG") && strstr(w.first, "use flat"), "warning: %s", w.first);
     cr_assert(strstr(w.last, "empty"), "warning: %s", w.last);
     ld__source_free(s);
 }

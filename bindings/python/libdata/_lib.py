@@ -60,9 +60,14 @@ class LibdataError(Exception):
       code    -- the negative ld_status value (LD_EINVAL, LD_EIO, ...)
       name    -- ld_strerror(code), e.g. "invalid argument"
       message -- the handle's detailed message (file, sample, reason); may be "".
+      param   -- the name of the parameter the failure is about (a keyword argument of
+                 Converter/convert() or Reader, e.g. "max_pixels"), or None
+      path    -- the file the failure is in (an input image, a dataset file), or None
+      sample  -- the sample's index (Reader) or the input's index in the run (convert), or None
+    (from the handle's ld_error_detail; None when the failure did not come from a handle).
     """
 
-    def __init__(self, code, name=None, message=""):
+    def __init__(self, code, name=None, message="", param=None, path=None, sample=None):
         if isinstance(code, str) and name is None and not message:
             # Re-raised from a message alone (torch's DataLoader does this with an exception
             # from a worker: type(exc)(text)): the code is not known any more.
@@ -70,6 +75,9 @@ class LibdataError(Exception):
         self.code = None if code is None else int(code)
         self.name = name if name is not None else strerror(self.code)
         self.message = message or ""
+        self.param = param
+        self.path = path
+        self.sample = sample
         super().__init__(self.code, self.name, self.message)
 
     @property
@@ -224,6 +232,17 @@ def _load():
 _dll, path = _load()
 
 
+class ErrorDetail(ctypes.Structure):
+    """struct ld_error_detail (libdata.h). Only read through the pointer the library hands
+    out, so fields the library appends later do not matter."""
+    _fields_ = [
+        ("code", ctypes.c_int),
+        ("param", ctypes.c_int),
+        ("path", ctypes.c_char_p),
+        ("sample", ctypes.c_int64),
+    ]
+
+
 class _Api:
     """Namespace of declared functions: api.ld_convert_run(...), ..."""
 
@@ -231,16 +250,27 @@ class _Api:
 api = _Api()
 
 
-def _errmsg_check(errmsg_fn):
-    """An errcheck raising LibdataError with errmsg_fn(handle) for rc < 0."""
+def _errmsg_check(errmsg_fn, error_fn=None, kind=None):
+    """An errcheck raising LibdataError with errmsg_fn(handle) and the detail of
+    error_fn(handle) (parameter name from the `kind` table, file, sample) for rc < 0."""
     def check(rc, func, args):
         if rc < 0:
             msg = ""
+            detail = {}
             handle = args[0] if args else None
             if errmsg_fn is not None and handle:
                 raw = errmsg_fn(handle)
                 msg = raw.decode("utf-8", "replace") if raw else ""
-            raise LibdataError(rc, strerror(rc), msg)
+            if error_fn is not None and handle:
+                d = error_fn(handle).contents
+                if d.param >= 0:
+                    detail["param"] = next((p.name for p in param_table(kind).values()
+                                            if p.id == d.param), None)
+                if d.path:
+                    detail["path"] = os.fsdecode(d.path)
+                if d.sample >= 0:
+                    detail["sample"] = int(d.sample)
+            raise LibdataError(rc, strerror(rc), msg, **detail)
         return rc
     return check
 
@@ -299,7 +329,8 @@ declare("ld_describe", _int, [_cp, ctypes.POINTER(_vp), ctypes.POINTER(_vp)])
 
 # convert.h. Handles are c_void_p: opaque, never dereferenced here.
 declare("ld_convert_errmsg", _cp, [_vp])
-_convert_check = _errmsg_check(api.ld_convert_errmsg)
+declare("ld_convert_error", ctypes.POINTER(ErrorDetail), [_vp])
+_convert_check = _errmsg_check(api.ld_convert_errmsg, api.ld_convert_error, "convert")
 declare("ld_convert_create", _vp, [])
 declare("ld_convert_free", None, [_vp])
 declare("ld_convert_set", _int, [_vp, _int, ctypes.c_int64], _convert_check)
@@ -585,7 +616,8 @@ class Batch(ctypes.Structure):
 
 
 declare("ld_reader_errmsg", _cp, [_vp])
-_reader_check = _errmsg_check(api.ld_reader_errmsg)
+declare("ld_reader_error", ctypes.POINTER(ErrorDetail), [_vp])
+_reader_check = _errmsg_check(api.ld_reader_errmsg, api.ld_reader_error, "reader")
 declare("ld_reader_create", _vp, [])
 declare("ld_reader_free", None, [_vp])
 declare("ld_reader_set", _int, [_vp, _int, ctypes.c_int64], _reader_check)

@@ -198,6 +198,11 @@ LD_API const ld_progress *ld_convert_stats(const ld_convert *c);
 /** @return the message of the last failure ("" if none); valid until the next call. */
 LD_API const char *ld_convert_errmsg(const ld_convert *c);
 
+/** @return the last failure in machine-readable form (ld_error_detail: code, the
+ *          ld_convert_param it is about, the input file and its index in the run); valid
+ *          until the next call on `c`. Never NULL. */
+LD_API const ld_error_detail *ld_convert_error(const ld_convert *c);
+
 #ifdef __cplusplus
 }
 #endif

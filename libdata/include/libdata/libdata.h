@@ -11,7 +11,10 @@
  *    epoch, a negative LD_E* code on failure. `rc < 0` always means failure.
  *  - Handles are opaque, created by *_create() and released by *_free(); *_free(NULL) is
  *    a no-op. A failed call leaves a detailed message (file, sample, reason) in the handle,
- *    read with the handle's *_errmsg() function; ld_strerror() names the code.
+ *    read with the handle's *_errmsg() function; ld_strerror() names the code. Messages
+ *    speak of parameters by their table names (max_pixels, resize_w); the same failure in
+ *    machine-readable form (code, parameter id, file, sample) is the handle's *_error()
+ *    (ld_error_detail below), for a program that wants to decide or to translate.
  *  - Calls without a handle (ld_describe, ld_compute_mean) end with `char **errmsg`: on
  *    failure it receives the detailed message (release with ld_free(); NULL if even that
  *    could not be allocated), on success NULL; pass NULL when not wanted. Their other outputs
@@ -82,6 +85,23 @@ typedef enum ld_status {
  *         "unknown status" for a value that is not an ld_status. Thread-safe.
  */
 LD_API const char *ld_strerror(int status);
+
+/**
+ * The last failure of a handle in machine-readable form, from ld_convert_error() and
+ * ld_reader_error(). The library owns it (valid until the next call on the handle or its
+ * free; never allocate or copy one): fields may be added at the end in later 1.x versions.
+ * A field that does not apply is -1 (NULL for path).
+ */
+typedef struct ld_error_detail {
+    int code;         /**< the failure's ld_status; LD_OK when the handle holds no failure */
+    int param;        /**< the ld_convert_param / ld_reader_param id the failure is about (a
+                           value refused, a limit hit, the setting that stopped the run, the
+                           one to change), or -1; its name is in the handle's params table */
+    const char *path; /**< the file the failure is in (an input image, a dataset file), or
+                           NULL */
+    int64_t sample;   /**< reader: the sample index in the dataset; converter: the index of
+                           the input in the run's input order; or -1 */
+} ld_error_detail;
 
 /** Optional features, for ld_has_feature(). Values are fixed forever. */
 typedef enum ld_feature {

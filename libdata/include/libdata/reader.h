@@ -300,6 +300,11 @@ LD_API int ld_reader_next(ld_reader *r, const ld_batch **b);
 /** @return the last failure's message ("" if none); valid until the next call on `r`. */
 LD_API const char *ld_reader_errmsg(const ld_reader *r);
 
+/** @return the last failure in machine-readable form (ld_error_detail: code, the
+ *          ld_reader_param it is about, the dataset file, the sample index); valid until the
+ *          next call on `r`. Never NULL. */
+LD_API const ld_error_detail *ld_reader_error(const ld_reader *r);
+
 /** Set the log callback (NULL = silent); called on the caller's thread during open/next. */
 LD_API void ld_reader_set_log(ld_reader *r, ld_log_fn fn, void *user);
 

@@ -155,6 +155,9 @@ int ld__err(ld_err *e, int code, const char *fmt, ...)
         va_end(ap);
         e->code = code;
         e->sys_errno = 0;
+        e->param = -1;
+        e->sample = -1;
+        e->path[0] = '\0';
     }
     return code;
 }
@@ -164,8 +167,44 @@ void ld__err_clear(ld_err *e)
     if (e) {
         e->code = LD_OK;
         e->sys_errno = 0;
+        e->param = -1;
+        e->sample = -1;
+        e->path[0] = '\0';
         e->msg[0] = '\0';
     }
+}
+
+int ld__err_param(ld_err *e, int param)
+{
+    if (!e) return LD_EINVAL;
+    e->param = param;
+    return e->code;
+}
+
+int ld__err_where(ld_err *e, const char *path, int64_t sample)
+{
+    if (!e) return LD_EINVAL;
+    if (path) {
+        size_t n = strlen(path);
+        if (n >= sizeof e->path) n = sizeof e->path - 1; /* longer than any usable path */
+        memcpy(e->path, path, n);
+        e->path[n] = '\0';
+    }
+    if (sample >= 0) e->sample = sample;
+    return e->code;
+}
+
+const ld_error_detail *ld__err_detail(const ld_err *e)
+{
+    /* The detail is a view of the record, rebuilt on each call (the record is copied by
+     * value between threads, so it cannot keep a pointer into itself). */
+    ld_err *m = (ld_err *)e;
+    int set = e->code != LD_OK;
+    m->detail.code = e->code;
+    m->detail.param = set ? e->param : -1;
+    m->detail.path = set && e->path[0] ? e->path : NULL;
+    m->detail.sample = set ? e->sample : -1;
+    return &m->detail;
 }
 
 int ld__buf_reserve(ld_buf *b, size_t cap)
@@ -465,8 +504,9 @@ static const char *setter_suffix(int type)
 
 int ld__param_wrong_type(ld_err *e, const char *who, const ld_param_desc *d)
 {
-    return ld__err(e, LD_EINVAL, "%s: %s is a %s parameter: set it with ld_%s_set%s()", who,
-                   d->name, type_name(d->type), who, setter_suffix(d->type));
+    ld__err(e, LD_EINVAL, "%s: %s is a %s parameter: set it with ld_%s_set%s()", who,
+            d->name, type_name(d->type), who, setter_suffix(d->type));
+    return ld__err_param(e, d->id);
 }
 
 int ld__param_check(ld_err *e, const char *who, const ld_param_desc *d, int64_t v)
@@ -474,9 +514,11 @@ int ld__param_check(ld_err *e, const char *who, const ld_param_desc *d, int64_t 
     if (d->type != LD_PARAM_INT && d->type != LD_PARAM_BOOL && d->type != LD_PARAM_ENUM)
         return ld__param_wrong_type(e, who, d);
     if (d->type != LD_PARAM_ENUM) {
-        if (v < d->min || v > d->max)
-            return ld__err(e, LD_EINVAL, "%s: %s = %lld is out of range [%lld, %lld]", who,
-                           d->name, (long long)v, (long long)d->min, (long long)d->max);
+        if (v < d->min || v > d->max) {
+            ld__err(e, LD_EINVAL, "%s: %s = %lld is out of range [%lld, %lld]", who, d->name,
+                    (long long)v, (long long)d->min, (long long)d->max);
+            return ld__err_param(e, d->id);
+        }
         return LD_OK;
     }
     char names[160] = "";
@@ -489,6 +531,7 @@ int ld__param_check(ld_err *e, const char *who, const ld_param_desc *d, int64_t 
         if (k > 0 && (size_t)k < sizeof names - len)
             len += (size_t)k;
     }
-    return ld__err(e, LD_EINVAL, "%s: %s = %lld is not one of its values (%s); a value of "
-                   "another enum is refused", who, d->name, (long long)v, names);
+    ld__err(e, LD_EINVAL, "%s: %s = %lld is not one of its values (%s); a value of "
+            "another enum is refused", who, d->name, (long long)v, names);
+    return ld__err_param(e, d->id);
 }

@@ -13,13 +13,21 @@
 #include "libdata/libdata.h"
 
 #define LD_ERRMSG_MAX 1024
+#define LD_ERRPATH_MAX 4096
 
 /* The detailed message of a failure. Every handle owns one; internal functions that can
- * fail take an `ld_err *` and fill it in. Not shared between threads. */
+ * fail take an `ld_err *` and fill it in. Not shared between threads. Besides the message,
+ * the machine-readable detail handed out by ld_reader_error() / ld_convert_error(): the
+ * parameter the failure is about, the file and the sample (set with ld__err_param and
+ * ld__err_where after ld__err, which resets them). */
 typedef struct ld_err {
     int code;
     int sys_errno; /* the errno behind an LD_EIO when a layer below reported one, else 0 */
+    int param;      /* ld_convert_param / ld_reader_param id, or -1 */
+    int64_t sample; /* sample (reader) or input (converter) index, or -1 */
+    char path[LD_ERRPATH_MAX]; /* the file, or "" */
     char msg[LD_ERRMSG_MAX];
+    ld_error_detail detail; /* filled by ld__err_detail() from the fields above */
 } ld_err;
 
 /* Record a failure: sets e->code and e->msg (printf format) and returns `code`, so that
@@ -32,6 +40,15 @@ int ld__err(ld_err *e, int code, const char *fmt, ...)
 #endif
     ;
 void ld__err_clear(ld_err *e);
+/* Name the parameter a failure is about (its enum id). Returns e->code (LD_EINVAL if e is
+ * NULL), so that `return ld__err_param(e, LD_C_STRICT);` follows an ld__err. */
+int ld__err_param(ld_err *e, int param);
+/* Name the file (NULL keeps the one set) and the sample (-1 keeps it) of a failure. Returns
+ * e->code. */
+int ld__err_where(ld_err *e, const char *path, int64_t sample);
+/* The public detail of e: code, param, path (NULL when none), sample; all "none" when e
+ * holds no error. Points into e. */
+const ld_error_detail *ld__err_detail(const ld_err *e);
 
 /* vsnprintf into dst[cap] for messages: when the text does not fit, the longest
  * space-free runs (paths, in our messages) lose their middle to "..." until it does, so
@@ -49,6 +66,16 @@ void ld__format_msg(char *dst, size_t cap, const char *fmt, ...)
     do {                                                                                           \
         if (!(cond)) {                                                                             \
             rc = ld__err((err), (code), __VA_ARGS__);                                              \
+            goto fail;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+/* LD_CHECK that also names the parameter (its enum id) the failure is about. */
+#define LD_CHECKP(err, cond, code, param, ...)                                                     \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            rc = ld__err((err), (code), __VA_ARGS__);                                              \
+            ld__err_param((err), (param));                                                         \
             goto fail;                                                                             \
         }                                                                                          \
     } while (0)

@@ -133,6 +133,7 @@ ld_convert *ld_convert_create(void)
     if (!c) return NULL;
     for (size_t i = 0; i < NPARAMS; i++)
         c->val[i] = PARAMS[i].def;
+    ld__err_clear(&c->err);
     return c;
 }
 
@@ -198,6 +199,12 @@ const char *ld_convert_errmsg(const ld_convert *c)
     return c->err.msg;
 }
 
+const ld_error_detail *ld_convert_error(const ld_convert *c)
+{
+    static const ld_error_detail none = {LD_EINVAL, -1, NULL, -1};
+    return c ? ld__err_detail(&c->err) : &none;
+}
+
 #define P(c, id) ((c)->val[param_index(id)])
 
 /* ---- one run --------------------------------------------------------------------------- */
@@ -209,7 +216,7 @@ typedef struct slot {
     ld_buf out; /* raw CHW pixels or encoded bytes; reused */
     int c, h, w;
     uint64_t bytes_in;
-    char msg[LD_ERRMSG_MAX];
+    ld_err err; /* why, when status < 0 */
 } slot;
 
 /* Per-thread decode state, reused for every image the thread handles. */
@@ -265,7 +272,7 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
     run *r = wk->run;
     int rc = LD_OK;
     ld_img_info info;
-    ld_item item;
+    ld_item item = {0};
     const ld_item *it = &item;
 
     LD_CHECK(e, ld__source_get(r->src, idx, &wk->path, &item) == LD_OK, LD_ENOMEM,
@@ -286,8 +293,8 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
     LD_TRY(ld__read_file(it->path, &wk->file, max_file_bytes(r->max_pixels), e));
     sl->bytes_in = wk->file.len;
     LD_TRY(ld__img_info(wk->codec, wk->file.p, wk->file.len, it->path, &info, e));
-    LD_CHECK(e, (uint64_t)info.w * (uint64_t)info.h <= r->max_pixels, LD_ELIMIT,
-             "%s: %dx%d is over the %llu-pixel limit (raise it with --max-pixels)", it->path,
+    LD_CHECKP(e, (uint64_t)info.w * (uint64_t)info.h <= r->max_pixels, LD_ELIMIT, LD_C_MAX_PIXELS,
+              "%s: %dx%d is over the %llu-pixel limit (raise it with max_pixels)", it->path,
              info.w, info.h, (unsigned long long)r->max_pixels);
 
     ld_decode_opts dopt = {
@@ -325,6 +332,7 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
         sl->out.len = n;
     }
 fail:
+    if (rc < 0) ld__err_where(e, it->path, (int64_t)idx);
     return rc;
 }
 
@@ -339,7 +347,7 @@ static int convert_task(void *user, int thread, uint64_t idx, int piece, int pie
     sl->bytes_in = 0;
     sl->fatal = 0;
     sl->status = process(&r->workers[thread], (size_t)idx, sl, e);
-    if (sl->status < 0) memcpy(sl->msg, e->msg, sizeof sl->msg);
+    if (sl->status < 0) sl->err = *e;
     return LD_OK;
 }
 
@@ -480,11 +488,12 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
             if (outs->f[k].dev != (uint64_t)st.st_dev || outs->f[k].ino != (uint64_t)st.st_ino)
                 continue;
             if (split_list && !strcmp(outs->f[k].path, split_list))
-                return ld__err(&c->err, LD_EINVAL,
-                               "%s: --split would overwrite this input list with the list of "
-                               "output files; choose another output name (e.g. %.*s_split.h5) "
-                               "(nothing was written)", c->list_file,
-                               (int)(strlen(split_list) - 4), split_list);
+                return (ld__err(&c->err, LD_EINVAL,
+                                "%s: split_bytes would overwrite this input list with the list "
+                                "of output files; choose another output name (e.g. "
+                                "%.*s_split.h5) (nothing was written)", c->list_file,
+                                (int)(strlen(split_list) - 4), split_list),
+                        ld__err_param(&c->err, LD_C_SPLIT_BYTES));
             return ld__err(&c->err, LD_EINVAL,
                            "%s is the input list file %s: the output would replace it; give "
                            "the output another name (nothing was written)",
@@ -523,7 +532,7 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
     logf_(c, LD_LOG_INFO, "input: %zu files in %zu class%s (%s)", r->n, ncls,
           ncls == 1 ? "" : "es",
           c->list_file       ? "labels from the list file"
-          : P(c, LD_C_FLAT) ? "--flat: all label 0"
+          : P(c, LD_C_FLAT) ? "flat: all label 0"
                             : "one class per sub-folder, labels in sorted name order");
     if (r->geom.w && r->geom.mode == LD_RESIZE_MAX)
         logf_(c, LD_LOG_INFO, "sizes: longer side scaled down to at most %d, aspect kept "
@@ -598,17 +607,18 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
      * needs a re-encode (the stored image must be what the dataset says it is). */
     r.keep_original =
         encoded && !quality && !encode_png && !r.geom.w && !r.geom.h && r.channels == 3;
-    LD_CHECK(&c->err, (r.geom.w == 0) == (r.geom.h == 0), LD_EINVAL,
-             "resize: give both width and height (--resize N or --resize WxH)");
+    LD_CHECKP(&c->err, (r.geom.w == 0) == (r.geom.h == 0), LD_EINVAL,
+              r.geom.w ? LD_C_RESIZE_H : LD_C_RESIZE_W,
+              "resize: give both width and height (resize_w and resize_h)");
 
     int format = (int)P(c, LD_C_FORMAT);
     if (format == LD_FORMAT_AUTO) format = is_lmdb_output(output) ? LD_FORMAT_LMDB : LD_FORMAT_HDF5;
     const int fixed_size = (r.geom.w && r.geom.mode != LD_RESIZE_MAX);
-    LD_CHECK(&c->err,
+    LD_CHECKP(&c->err,
              encoded || format != LD_FORMAT_HDF5 || !r.geom.w || r.geom.mode != LD_RESIZE_MAX,
-             LD_EINVAL,
-             "raw HDF5 storage needs one image size, but --mode max keeps each image's aspect: "
-             "store JPEG with --quality Q, or use --mode squash|crop|pad");
+             LD_EINVAL, LD_C_RESIZE_MODE,
+             "raw HDF5 storage needs one image size, but resize_mode max keeps each image's "
+             "aspect: store JPEG with quality Q, or use resize_mode squash, crop or pad");
     /* Raw HDF5 is an N x C x H x W array: every image must come out the same size. */
     r.check_size = (P(c, LD_C_CHECK_SIZE) || (!encoded && format == LD_FORMAT_HDF5)) && !fixed_size;
 
@@ -638,11 +648,11 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     LD_TRY(rc);
     r.src = src;
     r.n = ld__source_count(src);
-    LD_CHECK(&c->err, r.n > 0, LD_EFORMAT,
+    LD_CHECKP(&c->err, r.n > 0, LD_EFORMAT, c->list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
              c->list_file        ? "%s: the list file names no images"
              : P(c, LD_C_FLAT) ? "%s: no .jpg, .jpeg or .png files found"
                                : "%s: no images found (expected one sub-folder per class holding "
-                                 ".jpg, .jpeg or .png files; --flat for a folder without class "
+                                 ".jpg, .jpeg or .png files; flat for a folder without class "
                                  "folders)",
              c->list_file ? c->list_file : input);
     if (P(c, LD_C_SHUFFLE)) ld__source_shuffle(src, (uint64_t)P(c, LD_C_SEED));
@@ -738,12 +748,15 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
                 ld_item it;
                 LD_CHECK(&c->err, ld__source_get(src, idx, &path, &it) == LD_OK, LD_ENOMEM,
                          "%s: out of memory", rel);
-                LD_CHECK(&c->err, 0, LD_EINVAL,
-                         "%s is %dx%d but %s was %dx%d: %s needs every image the same size; "
-                         "add --resize WxH (e.g. --resize 224)%s",
-                         it.path, sl->w, sl->h, first_rel, first_w, first_h,
-                         P(c, LD_C_CHECK_SIZE) ? "--check-size" : "raw HDF5 storage",
-                         P(c, LD_C_CHECK_SIZE) ? "" : " or store JPEG with --quality Q");
+                rc = ld__err(&c->err, LD_EINVAL,
+                             "%s is %dx%d but %s was %dx%d: %s needs every image the same "
+                             "size; set resize_w and resize_h (e.g. 224 x 224)%s",
+                             it.path, sl->w, sl->h, first_rel, first_w, first_h,
+                             P(c, LD_C_CHECK_SIZE) ? "check_size" : "raw HDF5 storage",
+                             P(c, LD_C_CHECK_SIZE) ? "" : " or store JPEG with quality Q");
+                ld__err_param(&c->err, LD_C_RESIZE_W);
+                ld__err_where(&c->err, it.path, (int64_t)idx);
+                goto fail;
             }
         }
         if (sl->status == LD_OK) {
@@ -758,8 +771,12 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
             c->stats.converted++;
             c->stats.bytes_out += sl->out.len;
         } else if (sl->status == LD_ENOMEM || sl->fatal || P(c, LD_C_STRICT)) {
-            rc = ld__err(&c->err, sl->status, "%s%s", sl->msg,
-                         sl->status == LD_ENOMEM || sl->fatal ? "" : " (stopped: --strict)");
+            const int stopped = !(sl->status == LD_ENOMEM || sl->fatal);
+            rc = ld__err(&c->err, sl->status, "%s%s", sl->err.msg,
+                         stopped ? " (stopped: strict)" : "");
+            ld__err_param(&c->err, sl->err.param >= 0 ? sl->err.param
+                                   : stopped ? LD_C_STRICT : -1);
+            ld__err_where(&c->err, sl->err.path[0] ? sl->err.path : NULL, sl->err.sample);
             goto fail;
         } else {
             c->stats.skipped++;
@@ -769,7 +786,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
                 c->stats.skipped_limit++;
             else
                 c->stats.skipped_format++;
-            logf_(c, LD_LOG_WARN, "skipped %s", sl->msg);
+            logf_(c, LD_LOG_WARN, "skipped %s", sl->err.msg);
         }
         c->stats.done++;
 
@@ -783,9 +800,14 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
                      "canceled: nothing was written to %s", output);
         }
     }
-    LD_CHECK(&c->err, c->stats.converted > 0, LD_EFORMAT,
-             "no image could be converted (%llu skipped); nothing was written to %s",
-             (unsigned long long)c->stats.skipped, output);
+    /* every input over a limit: the parameter to change is max_pixels */
+    LD_CHECKP(&c->err, c->stats.converted > 0, LD_EFORMAT,
+              c->stats.skipped && c->stats.skipped_limit == c->stats.skipped ? LD_C_MAX_PIXELS : -1,
+              "no image could be converted (%llu skipped%s); nothing was written to %s",
+              (unsigned long long)c->stats.skipped,
+              c->stats.skipped && c->stats.skipped_limit == c->stats.skipped
+                  ? ", every one over a limit: max_pixels or the format's" : "",
+              output);
     /* The last progress report comes before publishing, so a cancel there still leaves
      * nothing under the output name. */
     c->stats.elapsed = ld__now() - t0;

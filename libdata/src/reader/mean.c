@@ -91,7 +91,7 @@ int ld__mean_store(ld_store *s, uint64_t max_pixels, ld_mean *out, ld_err *e)
         }
         LD_CHECK(e, im.c == out->c && im.h == out->h && im.w == out->w, LD_EFORMAT,
                  "mean: sample %llu is %dx%dx%d but the first is %dx%dx%d: the mean needs one "
-                 "size (convert with --resize)", (unsigned long long)i, im.c, im.h, im.w, out->c,
+                 "size (convert with resize_w and resize_h)", (unsigned long long)i, im.c, im.h, im.w, out->c,
                  out->h, out->w);
         add_image(sum, &im);
     }

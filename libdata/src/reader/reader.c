@@ -186,6 +186,7 @@ ld_reader *ld_reader_create(void)
         if (params[k].id < NPARAM)
             r->p[params[k].id] = params[k].def;
     r->scale = 1.0f;
+    ld__err_clear(&r->err);
     return r;
 }
 
@@ -200,6 +201,12 @@ void ld_reader_set_log(ld_reader *r, ld_log_fn fn, void *user)
 const char *ld_reader_errmsg(const ld_reader *r)
 {
     return r ? r->err.msg : "no reader";
+}
+
+const ld_error_detail *ld_reader_error(const ld_reader *r)
+{
+    static const ld_error_detail none = {LD_EINVAL, -1, NULL, -1};
+    return r ? ld__err_detail(&r->err) : &none;
 }
 
 /* The row of a parameter that may be set now: LD_ESTATE after open, LD_EINVAL if unknown. */
@@ -263,8 +270,8 @@ int ld_reader_set_double(ld_reader *r, ld_reader_param p, double value)
     if (d->type != LD_PARAM_DOUBLE)
         return ld__param_wrong_type(&r->err, "reader", d);
     if (!isfinite(value) || !isfinite((float)value))
-        return ld__err(&r->err, LD_EINVAL, "reader: %s = %g is not a finite float32 number",
-                       d->name, value);
+        return (ld__err(&r->err, LD_EINVAL, "reader: %s = %g is not a finite float32 number",
+                       d->name, value), ld__err_param(&r->err, d->id));
     r->scale = (float)value;
     return LD_OK;
 }
@@ -278,12 +285,12 @@ int ld_reader_set_floats(ld_reader *r, ld_reader_param p, const float *values, s
     if (d->type != LD_PARAM_FLOATS)
         return ld__param_wrong_type(&r->err, "reader", d);
     if (n > (size_t)d->max || (n && !values))
-        return ld__err(&r->err, LD_EINVAL, "reader: %s takes 0 to %lld numbers, not %zu",
-                       d->name, (long long)d->max, n);
+        return (ld__err(&r->err, LD_EINVAL, "reader: %s takes 0 to %lld numbers, not %zu",
+                       d->name, (long long)d->max, n), ld__err_param(&r->err, d->id));
     for (size_t k = 0; k < n; k++)
         if (!isfinite(values[k]))
-            return ld__err(&r->err, LD_EINVAL, "reader: %s: value %zu is not finite", d->name,
-                           k + 1);
+            return (ld__err(&r->err, LD_EINVAL, "reader: %s: value %zu is not finite", d->name,
+                           k + 1), ld__err_param(&r->err, d->id));
     if (n)
         memcpy(r->mean_vals, values, sizeof(float) * n);
     r->n_mean = (int)n;
@@ -355,15 +362,17 @@ static int put_label(const ld_reader *r, void *labels, size_t j, double v, uint6
     if (r->p[LD_R_LABEL_DTYPE] == LD_DTYPE_F32) {
         const float f = (float)v;
         if (isfinite(v) && (!isfinite(f) || (!r->store->info.label_float && (double)f != v)))
-            return ld__err(e, LD_EINVAL, "sample %llu: label %.17g does not fit float32 "
-                           "exactly (float32 holds whole numbers up to 16777216); read labels "
-                           "as int32 (label_dtype int32)", (unsigned long long)i, v);
+            return (ld__err(e, LD_EINVAL, "sample %llu: label %.17g does not fit float32 "
+                            "exactly (float32 holds whole numbers up to 16777216); read labels "
+                            "as int32 (label_dtype int32)", (unsigned long long)i, v),
+                    ld__err_where(e, NULL, (int64_t)i), ld__err_param(e, LD_R_LABEL_DTYPE));
         ((float *)labels)[j] = f;
     } else {
         if (!(v >= (double)INT32_MIN && v <= (double)INT32_MAX && v == floor(v)))
-            return ld__err(e, LD_EINVAL, "sample %llu: label %.17g is not a whole number in "
-                           "the int32 range; read labels as float32 (label_dtype float32)",
-                           (unsigned long long)i, v);
+            return (ld__err(e, LD_EINVAL, "sample %llu: label %.17g is not a whole number in "
+                            "the int32 range; read labels as float32 (label_dtype float32)",
+                            (unsigned long long)i, v),
+                    ld__err_where(e, NULL, (int64_t)i), ld__err_param(e, LD_R_LABEL_DTYPE));
         ((int32_t *)labels)[j] = (int32_t)v;
     }
     return LD_OK;
@@ -435,12 +444,13 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
                      (unsigned long long)i, im->c, r->xf.c);
             /* Without a crop the output size is the dataset's common size: an image of
              * another size is a corrupt file, not something to crop silently. */
-            LD_CHECK(&w->err, r->p[LD_R_CROP_W] || (im->w == r->xf.ow && im->h == r->xf.oh),
-                     LD_EFORMAT, "sample %llu decodes to %dx%d, not the dataset's %dx%d%s",
+            LD_CHECKP(&w->err, r->p[LD_R_CROP_W] || (im->w == r->xf.ow && im->h == r->xf.oh),
+                      LD_EFORMAT, in->shape_from ? LD_R_CROP_W : -1,
+                      "sample %llu decodes to %dx%d, not the dataset's %dx%d%s",
                      (unsigned long long)i, im->w, im->h, r->xf.ow, r->xf.oh,
                      in->shape_from ? " (the size of the first sample: the images differ in "
                      "size; set a crop no larger than the smallest image, crop_w and crop_h "
-                     "(--crop WxH in dataconv, crop_size in Caffe), or convert with --resize)"
+                     "(crop_size in Caffe), or convert with resize_w and resize_h)"
                      : "");
             ld_xsrc src = {im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
@@ -451,8 +461,11 @@ fail:
     if (rc < 0 && !strstr(w->err.msg, "sample")) {
         char tmp[LD_ERRMSG_MAX];
         snprintf(tmp, sizeof tmp, "%s", w->err.msg);
+        int param = w->err.param;
         ld__err(&w->err, rc, "%s (reading sample %llu)", tmp, (unsigned long long)cur);
+        ld__err_param(&w->err, param);
     }
+    if (rc < 0) ld__err_where(&w->err, NULL, w->err.sample >= 0 ? -1 : (int64_t)cur);
     return rc;
 }
 
@@ -480,10 +493,14 @@ static int fill_task(void *user, int thread, uint64_t b, int pc, int pieces, ld_
     const size_t j0 = n * (size_t)pc / (size_t)pieces, j1 = n * (size_t)(pc + 1) / (size_t)pieces;
     const int rc = fill_piece(r, w, sl, b, j0, j1);
     if (rc < 0) {
-        if (strstr(w->err.msg, r->path)) /* name the file once */
+        if (strstr(w->err.msg, r->path)) { /* name the file once */
             *e = w->err;
-        else
+        } else {
             ld__err(e, rc, "%s: %s", r->path, w->err.msg);
+            ld__err_param(e, w->err.param);
+            ld__err_where(e, w->err.path[0] ? w->err.path : NULL, w->err.sample);
+        }
+        if (!e->path[0]) ld__err_where(e, r->path, -1);
     }
     return rc;
 }
@@ -627,7 +644,7 @@ static int open_impl(ld_reader *r, const char *path)
     LD_CHECK(e, r->path, LD_ENOMEM, "out of memory");
     LD_CHECK(e, p[LD_R_RANK] < p[LD_R_WORLD], LD_EINVAL, "reader: rank %lld is not below world "
              "%lld", (long long)p[LD_R_RANK], (long long)p[LD_R_WORLD]);
-    LD_CHECK(e, (p[LD_R_CROP_W] == 0) == (p[LD_R_CROP_H] == 0), LD_EINVAL,
+    LD_CHECKP(e, (p[LD_R_CROP_W] == 0) == (p[LD_R_CROP_H] == 0), LD_EINVAL, LD_R_CROP_W,
              "reader: set both crop_w and crop_h, or neither");
     LD_TRY(ld__store_open(path, &so, &r->store, e));
     const ld_store_info *in = &r->store->info;
@@ -654,9 +671,10 @@ static int open_impl(ld_reader *r, const char *path)
     r->check_gray = !want_c && in->encoded && x->c == 1 && in->shape_from;
     x->oh = p[LD_R_CROP_H] ? (int)p[LD_R_CROP_H] : in->h;
     x->ow = p[LD_R_CROP_W] ? (int)p[LD_R_CROP_W] : in->w;
-    LD_CHECK(e, x->oh > 0 && x->ow > 0, LD_EINVAL, "%s: the images vary in size: set a crop "
+    LD_CHECKP(e, x->oh > 0 && x->ow > 0, LD_EINVAL, LD_R_CROP_W, "%s: the images vary in size: set a crop "
              "(crop_w, crop_h) no larger than the smallest image", path);
-    LD_CHECK(e, (in->h == 0 || x->oh <= in->h) && (in->w == 0 || x->ow <= in->w), LD_EINVAL,
+    LD_CHECKP(e, (in->h == 0 || x->oh <= in->h) && (in->w == 0 || x->ow <= in->w), LD_EINVAL,
+              LD_R_CROP_W,
              "%s: crop %dx%d is larger than the %dx%d samples", path, x->ow, x->oh, in->w, in->h);
     x->random_crop = (int)p[LD_R_RANDOM_CROP];
     x->mirror = (int)p[LD_R_MIRROR];
@@ -688,7 +706,7 @@ static int open_impl(ld_reader *r, const char *path)
         /* "as stored" for JPEG means as the dataset was made: BGR unless made with --rgb */
         x->swap = 1;
     } else if (p[LD_R_CHANNEL_ORDER] != LD_CHANNELS_AS_STORED && x->c == 3) {
-        LD_CHECK(e, known, LD_EINVAL, "%s: the file does not record its channel "
+        LD_CHECKP(e, known, LD_EINVAL, LD_R_CHANNEL_ORDER, "%s: the file does not record its channel "
                  "order; use swap to reverse the channels explicitly", path);
         x->swap = r->out_order != p[LD_R_CHANNEL_ORDER];
     }
@@ -697,7 +715,7 @@ static int open_impl(ld_reader *r, const char *path)
     if (x->swap && known)
         r->out_order = r->out_order == LD_CHANNELS_BGR ? LD_CHANNELS_RGB : LD_CHANNELS_BGR;
     if (r->n_mean) {
-        LD_CHECK(e, r->n_mean == 1 || r->n_mean == x->c, LD_EINVAL,
+        LD_CHECKP(e, r->n_mean == 1 || r->n_mean == x->c, LD_EINVAL, LD_R_MEAN_VALUES,
                  "reader: %d mean values for %d channels", r->n_mean, x->c);
         for (int k = r->n_mean; k < x->c; k++)
             r->mean_vals[k] = r->mean_vals[0];
@@ -705,7 +723,8 @@ static int open_impl(ld_reader *r, const char *path)
     }
     if (r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME] || r->mean_given)
         LD_TRY(load_mean(r, in->h, in->w, e));
-    LD_CHECK(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
+    LD_CHECKP(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
+              LD_R_DTYPE,
              "reader: a mean or a scale needs float32 output (set dtype to float32)");
     ld__xform_init(x, in->h, in->w);
     size_t elems; /* 32-bit: a 1 GiB uint8 sample is 4 GiB as float32, past size_t */

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "libdata/reader.h"
 #include "reader/sampler.h"
 
 void ld__xform_init(ld_xform *x, int sh, int sw)
@@ -140,11 +141,13 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
                     for (int k = 0; k < ow; k++) {
                         const float v = SRC_AT(r, 1, s->sx, mirror ? ow - 1 - k : k);
                         if (!(v >= 0.0f && v <= 255.0f && v == floorf(v)))
-                            return ld__err(e, LD_EINVAL, "sample %llu: %s holds the value %.9g, "
-                                           "which uint8 output cannot hold (whole numbers 0 to "
-                                           "255); read pixels as float32 (dtype float32)",
-                                           (unsigned long long)index,
-                                           x->what ? x->what : "the data", (double)v);
+                            return (ld__err(e, LD_EINVAL, "sample %llu: %s holds the value %.9g, "
+                                            "which uint8 output cannot hold (whole numbers 0 to "
+                                            "255); read pixels as float32 (dtype float32)",
+                                            (unsigned long long)index,
+                                            x->what ? x->what : "the data", (double)v),
+                                    ld__err_where(e, NULL, (int64_t)index),
+                                    ld__err_param(e, LD_R_DTYPE));
                         o[k * ostride] = (uint8_t)v;
                     }
                 }

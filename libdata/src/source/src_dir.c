@@ -7,6 +7,8 @@
 #endif
 #include "source/src_internal.h"
 
+#include "libdata/convert.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -159,17 +161,17 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
              (const char *)w->path.p);
     if (r < 0) {
         int err = errno;
-        LD_CHECK(w->e, !w->strict, LD_EIO, "%s: cannot read %sfolder: %s (stopped: --strict)",
+        LD_CHECKP(w->e, !w->strict, LD_EIO, LD_C_STRICT, "%s: cannot read %sfolder: %s (stopped: strict)",
                  (const char *)w->path.p, class_level ? "class " : "", strerror(err));
         w->class_unreadable = class_level;
         if (class_level)
             warnf(w,
                   "%s: cannot read class folder: %s; class '%s' keeps its label %d with no "
                   "images, so that the other classes keep theirs (fix the permissions and run "
-                  "again; --strict stops here instead)",
+                  "again; strict stops here instead)",
                   (const char *)w->path.p, strerror(err), rel, (int)w->class_label);
         else
-            warnf(w, "%s: cannot read folder, its images are skipped: %s (--strict stops here "
+            warnf(w, "%s: cannot read folder, its images are skipped: %s (strict stops here "
                   "instead)", (const char *)w->path.p, strerror(err));
         goto fail; /* a warning, not a failure: rc stays LD_OK */
     }
@@ -357,7 +359,7 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
     if (n_root_images) {
         LD_TRY(set_path(&w, loose_example, strlen(loose_example)));
         warnf(&w, "%zu image file%s directly in the input folder (e.g. %s) %s in no class "
-              "folder: skipped (labels come from the sub-folders; use --flat for a folder "
+              "folder: skipped (labels come from the sub-folders; use flat for a folder "
               "without class folders, every image label 0)",
               n_root_images, n_root_images == 1 ? "" : "s", (const char *)w.path.p,
               n_root_images == 1 ? "is" : "are");
@@ -373,11 +375,11 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
         struct stat cst;
         if (stat((const char *)w.path.p, &cst) != 0) {
             int err = errno;
-            LD_CHECK(e, !w.strict, LD_EIO, "%s: cannot open class folder: %s (stopped: --strict)",
+            LD_CHECKP(e, !w.strict, LD_EIO, LD_C_STRICT, "%s: cannot open class folder: %s (stopped: strict)",
                      (const char *)w.path.p, strerror(err));
             warnf(&w,
                   "%s: cannot open class folder: %s; class '%s' keeps its label %d with no "
-                  "images, so that the other classes keep theirs (--strict stops here instead)",
+                  "images, so that the other classes keep theirs (strict stops here instead)",
                   (const char *)w.path.p, strerror(err), classes[i], (int)i);
             continue;
         }

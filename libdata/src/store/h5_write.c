@@ -15,6 +15,8 @@
 #endif
 #include "store/writer.h"
 
+#include "libdata/convert.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -659,10 +661,10 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
             LD_CHECK(e, w->first_rel, LD_ENOMEM, "out of memory");
             LD_TRY(cols_create(w, e));
         }
-        LD_CHECK(e, s->c == w->c && s->h == w->h && s->w == w->w, LD_EINVAL,
+        LD_CHECKP(e, s->c == w->c && s->h == w->h && s->w == w->w, LD_EINVAL, LD_C_RESIZE_W,
                  "%s: image is %dx%dx%d (channels x height x width) but the dataset's images are "
-                 "%dx%dx%d (fixed by the first image, %s); raw HDF5 storage needs one size: use "
-                 "--resize WxH to give every image the same size, or --quality Q to store "
+                 "%dx%dx%d (fixed by the first image, %s); raw HDF5 storage needs one size: set "
+                 "resize_w and resize_h to give every image the same size, or quality to store "
                  "encoded images",
                  s->rel, s->c, s->h, s->w, w->c, w->h, w->w, w->first_rel);
         LD_CHECK(e, s->len == w->sample_bytes, LD_EINVAL,
@@ -939,8 +941,8 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
         int same = list && stat(list, &a) == 0 && stat(o->source, &b) == 0 &&
                    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
         free(list);
-        LD_CHECK(e, !same, LD_EINVAL,
-                 "%s: --split would overwrite this input list with the list of output files; "
+        LD_CHECKP(e, !same, LD_EINVAL, LD_C_SPLIT_BYTES,
+                 "%s: split_bytes would overwrite this input list with the list of output files; "
                  "choose another output name (e.g. %s_split.h5)",
                  o->source, w->stem);
     }

@@ -334,7 +334,7 @@ static int decode_rec(lmdb_store *s, ld_store_ctx *cx, const MDB_val *k, const M
                     (d.data_len == 0) == (in->dtype == LD_SDT_F32),
              LD_EFORMAT, "%s: record shape %dx%dx%d (%s) differs from the first record's "
              "%dx%dx%d: raw records of different sizes cannot be batched (convert with "
-             "--resize, or store encoded images)", cx->name, d.channels, d.height, d.width, d.data_len ? "bytes" : "floats",
+             "resize_w and resize_h, or store encoded images)", cx->name, d.channels, d.height, d.width, d.data_len ? "bytes" : "floats",
              in->c, in->h, in->w);
     if (in->dtype == LD_SDT_F32) {
         rec->data = (const uint8_t *)d.floats;
