@@ -42,16 +42,14 @@ static int io_experiment(const char *path, size_t sb)
 {
     int fd = open(path, O_RDONLY);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || sb == 0)
-        return 1;
+    if (fd < 0 || fstat(fd, &st) != 0 || sb == 0) return 1;
     const size_t nbuf = 256, win = (size_t)64 << 20;
     size_t total = (size_t)st.st_size < ((size_t)1 << 30) ? (size_t)st.st_size : (size_t)1 << 30;
     total = total / win * win;
     const size_t n = total / sb;
     unsigned char *buf = malloc(nbuf * sb);
     size_t *idx = malloc(n * sizeof(size_t));
-    if (!buf || !idx || n < 2)
-        return 1;
+    if (!buf || !idx || n < 2) return 1;
     memset(buf, 1, nbuf * sb);
     uint64_t x = 88172645463325252ull; /* xorshift: a fixed random order */
     for (size_t i = 0; i < n; i++)
@@ -65,41 +63,37 @@ static int io_experiment(const char *path, size_t sb)
     for (int rep = 0; rep < 2; rep++) {
         double t = now();
         for (size_t i = 0; i < n; i++)
-            if (pread(fd, buf + (i % nbuf) * sb, sb, (off_t)(i * sb)) < 0)
-                return 1;
+            if (pread(fd, buf + (i % nbuf) * sb, sb, (off_t)(i * sb)) < 0) return 1;
         printf("pread per sample, sequential:   %6.2f GB/s\n", n * sb / (now() - t) / 1e9);
         t = now();
         for (size_t i = 0; i + 6 <= n; i += 6)
-            if (pread(fd, buf + (i % (nbuf - 6)) * sb, 6 * sb, (off_t)(i * sb)) < 0)
-                return 1;
+            if (pread(fd, buf + (i % (nbuf - 6)) * sb, 6 * sb, (off_t)(i * sb)) < 0) return 1;
         printf("pread per 6 samples, sequential: %5.2f GB/s\n", n * sb / (now() - t) / 1e9);
         t = now();
         for (size_t i = 0; i < n; i++)
-            if (pread(fd, buf + (i % nbuf) * sb, sb, (off_t)(idx[i] * sb)) < 0)
-                return 1;
+            if (pread(fd, buf + (i % nbuf) * sb, sb, (off_t)(idx[i] * sb)) < 0) return 1;
         printf("pread per sample, random:       %6.2f GB/s\n", n * sb / (now() - t) / 1e9);
         for (int mode = 0; mode < 3; mode++) {
             t = now();
             size_t done = 0;
             for (size_t off = 0; off < total; off += win) {
-                unsigned char *m = mmap(NULL, win, PROT_READ,
-                                        MAP_SHARED | (mode == 1 ? MAP_POPULATE : 0), fd,
-                                        (off_t)off);
-                if (m == MAP_FAILED)
-                    return 1;
-                if (mode == 2)
-                    madvise(m, win, MADV_WILLNEED);
+                unsigned char *m =
+                    mmap(NULL, win, PROT_READ, MAP_SHARED | (mode == 1 ? MAP_POPULATE : 0), fd,
+                         (off_t)off);
+                if (m == MAP_FAILED) return 1;
+                if (mode == 2) madvise(m, win, MADV_WILLNEED);
                 for (size_t s = 0; s + sb <= win; s += sb, done++)
                     memcpy(buf + (done % nbuf) * sb, m + s, sb);
                 munmap(m, win);
             }
             printf("mmap 64 MiB window%-13s: %5.2f GB/s\n",
-                   mode == 1 ? " POPULATE" : mode == 2 ? " WILLNEED" : "",
+                   mode == 1   ? " POPULATE"
+                   : mode == 2 ? " WILLNEED"
+                               : "",
                    done * sb / (now() - t) / 1e9);
         }
         unsigned char *m = mmap(NULL, total, PROT_READ, MAP_SHARED, fd, 0);
-        if (m == MAP_FAILED)
-            return 1;
+        if (m == MAP_FAILED) return 1;
         t = now();
         for (size_t i = 0; i < n; i++)
             memcpy(buf + (i % nbuf) * sb, m + idx[i] * sb, sb);
@@ -119,14 +113,12 @@ static int decode_baseline(double seconds, int nfiles, char **files)
     int n = nfiles < 64 ? nfiles : 64;
     for (int k = 0; k < n; k++) {
         FILE *f = fopen(files[k], "rb");
-        if (!f)
-            return 1;
+        if (!f) return 1;
         fseek(f, 0, SEEK_END);
         len[k] = (unsigned long)ftell(f);
         fseek(f, 0, SEEK_SET);
         data[k] = malloc(len[k]);
-        if (!data[k] || fread(data[k], 1, len[k], f) != len[k])
-            return 1;
+        if (!data[k] || fread(data[k], 1, len[k], f) != len[k]) return 1;
         fclose(f);
     }
     struct jpeg_decompress_struct d;
@@ -157,8 +149,7 @@ static int decode_baseline(double seconds, int nfiles, char **files)
     }
     double dt = now() - t0;
     jpeg_destroy_decompress(&d);
-    printf("{\"images\": %zu, \"seconds\": %.3f, \"images_per_s\": %.1f}\n", done, dt,
-           done / dt);
+    printf("{\"images\": %zu, \"seconds\": %.3f, \"images_per_s\": %.1f}\n", done, dt, done / dt);
     free(px);
     for (int k = 0; k < n; k++)
         free(data[k]);
@@ -171,7 +162,9 @@ int main(int argc, char **argv)
         return decode_baseline(atof(argv[2]), argc - 3, argv + 3);
     if (argc == 4 && !strcmp(argv[1], "--io"))
         return io_experiment(argv[2], (size_t)atoll(argv[3]));
-    fprintf(stderr, "usage: %s --io FILE SAMPLE_BYTES | --decode SECONDS FILE.jpg...\n"
-                    "(the reader is measured by `dataconv bench FILE`)\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s --io FILE SAMPLE_BYTES | --decode SECONDS FILE.jpg...\n"
+            "(the reader is measured by `dataconv bench FILE`)\n",
+            argv[0]);
     return 2;
 }

@@ -23,8 +23,7 @@ int main(int argc, char **argv)
     const int reps = argc > 1 && atoi(argv[1]) > 0 ? atoi(argv[1]) : REPS; /* kernel_rate [REPS] */
     ld_image src = {0}, dst = {0};
     ld_err e;
-    if (ld__image_alloc(&src, 500, 375, 3) != LD_OK)
-        return 1;
+    if (ld__image_alloc(&src, 500, 375, 3) != LD_OK) return 1;
     for (size_t i = 0; i < (size_t)500 * 375 * 3; i++)
         src.px[i] = (uint8_t)(i * 7 + (i >> 9));
     ld_resizer *r = ld__resizer_create();
@@ -42,8 +41,7 @@ int main(int argc, char **argv)
     printf("resize 500x375 -> 224x224 RGB: %6.1f us\n", best * 1e6);
 
     uint8_t *planes = malloc((size_t)224 * 224 * 3);
-    if (!planes)
-        return 1;
+    if (!planes) return 1;
     const int ch[3] = {2, 1, 0};
     best = 1e9;
     for (int round = 0; round < 3; round++) {

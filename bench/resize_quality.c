@@ -20,13 +20,11 @@
 static int read_px(FILE *f, ld_image *im)
 {
     unsigned char h[16];
-    if (fread(h, 1, 16, f) != 16 || memcmp(h, "LDPX", 4) != 0)
-        return -1;
+    if (fread(h, 1, 16, f) != 16 || memcmp(h, "LDPX", 4) != 0) return -1;
     uint32_t d[3];
     for (int i = 0; i < 3; i++)
         d[i] = h[4 + 4 * i] | h[5 + 4 * i] << 8 | h[6 + 4 * i] << 16 | (uint32_t)h[7 + 4 * i] << 24;
-    if (ld__image_alloc(im, (int)d[0], (int)d[1], (int)d[2]) != LD_OK)
-        return -1;
+    if (ld__image_alloc(im, (int)d[0], (int)d[1], (int)d[2]) != LD_OK) return -1;
     const size_t n = (size_t)d[0] * d[1] * d[2];
     return fread(im->px, 1, n, f) == n ? 0 : -1;
 }
@@ -79,8 +77,7 @@ int main(int argc, char **argv)
             rc = ld__resize(r, &src, &g, &dst, &e);
             const double t = now() - t0;
             total += t;
-            if (t < best)
-                best = t;
+            if (t < best) best = t;
         }
         printf("%dx%dx%d -> %dx%d %s: mean %.1f us, best %.1f us over %d runs\n", src.w, src.h,
                src.c, dst.w, dst.h, a[1], total / n * 1e6, best * 1e6, n);
@@ -88,8 +85,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "resize_quality: write failed\n");
         rc = LD_EIO;
     }
-    if (rc < 0)
-        fprintf(stderr, "resize_quality: %s\n", e.msg);
+    if (rc < 0) fprintf(stderr, "resize_quality: %s\n", e.msg);
     ld__resizer_free(r);
     ld__image_free(&src);
     ld__image_free(&dst);

@@ -5,8 +5,8 @@
  *
  * Flags: the reader's parameter table (ld_reader_params) gives every parameter as --NAME
  * VALUE, parsed by its type (params.h; booleans also as switches); the shortcuts below (--crop
- * WxH, --shuffle, --rgb, u8/f32, ...) are mapped onto it. The batch contents are read (one byte per cache line) as a training step would,
- * so lazily filled memory cannot flatter the numbers.
+ * WxH, --shuffle, --rgb, u8/f32, ...) are mapped onto it. The batch contents are read (one byte per
+ * cache line) as a training step would, so lazily filled memory cannot flatter the numbers.
  */
 #include "bench.h"
 
@@ -36,8 +36,7 @@ typedef struct bench_opts {
 
 static int push(bench_opts *b, const dc_value *v)
 {
-    if (b->nset == MAX_SETS)
-        return dc_usage_error("bench: too many options");
+    if (b->nset == MAX_SETS) return dc_usage_error("bench: too many options");
     b->set[b->nset++] = *v;
     return DC_EXIT_OK;
 }
@@ -48,8 +47,7 @@ static int add_set(bench_opts *b, const char *flag, ld_reader_param id, int64_t 
     size_t count = 0;
     const ld_param_desc *t = ld_reader_params(&count);
     const ld_param_desc *d = dc_param_by_id(t, count, (int)id);
-    if (!d)
-        return dc_usage_error("bench: %s: this libdata has no parameter %d", flag, (int)id);
+    if (!d) return dc_usage_error("bench: %s: this libdata has no parameter %d", flag, (int)id);
     if (d->type != LD_PARAM_ENUM && (v < d->min || v > d->max))
         return dc_usage_error("bench: %s %" PRId64 ": out of range (%" PRId64 "..%" PRId64 ")",
                               flag, v, d->min, d->max);
@@ -66,8 +64,7 @@ static const ld_param_desc *reader_param(const char *name, size_t n)
 }
 
 /* Flags with a value, mapped onto reader parameters (or bench's own). */
-static int apply_value(bench_opts *b, const char *flag, const char *name, size_t n,
-                       const char *val)
+static int apply_value(bench_opts *b, const char *flag, const char *name, size_t n, const char *val)
 {
     int64_t v, w, h;
 #define IS(s) dc_name_eq(name, n, s)
@@ -82,10 +79,11 @@ static int apply_value(bench_opts *b, const char *flag, const char *name, size_t
         return add_set(b, flag, LD_R_ORDER,
                        val[0] == 's' ? LD_ORDER_SEQUENTIAL : LD_ORDER_BLOCK_SHUFFLE);
     if ((IS("dtype") || IS("label-dtype")) &&
-        (!strcmp(val, "u8") || !strcmp(val, "f32") || !strcmp(val, "float") ||
-         !strcmp(val, "i32")))
+        (!strcmp(val, "u8") || !strcmp(val, "f32") || !strcmp(val, "float") || !strcmp(val, "i32")))
         return add_set(b, flag, IS("dtype") ? LD_R_DTYPE : LD_R_LABEL_DTYPE,
-                       val[0] == 'u' ? LD_DTYPE_U8 : val[0] == 'i' ? LD_DTYPE_I32 : LD_DTYPE_F32);
+                       val[0] == 'u'   ? LD_DTYPE_U8
+                       : val[0] == 'i' ? LD_DTYPE_I32
+                                       : LD_DTYPE_F32);
     if (IS("crop")) {
         if (!dc_parse_geometry(val, &w, &h))
             return dc_usage_error("bench: %s '%s': expected N or WxH", flag, val);
@@ -99,8 +97,7 @@ static int apply_value(bench_opts *b, const char *flag, const char *name, size_t
     }
 #undef IS
     const ld_param_desc *d = reader_param(name, n);
-    if (!d)
-        return dc_usage_error("bench: unknown option '%s'", flag);
+    if (!d) return dc_usage_error("bench: unknown option '%s'", flag);
     dc_value pv;
     int rc = dc_param_parse("bench: ", d, flag, val, &pv);
     return rc != DC_EXIT_OK ? rc : push(b, &pv);
@@ -110,8 +107,7 @@ static int is_value_flag(const char *name, size_t n)
 {
     static const char *own[] = {"epochs", "crop", "memory"};
     for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-        if (dc_name_eq(name, n, own[i]))
-            return 1;
+        if (dc_name_eq(name, n, own[i])) return 1;
     const ld_param_desc *d = reader_param(name, n);
     return d && dc_param_takes_value(d);
 }
@@ -164,19 +160,16 @@ static int parse(int argc, char **argv, int first, bench_opts *b)
             rc = add_set(b, flag, LD_R_CHANNEL_ORDER, rgb ? LD_CHANNELS_RGB : LD_CHANNELS_BGR);
         } else if (!is_value_flag(name, n)) {
             const ld_param_desc *d = reader_param(name, n);
-            if (!d)
-                return dc_usage_error("bench: unknown option '%s'", flag);
+            if (!d) return dc_usage_error("bench: unknown option '%s'", flag);
             rc = add_set(b, flag, d->id, on);
         } else {
             if (!val) {
-                if (i + 1 >= argc)
-                    return dc_usage_error("bench: %s needs a value", flag);
+                if (i + 1 >= argc) return dc_usage_error("bench: %s needs a value", flag);
                 val = argv[++i];
             }
             rc = apply_value(b, flag, name, n, val);
         }
-        if (rc != DC_EXIT_OK)
-            return rc;
+        if (rc != DC_EXIT_OK) return rc;
     }
     if (!b->path)
         return dc_usage_error("bench: missing FILE (an .h5 file, a --split .txt list or an "
@@ -192,8 +185,7 @@ static void print_error(const ld_reader *r)
     fprintf(stderr, "dataconv: %s\n", ld_reader_errmsg(r));
     char flag[48];
     const char *name = NULL;
-    if (!dc_param_cli_spelling(1, det->param, &name, flag, sizeof flag))
-        return;
+    if (!dc_param_cli_spelling(1, det->param, &name, flag, sizeof flag)) return;
     /* the short spellings of the float32 choices, as the help lists them */
     int64_t labels = LD_DTYPE_I32;
     if (det->param == LD_R_LABEL_DTYPE && ld_reader_get(r, LD_R_LABEL_DTYPE, &labels) < 0)
@@ -231,19 +223,20 @@ void dc_bench_help(void *fp)
 {
     FILE *f = fp;
     fputs(
-"Usage: dataconv bench FILE [options]      stream batches with libdata's reader, report speed\n"
-"  --epochs E           epochs to read (default 1)\n"
-"Shortcuts (each sets parameters listed below):\n"
-"  --shuffle | --block-shuffle   order shuffle | block_shuffle;  --order seq|block also\n"
-"  --dtype u8|f32  --label-dtype i32|f32   short names of uint8, float32, int32\n"
-"  --crop N|WxH         crop_w and crop_h\n"
-"  --memory SIZE        memory_budget (e.g. 512M): prefetch is reduced to fit\n"
-"  --rgb|--bgr          channel_order rgb | bgr;  -j N: threads\n"
-"  -q  -v (what the reader decided)\n"
-"  mean_file: Caffe .binaryproto or NumPy .npy (CxHxW or HxWxC, float32, float64 or\n"
-"  uint8), of the sample or the crop size\n"
-"Parameters (libdata's ld_reader_params table; --NAME VALUE, switches for on/off ones):\n",
-          f);
+        "Usage: dataconv bench FILE [options]      stream batches with libdata's reader, report "
+        "speed\n"
+        "  --epochs E           epochs to read (default 1)\n"
+        "Shortcuts (each sets parameters listed below):\n"
+        "  --shuffle | --block-shuffle   order shuffle | block_shuffle;  --order seq|block also\n"
+        "  --dtype u8|f32  --label-dtype i32|f32   short names of uint8, float32, int32\n"
+        "  --crop N|WxH         crop_w and crop_h\n"
+        "  --memory SIZE        memory_budget (e.g. 512M): prefetch is reduced to fit\n"
+        "  --rgb|--bgr          channel_order rgb | bgr;  -j N: threads\n"
+        "  -q  -v (what the reader decided)\n"
+        "  mean_file: Caffe .binaryproto or NumPy .npy (CxHxW or HxWxC, float32, float64 or\n"
+        "  uint8), of the sample or the crop size\n"
+        "Parameters (libdata's ld_reader_params table; --NAME VALUE, switches for on/off ones):\n",
+        f);
     size_t n = 0;
     const ld_param_desc *t = ld_reader_params(&n);
     dc_param_help(f, t, n);
@@ -258,8 +251,7 @@ int dc_bench(int argc, char **argv, int first)
         }
     bench_opts b;
     int rc = parse(argc, argv, first, &b);
-    if (rc != DC_EXIT_OK)
-        return rc;
+    if (rc != DC_EXIT_OK) return rc;
     ld_reader *r = ld_reader_create();
     if (!r) {
         fprintf(stderr, "dataconv: out of memory\n");
@@ -311,8 +303,7 @@ int dc_bench(int argc, char **argv, int first)
             samples += bt->n;
             bytes += bt->data_bytes;
             batches++;
-            if (dc_signal_caught())
-                break;
+            if (dc_signal_caught()) break;
         }
         if (dc_signal_caught()) {
             fprintf(stderr, "dataconv: bench interrupted\n");
@@ -328,8 +319,8 @@ int dc_bench(int argc, char **argv, int first)
         char bb[32];
         if (!b.quiet)
             printf("epoch %" PRId64 ": %" PRIu64 " batches, %" PRIu64 " samples in %.3f s: "
-                   "%.0f samples/s, %s/s, %.2f ms/batch\n", e, batches, samples, s,
-                   s > 0 ? samples / s : 0,
+                   "%.0f samples/s, %s/s, %.2f ms/batch\n",
+                   e, batches, samples, s, s > 0 ? samples / s : 0,
                    dc_human_bytes(s > 0 ? (uint64_t)(bytes / s) : 0, bb, sizeof bb),
                    batches ? s * 1e3 / (double)batches : 0);
         total_samples += samples;
@@ -339,8 +330,8 @@ int dc_bench(int argc, char **argv, int first)
     double s = now_seconds() - t_all;
     char bb[32], rss[32];
     printf("total: %" PRIu64 " samples in %.3f s: %.0f samples/s, %s/s, %.2f ms/batch; "
-           "peak RSS %s (checksum %" PRIu64 ")\n", total_samples, s,
-           s > 0 ? total_samples / s : 0,
+           "peak RSS %s (checksum %" PRIu64 ")\n",
+           total_samples, s, s > 0 ? total_samples / s : 0,
            dc_human_bytes(s > 0 ? (uint64_t)(total_bytes / s) : 0, bb, sizeof bb),
            total_batches ? s * 1e3 / (double)total_batches : 0,
            dc_human_bytes((uint64_t)peak_rss_kib() * 1024, rss, sizeof rss), sink % 1000);

@@ -50,10 +50,10 @@ static int print_version(void)
 static int cmd_info(const dc_opts *o)
 {
     if (o->npos != 1)
-        return dc_usage_error(o->npos ? "info takes one FILE" : "info: missing FILE "
-                              "(an .h5 file, an LMDB directory or a --split .txt list)");
-    if (o->nparams || o->list || o->root)
-        return dc_usage_error("info takes no conversion options");
+        return dc_usage_error(o->npos ? "info takes one FILE"
+                                      : "info: missing FILE "
+                                        "(an .h5 file, an LMDB directory or a --split .txt list)");
+    if (o->nparams || o->list || o->root) return dc_usage_error("info takes no conversion options");
     char *text = NULL, *err = NULL;
     int rc = ld_describe(o->pos[0], &text, &err);
     if (rc < 0) {
@@ -63,8 +63,7 @@ static int cmd_info(const dc_opts *o)
     }
     size_t n = strlen(text);
     fputs(text, stdout);
-    if (n == 0 || text[n - 1] != '\n')
-        fputc('\n', stdout);
+    if (n == 0 || text[n - 1] != '\n') fputc('\n', stdout);
     ld_free(text);
     return fflush(stdout) == 0 ? DC_EXIT_OK : DC_EXIT_FAIL;
 }
@@ -75,8 +74,7 @@ static int cmd_mean(const dc_opts *o)
         return dc_usage_error(o->npos ? "mean takes INPUT and an optional OUT.binaryproto"
                                       : "mean: missing INPUT (an .h5 file, a --split .txt list "
                                         "or an LMDB directory)");
-    if (o->nparams || o->list || o->root)
-        return dc_usage_error("mean takes no conversion options");
+    if (o->nparams || o->list || o->root) return dc_usage_error("mean takes no conversion options");
     const char *out = o->npos == 2 ? o->pos[1] : NULL;
     double m[4] = {0, 0, 0, 0};
     int c = 0;
@@ -121,8 +119,7 @@ static char *join_argv(int argc, char **argv)
     for (int i = 0; i < argc; i++)
         n += strlen(argv[i]) + 1;
     char *s = malloc(n);
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     char *p = s;
     int only_pos = 0;
     for (int i = 0; i < argc; i++) {
@@ -133,10 +130,8 @@ static char *join_argv(int argc, char **argv)
         }
         /* the program's own path says nothing about the data and varies between installs */
         const char *arg = i == 0 ? "dataconv" : argv[i];
-        if (!strcmp(arg, "--"))
-            only_pos = 1;
-        if (p != s)
-            *p++ = ' ';
+        if (!strcmp(arg, "--")) only_pos = 1;
+        if (p != s) *p++ = ' ';
         size_t m = strlen(arg);
         memcpy(p, arg, m);
         p += m;
@@ -165,17 +160,14 @@ static int resolve_inputs(dc_opts *o, const char **input, const char **list, con
             return dc_usage_error("with --list give --root ROOT and one OUT (got %d arguments)",
                                   o->npos);
         }
-        if (!is_file(o->list))
-            return dc_usage_error("--list %s: no such file", o->list);
+        if (!is_file(o->list)) return dc_usage_error("--list %s: no such file", o->list);
         return DC_EXIT_OK;
     }
     if (o->root && o->npos == 2)
         return dc_usage_error("--root is only used with --list (or give ROOT/ LIST DB)");
     switch (o->npos) {
-    case 0:
-        return dc_usage_error("missing SRC and OUT: dataconv SRC OUT [options]");
-    case 1:
-        return dc_usage_error("missing OUT after '%s': dataconv SRC OUT [options]", o->pos[0]);
+    case 0: return dc_usage_error("missing SRC and OUT: dataconv SRC OUT [options]");
+    case 1: return dc_usage_error("missing OUT after '%s': dataconv SRC OUT [options]", o->pos[0]);
     case 2:
         if (is_file(o->pos[0]))
             return dc_usage_error("SRC '%s' is a file, not a folder: for a 'path label' list "
@@ -205,16 +197,15 @@ static int resolve_inputs(dc_opts *o, const char **input, const char **list, con
             snprintf(p->flag, sizeof p->flag, "(convert_imageset order: LMDB)");
         }
         return DC_EXIT_OK;
-    default:
-        return dc_usage_error("too many arguments (%d): dataconv SRC OUT [options]", o->npos);
+    default: return dc_usage_error("too many arguments (%d): dataconv SRC OUT [options]", o->npos);
     }
 }
 
 /* The format the library will write, for messages (mirrors LD_FORMAT_AUTO's rule). */
 static const char *format_name(int64_t fmt, const char *out)
 {
-    if (fmt == LD_FORMAT_LMDB || (fmt == LD_FORMAT_AUTO && (ends_with(out, ".lmdb") ||
-                                                           is_dir(out))))
+    if (fmt == LD_FORMAT_LMDB ||
+        (fmt == LD_FORMAT_AUTO && (ends_with(out, ".lmdb") || is_dir(out))))
         return "lmdb";
     return "hdf5";
 }
@@ -233,7 +224,8 @@ static void print_hint(const dc_opts *o, int rc, const ld_error_detail *det)
     if (spelled && rc == LD_EINVAL && raw && !resized &&
         (det->param == LD_C_RESIZE_W || det->param == LD_C_RESIZE_H))
         fputs("dataconv: hint: raw storage needs one size for all images: add --resize WxH, "
-              "or store compressed images with --quality Q\n", stderr);
+              "or store compressed images with --quality Q\n",
+              stderr);
     else if (spelled && det->param == LD_C_RESIZE_MODE)
         fputs("dataconv: hint: on the command line: --quality Q, or --mode squash|crop|pad\n",
               stderr);
@@ -241,10 +233,10 @@ static void print_hint(const dc_opts *o, int rc, const ld_error_detail *det)
         fprintf(stderr, "dataconv: %s is %s on the command line\n", name, spelled);
     else if (rc == LD_EINVAL && raw && !resized)
         fputs("dataconv: hint: raw storage needs one size for all images: add --resize WxH, "
-              "or store compressed images with --quality Q\n", stderr);
-    else if (rc == LD_EFORMAT && dc_param_value(o, LD_C_STRICT, 0))
-        fputs("dataconv: hint: without --strict, bad files are skipped with a warning\n",
+              "or store compressed images with --quality Q\n",
               stderr);
+    else if (rc == LD_EFORMAT && dc_param_value(o, LD_C_STRICT, 0))
+        fputs("dataconv: hint: without --strict, bad files are skipped with a warning\n", stderr);
     else if (rc == LD_ENOTSUP)
         fputs("dataconv: hint: 'dataconv --version' lists the formats this build supports\n",
               stderr);
@@ -254,15 +246,16 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
 {
     const char *input = NULL, *list = NULL, *out = NULL;
     int rc = resolve_inputs(o, &input, &list, &out);
-    if (rc != DC_EXIT_OK)
-        return rc;
+    if (rc != DC_EXIT_OK) return rc;
     const char *fmt = format_name(dc_param_value(o, LD_C_FORMAT, LD_FORMAT_AUTO), out);
     if (strcmp(fmt, "lmdb") == 0 && !ld_has_feature(LD_FEATURE_LMDB))
         return dc_usage_error("%s: this build has no LMDB support; write HDF5 instead "
-                              "(an .h5 name or --format hdf5)", out);
+                              "(an .h5 name or --format hdf5)",
+                              out);
     if (strcmp(fmt, "hdf5") == 0 && !ld_has_feature(LD_FEATURE_HDF5))
         return dc_usage_error("%s: this build has no HDF5 support; write LMDB instead "
-                              "(a .lmdb name or --format lmdb)", out);
+                              "(a .lmdb name or --format lmdb)",
+                              out);
 
     ld_convert *c = ld_convert_create();
     char *note = join_argv(argc, argv);
@@ -296,8 +289,7 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
     rc = ld_convert_run(c, input, out);
     const ld_progress *st = ld_convert_stats(c);
     if (rc >= 0) {
-        if (st)
-            dc_progress_summary(&prog, st, out, fmt);
+        if (st) dc_progress_summary(&prog, st, out, fmt);
         exit_code = DC_EXIT_OK;
         goto done;
     }
@@ -326,22 +318,14 @@ int main(int argc, char **argv)
 {
     dc_opts o;
     int rc = dc_parse(argc, argv, &o);
-    if (rc != DC_EXIT_OK)
-        return rc;
+    if (rc != DC_EXIT_OK) return rc;
     switch (o.cmd) {
-    case DC_CMD_HELP:
-        dc_print_help(stdout);
-        return fflush(stdout) == 0 ? DC_EXIT_OK : DC_EXIT_FAIL;
-    case DC_CMD_VERSION:
-        return print_version();
-    case DC_CMD_INFO:
-        return cmd_info(&o);
-    case DC_CMD_MEAN:
-        return cmd_mean(&o);
-    case DC_CMD_BENCH:
-        return dc_bench(argc, argv, 2);
-    case DC_CMD_CONVERT:
-        return cmd_convert(&o, argc, argv);
+    case DC_CMD_HELP: dc_print_help(stdout); return fflush(stdout) == 0 ? DC_EXIT_OK : DC_EXIT_FAIL;
+    case DC_CMD_VERSION: return print_version();
+    case DC_CMD_INFO: return cmd_info(&o);
+    case DC_CMD_MEAN: return cmd_mean(&o);
+    case DC_CMD_BENCH: return dc_bench(argc, argv, 2);
+    case DC_CMD_CONVERT: return cmd_convert(&o, argc, argv);
     }
     return DC_EXIT_FAIL;
 }

@@ -29,13 +29,11 @@ int dc_usage_error(const char *fmt, ...)
 
 int dc_parse_i64(const char *s, int64_t *out)
 {
-    if (!s || !*s)
-        return 0;
+    if (!s || !*s) return 0;
     errno = 0;
     char *end;
     long long v = strtoll(s, &end, 10);
-    if (errno || *end)
-        return 0;
+    if (errno || *end) return 0;
     *out = v;
     return 1;
 }
@@ -44,12 +42,10 @@ int dc_parse_i64(const char *s, int64_t *out)
 int dc_parse_geometry(const char *s, int64_t *w, int64_t *h)
 {
     const char *x = strpbrk(s, "xX");
-    if (!x)
-        return dc_parse_i64(s, w) && *w > 0 && (*h = *w, 1);
+    if (!x) return dc_parse_i64(s, w) && *w > 0 && (*h = *w, 1);
     char left[32];
     size_t n = (size_t)(x - s);
-    if (n == 0 || n >= sizeof left)
-        return 0;
+    if (n == 0 || n >= sizeof left) return 0;
     memcpy(left, s, n);
     left[n] = '\0';
     return dc_parse_i64(left, w) && dc_parse_i64(x + 1, h) && *w > 0 && *h > 0;
@@ -58,30 +54,38 @@ int dc_parse_geometry(const char *s, int64_t *w, int64_t *h)
 /* Bytes with an optional binary suffix: 500M, 2G, 1.5G, 64KiB, 1000000. */
 int dc_parse_size(const char *s, int64_t *out)
 {
-    if (!s || !*s)
-        return 0;
+    if (!s || !*s) return 0;
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
-        return 0;
+    if (errno || end == s || v < 0) return 0;
     double mul = 1;
     switch (toupper((unsigned char)*end)) {
-    case 'K': mul = 1024.0; end++; break;
-    case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    case 'K':
+        mul = 1024.0;
+        end++;
+        break;
+    case 'M':
+        mul = 1024.0 * 1024;
+        end++;
+        break;
+    case 'G':
+        mul = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'T':
+        mul = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
     default: break;
     }
     if (mul > 1 && (end[0] == 'i' || end[0] == 'I') && toupper((unsigned char)end[1]) == 'B')
         end += 2;
     else if (toupper((unsigned char)*end) == 'B')
         end++;
-    if (*end)
-        return 0;
+    if (*end) return 0;
     v *= mul;
-    if (v >= 9.2e18)
-        return 0;
+    if (v >= 9.2e18) return 0;
     *out = (int64_t)v;
     return 1;
 }
@@ -92,10 +96,8 @@ int dc_parse_bool(const char *s, int *out)
     static const char *yes[] = {"true", "1", "yes", "t", "y"};
     static const char *no[] = {"false", "0", "no", "f", "n"};
     for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
-        if (strcasecmp(s, yes[i]) == 0)
-            return *out = 1, 1;
-        if (strcasecmp(s, no[i]) == 0)
-            return *out = 0, 1;
+        if (strcasecmp(s, yes[i]) == 0) return *out = 1, 1;
+        if (strcasecmp(s, no[i]) == 0) return *out = 0, 1;
     }
     return 0;
 }
@@ -105,11 +107,26 @@ int dc_parse_bool(const char *s, int *out)
 /* The command's own options and the shortcuts/aliases of library parameters; every other
  * flag comes from the library's table (params.h). */
 typedef enum opt_id {
-    O_HELP, O_VERSION, O_QUIET, O_VERBOSE,
-    O_GRAY, O_RGB, O_BGR,
-    O_RESIZE, O_RESIZE_W, O_RESIZE_H, O_MODE, O_MAX_SIDE,
-    O_FORMAT, O_BACKEND, O_THREADS, O_MAX_PIXELS, O_SPLIT,
-    O_ENCODE_TYPE, O_LIST, O_ROOT
+    O_HELP,
+    O_VERSION,
+    O_QUIET,
+    O_VERBOSE,
+    O_GRAY,
+    O_RGB,
+    O_BGR,
+    O_RESIZE,
+    O_RESIZE_W,
+    O_RESIZE_H,
+    O_MODE,
+    O_MAX_SIDE,
+    O_FORMAT,
+    O_BACKEND,
+    O_THREADS,
+    O_MAX_PIXELS,
+    O_SPLIT,
+    O_ENCODE_TYPE,
+    O_LIST,
+    O_ROOT
 } opt_id;
 
 typedef struct opt_def {
@@ -150,8 +167,7 @@ int dc_name_eq(const char *typed, size_t n, const char *canon)
     for (; i < n && canon[i]; i++) {
         char a = typed[i] == '_' ? '-' : (char)tolower((unsigned char)typed[i]);
         char b = canon[i] == '_' ? '-' : canon[i];
-        if (a != b)
-            return 0;
+        if (a != b) return 0;
     }
     return i == n && canon[i] == '\0';
 }
@@ -159,16 +175,14 @@ int dc_name_eq(const char *typed, size_t n, const char *canon)
 static const opt_def *find_long(const char *name, size_t n)
 {
     for (size_t i = 0; i < NOPTS; i++)
-        if (dc_name_eq(name, n, OPTS[i].name))
-            return &OPTS[i];
+        if (dc_name_eq(name, n, OPTS[i].name)) return &OPTS[i];
     return NULL;
 }
 
 static const opt_def *find_short(char c)
 {
     for (size_t i = 0; i < NOPTS; i++)
-        if (OPTS[i].short_name && OPTS[i].short_name == c)
-            return &OPTS[i];
+        if (OPTS[i].short_name && OPTS[i].short_name == c) return &OPTS[i];
     return NULL;
 }
 
@@ -181,8 +195,7 @@ static const ld_param_desc *find_table_param(const char *name, size_t n)
 
 static int push(dc_opts *o, const dc_value *v)
 {
-    if (o->nparams == DC_MAX_PARAMS)
-        return dc_usage_error("too many options");
+    if (o->nparams == DC_MAX_PARAMS) return dc_usage_error("too many options");
     o->params[o->nparams++] = *v;
     return DC_EXIT_OK;
 }
@@ -193,11 +206,10 @@ static int add_param(dc_opts *o, const char *flag, ld_convert_param id, int64_t 
     size_t count = 0;
     const ld_param_desc *t = ld_convert_params(&count);
     const ld_param_desc *d = dc_param_by_id(t, count, (int)id);
-    if (!d)
-        return dc_usage_error("%s: this libdata has no parameter %d", flag, (int)id);
+    if (!d) return dc_usage_error("%s: this libdata has no parameter %d", flag, (int)id);
     if ((d->type == LD_PARAM_INT || d->type == LD_PARAM_BOOL) && (v < d->min || v > d->max))
-        return dc_usage_error("%s %" PRId64 ": out of range (%s must be %" PRId64 "..%" PRId64
-                              ")", flag, v, d->name, d->min, d->max);
+        return dc_usage_error("%s %" PRId64 ": out of range (%s must be %" PRId64 "..%" PRId64 ")",
+                              flag, v, d->name, d->min, d->max);
     dc_value val = {.d = d, .i = v};
     snprintf(val.flag, sizeof val.flag, "%s", flag);
     return push(o, &val);
@@ -206,23 +218,20 @@ static int add_param(dc_opts *o, const char *flag, ld_convert_param id, int64_t 
 int64_t dc_param_value(const dc_opts *o, ld_convert_param id, int64_t def)
 {
     for (int i = o->nparams - 1; i >= 0; i--)
-        if (o->params[i].d->id == (int)id)
-            return o->params[i].i;
+        if (o->params[i].d->id == (int)id) return o->params[i].i;
     return def;
 }
 
 static int want_int(const char *flag, const char *val, int64_t *v)
 {
-    if (!dc_parse_i64(val, v))
-        return dc_usage_error("%s: '%s' is not an integer", flag, val);
+    if (!dc_parse_i64(val, v)) return dc_usage_error("%s: '%s' is not an integer", flag, val);
     return DC_EXIT_OK;
 }
 
-#define TRY(x)                                                                               \
-    do {                                                                                     \
-        int rc_ = (x);                                                                       \
-        if (rc_ != DC_EXIT_OK)                                                               \
-            return rc_;                                                                      \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        int rc_ = (x);                                                                             \
+        if (rc_ != DC_EXIT_OK) return rc_;                                                         \
     } while (0)
 
 /* Apply one recognised option. `val` is its value (NULL for a switch), `on` the switch state. */
@@ -242,7 +251,8 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
     case O_RESIZE:
         if (!dc_parse_geometry(val, &w, &h))
             return dc_usage_error("%s '%s': expected N (for NxN) or WxH, e.g. --resize 224 or "
-                                  "--resize 256x192", flag, val);
+                                  "--resize 256x192",
+                                  flag, val);
         o->resize_w_given = o->resize_h_given = 1;
         TRY(add_param(o, flag, LD_C_RESIZE_W, w));
         return add_param(o, flag, LD_C_RESIZE_H, h);
@@ -256,10 +266,12 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
             o->resize_h_given = v > 0;
         return add_param(o, flag, d->id == O_RESIZE_W ? LD_C_RESIZE_W : LD_C_RESIZE_H, v);
     case O_MODE: {
-        static const struct { const char *name; ld_resize_mode m; } modes[] = {
-            {"squash", LD_RESIZE_SQUASH}, {"stretch", LD_RESIZE_SQUASH},
-            {"crop", LD_RESIZE_CROP},     {"pad", LD_RESIZE_PAD},
-            {"fit", LD_RESIZE_PAD},       {"max", LD_RESIZE_MAX}};
+        static const struct {
+            const char *name;
+            ld_resize_mode m;
+        } modes[] = {{"squash", LD_RESIZE_SQUASH}, {"stretch", LD_RESIZE_SQUASH},
+                     {"crop", LD_RESIZE_CROP},     {"pad", LD_RESIZE_PAD},
+                     {"fit", LD_RESIZE_PAD},       {"max", LD_RESIZE_MAX}};
         for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
             if (strcasecmp(val, modes[i].name) == 0)
                 return add_param(o, flag, LD_C_RESIZE_MODE, modes[i].m);
@@ -267,8 +279,7 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
     }
     case O_MAX_SIDE:
         TRY(want_int(flag, val, &v));
-        if (v <= 0)
-            return dc_usage_error("%s %s: the maximum side must be at least 1", flag, val);
+        if (v <= 0) return dc_usage_error("%s %s: the maximum side must be at least 1", flag, val);
         o->resize_w_given = o->resize_h_given = 1;
         TRY(add_param(o, flag, LD_C_RESIZE_MODE, LD_RESIZE_MAX));
         TRY(add_param(o, flag, LD_C_RESIZE_W, v));
@@ -278,23 +289,21 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
         o->format_given = 1;
         if (strcasecmp(val, "hdf5") == 0 || strcasecmp(val, "h5") == 0)
             return add_param(o, flag, LD_C_FORMAT, LD_FORMAT_HDF5);
-        if (strcasecmp(val, "lmdb") == 0)
-            return add_param(o, flag, LD_C_FORMAT, LD_FORMAT_LMDB);
+        if (strcasecmp(val, "lmdb") == 0) return add_param(o, flag, LD_C_FORMAT, LD_FORMAT_LMDB);
         if (strcasecmp(val, "auto") == 0) {
             o->format_given = 0;
             return add_param(o, flag, LD_C_FORMAT, LD_FORMAT_AUTO);
         }
         if (strcasecmp(val, "leveldb") == 0)
             return dc_usage_error("%s leveldb: LevelDB is not supported; use --backend lmdb "
-                                  "(Caffe's Data layer reads both) or --format hdf5", flag);
+                                  "(Caffe's Data layer reads both) or --format hdf5",
+                                  flag);
         return dc_usage_error("%s '%s': expected hdf5 or lmdb", flag, val);
-    case O_THREADS:
-        TRY(want_int(flag, val, &v));
-        return add_param(o, flag, LD_C_THREADS, v);
+    case O_THREADS: TRY(want_int(flag, val, &v)); return add_param(o, flag, LD_C_THREADS, v);
     case O_MAX_PIXELS:
         if (!dc_parse_i64(val, &v) && !(dc_parse_geometry(val, &w, &h) && (v = w * h, 1)))
-            return dc_usage_error("%s '%s': expected a pixel count (e.g. 100000000) or WxH",
-                                  flag, val);
+            return dc_usage_error("%s '%s': expected a pixel count (e.g. 100000000) or WxH", flag,
+                                  val);
         return add_param(o, flag, LD_C_MAX_PIXELS, v);
     case O_SPLIT:
         if (!dc_parse_size(val, &v))
@@ -303,8 +312,7 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
         return add_param(o, flag, LD_C_SPLIT_BYTES, v);
     case O_ENCODE_TYPE:
         /* convert_imageset: an encode type alone already makes encoded records */
-        if (strcasecmp(val, "png") == 0)
-            return add_param(o, flag, LD_C_ENCODE_PNG, 1);
+        if (strcasecmp(val, "png") == 0) return add_param(o, flag, LD_C_ENCODE_PNG, 1);
         if (strcasecmp(val, "jpg") == 0 || strcasecmp(val, "jpeg") == 0) {
             TRY(add_param(o, flag, LD_C_ENCODE_PNG, 0));
             return add_param(o, flag, LD_C_ENCODED, 1);
@@ -368,10 +376,8 @@ int dc_parse(int argc, char **argv, dc_opts *o)
                                              isdigit((unsigned char)a[2])))) {
             /* short option: -j 4, -j4, -q */
             d = find_short(a[1]);
-            if (!d)
-                return dc_usage_error("unknown option '%s'", a);
-            if (a[2])
-                val = a + 2;
+            if (!d) return dc_usage_error("unknown option '%s'", a);
+            if (a[2]) val = a + 2;
             name = a + 1;
             n = 1;
         } else {
@@ -388,11 +394,9 @@ int dc_parse(int argc, char **argv, dc_opts *o)
         if (!d && !pd && n > 2 && name[0] == 'n' && name[1] == 'o') {
             /* gflags negation: --noshuffle, -nogray */
             d = find_long(name + 2, n - 2);
-            if (d && d->takes_value)
-                d = NULL;
+            if (d && d->takes_value) d = NULL;
             pd = d ? NULL : find_table_param(name + 2, n - 2);
-            if (pd && dc_param_takes_value(pd))
-                pd = NULL;
+            if (pd && dc_param_takes_value(pd)) pd = NULL;
             on = 0;
         }
         if (d && !d->takes_value) {
@@ -405,20 +409,17 @@ int dc_parse(int argc, char **argv, dc_opts *o)
             TRY(apply(o, d, flag, NULL, on));
             continue;
         }
-        if (!d && !pd)
-            return dc_usage_error("unknown option '%s'", flag);
+        if (!d && !pd) return dc_usage_error("unknown option '%s'", flag);
         if (pd && !dc_param_takes_value(pd)) {
             /* a boolean parameter of the table is a switch, like the named ones */
             dc_value v;
             TRY(dc_param_parse("", pd, flag, val, &v));
-            if (!on)
-                v.i = !v.i;
+            if (!on) v.i = !v.i;
             TRY(push(o, &v));
             continue;
         }
         if (!val) {
-            if (i + 1 >= argc)
-                return dc_usage_error("%s needs a value", flag);
+            if (i + 1 >= argc) return dc_usage_error("%s needs a value", flag);
             val = argv[++i];
         }
         if (d) {
@@ -433,8 +434,7 @@ int dc_parse(int argc, char **argv, dc_opts *o)
         TRY(dc_param_parse("", pd, flag, val, &v));
         TRY(push(o, &v));
     }
-    if (o->cmd == DC_CMD_HELP || o->cmd == DC_CMD_VERSION)
-        return DC_EXIT_OK;
+    if (o->cmd == DC_CMD_HELP || o->cmd == DC_CMD_VERSION) return DC_EXIT_OK;
     o->cmd = sub;
     if (o->resize_w_given != o->resize_h_given)
         return dc_usage_error("--resize_width and --resize_height must be given together "
@@ -446,66 +446,73 @@ void dc_print_help(void *fp)
 {
     FILE *f = fp;
     fputs(
-"Usage:\n"
-"  dataconv [convert] SRC OUT [options]           SRC: a folder with one sub-folder per class\n"
-"  dataconv --list LIST --root ROOT OUT [options] LIST: 'relative/path label' lines\n"
-"  dataconv ROOT/ LIST DB [options]               convert_imageset's argument order (LMDB\n"
-"                                                 unless DB ends in .h5/.hdf5 or --format)\n"
-"  dataconv info FILE                             describe a dataset (HDF5, LMDB, split .txt)\n"
-"  dataconv mean INPUT [OUT.binaryproto]          per-pixel mean for Caffe's mean_file, and\n"
-"                                                 the per-channel means (mean_value)\n"
-"  dataconv bench FILE [--batch N --shuffle ...]  read it with libdata's reader: images/s,\n"
-"                                                 memory ('dataconv bench --help')\n"
-"\n"
-"OUT ending in .lmdb (or an existing directory) is written as LMDB, anything else as HDF5.\n"
-"Without --quality/--encoded, pixels are stored raw (uint8 NxCxHxW) and every image must\n"
-"end up the same size: give --resize unless all inputs already match.\n"
-"\n"
-"SRC's sub-folders are the classes (label = index in sorted name order); image files\n"
-"directly in SRC, and sub-folders that are datasets (LMDB, temporaries), are skipped with\n"
-"a warning. --flat: SRC has no class folders, every image below it gets label 0.\n"
-"OUT must not be, or lie inside, an input (SRC, LIST or a listed image): refused, exit 1.\n"
-"\n"
-"Shortcuts (each sets parameters listed below):\n"
-"  --resize N | WxH       resize_w and resize_h: resize to NxN or WxH\n"
-"  --mode M               resize_mode; also stretch (= squash) and fit (= pad)\n"
-"  --max-side N           resize_mode max with resize_w = resize_h = N\n"
-"  --rgb | --bgr          channel_order rgb | bgr\n"
-"  --format, --backend hdf5|h5|lmdb|auto    format\n"
-"  --max-pixels N|WxH     max_pixels, also as WxH\n"
-"  --split SIZE           split_bytes: HDF5 files of at most SIZE bytes of data (K/M/G\n"
-"                         suffix) plus OUT-stem.txt listing them, for Caffe's HDF5Data\n"
-"  --encode-type jpg|png  encoded, and encode_png for png\n"
-"  --list LIST --root ROOT  list_file and the folder its paths are relative to\n"
-"  -j N                   threads;  --grey: gray\n"
-"  -q, --quiet            print errors only\n"
-"  -v, --verbose          also print what the library decided (sizes, layout, threads)\n"
-"  -h, --help             this text;  -V, --version   versions of dataconv and libdata\n"
-"\n"
-"convert_imageset spellings are accepted: -gray -shuffle -backend lmdb -resize_width W\n"
-"-resize_height H -check_size -encoded -encode_type png, also --flag=value and --noflag.\n"
-"\n"
-"Examples:\n"
-"  dataconv images/ train.h5 --resize 224 --quality 70   JPEG q70 at 224x224, compressed\n"
-"  dataconv images/ train.h5 --resize 256                raw pixels for Caffe's HDF5Data\n"
-"  dataconv images/ train.lmdb --resize 256 --shuffle    Caffe Datum LMDB, shuffled\n"
-"  dataconv --list train.txt --root images/ train.h5 --resize 227x227\n"
-"  dataconv -resize_width=256 -resize_height=256 -shuffle images/ train.txt train_lmdb\n"
-"  dataconv images/ big.h5 --resize 224 --split 1G       files of at most 1 GiB + big.txt\n"
-"  dataconv info train.h5\n"
-"  dataconv mean train_lmdb mean.binaryproto\n"
-"  dataconv bench train.h5 --batch 256 --shuffle --epochs 3\n"
-"\n"
-"Exit codes:\n"
-"  0    output written (skipped files, if any, were named on stderr)\n"
-"  1    conversion failed: I/O error, out of memory, an impossible option combination\n"
-"  2    usage error: bad command line, nothing was read or written\n"
-"  3    input refused: --strict stopped at a bad file, or no usable image was found\n"
-"  130  interrupted (Ctrl-C), 143 terminated (SIGTERM): nothing left under OUT\n",
+        "Usage:\n"
+        "  dataconv [convert] SRC OUT [options]           SRC: a folder with one sub-folder per "
+        "class\n"
+        "  dataconv --list LIST --root ROOT OUT [options] LIST: 'relative/path label' lines\n"
+        "  dataconv ROOT/ LIST DB [options]               convert_imageset's argument order (LMDB\n"
+        "                                                 unless DB ends in .h5/.hdf5 or "
+        "--format)\n"
+        "  dataconv info FILE                             describe a dataset (HDF5, LMDB, split "
+        ".txt)\n"
+        "  dataconv mean INPUT [OUT.binaryproto]          per-pixel mean for Caffe's mean_file, "
+        "and\n"
+        "                                                 the per-channel means (mean_value)\n"
+        "  dataconv bench FILE [--batch N --shuffle ...]  read it with libdata's reader: "
+        "images/s,\n"
+        "                                                 memory ('dataconv bench --help')\n"
+        "\n"
+        "OUT ending in .lmdb (or an existing directory) is written as LMDB, anything else as "
+        "HDF5.\n"
+        "Without --quality/--encoded, pixels are stored raw (uint8 NxCxHxW) and every image must\n"
+        "end up the same size: give --resize unless all inputs already match.\n"
+        "\n"
+        "SRC's sub-folders are the classes (label = index in sorted name order); image files\n"
+        "directly in SRC, and sub-folders that are datasets (LMDB, temporaries), are skipped with\n"
+        "a warning. --flat: SRC has no class folders, every image below it gets label 0.\n"
+        "OUT must not be, or lie inside, an input (SRC, LIST or a listed image): refused, exit 1.\n"
+        "\n"
+        "Shortcuts (each sets parameters listed below):\n"
+        "  --resize N | WxH       resize_w and resize_h: resize to NxN or WxH\n"
+        "  --mode M               resize_mode; also stretch (= squash) and fit (= pad)\n"
+        "  --max-side N           resize_mode max with resize_w = resize_h = N\n"
+        "  --rgb | --bgr          channel_order rgb | bgr\n"
+        "  --format, --backend hdf5|h5|lmdb|auto    format\n"
+        "  --max-pixels N|WxH     max_pixels, also as WxH\n"
+        "  --split SIZE           split_bytes: HDF5 files of at most SIZE bytes of data (K/M/G\n"
+        "                         suffix) plus OUT-stem.txt listing them, for Caffe's HDF5Data\n"
+        "  --encode-type jpg|png  encoded, and encode_png for png\n"
+        "  --list LIST --root ROOT  list_file and the folder its paths are relative to\n"
+        "  -j N                   threads;  --grey: gray\n"
+        "  -q, --quiet            print errors only\n"
+        "  -v, --verbose          also print what the library decided (sizes, layout, threads)\n"
+        "  -h, --help             this text;  -V, --version   versions of dataconv and libdata\n"
+        "\n"
+        "convert_imageset spellings are accepted: -gray -shuffle -backend lmdb -resize_width W\n"
+        "-resize_height H -check_size -encoded -encode_type png, also --flag=value and --noflag.\n"
+        "\n"
+        "Examples:\n"
+        "  dataconv images/ train.h5 --resize 224 --quality 70   JPEG q70 at 224x224, compressed\n"
+        "  dataconv images/ train.h5 --resize 256                raw pixels for Caffe's HDF5Data\n"
+        "  dataconv images/ train.lmdb --resize 256 --shuffle    Caffe Datum LMDB, shuffled\n"
+        "  dataconv --list train.txt --root images/ train.h5 --resize 227x227\n"
+        "  dataconv -resize_width=256 -resize_height=256 -shuffle images/ train.txt train_lmdb\n"
+        "  dataconv images/ big.h5 --resize 224 --split 1G       files of at most 1 GiB + big.txt\n"
+        "  dataconv info train.h5\n"
+        "  dataconv mean train_lmdb mean.binaryproto\n"
+        "  dataconv bench train.h5 --batch 256 --shuffle --epochs 3\n"
+        "\n"
+        "Exit codes:\n"
+        "  0    output written (skipped files, if any, were named on stderr)\n"
+        "  1    conversion failed: I/O error, out of memory, an impossible option combination\n"
+        "  2    usage error: bad command line, nothing was read or written\n"
+        "  3    input refused: --strict stopped at a bad file, or no usable image was found\n"
+        "  130  interrupted (Ctrl-C), 143 terminated (SIGTERM): nothing left under OUT\n",
         f);
     size_t n = 0;
     const ld_param_desc *t = ld_convert_params(&n);
     fputs("\nParameters (libdata's ld_convert_params table; --NAME VALUE, --NAME=VALUE, a\n"
-          "switch for on/off ones, which also take =true/=false and --noNAME):\n", f);
+          "switch for on/off ones, which also take =true/=false and --noNAME):\n",
+          f);
     dc_param_help(f, t, n);
 }

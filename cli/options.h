@@ -22,12 +22,12 @@
 
 /** Exit codes (documented in --help and docs/cli.md). */
 enum {
-    DC_EXIT_OK = 0,          /* output written (files may have been skipped, with warnings) */
-    DC_EXIT_FAIL = 1,        /* conversion failed: I/O, out of memory, invalid combination */
-    DC_EXIT_USAGE = 2,       /* bad command line; nothing was read or written */
-    DC_EXIT_BAD_INPUT = 3,   /* input data refused: --strict hit a bad file, no usable image */
-    DC_EXIT_SIGINT = 130,    /* interrupted by Ctrl-C (128 + SIGINT); nothing written */
-    DC_EXIT_SIGTERM = 143    /* terminated (128 + SIGTERM); nothing written */
+    DC_EXIT_OK = 0,        /* output written (files may have been skipped, with warnings) */
+    DC_EXIT_FAIL = 1,      /* conversion failed: I/O, out of memory, invalid combination */
+    DC_EXIT_USAGE = 2,     /* bad command line; nothing was read or written */
+    DC_EXIT_BAD_INPUT = 3, /* input data refused: --strict hit a bad file, no usable image */
+    DC_EXIT_SIGINT = 130,  /* interrupted by Ctrl-C (128 + SIGINT); nothing written */
+    DC_EXIT_SIGTERM = 143  /* terminated (128 + SIGTERM); nothing written */
 };
 
 typedef enum dc_command {
@@ -39,7 +39,6 @@ typedef enum dc_command {
     DC_CMD_VERSION
 } dc_command;
 
-
 #define DC_MAX_PARAMS 64
 #define DC_MAX_POS 8
 
@@ -49,9 +48,9 @@ typedef struct dc_opts {
     int verbose;
     const char *pos[DC_MAX_POS]; /* positional arguments (after the subcommand word) */
     int npos;
-    const char *list;      /* --list FILE */
-    const char *root;      /* --root DIR */
-    int format_given;      /* --format/--backend was given (else the CLI may pick one) */
+    const char *list; /* --list FILE */
+    const char *root; /* --root DIR */
+    int format_given; /* --format/--backend was given (else the CLI may pick one) */
     int resize_w_given, resize_h_given;
     dc_value params[DC_MAX_PARAMS]; /* library parameters, in command-line order */
     int nparams;
@@ -70,9 +69,9 @@ int64_t dc_param_value(const dc_opts *o, ld_convert_param id, int64_t def);
 
 /* Value parsers shared with the bench command; each returns 1 on success, 0 on bad input. */
 int dc_parse_i64(const char *s, int64_t *out);
-int dc_parse_geometry(const char *s, int64_t *w, int64_t *h); /* "N" or "WxH", both > 0 */
-int dc_parse_size(const char *s, int64_t *out);               /* bytes, K/M/G/T binary suffix */
-int dc_parse_bool(const char *s, int *out);                   /* true/false/1/0/yes/no */
+int dc_parse_geometry(const char *s, int64_t *w, int64_t *h);   /* "N" or "WxH", both > 0 */
+int dc_parse_size(const char *s, int64_t *out);                 /* bytes, K/M/G/T binary suffix */
+int dc_parse_bool(const char *s, int *out);                     /* true/false/1/0/yes/no */
 int dc_name_eq(const char *typed, size_t n, const char *canon); /* '_' == '-', case-folded */
 
 /** Print the full --help text to `f`. */

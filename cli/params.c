@@ -11,20 +11,17 @@
 
 #include "options.h"
 
-const ld_param_desc *dc_param_find(const ld_param_desc *t, size_t count, const char *name,
-                                   size_t n)
+const ld_param_desc *dc_param_find(const ld_param_desc *t, size_t count, const char *name, size_t n)
 {
     for (size_t i = 0; t && i < count; i++)
-        if (t[i].name && dc_name_eq(name, n, t[i].name))
-            return &t[i];
+        if (t[i].name && dc_name_eq(name, n, t[i].name)) return &t[i];
     return NULL;
 }
 
 const ld_param_desc *dc_param_by_id(const ld_param_desc *t, size_t count, int id)
 {
     for (size_t i = 0; t && i < count; i++)
-        if (t[i].id == id)
-            return &t[i];
+        if (t[i].id == id) return &t[i];
     return NULL;
 }
 
@@ -38,8 +35,7 @@ const char *dc_param_cli_spelling(int reader, int id, const char **name, char *b
     size_t count = 0;
     const ld_param_desc *t = reader ? ld_reader_params(&count) : ld_convert_params(&count);
     const ld_param_desc *d = id >= 0 ? dc_param_by_id(t, count, id) : NULL;
-    if (!d)
-        return NULL;
+    if (!d) return NULL;
     *name = d->name;
     if (!reader && (id == LD_C_RESIZE_W || id == LD_C_RESIZE_H))
         snprintf(buf, size, "--resize WxH");
@@ -56,8 +52,7 @@ const char *dc_param_flag(const char *name, char *buf, size_t size)
 {
     snprintf(buf, size, "--%s", name);
     for (char *p = buf + 2; *p; p++)
-        if (*p == '_')
-            *p = '-';
+        if (*p == '_') *p = '-';
     return buf;
 }
 
@@ -69,8 +64,7 @@ static void choice_list(const ld_param_desc *d, char *buf, size_t size, const ch
     for (size_t i = 0; i < d->nchoices; i++) {
         const char *before = i == 0 ? "" : sep ? sep : i + 1 == d->nchoices ? " or " : ", ";
         int k = snprintf(buf + len, size - len, "%s%s", before, d->choices[i].name);
-        if (k < 0 || (size_t)k >= size - len)
-            break;
+        if (k < 0 || (size_t)k >= size - len) break;
         len += (size_t)k;
     }
 }
@@ -83,8 +77,7 @@ static int parse_floats(const char *s, float *out, size_t max, size_t *n)
         char *end;
         errno = 0;
         double v = strtod(s, &end);
-        if (end == s || *n == max || !isfinite(v) || !isfinite((float)v))
-            return 0;
+        if (end == s || *n == max || !isfinite(v) || !isfinite((float)v)) return 0;
         out[(*n)++] = (float)v;
         s = end;
         while (*s == ' ')
@@ -130,8 +123,9 @@ int dc_param_parse(const char *cmd, const ld_param_desc *d, const char *flag, co
             return dc_usage_error("%s%s: '%s' is not an integer", cmd, flag, val);
         }
         if (v < d->min || v > d->max)
-            return dc_usage_error("%s%s %" PRId64 ": out of range (%s must be %" PRId64
-                                  "..%" PRId64 ")", cmd, flag, v, d->name, d->min, d->max);
+            return dc_usage_error("%s%s %" PRId64 ": out of range (%s must be %" PRId64 "..%" PRId64
+                                  ")",
+                                  cmd, flag, v, d->name, d->min, d->max);
         out->i = v;
         return DC_EXIT_OK;
     }
@@ -140,18 +134,16 @@ int dc_param_parse(const char *cmd, const ld_param_desc *d, const char *flag, co
         errno = 0;
         out->x = strtod(val, &end);
         if (!*val || *end || errno || !isfinite(out->x))
-            return dc_usage_error("%s%s '%s': expected a number, e.g. 0.00390625", cmd, flag,
-                                  val);
+            return dc_usage_error("%s%s '%s': expected a number, e.g. 0.00390625", cmd, flag, val);
         return DC_EXIT_OK;
     }
     case LD_PARAM_FLOATS:
         if (!parse_floats(val, out->f, (size_t)d->max < 4 ? (size_t)d->max : 4, &out->nf))
             return dc_usage_error("%s%s '%s': expected 1 to %" PRId64 " comma-separated "
-                                  "numbers, e.g. 104,117,123", cmd, flag, val, d->max);
+                                  "numbers, e.g. 104,117,123",
+                                  cmd, flag, val, d->max);
         return DC_EXIT_OK;
-    default:
-        out->s = val;
-        return DC_EXIT_OK;
+    default: out->s = val; return DC_EXIT_OK;
     }
 }
 
@@ -165,8 +157,7 @@ static void wrap(FILE *f, const char *text, int col, int width)
         while (*w == ' ')
             w++;
         size_t n = strcspn(w, " ");
-        if (!n)
-            break;
+        if (!n) break;
         if (at > col && at + 1 + (int)n > width) {
             fprintf(f, "\n%*s", col, "");
             at = col;

@@ -18,9 +18,9 @@
 /** One parsed parameter value, in command-line order. */
 typedef struct dc_value {
     const ld_param_desc *d;
-    int64_t i;   /* INT, BOOL, ENUM */
-    double x;    /* DOUBLE */
-    float f[4];  /* FLOATS */
+    int64_t i;  /* INT, BOOL, ENUM */
+    double x;   /* DOUBLE */
+    float f[4]; /* FLOATS */
     size_t nf;
     const char *s; /* STRING (points into argv) */
     char flag[40]; /* the flag as typed, for messages */

@@ -66,8 +66,7 @@ const char *dc_human_bytes(uint64_t n, char *buf, size_t size)
 
 static void fmt_duration(double s, char *buf, size_t size)
 {
-    if (s < 0 || s > 359999)
-        s = 359999;
+    if (s < 0 || s > 359999) s = 359999;
     unsigned t = (unsigned)(s + 0.5);
     if (t >= 3600)
         snprintf(buf, size, "%u:%02u:%02u", t / 3600, t / 60 % 60, t % 60);
@@ -103,8 +102,7 @@ void dc_progress_log(void *user, int level, const char *msg)
     dc_progress *p = user;
     if (p->quiet || level == LD_LOG_ERROR || level == LD_LOG_DEBUG)
         return; /* errors: main prints the run's errmsg once */
-    if (level == LD_LOG_INFO && !p->verbose)
-        return;
+    if (level == LD_LOG_INFO && !p->verbose) return;
     dc_progress_clear(p);
     if (level == LD_LOG_WARN) {
         p->warnings++;
@@ -138,8 +136,7 @@ static void draw(dc_progress *p, const ld_progress *s)
         snprintf(tail, sizeof tail, " %*" PRIu64 "/%s %3u%% %6.0f img/s ETA %s", digits, s->done,
                  tot, pct, rate, eta);
         int bar = p->width - 1 - (int)strlen(tail) - 2;
-        if (bar > 50)
-            bar = 50;
+        if (bar > 50) bar = 50;
         if (bar < 10) {
             snprintf(line, sizeof line, "%s", tail + 1);
         } else {
@@ -176,11 +173,9 @@ static void print_split_list(dc_progress *p, const char *output)
     size_t n = strlen(output);
     const char *dot = strrchr(output, '.');
     const char *slash = strrchr(output, '/');
-    if (dot && (!slash || dot > slash))
-        n = (size_t)(dot - output);
+    if (dot && (!slash || dot > slash)) n = (size_t)(dot - output);
     char *list = malloc(n + 5);
-    if (!list)
-        return;
+    if (!list) return;
     memcpy(list, output, n);
     memcpy(list + n, ".txt", 5);
     FILE *f = fopen(list, "r");
@@ -190,11 +185,9 @@ static void print_split_list(dc_progress *p, const char *output)
         int shown = 0;
         while (fgets(line, sizeof line, f)) {
             line[strcspn(line, "\r\n")] = '\0';
-            if (shown++ < 8)
-                fprintf(p->out, "            %s\n", line);
+            if (shown++ < 8) fprintf(p->out, "            %s\n", line);
         }
-        if (shown > 8)
-            fprintf(p->out, "            ... (%d files)\n", shown);
+        if (shown > 8) fprintf(p->out, "            ... (%d files)\n", shown);
         fclose(f);
     }
     free(list);
@@ -204,19 +197,17 @@ void dc_progress_summary(dc_progress *p, const ld_progress *s, const char *outpu
                          const char *format_name)
 {
     dc_progress_clear(p);
-    if (p->quiet)
-        return;
+    if (p->quiet) return;
     FILE *o = p->out;
     char in[32], outb[32], t[32];
-    fprintf(o, "dataconv: converted %" PRIu64 " of %" PRIu64 " images to %s (%s)\n",
-            s->converted, s->total, output, format_name);
+    fprintf(o, "dataconv: converted %" PRIu64 " of %" PRIu64 " images to %s (%s)\n", s->converted,
+            s->total, output, format_name);
     if (s->skipped) {
         fprintf(o, "  skipped   %" PRIu64 ":", s->skipped);
         const char *sep = " ";
         if (s->skipped_format)
             fprintf(o, "%s%" PRIu64 " corrupt or not an image", sep, s->skipped_format), sep = ", ";
-        if (s->skipped_io)
-            fprintf(o, "%s%" PRIu64 " unreadable", sep, s->skipped_io), sep = ", ";
+        if (s->skipped_io) fprintf(o, "%s%" PRIu64 " unreadable", sep, s->skipped_io), sep = ", ";
         if (s->skipped_limit)
             fprintf(o, "%s%" PRIu64 " over a limit", sep, s->skipped_limit), sep = ", ";
         uint64_t other = s->skipped - s->skipped_format - s->skipped_io - s->skipped_limit;
@@ -234,7 +225,6 @@ void dc_progress_summary(dc_progress *p, const ld_progress *s, const char *outpu
         fprintf(o, "  time      %.2f s, %.0f images/s\n", s->elapsed, rate);
     else
         fprintf(o, "  time      %s, %.0f images/s\n", t, rate);
-    if (s->files_out > 1)
-        print_split_list(p, output);
+    if (s->files_out > 1) print_split_list(p, output);
     fflush(o);
 }

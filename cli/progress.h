@@ -15,14 +15,14 @@
 #include <libdata/convert.h>
 
 typedef struct dc_progress {
-    FILE *out;           /* stderr */
-    int tty;             /* draw the bar */
-    int quiet;           /* errors only */
-    int verbose;         /* also LD_LOG_INFO lines */
-    int width;           /* terminal columns */
-    double last_draw;    /* monotonic seconds of the last redraw */
-    int drawn;           /* a bar is on screen (clear it before printing a line) */
-    uint64_t warnings;   /* warning lines printed */
+    FILE *out;         /* stderr */
+    int tty;           /* draw the bar */
+    int quiet;         /* errors only */
+    int verbose;       /* also LD_LOG_INFO lines */
+    int width;         /* terminal columns */
+    double last_draw;  /* monotonic seconds of the last redraw */
+    int drawn;         /* a bar is on screen (clear it before printing a line) */
+    uint64_t warnings; /* warning lines printed */
 } dc_progress;
 
 /** Set up for output to stderr. */

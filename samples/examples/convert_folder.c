@@ -28,8 +28,7 @@ int main(int argc, char **argv)
         return 2;
     }
     ld_convert *c = ld_convert_create();
-    if (!c)
-        return 1;
+    if (!c) return 1;
     ld_convert_set(c, LD_C_RESIZE_W, 224);
     ld_convert_set(c, LD_C_RESIZE_H, 224);
     ld_convert_set(c, LD_C_RESIZE_MODE, LD_RESIZE_CROP);

@@ -56,21 +56,19 @@
 
 enum { KIND_ALLOC = 1, KIND_WRITE = 2, KIND_THREAD = 3 };
 
-static atomic_int armed;        /* count calls only while the library runs a case */
-static atomic_long calls;       /* calls counted in this run */
-static atomic_long fail_at;     /* fail call number fail_at (1-based); 0 = none */
-static atomic_int fired_kind;   /* KIND_* of the call that failed, 0 = none yet */
-static const char *fired_name;  /* its function */
-static void *fired_stack[12];   /* its callers */
+static atomic_int armed;       /* count calls only while the library runs a case */
+static atomic_long calls;      /* calls counted in this run */
+static atomic_long fail_at;    /* fail call number fail_at (1-based); 0 = none */
+static atomic_int fired_kind;  /* KIND_* of the call that failed, 0 = none yet */
+static const char *fired_name; /* its function */
+static void *fired_stack[12];  /* its callers */
 static int fired_depth;
 
 static int inject(int kind, const char *name, void *site)
 {
-    if (!atomic_load(&armed))
-        return 0;
+    if (!atomic_load(&armed)) return 0;
     long n = atomic_fetch_add(&calls, 1) + 1;
-    if (n != atomic_load(&fail_at))
-        return 0;
+    if (n != atomic_load(&fail_at)) return 0;
     (void)site;
     fired_name = name;
     fired_depth = backtrace(fired_stack, 12);
@@ -98,29 +96,25 @@ int __real_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
 
 void *__wrap_malloc(size_t n)
 {
-    if (inject(KIND_ALLOC, "malloc", SITE))
-        return errno = ENOMEM, NULL;
+    if (inject(KIND_ALLOC, "malloc", SITE)) return errno = ENOMEM, NULL;
     return __real_malloc(n);
 }
 
 void *__wrap_calloc(size_t n, size_t size)
 {
-    if (inject(KIND_ALLOC, "calloc", SITE))
-        return errno = ENOMEM, NULL;
+    if (inject(KIND_ALLOC, "calloc", SITE)) return errno = ENOMEM, NULL;
     return __real_calloc(n, size);
 }
 
 void *__wrap_realloc(void *p, size_t n)
 {
-    if (inject(KIND_ALLOC, "realloc", SITE))
-        return errno = ENOMEM, NULL;
+    if (inject(KIND_ALLOC, "realloc", SITE)) return errno = ENOMEM, NULL;
     return __real_realloc(p, n);
 }
 
 char *__wrap_strdup(const char *s)
 {
-    if (inject(KIND_ALLOC, "strdup", SITE))
-        return errno = ENOMEM, NULL;
+    if (inject(KIND_ALLOC, "strdup", SITE)) return errno = ENOMEM, NULL;
     return __real_strdup(s);
 }
 
@@ -133,15 +127,13 @@ int __wrap_vasprintf(char **s, const char *fmt, va_list ap)
 
 ssize_t __wrap_getline(char **line, size_t *cap, FILE *f)
 {
-    if (inject(KIND_ALLOC, "getline", SITE))
-        return errno = ENOMEM, -1;
+    if (inject(KIND_ALLOC, "getline", SITE)) return errno = ENOMEM, -1;
     return __real_getline(line, cap, f);
 }
 
 char *__wrap_realpath(const char *path, char *resolved)
 {
-    if (!resolved && inject(KIND_ALLOC, "realpath", SITE))
-        return errno = ENOMEM, NULL;
+    if (!resolved && inject(KIND_ALLOC, "realpath", SITE)) return errno = ENOMEM, NULL;
     return __real_realpath(path, resolved);
 }
 
@@ -156,8 +148,7 @@ size_t __wrap_fwrite(const void *p, size_t size, size_t n, FILE *f)
 
 int __wrap_fprintf(FILE *f, const char *fmt, ...)
 {
-    if (inject(KIND_WRITE, "fprintf", SITE))
-        return errno = ENOSPC, -1;
+    if (inject(KIND_WRITE, "fprintf", SITE)) return errno = ENOSPC, -1;
     va_list ap;
     va_start(ap, fmt);
     int r = vfprintf(f, fmt, ap);
@@ -167,15 +158,13 @@ int __wrap_fprintf(FILE *f, const char *fmt, ...)
 
 int __wrap_fflush(FILE *f)
 {
-    if (f && inject(KIND_WRITE, "fflush", SITE))
-        return errno = ENOSPC, EOF;
+    if (f && inject(KIND_WRITE, "fflush", SITE)) return errno = ENOSPC, EOF;
     return __real_fflush(f);
 }
 
 int __wrap_fsync(int fd)
 {
-    if (inject(KIND_WRITE, "fsync", SITE))
-        return errno = EIO, -1;
+    if (inject(KIND_WRITE, "fsync", SITE)) return errno = EIO, -1;
     return __real_fsync(fd);
 }
 
@@ -184,15 +173,13 @@ int __wrap_fclose(FILE *f)
     /* the stream is closed either way (as a real failing fclose does) */
     int fail = inject(KIND_WRITE, "fclose", SITE);
     int r = __real_fclose(f);
-    if (fail)
-        return errno = EIO, EOF;
+    if (fail) return errno = EIO, EOF;
     return r;
 }
 
 int __wrap_rename(const char *from, const char *to)
 {
-    if (inject(KIND_WRITE, "rename", SITE))
-        return errno = EIO, -1;
+    if (inject(KIND_WRITE, "rename", SITE)) return errno = EIO, -1;
     return __real_rename(from, to);
 }
 
@@ -202,22 +189,19 @@ int __wrap_rename(const char *from, const char *to)
  * is undefined), so these runs must fail. */
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
 {
-    if (inject(KIND_THREAD, "pthread_create", SITE))
-        return EAGAIN;
+    if (inject(KIND_THREAD, "pthread_create", SITE)) return EAGAIN;
     return __real_pthread_create(t, a, fn, arg);
 }
 
 int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
-    if (inject(KIND_THREAD, "pthread_mutex_init", SITE))
-        return ENOMEM;
+    if (inject(KIND_THREAD, "pthread_mutex_init", SITE)) return ENOMEM;
     return __real_pthread_mutex_init(m, a);
 }
 
 int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
-    if (inject(KIND_THREAD, "pthread_cond_init", SITE))
-        return ENOMEM;
+    if (inject(KIND_THREAD, "pthread_cond_init", SITE)) return ENOMEM;
     return __real_pthread_cond_init(c, a);
 }
 
@@ -236,16 +220,14 @@ static void print_stack(void)
 {
     for (int i = 2; i < fired_depth; i++) { /* 0: inject, 1: the wrapper */
         Dl_info di;
-        if (!dladdr(fired_stack[i], &di) || !di.dli_fname)
-            continue;
+        if (!dladdr(fired_stack[i], &di) || !di.dli_fname) continue;
         char cmd[1400], line[512];
         snprintf(cmd, sizeof cmd, "addr2line -f -s -e '%s' %#lx 2>/dev/null | paste -sd' '",
                  di.dli_fname, (unsigned long)((char *)fired_stack[i] - (char *)di.dli_fbase - 1));
         FILE *p = popen(cmd, "r");
         if (p && fgets(line, sizeof line, p) && strncmp(line, "??", 2) != 0)
             fprintf(stderr, "    %s", line);
-        if (p)
-            pclose(p);
+        if (p) pclose(p);
         if (strstr(line, "_case ") || strstr(line, "count_epoch "))
             break; /* the test's own frames from here on */
     }
@@ -256,16 +238,12 @@ static int entries(const char *dir, char *first, size_t n)
     DIR *d = opendir(dir);
     int count = 0;
     struct dirent *de;
-    if (first && n)
-        first[0] = '\0';
+    if (first && n) first[0] = '\0';
     while (d && (de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        if (count++ == 0 && first)
-            snprintf(first, n, "%s", de->d_name);
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        if (count++ == 0 && first) snprintf(first, n, "%s", de->d_name);
     }
-    if (d)
-        closedir(d);
+    if (d) closedir(d);
     return count;
 }
 
@@ -290,21 +268,21 @@ typedef struct fcase {
     int expect; /* status without a fault: LD_OK, or LD_EINVAL for a refusal */
 } fcase;
 
-#define ARM()                                                                                    \
-    do {                                                                                         \
-        atomic_store(&calls, 0);                                                                 \
-        atomic_store(&fired_kind, 0);                                                            \
-        atomic_store(&armed, 1);                                                                 \
+#define ARM()                                                                                      \
+    do {                                                                                           \
+        atomic_store(&calls, 0);                                                                   \
+        atomic_store(&fired_kind, 0);                                                              \
+        atomic_store(&armed, 1);                                                                   \
     } while (0)
 #define DISARM() atomic_store(&armed, 0)
 
 /* ---- the cases -------------------------------------------------------------------------- */
 
-static char tree[512];      /* fixture folder: 3 class folders, JPEG + PNG, a non-image */
-static char ref_h5[512];    /* a raw HDF5 dataset made from it, read by the epoch cases */
-static char ref_enc[512];   /* an encoded (JPEG q90) HDF5 dataset */
-static char ref_lmdb[512];  /* an LMDB dataset */
-static long ref_samples;    /* samples in each */
+static char tree[512];     /* fixture folder: 3 class folders, JPEG + PNG, a non-image */
+static char ref_h5[512];   /* a raw HDF5 dataset made from it, read by the epoch cases */
+static char ref_enc[512];  /* an encoded (JPEG q90) HDF5 dataset */
+static char ref_lmdb[512]; /* an LMDB dataset */
+static long ref_samples;   /* samples in each */
 
 /* format: 0 raw HDF5, 1 encoded HDF5 (q90), 2 LMDB, 3 HDF5 split into several files + list */
 static int convert_case(const fcase *fc, const char *out_dir, char *msg, size_t n)
@@ -320,8 +298,7 @@ static int convert_case(const fcase *fc, const char *out_dir, char *msg, size_t 
         ld_convert_set(c, LD_C_RESIZE_W, 24);
         ld_convert_set(c, LD_C_RESIZE_H, 16);
         ld_convert_set(c, LD_C_THREADS, threads);
-        if (fc->param == 1)
-            ld_convert_set(c, LD_C_QUALITY, 90);
+        if (fc->param == 1) ld_convert_set(c, LD_C_QUALITY, 90);
         if (fc->param == 3)
             ld_convert_set(c, LD_C_SPLIT_BYTES, 24 * 16 * 3 * 2); /* two samples a file */
         rc = ld_convert_run(c, tree, out);
@@ -337,8 +314,7 @@ static long count_epoch(const char *path, int dtype, char *msg, size_t n, int *s
     long got = 0;
     *status = LD_ENOMEM;
     snprintf(msg, n, "ld_reader_create returned NULL");
-    if (!r)
-        return 0;
+    if (!r) return 0;
     ld_reader_set_log(r, quiet_log, NULL);
     ld_reader_set(r, LD_R_BATCH_SIZE, 3);
     ld_reader_set(r, LD_R_THREADS, threads);
@@ -395,8 +371,7 @@ static int convert_check(const fcase *fc, const char *out_dir)
     snprintf(out, sizeof out, "%s/%s", out_dir, names[fc->param]);
     int rc;
     long got = count_epoch(out, LD_DTYPE_U8, msg, sizeof msg, &rc);
-    if (rc == LD_OK && got == ref_samples)
-        return 1;
+    if (rc == LD_OK && got == ref_samples) return 1;
     fprintf(stderr, "  reading %s back: status %d, %ld of %ld samples: %s\n", out, rc, got,
             ref_samples, msg);
     return 0;
@@ -437,8 +412,7 @@ static int refuse_case(const fcase *fc, const char *out_dir, char *msg, size_t n
     else
         snprintf(out, sizeof out, "%s/train.h5", refuse_dir);
     ld_convert *c = ld_convert_create();
-    if (!c)
-        return snprintf(msg, n, "ld_convert_create returned NULL"), LD_ENOMEM;
+    if (!c) return snprintf(msg, n, "ld_convert_create returned NULL"), LD_ENOMEM;
     ld_convert_set_log(c, quiet_log, NULL);
     ld_convert_set(c, LD_C_RESIZE_W, 24);
     ld_convert_set(c, LD_C_RESIZE_H, 16);
@@ -448,8 +422,7 @@ static int refuse_case(const fcase *fc, const char *out_dir, char *msg, size_t n
         ld_convert_set(c, LD_C_SPLIT_BYTES, 24 * 16 * 3 * 2);
         rc = ld_convert_set_str(c, LD_C_LIST_FILE, list);
     }
-    if (rc == LD_OK)
-        rc = ld_convert_run(c, in, out);
+    if (rc == LD_OK) rc = ld_convert_run(c, in, out);
     snprintf(msg, n, "%s", ld_convert_errmsg(c));
     ld_convert_free(c);
     return rc;
@@ -462,10 +435,8 @@ static void refuse_listing(const fcase *fc, char *buf, size_t n)
     snprintf(cmd, sizeof cmd, "ls -aR '%s' | md5sum", fc->param == 2 ? ref_lmdb : refuse_dir);
     FILE *p = popen(cmd, "r");
     buf[0] = '\0';
-    if (!p || !fgets(buf, (int)n, p))
-        snprintf(buf, n, "(ls failed)");
-    if (p)
-        pclose(p);
+    if (!p || !fgets(buf, (int)n, p)) snprintf(buf, n, "(ls failed)");
+    if (p) pclose(p);
 }
 
 static char refuse_before[64];
@@ -476,8 +447,10 @@ static void refuse_reset(void)
 {
     char cmd[2400];
     clean(refuse_dir);
-    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s/tree' && cp '%s/list.txt' '%s/train.txt' && "
-             "rm -f '%s'/mean.binaryproto*", tree, refuse_dir, testdata, refuse_dir, ref_lmdb);
+    snprintf(cmd, sizeof cmd,
+             "cp -r '%s' '%s/tree' && cp '%s/list.txt' '%s/train.txt' && "
+             "rm -f '%s'/mean.binaryproto*",
+             tree, refuse_dir, testdata, refuse_dir, ref_lmdb);
     if (system(cmd) != 0) {
         fprintf(stderr, "fault_inject: cannot copy the fixtures: %s\n", cmd);
         exit(2);
@@ -531,8 +504,7 @@ static void run_case(const fcase *fc)
     char out_dir[400], msg[2048], first[256];
     snprintf(out_dir, sizeof out_dir, "%s/%s-t%d", workdir, fc->name, threads);
     clean(out_dir);
-    if (fc->expect != LD_OK)
-        refuse_listing(fc, refuse_before, sizeof refuse_before);
+    if (fc->expect != LD_OK) refuse_listing(fc, refuse_before, sizeof refuse_before);
     ARM();
     atomic_store(&fail_at, 0);
     int rc = fc->run(fc, out_dir, msg, sizeof msg);
@@ -543,8 +515,7 @@ static void run_case(const fcase *fc)
                 msg);
         exit(2);
     }
-    if (leak_check())
-        defect(fc, 0, "leak in a run without a fault", rc, msg);
+    if (leak_check()) defect(fc, 0, "leak in a run without a fault", rc, msg);
     long ok_runs = 0, not_reached = 0;
     for (long k = 1; k <= total; k++) {
         clean(out_dir);
@@ -595,11 +566,11 @@ static void run_case(const fcase *fc)
         }
         if (rc != LD_OK && fc->writes && entries(out_dir, first, sizeof first) != 0)
             defect(fc, k, "output left behind after the failure", rc, first);
-        if (leak_check())
-            defect(fc, k, "leak (LeakSanitizer report above)", rc, msg);
+        if (leak_check()) defect(fc, k, "leak (LeakSanitizer report above)", rc, msg);
     }
     printf("%-18s threads %d: %4ld fault points, %ld completed anyway (harmless call), %ld not "
-           "reached\n", fc->name, threads, total, ok_runs, not_reached);
+           "reached\n",
+           fc->name, threads, total, ok_runs, not_reached);
     fflush(stdout);
     clean(out_dir);
 }
@@ -647,8 +618,7 @@ int main(int argc, char **argv)
     refuse_reset();
     for (threads = 1; threads <= 2; threads++)
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-            if (!only || !strcmp(only, cases[i].name))
-                run_case(&cases[i]);
+            if (!only || !strcmp(only, cases[i].name)) run_case(&cases[i]);
     if (defects) {
         fprintf(stderr, "fault_inject: %d defect(s)\n", defects);
         return 1;

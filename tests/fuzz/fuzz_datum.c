@@ -29,24 +29,19 @@ static void check_datum(const uint8_t *data, size_t size)
     ld_datum d, d2;
     ld_buf fl = {0}, fl2 = {0}, enc = {0};
     volatile unsigned sink = 0;
-    if (ld__datum_decode(data, size, &d, &fl, "fuzz", &e) != LD_OK)
-        goto done;
+    if (ld__datum_decode(data, size, &d, &fl, "fuzz", &e) != LD_OK) goto done;
     if (d.data) {
         if (d.data < data || d.data + d.data_len > data + size)
             abort(); /* the borrowed view must stay inside the input */
         sink += touch(d.data, d.data_len);
     }
-    if (d.n_floats)
-        sink += touch((const uint8_t *)d.floats, d.n_floats * sizeof(float));
+    if (d.n_floats) sink += touch((const uint8_t *)d.floats, d.n_floats * sizeof(float));
     if (ld__datum_validate(&d, "fuzz", &e) == LD_OK && !d.encoded) {
         uint64_t px = (uint64_t)d.channels * (uint64_t)d.height * (uint64_t)d.width;
-        if (px != (d.data_len ? d.data_len : d.n_floats))
-            abort();
+        if (px != (d.data_len ? d.data_len : d.n_floats)) abort();
     }
-    if (ld__datum_encode(&d, &enc) != LD_OK)
-        goto done;
-    if (ld__datum_decode(enc.p, enc.len, &d2, &fl2, "fuzz", &e) != LD_OK)
-        abort();
+    if (ld__datum_encode(&d, &enc) != LD_OK) goto done;
+    if (ld__datum_decode(enc.p, enc.len, &d2, &fl2, "fuzz", &e) != LD_OK) abort();
     if (d2.channels != d.channels || d2.height != d.height || d2.width != d.width ||
         d2.label != d.label || d2.encoded != d.encoded || d2.data_len != d.data_len ||
         d2.n_floats != d.n_floats || (d.data_len && memcmp(d2.data, d.data, d.data_len)) ||
@@ -66,8 +61,7 @@ static void check_blob(const uint8_t *data, size_t size)
     int n, c, h, w;
     volatile unsigned sink = 0;
     if (ld__blobproto_decode(data, size, &n, &c, &h, &w, &fl, "fuzz", &e) == LD_OK) {
-        if ((uint64_t)n * c * h * w * sizeof(float) != fl.len)
-            abort();
+        if ((uint64_t)n * c * h * w * sizeof(float) != fl.len) abort();
         sink += touch(fl.p, fl.len);
     }
     ld__buf_free(&fl);

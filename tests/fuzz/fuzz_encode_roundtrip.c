@@ -24,7 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ld_err e;
     if (!cd || ld__image_alloc(&im, w, h, c) != LD_OK) goto done;
     const size_t n = (size_t)w * h * c;
-    for (size_t i = 0; i < n; i++) im.px[i] = px[i % npx];
+    for (size_t i = 0; i < n; i++)
+        im.px[i] = px[i % npx];
 
     const ld_decode_opts o = {.channels = c};
     if (ld__png_encode(cd, &im, &enc, &e) != LD_OK) abort();
@@ -54,8 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * quality 2); and sizes that are not whole 16x16 MCUs, where the encoder's edge padding
      * enters the block means (gray_2x2_q1). */
     const int whole = w % 16 == 0 && h % 16 == 0;
-    if (whole && (c == 1 || quality >= 50) && llabs(sum_in - sum_out) > (int64_t)n * 64)
-        abort();
+    if (whole && (c == 1 || quality >= 50) && llabs(sum_in - sum_out) > (int64_t)n * 64) abort();
 done:
     ld__buf_free(&enc);
     ld__image_free(&im);

@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ld__mean_read(path, &m, &e) == LD_OK) {
         if (m.c <= 0 || m.h <= 0 || m.w <= 0 || !m.data) abort();
         size_t n = (size_t)m.c * m.h * m.w;
-        for (size_t i = 0; i < n; i++) sink += m.data[i];
+        for (size_t i = 0; i < n; i++)
+            sink += m.data[i];
     } else if (!e.msg[0]) {
         abort();
     }

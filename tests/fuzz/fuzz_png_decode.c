@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ld__img_info(c, data, size, "fuzz.png", &info, &e);
     for (int ch = 1; ch <= 3; ch += 2) {
         /* RGB output also applies an eXIf orientation (the chunk walk and the rotation). */
-        const ld_decode_opts o = {.channels = ch, .max_pixels = 1u << 20,
-                                  .apply_orientation = ch == 3};
+        const ld_decode_opts o = {
+            .channels = ch, .max_pixels = 1u << 20, .apply_orientation = ch == 3};
         if (ld__img_decode(c, data, size, "fuzz.png", &o, &im, &e) == LD_OK)
             sink += fuzz_sum_pixels(&im);
     }

@@ -23,7 +23,8 @@ static inline void fuzz_cleanup(void)
     if (!fuzz_dir[0]) return;
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fuzz_dir);
-    if (system(cmd) != 0) { /* best effort */ }
+    if (system(cmd) != 0) { /* best effort */
+    }
 }
 
 /* The folder (created on first use); aborts if it cannot be made, which is not a finding. */
@@ -90,14 +91,16 @@ static inline unsigned fuzz_read_store(ld_store *s, uint64_t max)
     for (uint64_t k = 0; k < n + 2; k++) {
         uint64_t i = k < n ? k : (k == n ? s->info.n - 1 : 0); /* then last, then first */
         if (s->vt->read(s, cx, i, dst, dst ? dst_len : 0, &rec, &e) != LD_OK) continue;
-        for (size_t b = 0; b < rec.len; b++) sum += rec.data[b];
+        for (size_t b = 0; b < rec.len; b++)
+            sum += rec.data[b];
     }
     if (s->vt->read(s, cx, s->info.n, dst, dst ? dst_len : 0, &rec, &e) == LD_OK) abort();
     if (s->vt->read_run && dst && n >= 2 && dst_len <= ((size_t)16 << 20)) {
         uint8_t *two = malloc(2 * dst_len);
         double lab[2];
         if (two && s->vt->read_run(s, cx, 0, 2, two, lab, &e) == LD_OK)
-            for (size_t b = 0; b < 2 * dst_len; b++) sum += two[b];
+            for (size_t b = 0; b < 2 * dst_len; b++)
+                sum += two[b];
         free(two);
     }
     if (s->vt->will_read && n) {

@@ -31,20 +31,17 @@ static int run_file(const char *path)
     size_t cap = 4096, len = 0;
     uint8_t *buf = malloc(cap);
     int rc = -1;
-    if (!buf)
-        goto done;
+    if (!buf) goto done;
     for (;;) {
         if (len == cap) {
             uint8_t *nb = realloc(buf, cap * 2);
-            if (!nb)
-                goto done;
+            if (!nb) goto done;
             buf = nb;
             cap *= 2;
         }
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
-        if (got == 0)
-            break;
+        if (got == 0) break;
     }
     if (ferror(f)) {
         perror(path);
@@ -54,8 +51,7 @@ static int run_file(const char *path)
     fflush(stdout);
     /* An exact-size copy lets ASan catch a read one byte past the input. */
     uint8_t *exact = malloc(len ? len : 1);
-    if (!exact)
-        goto done;
+    if (!exact) goto done;
     memcpy(exact, buf, len);
     LLVMFuzzerTestOneInput(exact, len);
     free(exact);
@@ -74,8 +70,7 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 int main(int argc, char **argv)
 {
     int ran = 0, bad = 0;
-    if (LLVMFuzzerInitialize)
-        LLVMFuzzerInitialize(&argc, &argv);
+    if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
     for (int i = 1; i < argc; i++) {
         struct stat st;
         if (stat(argv[i], &st) != 0) {

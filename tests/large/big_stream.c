@@ -23,10 +23,8 @@ static void print_status(const char *key)
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
     while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, strlen(key)))
-            fputs(line, stdout);
-    if (f)
-        fclose(f);
+        if (!strncmp(line, key, strlen(key))) fputs(line, stdout);
+    if (f) fclose(f);
 }
 
 int main(int argc, char **argv)
@@ -81,11 +79,11 @@ int main(int argc, char **argv)
                 label != ld_big_label(i) || memcmp(px + 8, base + ld_big_offset(i), s - 8)) {
                 if (bad++ < 10)
                     fprintf(stderr, "sample %" PRIu64 ": %s\n", i,
-                            (int64_t)i >= n                 ? "index out of range"
+                            (int64_t)i >= n                ? "index out of range"
                             : (seen[i / 8] >> (i % 8) & 1) ? "delivered twice"
-                            : stamp != i                    ? "wrong index stamp"
-                            : label != ld_big_label(i)      ? "wrong label"
-                                                            : "wrong pixels");
+                            : stamp != i                   ? "wrong index stamp"
+                            : label != ld_big_label(i)     ? "wrong label"
+                                                           : "wrong pixels");
                 continue;
             }
             seen[i / 8] |= (unsigned char)(1u << (i % 8));
@@ -115,7 +113,8 @@ int main(int argc, char **argv)
     ld_reader_get_info(r, LD_R_INFO_MEMORY, &mem);
     const double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     printf("pointer bits: %d\n", (int)(8 * sizeof(void *)));
-    printf("samples: %" PRIu64 " of %" PRId64 ", bytes: %" PRIu64 " (%.2f GiB) in %.1f s (%.0f MiB/s)\n",
+    printf("samples: %" PRIu64 " of %" PRId64 ", bytes: %" PRIu64
+           " (%.2f GiB) in %.1f s (%.0f MiB/s)\n",
            count, n, bytes, (double)bytes / (1u << 30), secs, (double)bytes / (1 << 20) / secs);
     printf("order checksum: %016" PRIx64 "\ncontent checksum: %016" PRIx64 "\n", order_hash,
            content_sum);
@@ -125,7 +124,6 @@ int main(int argc, char **argv)
     ld_reader_free(r);
     free(seen);
     free(base);
-    if (bad)
-        fprintf(stderr, "FAIL: %lu problems\n", bad);
+    if (bad) fprintf(stderr, "FAIL: %lu problems\n", bad);
     return bad ? 1 : 0;
 }

@@ -718,10 +718,8 @@ static long vm_peak_kib(void)
     char line[256];
     long kib = -1;
     while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmPeak:", 7))
-            kib = atol(line + 7);
-    if (f)
-        fclose(f);
+        if (!strncmp(line, "VmPeak:", 7)) kib = atol(line + 7);
+    if (f) fclose(f);
     return kib;
 }
 

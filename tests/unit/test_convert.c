@@ -135,8 +135,8 @@ static void make_bad_tree(void)
                          "%s/bad/a/ && cp %s/photos/p02.jpg %s/bad/b/ && "
                          ": > %s/bad/a/empty.jpg && echo hello > %s/bad/b/text.png && "
                          "head -c 3000 %s/photos/p03.jpg > %s/bad/b/trunc.jpg",
-                         ld_tmp, ld_tmp, LD_TEST_DATA, LD_TEST_DATA, ld_tmp, LD_TEST_DATA, ld_tmp, ld_tmp, ld_tmp,
-                         LD_TEST_DATA, ld_tmp),
+                         ld_tmp, ld_tmp, LD_TEST_DATA, LD_TEST_DATA, ld_tmp, LD_TEST_DATA, ld_tmp,
+                         ld_tmp, ld_tmp, LD_TEST_DATA, ld_tmp),
                  0);
 }
 

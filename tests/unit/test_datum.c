@@ -21,8 +21,8 @@ Test(datum, raw_record_round_trips_with_every_field)
     uint8_t px[2 * 3 * 4];
     for (size_t i = 0; i < sizeof px; i++)
         px[i] = (uint8_t)(i * 11);
-    ld_datum in = {.channels = 2, .height = 3, .width = 4, .label = 7, .data = px,
-                   .data_len = sizeof px};
+    ld_datum in = {
+        .channels = 2, .height = 3, .width = 4, .label = 7, .data = px, .data_len = sizeof px};
     ld_buf b = {0}, fl = {0};
     cr_assert_eq(ld__datum_encode(&in, &b), LD_OK);
     ld_datum d;
@@ -42,8 +42,12 @@ Test(datum, raw_record_round_trips_with_every_field)
 
 Test(datum, negative_label_is_a_ten_byte_varint_like_protobuf)
 {
-    ld_datum in = {.channels = 1, .height = 1, .width = 1, .label = -3,
-                   .data = (const uint8_t *)"x", .data_len = 1};
+    ld_datum in = {.channels = 1,
+                   .height = 1,
+                   .width = 1,
+                   .label = -3,
+                   .data = (const uint8_t *)"x",
+                   .data_len = 1};
     ld_buf b = {0};
     cr_assert_eq(ld__datum_encode(&in, &b), LD_OK);
     /* 3 one-byte int fields (2 bytes each) + data (3) + label (1 + 10) + encoded (2) */
@@ -61,11 +65,25 @@ Test(datum, bytes_equal_protobuf_serialization)
     for (size_t i = 0; i < sizeof px; i++)
         px[i] = (uint8_t)(i * 37 + 1);
     ld_datum cases[] = {
-        {.channels = 3, .height = 5, .width = 7, .label = 1234567, .data = px,
+        {.channels = 3,
+         .height = 5,
+         .width = 7,
+         .label = 1234567,
+         .data = px,
          .data_len = sizeof px},
-        {.channels = 3, .height = 500, .width = 375, .label = -1, .encoded = 1, .data = px,
+        {.channels = 3,
+         .height = 500,
+         .width = 375,
+         .label = -1,
+         .encoded = 1,
+         .data = px,
          .data_len = 20},
-        {.channels = 0, .height = 0, .width = 0, .label = 0, .encoded = 1, .data = px,
+        {.channels = 0,
+         .height = 0,
+         .width = 0,
+         .label = 0,
+         .encoded = 1,
+         .data = px,
          .data_len = 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -79,8 +97,8 @@ Test(datum, bytes_equal_protobuf_serialization)
         fclose(f);
         char cmd[2048];
         snprintf(cmd, sizeof cmd, "%s %s/tests/python/lmdb_pb_equal.py %s %d %d %d %d %d %zu",
-                 LD_PYTHON, LD_SOURCE_DIR, path, cases[c].channels, cases[c].height,
-                 cases[c].width, cases[c].label, cases[c].encoded, cases[c].data_len);
+                 LD_PYTHON, LD_SOURCE_DIR, path, cases[c].channels, cases[c].height, cases[c].width,
+                 cases[c].label, cases[c].encoded, cases[c].data_len);
         int st = system(cmd);
         unlink(path);
         cr_assert_eq(st, 0, "case %zu: protobuf serializes differently (status %d)", c, st);
@@ -91,8 +109,8 @@ Test(datum, bytes_equal_protobuf_serialization)
 Test(datum, float_data_is_read_packed_and_not_packed)
 {
     /* channels=1 height=1 width=3, float_data 1.0 non-packed, then 2.0, 3.0 packed */
-    const uint8_t msg[] = {0x08, 1, 0x10, 1, 0x18, 3, 0x35, 0, 0, 0x80, 0x3f, 0x32, 8, 0, 0, 0,
-                           0x40, 0, 0, 0x40, 0x40};
+    const uint8_t msg[] = {0x08, 1, 0x10, 1, 0x18, 3,    0x35, 0, 0,    0x80, 0x3f,
+                           0x32, 8, 0,    0, 0,    0x40, 0,    0, 0x40, 0x40};
     ld_datum d;
     ld_buf fl = {0};
     cr_assert_eq(decode(msg, sizeof msg, &d, &fl), LD_OK, "%s", err.msg);
@@ -111,12 +129,12 @@ Test(datum, float_data_is_read_packed_and_not_packed)
 Test(datum, unknown_fields_of_every_wire_type_are_skipped)
 {
     const uint8_t msg[] = {
-        0x08, 1,                                   /* channels=1 */
-        0x48, 0x96, 0x01,                          /* field 9 varint */
-        0x51, 1, 2, 3, 4, 5, 6, 7, 8,              /* field 10 fixed64 */
-        0x5a, 3, 'a', 'b', 'c',                    /* field 11 bytes */
-        0x65, 1, 2, 3, 4,                          /* field 12 fixed32 */
-        0x28, 9,                                   /* label=9 */
+        0x08, 1,                                /* channels=1 */
+        0x48, 0x96, 0x01,                       /* field 9 varint */
+        0x51, 1,    2,    3,   4,   5, 6, 7, 8, /* field 10 fixed64 */
+        0x5a, 3,    'a',  'b', 'c',             /* field 11 bytes */
+        0x65, 1,    2,    3,   4,               /* field 12 fixed32 */
+        0x28, 9,                                /* label=9 */
     };
     ld_datum d;
     cr_assert_eq(decode(msg, sizeof msg, &d, NULL), LD_OK, "%s", err.msg);
@@ -149,11 +167,11 @@ Test(datum, malformed_records_are_rejected_with_a_message)
     expect_bad(trunc_varint, sizeof trunc_varint, "truncated varint");
     const uint8_t trunc_tag[] = {0x80};
     expect_bad(trunc_tag, sizeof trunc_tag, "truncated tag");
-    const uint8_t long_varint[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                   0xff, 0x01};
+    const uint8_t long_varint[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
     expect_bad(long_varint, sizeof long_varint, "11-byte varint");
-    const uint8_t overflow_varint[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                       0xff, 0x02};
+    const uint8_t overflow_varint[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                       0xff, 0xff, 0xff, 0xff, 0x02};
     expect_bad(overflow_varint, sizeof overflow_varint, "varint over 64 bits");
     const uint8_t len_past[] = {0x22, 0x05, 1, 2};
     expect_bad(len_past, sizeof len_past, "data length past the end");
@@ -183,7 +201,10 @@ Test(datum, malformed_records_are_rejected_with_a_message)
 
 Test(datum, validate_rejects_shape_mismatch_huge_and_negative_dims)
 {
-    ld_datum d = {.channels = 3, .height = 2, .width = 2, .data = (const uint8_t *)"abcdefghijk",
+    ld_datum d = {.channels = 3,
+                  .height = 2,
+                  .width = 2,
+                  .data = (const uint8_t *)"abcdefghijk",
                   .data_len = 11};
     cr_assert_eq(ld__datum_validate(&d, "00000001_a.jpg", &err), LD_EFORMAT);
     cr_assert(strstr(err.msg, "00000001_a.jpg") && strstr(err.msg, "11 bytes"), "%s", err.msg);
@@ -217,15 +238,14 @@ Test(datum, blobproto_round_trips_and_reads_shape_only_files)
     cr_assert_eq(fl.len, sizeof v);
     cr_assert_arr_eq(fl.p, v, sizeof v);
     /* shape {dim: [1, 1, 2, 1]} packed, data non-packed 2 floats (what Blob::ToProto can give) */
-    const uint8_t shaped[] = {0x3a, 6, 0x0a, 4, 1, 1, 2, 1, 0x2d, 0, 0, 0x80, 0x3f,
-                              0x2d, 0, 0, 0, 0x40};
-    cr_assert_eq(ld__blobproto_decode(shaped, sizeof shaped, &n, &c, &h, &w, &fl, "m", &err),
-                 LD_OK, "%s", err.msg);
+    const uint8_t shaped[] = {0x3a, 6, 0x0a, 4,    1,    1, 2, 1, 0x2d,
+                              0,    0, 0x80, 0x3f, 0x2d, 0, 0, 0, 0x40};
+    cr_assert_eq(ld__blobproto_decode(shaped, sizeof shaped, &n, &c, &h, &w, &fl, "m", &err), LD_OK,
+                 "%s", err.msg);
     cr_assert(n == 1 && c == 1 && h == 2 && w == 1, "%d %d %d %d", n, c, h, w);
     /* count mismatch */
     const uint8_t bad[] = {0x08, 1, 0x10, 3, 0x18, 1, 0x20, 1, 0x2d, 0, 0, 0x80, 0x3f};
-    cr_assert_eq(ld__blobproto_decode(bad, sizeof bad, &n, &c, &h, &w, &fl, "m", &err),
-                 LD_EFORMAT);
+    cr_assert_eq(ld__blobproto_decode(bad, sizeof bad, &n, &c, &h, &w, &fl, "m", &err), LD_EFORMAT);
     cr_assert(strstr(err.msg, "needs 3 values"), "%s", err.msg);
     ld__buf_free(&b);
     ld__buf_free(&fl);

@@ -90,8 +90,8 @@ Test(errdetail, max_pixels_exceeded_names_the_parameter_the_image_and_its_index)
     /* every image of the tree is over 1000 pixels: the run stops at the first input */
     cr_assert_eq(d->sample, 0, "sample %lld", (long long)d->sample);
     cr_assert_not_null(d->path);
-    cr_assert(strncmp(d->path, LD_TEST_DATA "/tree/", strlen(LD_TEST_DATA "/tree/")) == 0,
-              "%s", d->path);
+    cr_assert(strncmp(d->path, LD_TEST_DATA "/tree/", strlen(LD_TEST_DATA "/tree/")) == 0, "%s",
+              d->path);
     cr_assert_eq(access(d->path, R_OK), 0, "not a real file: %s", d->path);
     cr_assert_not_null(strstr(msg, d->path), "the message names another file: %s", msg);
     cr_assert_eq(access(in_tmp("big.h5"), F_OK), -1, "output written");

@@ -46,8 +46,7 @@ static int write_const(const char *path, int v, int k)
     o.expected_n = 1 + k % 5;
     ld_err e = {0};
     ld_writer *wr = NULL;
-    if (ld__h5_writer_create(&o, &wr, &e) < 0)
-        return -1;
+    if (ld__h5_writer_create(&o, &wr, &e) < 0) return -1;
     uint8_t px[SAMPLE_BYTES];
     memset(px, v, sizeof px);
     int rc = 0;
@@ -55,8 +54,7 @@ static int write_const(const char *path, int v, int k)
         ld_sample s = {px, sizeof px, 3, SIDE, SIDE, v, "a/x.png"};
         rc = wr->vt->add(wr, &s, &e);
     }
-    if (rc == 0)
-        rc = wr->vt->finish(wr, &e);
+    if (rc == 0) rc = wr->vt->finish(wr, &e);
     wr->vt->free(wr);
     return rc;
 }
@@ -71,8 +69,7 @@ Test(h5_replace, a_file_renamed_over_while_opening_is_read_consistently)
     cr_assert(child >= 0);
     if (child == 0) {
         for (int k = 1;; k++)
-            if (write_const(path, 1 + k % 250, k) != 0)
-                _exit(3);
+            if (write_const(path, 1 + k % 250, k) != 0) _exit(3);
     }
     int opens = 0, errors = 0, mismatches = 0, seen[256] = {0}, distinct = 0;
     char first_err[LD_ERRMSG_MAX] = "";
@@ -82,8 +79,7 @@ Test(h5_replace, a_file_renamed_over_while_opening_is_read_consistently)
         ld_store *s = NULL;
         opens++;
         if (ld__h5_store_open(path, NULL, &s, &e) < 0) {
-            if (!errors++)
-                snprintf(first_err, sizeof first_err, "%s", e.msg);
+            if (!errors++) snprintf(first_err, sizeof first_err, "%s", e.msg);
             continue;
         }
         ld_store_ctx *cx = NULL;
@@ -91,15 +87,13 @@ Test(h5_replace, a_file_renamed_over_while_opening_is_read_consistently)
         ld_rec rec;
         cr_assert_eq(s->vt->ctx_create(s, &cx, &e), LD_OK);
         if (s->vt->read(s, cx, 0, dst, sizeof dst, &rec, &e) < 0) {
-            if (!errors++)
-                snprintf(first_err, sizeof first_err, "%s", e.msg);
+            if (!errors++) snprintf(first_err, sizeof first_err, "%s", e.msg);
         } else {
             int v = (int)rec.label, bad = v < 1 || v > 250;
             for (size_t j = 0; j < rec.len && !bad; j++)
                 bad = rec.data[j] != v;
             mismatches += bad;
-            if (!bad && !seen[v]++)
-                distinct++;
+            if (!bad && !seen[v]++) distinct++;
         }
         s->vt->ctx_free(s, cx);
         s->vt->close(s);

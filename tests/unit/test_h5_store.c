@@ -44,8 +44,7 @@ static void same_as_ours(const char *path, const char *how)
         uint64_t i = (k * 37) % 100; /* jump around */
         ld_rec ra, rb;
         cr_assert_eq(ref->vt->read(ref, a, i, want, sizeof want, &ra, &e), LD_OK, "%s", e.msg);
-        if (ra.data != want)
-            memcpy(want, ra.data, sizeof want);
+        if (ra.data != want) memcpy(want, ra.data, sizeof want);
         /* alternately with and without a destination */
         int rc = s->vt->read(s, b, i, k % 2 ? dst : NULL, k % 2 ? sizeof dst : 0, &rb, &e);
         cr_assert_eq(rc, LD_OK, "%s: sample %llu: %s", path, (unsigned long long)i, e.msg);
@@ -73,7 +72,10 @@ Test(h5_store, our_chunked_layout_is_read_directly)
     same_as_ours(FIX "raw_ours.h5", "direct");
 }
 
-Test(h5_store, contiguous_is_read_directly) { same_as_ours(FIX "raw_contig.h5", "contiguous"); }
+Test(h5_store, contiguous_is_read_directly)
+{
+    same_as_ours(FIX "raw_contig.h5", "contiguous");
+}
 
 Test(h5_store, default_chunking_and_deflate_fall_back_to_hdf5)
 {
@@ -81,7 +83,10 @@ Test(h5_store, default_chunking_and_deflate_fall_back_to_hdf5)
     same_as_ours(FIX "raw_deflate.h5", "via HDF5");
 }
 
-Test(h5_store, split_list_is_one_dataset) { same_as_ours(FIX "split.txt", "list of 3"); }
+Test(h5_store, split_list_is_one_dataset)
+{
+    same_as_ours(FIX "split.txt", "list of 3");
+}
 
 Test(h5_store, float_data_and_float_labels_with_other_names)
 {

@@ -35,9 +35,9 @@ static void pattern(uint8_t *px, int i, int h, int w)
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
             size_t p = (size_t)y * (size_t)w + (size_t)x;
-            px[p] = (uint8_t)(x + y + 2 * i);          /* B */
-            px[plane + p] = (uint8_t)(y * 5);          /* G */
-            px[2 * plane + p] = (uint8_t)(x * 3 + i);  /* R */
+            px[p] = (uint8_t)(x + y + 2 * i);         /* B */
+            px[plane + p] = (uint8_t)(y * 5);         /* G */
+            px[2 * plane + p] = (uint8_t)(x * 3 + i); /* R */
         }
 }
 
@@ -47,9 +47,15 @@ static const char *const classes[] = {"cls0", "cls1", "cls2"};
 
 static ld_writer_opts opts_for(const char *path, int encoded)
 {
-    ld_writer_opts o = {.path = path, .encoded = encoded, .encoding = "original", .channels = 3,
-                        .channel_order = 0, .n_classes = 3, .class_names = classes,
-                        .source = "synthetic", .note = "test_lmdb"};
+    ld_writer_opts o = {.path = path,
+                        .encoded = encoded,
+                        .encoding = "original",
+                        .channels = 3,
+                        .channel_order = 0,
+                        .n_classes = 3,
+                        .class_names = classes,
+                        .source = "synthetic",
+                        .note = "test_lmdb"};
     return o;
 }
 
@@ -78,8 +84,7 @@ static int write_db(const char *path, int encoded, int n, int h, int w, int fini
         }
         rc = wr->vt->add(wr, &s, &err);
     }
-    if (rc == LD_OK && finish)
-        rc = wr->vt->finish(wr, &err);
+    if (rc == LD_OK && finish) rc = wr->vt->finish(wr, &err);
     wr->vt->free(wr);
     free(buf);
     return rc;
@@ -93,8 +98,7 @@ static int count_entries(const char *d)
     struct dirent *de;
     while (dd && (de = readdir(dd)))
         n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-    if (dd)
-        closedir(dd);
+    if (dd) closedir(dd);
     return n;
 }
 
@@ -104,7 +108,8 @@ Test(lmdb, raw_database_reads_back_in_python_lmdb_and_protobuf)
     snprintf(db, sizeof db, "%s/out.lmdb", ld_tmp);
     cr_assert_eq(write_db(db, 0, 25, 16, 20, 1), LD_OK, "%s", err.msg);
     cr_assert_eq(run("%s %s/tests/python/lmdb_check_written.py %s raw 25 16 20", LD_PYTHON,
-                     LD_SOURCE_DIR, db), 0, "python cross-check failed");
+                     LD_SOURCE_DIR, db),
+                 0, "python cross-check failed");
     cr_assert_eq(count_entries(ld_tmp), 1, "temporary left behind");
 }
 
@@ -114,7 +119,8 @@ Test(lmdb, encoded_database_reads_back_in_python_lmdb_and_protobuf)
     snprintf(db, sizeof db, "%s/enc.lmdb", ld_tmp);
     cr_assert_eq(write_db(db, 1, 12, 30, 40, 1), LD_OK, "%s", err.msg);
     cr_assert_eq(run("%s %s/tests/python/lmdb_check_written.py %s encoded 12 30 40", LD_PYTHON,
-                     LD_SOURCE_DIR, db), 0, "python cross-check failed");
+                     LD_SOURCE_DIR, db),
+                 0, "python cross-check failed");
     ld_store *s;
     cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
     cr_assert(s->info.encoded && s->info.c == 3 && s->info.h == 30 && s->info.w == 40,
@@ -165,8 +171,7 @@ Test(lmdb, store_open_rejects_what_is_not_an_lmdb)
 {
     ld_store *s = (ld_store *)1;
     char path[400];
-    cr_assert_eq(ld__lmdb_store_open(ld_tmp, NULL, &s, &err), LD_EFORMAT, "empty dir: %s",
-                 err.msg);
+    cr_assert_eq(ld__lmdb_store_open(ld_tmp, NULL, &s, &err), LD_EFORMAT, "empty dir: %s", err.msg);
     cr_assert_null(s);
     cr_assert(strstr(err.msg, ld_tmp) && strstr(err.msg, "without data.mdb"), "%s", err.msg);
     snprintf(path, sizeof path, "%s/junk.mdb", ld_tmp);
@@ -287,8 +292,8 @@ Test(lmdb, store_reads_convert_imageset_raw_database_with_key_gaps)
 {
     char db[300];
     snprintf(db, sizeof db, "%s/caffe_raw", ld_tmp);
-    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s raw", LD_PYTHON, LD_SOURCE_DIR,
-                     db), 0);
+    cr_assert_eq(
+        run("%s %s/tests/python/lmdb_make_caffe_db.py %s raw", LD_PYTHON, LD_SOURCE_DIR, db), 0);
     ld_store *s;
     ld_store_ctx *cx;
     cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
@@ -347,8 +352,8 @@ Test(lmdb, read_run_matches_read_in_both_index_modes)
     cr_assert_eq(write_db(db, 0, 12, 5, 4, 1), LD_OK, "%s", err.msg);
     check_runs(db, 5, 4, NULL, 5);
     snprintf(db, sizeof db, "%s/caffe_raw", ld_tmp);
-    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s raw", LD_PYTHON, LD_SOURCE_DIR,
-                     db), 0);
+    cr_assert_eq(
+        run("%s %s/tests/python/lmdb_make_caffe_db.py %s raw", LD_PYTHON, LD_SOURCE_DIR, db), 0);
     const int ids[8] = {0, 1, 3, 4, 5, 7, 8, 9};
     check_runs(db, 12, 10, ids, 4);
 }
@@ -357,8 +362,9 @@ Test(lmdb, store_reads_convert_imageset_encoded_database)
 {
     char db[300];
     snprintf(db, sizeof db, "%s/caffe_enc", ld_tmp);
-    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s encoded", LD_PYTHON,
-                     LD_SOURCE_DIR, db), 0);
+    cr_assert_eq(
+        run("%s %s/tests/python/lmdb_make_caffe_db.py %s encoded", LD_PYTHON, LD_SOURCE_DIR, db),
+        0);
     ld_store *s;
     ld_store_ctx *cx;
     ld_rec r;
@@ -382,20 +388,21 @@ Test(lmdb, store_reads_convert_imageset_encoded_database)
 
 /* Open `db` made by lmdb_make_caffe_db.py KIND from photos `a` and `b` and check the shape the
  * store reports and where it says it comes from. */
-static void check_caffe_shape(const char *kind, const char *a, const char *b, int c, int h,
-                              int w, const char *from)
+static void check_caffe_shape(const char *kind, const char *a, const char *b, int c, int h, int w,
+                              const char *from)
 {
     static int made; /* one database per call */
     char db[300];
     ld_store *s;
     snprintf(db, sizeof db, "%s/db%d", ld_tmp, made++);
     cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py '%s' '%s' %s/photos/%s "
-                     "%s/photos/%s", LD_PYTHON, LD_SOURCE_DIR, db, kind, LD_TEST_DATA, a,
-                     LD_TEST_DATA, b), 0);
+                     "%s/photos/%s",
+                     LD_PYTHON, LD_SOURCE_DIR, db, kind, LD_TEST_DATA, a, LD_TEST_DATA, b),
+                 0);
     cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s: %s", kind, err.msg);
     cr_assert(s->info.encoded && s->info.n == 2, "%s", kind);
-    cr_assert(s->info.c == c && s->info.h == h && s->info.w == w, "%s: %dx%dx%d", kind,
-              s->info.c, s->info.h, s->info.w);
+    cr_assert(s->info.c == c && s->info.h == h && s->info.w == w, "%s: %dx%dx%d", kind, s->info.c,
+              s->info.h, s->info.w);
     cr_assert(s->info.shape_from && strstr(s->info.shape_from, from), "%s: %s", kind,
               s->info.shape_from ? s->info.shape_from : "(null)");
     s->vt->close(s);
@@ -407,8 +414,7 @@ Test(lmdb, shapeless_encoded_records_take_the_first_image_header_shape)
     check_caffe_shape("cis-jpg", "p00.jpg", "p01.jpg", 3, 500, 375, "image header");
     check_caffe_shape("cis-jpg", "p01.jpg", "p00.jpg", 3, 375, 500, "image header");
     check_caffe_shape("cis-png", "p01.jpg", "p00.jpg", 3, 375, 500, "image header");
-    check_caffe_shape("cis-jpg,gray,resize=40x30", "p00.jpg", "p01.jpg", 1, 30, 40,
-                      "image header");
+    check_caffe_shape("cis-jpg,gray,resize=40x30", "p00.jpg", "p01.jpg", 1, 30, 40, "image header");
     check_caffe_shape("cis-png,gray", "p00.jpg", "p01.jpg", 1, 500, 375, "image header");
 }
 
@@ -416,8 +422,8 @@ Test(lmdb, store_reads_float_data_records_and_averages_them)
 {
     char db[300];
     snprintf(db, sizeof db, "%s/float", ld_tmp);
-    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s float", LD_PYTHON,
-                     LD_SOURCE_DIR, db), 0);
+    cr_assert_eq(
+        run("%s %s/tests/python/lmdb_make_caffe_db.py %s float", LD_PYTHON, LD_SOURCE_DIR, db), 0);
     ld_store *s;
     ld_store_ctx *cx;
     ld_rec r;
@@ -441,8 +447,8 @@ Test(lmdb, cursor_mode_random_access_over_many_records_is_exact)
 {
     char db[300];
     snprintf(db, sizeof db, "%s/tiny", ld_tmp);
-    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s tiny", LD_PYTHON, LD_SOURCE_DIR,
-                     db), 0);
+    cr_assert_eq(
+        run("%s %s/tests/python/lmdb_make_caffe_db.py %s tiny", LD_PYTHON, LD_SOURCE_DIR, db), 0);
     ld_store *s;
     ld_store_ctx *cx;
     ld_rec r;
@@ -471,8 +477,9 @@ static void bad_fixture(const char *kind, const char *expect)
 {
     char db[300];
     snprintf(db, sizeof db, "%s/%s", ld_tmp, kind);
-    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s %s", LD_PYTHON, LD_SOURCE_DIR,
-                     db, kind), 0);
+    cr_assert_eq(
+        run("%s %s/tests/python/lmdb_make_caffe_db.py %s %s", LD_PYTHON, LD_SOURCE_DIR, db, kind),
+        0);
     ld_store *s;
     ld_store_ctx *cx;
     ld_rec r;
@@ -489,7 +496,7 @@ static void bad_fixture(const char *kind, const char *expect)
     cr_assert_eq(ld__lmdb_describe(db, &out, &err), LD_OK, "%s", err.msg);
     cr_assert_eq(ld__buf_append(&out, "", 1), LD_OK);
     cr_assert(strstr((char *)out.p, "malformed: 1 records, first: ") &&
-              strstr((char *)out.p, "00000001_bad.jpg") && strstr((char *)out.p, "entries: 3"),
+                  strstr((char *)out.p, "00000001_bad.jpg") && strstr((char *)out.p, "entries: 3"),
               "%s", (char *)out.p);
     ld__buf_free(&out);
 }
@@ -527,8 +534,9 @@ static void check_mean(const char *db)
     snprintf(mpath, sizeof mpath, "%s/mean.binaryproto", ld_tmp);
     cr_assert_eq(ld__mean_path(db, 0, &m, &err), LD_OK, "%s", err.msg);
     cr_assert_eq(ld__mean_write(mpath, &m, &err), LD_OK, "%s", err.msg);
-    cr_assert_eq(run("%s %s/tests/python/lmdb_check_mean.py %s %s", LD_PYTHON, LD_SOURCE_DIR, db,
-                     mpath), 0, "numpy disagrees with our mean");
+    cr_assert_eq(
+        run("%s %s/tests/python/lmdb_check_mean.py %s %s", LD_PYTHON, LD_SOURCE_DIR, db, mpath), 0,
+        "numpy disagrees with our mean");
     cr_assert_eq(ld__mean_read(mpath, &back, &err), LD_OK, "%s", err.msg);
     cr_assert(back.c == m.c && back.h == m.h && back.w == m.w);
     cr_assert_arr_eq(back.data, m.data, sizeof(float) * (size_t)m.c * m.h * m.w);
@@ -555,7 +563,8 @@ Test(lmdb, mean_of_an_hdf5_file_equals_numpy)
                      "f = h5py.File(\"%s\", \"w\");"
                      "f[\"data\"] = r.integers(0, 256, (37, 3, 5, 6), dtype=np.uint8);"
                      "f[\"label\"] = np.arange(37, dtype=np.int32); f.close()'",
-                     LD_PYTHON, h5), 0);
+                     LD_PYTHON, h5),
+                 0);
     ld_mean m;
     cr_assert_eq(ld__mean_path(h5, 0, &m, &err), LD_OK, "%s", err.msg);
     cr_assert_eq(ld__mean_write(mpath, &m, &err), LD_OK, "%s", err.msg);
@@ -566,7 +575,8 @@ Test(lmdb, mean_of_an_hdf5_file_equals_numpy)
                      "want = h5py.File(\"%s\")[\"data\"][()].astype(np.float64).mean(0);"
                      "got = np.array(b.data).reshape(b.channels, b.height, b.width);"
                      "sys.exit(0 if b.num == 1 and np.abs(got - want).max() < 1e-4 else 1)'",
-                     LD_PYTHON, LD_SOURCE_DIR, mpath, h5), 0, "numpy disagrees");
+                     LD_PYTHON, LD_SOURCE_DIR, mpath, h5),
+                 0, "numpy disagrees");
     ld__mean_free(&m);
 }
 
@@ -574,7 +584,8 @@ Test(lmdb, mean_of_encoded_caffe_database_equals_numpy_with_opencv)
 {
     char db[300];
     snprintf(db, sizeof db, "%s/caffe_enc", ld_tmp);
-    cr_assert_eq(run("%s %s/tests/python/lmdb_make_caffe_db.py %s encoded", LD_PYTHON,
-                     LD_SOURCE_DIR, db), 0);
+    cr_assert_eq(
+        run("%s %s/tests/python/lmdb_make_caffe_db.py %s encoded", LD_PYTHON, LD_SOURCE_DIR, db),
+        0);
     check_mean(db);
 }

@@ -28,8 +28,7 @@ static size_t make_npy(uint8_t *out, int version, const char *dict)
     out[7] = 0;
     out[8] = (uint8_t)(n & 0xff);
     out[9] = (uint8_t)(n >> 8);
-    if (version != 1)
-        out[10] = out[11] = 0;
+    if (version != 1) out[10] = out[11] = 0;
     memcpy(out + pre, hdr, (size_t)n);
     size_t len = pre + (size_t)n;
     for (int k = 0; k < 60; k++) {
@@ -51,8 +50,7 @@ static int read_bytes(const uint8_t *b, size_t len, ld_mean *m, ld_err *e)
     return ld__mean_read(p, m, e);
 }
 
-static const char *const DICT =
-    "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4, 5), }";
+static const char *const DICT = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4, 5), }";
 
 Test(mean_npy, a_valid_file_reads_back_exactly)
 {
@@ -118,7 +116,9 @@ Test(mean_npy, damaged_headers_never_crash)
 
 Test(mean_npy, unusable_headers_say_why)
 {
-    static const struct { const char *dict, *says; } cases[] = {
+    static const struct {
+        const char *dict, *says;
+    } cases[] = {
         {"{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4, 5), }", "Fortran order"},
         {"{'descr': '>f4', 'fortran_order': False, 'shape': (3, 4, 5), }", "'>f4'"},
         {"{'descr': '<i8', 'fortran_order': False, 'shape': (3, 4, 5), }", "'<i8'"},
@@ -127,10 +127,8 @@ Test(mean_npy, unusable_headers_say_why)
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (60,), }", "1 dimensions"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4, 6), }", "needs 288 bytes"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4, 5), 'x': 1}", "header"},
-        {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3, 4, 5)}",
-         "header"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 99999999999999, 5)}",
-         "large"},
+        {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3, 4, 5)}", "header"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 99999999999999, 5)}", "large"},
     };
     uint8_t b[512];
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -157,8 +155,8 @@ Test(mean_npy, axis_order_is_chosen_by_the_output_shape)
     ld__mean_free(&m);
     /* (3, 4, 5) as H x W x C for 5 channels of 3x4: transposed */
     cr_assert_eq(read_bytes(b, len, &m, &e), LD_OK, "%s", e.msg);
-    cr_assert_eq(ld__mean_arrange(&m, "m.npy", 5, 3, 4, 2, 2, how, sizeof how, &e), LD_OK,
-                 "%s", e.msg);
+    cr_assert_eq(ld__mean_arrange(&m, "m.npy", 5, 3, 4, 2, 2, how, sizeof how, &e), LD_OK, "%s",
+                 e.msg);
     cr_assert(strstr(how, "H x W x C"), "%s", how);
     cr_assert(m.c == 5 && m.h == 3 && m.w == 4);
     /* element (y=1, x=2, c=3) of the file is k = (1*4 + 2)*5 + 3 = 33 */

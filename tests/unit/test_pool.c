@@ -85,12 +85,12 @@ int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 #define MAXP 5
 
 typedef struct ring {
-    int done[WINDOW][MAXP];  /* pieces finished of the item in the slot */
+    int done[WINDOW][MAXP]; /* pieces finished of the item in the slot */
     uint64_t item[WINDOW];
-    atomic_ullong released;  /* mirror of what the consumer released */
-    atomic_int too_early;    /* an item started beyond released + WINDOW */
-    atomic_int started;      /* tasks run */
-    uint64_t fail_item;      /* a task of this item fails (UINT64_MAX: none) */
+    atomic_ullong released; /* mirror of what the consumer released */
+    atomic_int too_early;   /* an item started beyond released + WINDOW */
+    atomic_int started;     /* tasks run */
+    uint64_t fail_item;     /* a task of this item fails (UINT64_MAX: none) */
 } ring;
 
 static int ring_pieces(void *user, uint64_t item)
@@ -106,8 +106,8 @@ static int ring_task(void *user, int thread, uint64_t item, int piece, int piece
     cr_assert(thread >= 0 && thread < 3);
     cr_assert_eq(pieces, ring_pieces(NULL, item));
     if (item >= atomic_load(&g->released) + WINDOW) atomic_store(&g->too_early, 1);
-    if (item == g->fail_item) return ld__err(e, LD_EFORMAT, "item %llu: broken",
-                                             (unsigned long long)item);
+    if (item == g->fail_item)
+        return ld__err(e, LD_EFORMAT, "item %llu: broken", (unsigned long long)item);
     usleep((useconds_t)(item * 7 % 5) * 300); /* finish out of order */
     g->item[item % WINDOW] = item;
     g->done[item % WINDOW][piece] = 1;
@@ -123,7 +123,8 @@ static void consume_run(ld_pool *p, ring *g, uint64_t n)
         cr_assert_eq(rc, LD_OK);
         cr_assert_eq(g->item[i % WINDOW], i, "item %llu not in its slot", (unsigned long long)i);
         for (int k = 0; k < ring_pieces(NULL, i); k++) {
-            cr_assert(g->done[i % WINDOW][k], "item %llu piece %d not done", (unsigned long long)i, k);
+            cr_assert(g->done[i % WINDOW][k], "item %llu piece %d not done", (unsigned long long)i,
+                      k);
             g->done[i % WINDOW][k] = 0;
         }
         atomic_store(&g->released, i + 1);
@@ -149,9 +150,11 @@ Test(pool, items_complete_in_order_within_the_window_over_restarts)
     ld__pool_free(p);
     cr_assert_not(atomic_load(&g.too_early), "an item started outside the window");
     int expect = 0;
-    for (uint64_t i = 0; i < 40; i++) expect += ring_pieces(NULL, i);
+    for (uint64_t i = 0; i < 40; i++)
+        expect += ring_pieces(NULL, i);
     for (uint64_t n = 17; n < 20; n++)
-        for (uint64_t i = 0; i < n; i++) expect += ring_pieces(NULL, i);
+        for (uint64_t i = 0; i < n; i++)
+            expect += ring_pieces(NULL, i);
     cr_assert_eq(atomic_load(&g.started), expect);
 }
 

@@ -32,7 +32,8 @@ static ld_reader *open_reader(const char *path, const int64_t *kv, size_t nkv)
     ld_reader *r = ld_reader_create();
     cr_assert(r);
     for (size_t k = 0; k + 1 < nkv; k += 2)
-        cr_assert_eq(ld_reader_set(r, (ld_reader_param)kv[k], kv[k + 1]), LD_OK, "%s", ld_reader_errmsg(r));
+        cr_assert_eq(ld_reader_set(r, (ld_reader_param)kv[k], kv[k + 1]), LD_OK, "%s",
+                     ld_reader_errmsg(r));
     int rc = ld_reader_open(r, path);
     cr_assert_eq(rc, LD_OK, "open %s: %s", path, ld_reader_errmsg(r));
     return r;
@@ -138,8 +139,8 @@ static void check_cover(int order, int world, size_t n)
     unsigned char *seen = calloc(n, 1);
     size_t total = 0;
     for (int rank = 0; rank < world; rank++) {
-        int64_t kv[] = {LD_R_ORDER, order, LD_R_WORLD, world, LD_R_RANK, rank, LD_R_BATCH_SIZE, 8,
-                        LD_R_SEED, 11, LD_R_THREADS, 2};
+        int64_t kv[] = {LD_R_ORDER,      order, LD_R_WORLD, world, LD_R_RANK,    rank,
+                        LD_R_BATCH_SIZE, 8,     LD_R_SEED,  11,    LD_R_THREADS, 2};
         ld_reader *r = open_reader(FIX "raw_ours.h5", kv, sizeof kv / sizeof kv[0]);
         epoch_out o;
         read_epoch(r, &o);
@@ -170,8 +171,8 @@ Test(reader, each_sample_appears_once_per_epoch_across_ranks)
 
 Test(reader, same_seed_gives_same_order_and_each_epoch_a_new_one)
 {
-    int64_t kv[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 16, LD_R_SEED, 5,
-                    LD_R_THREADS, 2};
+    int64_t kv[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 16, LD_R_SEED, 5, LD_R_THREADS,
+                    2};
     ld_reader *a = open_reader(FIX "raw_ours.h5", kv, 8);
     kv[7] = 1; /* another thread count: same order */
     ld_reader *b = open_reader(FIX "raw_ours.h5", kv, 8);
@@ -187,8 +188,8 @@ Test(reader, same_seed_gives_same_order_and_each_epoch_a_new_one)
         sorted &= a0.idx[k] > a0.idx[k - 1];
     cr_assert(!sorted, "shuffle gave the sequential order");
     /* resuming at epoch 1 gives epoch 1's order */
-    int64_t kv2[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 16, LD_R_SEED, 5,
-                     LD_R_EPOCH, 1};
+    int64_t kv2[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 16, LD_R_SEED, 5, LD_R_EPOCH,
+                     1};
     ld_reader *c = open_reader(FIX "raw_ours.h5", kv2, 8);
     epoch_out c1;
     read_epoch(c, &c1);
@@ -224,8 +225,8 @@ Test(reader, block_shuffle_keeps_reads_within_windows_of_chunks)
         moved += o.idx[k] != k;
     }
     for (int c = 0; c < 15; c++)
-        cr_assert(last[c] - first[c] < 14, "chunk %d spread over positions %zu..%zu", c,
-                  first[c], last[c]);
+        cr_assert(last[c] - first[c] < 14, "chunk %d spread over positions %zu..%zu", c, first[c],
+                  last[c]);
     cr_assert(moved > 50, "block shuffle left the order almost sequential");
     free_epoch(&o);
     ld_reader_free(r);
@@ -263,8 +264,8 @@ static void check_file(const char *file, const char *dset)
 {
     /* shuffled (sample by sample) and sequential (runs of neighbours read at once) */
     for (int order = LD_ORDER_SHUFFLE; order >= LD_ORDER_SEQUENTIAL; order--) {
-        int64_t kv[] = {LD_R_ORDER, order, LD_R_BATCH_SIZE, 13, LD_R_SEED, 3,
-                        LD_R_THREADS, 2, LD_R_PREFETCH, 3};
+        int64_t kv[] = {LD_R_ORDER,   order, LD_R_BATCH_SIZE, 13, LD_R_SEED, 3,
+                        LD_R_THREADS, 2,     LD_R_PREFETCH,   3};
         ld_reader *r = open_reader(file, kv, sizeof kv / sizeof kv[0]);
         epoch_out o;
         read_epoch(r, &o);
@@ -320,7 +321,8 @@ Test(reader, float_batches_equal_the_reference_transform)
         cr_assert_eq(ld_reader_set(r, LD_R_CHANNEL_ORDER, LD_CHANNELS_RGB), LD_OK); /* file: BGR */
         cr_assert_eq(ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE), LD_OK);
         cr_assert_eq(ld_reader_set(r, LD_R_BATCH_SIZE, 10), LD_OK);
-        cr_assert_eq(ld_reader_set_floats(r, LD_R_MEAN_VALUES, (const float[]){10, 20, 30}, 3), LD_OK);
+        cr_assert_eq(ld_reader_set_floats(r, LD_R_MEAN_VALUES, (const float[]){10, 20, 30}, 3),
+                     LD_OK);
         cr_assert_eq(ld_reader_set_double(r, LD_R_SCALE, 0.5), LD_OK);
         cr_assert_eq(ld_reader_open(r, file), LD_OK, "%s", ld_reader_errmsg(r));
         int64_t v;
@@ -335,8 +337,8 @@ Test(reader, float_batches_equal_the_reference_transform)
         cr_assert_eq(len, o.bytes, "reference has %zu bytes, reader %zu", len, o.bytes);
         const float *got = (const float *)o.data;
         for (size_t k = 0; k < len / 4; k++)
-            cr_assert_float_eq(got[k], want[k], 1e-5, "element %zu: %g vs %g (nhwc %d)", k,
-                               got[k], want[k], nhwc);
+            cr_assert_float_eq(got[k], want[k], 1e-5, "element %zu: %g vs %g (nhwc %d)", k, got[k],
+                               want[k], nhwc);
         free(want);
         free_epoch(&o);
         ld_reader_free(r);
@@ -357,8 +359,7 @@ static int is_crop(const uint8_t *got, const uint8_t *src, int c, int h, int w, 
                             int sx = m ? x0 + cw - 1 - x : x0 + x;
                             ok = got[(k * ch + y) * cw + x] == src[(k * h + y0 + y) * w + sx];
                         }
-                if (ok)
-                    return 1 + m;
+                if (ok) return 1 + m;
             }
     return 0;
 }
@@ -370,8 +371,10 @@ Test(reader, random_crop_and_mirror_are_reproducible_for_any_thread_count)
         const int cw = sizes[z][0], ch = sizes[z][1];
         epoch_out o[3];
         for (int t = 0; t < 3; t++) {
-            int64_t kv[] = {LD_R_CROP_W, cw, LD_R_CROP_H, ch, LD_R_RANDOM_CROP, 1, LD_R_MIRROR, 1,
-                            LD_R_SEED, 9, LD_R_THREADS, t + 1, LD_R_BATCH_SIZE, 7, LD_R_ORDER, LD_ORDER_SHUFFLE};
+            int64_t kv[] = {LD_R_CROP_W,      cw, LD_R_CROP_H,  ch,
+                            LD_R_RANDOM_CROP, 1,  LD_R_MIRROR,  1,
+                            LD_R_SEED,        9,  LD_R_THREADS, t + 1,
+                            LD_R_BATCH_SIZE,  7,  LD_R_ORDER,   LD_ORDER_SHUFFLE};
             ld_reader *r = open_reader(FIX "raw_ours.h5", kv, sizeof kv / sizeof kv[0]);
             read_epoch(r, &o[t]);
             ld_reader_free(r);
@@ -591,8 +594,7 @@ Test(reader, shuffled_epoch_of_2GiB_under_a_256MiB_address_space_limit, .timeout
     if (pid == 0) {
         /* child: limit the address space, read one shuffled epoch, record index + crc */
         struct rlimit rl = {256u << 20, 256u << 20};
-        if (setrlimit(RLIMIT_AS, &rl) != 0)
-            _exit(10);
+        if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(10);
         ld_reader *r = ld_reader_create();
         ld_reader_set(r, LD_R_BATCH_SIZE, 64);
         ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE);
@@ -603,8 +605,7 @@ Test(reader, shuffled_epoch_of_2GiB_under_a_256MiB_address_space_limit, .timeout
             _exit(11);
         }
         FILE *fi = fopen(idxp, "wb"), *fc = fopen(crcp, "wb");
-        if (!fi || !fc)
-            _exit(12);
+        if (!fi || !fc) _exit(12);
         const ld_batch *b;
         int rc;
         size_t seen = 0;
@@ -659,11 +660,16 @@ Test(reader, lmdb_databases_read_through_the_same_api, .timeout = 600)
 {
     char db[300], cmd[800];
     snprintf(db, sizeof db, "%s/tiny.lmdb", ld_tmp);
-    snprintf(cmd, sizeof cmd, LD_PYTHON " " LD_SOURCE_DIR "/tests/python/lmdb_make_caffe_db.py "
-             "'%s' tiny", db);
+    snprintf(cmd, sizeof cmd,
+             LD_PYTHON " " LD_SOURCE_DIR "/tests/python/lmdb_make_caffe_db.py "
+                       "'%s' tiny",
+             db);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
-    int64_t kv[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 128, LD_R_THREADS, 2,
-                    LD_R_WORLD, 2, LD_R_RANK, 1};
+    int64_t kv[] = {LD_R_ORDER,      LD_ORDER_SHUFFLE,
+                    LD_R_BATCH_SIZE, 128,
+                    LD_R_THREADS,    2,
+                    LD_R_WORLD,      2,
+                    LD_R_RANK,       1};
     ld_reader *r = open_reader(db, kv, sizeof kv / sizeof kv[0]);
     epoch_out o;
     read_epoch(r, &o);
@@ -678,8 +684,10 @@ Test(reader, lmdb_databases_read_through_the_same_api, .timeout = 600)
     ld_reader_free(r);
 
     snprintf(db, sizeof db, "%s/raw.lmdb", ld_tmp);
-    snprintf(cmd, sizeof cmd, LD_PYTHON " " LD_SOURCE_DIR "/tests/python/lmdb_make_caffe_db.py "
-             "'%s' raw", db);
+    snprintf(cmd, sizeof cmd,
+             LD_PYTHON " " LD_SOURCE_DIR "/tests/python/lmdb_make_caffe_db.py "
+                       "'%s' raw",
+             db);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     int64_t kv2[] = {LD_R_BATCH_SIZE, 3, LD_R_DTYPE, LD_DTYPE_F32, LD_R_CROP_W, 8, LD_R_CROP_H, 8};
     r = open_reader(db, kv2, sizeof kv2 / sizeof kv2[0]);
@@ -727,8 +735,8 @@ Test(reader, mean_file_is_subtracted_at_the_crop_position)
                     size_t si = ((size_t)c * 24 + y + yo) * 20 + x + xo;
                     float want = ((float)src[k * 1440 + si] - mean[si]) * 0.25f;
                     float g = got[((k * 3 + c) * 8 + y) * 10 + x];
-                    cr_assert_float_eq(g, want, 1e-5, "sample %zu c%d y%d x%d: %g vs %g", k, c,
-                                       y, x, g, want);
+                    cr_assert_float_eq(g, want, 1e-5, "sample %zu c%d y%d x%d: %g vs %g", k, c, y,
+                                       x, g, want);
                 }
     free(src);
     free_epoch(&o);
@@ -774,8 +782,8 @@ Test(reader, two_readers_of_compressed_files_in_one_process)
 {
     /* Both read through HDF5 from 2 workers each: the process-wide HDF5 lock keeps the
      * non-thread-safe library consistent. */
-    int64_t kv[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 9, LD_R_THREADS, 2,
-                    LD_R_SEED, 1};
+    int64_t kv[] = {LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 9, LD_R_THREADS, 2, LD_R_SEED,
+                    1};
     ld_reader *a = open_reader(FIX "raw_deflate.h5", kv, 8);
     kv[7] = 2;
     ld_reader *b = open_reader(FIX "raw_default.h5", kv, 8);
@@ -825,8 +833,14 @@ static void check_nhwc_is_nchw_transposed(const char *file, int cw, int chh)
 {
     epoch_out o[2];
     for (int nhwc = 0; nhwc <= 1; nhwc++) {
-        int64_t kv[] = {LD_R_LAYOUT, nhwc ? LD_LAYOUT_NHWC : LD_LAYOUT_NCHW, LD_R_SWAP, nhwc, LD_R_MIRROR, 1, LD_R_SEED, 4,
-                        LD_R_ORDER, LD_ORDER_SHUFFLE, LD_R_BATCH_SIZE, 32, LD_R_CROP_W, cw, LD_R_CROP_H, chh,
+        int64_t kv[] = {LD_R_LAYOUT,      nhwc ? LD_LAYOUT_NHWC : LD_LAYOUT_NCHW,
+                        LD_R_SWAP,        nhwc,
+                        LD_R_MIRROR,      1,
+                        LD_R_SEED,        4,
+                        LD_R_ORDER,       LD_ORDER_SHUFFLE,
+                        LD_R_BATCH_SIZE,  32,
+                        LD_R_CROP_W,      cw,
+                        LD_R_CROP_H,      chh,
                         LD_R_RANDOM_CROP, 1};
         ld_reader *r = open_reader(file, kv, sizeof kv / sizeof kv[0]);
         read_epoch(r, &o[nhwc]);
@@ -897,10 +911,11 @@ static void check_sampler(int order, uint64_t n, uint64_t block, uint64_t window
                 lo = pos[i] < lo ? pos[i] : lo;
                 hi = pos[i] > hi ? pos[i] : hi;
             }
-            cr_assert(hi - lo < block * window, "n %llu b %llu w %llu: block %llu spread over "
-                      "positions %llu..%llu", (unsigned long long)n, (unsigned long long)block,
-                      (unsigned long long)window, (unsigned long long)blk,
-                      (unsigned long long)lo, (unsigned long long)hi);
+            cr_assert(hi - lo < block * window,
+                      "n %llu b %llu w %llu: block %llu spread over "
+                      "positions %llu..%llu",
+                      (unsigned long long)n, (unsigned long long)block, (unsigned long long)window,
+                      (unsigned long long)blk, (unsigned long long)lo, (unsigned long long)hi);
         }
     if (order != LD_ORDER_SEQUENTIAL && n >= 64)
         cr_assert(moved > n / 2, "order %d n %llu: only %llu of the samples moved", order,

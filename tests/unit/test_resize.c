@@ -47,8 +47,7 @@ static uint8_t px(const ld_image *im, int x, int y, int ch)
 static int load_px(const char *path, ld_image *im)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     unsigned char hdr[16];
     int ok = fread(hdr, 1, 16, f) == 16 && memcmp(hdr, "LDPX", 4) == 0;
     uint32_t d[3] = {0, 0, 0};
@@ -63,16 +62,15 @@ static int load_px(const char *path, ld_image *im)
 
 static double psnr(const ld_image *a, const ld_image *b)
 {
-    cr_assert(a->w == b->w && a->h == b->h && a->c == b->c, "size %dx%dx%d vs %dx%dx%d", a->w,
-              a->h, a->c, b->w, b->h, b->c);
+    cr_assert(a->w == b->w && a->h == b->h && a->c == b->c, "size %dx%dx%d vs %dx%dx%d", a->w, a->h,
+              a->c, b->w, b->h, b->c);
     const size_t n = (size_t)a->w * a->h * a->c;
     double se = 0;
     for (size_t i = 0; i < n; i++) {
         const double d = (double)a->px[i] - b->px[i];
         se += d * d;
     }
-    if (se == 0)
-        return 99.0;
+    if (se == 0) return 99.0;
     return 10.0 * log10(255.0 * 255.0 / (se / n));
 }
 
@@ -123,8 +121,8 @@ ParameterizedTest(plan_case *t, resize, plan_gives_sizes_and_offsets_for_every_m
     ld_resize_plan p;
     const ld_geometry g = {.mode = t->mode, .w = t->w, .h = t->h};
     int rc = ld__resize_plan(&g, t->src_w, t->src_h, &p, &e);
-    cr_assert_eq(rc, LD_OK, "mode %d %dx%d from %dx%d: %s", t->mode, t->w, t->h, t->src_w,
-                 t->src_h, e.msg);
+    cr_assert_eq(rc, LD_OK, "mode %d %dx%d from %dx%d: %s", t->mode, t->w, t->h, t->src_w, t->src_h,
+                 e.msg);
     cr_expect_eq(p.out_w, t->out_w, "mode %d: out_w %d, expected %d", t->mode, p.out_w, t->out_w);
     cr_expect_eq(p.out_h, t->out_h, "mode %d: out_h %d, expected %d", t->mode, p.out_h, t->out_h);
     cr_expect_eq(p.scaled_w, t->scaled_w, "mode %d: scaled_w %d", t->mode, p.scaled_w);
@@ -190,8 +188,8 @@ ParameterizedTest(bad_case *t, resize, invalid_geometry_is_einval_with_a_message
     int rc = ld__resize_plan(&g, t->src_w, t->src_h, &p, &e);
     cr_expect_eq(rc, LD_EINVAL, "%s: rc %d (%s)", t->what, rc, e.msg);
     cr_expect_eq(e.code, LD_EINVAL, "%s: e.code %d", t->what, e.code);
-    cr_expect(strncmp(e.msg, "resize: ", 8) == 0 && strlen(e.msg) > 20, "%s: message '%s'",
-              t->what, e.msg);
+    cr_expect(strncmp(e.msg, "resize: ", 8) == 0 && strlen(e.msg) > 20, "%s: message '%s'", t->what,
+              e.msg);
 }
 
 Test(resize, invalid_geometry_fails_the_resize_too)
@@ -372,8 +370,7 @@ Test(resize, extreme_aspect_ratios_work_in_every_mode)
     const int want[4][2] = {{224, 224}, {224, 224}, {224, 224}, {1, 224}};
     for (int mode = 0; mode < 4; mode++) {
         cr_assert_eq(resize(&src, LD_RESIZE_SQUASH + mode, 224, 224, 9, &dst, &e), LD_OK,
-                     "mode %d: %s", mode,
-                     e.msg);
+                     "mode %d: %s", mode, e.msg);
         cr_expect(dst.w == want[mode][0] && dst.h == want[mode][1], "mode %d: %dx%d", mode, dst.w,
                   dst.h);
     }
@@ -441,10 +438,8 @@ Test(resize, resizer_reuse_gives_identical_results)
 static double lanczos3(double x)
 {
     x = fabs(x);
-    if (x >= 3.0)
-        return 0.0;
-    if (x < 1e-8)
-        return 1.0;
+    if (x >= 3.0) return 0.0;
+    if (x < 1e-8) return 1.0;
     const double px = 3.14159265358979323846 * x;
     return 3.0 * sin(px) * sin(px / 3.0) / (px * px);
 }
@@ -471,8 +466,8 @@ typedef struct ref_case {
 ParameterizedTestParameters(resize, fixed_point_result_is_within_rounding_of_exact_filter)
 {
     static ref_case cases[] = {
-        {"p03", LD_RESIZE_SQUASH, 224, 224}, {"p00", LD_RESIZE_CROP, 100, 300},
-        {"p05", LD_RESIZE_PAD, 640, 700},    {"p07", LD_RESIZE_MAX, 97, 97},
+        {"p03", LD_RESIZE_SQUASH, 224, 224},        {"p00", LD_RESIZE_CROP, 100, 300},
+        {"p05", LD_RESIZE_PAD, 640, 700},           {"p07", LD_RESIZE_MAX, 97, 97},
         {"skg_camera", LD_RESIZE_SQUASH, 224, 224}, {"skg_text", LD_RESIZE_CROP, 500, 90},
         {"sk_chelsea", LD_RESIZE_SQUASH, 451, 150}, {"sk_coffee", LD_RESIZE_SQUASH, 20, 800},
     };
@@ -522,8 +517,8 @@ ParameterizedTest(ref_case *t, resize, fixed_point_result_is_within_rounding_of_
     /* Q14 weights and rounding give at most +-2; larger differences come only from the 8-bit
      * intermediate clipping Lanczos overshoot at hard edges (Pillow does the same). */
     const double n = (double)sw * sh * c, mean = sum / n;
-    cr_log_info("%s mode %d %dx%d: max |diff| %d, mean %.4f, %zu of %.0f over 2", t->photo,
-                t->mode, t->w, t->h, worst, mean, over2, n);
+    cr_log_info("%s mode %d %dx%d: max |diff| %d, mean %.4f, %zu of %.0f over 2", t->photo, t->mode,
+                t->w, t->h, worst, mean, over2, n);
     cr_expect(worst <= 16 && mean < 0.3 && over2 < n / 1000,
               "%s mode %d %dx%d: max |diff| %d, mean %.4f, %zu of %.0f over 2", t->photo, t->mode,
               t->w, t->h, worst, mean, over2, n);
@@ -563,8 +558,7 @@ static quality measure(const char *mode_name, int mode)
         q.ours += p;
         q.cv += psnr(&cv, &ref);
         q.area += psnr(&area, &ref);
-        if (p < q.ours_min)
-            q.ours_min = p;
+        if (p < q.ours_min) q.ours_min = p;
         q.n++;
     }
     fclose(idx);

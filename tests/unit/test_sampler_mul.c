@@ -52,9 +52,17 @@ Test(sampler_mul, products_and_draws_match_exact_arithmetic)
     cr_assert_not_null(f);
     /* Edge operands (carries out of every 32-bit half) crossed with each other, then a
      * pseudo-random sweep of magnitudes. */
-    const uint64_t edge[] = {0, 1, 2, 0xFFFFFFFFull, 0x100000000ull, 0x1FFFFFFFFull,
-                             0x8000000000000000ull, 0xFFFFFFFF00000000ull, 0xFFFFFFFFFFFFFFFFull,
-                             0xFFFFFFFFFFFFFFFEull, 0x9E3779B97F4A7C15ull};
+    const uint64_t edge[] = {0,
+                             1,
+                             2,
+                             0xFFFFFFFFull,
+                             0x100000000ull,
+                             0x1FFFFFFFFull,
+                             0x8000000000000000ull,
+                             0xFFFFFFFF00000000ull,
+                             0xFFFFFFFFFFFFFFFFull,
+                             0xFFFFFFFFFFFFFFFEull,
+                             0x9E3779B97F4A7C15ull};
     const size_t ne = sizeof edge / sizeof edge[0];
     unsigned nmul = 0;
     for (size_t i = 0; i < ne; i++)
@@ -74,8 +82,15 @@ Test(sampler_mul, products_and_draws_match_exact_arithmetic)
     }
     /* Draws: small bounds, bounds past 2^32 (the sample counts of > 4 GiB datasets), and bounds
      * near 2^64 where the rejection loop runs often. */
-    const uint64_t bounds[] = {2, 3, 10, 1000003, 0xFFFFFFFFull, 0x100000001ull, 5000000000ull,
-                               0x8000000000000001ull, 0xFFFFFFFFFFFFFFFFull};
+    const uint64_t bounds[] = {2,
+                               3,
+                               10,
+                               1000003,
+                               0xFFFFFFFFull,
+                               0x100000001ull,
+                               5000000000ull,
+                               0x8000000000000001ull,
+                               0xFFFFFFFFFFFFFFFFull};
     unsigned ndraw = 0;
     for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) {
         ld_rng g = ld__rng_sample(7, b, 42);

@@ -111,8 +111,8 @@ Test(source, fixture_list_keeps_file_order_and_number_classes)
 {
     ld_err e = {0};
     ld_source *s = NULL;
-    int rc = ld__source_open_list(LD_TEST_DATA "/list.txt", LD_TEST_DATA "/tree/", NULL, NULL, &s,
-                                  &e);
+    int rc =
+        ld__source_open_list(LD_TEST_DATA "/list.txt", LD_TEST_DATA "/tree/", NULL, NULL, &s, &e);
     cr_assert_eq(rc, LD_OK, "open_list: %s", e.msg);
     cr_assert_eq(ld__source_count(s), 9);
     ld_item it = item_at(s, 7);
@@ -380,8 +380,8 @@ Test(source, folder_listing_reports_progress_and_can_be_canceled)
     ld_err e = {0};
     ld_source *s = NULL;
     ticks t = {0, 0, 0}; /* never cancels: one tick per folder (bird car cat cat/sub deeper) */
-    cr_assert_eq(ld__source_open_dir(LD_TEST_DATA "/tree", NULL, on_tick, &t, &s, &e), LD_OK,
-                 "%s", e.msg);
+    cr_assert_eq(ld__source_open_dir(LD_TEST_DATA "/tree", NULL, on_tick, &t, &s, &e), LD_OK, "%s",
+                 e.msg);
     cr_assert_eq(t.calls, 5, "%d ticks", t.calls);
     cr_assert(t.last_found > 0 && t.last_found < 9, "found %zu before the last folder",
               t.last_found);

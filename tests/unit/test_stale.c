@@ -29,8 +29,7 @@ static long dead_pid(void)
 {
     pid_t p = fork();
     cr_assert(p >= 0);
-    if (p == 0)
-        _exit(0);
+    if (p == 0) _exit(0);
     waitpid(p, NULL, 0);
     return (long)p;
 }
@@ -103,14 +102,14 @@ Test(stale, live_pids_and_foreign_names_are_kept)
 {
     const long dead = dead_pid();
     char names[8][128];
-    snprintf(names[0], 128, "out.h5.tmp-%ld-1a", (long)getpid());   /* this process */
-    snprintf(names[1], 128, "out.h5.tmp-%ld-1a", (long)getppid());  /* a live process */
-    snprintf(names[2], 128, "out.h5.tmp-%ld", dead);                /* no owner part */
-    snprintf(names[3], 128, "out.h5.tmp-%ld-xyz", dead);            /* not hex */
-    snprintf(names[4], 128, "out.h5.tmp-%ld-1a.bak", dead);         /* a suffix */
-    snprintf(names[5], 128, "other.h5.tmp-%ld-1a", dead);           /* another output */
-    snprintf(names[6], 128, "out.h5.tmp--%ld-1a", dead);            /* sign */
-    snprintf(names[7], 128, "out.h5");                              /* the output itself */
+    snprintf(names[0], 128, "out.h5.tmp-%ld-1a", (long)getpid());  /* this process */
+    snprintf(names[1], 128, "out.h5.tmp-%ld-1a", (long)getppid()); /* a live process */
+    snprintf(names[2], 128, "out.h5.tmp-%ld", dead);               /* no owner part */
+    snprintf(names[3], 128, "out.h5.tmp-%ld-xyz", dead);           /* not hex */
+    snprintf(names[4], 128, "out.h5.tmp-%ld-1a.bak", dead);        /* a suffix */
+    snprintf(names[5], 128, "other.h5.tmp-%ld-1a", dead);          /* another output */
+    snprintf(names[6], 128, "out.h5.tmp--%ld-1a", dead);           /* sign */
+    snprintf(names[7], 128, "out.h5");                             /* the output itself */
     for (int i = 0; i < 8; i++)
         touch(names[i], 10);
     seen s;
@@ -149,8 +148,7 @@ static pid_t hold_open(void (*open_it)(const char *), const char *path)
         close(done[1]);
         open_it(path);
         char c = 1;
-        if (write(go[1], &c, 1) != 1)
-            _exit(1);
+        if (write(go[1], &c, 1) != 1) _exit(1);
         while (read(done[0], &c, 1) > 0) {
         }
         _exit(0);
@@ -168,8 +166,7 @@ static pid_t hold_open(void (*open_it)(const char *), const char *path)
 static void open_h5(const char *path)
 {
     setenv("HDF5_USE_FILE_LOCKING", "TRUE", 1);
-    if (H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT) < 0)
-        _exit(1);
+    if (H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT) < 0) _exit(1);
 }
 
 #endif

@@ -77,34 +77,35 @@ typedef enum ld_convert_param {
     LD_C_SEED = 11,         /**< shuffle seed; default 0. Same seed -> same order */
     LD_C_STRICT = 12,       /**< 1 = stop at the first bad input file; default 0 (skip it, warn) */
     LD_C_MAX_PIXELS = 13,   /**< refuse images with more pixels than this; default 100,000,000 */
-    LD_C_SPLIT_BYTES = 14,  /**< HDF5: start a new file when /data would exceed this many bytes and
-                                 write `<out>.txt` listing the files (Caffe HDF5Data); 0 = one file */
-    LD_C_DEFLATE = 15,      /**< HDF5: deflate level 1..9 for raw /data; 0 = none (default, mappable) */
-    LD_C_CHECK_SIZE = 16,   /**< 1 = every image must have the same size (convert_imageset's
-                                 --check_size): a different one stops the run with LD_EINVAL.
-                                 Raw HDF5 storage always requires it. */
-    LD_C_ENCODED = 17,      /**< 1 = store encoded images; with no resize and no LD_C_QUALITY the
-                                 original file bytes are kept (convert_imageset --encoded) */
-    LD_C_ENCODE_PNG = 18,   /**< 1 = re-encode as PNG instead of JPEG (convert_imageset
-                                 --encode_type=png); implies LD_C_ENCODED */
-    LD_C_FLAT = 19,         /**< folder mode: 1 = the input folder has no class folders: every
-                                 image below it, at any depth, gets label 0 (one class named
-                                 after the folder). 0 (default): sub-folders are classes and
-                                 images directly in the input folder are skipped with a warning */
-    LD_C_SPLIT_PATHS = 20,  /**< ld_split_paths: how the LD_C_SPLIT_BYTES list names its files;
-                                 default LD_SPLIT_PATHS_ABSOLUTE */
-    LD_C_LIST_FILE = 100,   /**< string: a "relative/path label" list file; ld_convert_run's
-                                 `input` is then the root folder the paths are relative to.
-                                 NULL = folder mode (default) */
-    LD_C_SOURCE_NOTE = 101  /**< string: free text stored with the dataset (e.g. the command
-                                 line) */
+    LD_C_SPLIT_BYTES =
+        14,            /**< HDF5: start a new file when /data would exceed this many bytes and
+                            write `<out>.txt` listing the files (Caffe HDF5Data); 0 = one file */
+    LD_C_DEFLATE = 15, /**< HDF5: deflate level 1..9 for raw /data; 0 = none (default, mappable) */
+    LD_C_CHECK_SIZE = 16,  /**< 1 = every image must have the same size (convert_imageset's
+                                --check_size): a different one stops the run with LD_EINVAL.
+                                Raw HDF5 storage always requires it. */
+    LD_C_ENCODED = 17,     /**< 1 = store encoded images; with no resize and no LD_C_QUALITY the
+                                original file bytes are kept (convert_imageset --encoded) */
+    LD_C_ENCODE_PNG = 18,  /**< 1 = re-encode as PNG instead of JPEG (convert_imageset
+                                --encode_type=png); implies LD_C_ENCODED */
+    LD_C_FLAT = 19,        /**< folder mode: 1 = the input folder has no class folders: every
+                                image below it, at any depth, gets label 0 (one class named
+                                after the folder). 0 (default): sub-folders are classes and
+                                images directly in the input folder are skipped with a warning */
+    LD_C_SPLIT_PATHS = 20, /**< ld_split_paths: how the LD_C_SPLIT_BYTES list names its files;
+                                default LD_SPLIT_PATHS_ABSOLUTE */
+    LD_C_LIST_FILE = 100,  /**< string: a "relative/path label" list file; ld_convert_run's
+                                `input` is then the root folder the paths are relative to.
+                                NULL = folder mode (default) */
+    LD_C_SOURCE_NOTE = 101 /**< string: free text stored with the dataset (e.g. the command
+                                line) */
 } ld_convert_param;
 
 /** How the list of a split HDF5 output names its files (LD_C_SPLIT_PATHS). */
 typedef enum ld_split_paths {
-    LD_SPLIT_PATHS_ABSOLUTE = 0x700, /**< absolute paths: Caffe's HDF5Data (which opens them relative
-                                      to its working folder) and libdata read the list from any
-                                      folder; moving the files breaks it */
+    LD_SPLIT_PATHS_ABSOLUTE = 0x700, /**< absolute paths: Caffe's HDF5Data (which opens them
+                                      relative to its working folder) and libdata read the list from
+                                      any folder; moving the files breaks it */
     LD_SPLIT_PATHS_RELATIVE = 0x701  /**< file names relative to the list's folder: the files can be
                                       moved together; libdata's reader finds them from anywhere,
                                       Caffe only when run from the list's folder */
@@ -115,17 +116,17 @@ typedef enum ld_split_paths {
  * Counts refer to input files.
  */
 typedef struct ld_progress {
-    uint64_t total;        /**< input files found */
-    uint64_t done;         /**< files handled so far (converted + skipped) */
-    uint64_t converted;    /**< samples written */
-    uint64_t skipped;      /**< files skipped (each one logged at LD_LOG_WARN with its reason) */
+    uint64_t total;          /**< input files found */
+    uint64_t done;           /**< files handled so far (converted + skipped) */
+    uint64_t converted;      /**< samples written */
+    uint64_t skipped;        /**< files skipped (each one logged at LD_LOG_WARN with its reason) */
     uint64_t skipped_format; /**< of which: corrupt, truncated, not an image, unsupported */
-    uint64_t skipped_io;   /**< of which: unreadable (permissions, vanished, a directory) */
+    uint64_t skipped_io;     /**< of which: unreadable (permissions, vanished, a directory) */
     uint64_t skipped_limit;  /**< of which: over LD_C_MAX_PIXELS or too large for the format */
-    uint64_t bytes_in;     /**< bytes of input files read */
-    uint64_t bytes_out;    /**< bytes of sample data written (pixels or encoded bytes) */
-    double elapsed;        /**< seconds since the run started */
-    uint32_t files_out;    /**< dataset files written (more than 1 with LD_C_SPLIT_BYTES) */
+    uint64_t bytes_in;       /**< bytes of input files read */
+    uint64_t bytes_out;      /**< bytes of sample data written (pixels or encoded bytes) */
+    double elapsed;          /**< seconds since the run started */
+    uint32_t files_out;      /**< dataset files written (more than 1 with LD_C_SPLIT_BYTES) */
 } ld_progress;
 
 /**

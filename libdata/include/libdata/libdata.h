@@ -61,7 +61,8 @@ extern "C" {
 #define LD_VERSION_STRING "0.1.0"
 /** @} */
 
-/** @return the version of the linked library, as LD_VERSION_NUMBER (major*10000+minor*100+patch). */
+/** @return the version of the linked library, as LD_VERSION_NUMBER (major*10000+minor*100+patch).
+ */
 LD_API unsigned ld_version_number(void);
 /** @return the version of the linked library as a static string such as "0.1.0". */
 LD_API const char *ld_version_string(void);
@@ -159,17 +160,17 @@ typedef struct ld_param_choice {
 
 /** Description of one parameter (a row of ld_convert_params() / ld_reader_params()). */
 typedef struct ld_param_desc {
-    int id;                          /**< ld_convert_param or ld_reader_param value */
-    const char *name;                /**< keyword, e.g. "quality"; unique within the table */
-    int type;                        /**< ld_param_type */
-    int64_t def, min, max;           /**< INT/BOOL/ENUM: default and bounds; FLOATS: max =
-                                          most numbers; others 0 */
-    const char *unit;                /**< "bytes", "pixels", "samples", ... or "" */
-    const ld_param_choice *choices;  /**< ENUM: the accepted values; else NULL */
+    int id;                         /**< ld_convert_param or ld_reader_param value */
+    const char *name;               /**< keyword, e.g. "quality"; unique within the table */
+    int type;                       /**< ld_param_type */
+    int64_t def, min, max;          /**< INT/BOOL/ENUM: default and bounds; FLOATS: max =
+                                         most numbers; others 0 */
+    const char *unit;               /**< "bytes", "pixels", "samples", ... or "" */
+    const ld_param_choice *choices; /**< ENUM: the accepted values; else NULL */
     size_t nchoices;
-    const char *def_text;            /**< the default as text, for every type ("shuffle",
-                                          "1", "" ...) */
-    const char *help;                /**< one line */
+    const char *def_text; /**< the default as text, for every type ("shuffle",
+                               "1", "" ...) */
+    const char *help;     /**< one line */
 } ld_param_desc;
 /** @} */
 
@@ -192,7 +193,6 @@ LD_API void ld_free(void *p);
  * Thread-safe: uses no shared state.
  */
 LD_API int ld_describe(const char *path, char **text, char **errmsg);
-
 
 /**
  * Per-pixel mean of a dataset, written as Caffe's BlobProto `binaryproto` (num=1, channels,

@@ -90,73 +90,73 @@ typedef enum ld_layout {
  * describes each one (type, unit, default, bounds, choices).
  */
 typedef enum ld_reader_param {
-    LD_R_BATCH_SIZE = 1,   /**< samples per batch; default 64 */
-    LD_R_DROP_LAST = 2,    /**< 1 = drop the short final batch of an epoch; 0 = deliver it
-                                (default) */
-    LD_R_ORDER = 3,        /**< ld_order; default LD_ORDER_SEQUENTIAL */
-    LD_R_SEED = 4,         /**< seed for the order and the random transforms; default 0 */
-    LD_R_RANK = 5,         /**< this process's rank, 0 <= rank < world; default 0 */
-    LD_R_WORLD = 6,        /**< number of ranks; default 1. Each epoch, the N samples' permutation
-                                (identical on every rank) is cut into `world` contiguous shares of
-                                floor(N / world) samples; the N mod world left over are skipped
-                                that epoch (different ones each epoch when shuffling) */
-    LD_R_THREADS = 7,      /**< worker threads; 0 = online cores (default) */
-    LD_R_PREFETCH = 8,     /**< batches prepared ahead of the one the caller holds; 0 = auto
-                                (2, or what LD_R_MEMORY_BUDGET allows, at most 4) */
-    LD_R_MEMORY_BUDGET = 9, /**< bytes the reader may use (batch ring, per-thread scratch,
-                                labels); 0 = no limit (default). Prefetch is reduced to fit; when
-                                not even one batch fits, open fails with LD_ELIMIT and a message
-                                naming the largest batch size that fits. Encoded images whose
-                                sizes the dataset does not record (convert_imageset LMDBs) are
-                                budgeted at twice the crop per thread; larger images grow the
-                                decode buffers past the budget */
-    LD_R_DTYPE = 10,       /**< ld_dtype of the pixels: LD_DTYPE_U8 (default) or LD_DTYPE_F32 */
-    LD_R_LAYOUT = 11,      /**< ld_layout; default LD_LAYOUT_NCHW */
-    LD_R_CROP_W = 12,      /**< crop width; 0 = no crop (default). Both or neither */
-    LD_R_CROP_H = 13,      /**< crop height; 0 = no crop (default) */
-    LD_R_RANDOM_CROP = 14, /**< 1 = random crop position per sample; 0 = center crop (default) */
-    LD_R_MIRROR = 15,      /**< 1 = mirror each sample left-right with probability 1/2;
-                                default 0 */
-    LD_R_CHANNEL_ORDER = 16, /**< ld_channel_order: LD_CHANNELS_AS_STORED (default; encoded images come out in the order
-                                the dataset was made for: BGR unless converted with --rgb, and
-                                BGR for Caffe LMDBs, as Caffe decodes them);
+    LD_R_BATCH_SIZE = 1,     /**< samples per batch; default 64 */
+    LD_R_DROP_LAST = 2,      /**< 1 = drop the short final batch of an epoch; 0 = deliver it
+                                  (default) */
+    LD_R_ORDER = 3,          /**< ld_order; default LD_ORDER_SEQUENTIAL */
+    LD_R_SEED = 4,           /**< seed for the order and the random transforms; default 0 */
+    LD_R_RANK = 5,           /**< this process's rank, 0 <= rank < world; default 0 */
+    LD_R_WORLD = 6,          /**< number of ranks; default 1. Each epoch, the N samples' permutation
+                                  (identical on every rank) is cut into `world` contiguous shares of
+                                  floor(N / world) samples; the N mod world left over are skipped
+                                  that epoch (different ones each epoch when shuffling) */
+    LD_R_THREADS = 7,        /**< worker threads; 0 = online cores (default) */
+    LD_R_PREFETCH = 8,       /**< batches prepared ahead of the one the caller holds; 0 = auto
+                                  (2, or what LD_R_MEMORY_BUDGET allows, at most 4) */
+    LD_R_MEMORY_BUDGET = 9,  /**< bytes the reader may use (batch ring, per-thread scratch,
+                                 labels); 0 = no limit (default). Prefetch is reduced to fit; when
+                                 not even one batch fits, open fails with LD_ELIMIT and a message
+                                 naming the largest batch size that fits. Encoded images whose
+                                 sizes the dataset does not record (convert_imageset LMDBs) are
+                                 budgeted at twice the crop per thread; larger images grow the
+                                 decode buffers past the budget */
+    LD_R_DTYPE = 10,         /**< ld_dtype of the pixels: LD_DTYPE_U8 (default) or LD_DTYPE_F32 */
+    LD_R_LAYOUT = 11,        /**< ld_layout; default LD_LAYOUT_NCHW */
+    LD_R_CROP_W = 12,        /**< crop width; 0 = no crop (default). Both or neither */
+    LD_R_CROP_H = 13,        /**< crop height; 0 = no crop (default) */
+    LD_R_RANDOM_CROP = 14,   /**< 1 = random crop position per sample; 0 = center crop (default) */
+    LD_R_MIRROR = 15,        /**< 1 = mirror each sample left-right with probability 1/2;
+                                  default 0 */
+    LD_R_CHANNEL_ORDER = 16, /**< ld_channel_order: LD_CHANNELS_AS_STORED (default; encoded images
+                                come out in the order the dataset was made for: BGR unless converted
+                                with --rgb, and BGR for Caffe LMDBs, as Caffe decodes them);
                                 LD_CHANNELS_BGR or LD_CHANNELS_RGB: swap the
                                 channels when the dataset records the other order (3 channels only;
                                 a dataset with no recorded order is LD_EINVAL, use LD_R_SWAP) */
-    LD_R_SWAP = 17,        /**< 1 = reverse the channel order unconditionally (BGR <-> RGB) */
-    LD_R_LABEL_DTYPE = 18, /**< LD_DTYPE_I32 (default) or LD_DTYPE_F32. A label the type cannot
-                                hold exactly is an error of ld_reader_next() naming the sample,
-                                never clipped: int32 needs whole numbers in range (not 2.5, NaN,
-                                1e12); float32 holds integer labels up to 2^24 (float ones are
-                                rounded, never overflowed to infinity). Pixels likewise: uint8
-                                output of non-uint8 data needs whole numbers 0..255, float32
-                                output of integer data beyond 2^24 is refused */
-    LD_R_WINDOW = 19,      /**< block shuffle: blocks per shuffle window; default 8 */
-    LD_R_EPOCH = 20,       /**< the epoch the next ld_reader_open() starts at (to resume);
-                                default 0 */
-    LD_R_DCT_SCALE = 21,   /**< encoded JPEG with a crop: 1 = let the decoder shrink by up to 8x
-                                (DCT scaling) while the image stays at least the crop size, i.e.
-                                crop from a reduced image (faster, different pixels); default 0 */
-    LD_R_CHANNELS = 22,    /**< channels of decoded (encoded) images: 0 = as the dataset says
-                                (default; for a database that records no shape, such as
-                                convert_imageset --encoded, the first image's: a later colour
-                                image then fails with LD_EFORMAT instead of being made gray),
-                                1 = decode every image gray, 3 = in colour (Caffe's force_gray
-                                / force_color). LD_EINVAL for raw datasets of another count */
-    LD_R_DATA_NAME = 100,   /**< string: HDF5 pixel dataset; default "data" (or our "encoded") */
-    LD_R_LABEL_NAME = 101,  /**< string: HDF5 label dataset; default "label" */
-    LD_R_MEAN_VALUES = 102, /**< floats: 1 to 4 per-channel means (output channel order),
-                                 subtracted before scaling; float output only; none by default */
-    LD_R_MEAN_FILE = 103,   /**< string: a mean image: Caffe's mean.binaryproto (BlobProto, as written by
-                                 compute_image_mean or `dataconv mean`), C x H x W of the stored
-                                 samples (cropped with them, aligned with the source pixels before
-                                 mirroring, as in Caffe) or of the crop; indexed by output channel,
-                                 so a Caffe (BGR) mean goes with BGR output; float output only.
-                                 Or a NumPy .npy array (little-endian float32, float64 or uint8,
-                                 C order), C x H x W or H x W x C (C x H x W is taken when both
-                                 fit; the log says which) */
-    LD_R_SCALE = 104        /**< double: multiplier applied after the mean, e.g. 1.0 / 256;
-                                 default 1; float output only unless 1 */
+    LD_R_SWAP = 17,          /**< 1 = reverse the channel order unconditionally (BGR <-> RGB) */
+    LD_R_LABEL_DTYPE = 18,   /**< LD_DTYPE_I32 (default) or LD_DTYPE_F32. A label the type cannot
+                                  hold exactly is an error of ld_reader_next() naming the sample,
+                                  never clipped: int32 needs whole numbers in range (not 2.5, NaN,
+                                  1e12); float32 holds integer labels up to 2^24 (float ones are
+                                  rounded, never overflowed to infinity). Pixels likewise: uint8
+                                  output of non-uint8 data needs whole numbers 0..255, float32
+                                  output of integer data beyond 2^24 is refused */
+    LD_R_WINDOW = 19,        /**< block shuffle: blocks per shuffle window; default 8 */
+    LD_R_EPOCH = 20,         /**< the epoch the next ld_reader_open() starts at (to resume);
+                                  default 0 */
+    LD_R_DCT_SCALE = 21,     /**< encoded JPEG with a crop: 1 = let the decoder shrink by up to 8x
+                                  (DCT scaling) while the image stays at least the crop size, i.e.
+                                  crop from a reduced image (faster, different pixels); default 0 */
+    LD_R_CHANNELS = 22,      /**< channels of decoded (encoded) images: 0 = as the dataset says
+                                  (default; for a database that records no shape, such as
+                                  convert_imageset --encoded, the first image's: a later colour
+                                  image then fails with LD_EFORMAT instead of being made gray),
+                                  1 = decode every image gray, 3 = in colour (Caffe's force_gray
+                                  / force_color). LD_EINVAL for raw datasets of another count */
+    LD_R_DATA_NAME = 100,    /**< string: HDF5 pixel dataset; default "data" (or our "encoded") */
+    LD_R_LABEL_NAME = 101,   /**< string: HDF5 label dataset; default "label" */
+    LD_R_MEAN_VALUES = 102,  /**< floats: 1 to 4 per-channel means (output channel order),
+                                  subtracted before scaling; float output only; none by default */
+    LD_R_MEAN_FILE = 103, /**< string: a mean image: Caffe's mean.binaryproto (BlobProto, as written
+                             by compute_image_mean or `dataconv mean`), C x H x W of the stored
+                               samples (cropped with them, aligned with the source pixels before
+                               mirroring, as in Caffe) or of the crop; indexed by output channel,
+                               so a Caffe (BGR) mean goes with BGR output; float output only.
+                               Or a NumPy .npy array (little-endian float32, float64 or uint8,
+                               C order), C x H x W or H x W x C (C x H x W is taken when both
+                               fit; the log says which) */
+    LD_R_SCALE = 104      /**< double: multiplier applied after the mean, e.g. 1.0 / 256;
+                               default 1; float output only unless 1 */
 } ld_reader_param;
 
 /**
@@ -164,19 +164,19 @@ typedef enum ld_reader_param {
  * Values are fixed forever.
  */
 typedef enum ld_reader_info {
-    LD_R_INFO_SAMPLES = 200,        /**< samples in the dataset (all ranks) */
-    LD_R_INFO_EPOCH_SAMPLES = 201,  /**< samples this rank delivers per epoch (after drop_last) */
-    LD_R_INFO_EPOCH_BATCHES = 202,  /**< batches this rank delivers per epoch */
-    LD_R_INFO_C = 203,              /**< output channels */
-    LD_R_INFO_H = 204,              /**< output height */
-    LD_R_INFO_W = 205,              /**< output width */
-    LD_R_INFO_PREFETCH = 206,       /**< prefetch depth chosen */
-    LD_R_INFO_THREADS = 207,        /**< worker threads started */
-    LD_R_INFO_MEMORY = 208,         /**< bytes the reader allocated (ring + scratch) */
-    LD_R_INFO_ENCODED = 209,        /**< 1 when the dataset holds encoded images */
-    LD_R_INFO_ORDER = 210           /**< ld_channel_order of 3-channel output: LD_CHANNELS_BGR,
-                                         LD_CHANNELS_RGB, or LD_CHANNELS_AS_STORED when the
-                                         dataset does not record it */
+    LD_R_INFO_SAMPLES = 200,       /**< samples in the dataset (all ranks) */
+    LD_R_INFO_EPOCH_SAMPLES = 201, /**< samples this rank delivers per epoch (after drop_last) */
+    LD_R_INFO_EPOCH_BATCHES = 202, /**< batches this rank delivers per epoch */
+    LD_R_INFO_C = 203,             /**< output channels */
+    LD_R_INFO_H = 204,             /**< output height */
+    LD_R_INFO_W = 205,             /**< output width */
+    LD_R_INFO_PREFETCH = 206,      /**< prefetch depth chosen */
+    LD_R_INFO_THREADS = 207,       /**< worker threads started */
+    LD_R_INFO_MEMORY = 208,        /**< bytes the reader allocated (ring + scratch) */
+    LD_R_INFO_ENCODED = 209,       /**< 1 when the dataset holds encoded images */
+    LD_R_INFO_ORDER = 210          /**< ld_channel_order of 3-channel output: LD_CHANNELS_BGR,
+                                        LD_CHANNELS_RGB, or LD_CHANNELS_AS_STORED when the
+                                        dataset does not record it */
 } ld_reader_info;
 
 /**
@@ -185,19 +185,19 @@ typedef enum ld_reader_info {
  * at the end in later versions.
  */
 typedef struct ld_batch {
-    size_t n;                 /**< samples in this batch: the batch size, or fewer for the final
-                                   batch of an epoch (unless LD_R_DROP_LAST) */
-    int dtype;                /**< ld_dtype of data */
-    int layout;               /**< ld_layout of data */
-    int c, h, w;              /**< shape of one sample */
-    const void *data;         /**< n * c * h * w elements of dtype */
-    size_t data_bytes;        /**< bytes at data */
-    int label_dtype;          /**< ld_dtype of labels (LD_DTYPE_I32 or LD_DTYPE_F32) */
-    const void *labels;       /**< n labels */
-    const uint64_t *indices;  /**< n dataset indices (0-based, across all files of a split list):
-                                   sample j of this batch is dataset sample indices[j] */
-    uint64_t epoch;           /**< epoch this batch belongs to */
-    uint64_t number;          /**< batch number within the epoch for this rank, from 0 */
+    size_t n;                /**< samples in this batch: the batch size, or fewer for the final
+                                  batch of an epoch (unless LD_R_DROP_LAST) */
+    int dtype;               /**< ld_dtype of data */
+    int layout;              /**< ld_layout of data */
+    int c, h, w;             /**< shape of one sample */
+    const void *data;        /**< n * c * h * w elements of dtype */
+    size_t data_bytes;       /**< bytes at data */
+    int label_dtype;         /**< ld_dtype of labels (LD_DTYPE_I32 or LD_DTYPE_F32) */
+    const void *labels;      /**< n labels */
+    const uint64_t *indices; /**< n dataset indices (0-based, across all files of a split list):
+                                  sample j of this batch is dataset sample indices[j] */
+    uint64_t epoch;          /**< epoch this batch belongs to */
+    uint64_t number;         /**< batch number within the epoch for this rank, from 0 */
 } ld_batch;
 
 /** @return a new reader with default parameters, or NULL when out of memory. */

@@ -45,16 +45,14 @@ int ld__img_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
     if (!name) name = "(image)";
     memset(info, 0, sizeof *info);
     switch (ld__img_sniff(buf, len)) {
-    case LD_IMG_JPEG:
-        return ld__jpeg_info(c, buf, len, name, info, e);
+    case LD_IMG_JPEG: return ld__jpeg_info(c, buf, len, name, info, e);
     case LD_IMG_PNG:
 #ifdef LD_HAVE_PNG
         return ld__png_info(c, buf, len, name, info, e);
 #else
         return ld__err(e, LD_ENOTSUP, "%s: PNG support not built", name);
 #endif
-    default:
-        return unknown_format(buf, len, name, e);
+    default: return unknown_format(buf, len, name, e);
     }
 }
 
@@ -65,16 +63,14 @@ int ld__img_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     if (!opts || (opts->channels != 1 && opts->channels != 3))
         return ld__err(e, LD_EINVAL, "%s: decode channels must be 1 or 3", name);
     switch (ld__img_sniff(buf, len)) {
-    case LD_IMG_JPEG:
-        return ld__jpeg_decode(c, buf, len, name, opts, out, e);
+    case LD_IMG_JPEG: return ld__jpeg_decode(c, buf, len, name, opts, out, e);
     case LD_IMG_PNG:
 #ifdef LD_HAVE_PNG
         return ld__png_decode(c, buf, len, name, opts, out, e);
 #else
         return ld__err(e, LD_ENOTSUP, "%s: PNG support not built", name);
 #endif
-    default:
-        return unknown_format(buf, len, name, e);
+    default: return unknown_format(buf, len, name, e);
     }
 }
 

@@ -46,10 +46,8 @@ static void on_message(j_common_ptr cinfo, int level)
     /* Damaged metadata only; the pixels are fine. */
     case JWRN_JFIF_MAJOR:
     case JWRN_ADOBE_XFORM:
-    case JWRN_BOGUS_ICC:
-        return;
-    default:
-        on_error(cinfo);
+    case JWRN_BOGUS_ICC: return;
+    default: on_error(cinfo);
     }
 }
 

@@ -26,28 +26,17 @@ const char *ld_version_string(void)
 const char *ld_strerror(int status)
 {
     switch (status) {
-    case LD_OK:
-        return "success";
-    case LD_END:
-        return "end of epoch";
-    case LD_ENOMEM:
-        return "out of memory";
-    case LD_EINVAL:
-        return "invalid argument";
-    case LD_EIO:
-        return "input/output error";
-    case LD_EFORMAT:
-        return "corrupt or unsupported data";
-    case LD_ELIMIT:
-        return "over a limit";
-    case LD_ECANCELED:
-        return "canceled";
-    case LD_ENOTSUP:
-        return "not supported by this build";
-    case LD_ESTATE:
-        return "invalid call in this state";
-    default:
-        return "unknown status";
+    case LD_OK: return "success";
+    case LD_END: return "end of epoch";
+    case LD_ENOMEM: return "out of memory";
+    case LD_EINVAL: return "invalid argument";
+    case LD_EIO: return "input/output error";
+    case LD_EFORMAT: return "corrupt or unsupported data";
+    case LD_ELIMIT: return "over a limit";
+    case LD_ECANCELED: return "canceled";
+    case LD_ENOTSUP: return "not supported by this build";
+    case LD_ESTATE: return "invalid call in this state";
+    default: return "unknown status";
     }
 }
 
@@ -72,8 +61,7 @@ int ld_has_feature(ld_feature f)
 #else
         return 0;
 #endif
-    case LD_FEATURE_THREADS:
-        return 1;
+    case LD_FEATURE_THREADS: return 1;
     }
     return 0;
 }
@@ -327,39 +315,31 @@ char *ld__strdup(const char *s)
 int ld__utf8_seq(const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;
-    if (s[0] < 0x80)
-        return 1;
+    if (s[0] < 0x80) return 1;
     int n;
     unsigned lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
     if (s[0] >= 0xC2 && s[0] <= 0xDF)
         n = 2;
     else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
         n = 3;
-        if (s[0] == 0xE0)
-            lo = 0xA0; /* overlong */
-        if (s[0] == 0xED)
-            hi = 0x9F; /* UTF-16 surrogates */
+        if (s[0] == 0xE0) lo = 0xA0; /* overlong */
+        if (s[0] == 0xED) hi = 0x9F; /* UTF-16 surrogates */
     } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
         n = 4;
-        if (s[0] == 0xF0)
-            lo = 0x90; /* overlong */
-        if (s[0] == 0xF4)
-            hi = 0x8F; /* past U+10FFFF */
+        if (s[0] == 0xF0) lo = 0x90; /* overlong */
+        if (s[0] == 0xF4) hi = 0x8F; /* past U+10FFFF */
     } else
         return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
     for (int i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
+        if (s[i] < 0x80 || s[i] > 0xBF) return 0;
     return n;
 }
 
 int ld__utf8_valid(const char *s)
 {
     for (int n; *s; s += n)
-        if (!(n = ld__utf8_seq(s)))
-            return 0;
+        if (!(n = ld__utf8_seq(s))) return 0;
     return 1;
 }
 
@@ -400,7 +380,8 @@ int ld__explain_write_failure(ld_err *e, int err, const char *out, const char *f
         free(dir);
     }
     if (!full) return 0;
-    ld__err(e, LD_EIO, "%s while writing %s (%llu bytes written; nothing was kept): free some "
+    ld__err(e, LD_EIO,
+            "%s while writing %s (%llu bytes written; nothing was kept): free some "
             "space or write the output elsewhere",
             err == EDQUOT ? "disk quota exceeded" : "no space left on device", out, size);
     if (e) e->sys_errno = err == EDQUOT ? EDQUOT : ENOSPC;
@@ -475,8 +456,7 @@ char *ld__temp_name(const char *final_path, const void *owner)
 const ld_param_desc *ld__param_find(const ld_param_desc *t, size_t n, int id)
 {
     for (size_t i = 0; i < n; i++)
-        if (t[i].id == id)
-            return &t[i];
+        if (t[i].id == id) return &t[i];
     return NULL;
 }
 
@@ -504,8 +484,8 @@ static const char *setter_suffix(int type)
 
 int ld__param_wrong_type(ld_err *e, const char *who, const ld_param_desc *d)
 {
-    ld__err(e, LD_EINVAL, "%s: %s is a %s parameter: set it with ld_%s_set%s()", who,
-            d->name, type_name(d->type), who, setter_suffix(d->type));
+    ld__err(e, LD_EINVAL, "%s: %s is a %s parameter: set it with ld_%s_set%s()", who, d->name,
+            type_name(d->type), who, setter_suffix(d->type));
     return ld__err_param(e, d->id);
 }
 
@@ -524,14 +504,14 @@ int ld__param_check(ld_err *e, const char *who, const ld_param_desc *d, int64_t 
     char names[160] = "";
     size_t len = 0;
     for (size_t i = 0; i < d->nchoices; i++) {
-        if (d->choices[i].value == v)
-            return LD_OK;
+        if (d->choices[i].value == v) return LD_OK;
         int k = snprintf(names + len, sizeof names - len, "%s%s = %lld", i ? ", " : "",
                          d->choices[i].name, (long long)d->choices[i].value);
-        if (k > 0 && (size_t)k < sizeof names - len)
-            len += (size_t)k;
+        if (k > 0 && (size_t)k < sizeof names - len) len += (size_t)k;
     }
-    ld__err(e, LD_EINVAL, "%s: %s = %lld is not one of its values (%s); a value of "
-            "another enum is refused", who, d->name, (long long)v, names);
+    ld__err(e, LD_EINVAL,
+            "%s: %s = %lld is not one of its values (%s); a value of "
+            "another enum is refused",
+            who, d->name, (long long)v, names);
     return ld__err_param(e, d->id);
 }

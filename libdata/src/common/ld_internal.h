@@ -22,7 +22,7 @@
  * ld__err_where after ld__err, which resets them). */
 typedef struct ld_err {
     int code;
-    int sys_errno; /* the errno behind an LD_EIO when a layer below reported one, else 0 */
+    int sys_errno;  /* the errno behind an LD_EIO when a layer below reported one, else 0 */
     int param;      /* ld_convert_param / ld_reader_param id, or -1 */
     int64_t sample; /* sample (reader) or input (converter) index, or -1 */
     char path[LD_ERRPATH_MAX]; /* the file, or "" */
@@ -83,8 +83,7 @@ void ld__format_msg(char *dst, size_t cap, const char *fmt, ...)
 #define LD_TRY(expr)                                                                               \
     do {                                                                                           \
         rc = (expr);                                                                               \
-        if (rc < 0)                                                                                \
-            goto fail;                                                                             \
+        if (rc < 0) goto fail;                                                                     \
     } while (0)
 
 /* Overflow-checked size arithmetic: return 0 on overflow, 1 on success. */
@@ -139,8 +138,8 @@ char *ld__strdup(const char *s);
  * src + y * sy; mirror = 1 reverses each row. SSSE3 when the CPU has it (16 pixels per step;
  * the scalar loop needs three strided byte loads per pixel: 46-84 vs 10-12 us per 224x224
  * image, bench/kernel_rate.c). */
-void ld__deinterleave3(const uint8_t *src, size_t sy, int oh, int ow, const int ch[3],
-                       int mirror, uint8_t *dst);
+void ld__deinterleave3(const uint8_t *src, size_t sy, int oh, int ow, const int ch[3], int mirror,
+                       uint8_t *dst);
 
 /* Length of the well-formed UTF-8 sequence at s (1..4), or 0 if the bytes there are not one
  * (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, truncated).

@@ -1,7 +1,7 @@
 /* Pixel layout kernels shared by the converter and the reader. */
 #include "common/ld_internal.h"
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) &&                           \
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) &&                             \
     !defined(LD_NO_X86_DISPATCH) /* -DLD_NO_X86_DISPATCH: the plain C loop only */
 #include <tmmintrin.h>
 #define LD_HAVE_SSSE3_KERNEL 1
@@ -50,8 +50,8 @@ __attribute__((target("ssse3"))) static int deinterleave3_ssse3(const uint8_t *s
 }
 #endif
 
-void ld__deinterleave3(const uint8_t *src, size_t sy, int oh, int ow, const int ch[3],
-                       int mirror, uint8_t *dst)
+void ld__deinterleave3(const uint8_t *src, size_t sy, int oh, int ow, const int ch[3], int mirror,
+                       uint8_t *dst)
 {
     int done = 0;
 #ifdef LD_HAVE_SSSE3_KERNEL

@@ -33,23 +33,36 @@
 
 static const ld_param_choice FORMATS[] = {
     {"auto", LD_FORMAT_AUTO}, {"hdf5", LD_FORMAT_HDF5}, {"lmdb", LD_FORMAT_LMDB}};
-static const ld_param_choice MODES[] = {{"squash", LD_RESIZE_SQUASH}, {"crop", LD_RESIZE_CROP},
-                                        {"pad", LD_RESIZE_PAD}, {"max", LD_RESIZE_MAX}};
+static const ld_param_choice MODES[] = {{"squash", LD_RESIZE_SQUASH},
+                                        {"crop", LD_RESIZE_CROP},
+                                        {"pad", LD_RESIZE_PAD},
+                                        {"max", LD_RESIZE_MAX}};
 static const ld_param_choice CHANNELS[] = {{"bgr", LD_CHANNELS_BGR}, {"rgb", LD_CHANNELS_RGB}};
 static const ld_param_choice SPLIT_PATHS[] = {{"absolute", LD_SPLIT_PATHS_ABSOLUTE},
                                               {"relative", LD_SPLIT_PATHS_RELATIVE}};
 
 #define NCH(a) (sizeof(a) / sizeof((a)[0]))
-#define INT(id, name, def, lo, hi, unit, help)                                                  \
-    {id, name, LD_PARAM_INT, def, lo, hi, unit, NULL, 0, #def, help}
-#define BOOL(id, name, help) {id, name, LD_PARAM_BOOL, 0, 0, 1, "", NULL, 0, "0", help}
+#define INT(id, name, def, lo, hi, unit, help)                                                     \
+    {                                                                                              \
+        id, name, LD_PARAM_INT, def, lo, hi, unit, NULL, 0, #def, help                             \
+    }
+#define BOOL(id, name, help)                                                                       \
+    {                                                                                              \
+        id, name, LD_PARAM_BOOL, 0, 0, 1, "", NULL, 0, "0", help                                   \
+    }
 /* An enum: its choices run from lo to hi; def is one of them, named def_name. */
-#define ENUM(id, nm, ch, def, def_name, lo, hi, help)                                           \
-    {id, nm, LD_PARAM_ENUM, def, lo, hi, "", ch, NCH(ch), def_name, help}
-#define STR(id, name, help) {id, name, LD_PARAM_STRING, 0, 0, 0, "", NULL, 0, "", help}
+#define ENUM(id, nm, ch, def, def_name, lo, hi, help)                                              \
+    {                                                                                              \
+        id, nm, LD_PARAM_ENUM, def, lo, hi, "", ch, NCH(ch), def_name, help                        \
+    }
+#define STR(id, name, help)                                                                        \
+    {                                                                                              \
+        id, name, LD_PARAM_STRING, 0, 0, 0, "", NULL, 0, "", help                                  \
+    }
 
 static const ld_param_desc PARAMS[] = {
-    ENUM(LD_C_FORMAT, "format", FORMATS, LD_FORMAT_AUTO, "auto", LD_FORMAT_AUTO, LD_FORMAT_LMDB, "output format (auto: LMDB for a name ending in "
+    ENUM(LD_C_FORMAT, "format", FORMATS, LD_FORMAT_AUTO, "auto", LD_FORMAT_AUTO, LD_FORMAT_LMDB,
+         "output format (auto: LMDB for a name ending in "
          ".lmdb or an existing folder, else HDF5)"),
     INT(LD_C_QUALITY, "quality", 0, 0, 100, "",
         "0 = raw pixels; 1..100 = re-encode as JPEG at this quality"),
@@ -62,12 +75,12 @@ static const ld_param_desc PARAMS[] = {
     INT(LD_C_PAD_VALUE, "pad_value", 0, 0, 255, "", "gray level of the padding (pad mode)"),
     BOOL(LD_C_GRAY, "gray", "one gray channel instead of 3"),
     ENUM(LD_C_CHANNEL_ORDER, "channel_order", CHANNELS, LD_CHANNELS_BGR, "bgr", LD_CHANNELS_BGR,
-         LD_CHANNELS_RGB,
-         "channel order of 3-channel output (bgr: Caffe, OpenCV)"),
+         LD_CHANNELS_RGB, "channel order of 3-channel output (bgr: Caffe, OpenCV)"),
     INT(LD_C_THREADS, "threads", 0, 0, 1024, "", "worker threads (0 = all cores)"),
     BOOL(LD_C_SHUFFLE, "shuffle", "shuffle the input order, reproducibly (see seed)"),
     INT(LD_C_SEED, "seed", 0, 0, INT64_MAX, "", "shuffle seed"),
-    BOOL(LD_C_STRICT, "strict", "stop at the first bad input file or unreadable folder (else skip it and warn)"),
+    BOOL(LD_C_STRICT, "strict",
+         "stop at the first bad input file or unreadable folder (else skip it and warn)"),
     INT(LD_C_MAX_PIXELS, "max_pixels", 100000000, 1, (int64_t)1 << 40, "pixels",
         "refuse (skip) images with more pixels"),
     INT(LD_C_SPLIT_BYTES, "split_bytes", 0, 0, INT64_MAX, "bytes",
@@ -294,8 +307,8 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
     sl->bytes_in = wk->file.len;
     LD_TRY(ld__img_info(wk->codec, wk->file.p, wk->file.len, it->path, &info, e));
     LD_CHECKP(e, (uint64_t)info.w * (uint64_t)info.h <= r->max_pixels, LD_ELIMIT, LD_C_MAX_PIXELS,
-              "%s: %dx%d is over the %llu-pixel limit (raise it with max_pixels)", it->path,
-             info.w, info.h, (unsigned long long)r->max_pixels);
+              "%s: %dx%d is over the %llu-pixel limit (raise it with max_pixels)", it->path, info.w,
+              info.h, (unsigned long long)r->max_pixels);
 
     ld_decode_opts dopt = {
         .channels = r->channels, .max_pixels = r->max_pixels, .apply_orientation = 1};
@@ -409,8 +422,7 @@ static int source_tick(void *user, size_t found)
     listing *l = user;
     const double now = ld__now();
     (void)found;
-    if (!l->c->progress || now - l->last < 0.1)
-        return 0;
+    if (!l->c->progress || now - l->last < 0.1) return 0;
     l->last = now;
     l->c->stats.elapsed = now - l->t0;
     return l->c->progress(l->c->progress_user, &l->c->stats);
@@ -491,8 +503,8 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
                 return (ld__err(&c->err, LD_EINVAL,
                                 "%s: split_bytes would overwrite this input list with the list "
                                 "of output files; choose another output name (e.g. "
-                                "%.*s_split.h5) (nothing was written)", c->list_file,
-                                (int)(strlen(split_list) - 4), split_list),
+                                "%.*s_split.h5) (nothing was written)",
+                                c->list_file, (int)(strlen(split_list) - 4), split_list),
                         ld__err_param(&c->err, LD_C_SPLIT_BYTES));
             return ld__err(&c->err, LD_EINVAL,
                            "%s is the input list file %s: the output would replace it; give "
@@ -513,12 +525,14 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
         if (within == 2)
             return ld__err(&c->err, LD_EINVAL,
                            "%s is the input folder: the output would replace it; give the "
-                           "output another name (nothing was written)", output);
+                           "output another name (nothing was written)",
+                           output);
         if (within && !c->list_file)
             return ld__err(&c->err, LD_EINVAL,
                            "%s lies inside the input folder %s: it could replace an input "
                            "image, and the next run would read it as input; write it outside "
-                           "%s (nothing was written)", output, input, input);
+                           "%s (nothing was written)",
+                           output, input, input);
     }
     return LD_OK;
 }
@@ -529,20 +543,21 @@ static const char *MODE_NAMES[] = {"squash", "crop", "pad", "max"};
 static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
 {
     if (!c->log) return;
-    logf_(c, LD_LOG_INFO, "input: %zu files in %zu class%s (%s)", r->n, ncls,
-          ncls == 1 ? "" : "es",
-          c->list_file       ? "labels from the list file"
+    logf_(c, LD_LOG_INFO, "input: %zu files in %zu class%s (%s)", r->n, ncls, ncls == 1 ? "" : "es",
+          c->list_file      ? "labels from the list file"
           : P(c, LD_C_FLAT) ? "flat: all label 0"
                             : "one class per sub-folder, labels in sorted name order");
     if (r->geom.w && r->geom.mode == LD_RESIZE_MAX)
-        logf_(c, LD_LOG_INFO, "sizes: longer side scaled down to at most %d, aspect kept "
-              "(sizes vary)", r->geom.w);
+        logf_(c, LD_LOG_INFO,
+              "sizes: longer side scaled down to at most %d, aspect kept "
+              "(sizes vary)",
+              r->geom.w);
     else if (r->geom.w)
         logf_(c, LD_LOG_INFO, "sizes: every image resized to %dx%d (%s)", r->geom.w, r->geom.h,
               MODE_NAMES[r->geom.mode - LD_RESIZE_SQUASH]);
     else
-        logf_(c, LD_LOG_INFO, "sizes: kept as they are%s", r->check_size
-              ? "; every image must have the size of the first" : "");
+        logf_(c, LD_LOG_INFO, "sizes: kept as they are%s",
+              r->check_size ? "; every image must have the size of the first" : "");
     const char *order = r->channels == 1 ? "gray" : r->order_rgb ? "RGB" : "BGR";
     if (!r->encoded)
         logf_(c, LD_LOG_INFO, "storage: %s, raw uint8 pixels, layout %s (%d channel%s, %s)",
@@ -555,12 +570,14 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
               format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", order);
     else if (r->encode_png)
         logf_(c, LD_LOG_INFO, "storage: %s, each image re-encoded as PNG (%d channel%s, %s)",
-              format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", r->channels,
-              r->channels == 1 ? "" : "s", order);
+              format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", r->channels, r->channels == 1 ? "" : "s",
+              order);
     else
-        logf_(c, LD_LOG_INFO, "storage: %s, each image re-encoded as JPEG quality %d (%d "
-              "channel%s, %s)", format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", r->quality,
-              r->channels, r->channels == 1 ? "" : "s", order);
+        logf_(c, LD_LOG_INFO,
+              "storage: %s, each image re-encoded as JPEG quality %d (%d "
+              "channel%s, %s)",
+              format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", r->quality, r->channels,
+              r->channels == 1 ? "" : "s", order);
     if (format == LD_FORMAT_HDF5 && P(c, LD_C_SPLIT_BYTES))
         logf_(c, LD_LOG_INFO, "split: files of at most %lld bytes of data, listed with %s paths",
               (long long)P(c, LD_C_SPLIT_BYTES),
@@ -615,10 +632,10 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     if (format == LD_FORMAT_AUTO) format = is_lmdb_output(output) ? LD_FORMAT_LMDB : LD_FORMAT_HDF5;
     const int fixed_size = (r.geom.w && r.geom.mode != LD_RESIZE_MAX);
     LD_CHECKP(&c->err,
-             encoded || format != LD_FORMAT_HDF5 || !r.geom.w || r.geom.mode != LD_RESIZE_MAX,
-             LD_EINVAL, LD_C_RESIZE_MODE,
-             "raw HDF5 storage needs one image size, but resize_mode max keeps each image's "
-             "aspect: store JPEG with quality Q, or use resize_mode squash, crop or pad");
+              encoded || format != LD_FORMAT_HDF5 || !r.geom.w || r.geom.mode != LD_RESIZE_MAX,
+              LD_EINVAL, LD_C_RESIZE_MODE,
+              "raw HDF5 storage needs one image size, but resize_mode max keeps each image's "
+              "aspect: store JPEG with quality Q, or use resize_mode squash, crop or pad");
     /* Raw HDF5 is an N x C x H x W array: every image must come out the same size. */
     r.check_size = (P(c, LD_C_CHECK_SIZE) || (!encoded && format == LD_FORMAT_HDF5)) && !fixed_size;
 
@@ -639,22 +656,21 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     listing lst = {c, t0, t0};
     const unsigned src_flags =
         (P(c, LD_C_STRICT) ? LD_SRC_STRICT : 0u) | (P(c, LD_C_FLAT) ? LD_SRC_FLAT : 0u);
-    rc = c->list_file
-             ? ld__source_open_list(c->list_file, input, source_tick, &lst, &src, &c->err)
-             : ld__source_open_dir_flags(input, src_flags, source_warn, source_tick, &lst, &src,
-                                         &c->err);
+    rc = c->list_file ? ld__source_open_list(c->list_file, input, source_tick, &lst, &src, &c->err)
+                      : ld__source_open_dir_flags(input, src_flags, source_warn, source_tick, &lst,
+                                                  &src, &c->err);
     LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
              output);
     LD_TRY(rc);
     r.src = src;
     r.n = ld__source_count(src);
     LD_CHECKP(&c->err, r.n > 0, LD_EFORMAT, c->list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
-             c->list_file        ? "%s: the list file names no images"
-             : P(c, LD_C_FLAT) ? "%s: no .jpg, .jpeg or .png files found"
-                               : "%s: no images found (expected one sub-folder per class holding "
-                                 ".jpg, .jpeg or .png files; flat for a folder without class "
-                                 "folders)",
-             c->list_file ? c->list_file : input);
+              c->list_file      ? "%s: the list file names no images"
+              : P(c, LD_C_FLAT) ? "%s: no .jpg, .jpeg or .png files found"
+                                : "%s: no images found (expected one sub-folder per class holding "
+                                  ".jpg, .jpeg or .png files; flat for a folder without class "
+                                  "folders)",
+              c->list_file ? c->list_file : input);
     if (P(c, LD_C_SHUFFLE)) ld__source_shuffle(src, (uint64_t)P(c, LD_C_SEED));
     c->stats.total = r.n;
 
@@ -774,8 +790,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
             const int stopped = !(sl->status == LD_ENOMEM || sl->fatal);
             rc = ld__err(&c->err, sl->status, "%s%s", sl->err.msg,
                          stopped ? " (stopped: strict)" : "");
-            ld__err_param(&c->err, sl->err.param >= 0 ? sl->err.param
-                                   : stopped ? LD_C_STRICT : -1);
+            ld__err_param(&c->err, sl->err.param >= 0 ? sl->err.param : stopped ? LD_C_STRICT : -1);
             ld__err_where(&c->err, sl->err.path[0] ? sl->err.path : NULL, sl->err.sample);
             goto fail;
         } else {
@@ -806,7 +821,8 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
               "no image could be converted (%llu skipped%s); nothing was written to %s",
               (unsigned long long)c->stats.skipped,
               c->stats.skipped && c->stats.skipped_limit == c->stats.skipped
-                  ? ", every one over a limit: max_pixels or the format's" : "",
+                  ? ", every one over a limit: max_pixels or the format's"
+                  : "",
               output);
     /* The last progress report comes before publishing, so a cancel there still leaves
      * nothing under the output name. */

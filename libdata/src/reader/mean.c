@@ -26,8 +26,7 @@ static int set_shape(ld_mean *m, double **sum, int c, int h, int w, ld_err *e)
         !ld__mul_size(n, (size_t)w, &n) || n > SIZE_MAX / sizeof(double))
         return ld__err(e, LD_ELIMIT, "mean: bad sample shape %dx%dx%d", c, h, w);
     *sum = calloc(n, sizeof(double));
-    if (!*sum)
-        return ld__err(e, LD_ENOMEM, "mean: out of memory for %zu sums", n);
+    if (!*sum) return ld__err(e, LD_ENOMEM, "mean: out of memory for %zu sums", n);
     m->c = c;
     m->h = h;
     m->w = w;
@@ -80,8 +79,7 @@ int ld__mean_store(ld_store *s, uint64_t max_pixels, ld_mean *out, ld_err *e)
         }
         /* encoded: channels as the dataset says (sidecar / Datum), default color */
         int want_c = in->c == 1 || (in->c == 0 && r.c == 1) ? 1 : 3;
-        ld_decode_opts dop = {.channels = want_c, .max_pixels = max_pixels,
-                              .apply_orientation = 1};
+        ld_decode_opts dop = {.channels = want_c, .max_pixels = max_pixels, .apply_orientation = 1};
         char name[64];
         snprintf(name, sizeof name, "sample %llu", (unsigned long long)i);
         LD_TRY(ld__img_decode(codec, r.data, r.len, name, &dop, &im, e));
@@ -91,8 +89,8 @@ int ld__mean_store(ld_store *s, uint64_t max_pixels, ld_mean *out, ld_err *e)
         }
         LD_CHECK(e, im.c == out->c && im.h == out->h && im.w == out->w, LD_EFORMAT,
                  "mean: sample %llu is %dx%dx%d but the first is %dx%dx%d: the mean needs one "
-                 "size (convert with resize_w and resize_h)", (unsigned long long)i, im.c, im.h, im.w, out->c,
-                 out->h, out->w);
+                 "size (convert with resize_w and resize_h)",
+                 (unsigned long long)i, im.c, im.h, im.w, out->c, out->h, out->w);
         add_image(sum, &im);
     }
     out->data = malloc(count * sizeof(float));
@@ -105,18 +103,15 @@ int ld__mean_store(ld_store *s, uint64_t max_pixels, ld_mean *out, ld_err *e)
             out->data[(size_t)ch * plane + p] = (float)v;
             acc += v;
         }
-        if (ch < 4)
-            out->channel[ch] = acc / (double)plane;
+        if (ch < 4) out->channel[ch] = acc / (double)plane;
     }
     out->n = in->n;
 fail:
-    if (rc < 0)
-        ld__mean_free(out);
+    if (rc < 0) ld__mean_free(out);
     free(sum);
     ld__image_free(&im);
     ld__codec_free(codec);
-    if (cx)
-        s->vt->ctx_free(s, cx);
+    if (cx) s->vt->ctx_free(s, cx);
     return rc;
 }
 
@@ -129,8 +124,7 @@ int ld__mean_path(const char *input, uint64_t max_pixels, ld_mean *out, ld_err *
     LD_TRY(ld__store_open(input, NULL, &s, e));
     LD_TRY(ld__mean_store(s, max_pixels, out, e));
 fail:
-    if (s)
-        s->vt->close(s);
+    if (s) s->vt->close(s);
     return rc;
 }
 
@@ -154,10 +148,8 @@ int ld__mean_write(const char *path, const ld_mean *m, ld_err *e)
     LD_CHECK(e, rename(tmp, path) == 0, LD_EIO, "%s: cannot rename into place: %s", path,
              strerror(errno));
 fail:
-    if (f)
-        fclose(f);
-    if (rc < 0 && tmp)
-        unlink(tmp);
+    if (f) fclose(f);
+    if (rc < 0 && tmp) unlink(tmp);
     free(tmp);
     ld__buf_free(&b);
     return rc;
@@ -188,17 +180,14 @@ static const char *npy_space(const char *p, const char *end)
 /* A quoted string ('...' or "...") of at most cap - 1 bytes. NULL when malformed. */
 static const char *npy_string(const char *p, const char *end, char *out, size_t cap)
 {
-    if (p >= end || (*p != '\'' && *p != '"'))
-        return NULL;
+    if (p >= end || (*p != '\'' && *p != '"')) return NULL;
     const char q = *p++;
     size_t n = 0;
     while (p < end && *p != q) {
-        if (n + 1 >= cap || *p == '\\')
-            return NULL;
+        if (n + 1 >= cap || *p == '\\') return NULL;
         out[n++] = *p++;
     }
-    if (p >= end)
-        return NULL;
+    if (p >= end) return NULL;
     out[n] = 0;
     return p + 1;
 }
@@ -209,18 +198,14 @@ static int npy_parse(const char *p, const char *end, npy_hdr *h, const char **wh
     int seen = 0; /* bits: descr, fortran_order, shape */
     *why = "its header is not a valid .npy header dict";
     p = npy_space(p, end);
-    if (p >= end || *p++ != '{')
-        return -1;
+    if (p >= end || *p++ != '{') return -1;
     for (;;) {
         char key[16];
         p = npy_space(p, end);
-        if (p < end && *p == '}')
-            break;
-        if (!(p = npy_string(p, end, key, sizeof key)))
-            return -1;
+        if (p < end && *p == '}') break;
+        if (!(p = npy_string(p, end, key, sizeof key))) return -1;
         p = npy_space(p, end);
-        if (p >= end || *p++ != ':')
-            return -1;
+        if (p >= end || *p++ != ':') return -1;
         p = npy_space(p, end);
         if (!strcmp(key, "descr") && !(seen & 1)) {
             if (!(p = npy_string(p, end, h->descr, sizeof h->descr))) {
@@ -239,8 +224,7 @@ static int npy_parse(const char *p, const char *end, npy_hdr *h, const char **wh
             }
             seen |= 2;
         } else if (!strcmp(key, "shape") && !(seen & 4)) {
-            if (p >= end || *p++ != '(')
-                return -1;
+            if (p >= end || *p++ != '(') return -1;
             h->ndim = 0;
             for (;;) {
                 p = npy_space(p, end);
@@ -296,8 +280,10 @@ static int npy_read(const char *path, const uint8_t *b, size_t len, ld_mean *out
     const char *why = NULL;
     LD_CHECK(e, len >= 10, LD_EFORMAT, "%s: truncated .npy file (%zu bytes)", path, len);
     const int major = b[6];
-    LD_CHECK(e, major >= 1 && major <= 3, LD_EFORMAT, "%s: .npy format version %d.%d is not "
-             "supported (1.0 to 3.0 are)", path, major, b[7]);
+    LD_CHECK(e, major >= 1 && major <= 3, LD_EFORMAT,
+             "%s: .npy format version %d.%d is not "
+             "supported (1.0 to 3.0 are)",
+             path, major, b[7]);
     size_t hlen, start;
     if (major == 1) {
         hlen = (size_t)b[8] | (size_t)b[9] << 8;
@@ -307,8 +293,10 @@ static int npy_read(const char *path, const uint8_t *b, size_t len, ld_mean *out
         hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
         start = 12;
     }
-    LD_CHECK(e, hlen <= len - start, LD_EFORMAT, "%s: truncated .npy file: its header says "
-             "%zu bytes, the file has %zu after the preamble", path, hlen, len - start);
+    LD_CHECK(e, hlen <= len - start, LD_EFORMAT,
+             "%s: truncated .npy file: its header says "
+             "%zu bytes, the file has %zu after the preamble",
+             path, hlen, len - start);
     LD_CHECK(e, npy_parse((const char *)b + start, (const char *)b + start + hlen, &h, &why) == 0,
              LD_EFORMAT, "%s: not a usable .npy mean: %s", path, why);
     size_t isz = 0;
@@ -318,28 +306,37 @@ static int npy_read(const char *path, const uint8_t *b, size_t len, ld_mean *out
         isz = 8;
     else if (!strcmp(h.descr, "|u1") || !strcmp(h.descr, "<u1"))
         isz = 1;
-    LD_CHECK(e, isz, LD_EFORMAT, "%s: .npy dtype '%s' is not supported: a mean must be "
+    LD_CHECK(e, isz, LD_EFORMAT,
+             "%s: .npy dtype '%s' is not supported: a mean must be "
              "little-endian float32 ('<f4'), float64 ('<f8') or uint8 ('|u1'), e.g. "
-             "np.save(path, mean.astype(np.float32))", path, h.descr);
-    LD_CHECK(e, !h.fortran, LD_EFORMAT, "%s: the .npy array is in Fortran order: save a C-order "
-             "array (np.save(path, np.ascontiguousarray(mean)))", path);
+             "np.save(path, mean.astype(np.float32))",
+             path, h.descr);
+    LD_CHECK(e, !h.fortran, LD_EFORMAT,
+             "%s: the .npy array is in Fortran order: save a C-order "
+             "array (np.save(path, np.ascontiguousarray(mean)))",
+             path);
     if (h.ndim == 4 && h.dims[0] == 1) { /* (1, A, B, C), like a Caffe blob of num 1 */
         memmove(h.dims, h.dims + 1, 3 * sizeof h.dims[0]);
         h.ndim = 3;
     }
-    LD_CHECK(e, h.ndim == 2 || h.ndim == 3, LD_EFORMAT, "%s: the .npy array has %d dimensions; "
-             "a mean is C x H x W, H x W x C or H x W", path, h.ndim);
+    LD_CHECK(e, h.ndim == 2 || h.ndim == 3, LD_EFORMAT,
+             "%s: the .npy array has %d dimensions; "
+             "a mean is C x H x W, H x W x C or H x W",
+             path, h.ndim);
     uint64_t count = 1;
     for (int k = 0; k < h.ndim; k++) {
         LD_CHECK(e, h.dims[k] >= 1 && h.dims[k] <= (1u << 24), LD_EFORMAT,
                  "%s: .npy dimension %d is %llu", path, k, (unsigned long long)h.dims[k]);
         count *= h.dims[k];
-        LD_CHECK(e, count <= ((uint64_t)1 << 28), LD_EFORMAT, "%s: the .npy array is too "
-                 "large for a mean image", path);
+        LD_CHECK(e, count <= ((uint64_t)1 << 28), LD_EFORMAT,
+                 "%s: the .npy array is too "
+                 "large for a mean image",
+                 path);
     }
-    LD_CHECK(e, len - start - hlen == count * isz, LD_EFORMAT, "%s: the .npy array needs %llu "
-             "bytes of data, the file has %zu (truncated or not a .npy file)", path,
-             (unsigned long long)(count * isz), len - start - hlen);
+    LD_CHECK(e, len - start - hlen == count * isz, LD_EFORMAT,
+             "%s: the .npy array needs %llu "
+             "bytes of data, the file has %zu (truncated or not a .npy file)",
+             path, (unsigned long long)(count * isz), len - start - hlen);
     out->data = malloc((size_t)count * sizeof(float));
     LD_CHECK(e, out->data, LD_ENOMEM, "%s: out of memory", path);
     const uint8_t *d = b + start + hlen;
@@ -380,14 +377,13 @@ static void channel_means(ld_mean *m)
     }
 }
 
-int ld__mean_arrange(ld_mean *m, const char *path, int c, int h, int w, int ch, int cw,
-                     char *how, size_t how_cap, ld_err *e)
+int ld__mean_arrange(ld_mean *m, const char *path, int c, int h, int w, int ch, int cw, char *how,
+                     size_t how_cap, ld_err *e)
 {
     int rc = LD_OK;
     snprintf(how, how_cap, "C x H x W");
     if (m->npy_ndim != 3) {
-        if (m->npy_ndim == 2)
-            snprintf(how, how_cap, "H x W");
+        if (m->npy_ndim == 2) snprintf(how, how_cap, "H x W");
         return LD_OK;
     }
     const int *d = m->npy_dims;
@@ -397,8 +393,8 @@ int ld__mean_arrange(ld_mean *m, const char *path, int c, int h, int w, int ch, 
     LD_CHECK(e, d[2] == c && SIZE_OK(d[0], d[1]), LD_EINVAL,
              "%s: the .npy mean has shape (%d, %d, %d), which is neither C x H x W nor "
              "H x W x C of the output: (%d, %d, %d) or (%d, %d, %d) for the samples, "
-             "(%d, %d, %d) or (%d, %d, %d) for the crop", path, d[0], d[1], d[2], c, h, w, h,
-             w, c, c, ch, cw, ch, cw, c);
+             "(%d, %d, %d) or (%d, %d, %d) for the crop",
+             path, d[0], d[1], d[2], c, h, w, h, w, c, c, ch, cw, ch, cw, c);
 #undef SIZE_OK
     {
         const size_t hh = (size_t)d[0], ww = (size_t)d[1], cc = (size_t)d[2];
@@ -438,8 +434,7 @@ int ld__mean_read(const char *path, ld_mean *out, ld_err *e)
     fl.p = NULL;
     channel_means(out);
 fail:
-    if (rc < 0)
-        ld__mean_free(out);
+    if (rc < 0) ld__mean_free(out);
     ld__buf_free(&file);
     ld__buf_free(&fl);
     return rc;

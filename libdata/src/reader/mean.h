@@ -21,9 +21,9 @@
 
 typedef struct ld_mean {
     int c, h, w;
-    float *data;        /* c*h*w floats, CHW; malloc'd, release with ld__mean_free */
-    double channel[4];  /* per-channel means (first min(c, 4) channels) */
-    uint64_t n;         /* samples averaged */
+    float *data;       /* c*h*w floats, CHW; malloc'd, release with ld__mean_free */
+    double channel[4]; /* per-channel means (first min(c, 4) channels) */
+    uint64_t n;        /* samples averaged */
     /* A NumPy .npy mean (ld__mean_read): its 2 or 3 dimensions as in the file and the data in
      * file order (converted to float). c, h, w are then the file's dimensions taken as
      * C x H x W (H x W: c = 1) until ld__mean_arrange decides the axis order. 0 otherwise. */
@@ -58,8 +58,8 @@ int ld__mean_read(const char *path, ld_mean *out, ld_err *e);
  * c = 1. `how` receives the order taken ("C x H x W", "H x W x C (transposed)"), for the
  * reader's log. Only the axis order is decided here; the size check stays the caller's.
  * LD_OK, LD_EINVAL (shape fits neither order; the message names both), LD_ENOMEM. */
-int ld__mean_arrange(ld_mean *m, const char *path, int c, int h, int w, int ch, int cw,
-                     char *how, size_t how_cap, ld_err *e);
+int ld__mean_arrange(ld_mean *m, const char *path, int c, int h, int w, int ch, int cw, char *how,
+                     size_t how_cap, ld_err *e);
 
 void ld__mean_free(ld_mean *m);
 

@@ -19,9 +19,10 @@ static int check_output(const char *input, const char *output, ld_err *e)
     int within = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
     if (within < 0) return ld__err(e, within, "%s: out of memory", output);
     if (within)
-        return ld__err(e, LD_EINVAL, "%s: the mean file would %s the input %s; give another "
-                       "output name", output, within == 2 ? "replace" : "be written inside",
-                       input);
+        return ld__err(e, LD_EINVAL,
+                       "%s: the mean file would %s the input %s; give another "
+                       "output name",
+                       output, within == 2 ? "replace" : "be written inside", input);
     if (!S_ISREG(st.st_mode) || st.st_size >= (1 << 20)) return LD_OK;
     FILE *f = fopen(input, "rb");
     char line[4096];
@@ -39,16 +40,18 @@ static int check_output(const char *input, const char *output, ld_err *e)
         if (!part || same < 0)
             rc = ld__err(e, LD_ENOMEM, "%s: out of memory", output);
         else if (same == 2)
-            rc = ld__err(e, LD_EINVAL, "%s: the mean file would replace %s, a file of the input "
-                         "list %s; give another output name", output, part, input);
+            rc = ld__err(e, LD_EINVAL,
+                         "%s: the mean file would replace %s, a file of the input "
+                         "list %s; give another output name",
+                         output, part, input);
         free(part);
     }
     if (f) fclose(f);
     return rc;
 }
 
-int ld_compute_mean(const char *input, const char *output, double channel_means[4],
-                    int *channels, char **errmsg)
+int ld_compute_mean(const char *input, const char *output, double channel_means[4], int *channels,
+                    char **errmsg)
 {
     ld_mean m;
     ld_err e;
@@ -56,23 +59,19 @@ int ld_compute_mean(const char *input, const char *output, double channel_means[
 
     memset(&m, 0, sizeof m);
     ld__err_clear(&e);
-    if (errmsg)
-        *errmsg = NULL;
+    if (errmsg) *errmsg = NULL;
     if (!input) {
         rc = ld__err(&e, LD_EINVAL, "mean: an input dataset is required");
     } else {
         rc = output ? check_output(input, output, &e) : LD_OK;
-        if (rc == LD_OK)
-            rc = ld__mean_path(input, MEAN_MAX_PIXELS, &m, &e);
-        if (rc == LD_OK && output)
-            rc = ld__mean_write(output, &m, &e);
+        if (rc == LD_OK) rc = ld__mean_path(input, MEAN_MAX_PIXELS, &m, &e);
+        if (rc == LD_OK && output) rc = ld__mean_write(output, &m, &e);
     }
     if (rc == LD_OK) {
         if (channel_means)
             for (int i = 0; i < 4; i++)
                 channel_means[i] = i < m.c ? m.channel[i] : 0.0;
-        if (channels)
-            *channels = m.c;
+        if (channels) *channels = m.c;
     } else if (errmsg) {
         *errmsg = strdup(e.msg[0] ? e.msg : ld_strerror(rc));
     }

@@ -40,21 +40,29 @@ static const ld_param_choice ORDERS[] = {{"sequential", LD_ORDER_SEQUENTIAL},
                                          {"shuffle", LD_ORDER_SHUFFLE},
                                          {"block_shuffle", LD_ORDER_BLOCK_SHUFFLE}};
 static const ld_param_choice DTYPES[] = {{"uint8", LD_DTYPE_U8}, {"float32", LD_DTYPE_F32}};
-static const ld_param_choice LABEL_DTYPES[] = {{"float32", LD_DTYPE_F32},
-                                               {"int32", LD_DTYPE_I32}};
+static const ld_param_choice LABEL_DTYPES[] = {{"float32", LD_DTYPE_F32}, {"int32", LD_DTYPE_I32}};
 static const ld_param_choice LAYOUTS[] = {{"nchw", LD_LAYOUT_NCHW}, {"nhwc", LD_LAYOUT_NHWC}};
-static const ld_param_choice CHANNELS[] = {{"as_stored", LD_CHANNELS_AS_STORED},
-                                           {"bgr", LD_CHANNELS_BGR},
-                                           {"rgb", LD_CHANNELS_RGB}};
+static const ld_param_choice CHANNELS[] = {
+    {"as_stored", LD_CHANNELS_AS_STORED}, {"bgr", LD_CHANNELS_BGR}, {"rgb", LD_CHANNELS_RGB}};
 
 #define NCH(a) (sizeof(a) / sizeof((a)[0]))
-#define INT(id, name, def, lo, hi, unit, help)                                                  \
-    {id, name, LD_PARAM_INT, def, lo, hi, unit, NULL, 0, #def, help}
-#define BOOL(id, name, help) {id, name, LD_PARAM_BOOL, 0, 0, 1, "", NULL, 0, "0", help}
+#define INT(id, name, def, lo, hi, unit, help)                                                     \
+    {                                                                                              \
+        id, name, LD_PARAM_INT, def, lo, hi, unit, NULL, 0, #def, help                             \
+    }
+#define BOOL(id, name, help)                                                                       \
+    {                                                                                              \
+        id, name, LD_PARAM_BOOL, 0, 0, 1, "", NULL, 0, "0", help                                   \
+    }
 /* An enum: its choices run from lo to hi; def is one of them, named def_name. */
-#define ENUM(id, nm, ch, def, def_name, lo, hi, help)                                           \
-    {id, nm, LD_PARAM_ENUM, def, lo, hi, "", ch, NCH(ch), def_name, help}
-#define STR(id, name, def, help) {id, name, LD_PARAM_STRING, 0, 0, 0, "", NULL, 0, def, help}
+#define ENUM(id, nm, ch, def, def_name, lo, hi, help)                                              \
+    {                                                                                              \
+        id, nm, LD_PARAM_ENUM, def, lo, hi, "", ch, NCH(ch), def_name, help                        \
+    }
+#define STR(id, name, def, help)                                                                   \
+    {                                                                                              \
+        id, name, LD_PARAM_STRING, 0, 0, 0, "", NULL, 0, def, help                                 \
+    }
 
 static const ld_param_desc params[] = {
     INT(LD_R_BATCH_SIZE, "batch", 64, 1, 1 << 24, "samples", "samples per batch"),
@@ -129,19 +137,19 @@ struct ld_reader {
     ld_store *store;
     ld_epoch_order order; /* this epoch's; rebuilt between epochs, when workers are idle */
     uint64_t epoch, share, nbatches, bsize;
-    uint64_t cap;         /* samples a batch slot holds: min(bsize, share), so a batch size
-                             larger than the rank's epoch does not allocate for samples that
-                             can never come */
+    uint64_t cap; /* samples a batch slot holds: min(bsize, share), so a batch size
+                     larger than the rank's epoch does not allocate for samples that
+                     can never come */
     ld_xform xf;
-    char xf_what[96];     /* xf.what */
+    char xf_what[96]; /* xf.what */
     float *mean_img;
-    float *mean_given;    /* ld_reader_set_mean_image's copy (C x H x W), or NULL */
+    float *mean_given; /* ld_reader_set_mean_image's copy (C x H x W), or NULL */
     int mean_given_c, mean_given_h, mean_given_w;
-    size_t out_bytes;   /* one output sample */
+    size_t out_bytes; /* one output sample */
     size_t lab_size;
-    int direct_out;     /* raw store, plain transform: read straight into the batch */
-    int check_gray;     /* gray output from a store whose first image gave the channels:
-                           refuse a colour image rather than decode it gray */
+    int direct_out; /* raw store, plain transform: read straight into the batch */
+    int check_gray; /* gray output from a store whose first image gave the channels:
+                       refuse a colour image rather than decode it gray */
     int out_order;
     uint64_t memory;
     /* ring and workers */
@@ -160,31 +168,25 @@ static const ld_param_desc *find_param(int p)
 
 const ld_param_desc *ld_reader_params(size_t *n)
 {
-    if (n)
-        *n = NPARAMS;
+    if (n) *n = NPARAMS;
     return params;
 }
 
 int ld_reader_param_bounds(ld_reader_param p, int64_t *min, int64_t *max)
 {
     const ld_param_desc *d = find_param((int)p);
-    if (!d)
-        return LD_EINVAL;
-    if (min)
-        *min = d->min;
-    if (max)
-        *max = d->max;
+    if (!d) return LD_EINVAL;
+    if (min) *min = d->min;
+    if (max) *max = d->max;
     return LD_OK;
 }
 
 ld_reader *ld_reader_create(void)
 {
     ld_reader *r = calloc(1, sizeof(*r));
-    if (!r)
-        return NULL;
+    if (!r) return NULL;
     for (size_t k = 0; k < NPARAMS; k++)
-        if (params[k].id < NPARAM)
-            r->p[params[k].id] = params[k].def;
+        if (params[k].id < NPARAM) r->p[params[k].id] = params[k].def;
     r->scale = 1.0f;
     ld__err_clear(&r->err);
     return r;
@@ -192,8 +194,7 @@ ld_reader *ld_reader_create(void)
 
 void ld_reader_set_log(ld_reader *r, ld_log_fn fn, void *user)
 {
-    if (!r)
-        return;
+    if (!r) return;
     r->log = fn;
     r->log_user = user;
 }
@@ -212,8 +213,7 @@ const ld_error_detail *ld_reader_error(const ld_reader *r)
 /* The row of a parameter that may be set now: LD_ESTATE after open, LD_EINVAL if unknown. */
 static int settable(ld_reader *r, int p, const ld_param_desc **d)
 {
-    if (r->is_open)
-        return ld__err(&r->err, LD_ESTATE, "reader: parameters are set before open");
+    if (r->is_open) return ld__err(&r->err, LD_ESTATE, "reader: parameters are set before open");
     if (!(*d = find_param(p)))
         return ld__err(&r->err, LD_EINVAL, "reader: unknown parameter %d", p);
     return LD_OK;
@@ -223,26 +223,22 @@ int ld_reader_set(ld_reader *r, ld_reader_param p, int64_t v)
 {
     const ld_param_desc *d;
     int rc = settable(r, (int)p, &d);
-    if (rc == LD_OK && (rc = ld__param_check(&r->err, "reader", d, v)) == LD_OK)
-        r->p[p] = v;
+    if (rc == LD_OK && (rc = ld__param_check(&r->err, "reader", d, v)) == LD_OK) r->p[p] = v;
     return rc;
 }
 
 int ld_reader_get(const ld_reader *r, ld_reader_param p, int64_t *v)
 {
     const ld_param_desc *d = find_param((int)p);
-    if (!d || (int)p >= NPARAM)
-        return LD_EINVAL;
+    if (!d || (int)p >= NPARAM) return LD_EINVAL;
     *v = r->p[p];
     return LD_OK;
 }
 
 int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
 {
-    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_ORDER)
-        return LD_EINVAL;
-    if (!r->is_open)
-        return LD_ESTATE;
+    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_ORDER) return LD_EINVAL;
+    if (!r->is_open) return LD_ESTATE;
     switch (p) {
     case LD_R_INFO_SAMPLES: *v = (int64_t)r->store->info.n; break;
     case LD_R_INFO_EPOCH_SAMPLES:
@@ -265,13 +261,12 @@ int ld_reader_set_double(ld_reader *r, ld_reader_param p, double value)
 {
     const ld_param_desc *d;
     int rc = settable(r, (int)p, &d);
-    if (rc < 0)
-        return rc;
-    if (d->type != LD_PARAM_DOUBLE)
-        return ld__param_wrong_type(&r->err, "reader", d);
+    if (rc < 0) return rc;
+    if (d->type != LD_PARAM_DOUBLE) return ld__param_wrong_type(&r->err, "reader", d);
     if (!isfinite(value) || !isfinite((float)value))
         return (ld__err(&r->err, LD_EINVAL, "reader: %s = %g is not a finite float32 number",
-                       d->name, value), ld__err_param(&r->err, d->id));
+                        d->name, value),
+                ld__err_param(&r->err, d->id));
     r->scale = (float)value;
     return LD_OK;
 }
@@ -280,19 +275,18 @@ int ld_reader_set_floats(ld_reader *r, ld_reader_param p, const float *values, s
 {
     const ld_param_desc *d;
     int rc = settable(r, (int)p, &d);
-    if (rc < 0)
-        return rc;
-    if (d->type != LD_PARAM_FLOATS)
-        return ld__param_wrong_type(&r->err, "reader", d);
+    if (rc < 0) return rc;
+    if (d->type != LD_PARAM_FLOATS) return ld__param_wrong_type(&r->err, "reader", d);
     if (n > (size_t)d->max || (n && !values))
-        return (ld__err(&r->err, LD_EINVAL, "reader: %s takes 0 to %lld numbers, not %zu",
-                       d->name, (long long)d->max, n), ld__err_param(&r->err, d->id));
+        return (ld__err(&r->err, LD_EINVAL, "reader: %s takes 0 to %lld numbers, not %zu", d->name,
+                        (long long)d->max, n),
+                ld__err_param(&r->err, d->id));
     for (size_t k = 0; k < n; k++)
         if (!isfinite(values[k]))
-            return (ld__err(&r->err, LD_EINVAL, "reader: %s: value %zu is not finite", d->name,
-                           k + 1), ld__err_param(&r->err, d->id));
-    if (n)
-        memcpy(r->mean_vals, values, sizeof(float) * n);
+            return (
+                ld__err(&r->err, LD_EINVAL, "reader: %s: value %zu is not finite", d->name, k + 1),
+                ld__err_param(&r->err, d->id));
+    if (n) memcpy(r->mean_vals, values, sizeof(float) * n);
     r->n_mean = (int)n;
     return LD_OK;
 }
@@ -301,18 +295,21 @@ int ld_reader_set_mean_image(ld_reader *r, const float *data, int c, int h, int 
 {
     const ld_param_desc *d;
     int rc = settable(r, LD_R_MEAN_FILE, &d);
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     float *copy = NULL;
     if (data) {
         if (c < 1 || c > 4 || h < 1 || w < 1 || (uint64_t)h * (uint64_t)w > ((uint64_t)1 << 28))
-            return ld__err(&r->err, LD_EINVAL, "reader: a mean image of %d x %d x %d: it needs "
-                           "1 to 4 channels and a height and width of at least 1", c, h, w);
+            return ld__err(&r->err, LD_EINVAL,
+                           "reader: a mean image of %d x %d x %d: it needs "
+                           "1 to 4 channels and a height and width of at least 1",
+                           c, h, w);
         const size_t n = (size_t)c * (size_t)h * (size_t)w;
         for (size_t k = 0; k < n; k++)
             if (!isfinite(data[k]))
-                return ld__err(&r->err, LD_EINVAL, "reader: mean image: value %zu is not "
-                               "finite", k);
+                return ld__err(&r->err, LD_EINVAL,
+                               "reader: mean image: value %zu is not "
+                               "finite",
+                               k);
         if (!(copy = malloc(n * sizeof(float))))
             return ld__err(&r->err, LD_ENOMEM, "out of memory copying the mean image");
         memcpy(copy, data, n * sizeof(float));
@@ -333,13 +330,10 @@ int ld_reader_set_str(ld_reader *r, ld_reader_param p, const char *value)
 {
     const ld_param_desc *d;
     int rc = settable(r, (int)p, &d);
-    if (rc < 0)
-        return rc;
-    if (d->type != LD_PARAM_STRING)
-        return ld__param_wrong_type(&r->err, "reader", d);
+    if (rc < 0) return rc;
+    if (d->type != LD_PARAM_STRING) return ld__param_wrong_type(&r->err, "reader", d);
     char *copy = NULL;
-    if (value && !(copy = ld__strdup(value)))
-        return ld__err(&r->err, LD_ENOMEM, "out of memory");
+    if (value && !(copy = ld__strdup(value))) return ld__err(&r->err, LD_ENOMEM, "out of memory");
     free(r->str[p - LD_R_DATA_NAME]);
     r->str[p - LD_R_DATA_NAME] = copy;
     if (p == LD_R_MEAN_FILE && copy) { /* a mean file replaces a mean image */
@@ -356,20 +350,22 @@ int ld_reader_set_str(ld_reader *r, ld_reader_param p, const char *value)
  * range (not 2.5, NaN or 1e12); float32 takes integer labels up to 2^24 exactly (16777217
  * is refused) and floating point labels rounded to float32 like any float64 -> float32
  * conversion, except a finite value it would turn into infinity. */
-static int put_label(const ld_reader *r, void *labels, size_t j, double v, uint64_t i,
-                     ld_err *e)
+static int put_label(const ld_reader *r, void *labels, size_t j, double v, uint64_t i, ld_err *e)
 {
     if (r->p[LD_R_LABEL_DTYPE] == LD_DTYPE_F32) {
         const float f = (float)v;
         if (isfinite(v) && (!isfinite(f) || (!r->store->info.label_float && (double)f != v)))
-            return (ld__err(e, LD_EINVAL, "sample %llu: label %.17g does not fit float32 "
+            return (ld__err(e, LD_EINVAL,
+                            "sample %llu: label %.17g does not fit float32 "
                             "exactly (float32 holds whole numbers up to 16777216); read labels "
-                            "as int32 (label_dtype int32)", (unsigned long long)i, v),
+                            "as int32 (label_dtype int32)",
+                            (unsigned long long)i, v),
                     ld__err_where(e, NULL, (int64_t)i), ld__err_param(e, LD_R_LABEL_DTYPE));
         ((float *)labels)[j] = f;
     } else {
         if (!(v >= (double)INT32_MIN && v <= (double)INT32_MAX && v == floor(v)))
-            return (ld__err(e, LD_EINVAL, "sample %llu: label %.17g is not a whole number in "
+            return (ld__err(e, LD_EINVAL,
+                            "sample %llu: label %.17g is not a whole number in "
                             "the int32 range; read labels as float32 (label_dtype float32)",
                             (unsigned long long)i, v),
                     ld__err_where(e, NULL, (int64_t)i), ld__err_param(e, LD_R_LABEL_DTYPE));
@@ -391,8 +387,7 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
         sl->indices[j] = ld__sampler_at(&r->order, b * r->bsize + j);
     const uint64_t *ids = sl->indices;
     uint64_t cur = ids[j0];
-    if (st->vt->will_read)
-        st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
+    if (st->vt->will_read) st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
     for (size_t j = j0; j < j1; j++) {
         uint64_t i = cur = ids[j];
         uint8_t *out = sl->data + j * r->out_bytes;
@@ -414,12 +409,12 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
         }
         if (r->direct_out) {
             LD_TRY(st->vt->read(st, w->cx, i, out, r->out_bytes, &rec, &w->err));
-            if (rec.data != out)
-                memcpy(out, rec.data, r->out_bytes);
+            if (rec.data != out) memcpy(out, rec.data, r->out_bytes);
         } else if (!in->encoded) {
             LD_TRY(st->vt->read(st, w->cx, i, w->scratch, in->sample_bytes, &rec, &w->err));
-            ld_xsrc src = {rec.data, in->dtype == LD_SDT_F32, in->h, in->w,
-                           (size_t)in->h * in->w, (size_t)in->w, 1};
+            ld_xsrc src = {rec.data, in->dtype == LD_SDT_F32, in->h,
+                           in->w,    (size_t)in->h * in->w,   (size_t)in->w,
+                           1};
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
         } else {
             LD_TRY(st->vt->read(st, w->cx, i, NULL, 0, &rec, &w->err));
@@ -433,10 +428,12 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             if (r->check_gray) {
                 ld_img_info ii;
                 LD_TRY(ld__img_info(w->codec, rec.data, rec.len, name, &ii, &w->err));
-                LD_CHECK(&w->err, ii.channels == 1, LD_EFORMAT, "sample %llu is a colour image "
+                LD_CHECK(&w->err, ii.channels == 1, LD_EFORMAT,
+                         "sample %llu is a colour image "
                          "but the first sample, which gives the dataset its shape, is gray: set "
                          "channels to 3 to read every image in colour (force_color in Caffe) or "
-                         "to 1 to read them gray (force_gray)", (unsigned long long)i);
+                         "to 1 to read them gray (force_gray)",
+                         (unsigned long long)i);
             }
             LD_TRY(ld__img_decode(w->codec, rec.data, rec.len, name, &o, &w->img, &w->err));
             const ld_image *im = &w->img;
@@ -447,11 +444,12 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             LD_CHECKP(&w->err, r->p[LD_R_CROP_W] || (im->w == r->xf.ow && im->h == r->xf.oh),
                       LD_EFORMAT, in->shape_from ? LD_R_CROP_W : -1,
                       "sample %llu decodes to %dx%d, not the dataset's %dx%d%s",
-                     (unsigned long long)i, im->w, im->h, r->xf.ow, r->xf.oh,
-                     in->shape_from ? " (the size of the first sample: the images differ in "
-                     "size; set a crop no larger than the smallest image, crop_w and crop_h "
-                     "(crop_size in Caffe), or convert with resize_w and resize_h)"
-                     : "");
+                      (unsigned long long)i, im->w, im->h, r->xf.ow, r->xf.oh,
+                      in->shape_from
+                          ? " (the size of the first sample: the images differ in "
+                            "size; set a crop no larger than the smallest image, crop_w and crop_h "
+                            "(crop_size in Caffe), or convert with resize_w and resize_h)"
+                          : "");
             ld_xsrc src = {im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
         }
@@ -514,8 +512,7 @@ static void close_reader(ld_reader *r)
     if (r->workers) {
         for (int k = 0; k < r->nthreads; k++) {
             worker *w = &r->workers[k];
-            if (w->cx)
-                r->store->vt->ctx_free(r->store, w->cx);
+            if (w->cx) r->store->vt->ctx_free(r->store, w->cx);
             free(w->scratch);
             ld__codec_free(w->codec);
             ld__image_free(&w->img);
@@ -532,8 +529,7 @@ static void close_reader(ld_reader *r)
         free(r->slots);
         r->slots = NULL;
     }
-    if (r->store)
-        r->store->vt->close(r->store);
+    if (r->store) r->store->vt->close(r->store);
     r->store = NULL;
     free(r->mean_img);
     r->mean_img = NULL;
@@ -545,8 +541,7 @@ static void close_reader(ld_reader *r)
 
 void ld_reader_free(ld_reader *r)
 {
-    if (!r)
-        return;
+    if (!r) return;
     close_reader(r);
     for (int k = 0; k < NSTR; k++)
         free(r->str[k]);
@@ -561,8 +556,7 @@ static void logf_(ld_reader *r, int level, const char *fmt, ...)
     ;
 static void logf_(ld_reader *r, int level, const char *fmt, ...)
 {
-    if (!r->log)
-        return;
+    if (!r->log) return;
     char msg[LD_ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
@@ -593,13 +587,14 @@ static int load_mean(ld_reader *r, int sh, int sw, ld_err *e)
     }
     LD_TRY(ld__mean_arrange(&m, path, r->xf.c, sh, sw, r->xf.oh, r->xf.ow, how, sizeof how, e));
     if (m.npy_ndim)
-        logf_(r, LD_LOG_INFO, "reader: mean file %s: a .npy array read as %s (%dx%dx%d)", path,
-              how, m.c, m.h, m.w);
-    LD_CHECK(e, m.c == r->xf.c && ((m.h == sh && m.w == sw) || (m.h == r->xf.oh &&
-                                                                 m.w == r->xf.ow)),
-             LD_EINVAL, "%s: mean image is %dx%dx%d; it must be %dx%dx%d (the samples) or "
-             "%dx%dx%d (the crop)", path, m.c, m.h, m.w, r->xf.c, sh, sw, r->xf.c, r->xf.oh,
-             r->xf.ow);
+        logf_(r, LD_LOG_INFO, "reader: mean file %s: a .npy array read as %s (%dx%dx%d)", path, how,
+              m.c, m.h, m.w);
+    LD_CHECK(e,
+             m.c == r->xf.c && ((m.h == sh && m.w == sw) || (m.h == r->xf.oh && m.w == r->xf.ow)),
+             LD_EINVAL,
+             "%s: mean image is %dx%dx%d; it must be %dx%dx%d (the samples) or "
+             "%dx%dx%d (the crop)",
+             path, m.c, m.h, m.w, r->xf.c, sh, sw, r->xf.c, r->xf.oh, r->xf.ow);
     r->mean_img = m.data;
     m.data = NULL;
     r->xf.mean_img = r->mean_img;
@@ -639,18 +634,23 @@ static int open_impl(ld_reader *r, const char *path)
     ld_err *e = &r->err;
     const int64_t *p = r->p;
     ld_store_opts so = {r->str[LD_R_DATA_NAME - LD_R_DATA_NAME],
-                        r->str[LD_R_LABEL_NAME - LD_R_DATA_NAME], p[LD_R_ORDER] != LD_ORDER_SEQUENTIAL};
+                        r->str[LD_R_LABEL_NAME - LD_R_DATA_NAME],
+                        p[LD_R_ORDER] != LD_ORDER_SEQUENTIAL};
     r->path = ld__strdup(path);
     LD_CHECK(e, r->path, LD_ENOMEM, "out of memory");
-    LD_CHECK(e, p[LD_R_RANK] < p[LD_R_WORLD], LD_EINVAL, "reader: rank %lld is not below world "
-             "%lld", (long long)p[LD_R_RANK], (long long)p[LD_R_WORLD]);
+    LD_CHECK(e, p[LD_R_RANK] < p[LD_R_WORLD], LD_EINVAL,
+             "reader: rank %lld is not below world "
+             "%lld",
+             (long long)p[LD_R_RANK], (long long)p[LD_R_WORLD]);
     LD_CHECKP(e, (p[LD_R_CROP_W] == 0) == (p[LD_R_CROP_H] == 0), LD_EINVAL, LD_R_CROP_W,
-             "reader: set both crop_w and crop_h, or neither");
+              "reader: set both crop_w and crop_h, or neither");
     LD_TRY(ld__store_open(path, &so, &r->store, e));
     const ld_store_info *in = &r->store->info;
     LD_CHECK(e, in->n > 0, LD_EFORMAT, "%s: the dataset holds no sample", path);
-    LD_CHECK(e, in->n >= (uint64_t)p[LD_R_WORLD], LD_EINVAL, "%s: %llu samples cannot be shared "
-             "by %lld ranks", path, (unsigned long long)in->n, (long long)p[LD_R_WORLD]);
+    LD_CHECK(e, in->n >= (uint64_t)p[LD_R_WORLD], LD_EINVAL,
+             "%s: %llu samples cannot be shared "
+             "by %lld ranks",
+             path, (unsigned long long)in->n, (long long)p[LD_R_WORLD]);
     LD_CHECK(e, in->c >= 1 && in->c <= 4, LD_EFORMAT, "%s: %d channels are not supported", path,
              in->c);
     const int want_c = (int)p[LD_R_CHANNELS];
@@ -658,7 +658,8 @@ static int open_impl(ld_reader *r, const char *path)
              "reader: channels must be 0 (as stored), 1 (gray) or 3 (color), not %d", want_c);
     LD_CHECK(e, want_c == 0 || in->encoded || want_c == in->c, LD_EINVAL,
              "%s: channels = %d applies to encoded images only; this dataset stores %d-channel "
-             "pixels", path, want_c, in->c);
+             "pixels",
+             path, want_c, in->c);
 
     /* Output geometry and transform. */
     ld_xform *x = &r->xf;
@@ -671,11 +672,13 @@ static int open_impl(ld_reader *r, const char *path)
     r->check_gray = !want_c && in->encoded && x->c == 1 && in->shape_from;
     x->oh = p[LD_R_CROP_H] ? (int)p[LD_R_CROP_H] : in->h;
     x->ow = p[LD_R_CROP_W] ? (int)p[LD_R_CROP_W] : in->w;
-    LD_CHECKP(e, x->oh > 0 && x->ow > 0, LD_EINVAL, LD_R_CROP_W, "%s: the images vary in size: set a crop "
-             "(crop_w, crop_h) no larger than the smallest image", path);
+    LD_CHECKP(e, x->oh > 0 && x->ow > 0, LD_EINVAL, LD_R_CROP_W,
+              "%s: the images vary in size: set a crop "
+              "(crop_w, crop_h) no larger than the smallest image",
+              path);
     LD_CHECKP(e, (in->h == 0 || x->oh <= in->h) && (in->w == 0 || x->ow <= in->w), LD_EINVAL,
-              LD_R_CROP_W,
-             "%s: crop %dx%d is larger than the %dx%d samples", path, x->ow, x->oh, in->w, in->h);
+              LD_R_CROP_W, "%s: crop %dx%d is larger than the %dx%d samples", path, x->ow, x->oh,
+              in->w, in->h);
     x->random_crop = (int)p[LD_R_RANDOM_CROP];
     x->mirror = (int)p[LD_R_MIRROR];
     x->seed = (uint64_t)p[LD_R_SEED];
@@ -706,17 +709,18 @@ static int open_impl(ld_reader *r, const char *path)
         /* "as stored" for JPEG means as the dataset was made: BGR unless made with --rgb */
         x->swap = 1;
     } else if (p[LD_R_CHANNEL_ORDER] != LD_CHANNELS_AS_STORED && x->c == 3) {
-        LD_CHECKP(e, known, LD_EINVAL, LD_R_CHANNEL_ORDER, "%s: the file does not record its channel "
-                 "order; use swap to reverse the channels explicitly", path);
+        LD_CHECKP(e, known, LD_EINVAL, LD_R_CHANNEL_ORDER,
+                  "%s: the file does not record its channel "
+                  "order; use swap to reverse the channels explicitly",
+                  path);
         x->swap = r->out_order != p[LD_R_CHANNEL_ORDER];
     }
-    if (p[LD_R_SWAP] && x->c == 3)
-        x->swap = !x->swap;
+    if (p[LD_R_SWAP] && x->c == 3) x->swap = !x->swap;
     if (x->swap && known)
         r->out_order = r->out_order == LD_CHANNELS_BGR ? LD_CHANNELS_RGB : LD_CHANNELS_BGR;
     if (r->n_mean) {
         LD_CHECKP(e, r->n_mean == 1 || r->n_mean == x->c, LD_EINVAL, LD_R_MEAN_VALUES,
-                 "reader: %d mean values for %d channels", r->n_mean, x->c);
+                  "reader: %d mean values for %d channels", r->n_mean, x->c);
         for (int k = r->n_mean; k < x->c; k++)
             r->mean_vals[k] = r->mean_vals[0];
         x->mean_vals = r->mean_vals;
@@ -724,67 +728,77 @@ static int open_impl(ld_reader *r, const char *path)
     if (r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME] || r->mean_given)
         LD_TRY(load_mean(r, in->h, in->w, e));
     LD_CHECKP(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
-              LD_R_DTYPE,
-             "reader: a mean or a scale needs float32 output (set dtype to float32)");
+              LD_R_DTYPE, "reader: a mean or a scale needs float32 output (set dtype to float32)");
     ld__xform_init(x, in->h, in->w);
     size_t elems; /* 32-bit: a 1 GiB uint8 sample is 4 GiB as float32, past size_t */
-    LD_CHECK(e, ld__mul_size((size_t)x->c, (size_t)x->oh, &elems) &&
-                    ld__mul_size(elems, (size_t)x->ow, &elems) &&
-                    ld__mul_size(elems, x->out_f32 ? 4 : 1, &r->out_bytes),
-             LD_ELIMIT, "%s: one output sample of %d x %d x %d %s is too large for this "
-             "machine's address space (crop it, or use uint8 output)", path, x->c, x->oh, x->ow,
-             x->out_f32 ? "float32" : "uint8");
+    LD_CHECK(e,
+             ld__mul_size((size_t)x->c, (size_t)x->oh, &elems) &&
+                 ld__mul_size(elems, (size_t)x->ow, &elems) &&
+                 ld__mul_size(elems, x->out_f32 ? 4 : 1, &r->out_bytes),
+             LD_ELIMIT,
+             "%s: one output sample of %d x %d x %d %s is too large for this "
+             "machine's address space (crop it, or use uint8 output)",
+             path, x->c, x->oh, x->ow, x->out_f32 ? "float32" : "uint8");
     r->direct_out = !in->encoded && x->plain && in->dtype == LD_SDT_U8;
 
     /* Sampler. */
-    const ld_sampler smp = {in->n, (int)p[LD_R_ORDER], (uint64_t)p[LD_R_SEED],
-                            in->block ? in->block : 1, (uint64_t)p[LD_R_WINDOW],
-                            (uint64_t)p[LD_R_RANK], (uint64_t)p[LD_R_WORLD]};
+    const ld_sampler smp = {in->n,
+                            (int)p[LD_R_ORDER],
+                            (uint64_t)p[LD_R_SEED],
+                            in->block ? in->block : 1,
+                            (uint64_t)p[LD_R_WINDOW],
+                            (uint64_t)p[LD_R_RANK],
+                            (uint64_t)p[LD_R_WORLD]};
     r->epoch = (uint64_t)p[LD_R_EPOCH];
     ld__sampler_epoch(&smp, r->epoch, &r->order);
     r->share = ld__sampler_share(&smp);
     r->bsize = (uint64_t)p[LD_R_BATCH_SIZE];
-    r->nbatches = p[LD_R_DROP_LAST] ? r->share / r->bsize
-                                    : (r->share + r->bsize - 1) / r->bsize;
-    LD_CHECK(e, r->nbatches > 0, LD_EINVAL, "%s: %llu samples per rank make no full batch of "
-             "%llu (drop_last)", path, (unsigned long long)r->share,
-             (unsigned long long)r->bsize);
+    r->nbatches = p[LD_R_DROP_LAST] ? r->share / r->bsize : (r->share + r->bsize - 1) / r->bsize;
+    LD_CHECK(e, r->nbatches > 0, LD_EINVAL,
+             "%s: %llu samples per rank make no full batch of "
+             "%llu (drop_last)",
+             path, (unsigned long long)r->share, (unsigned long long)r->bsize);
     r->cap = r->bsize < r->share ? r->bsize : r->share;
 
     /* Memory plan: fixed costs, then as many batch slots as the budget allows. */
     int threads = p[LD_R_THREADS] ? (int)p[LD_R_THREADS] : ld__cpu_count();
     /* Decode buffer per thread: the largest image when the store knows it, else a guess of
      * twice the crop (then the budget may be exceeded by larger images: documented). */
-    uint64_t dec_bytes = !in->encoded        ? 0
-                         : in->max_pixels    ? in->max_pixels * (uint64_t)x->c
-                         : in->h && in->w    ? (uint64_t)in->h * in->w * x->c
-                                             : (uint64_t)x->oh * x->ow * x->c * 2;
+    uint64_t dec_bytes = !in->encoded     ? 0
+                         : in->max_pixels ? in->max_pixels * (uint64_t)x->c
+                         : in->h && in->w ? (uint64_t)in->h * in->w * x->c
+                                          : (uint64_t)x->oh * x->ow * x->c * 2;
     uint64_t per_thread = in->ctx_bytes + (r->direct_out ? 0 : in->sample_bytes) + dec_bytes;
     uint64_t fixed = in->store_bytes + (uint64_t)threads * per_thread +
                      (r->xf.mean_img ? (uint64_t)x->c * x->mh * x->mw * 4 : 0);
     uint64_t per_sample = r->out_bytes + 4 + 8, per_batch;
     size_t ring_bytes;
-    LD_CHECK(e, !__builtin_mul_overflow(per_sample, r->cap, &per_batch) &&
-                    ld__mul_size((size_t)r->cap, r->out_bytes, &ring_bytes) &&
-                    ld__mul_size(ring_bytes, (size_t)(p[LD_R_PREFETCH] + 1), &ring_bytes),
-             LD_ELIMIT, "%s: a batch of %llu samples of %zu bytes is too large for this "
-             "machine's address space", path, (unsigned long long)r->cap, r->out_bytes);
+    LD_CHECK(e,
+             !__builtin_mul_overflow(per_sample, r->cap, &per_batch) &&
+                 ld__mul_size((size_t)r->cap, r->out_bytes, &ring_bytes) &&
+                 ld__mul_size(ring_bytes, (size_t)(p[LD_R_PREFETCH] + 1), &ring_bytes),
+             LD_ELIMIT,
+             "%s: a batch of %llu samples of %zu bytes is too large for this "
+             "machine's address space",
+             path, (unsigned long long)r->cap, r->out_bytes);
     int prefetch = p[LD_R_PREFETCH] ? (int)p[LD_R_PREFETCH] : AUTO_PREFETCH;
     uint64_t budget = (uint64_t)p[LD_R_MEMORY_BUDGET];
     if (budget) {
         LD_CHECK(e, fixed < budget && (budget - fixed) / per_batch >= 1, LD_ELIMIT,
                  "%s: a batch of %llu needs %llu bytes besides %llu bytes of store and "
                  "per-thread scratch, over the memory budget of %llu bytes; the largest batch "
-                 "that fits is %llu", path, (unsigned long long)r->cap,
-                 (unsigned long long)per_batch, (unsigned long long)fixed,
-                 (unsigned long long)budget,
+                 "that fits is %llu",
+                 path, (unsigned long long)r->cap, (unsigned long long)per_batch,
+                 (unsigned long long)fixed, (unsigned long long)budget,
                  (unsigned long long)(fixed < budget ? (budget - fixed) / per_sample : 0));
         uint64_t slots = (budget - fixed) / per_batch;
         if (!p[LD_R_PREFETCH])
             prefetch = (int)(slots - 1 < MAX_AUTO_PREFETCH ? slots - 1 : MAX_AUTO_PREFETCH);
         else if ((uint64_t)prefetch > slots - 1) {
-            logf_(r, LD_LOG_INFO, "reader: prefetch reduced from %d to %d to fit the memory "
-                  "budget", prefetch, (int)(slots - 1));
+            logf_(r, LD_LOG_INFO,
+                  "reader: prefetch reduced from %d to %d to fit the memory "
+                  "budget",
+                  prefetch, (int)(slots - 1));
             prefetch = (int)(slots - 1);
         }
     }
@@ -817,9 +831,10 @@ static int open_impl(ld_reader *r, const char *path)
                              .pieces = batch_pieces,
                              .user = r};
     LD_TRY(ld__pool_create(&po, r->nbatches, &r->pool, e));
-    logf_(r, LD_LOG_INFO, "reader: %s: %llu samples (%s), %llu per rank per epoch in %llu "
-          "batches, %d threads, prefetch %d, %llu bytes", path, (unsigned long long)in->n,
-          in->how ? in->how : "?", (unsigned long long)r->share,
+    logf_(r, LD_LOG_INFO,
+          "reader: %s: %llu samples (%s), %llu per rank per epoch in %llu "
+          "batches, %d threads, prefetch %d, %llu bytes",
+          path, (unsigned long long)in->n, in->how ? in->how : "?", (unsigned long long)r->share,
           (unsigned long long)r->nbatches, threads, prefetch, (unsigned long long)r->memory);
 fail:
     return rc;
@@ -827,10 +842,8 @@ fail:
 
 int ld_reader_open(ld_reader *r, const char *path)
 {
-    if (!r)
-        return LD_EINVAL;
-    if (r->is_open)
-        return ld__err(&r->err, LD_ESTATE, "reader: already open");
+    if (!r) return LD_EINVAL;
+    if (r->is_open) return ld__err(&r->err, LD_ESTATE, "reader: already open");
     ld__err_clear(&r->err);
     int rc = open_impl(r, path);
     if (rc < 0) {
@@ -844,8 +857,7 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
 {
     int rc = LD_OK;
     *b = NULL;
-    if (!r->is_open)
-        return ld__err(&r->err, LD_ESTATE, "reader: not open");
+    if (!r->is_open) return ld__err(&r->err, LD_ESTATE, "reader: not open");
     const ld_err *werr = ld__pool_error(r->pool);
     if (werr) {
         r->err = *werr;

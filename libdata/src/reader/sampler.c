@@ -24,8 +24,7 @@
 
 uint64_t ld__rng_below(ld_rng *r, uint64_t bound)
 {
-    if (bound <= 1)
-        return 0;
+    if (bound <= 1) return 0;
     uint64_t lo, hi = ld__mul64(ld__rng_next(r), bound, &lo);
     if (lo < bound) {
         uint64_t t = -bound % bound;
@@ -73,8 +72,7 @@ static uint64_t decrypt(const ld_perm *p, uint64_t y)
 /* The image of x < n, and its inverse. */
 static uint64_t perm_at(const ld_perm *p, uint64_t x)
 {
-    if (p->n < 2)
-        return x;
+    if (p->n < 2) return x;
     do
         x = encrypt(p, x);
     while (x >= p->n);
@@ -83,8 +81,7 @@ static uint64_t perm_at(const ld_perm *p, uint64_t x)
 
 static uint64_t perm_inv(const ld_perm *p, uint64_t y)
 {
-    if (p->n < 2)
-        return y;
+    if (p->n < 2) return y;
     do
         y = decrypt(p, y);
     while (y >= p->n);
@@ -143,9 +140,7 @@ uint64_t ld__sampler_at(const ld_epoch_order *o, uint64_t k)
 {
     const ld_sampler *s = &o->s;
     const uint64_t g = s->rank * ld__sampler_share(s) + k;
-    if (s->order == LD_ORDER_SEQUENTIAL || s->n < 2)
-        return g;
-    if (s->order == LD_ORDER_SHUFFLE)
-        return perm_at(&o->perm, g);
+    if (s->order == LD_ORDER_SEQUENTIAL || s->n < 2) return g;
+    if (s->order == LD_ORDER_SHUFFLE) return perm_at(&o->perm, g);
     return block_at(o, g);
 }

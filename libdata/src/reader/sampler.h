@@ -9,11 +9,11 @@
 #include "common/ld_internal.h"
 
 typedef struct ld_sampler {
-    uint64_t n;       /* samples in the dataset */
-    int order;        /* ld_order */
+    uint64_t n; /* samples in the dataset */
+    int order;  /* ld_order */
     uint64_t seed;
-    uint64_t block;   /* samples per storage block (block shuffle); >= 1 */
-    uint64_t window;  /* blocks per shuffle window (block shuffle); >= 1 */
+    uint64_t block;  /* samples per storage block (block shuffle); >= 1 */
+    uint64_t window; /* blocks per shuffle window (block shuffle); >= 1 */
     uint64_t rank, world;
 } ld_sampler;
 

@@ -19,14 +19,12 @@
 
 void ld__xform_init(ld_xform *x, int sh, int sw)
 {
-    x->plain = !x->out_f32 && !x->nhwc && !x->mirror && !x->swap && x->oh == sh &&
-               x->ow == sw && !x->mean_vals && !x->mean_img && x->scale == 1.0f;
+    x->plain = !x->out_f32 && !x->nhwc && !x->mirror && !x->swap && x->oh == sh && x->ow == sw &&
+               !x->mean_vals && !x->mean_img && x->scale == 1.0f;
 }
 
-
 /* One output row of one channel, NCHW (contiguous output). */
-static void row_u8_u8(uint8_t *restrict o, const uint8_t *restrict r, size_t sx, int n,
-                      int mirror)
+static void row_u8_u8(uint8_t *restrict o, const uint8_t *restrict r, size_t sx, int n, int mirror)
 {
     if (sx == 1 && !mirror) {
         memcpy(o, r, (size_t)n);
@@ -50,11 +48,12 @@ static void row_u8_u8(uint8_t *restrict o, const uint8_t *restrict r, size_t sx,
 }
 
 /* Value of source element k of a row (mirrored or not), as float. */
-#define SRC_AT(r, f32, sx, k) ((f32) ? ((const float *)(r))[(size_t)(k) * (sx)]                  \
-                                     : (float)((const uint8_t *)(r))[(size_t)(k) * (sx)])
+#define SRC_AT(r, f32, sx, k)                                                                      \
+    ((f32) ? ((const float *)(r))[(size_t)(k) * (sx)]                                              \
+           : (float)((const uint8_t *)(r))[(size_t)(k) * (sx)])
 
-int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_t index,
-                    void *dst, ld_err *e)
+int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_t index, void *dst,
+                    ld_err *e)
 {
     const int c = x->c, oh = x->oh, ow = x->ow;
     if (s->h < oh || s->w < ow)
@@ -69,8 +68,7 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
             yo = (int)ld__rng_below(&g, (uint64_t)(s->h - oh + 1));
             xo = (int)ld__rng_below(&g, (uint64_t)(s->w - ow + 1));
         }
-        if (x->mirror)
-            mirror = (int)(ld__rng_next(&g) >> 63);
+        if (x->mirror) mirror = (int)(ld__rng_next(&g) >> 63);
     }
     const int mfull = !(x->mh == oh && x->mw == ow); /* mean image of the source size */
     const int myo = mfull ? yo : 0, mxo = mfull ? xo : 0;
@@ -78,8 +76,8 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
     const uint8_t *base = (const uint8_t *)s->p;
     /* Source row of output channel oc, output row y: a pointer to its first element. */
 #define SROW(oc, y)                                                                                \
-    (base + esz * ((size_t)(x->swap ? c - 1 - (oc) : (oc)) * s->sc +                              \
-                   (size_t)((y) + yo) * s->sy + (size_t)xo * s->sx))
+    (base + esz * ((size_t)(x->swap ? c - 1 - (oc) : (oc)) * s->sc + (size_t)((y) + yo) * s->sy +  \
+                   (size_t)xo * s->sx))
 
     if (!x->out_f32 && !s->f32 && !x->nhwc && c == 3 && s->sx == 3 && s->sc == 1) {
         /* interleaved (a decoded JPEG) -> planar, all three channels in one pass (the scalar
@@ -141,7 +139,8 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
                     for (int k = 0; k < ow; k++) {
                         const float v = SRC_AT(r, 1, s->sx, mirror ? ow - 1 - k : k);
                         if (!(v >= 0.0f && v <= 255.0f && v == floorf(v)))
-                            return (ld__err(e, LD_EINVAL, "sample %llu: %s holds the value %.9g, "
+                            return (ld__err(e, LD_EINVAL,
+                                            "sample %llu: %s holds the value %.9g, "
                                             "which uint8 output cannot hold (whole numbers 0 to "
                                             "255); read pixels as float32 (dtype float32)",
                                             (unsigned long long)index,

@@ -11,10 +11,10 @@
 #include "common/ld_internal.h"
 
 typedef struct ld_xform {
-    int out_f32;           /* 1 = float32 output, 0 = uint8 */
-    int nhwc;              /* 1 = NHWC output, 0 = NCHW */
-    int c;                 /* channels */
-    int oh, ow;            /* output (crop) size */
+    int out_f32; /* 1 = float32 output, 0 = uint8 */
+    int nhwc;    /* 1 = NHWC output, 0 = NCHW */
+    int c;       /* channels */
+    int oh, ow;  /* output (crop) size */
     int random_crop, mirror, swap;
     uint64_t seed;
     const float *mean_vals; /* c values (output channel order) or NULL */
@@ -22,9 +22,9 @@ typedef struct ld_xform {
     int mh, mw;             /* mean image size: the source size (offset with the crop) or the
                                crop size */
     float scale;
-    const char *what;       /* the stored pixels, for messages ("dataset '/data'"); borrowed */
-    int plain;              /* no transform at all: the output is the stored sample (set by
-                               ld__xform_init) */
+    const char *what; /* the stored pixels, for messages ("dataset '/data'"); borrowed */
+    int plain;        /* no transform at all: the output is the stored sample (set by
+                         ld__xform_init) */
 } ld_xform;
 
 /* Decide whether the transform is the identity for samples of sh x sw (u8 source). */
@@ -34,7 +34,7 @@ void ld__xform_init(ld_xform *x, int sh, int sw);
  * planar CHW (stored raw samples) and interleaved HWC (decoded images) are handled alike. */
 typedef struct ld_xsrc {
     const void *p;
-    int f32;        /* 1 = float elements, 0 = uint8 */
+    int f32; /* 1 = float elements, 0 = uint8 */
     int h, w;
     size_t sc, sy, sx;
 } ld_xsrc;

@@ -38,14 +38,12 @@ int ld__resize_plan(const ld_geometry *g, int src_w, int src_h, ld_resize_plan *
     LD_CHECK(e, src_w > 0 && src_h > 0, LD_EINVAL, "resize: invalid source size %dx%d", src_w,
              src_h);
     LD_CHECK(e, w >= 0 && h >= 0 && w <= LD_RESIZE_MAX_SIDE && h <= LD_RESIZE_MAX_SIDE, LD_EINVAL,
-             "resize: target size %dx%d out of range (each side 0..%d)", w, h,
-             LD_RESIZE_MAX_SIDE);
+             "resize: target size %dx%d out of range (each side 0..%d)", w, h, LD_RESIZE_MAX_SIDE);
     LD_CHECK(e, g->mode >= LD_RESIZE_SQUASH && g->mode <= LD_RESIZE_MAX, LD_EINVAL,
              "resize: unknown resize mode %d (not an ld_resize_mode)", g->mode);
 
     plan_identity(src_w, src_h, p);
-    if (w == 0 && h == 0)
-        return LD_OK;
+    if (w == 0 && h == 0) return LD_OK;
     /* MAX only needs a bound on the longer side; the others need both sides. */
     LD_CHECK(e, g->mode == LD_RESIZE_MAX || (w > 0 && h > 0), LD_EINVAL,
              "resize: target %dx%d: this mode needs both width and height (or both 0 for no "
@@ -75,13 +73,11 @@ int ld__resize_plan(const ld_geometry *g, int src_w, int src_h, ld_resize_plan *
         if ((int64_t)w * src_h <= (int64_t)h * src_w) { /* width limits */
             p->scaled_w = w;
             p->scaled_h = round_ratio(src_h, w, src_w);
-            if (p->scaled_h > h)
-                p->scaled_h = h;
+            if (p->scaled_h > h) p->scaled_h = h;
         } else {
             p->scaled_h = h;
             p->scaled_w = round_ratio(src_w, h, src_h);
-            if (p->scaled_w > w)
-                p->scaled_w = w;
+            if (p->scaled_w > w) p->scaled_w = w;
         }
         p->out_w = w;
         p->out_h = h;
@@ -90,8 +86,7 @@ int ld__resize_plan(const ld_geometry *g, int src_w, int src_h, ld_resize_plan *
         break;
     case LD_RESIZE_MAX: {
         const int m = w > h ? w : h;
-        if (src_w <= m && src_h <= m)
-            return LD_OK; /* never enlarge */
+        if (src_w <= m && src_h <= m) return LD_OK; /* never enlarge */
         if (src_w >= src_h) {
             p->scaled_w = m;
             p->scaled_h = round_ratio(src_h, m, src_w);
@@ -119,12 +114,10 @@ void ld__resize_min_source(const ld_geometry *g, int src_w, int src_h, int *min_
 {
     ld_resize_plan p;
     *min_w = *min_h = 0;
-    if (ld__resize_plan(g, src_w, src_h, &p, NULL) < 0 || p.identity)
-        return;
+    if (ld__resize_plan(g, src_w, src_h, &p, NULL) < 0 || p.identity) return;
     const double need_w = 2.0 * p.scaled_w * src_w / p.crop_w;
     const double need_h = 2.0 * p.scaled_h * src_h / p.crop_h;
-    if (need_w >= src_w || need_h >= src_h)
-        return; /* no shrink possible: full size */
+    if (need_w >= src_w || need_h >= src_h) return; /* no shrink possible: full size */
     /* ceil, minus a hair so exact ratios computed in floating point do not round up */
     *min_w = (int)(need_w - 1e-9) + 1;
     *min_h = (int)(need_h - 1e-9) + 1;

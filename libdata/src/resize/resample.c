@@ -76,13 +76,10 @@ struct ld_resizer {
 static int grow(void **p, size_t *cap, size_t n, size_t elem)
 {
     size_t bytes;
-    if (n <= *cap)
-        return LD_OK;
-    if (!ld__mul_size(n, elem, &bytes))
-        return LD_ENOMEM;
+    if (n <= *cap) return LD_OK;
+    if (!ld__mul_size(n, elem, &bytes)) return LD_ENOMEM;
     void *q = realloc(*p, bytes);
-    if (!q)
-        return LD_ENOMEM;
+    if (!q) return LD_ENOMEM;
     *p = q;
     *cap = n;
     return LD_OK;
@@ -141,12 +138,9 @@ static int axis_build(ld_resizer *r, axis_coeffs *a, int in_size, double x0, dou
         const double center = x0 + (i + 0.5) * scale;
         int lo = (int)floor(center - support + 0.5);
         int hi = (int)floor(center + support + 0.5);
-        if (lo < 0)
-            lo = 0;
-        if (hi > in_size)
-            hi = in_size;
-        if (hi - lo > ksize)
-            hi = lo + ksize;
+        if (lo < 0) lo = 0;
+        if (hi > in_size) hi = in_size;
+        if (hi - lo > ksize) hi = lo + ksize;
         if (hi <= lo) { /* center outside the image (cannot happen for a valid crop) */
             lo = center < 0 ? 0 : in_size - 1;
             hi = lo + 1;
@@ -166,14 +160,11 @@ static int axis_build(ld_resizer *r, axis_coeffs *a, int in_size, double x0, dou
         int sum = 0, big = 0;
         for (int j = 0; j < hi - lo; j++) {
             long q = lround(r->fw[j] / total * QONE);
-            if (q > INT16_MAX)
-                q = INT16_MAX;
-            if (q < INT16_MIN)
-                q = INT16_MIN;
+            if (q > INT16_MAX) q = INT16_MAX;
+            if (q < INT16_MIN) q = INT16_MIN;
             w[j] = (int16_t)q;
             sum += w[j];
-            if (w[j] > w[big])
-                big = j;
+            if (w[j] > w[big]) big = j;
         }
         w[big] = (int16_t)(w[big] + (QONE - sum));
         /* Drop zero taps at both ends (common when the kernel is clipped or quantized away). */
@@ -186,10 +177,8 @@ static int axis_build(ld_resizer *r, axis_coeffs *a, int in_size, double x0, dou
         memset(w + (hi - lo), 0, (size_t)(ksize - (hi - lo)) * sizeof *w);
         a->start[i] = lo;
         a->count[i] = hi - lo;
-        if (lo < a->lo)
-            a->lo = lo;
-        if (hi > a->hi)
-            a->hi = hi;
+        if (lo < a->lo) a->lo = lo;
+        if (hi > a->hi) a->hi = hi;
     }
     a->ksize = ksize;
     a->in_size = in_size;
@@ -241,9 +230,8 @@ static inline void h_rgb_sse2(const uint8_t *p, const int16_t *w, int count, uin
  * h_rgb_sse2's instructions, and integer sums, so the result is identical. Taps go in groups
  * of four up to count rounded up (the weights past count are zero): reads 3 * round4(count)
  * + 4 bytes from p, which the caller checks. */
-__attribute__((target("ssse3"))) static inline void h_rgb_ssse3(const uint8_t *p,
-                                                                 const int16_t *w, int count,
-                                                                 uint8_t *d)
+__attribute__((target("ssse3"))) static inline void h_rgb_ssse3(const uint8_t *p, const int16_t *w,
+                                                                int count, uint8_t *d)
 {
     const __m128i lo = _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
     const __m128i hi = _mm_setr_epi8(6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1);
@@ -266,14 +254,12 @@ __attribute__((target("ssse3"))) static inline void h_rgb_ssse3(const uint8_t *p
  * function so that the kernel inlines: a call per pixel cost most of the gain). Returns the
  * first pixel it could not do (its reads would pass `end`): the caller finishes the row. */
 __attribute__((target("ssse3"))) static int hrow_rgb_ssse3(const uint8_t *s, const axis_coeffs *a,
-                                                           int xoff, const uint8_t *end,
-                                                           uint8_t *d)
+                                                           int xoff, const uint8_t *end, uint8_t *d)
 {
     for (int i = 0; i < a->out_size; i++) {
         const uint8_t *p = s + (size_t)(a->start[i] - xoff) * 3;
         const int four = (a->count[i] + 3) & ~3;
-        if ((size_t)(end - p) < (size_t)four * 3 + 4)
-            return i;
+        if ((size_t)(end - p) < (size_t)four * 3 + 4) return i;
         h_rgb_ssse3(p, a->w + (size_t)i * a->ksize, a->count[i], d + 3 * i);
     }
     return a->out_size;
@@ -312,8 +298,7 @@ static void hpass(const uint8_t *src, size_t sstride, int rows, int c, const axi
         if (c == 3) {
             int i0 = 0;
 #ifdef LD_X86_DISPATCH
-            if (ssse3)
-                i0 = hrow_rgb_ssse3(s, a, xoff, end, d);
+            if (ssse3) i0 = hrow_rgb_ssse3(s, a, xoff, end, d);
 #endif
             for (int i = i0; i < n; i++) {
                 const int16_t *w = a->w + (size_t)i * ks;
@@ -376,9 +361,8 @@ static void hpass(const uint8_t *src, size_t sstride, int rows, int c, const axi
 /* vpass's SSE2 loop on 32 bytes at a time (AVX2 when the CPU has it). AVX2's unpack and pack
  * work within each 128-bit half, so each half goes through exactly the SSE2 steps: same
  * sums, same bytes. Returns how many bytes of the row it did (a multiple of 32). */
-__attribute__((target("avx2"))) static size_t vrow_avx2(const uint8_t *s0, size_t sstride,
-                                                        const int16_t *w, int count,
-                                                        uint8_t *d, size_t elems)
+__attribute__((target("avx2"))) static size_t
+vrow_avx2(const uint8_t *s0, size_t sstride, const int16_t *w, int count, uint8_t *d, size_t elems)
 {
     const __m256i zero = _mm256_setzero_si256();
     size_t x0 = 0;
@@ -407,8 +391,7 @@ __attribute__((target("avx2"))) static size_t vrow_avx2(const uint8_t *s0, size_
 #endif
 
 LD_HOT static void vpass(const uint8_t *src, size_t sstride, int yoff, size_t elems,
-                         const axis_coeffs *a, uint8_t *dst, size_t dstride,
-                         int32_t *restrict acc)
+                         const axis_coeffs *a, uint8_t *dst, size_t dstride, int32_t *restrict acc)
 {
 #ifdef LD_X86_DISPATCH
     const int avx2 = __builtin_cpu_supports("avx2");
@@ -420,8 +403,7 @@ LD_HOT static void vpass(const uint8_t *src, size_t sstride, int yoff, size_t el
         const int count = a->count[i];
         size_t x0 = 0;
 #ifdef LD_X86_DISPATCH
-        if (avx2)
-            x0 = vrow_avx2(s0, sstride, w, count, d, elems);
+        if (avx2) x0 = vrow_avx2(s0, sstride, w, count, d, elems);
 #endif
 #ifdef __SSE2__
         const __m128i zero = _mm_setzero_si128();
@@ -446,8 +428,7 @@ LD_HOT static void vpass(const uint8_t *src, size_t sstride, int yoff, size_t el
             _mm_storeu_si128((__m128i *)(d + x0), _mm_packus_epi16(a0, a2));
         }
 #endif
-        if (x0 == elems)
-            continue;
+        if (x0 == elems) continue;
         const int32_t w0 = w[0];
         for (size_t x = x0; x < elems; x++)
             acc[x] = QHALF + w0 * s0[x];
@@ -477,8 +458,7 @@ static void axis_free(axis_coeffs *a)
 
 void ld__resizer_free(ld_resizer *r)
 {
-    if (!r)
-        return;
+    if (!r) return;
     axis_free(&r->ax);
     axis_free(&r->ay);
     free(r->fw);
@@ -494,13 +474,12 @@ static double axis_taps(const axis_coeffs *a)
     return 2.0 * LANCZOS_A * (scale > 1.0 ? scale : 1.0);
 }
 
-int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst,
-               ld_err *e)
+int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst, ld_err *e)
 {
     int rc = LD_OK;
     ld_resize_plan p;
-    LD_CHECK(e, src && src->px && src->w > 0 && src->h > 0 && src->c >= 1 && src->c <= 4,
-             LD_EINVAL, "resize: invalid source image");
+    LD_CHECK(e, src && src->px && src->w > 0 && src->h > 0 && src->c >= 1 && src->c <= 4, LD_EINVAL,
+             "resize: invalid source image");
     LD_CHECK(e, src != dst, LD_EINVAL, "resize: source and destination must differ");
     LD_TRY(ld__resize_plan(g, src->w, src->h, &p, e));
     const int c = src->c;
@@ -516,8 +495,7 @@ int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_imag
     uint8_t *out = dst->px + (size_t)p.off_y * dstride + (size_t)p.off_x * c;
 
     rc = axis_build(r, &r->ax, src->w, p.crop_x, p.crop_w, p.scaled_w);
-    if (rc == LD_OK)
-        rc = axis_build(r, &r->ay, src->h, p.crop_y, p.crop_h, p.scaled_h);
+    if (rc == LD_OK) rc = axis_build(r, &r->ay, src->h, p.crop_y, p.crop_h, p.scaled_h);
     LD_CHECK(e, rc == LD_OK, LD_ENOMEM, "resize: out of memory for filter coefficients");
 
     const axis_coeffs *ax = &r->ax, *ay = &r->ay;
@@ -549,8 +527,8 @@ int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_imag
              tmp_bytes);
 
     if (h_first) {
-        hpass(src->px + (size_t)ylo * sstride, sstride, yrows, c, ax, 0,
-              src->px + sstride * src->h, r->tmp, tmp_stride);
+        hpass(src->px + (size_t)ylo * sstride, sstride, yrows, c, ax, 0, src->px + sstride * src->h,
+              r->tmp, tmp_stride);
         vpass(r->tmp, tmp_stride, ylo, tmp_stride, ay, out, dstride, r->acc);
     } else {
         vpass(src->px + (size_t)xlo * c, sstride, 0, tmp_stride, ay, r->tmp, tmp_stride, r->acc);

@@ -10,8 +10,8 @@
 #include "common/ld_internal.h"
 
 typedef struct ld_geometry {
-    int mode;  /* ld_resize_mode (libdata/convert.h) */
-    int w, h;  /* target; w == 0 && h == 0: no resize */
+    int mode; /* ld_resize_mode (libdata/convert.h) */
+    int w, h; /* target; w == 0 && h == 0: no resize */
     uint8_t pad_value;
 } ld_geometry;
 
@@ -41,7 +41,6 @@ void ld__resizer_free(ld_resizer *r);
 /* Resize `src` per `g` into `dst` (grown if needed). Antialiased: the filter support widens
  * with the shrink factor (Lanczos-3 / box-area for large factors), so nothing aliases.
  * LD_OK, LD_ENOMEM, LD_EINVAL. */
-int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst,
-               ld_err *e);
+int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst, ld_err *e);
 
 #endif /* LD_RESIZE_H */

@@ -33,8 +33,8 @@ typedef struct walk {
     ld_source_tick_fn tick;
     void *user;
     ld_err *e;
-    int strict;      /* LD_SRC_STRICT: an unreadable folder is an error, not a warning */
-    int class_level; /* set just before walk_dir reads a class folder itself */
+    int strict;           /* LD_SRC_STRICT: an unreadable folder is an error, not a warning */
+    int class_level;      /* set just before walk_dir reads a class folder itself */
     int class_unreadable; /* set by walk_dir when that class folder could not be read */
     int32_t class_label;
 } walk;
@@ -110,19 +110,11 @@ static int read_names(const char *dir, ld_buf *names)
             continue;
         char t;
         switch (de->d_type) {
-        case DT_REG:
-            t = ENT_FILE;
-            break;
-        case DT_DIR:
-            t = ENT_DIR;
-            break;
+        case DT_REG: t = ENT_FILE; break;
+        case DT_DIR: t = ENT_DIR; break;
         case DT_LNK:
-        case DT_UNKNOWN:
-            t = ENT_UNKNOWN;
-            break;
-        default:
-            t = ENT_OTHER;
-            break;
+        case DT_UNKNOWN: t = ENT_UNKNOWN; break;
+        default: t = ENT_OTHER; break;
         }
         if (ld__buf_append(names, &t, 1) < 0 ||
             ld__buf_append(names, de->d_name, strlen(de->d_name) + 1) < 0) {
@@ -161,8 +153,9 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
              (const char *)w->path.p);
     if (r < 0) {
         int err = errno;
-        LD_CHECKP(w->e, !w->strict, LD_EIO, LD_C_STRICT, "%s: cannot read %sfolder: %s (stopped: strict)",
-                 (const char *)w->path.p, class_level ? "class " : "", strerror(err));
+        LD_CHECKP(w->e, !w->strict, LD_EIO, LD_C_STRICT,
+                  "%s: cannot read %sfolder: %s (stopped: strict)", (const char *)w->path.p,
+                  class_level ? "class " : "", strerror(err));
         w->class_unreadable = class_level;
         if (class_level)
             warnf(w,
@@ -171,8 +164,10 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
                   "again; strict stops here instead)",
                   (const char *)w->path.p, strerror(err), rel, (int)w->class_label);
         else
-            warnf(w, "%s: cannot read folder, its images are skipped: %s (strict stops here "
-                  "instead)", (const char *)w->path.p, strerror(err));
+            warnf(w,
+                  "%s: cannot read folder, its images are skipped: %s (strict stops here "
+                  "instead)",
+                  (const char *)w->path.p, strerror(err));
         goto fail; /* a warning, not a failure: rc stays LD_OK */
     }
     for (size_t off = 0; off < names.len;) {
@@ -258,7 +253,8 @@ static void flat_class_name(const char *root, size_t root_len, const char **name
         start--;
     *name = root + start;
     *len = end - start;
-    if (*len == 0 || (*len == 1 && root[start] == '.') || (*len == 2 && !strncmp(root + start, "..", 2))) {
+    if (*len == 0 || (*len == 1 && root[start] == '.') ||
+        (*len == 2 && !strncmp(root + start, "..", 2))) {
         *name = "0";
         *len = 1;
     }
@@ -344,8 +340,10 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
         }
         if (is_dir && is_dataset_dir(&w, name)) {
             LD_TRY(set_path(&w, name, strlen(name)));
-            warnf(&w, "%s: a dataset (LMDB database or a conversion's temporary), not a class "
-                  "folder: skipped", (const char *)w.path.p);
+            warnf(&w,
+                  "%s: a dataset (LMDB database or a conversion's temporary), not a class "
+                  "folder: skipped",
+                  (const char *)w.path.p);
         } else if (is_dir) {
             classes[n_classes++] = name;
         } else if (type != ENT_OTHER && is_image_name(name) &&
@@ -358,7 +356,8 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
      * label 0, which shifted the label of every real class by one: skip them, and say so. */
     if (n_root_images) {
         LD_TRY(set_path(&w, loose_example, strlen(loose_example)));
-        warnf(&w, "%zu image file%s directly in the input folder (e.g. %s) %s in no class "
+        warnf(&w,
+              "%zu image file%s directly in the input folder (e.g. %s) %s in no class "
               "folder: skipped (labels come from the sub-folders; use flat for a folder "
               "without class folders, every image label 0)",
               n_root_images, n_root_images == 1 ? "" : "s", (const char *)w.path.p,
@@ -375,8 +374,9 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
         struct stat cst;
         if (stat((const char *)w.path.p, &cst) != 0) {
             int err = errno;
-            LD_CHECKP(e, !w.strict, LD_EIO, LD_C_STRICT, "%s: cannot open class folder: %s (stopped: strict)",
-                     (const char *)w.path.p, strerror(err));
+            LD_CHECKP(e, !w.strict, LD_EIO, LD_C_STRICT,
+                      "%s: cannot open class folder: %s (stopped: strict)", (const char *)w.path.p,
+                      strerror(err));
             warnf(&w,
                   "%s: cannot open class folder: %s; class '%s' keeps its label %d with no "
                   "images, so that the other classes keep theirs (strict stops here instead)",
@@ -396,8 +396,10 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
         LD_TRY(walk_dir(&w, classes[i], &id, (int32_t)i));
         if (s->n == before && !w.class_unreadable) {
             LD_TRY(set_path(&w, classes[i], strlen(classes[i])));
-            warnf(&w, "%s: class folder has no .jpg/.jpeg/.png images (class '%s' keeps "
-                      "label %d)", (const char *)w.path.p, classes[i], (int)i);
+            warnf(&w,
+                  "%s: class folder has no .jpg/.jpeg/.png images (class '%s' keeps "
+                  "label %d)",
+                  (const char *)w.path.p, classes[i], (int)i);
         }
     }
     ld__source_sort_items(s);

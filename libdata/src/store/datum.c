@@ -124,8 +124,7 @@ static int rd_varint(rd *r, uint64_t *v)
 {
     uint64_t x = 0;
     for (unsigned i = 0; i < 10; i++) {
-        if (r->pos >= r->n)
-            return bad(r, "truncated varint");
+        if (r->pos >= r->n) return bad(r, "truncated varint");
         uint8_t b = r->p[r->pos++];
         if (i == 9 && b > 1) /* the 10th byte holds only bit 63 */
             return bad(r, "varint longer than 64 bits");
@@ -143,10 +142,8 @@ static int rd_len(rd *r, size_t *len)
 {
     uint64_t v = 0;
     int rc = rd_varint(r, &v);
-    if (rc < 0)
-        return rc;
-    if (v > r->n - r->pos)
-        return bad(r, "length runs past the end of the record");
+    if (rc < 0) return rc;
+    if (v > r->n - r->pos) return bad(r, "length runs past the end of the record");
     *len = (size_t)v;
     return LD_OK;
 }
@@ -155,8 +152,7 @@ static int rd_tag(rd *r, unsigned *field, unsigned *wt)
 {
     uint64_t v = 0;
     int rc = rd_varint(r, &v);
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     if (v >> 3 == 0 || v >> 3 > 0x1fffffff) /* protobuf field numbers are 1..2^29-1 */
         return bad(r, "invalid field number");
     *field = (unsigned)(v >> 3);
@@ -175,21 +171,18 @@ static int rd_skip(rd *r, unsigned wt)
     case WT_I32: len = 4; break;
     case WT_LEN:
         rc = rd_len(r, &len);
-        if (rc < 0)
-            return rc;
+        if (rc < 0) return rc;
         break;
     default: return bad(r, "unsupported wire type (group or invalid)");
     }
-    if (len > r->n - r->pos)
-        return bad(r, "fixed-size field runs past the end");
+    if (len > r->n - r->pos) return bad(r, "fixed-size field runs past the end");
     r->pos += len;
     return LD_OK;
 }
 
 static int want(rd *r, unsigned wt, unsigned expected, const char *field)
 {
-    if (wt == expected)
-        return LD_OK;
+    if (wt == expected) return LD_OK;
     char why[96];
     snprintf(why, sizeof why, "field '%s' has wire type %u, expected %u", field, wt, expected);
     return bad(r, why);
@@ -199,8 +192,7 @@ static int rd_int32(rd *r, unsigned wt, const char *field, int32_t *out)
 {
     uint64_t v = 0;
     int rc = want(r, wt, WT_VARINT, field);
-    if (rc < 0 || (rc = rd_varint(r, &v)) < 0)
-        return rc;
+    if (rc < 0 || (rc = rd_varint(r, &v)) < 0) return rc;
     *out = (int32_t)(uint32_t)v; /* low 32 bits, as protobuf's int32 parser */
     return LD_OK;
 }
@@ -212,21 +204,17 @@ static int rd_floats(rd *r, unsigned wt, ld_buf *floats, size_t *count)
     int rc;
     if (wt == WT_I32) {
         len = 4;
-        if (r->n - r->pos < 4)
-            return bad(r, "float runs past the end");
+        if (r->n - r->pos < 4) return bad(r, "float runs past the end");
     } else if (wt == WT_LEN) {
-        if ((rc = rd_len(r, &len)) < 0)
-            return rc;
-        if (len % 4)
-            return bad(r, "packed float field length is not a multiple of 4");
+        if ((rc = rd_len(r, &len)) < 0) return rc;
+        if (len % 4) return bad(r, "packed float field length is not a multiple of 4");
     } else {
         return bad(r, "float field has a wrong wire type");
     }
     k = len / 4;
     if (floats) {
         size_t need;
-        if (!ld__mul_size(*count + k, sizeof(float), &need))
-            return bad(r, "too many floats");
+        if (!ld__mul_size(*count + k, sizeof(float), &need)) return bad(r, "too many floats");
         if (ld__buf_reserve(floats, need) < 0)
             return ld__err(r->e, LD_ENOMEM, "%s: out of memory for float data", r->name);
         float *f = (float *)(void *)floats->p;
@@ -245,8 +233,7 @@ int ld__datum_decode(const uint8_t *p, size_t n, ld_datum *d, ld_buf *floats, co
     rd r = {p, n, 0, name ? name : "record", e};
     int rc = LD_OK;
     memset(d, 0, sizeof *d);
-    if (floats)
-        floats->len = 0;
+    if (floats) floats->len = 0;
     while (r.pos < r.n) {
         unsigned f = 0, wt = 0;
         uint64_t v = 0;
@@ -272,8 +259,7 @@ int ld__datum_decode(const uint8_t *p, size_t n, ld_datum *d, ld_buf *floats, co
         }
         d->has |= 1u << f;
     }
-    if (floats && d->n_floats)
-        d->floats = (const float *)(const void *)floats->p;
+    if (floats && d->n_floats) d->floats = (const float *)(const void *)floats->p;
 fail:
     return rc;
 }
@@ -281,8 +267,7 @@ fail:
 int ld__datum_validate(const ld_datum *d, const char *name, ld_err *e)
 {
     int rc = LD_OK;
-    if (!name)
-        name = "record";
+    if (!name) name = "record";
     if (d->encoded) {
         LD_CHECK(e, d->data && d->data_len > 0, LD_EFORMAT,
                  "%s: encoded record without image bytes", name);
@@ -290,8 +275,9 @@ int ld__datum_validate(const ld_datum *d, const char *name, ld_err *e)
                  "%s: negative shape %d x %d x %d", name, d->channels, d->height, d->width);
         return LD_OK;
     }
-    LD_CHECK(e, d->channels >= 1 && d->channels <= LD_DATUM_MAX_CHANNELS && d->height >= 1 &&
-                    d->height <= LD_DATUM_MAX_DIM && d->width >= 1 && d->width <= LD_DATUM_MAX_DIM,
+    LD_CHECK(e,
+             d->channels >= 1 && d->channels <= LD_DATUM_MAX_CHANNELS && d->height >= 1 &&
+                 d->height <= LD_DATUM_MAX_DIM && d->width >= 1 && d->width <= LD_DATUM_MAX_DIM,
              LD_EFORMAT, "%s: bad shape channels=%d height=%d width=%d (limits 1..%d, 1..%d)", name,
              d->channels, d->height, d->width, LD_DATUM_MAX_CHANNELS, LD_DATUM_MAX_DIM);
     /* cannot overflow 64 bits with the limits above */
@@ -313,25 +299,21 @@ static int rd_shape(rd *outer, int64_t dims[4], int *ndim)
 {
     size_t len = 0;
     int rc = rd_len(outer, &len);
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     rd r = {outer->p, outer->pos + len, outer->pos, outer->name, outer->e};
     *ndim = 0;
     while (r.pos < r.n) {
         unsigned f = 0, wt = 0;
         uint64_t v = 0;
-        if ((rc = rd_tag(&r, &f, &wt)) < 0)
-            return rc;
+        if ((rc = rd_tag(&r, &f, &wt)) < 0) return rc;
         if (f != 1) {
-            if ((rc = rd_skip(&r, wt)) < 0)
-                return rc;
+            if ((rc = rd_skip(&r, wt)) < 0) return rc;
             continue;
         }
         size_t end;
         if (wt == WT_LEN) {
             size_t l = 0;
-            if ((rc = rd_len(&r, &l)) < 0)
-                return rc;
+            if ((rc = rd_len(&r, &l)) < 0) return rc;
             end = r.pos + l;
         } else if (wt == WT_VARINT) {
             end = r.n; /* one value: the loop below runs once */
@@ -339,14 +321,11 @@ static int rd_shape(rd *outer, int64_t dims[4], int *ndim)
             return bad(&r, "shape dim has a wrong wire type");
         }
         do {
-            if (wt == WT_LEN && r.pos == end)
-                break; /* an empty packed field is valid */
+            if (wt == WT_LEN && r.pos == end) break; /* an empty packed field is valid */
             rd sub = {r.p, end, r.pos, r.name, r.e};
-            if ((rc = rd_varint(&sub, &v)) < 0)
-                return rc;
+            if ((rc = rd_varint(&sub, &v)) < 0) return rc;
             r.pos = sub.pos;
-            if (*ndim >= 4)
-                return bad(&r, "shape has more than 4 dims");
+            if (*ndim >= 4) return bad(&r, "shape has more than 4 dims");
             dims[(*ndim)++] = (int64_t)v;
         } while (wt == WT_LEN && r.pos < end);
     }
@@ -357,8 +336,7 @@ static int rd_shape(rd *outer, int64_t dims[4], int *ndim)
 int ld__blobproto_decode(const uint8_t *p, size_t n, int *num, int *channels, int *height,
                          int *width, ld_buf *floats, const char *name, ld_err *e)
 {
-    if (!name)
-        name = "blobproto";
+    if (!name) name = "blobproto";
     rd r = {p, n, 0, name, e};
     int rc = LD_OK, legacy = 0, ndim = -1;
     int32_t l[4] = {0, 0, 0, 0};

@@ -36,12 +36,12 @@
  * when present, is copied into the caller's ld_buf as host floats (`floats`). */
 typedef struct ld_datum {
     int32_t channels, height, width, label;
-    int encoded;                /* 0 or 1 */
-    unsigned has;               /* LD_DATUM_HAS_* bits: which fields were present */
-    const uint8_t *data;        /* NULL when absent */
+    int encoded;         /* 0 or 1 */
+    unsigned has;        /* LD_DATUM_HAS_* bits: which fields were present */
+    const uint8_t *data; /* NULL when absent */
     size_t data_len;
-    const float *floats;        /* into the floats buffer given to decode; NULL when none */
-    size_t n_floats;            /* counted even when no buffer was given */
+    const float *floats; /* into the floats buffer given to decode; NULL when none */
+    size_t n_floats;     /* counted even when no buffer was given */
 } ld_datum;
 
 enum {

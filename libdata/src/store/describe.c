@@ -45,12 +45,10 @@ static int is_image_name(const char *name)
 {
     static const char *const ext[] = {".jpg", ".jpeg", ".png"};
     size_t n = strlen(name);
-    if (name[0] == '.')
-        return 0;
+    if (name[0] == '.') return 0;
     for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
         size_t m = strlen(ext[k]);
-        if (n > m && strcasecmp(name + n - m, ext[k]) == 0)
-            return 1;
+        if (n > m && strcasecmp(name + n - m, ext[k]) == 0) return 1;
     }
     return 0;
 }
@@ -62,8 +60,7 @@ static int holds_images(const char *dir, int depth)
     DIR *d = opendir(dir);
     struct dirent *de;
     int found = 0;
-    if (!d)
-        return 0;
+    if (!d) return 0;
     while (!found && (de = readdir(d)) != NULL) {
         if (is_image_name(de->d_name)) {
             found = 1;
@@ -85,18 +82,20 @@ static int describe_dir(const char *path, ld_buf *out, ld_err *e)
 {
     struct stat st;
     char *mdb = ld__asprintf("%s/data.mdb", path);
-    if (!mdb)
-        return ld__err(e, LD_ENOMEM, "out of memory");
+    if (!mdb) return ld__err(e, LD_ENOMEM, "out of memory");
     int has_mdb = stat(mdb, &st) == 0;
     free(mdb);
-    if (has_mdb)
-        return ld__lmdb_describe(path, out, e);
+    if (has_mdb) return ld__lmdb_describe(path, out, e);
     if (holds_images(path, 1))
-        return ld__err(e, LD_EFORMAT, "%s: a folder of images, not a dataset: convert it "
+        return ld__err(e, LD_EFORMAT,
+                       "%s: a folder of images, not a dataset: convert it "
                        "first (e.g. `dataconv %s out.h5 --resize 224`, one sub-folder per "
-                       "class), then describe the output", path, path);
-    return ld__err(e, LD_EFORMAT, "%s: a folder that is not an LMDB database (no data.mdb "
-                   "in it) and holds no images", path);
+                       "class), then describe the output",
+                       path, path);
+    return ld__err(e, LD_EFORMAT,
+                   "%s: a folder that is not an LMDB database (no data.mdb "
+                   "in it) and holds no images",
+                   path);
 }
 #endif
 

@@ -100,15 +100,11 @@ static void type_name(hid_t t, char *buf, size_t cap)
     case H5T_INTEGER:
         snprintf(buf, cap, "%sint%zu", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "", sz * 8);
         break;
-    case H5T_FLOAT:
-        snprintf(buf, cap, "float%zu", sz * 8);
-        break;
+    case H5T_FLOAT: snprintf(buf, cap, "float%zu", sz * 8); break;
     case H5T_STRING:
         snprintf(buf, cap, "%s string", H5Tis_variable_str(t) > 0 ? "variable-length" : "fixed");
         break;
-    default:
-        snprintf(buf, cap, "other type (%zu bytes)", sz);
-        break;
+    default: snprintf(buf, cap, "other type (%zu bytes)", sz); break;
     }
 }
 
@@ -151,7 +147,7 @@ static int describe_vds(desc_ctx *cx, const char *name, hid_t dcpl)
     for (size_t k = 0; k < count; k++) {
         int st = ld__h5_vds_source(dcpl, k, cx->path, file, sizeof file, dset, sizeof dset,
                                    resolved, sizeof resolved);
-        const char *say = st == LD_VDS_OK         ? "found"
+        const char *say = st == LD_VDS_OK           ? "found"
                           : st == LD_VDS_NO_FILE    ? "MISSING FILE"
                           : st == LD_VDS_NOT_HDF5   ? "NOT AN HDF5 FILE"
                           : st == LD_VDS_NO_DATASET ? "MISSING DATASET"
@@ -163,14 +159,19 @@ static int describe_vds(desc_ctx *cx, const char *name, hid_t dcpl)
         else if (k == 20)
             LD_TRY(outf(cx->out, "    ... (%zu sources in all; problems are listed)\n", count));
         if (st == LD_VDS_NO_FILE)
-            LD_TRY(problem(cx, "/%s: virtual source file %s does not exist (looked for as %s): "
+            LD_TRY(problem(cx,
+                           "/%s: virtual source file %s does not exist (looked for as %s): "
                            "its part reads as fill values in HDF5; libdata's reader refuses "
-                           "the file", name, file, resolved));
+                           "the file",
+                           name, file, resolved));
         else if (st == LD_VDS_NOT_HDF5 || st == LD_VDS_NO_DATASET || st < 0)
-            LD_TRY(problem(cx, "/%s: virtual source %zu (%s %s) is %s: its part reads as fill "
-                           "values in HDF5; libdata's reader refuses the file", name, k + 1,
-                           file, dset, st == LD_VDS_NOT_HDF5 ? "not an HDF5 file"
-                           : st == LD_VDS_NO_DATASET ? "missing its dataset" : "unreadable"));
+            LD_TRY(problem(cx,
+                           "/%s: virtual source %zu (%s %s) is %s: its part reads as fill "
+                           "values in HDF5; libdata's reader refuses the file",
+                           name, k + 1, file, dset,
+                           st == LD_VDS_NOT_HDF5     ? "not an HDF5 file"
+                           : st == LD_VDS_NO_DATASET ? "missing its dataset"
+                                                     : "unreadable"));
     }
 fail:
     return rc;
@@ -326,8 +327,10 @@ static int sample_counts(desc_ctx *cx, hid_t f, long long *samples)
                                         LD_H5_DS_ENCODED};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (first_dim(f, names[i]) == -2)
-            if (problem(cx, "/%s exists but cannot be read (a damaged object header?): "
-                        "libdata's reader refuses the file", names[i]) < 0)
+            if (problem(cx,
+                        "/%s exists but cannot be read (a damaged object header?): "
+                        "libdata's reader refuses the file",
+                        names[i]) < 0)
                 return LD_ENOMEM;
     if (nd == -2) nd = -1;
     if (nl == -2) nl = -1;
@@ -337,9 +340,11 @@ static int sample_counts(desc_ctx *cx, hid_t f, long long *samples)
     }
     *samples = nd >= 0 ? nd : nl;
     if (nd >= 0 && nl >= 0 && nd != nl)
-        return problem(cx, "%s holds %lld samples but /label holds %lld labels: every sample "
+        return problem(cx,
+                       "%s holds %lld samples but /label holds %lld labels: every sample "
                        "needs exactly one label; libdata's reader refuses the file (it is "
-                       "incomplete or was made wrongly)", dn, nd, nl);
+                       "incomplete or was made wrongly)",
+                       dn, nd, nl);
     return LD_OK;
 }
 
@@ -506,7 +511,8 @@ static int describe_list(const char *path, ld_buf *out, ld_err *e)
                            (ln > 5 && !strcasecmp(line + ln - 5, ".hdf5"));
             /* A missing *.h5 line is a list with a missing part, not "not a list". */
             if (missing && (files || named_h5))
-                rc = ld__err(e, LD_EIO, "%s: line %lu: part %s: %s (relative lines are looked "
+                rc = ld__err(e, LD_EIO,
+                             "%s: line %lu: part %s: %s (relative lines are looked "
                              "up in the list's folder, then in the current folder)",
                              path, files + 1, part, strerror(err));
             else

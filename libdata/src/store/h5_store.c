@@ -63,11 +63,11 @@ typedef struct h5_store {
     char *path;
     int fd;
     uint64_t file_size;
-    hid_t file, dset;   /* kept open only when reads fall back to HDF5; else -1 */
-    int direct;         /* 1 = pread through `map` */
+    hid_t file, dset; /* kept open only when reads fall back to HDF5; else -1 */
+    int direct;       /* 1 = pread through `map` */
     direct_map map;
-    hid_t memtype;      /* fallback memory type (H5T_NATIVE_UINT8 / FLOAT), not owned */
-    hid_t dxpl;         /* fallback transfer list with conv_guard's callback, or H5P_DEFAULT */
+    hid_t memtype; /* fallback memory type (H5T_NATIVE_UINT8 / FLOAT), not owned */
+    hid_t dxpl;    /* fallback transfer list with conv_guard's callback, or H5P_DEFAULT */
     /* The stored pixel type when HDF5 converts it to float32 (see conv_guard); the first
      * value it could not convert exactly, written and read under the HDF5 lock. */
     H5T_class_t src_class;
@@ -75,19 +75,19 @@ typedef struct h5_store {
     int src_signed;
     int conv_hit;
     char conv_what[80];
-    uint64_t rows;      /* fallback: samples per HDF5 read (raw) */
-    int32_t *lab_i;     /* labels: one of the two (integers are checked to fit int32; */
-    double *lab_f;      /* floating point ones are kept as they are, float64 included) */
-    uint64_t *offsets;  /* encoded: n + 1 byte offsets into /encoded */
-    uint64_t enc_len;   /* encoded: bytes in /encoded */
+    uint64_t rows;     /* fallback: samples per HDF5 read (raw) */
+    int32_t *lab_i;    /* labels: one of the two (integers are checked to fit int32; */
+    double *lab_f;     /* floating point ones are kept as they are, float64 included) */
+    uint64_t *offsets; /* encoded: n + 1 byte offsets into /encoded */
+    uint64_t enc_len;  /* encoded: bytes in /encoded */
     int enc_c, enc_h, enc_w;
     char how[96];
-    char dname[64];     /* the pixel dataset's name, for messages */
+    char dname[64]; /* the pixel dataset's name, for messages */
 } h5_store;
 
 struct ld_store_ctx {
-    ld_buf buf;       /* fallback cache (raw rows) or encoded bytes */
-    uint64_t first;   /* raw fallback: first sample held in buf, count held */
+    ld_buf buf;     /* fallback cache (raw rows) or encoded bytes */
+    uint64_t first; /* raw fallback: first sample held in buf, count held */
     uint64_t count;
 };
 
@@ -103,8 +103,7 @@ static int attr_string(hid_t file, const char *name, char *out, size_t cap)
 {
     int ok = 0;
     out[0] = 0;
-    if (H5Aexists(file, name) <= 0)
-        return 0;
+    if (H5Aexists(file, name) <= 0) return 0;
     hid_t a = H5Aopen(file, name, H5P_DEFAULT);
     hid_t t = a >= 0 ? H5Aget_type(a) : -1;
     if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
@@ -117,8 +116,7 @@ static int attr_string(hid_t file, const char *name, char *out, size_t cap)
                 snprintf(out, cap, "%s", s);
                 ok = 1;
             }
-            if (s)
-                H5free_memory(s);
+            if (s) H5free_memory(s);
             H5Tclose(mt);
         } else {
             size_t n = H5Tget_size(t);
@@ -134,26 +132,22 @@ static int attr_string(hid_t file, const char *name, char *out, size_t cap)
             H5Tclose(mt);
         }
     }
-    if (t >= 0)
-        H5Tclose(t);
-    if (a >= 0)
-        H5Aclose(a);
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
     return ok;
 }
 
 static int attr_int(hid_t file, const char *name, int *out)
 {
     int ok = 0;
-    if (H5Aexists(file, name) <= 0)
-        return 0;
+    if (H5Aexists(file, name) <= 0) return 0;
     hid_t a = H5Aopen(file, name, H5P_DEFAULT);
     int32_t v = 0;
     if (a >= 0 && H5Aread(a, H5T_NATIVE_INT32, &v) >= 0) {
         *out = v;
         ok = 1;
     }
-    if (a >= 0)
-        H5Aclose(a);
+    if (a >= 0) H5Aclose(a);
     return ok;
 }
 
@@ -161,11 +155,9 @@ static int attr_int(hid_t file, const char *name, int *out)
 static int ds_dims(hid_t d, hsize_t dims[4], int *rank)
 {
     hid_t sp = H5Dget_space(d);
-    if (sp < 0)
-        return -1;
+    if (sp < 0) return -1;
     int r = H5Sget_simple_extent_ndims(sp);
-    if (r >= 1 && r <= 4)
-        H5Sget_simple_extent_dims(sp, dims, NULL);
+    if (r >= 1 && r <= 4) H5Sget_simple_extent_dims(sp, dims, NULL);
     H5Sclose(sp);
     *rank = r;
     return (r >= 1 && r <= 4) ? 0 : -1;
@@ -183,10 +175,8 @@ static herr_t read_rows(hid_t d, int rank, const hsize_t dims[4], uint64_t first
     herr_t st = -1;
     if (fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL) >= 0)
         st = H5Dread(d, mt, ms, fs, dxpl, buf);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
     return st;
 }
 
@@ -254,8 +244,8 @@ static int is_regular(const char *p)
 /* dir + "/" + name into out (name alone when dir is empty). 0 when it does not fit. */
 static int join(char *out, size_t cap, const char *dir, size_t dlen, const char *name)
 {
-    int n = dlen ? snprintf(out, cap, "%.*s/%s", (int)dlen, dir, name)
-                 : snprintf(out, cap, "%s", name);
+    int n =
+        dlen ? snprintf(out, cap, "%.*s/%s", (int)dlen, dir, name) : snprintf(out, cap, "%s", name);
     return n >= 0 && (size_t)n < cap;
 }
 
@@ -266,8 +256,7 @@ int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, si
     if (H5Pget_virtual_filename(dcpl, k, file, fcap) < 0 ||
         H5Pget_virtual_dsetname(dcpl, k, dset, dcap) < 0)
         return LD_EFORMAT;
-    if (strchr(file, '%') || strchr(dset, '%'))
-        return LD_VDS_PATTERN;
+    if (strchr(file, '%') || strchr(dset, '%')) return LD_VDS_PATTERN;
     if (!strcmp(file, ".")) { /* the VDS file itself */
         snprintf(resolved, rcap, "%s", vds_path);
     } else {
@@ -278,8 +267,7 @@ int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, si
         int found = 0;
         if (file[0] == '/') {
             found = is_regular(file);
-            if (found)
-                snprintf(resolved, rcap, "%s", file);
+            if (found) snprintf(resolved, rcap, "%s", file);
             name = strrchr(file, '/') + 1;
         }
         const char *env = getenv("HDF5_VDS_PREFIX");
@@ -288,8 +276,7 @@ int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, si
             size_t len = end ? (size_t)(end - env) : strlen(env);
             char pre[2048];
             if (len >= 9 && !strncmp(env, "${ORIGIN}", 9))
-                snprintf(pre, sizeof pre, "%.*s%.*s", (int)vdir, vds_path, (int)(len - 9),
-                         env + 9);
+                snprintf(pre, sizeof pre, "%.*s%.*s", (int)vdir, vds_path, (int)(len - 9), env + 9);
             else
                 snprintf(pre, sizeof pre, "%.*s", (int)len, env);
             if (pre[0] && join(cand, sizeof cand, pre, strlen(pre), name) && is_regular(cand)) {
@@ -306,12 +293,10 @@ int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, si
             found = 1;
             snprintf(resolved, rcap, "%s", name);
         }
-        if (!found)
-            return LD_VDS_NO_FILE;
+        if (!found) return LD_VDS_NO_FILE;
     }
     hid_t f = H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0)
-        return LD_VDS_NOT_HDF5;
+    if (f < 0) return LD_VDS_NOT_HDF5;
     const int have = H5Lexists(f, dset[0] == '/' ? dset + 1 : dset, H5P_DEFAULT) > 0 ||
                      (dset[0] == '/' && !dset[1]);
     H5Fclose(f);
@@ -324,32 +309,36 @@ int ld__h5_vds_check(hid_t d, const char *vds_path, const char *name, ld_err *e)
     size_t count = 0;
     char file[1024], dset[512], resolved[2048];
     hid_t dcpl = H5Dget_create_plist(d);
-    if (dcpl < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL)
-        goto done;
+    if (dcpl < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL) goto done;
     LD_CHECK(e, H5Pget_virtual_count(dcpl, &count) >= 0, LD_EFORMAT,
-             "%s: dataset '/%s' is virtual but its mappings cannot be read (corrupt?)",
-             vds_path, name);
+             "%s: dataset '/%s' is virtual but its mappings cannot be read (corrupt?)", vds_path,
+             name);
     for (size_t k = 0; k < count; k++) {
         int st = ld__h5_vds_source(dcpl, k, vds_path, file, sizeof file, dset, sizeof dset,
                                    resolved, sizeof resolved);
-        LD_CHECK(e, st >= 0, LD_EFORMAT, "%s: dataset '/%s' is virtual but source %zu of %zu "
-                 "cannot be read (corrupt?)", vds_path, name, k + 1, count);
-        LD_CHECK(e, st != LD_VDS_NO_FILE, LD_EFORMAT, "%s: dataset '/%s' is virtual and its "
+        LD_CHECK(e, st >= 0, LD_EFORMAT,
+                 "%s: dataset '/%s' is virtual but source %zu of %zu "
+                 "cannot be read (corrupt?)",
+                 vds_path, name, k + 1, count);
+        LD_CHECK(e, st != LD_VDS_NO_FILE, LD_EFORMAT,
+                 "%s: dataset '/%s' is virtual and its "
                  "source file '%s' (source %zu of %zu; looked for as %s) does not exist: HDF5 "
                  "would read its part as fill values. Put the file back (source paths are "
-                 "relative to the folder of %s), or rebuild the virtual dataset", vds_path, name,
-                 file, k + 1, count, resolved, vds_path);
-        LD_CHECK(e, st != LD_VDS_NOT_HDF5, LD_EFORMAT, "%s: dataset '/%s' is virtual and its "
-                 "source file %s (source %zu of %zu) is not a readable HDF5 file", vds_path,
-                 name, resolved, k + 1, count);
-        LD_CHECK(e, st != LD_VDS_NO_DATASET, LD_EFORMAT, "%s: dataset '/%s' is virtual and its "
+                 "relative to the folder of %s), or rebuild the virtual dataset",
+                 vds_path, name, file, k + 1, count, resolved, vds_path);
+        LD_CHECK(e, st != LD_VDS_NOT_HDF5, LD_EFORMAT,
+                 "%s: dataset '/%s' is virtual and its "
+                 "source file %s (source %zu of %zu) is not a readable HDF5 file",
+                 vds_path, name, resolved, k + 1, count);
+        LD_CHECK(e, st != LD_VDS_NO_DATASET, LD_EFORMAT,
+                 "%s: dataset '/%s' is virtual and its "
                  "source file %s has no dataset '%s' (source %zu of %zu): HDF5 would read its "
-                 "part as fill values", vds_path, name, resolved, dset, k + 1, count);
+                 "part as fill values",
+                 vds_path, name, resolved, dset, k + 1, count);
     }
 done:
 fail:
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
+    if (dcpl >= 0) H5Pclose(dcpl);
     return rc;
 }
 
@@ -361,8 +350,7 @@ static int build_direct(h5_store *s, hid_t d, int rank, const hsize_t dims[4], s
 {
     int rc = 0;
     hid_t dcpl = H5Dget_create_plist(d);
-    if (dcpl < 0)
-        return 0;
+    if (dcpl < 0) return 0;
     H5D_layout_t lay = H5Pget_layout(dcpl);
     uint64_t total = (uint64_t)dims[0] * row_bytes;
     if (lay == H5D_CONTIGUOUS) {
@@ -370,9 +358,10 @@ static int build_direct(h5_store *s, hid_t d, int rank, const hsize_t dims[4], s
         if (a == HADDR_UNDEF) /* never written: HDF5 gives fill values */
             goto done;
         if (a > s->file_size || total > s->file_size - a) {
-            rc = ld__err(e, LD_EFORMAT, "%s: contiguous dataset extends beyond the end of the "
-                         "file (%llu + %llu > %llu bytes): truncated or corrupt", s->path,
-                         (unsigned long long)a, (unsigned long long)total,
+            rc = ld__err(e, LD_EFORMAT,
+                         "%s: contiguous dataset extends beyond the end of the "
+                         "file (%llu + %llu > %llu bytes): truncated or corrupt",
+                         s->path, (unsigned long long)a, (unsigned long long)total,
                          (unsigned long long)s->file_size);
             goto done;
         }
@@ -387,8 +376,7 @@ static int build_direct(h5_store *s, hid_t d, int rank, const hsize_t dims[4], s
         rc = 1;
     } else if (lay == H5D_CHUNKED && H5Pget_nfilters(dcpl) == 0) {
         hsize_t cd[4] = {0};
-        if (H5Pget_chunk(dcpl, rank, cd) != rank)
-            goto done;
+        if (H5Pget_chunk(dcpl, rank, cd) != rank) goto done;
         for (int k = 1; k < rank; k++)
             if (cd[k] != dims[k]) /* chunk cuts a row: rows are not contiguous bytes */
                 goto done;
@@ -413,11 +401,13 @@ static int build_direct(h5_store *s, hid_t d, int rank, const hsize_t dims[4], s
                 goto done;
             }
             if (sz != cbytes || a > s->file_size || sz > s->file_size - a) {
-                rc = ld__err(e, LD_EFORMAT, "%s: chunk %llu at byte %llu, %llu bytes, does not "
+                rc = ld__err(e, LD_EFORMAT,
+                             "%s: chunk %llu at byte %llu, %llu bytes, does not "
                              "fit the file (%llu bytes) or the chunk shape (%llu bytes): "
-                             "truncated or corrupt", s->path, (unsigned long long)j,
-                             (unsigned long long)a, (unsigned long long)sz,
-                             (unsigned long long)s->file_size, (unsigned long long)cbytes);
+                             "truncated or corrupt",
+                             s->path, (unsigned long long)j, (unsigned long long)a,
+                             (unsigned long long)sz, (unsigned long long)s->file_size,
+                             (unsigned long long)cbytes);
                 goto done;
             }
             s->map.addr[j] = a;
@@ -437,15 +427,15 @@ static int pread_all(const h5_store *s, uint8_t *dst, size_t len, uint64_t off, 
 {
     while (len) {
         ssize_t got = pread(s->fd, dst, len, (off_t)off);
-        if (got < 0 && errno == EINTR)
-            continue;
+        if (got < 0 && errno == EINTR) continue;
         if (got < 0)
             return ld__err(e, LD_EIO, "%s: sample %llu: read error at byte %llu: %s", s->path,
                            (unsigned long long)i, (unsigned long long)off, strerror(errno));
         if (got == 0)
-            return ld__err(e, LD_EFORMAT, "%s: sample %llu: file ends at byte %llu (truncated "
-                           "while open?)", s->path, (unsigned long long)i,
-                           (unsigned long long)off);
+            return ld__err(e, LD_EFORMAT,
+                           "%s: sample %llu: file ends at byte %llu (truncated "
+                           "while open?)",
+                           s->path, (unsigned long long)i, (unsigned long long)off);
         dst += got;
         len -= (size_t)got;
         off += (uint64_t)got;
@@ -466,8 +456,7 @@ static int read_direct(const h5_store *s, uint64_t pos, size_t len, uint8_t *dst
         uint64_t room = m->chunk_bytes - in; /* may exceed size_t on 32-bit machines */
         size_t part = room < len ? (size_t)room : len;
         int rc = pread_all(s, dst, part, m->addr[j] + in, i, e);
-        if (rc < 0)
-            return rc;
+        if (rc < 0) return rc;
         dst += part;
         pos += part;
         len -= part;
@@ -487,8 +476,7 @@ static int h5_ctx_create(ld_store *st, ld_store_ctx **out, ld_err *e)
 static void h5_ctx_free(ld_store *st, ld_store_ctx *cx)
 {
     (void)st;
-    if (!cx)
-        return;
+    if (!cx) return;
     ld__buf_free(&cx->buf);
     free(cx);
 }
@@ -531,9 +519,10 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
                      : 0;
             ld__h5_quiet_end(&q);
             if (rc < 0)
-                rc = ld__err(e, LD_EFORMAT, "%s: sample %llu: HDF5 could not read its %zu "
-                             "encoded bytes (corrupt file?)", s->path, (unsigned long long)i,
-                             len);
+                rc = ld__err(e, LD_EFORMAT,
+                             "%s: sample %llu: HDF5 could not read its %zu "
+                             "encoded bytes (corrupt file?)",
+                             s->path, (unsigned long long)i, len);
         }
         cx->first = cx->count = 0;
         rec->data = cx->buf.p;
@@ -570,8 +559,7 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
                       : 0;
         char what[sizeof s->conv_what];
         const int inexact = s->conv_hit;
-        if (inexact)
-            memcpy(what, s->conv_what, sizeof what);
+        if (inexact) memcpy(what, s->conv_what, sizeof what);
         s->conv_hit = 0;
         ld__h5_quiet_end(&q);
         cx->count = 0;
@@ -582,15 +570,18 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
             else
                 snprintf(where, sizeof where, "one of samples %llu..%llu",
                          (unsigned long long)first, (unsigned long long)(first + cnt - 1));
-            return ld__err(e, LD_EINVAL, "%s: %s: dataset '/%s' holds %s, which float32 "
+            return ld__err(e, LD_EINVAL,
+                           "%s: %s: dataset '/%s' holds %s, which float32 "
                            "cannot hold exactly; libdata reads pixels as uint8 or float32 "
-                           "only: store the pixels as float32 (or uint8/int16/uint16)", s->path,
-                           where, s->dname, what);
+                           "only: store the pixels as float32 (or uint8/int16/uint16)",
+                           s->path, where, s->dname, what);
         }
         if (st2 < 0)
-            return ld__err(e, LD_EFORMAT, "%s: samples %llu..%llu: HDF5 read failed (corrupt or "
-                           "truncated file, or a filter that is not available)", s->path,
-                           (unsigned long long)first, (unsigned long long)(first + cnt - 1));
+            return ld__err(e, LD_EFORMAT,
+                           "%s: samples %llu..%llu: HDF5 read failed (corrupt or "
+                           "truncated file, or a filter that is not available)",
+                           s->path, (unsigned long long)first,
+                           (unsigned long long)(first + cnt - 1));
         cx->first = first;
         cx->count = cnt;
     }
@@ -601,21 +592,16 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
 static void h5_close(ld_store *st)
 {
     h5_store *s = (h5_store *)st;
-    if (!s)
-        return;
+    if (!s) return;
     if (s->dset >= 0 || s->file >= 0 || s->dxpl != H5P_DEFAULT) {
         ld_h5_quiet q;
         ld__h5_quiet_begin(&q);
-        if (s->dxpl != H5P_DEFAULT && s->dxpl >= 0)
-            H5Pclose(s->dxpl);
-        if (s->dset >= 0)
-            H5Dclose(s->dset);
-        if (s->file >= 0)
-            H5Fclose(s->file);
+        if (s->dxpl != H5P_DEFAULT && s->dxpl >= 0) H5Pclose(s->dxpl);
+        if (s->dset >= 0) H5Dclose(s->dset);
+        if (s->file >= 0) H5Fclose(s->file);
         ld__h5_quiet_end(&q);
     }
-    if (s->fd >= 0)
-        close(s->fd);
+    if (s->fd >= 0) close(s->fd);
     free(s->map.addr);
     free(s->lab_i);
     free(s->lab_f);
@@ -631,12 +617,10 @@ static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, si
 {
     h5_store *s = (h5_store *)st;
     (void)cx;
-    if (!s->direct)
-        return;
+    if (!s->direct) return;
     for (size_t k = 0; k < n; k++) {
         uint64_t i = idx[k], pos, len;
-        if (i >= st->info.n)
-            continue;
+        if (i >= st->info.n) continue;
         if (st->info.encoded) {
             pos = s->offsets[i];
             len = s->offsets[i + 1] - pos;
@@ -647,18 +631,16 @@ static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, si
         while (len) { /* per chunk piece: chunks need not be adjacent in the file */
             uint64_t j = pos / s->map.chunk_bytes, in = pos % s->map.chunk_bytes;
             uint64_t part = s->map.chunk_bytes - in < len ? s->map.chunk_bytes - in : len;
-            if (j >= s->map.nchunks)
-                break;
-            posix_fadvise(s->fd, (off_t)(s->map.addr[j] + in), (off_t)part,
-                          POSIX_FADV_WILLNEED);
+            if (j >= s->map.nchunks) break;
+            posix_fadvise(s->fd, (off_t)(s->map.addr[j] + in), (off_t)part, POSIX_FADV_WILLNEED);
             pos += part;
             len -= part;
         }
     }
 }
 
-static int h5_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t count,
-                       uint8_t *dst, double *labels, ld_err *e)
+static int h5_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t count, uint8_t *dst,
+                       double *labels, ld_err *e)
 {
     h5_store *s = (h5_store *)st;
     const size_t sb = st->info.sample_bytes;
@@ -672,10 +654,8 @@ static int h5_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t co
     for (size_t k = 0; k < count; k++) {
         ld_rec rec;
         int rc = h5_read(st, cx, first + k, dst + k * sb, sb, &rec, e);
-        if (rc < 0)
-            return rc;
-        if (rec.data != dst + k * sb)
-            memcpy(dst + k * sb, rec.data, sb);
+        if (rc < 0) return rc;
+        if (rec.data != dst + k * sb) memcpy(dst + k * sb, rec.data, sb);
     }
     return LD_OK;
 }
@@ -703,13 +683,12 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
              "%s: cannot open label dataset '/%s'", s->path, name);
     LD_TRY(ld__h5_vds_check(d, s->path, name, e));
     LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] == 1), LD_EFORMAT,
-             "%s: label dataset '/%s' must have shape (N,) (one number per sample)", s->path,
-             name);
+             "%s: label dataset '/%s' must have shape (N,) (one number per sample)", s->path, name);
     LD_CHECK(e, dims[0] == n, LD_EFORMAT,
              "%s: label dataset '/%s' has %llu entries but the pixel dataset has %llu samples: "
              "every sample needs exactly one label (the file is incomplete or was made "
-             "wrongly; rewrite it)", s->path, name, (unsigned long long)dims[0],
-             (unsigned long long)n);
+             "wrongly; rewrite it)",
+             s->path, name, (unsigned long long)dims[0], (unsigned long long)n);
     t = H5Dget_type(d);
     H5T_class_t cl = H5Tget_class(t);
     LD_CHECK(e, cl == H5T_INTEGER || cl == H5T_FLOAT, LD_EFORMAT,
@@ -727,9 +706,10 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
              "%s: out of memory for %llu labels", s->path, (unsigned long long)n);
     hid_t mt = s->lab_f ? H5T_NATIVE_DOUBLE : is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
     if (n)
-        LD_CHECK(e, H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                            s->lab_f ? (void *)s->lab_f : wide) >= 0,
-                 LD_EFORMAT, "%s: cannot read labels '/%s' (corrupt?)", s->path, name);
+        LD_CHECK(
+            e,
+            H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->lab_f ? (void *)s->lab_f : wide) >= 0,
+            LD_EFORMAT, "%s: cannot read labels '/%s' (corrupt?)", s->path, name);
     if (s->lab_i) {
         /* every label must fit: report the whole range so the user sees what the file holds */
         int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -738,16 +718,14 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
             if (is_unsigned) {
                 uint64_t v = ((const uint64_t *)wide)[k];
                 uhi = v > uhi ? v : uhi;
-                if (v > INT32_MAX && bad == UINT64_MAX)
-                    bad = k;
+                if (v > INT32_MAX && bad == UINT64_MAX) bad = k;
                 s->lab_i[k] = (int32_t)(v <= INT32_MAX ? v : 0);
                 lo = (int64_t)(v < (uint64_t)lo ? v : (uint64_t)lo);
             } else {
                 int64_t v = ((const int64_t *)wide)[k];
                 lo = v < lo ? v : lo;
                 hi = v > hi ? v : hi;
-                if ((v > INT32_MAX || v < INT32_MIN) && bad == UINT64_MAX)
-                    bad = k;
+                if ((v > INT32_MAX || v < INT32_MIN) && bad == UINT64_MAX) bad = k;
                 s->lab_i[k] = (int32_t)(v <= INT32_MAX && v >= INT32_MIN ? v : 0);
             }
         }
@@ -758,7 +736,8 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
                          (unsigned long long)uhi);
             else
                 snprintf(range, sizeof range, "%lld to %lld", (long long)lo, (long long)hi);
-            rc = ld__err(e, LD_EFORMAT, "%s: label dataset '/%s' holds values from %s (the "
+            rc = ld__err(e, LD_EFORMAT,
+                         "%s: label dataset '/%s' holds values from %s (the "
                          "first out of range at sample %llu); libdata's labels are int32 "
                          "(-2147483648 to 2147483647): renumber the labels to fit",
                          s->path, name, range, (unsigned long long)bad);
@@ -768,10 +747,8 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     s->base.info.store_bytes += (size_t)(n ? n : 1) * (s->lab_f ? 8 : 4);
 fail:
     free(wide);
-    if (t >= 0)
-        H5Tclose(t);
-    if (d >= 0)
-        H5Dclose(d);
+    if (t >= 0) H5Tclose(t);
+    if (d >= 0) H5Dclose(d);
     return rc;
 }
 
@@ -787,14 +764,15 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     LD_CHECK(e, s->dset >= 0, LD_EFORMAT, "%s: cannot open dataset '/%s'", s->path, name);
     LD_TRY(ld__h5_vds_check(s->dset, s->path, name, e));
     LD_CHECK(e, ds_dims(s->dset, dims, &rank) == 0 && rank >= 2, LD_EFORMAT,
-             "%s: dataset '/%s' must have 2 to 4 dimensions (N,C,H,W), (N,H,W) or (N,D)",
-             s->path, name);
+             "%s: dataset '/%s' must have 2 to 4 dimensions (N,C,H,W), (N,H,W) or (N,D)", s->path,
+             name);
     in->n = dims[0];
     in->c = rank == 4 ? (int)dims[1] : 1;
     in->h = rank == 4 ? (int)dims[2] : rank == 3 ? (int)dims[1] : 1;
     in->w = (int)dims[rank - 1];
-    LD_CHECK(e, dims[rank - 1] <= (1u << 24) && (rank < 3 || dims[rank - 2] <= (1u << 24)) &&
-                    (rank < 4 || dims[1] <= 4096),
+    LD_CHECK(e,
+             dims[rank - 1] <= (1u << 24) && (rank < 3 || dims[rank - 2] <= (1u << 24)) &&
+                 (rank < 4 || dims[1] <= 4096),
              LD_EFORMAT, "%s: dataset '/%s' has implausible sample dimensions", s->path, name);
     t = H5Dget_type(s->dset);
     H5T_class_t cl = H5Tget_class(t);
@@ -809,12 +787,13 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
         s->src_size = H5Tget_size(t);
         s->src_signed = cl == H5T_INTEGER && H5Tget_sign(t) != H5T_SGN_NONE;
         s->dxpl = H5Pcreate(H5P_DATASET_XFER);
-        LD_CHECK(e, s->dxpl >= 0 && H5Pset_type_conv_cb(s->dxpl, conv_guard, s) >= 0,
-                 LD_ENOMEM, "%s: cannot set up HDF5 type conversion (out of memory?)", s->path);
+        LD_CHECK(e, s->dxpl >= 0 && H5Pset_type_conv_cb(s->dxpl, conv_guard, s) >= 0, LD_ENOMEM,
+                 "%s: cannot set up HDF5 type conversion (out of memory?)", s->path);
     }
     size_t px;
-    LD_CHECK(e, ld__mul_size((size_t)in->c * (size_t)in->h, (size_t)in->w, &px) &&
-                    ld__mul_size(px, is_u8 ? 1 : 4, &in->sample_bytes),
+    LD_CHECK(e,
+             ld__mul_size((size_t)in->c * (size_t)in->h, (size_t)in->w, &px) &&
+                 ld__mul_size(px, is_u8 ? 1 : 4, &in->sample_bytes),
              LD_EFORMAT, "%s: sample size overflows", s->path);
     in->block = 1;
     if (is_u8 || is_f32) {
@@ -830,21 +809,18 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
         if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
             H5Pget_chunk(dcpl, rank, cd) == rank && cd[0] >= 1) {
             in->block = cd[0];
-            if (cd[0] * in->sample_bytes <= FALLBACK_MAX_BYTES)
-                s->rows = cd[0];
+            if (cd[0] * in->sample_bytes <= FALLBACK_MAX_BYTES) s->rows = cd[0];
         }
-        if (dcpl >= 0)
-            H5Pclose(dcpl);
+        if (dcpl >= 0) H5Pclose(dcpl);
     }
     in->ctx_bytes = s->direct ? in->sample_bytes : (size_t)s->rows * in->sample_bytes;
     s->base.info.store_bytes += s->map.nchunks * 8;
     snprintf(s->how, sizeof s->how, "hdf5 raw %s %s", is_u8 ? "uint8" : "float32",
-             s->direct ? (s->map.nchunks == 1 ? "contiguous, direct pread"
-                                              : "chunked, direct pread")
-                       : "via HDF5 (serialized)");
+             s->direct
+                 ? (s->map.nchunks == 1 ? "contiguous, direct pread" : "chunked, direct pread")
+                 : "via HDF5 (serialized)");
 fail:
-    if (t >= 0)
-        H5Tclose(t);
+    if (t >= 0) H5Tclose(t);
     return rc;
 }
 
@@ -866,9 +842,8 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
              "%s: encoded dataset '/%s' must be 1-D uint8", s->path, name);
     s->enc_len = dims[0];
     d = H5Dopen2(file, LD_H5_DS_OFFSETS, H5P_DEFAULT);
-    LD_CHECK(e, d >= 0 && ds_dims(d, odims, &orank) == 0 && orank == 1 && odims[0] >= 1,
-             LD_EFORMAT, "%s: encoded file without a valid '/%s' dataset", s->path,
-             LD_H5_DS_OFFSETS);
+    LD_CHECK(e, d >= 0 && ds_dims(d, odims, &orank) == 0 && orank == 1 && odims[0] >= 1, LD_EFORMAT,
+             "%s: encoded file without a valid '/%s' dataset", s->path, LD_H5_DS_OFFSETS);
     in->n = odims[0] - 1;
     s->offsets = malloc((size_t)odims[0] * sizeof(uint64_t));
     LD_CHECK(e, s->offsets, LD_ENOMEM, "%s: out of memory for offsets", s->path);
@@ -877,11 +852,13 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     in->store_bytes += (size_t)odims[0] * 8;
     uint64_t longest = 0;
     for (uint64_t i = 0; i < in->n; i++) {
-        LD_CHECK(e, s->offsets[i] <= s->offsets[i + 1] && s->offsets[i + 1] <= s->enc_len &&
-                        s->offsets[i + 1] - s->offsets[i] <= ((uint64_t)1 << 30),
-                 LD_EFORMAT, "%s: offsets of sample %llu are out of order or beyond the %llu "
-                 "encoded bytes (corrupt)", s->path, (unsigned long long)i,
-                 (unsigned long long)s->enc_len);
+        LD_CHECK(e,
+                 s->offsets[i] <= s->offsets[i + 1] && s->offsets[i + 1] <= s->enc_len &&
+                     s->offsets[i + 1] - s->offsets[i] <= ((uint64_t)1 << 30),
+                 LD_EFORMAT,
+                 "%s: offsets of sample %llu are out of order or beyond the %llu "
+                 "encoded bytes (corrupt)",
+                 s->path, (unsigned long long)i, (unsigned long long)s->enc_len);
         if (s->offsets[i + 1] - s->offsets[i] > longest)
             longest = s->offsets[i + 1] - s->offsets[i];
     }
@@ -890,8 +867,7 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     attr_int(file, LD_H5_ATTR_CHANNELS, &c);
     attr_int(file, LD_H5_ATTR_HEIGHT, &h);
     attr_int(file, LD_H5_ATTR_WIDTH, &w);
-    if (c > 0 && h > 0 && w > 0)
-        in->max_pixels = (uint64_t)h * (uint64_t)w;
+    if (c > 0 && h > 0 && w > 0) in->max_pixels = (uint64_t)h * (uint64_t)w;
     if (link_exists(file, LD_H5_DS_SHAPE) && in->n && (c <= 0 || h <= 0 || w <= 0)) {
         hid_t sd = H5Dopen2(file, LD_H5_DS_SHAPE, H5P_DEFAULT);
         hsize_t sdims[4];
@@ -905,12 +881,10 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
             for (uint64_t i = 0; i < in->n; i++) {
                 uint64_t px = (uint64_t)shp[3 * i + 1] * shp[3 * i + 2];
                 in->max_pixels = px > in->max_pixels ? px : in->max_pixels;
-                if ((int)shp[3 * i + 1] != h || (int)shp[3 * i + 2] != w)
-                    h = w = 0;
+                if ((int)shp[3 * i + 1] != h || (int)shp[3 * i + 2] != w) h = w = 0;
             }
         }
-        if (sd >= 0)
-            H5Dclose(sd);
+        if (sd >= 0) H5Dclose(sd);
     }
     s->enc_c = (c == 1 || c == 3) ? c : 3;
     s->enc_h = h > 0 ? h : 0;
@@ -931,10 +905,8 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
              s->direct ? "direct pread" : "via HDF5 (serialized)");
 fail:
     free(shp);
-    if (t >= 0)
-        H5Tclose(t);
-    if (d >= 0)
-        H5Dclose(d);
+    if (t >= 0) H5Tclose(t);
+    if (d >= 0) H5Dclose(d);
     return rc;
 }
 
@@ -950,8 +922,8 @@ static int same_file(hid_t file, const struct stat *ours)
     if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || !handle ||
         fstat(*(const int *)handle, &st) != 0)
         return -1;
-    return st.st_dev == ours->st_dev && st.st_ino == ours->st_ino &&
-           st.st_size == ours->st_size && st.st_mtime == ours->st_mtime;
+    return st.st_dev == ours->st_dev && st.st_ino == ours->st_ino && st.st_size == ours->st_size &&
+           st.st_mtime == ours->st_mtime;
 }
 
 static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *sb, ld_err *e)
@@ -1010,8 +982,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         s->dset = s->file = -1;
     }
 fail:
-    if (fapl >= 0)
-        H5Pclose(fapl);
+    if (fapl >= 0) H5Pclose(fapl);
     return rc;
 }
 
@@ -1036,16 +1007,15 @@ static int open_once(const char *path, const ld_store_opts *o, ld_store **out, l
     /* O_NONBLOCK: opening a FIFO must not wait for a writer; we refuse it right after. */
     s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     LD_CHECK(e, s->fd >= 0, LD_EIO, "%s: cannot open: %s", path, strerror(errno));
-    LD_CHECK(e, fstat(s->fd, &sb) == 0 && S_ISREG(sb.st_mode), LD_EIO,
-             "%s: not a regular file", path);
+    LD_CHECK(e, fstat(s->fd, &sb) == 0 && S_ISREG(sb.st_mode), LD_EIO, "%s: not a regular file",
+             path);
     fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK);
     s->file_size = (uint64_t)sb.st_size;
     ld_h5_quiet q;
     ld__h5_quiet_begin(&q);
     rc = open_locked(s, o, &sb, e);
     ld__h5_quiet_end(&q);
-    if (rc != LD_OK)
-        goto fail;
+    if (rc != LD_OK) goto fail;
     *out = &s->base;
     return LD_OK;
 fail:
@@ -1064,7 +1034,8 @@ int ld__h5_store_open(const char *path, const ld_store_opts *o, ld_store **out, 
         rc = open_once(path, o, out, e);
     }
     if (rc == REPLACED)
-        rc = ld__err(e, LD_EIO, "%s: the file was replaced %d times while being opened "
+        rc = ld__err(e, LD_EIO,
+                     "%s: the file was replaced %d times while being opened "
                      "(another program keeps rewriting it); open it again once it is done",
                      path, REPLACE_TRIES);
     return rc;

@@ -15,10 +15,17 @@
 /* The library's one piece of process-wide state: Debian's serial HDF5 is not thread-safe, so
  * every HDF5 call of every handle is made with this mutex held (store.h). */
 static pthread_mutex_t h5_mutex = PTHREAD_MUTEX_INITIALIZER;
-void ld__h5_lock(void) { pthread_mutex_lock(&h5_mutex); }
-void ld__h5_unlock(void) { pthread_mutex_unlock(&h5_mutex); }
+void ld__h5_lock(void)
+{
+    pthread_mutex_lock(&h5_mutex);
+}
+void ld__h5_unlock(void)
+{
+    pthread_mutex_unlock(&h5_mutex);
+}
 
-/* ---- silencing and error text ---------------------------------------------------------------------- */
+/* ---- silencing and error text
+ * ---------------------------------------------------------------------- */
 
 void ld__h5_quiet_begin(ld_h5_quiet *q)
 {

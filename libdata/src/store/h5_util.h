@@ -43,8 +43,13 @@ int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
  * found: `resolved` is the VDS-folder candidate), LD_VDS_NOT_HDF5, LD_VDS_NO_DATASET,
  * LD_VDS_PATTERN (a printf-style "%b" name, resolved only when read: not checked), or < 0
  * when HDF5 cannot say (LD_EFORMAT). */
-enum { LD_VDS_OK = 0, LD_VDS_NO_FILE = 1, LD_VDS_NOT_HDF5 = 2, LD_VDS_NO_DATASET = 3,
-       LD_VDS_PATTERN = 4 };
+enum {
+    LD_VDS_OK = 0,
+    LD_VDS_NO_FILE = 1,
+    LD_VDS_NOT_HDF5 = 2,
+    LD_VDS_NO_DATASET = 3,
+    LD_VDS_PATTERN = 4
+};
 int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
                       char *dset, size_t dcap, char *resolved, size_t rcap);
 

@@ -28,12 +28,12 @@ typedef struct vfd {
 
 /* Put a failed system call on HDF5's error stack as sec2 does ("errno = N" is what
  * ld__h5_err looks for). */
-#define VFD_FAIL(minor, what)                                                                  \
-    do {                                                                                       \
-        int saved_ = errno;                                                                    \
-        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_IO, (minor),      \
-                 "%s, errno = %d, error message = '%s'", (what), saved_, strerror(saved_));    \
-        errno = saved_;                                                                        \
+#define VFD_FAIL(minor, what)                                                                      \
+    do {                                                                                           \
+        int saved_ = errno;                                                                        \
+        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_IO, (minor),          \
+                 "%s, errno = %d, error message = '%s'", (what), saved_, strerror(saved_));        \
+        errno = saved_;                                                                            \
     } while (0)
 
 static H5FD_t *vfd_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
@@ -60,8 +60,8 @@ static H5FD_t *vfd_open(const char *name, unsigned flags, hid_t fapl, haddr_t ma
         int saved = errno; /* ENOMEM, for the caller's message and code */
         close(fd);
         errno = saved;
-        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE,
-                 H5E_NOSPACE, "out of memory");
+        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_RESOURCE, H5E_NOSPACE,
+                 "out of memory");
         return NULL;
     }
     f->fd = fd;
@@ -92,10 +92,9 @@ static herr_t vfd_query(const H5FD_t *file, unsigned long *flags)
 {
     (void)file;
     /* sec2's set (HDF5 1.10.8), so that the file layout is the same */
-    *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA |
-             H5FD_FEAT_DATA_SIEVE | H5FD_FEAT_AGGREGATE_SMALLDATA |
-             H5FD_FEAT_POSIX_COMPAT_HANDLE | H5FD_FEAT_SUPPORTS_SWMR_IO |
-             H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+    *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE |
+             H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_POSIX_COMPAT_HANDLE |
+             H5FD_FEAT_SUPPORTS_SWMR_IO | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
     return 0;
 }
 

@@ -264,7 +264,7 @@ typedef struct h5w {
     hid_t vfd;  /* our file driver (h5_vfd.h), registered by make_fapl */
     hid_t fstr; /* fixed-length UTF-8 string type for /filename, or invalid */
     size_t max_rel_len;
-    uint64_t expected_n; /* inputs announced: caps the chunk of small datasets */
+    uint64_t expected_n;  /* inputs announced: caps the chunk of small datasets */
     ld_stale_fn on_stale; /* see ld_writer_opts */
     void *on_stale_user;
     int finished, failed;
@@ -326,16 +326,11 @@ static const char *resize_mode_name(const h5w *w)
 {
     if (w->resize_w == 0 && w->resize_h == 0) return "none";
     switch (w->resize_mode) {
-    case 0:
-        return "squash";
-    case 1:
-        return "crop";
-    case 2:
-        return "pad";
-    case 3:
-        return "max";
-    default:
-        return "unknown";
+    case 0: return "squash";
+    case 1: return "crop";
+    case 2: return "pad";
+    case 3: return "max";
+    default: return "unknown";
     }
 }
 
@@ -662,11 +657,11 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
             LD_TRY(cols_create(w, e));
         }
         LD_CHECKP(e, s->c == w->c && s->h == w->h && s->w == w->w, LD_EINVAL, LD_C_RESIZE_W,
-                 "%s: image is %dx%dx%d (channels x height x width) but the dataset's images are "
-                 "%dx%dx%d (fixed by the first image, %s); raw HDF5 storage needs one size: set "
-                 "resize_w and resize_h to give every image the same size, or quality to store "
-                 "encoded images",
-                 s->rel, s->c, s->h, s->w, w->c, w->h, w->w, w->first_rel);
+                  "%s: image is %dx%dx%d (channels x height x width) but the dataset's images are "
+                  "%dx%dx%d (fixed by the first image, %s); raw HDF5 storage needs one size: set "
+                  "resize_w and resize_h to give every image the same size, or quality to store "
+                  "encoded images",
+                  s->rel, s->c, s->h, s->w, w->c, w->h, w->w, w->first_rel);
         LD_CHECK(e, s->len == w->sample_bytes, LD_EINVAL,
                  "%s: sample has %zu bytes, expected %zu for %dx%dx%d", s->rel, s->len,
                  w->sample_bytes, s->c, s->h, s->w);
@@ -942,9 +937,9 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
                    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
         free(list);
         LD_CHECKP(e, !same, LD_EINVAL, LD_C_SPLIT_BYTES,
-                 "%s: split_bytes would overwrite this input list with the list of output files; "
-                 "choose another output name (e.g. %s_split.h5)",
-                 o->source, w->stem);
+                  "%s: split_bytes would overwrite this input list with the list of output files; "
+                  "choose another output name (e.g. %s_split.h5)",
+                  o->source, w->stem);
     }
     if (o->n_classes) {
         w->class_names = calloc(o->n_classes, sizeof *w->class_names);

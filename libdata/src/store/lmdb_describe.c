@@ -22,11 +22,9 @@ static int text(ld_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int k = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (k < 0)
-        return LD_OK;
+    if (k < 0) return LD_OK;
     int rc = ld__buf_reserve(b, b->len + (size_t)k + 1);
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     va_start(ap, fmt);
     vsnprintf((char *)b->p + b->len, (size_t)k + 1, fmt, ap);
     va_end(ap);
@@ -43,8 +41,7 @@ typedef struct scan_state {
     ld_codec *codec; /* encoded records without a shape: read from the image header */
 } scan_state;
 
-static int scan_one(void *user, uint64_t i, const ld_datum *dd, const char *name,
-                    const char *bad)
+static int scan_one(void *user, uint64_t i, const ld_datum *dd, const char *name, const char *bad)
 {
     scan_state *st = user;
     ld_datum shaped;
@@ -65,15 +62,12 @@ static int scan_one(void *user, uint64_t i, const ld_datum *dd, const char *name
         }
     }
     if (!d) {
-        if (!st->bad++)
-            snprintf(st->first_bad, sizeof st->first_bad, "%s", bad);
+        if (!st->bad++) snprintf(st->first_bad, sizeof st->first_bad, "%s", bad);
         return 0;
     }
     double l = d->label;
-    if (st->n == 0 || l < st->lo)
-        st->lo = l;
-    if (st->n == 0 || l > st->hi)
-        st->hi = l;
+    if (st->n == 0 || l < st->lo) st->lo = l;
+    if (st->n == 0 || l > st->hi) st->hi = l;
     if (d->label >= 0 && d->label < 65536) {
         unsigned u = (unsigned)d->label;
         st->distinct += !(st->seen[u / 8] >> (u % 8) & 1);
@@ -116,18 +110,21 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
         ld_rec r;
         LD_TRY(s->vt->read(s, cx, 0, NULL, 0, &r, e));
         LD_TRY(text(out, "records: encoded images (first: %zu bytes, %s)\n", r.len,
-                    r.len > 3 && r.data[0] == 0xff && r.data[1] == 0xd8 ? "JPEG"
-                    : r.len > 3 && r.data[0] == 0x89 && r.data[1] == 'P' ? "PNG" : "unknown"));
+                    r.len > 3 && r.data[0] == 0xff && r.data[1] == 0xd8  ? "JPEG"
+                    : r.len > 3 && r.data[0] == 0x89 && r.data[1] == 'P' ? "PNG"
+                                                                         : "unknown"));
         if (in->h > 0)
             LD_TRY(text(out, "shape: %d x %d x %d (CHW, %s%s)\n", in->c, in->h, in->w,
                         in->shape_from ? "from " : "every record's, from ",
                         in->shape_from ? in->shape_from : LD_LMDB_SIDECAR));
         else if (r.h > 0)
-            LD_TRY(text(out, "shape: %d x %d x %d (CHW, the first record's Datum fields)\n",
-                        r.c, r.h, r.w));
+            LD_TRY(text(out, "shape: %d x %d x %d (CHW, the first record's Datum fields)\n", r.c,
+                        r.h, r.w));
     } else if (in->n) {
-        LD_TRY(text(out, "records: raw %s pixels, CHW\nshape: %d x %d x %d (from the first "
-                    "record)\n", in->dtype == 1 ? "float32" : "uint8", in->c, in->h, in->w));
+        LD_TRY(text(out,
+                    "records: raw %s pixels, CHW\nshape: %d x %d x %d (from the first "
+                    "record)\n",
+                    in->dtype == 1 ? "float32" : "uint8", in->c, in->h, in->w));
     }
     static const char *const orders[] = {"unknown", "BGR", "RGB", "GRAY"};
     /* What the reader delivers: for encoded records the order the database was made for
@@ -152,23 +149,26 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
     uint64_t scan = in->n < LD_LMDB_LABEL_SCAN ? in->n : LD_LMDB_LABEL_SCAN;
     LD_TRY(ld__lmdb_scan(s, scan, scan_one, &st, e));
     if (!in->encoded && st.shapes_differ)
-        LD_TRY(text(out, "shapes: vary (%d..%d x %d..%d): raw records of different sizes cannot "
-                    "be read; convert again with --resize\n", st.hmin, st.hmax, st.wmin,
-                    st.wmax));
+        LD_TRY(text(out,
+                    "shapes: vary (%d..%d x %d..%d): raw records of different sizes cannot "
+                    "be read; convert again with --resize\n",
+                    st.hmin, st.hmax, st.wmin, st.wmax));
     else if (st.shapes_differ)
-        LD_TRY(text(out, "sizes: vary (%d..%d x %d..%d in the first %llu records): reading needs "
+        LD_TRY(text(out,
+                    "sizes: vary (%d..%d x %d..%d in the first %llu records): reading needs "
                     "a crop no larger than the smallest (--crop WxH), or convert again with "
-                    "--resize\n", st.hmin, st.hmax, st.wmin, st.wmax,
-                    (unsigned long long)st.n));
+                    "--resize\n",
+                    st.hmin, st.hmax, st.wmin, st.wmax, (unsigned long long)st.n));
     else if (in->encoded && in->shape_from && st.n)
         LD_TRY(text(out, "sizes: %s %llu records have the first one's shape\n",
                     in->n > scan ? "the first" : "all", (unsigned long long)st.n));
     if (in->n)
-        LD_TRY(text(out, "labels: %llu distinct in 0..65535%s, range %.0f..%.0f, in the first "
-                    "%llu records%s\n", (unsigned long long)st.distinct,
-                    st.other ? " (+ others outside)" : "", st.lo, st.hi,
-                    (unsigned long long)st.n, in->n > scan ? " (scan capped; the rest not read)"
-                                                            : " (all)"));
+        LD_TRY(text(out,
+                    "labels: %llu distinct in 0..65535%s, range %.0f..%.0f, in the first "
+                    "%llu records%s\n",
+                    (unsigned long long)st.distinct, st.other ? " (+ others outside)" : "", st.lo,
+                    st.hi, (unsigned long long)st.n,
+                    in->n > scan ? " (scan capped; the rest not read)" : " (all)"));
     if (st.bad) { /* the message holds the key: a file name */
         LD_TRY(text(out, "malformed: %llu records, first: ", (unsigned long long)st.bad));
         LD_TRY(ld__describe_escape(out, st.first_bad));
@@ -181,16 +181,14 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
         LD_TRY(text(out, "made by: unknown (no %s: convert_imageset or another tool)\n",
                     LD_LMDB_SIDECAR));
     } else if (rc == LD_OK) {
-        static const char *const keys[] = {"num_classes", "class_names", "storage", "encoding",
-                                           "quality", "resize_mode", "resize_w", "resize_h",
-                                           "source", "note", "tool"};
+        static const char *const keys[] = {"num_classes", "class_names", "storage",  "encoding",
+                                           "quality",     "resize_mode", "resize_w", "resize_h",
+                                           "source",      "note",        "tool"};
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
             const char *v = ld__lmdb_sidecar_value((const char *)side.p, keys[k]);
-            if (!v)
-                continue;
+            if (!v) continue;
             size_t vl = strcspn(v, "\n");
-            if (vl && v[vl - 1] == ',')
-                vl--;
+            if (vl && v[vl - 1] == ',') vl--;
             LD_TRY(text(out, "%s: %.*s\n", keys[k], (int)vl, v));
         }
     } else {

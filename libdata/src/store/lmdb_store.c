@@ -51,13 +51,13 @@ struct ld_store_ctx {
     MDB_txn *txn;
     MDB_cursor *cur;
     ld_buf floats;
-    char name[320];  /* "<path>: key '<key>'" for messages */
-    uint64_t pos;    /* cursor mode: index of the record under the cursor */
+    char name[320]; /* "<path>: key '<key>'" for messages */
+    uint64_t pos;   /* cursor mode: index of the record under the cursor */
     int positioned;
     ckpt ck[LD_LMDB_CHECKPOINTS];
     size_t n_ck;
     uint64_t stride;
-    const uint8_t *lo, *hi; /* the file's bytes in the map (see lmdb_store.map_lo) */
+    const uint8_t *lo, *hi;  /* the file's bytes in the map (see lmdb_store.map_lo) */
     size_t reads_since_drop; /* see account_read */
     ld_buf body;             /* the record read with pread (see LD_LMDB_PREAD) */
 };
@@ -96,16 +96,14 @@ int ld__lmdb_sidecar_read(const char *dir, ld_buf *out, ld_err *e)
     char *p = ld__asprintf("%s/%s", dir, LD_LMDB_SIDECAR);
     struct stat st;
     int rc;
-    if (!p)
-        return ld__err(e, LD_ENOMEM, "out of memory");
+    if (!p) return ld__err(e, LD_ENOMEM, "out of memory");
     if (stat(p, &st) != 0 && errno == ENOENT) {
         free(p);
         return LD_END;
     }
     out->len = 0;
     rc = ld__read_file(p, out, (size_t)1 << 24, e);
-    if (rc == LD_OK)
-        rc = ld__buf_append(out, "", 1);
+    if (rc == LD_OK) rc = ld__buf_append(out, "", 1);
     free(p);
     return rc;
 }
@@ -149,12 +147,9 @@ static void set_name(ld_store_ctx *cx, const lmdb_store *s, const MDB_val *k)
 static void ctx_free(ld_store *base, ld_store_ctx *cx)
 {
     (void)base;
-    if (!cx)
-        return;
-    if (cx->cur)
-        mdb_cursor_close(cx->cur);
-    if (cx->txn)
-        mdb_txn_abort(cx->txn);
+    if (!cx) return;
+    if (cx->cur) mdb_cursor_close(cx->cur);
+    if (cx->txn) mdb_txn_abort(cx->txn);
     for (size_t i = 0; i < cx->n_ck; i++)
         free(cx->ck[i].key);
     ld__buf_free(&cx->floats);
@@ -168,8 +163,7 @@ static int ctx_create(ld_store *base, ld_store_ctx **out, ld_err *e)
     int rc = LD_OK, m;
     ld_store_ctx *cx = calloc(1, sizeof *cx);
     *out = NULL;
-    if (!cx)
-        return ld__err(e, LD_ENOMEM, "out of memory");
+    if (!cx) return ld__err(e, LD_ENOMEM, "out of memory");
     cx->stride = 1;
     cx->lo = s->map_lo;
     cx->hi = s->map_hi;
@@ -195,8 +189,7 @@ static void add_ckpt(ld_store_ctx *cx, uint64_t idx, const MDB_val *k)
     size_t lo = 0;
     while (lo < cx->n_ck && cx->ck[lo].idx < idx)
         lo++;
-    if (lo < cx->n_ck && cx->ck[lo].idx == idx)
-        return;
+    if (lo < cx->n_ck && cx->ck[lo].idx == idx) return;
     if (cx->n_ck == LD_LMDB_CHECKPOINTS) {
         /* thin out: keep multiples of twice the stride, then retry */
         size_t j = 0;
@@ -208,15 +201,13 @@ static void add_ckpt(ld_store_ctx *cx, uint64_t idx, const MDB_val *k)
                 free(cx->ck[i].key);
         }
         cx->n_ck = j;
-        if (idx % cx->stride == 0)
-            add_ckpt(cx, idx, k);
+        if (idx % cx->stride == 0) add_ckpt(cx, idx, k);
         return;
     }
     if (!in_file(cx->lo, cx->hi, k))
         return; /* a corrupt key: no checkpoint (the read reports the record) */
     char *key = malloc(k->mv_size ? k->mv_size : 1);
-    if (!key)
-        return; /* checkpoints are an optimisation */
+    if (!key) return; /* checkpoints are an optimisation */
     memcpy(key, k->mv_data, k->mv_size);
     memmove(cx->ck + lo + 1, cx->ck + lo, (cx->n_ck - lo) * sizeof *cx->ck);
     cx->ck[lo] = (ckpt){idx, key, k->mv_size};
@@ -228,8 +219,7 @@ static int step(ld_store_ctx *cx, MDB_cursor_op op, MDB_val *k, MDB_val *v)
     int m = mdb_cursor_get(cx->cur, k, v, op);
     if (m == 0) {
         cx->pos += op == MDB_PREV ? (uint64_t)-1 : 1;
-        if (op == MDB_NEXT && cx->pos % cx->stride == 0)
-            add_ckpt(cx, cx->pos, k);
+        if (op == MDB_NEXT && cx->pos % cx->stride == 0) add_ckpt(cx, cx->pos, k);
     }
     return m;
 }
@@ -257,8 +247,7 @@ static int seek_cursor(lmdb_store *s, ld_store_ctx *cx, uint64_t i, MDB_val *k, 
     } else {
         m = mdb_cursor_get(cx->cur, k, v, MDB_FIRST);
         cx->pos = 0;
-        if (!m)
-            add_ckpt(cx, 0, k);
+        if (!m) add_ckpt(cx, 0, k);
     }
     cx->positioned = m == 0;
     while (!m && cx->pos < i)
@@ -266,8 +255,8 @@ static int seek_cursor(lmdb_store *s, ld_store_ctx *cx, uint64_t i, MDB_val *k, 
     if (m) {
         cx->positioned = 0;
         if (m == MDB_NOTFOUND)
-            return ld__err(e, LD_EFORMAT, "%s: record %llu not found (database changed?)",
-                           s->path, (unsigned long long)i);
+            return ld__err(e, LD_EFORMAT, "%s: record %llu not found (database changed?)", s->path,
+                           (unsigned long long)i);
         return ld__mdb_err(e, m, s->path, "cursor read failed");
     }
     return LD_OK;
@@ -286,8 +275,10 @@ static int seek_keyed(lmdb_store *s, ld_store_ctx *cx, uint64_t i, MDB_val *k, M
     if (m == 0 && (k->mv_size < (size_t)pl || memcmp(k->mv_data, prefix, (size_t)pl) != 0))
         m = MDB_NOTFOUND;
     if (m == MDB_NOTFOUND)
-        return ld__err(e, LD_EFORMAT, "%s: no key starting with '%s' for record %llu: the keys "
-                       "are not numbered 0..N-1", s->path, prefix, (unsigned long long)i);
+        return ld__err(e, LD_EFORMAT,
+                       "%s: no key starting with '%s' for record %llu: the keys "
+                       "are not numbered 0..N-1",
+                       s->path, prefix, (unsigned long long)i);
     return m ? ld__mdb_err(e, m, s->path, "cursor read failed") : LD_OK;
 }
 
@@ -308,8 +299,7 @@ static int decode_rec(lmdb_store *s, ld_store_ctx *cx, const MDB_val *k, const M
         size_t got = 0;
         while (got < v->mv_size) {
             ssize_t r = pread(s->fd, cx->body.p + got, v->mv_size - got, at + (off_t)got);
-            if (r < 0 && errno == EINTR)
-                continue;
+            if (r < 0 && errno == EINTR) continue;
             LD_CHECK(e, r > 0, r < 0 ? LD_EIO : LD_EFORMAT, "%s: %s", cx->name,
                      r < 0 ? strerror(errno) : "data.mdb ends inside the record (truncated?)");
             got += (size_t)r;
@@ -330,12 +320,15 @@ static int decode_rec(lmdb_store *s, ld_store_ctx *cx, const MDB_val *k, const M
         rec->len = d.data_len;
         return LD_OK;
     }
-    LD_CHECK(e, d.channels == in->c && d.height == in->h && d.width == in->w &&
-                    (d.data_len == 0) == (in->dtype == LD_SDT_F32),
-             LD_EFORMAT, "%s: record shape %dx%dx%d (%s) differs from the first record's "
+    LD_CHECK(e,
+             d.channels == in->c && d.height == in->h && d.width == in->w &&
+                 (d.data_len == 0) == (in->dtype == LD_SDT_F32),
+             LD_EFORMAT,
+             "%s: record shape %dx%dx%d (%s) differs from the first record's "
              "%dx%dx%d: raw records of different sizes cannot be batched (convert with "
-             "resize_w and resize_h, or store encoded images)", cx->name, d.channels, d.height, d.width, d.data_len ? "bytes" : "floats",
-             in->c, in->h, in->w);
+             "resize_w and resize_h, or store encoded images)",
+             cx->name, d.channels, d.height, d.width, d.data_len ? "bytes" : "floats", in->c, in->h,
+             in->w);
     if (in->dtype == LD_SDT_F32) {
         rec->data = (const uint8_t *)d.floats;
         rec->len = d.n_floats * sizeof(float);
@@ -355,8 +348,8 @@ static int st_read(ld_store *base, ld_store_ctx *cx, uint64_t i, uint8_t *dst, s
     int rc = LD_OK;
     (void)dst; /* records are returned in place (pointers into the map): no copy here */
     (void)dst_len;
-    LD_CHECK(e, i < base->info.n, LD_EINVAL, "%s: record %llu out of range (%llu records)",
-             s->path, (unsigned long long)i, (unsigned long long)base->info.n);
+    LD_CHECK(e, i < base->info.n, LD_EINVAL, "%s: record %llu out of range (%llu records)", s->path,
+             (unsigned long long)i, (unsigned long long)base->info.n);
     if (s->keyed)
         LD_TRY(seek_keyed(s, cx, i, &k, &v, e));
     else
@@ -369,8 +362,8 @@ fail:
 
 /* A run of neighbours: one positioning, then MDB_NEXT, which walks the leaf pages in order
  * instead of descending the tree for every record. Raw stores only (the contract's). */
-static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t count,
-                       uint8_t *dst, double *labels, ld_err *e)
+static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t count, uint8_t *dst,
+                       double *labels, ld_err *e)
 {
     lmdb_store *s = (lmdb_store *)base;
     const ld_store_info *in = &base->info;
@@ -390,18 +383,19 @@ static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t 
             m = s->keyed ? mdb_cursor_get(cx->cur, &k, &v, MDB_NEXT) : step(cx, MDB_NEXT, &k, &v);
             LD_CHECK(e, m != MDB_NOTFOUND, LD_EFORMAT, "%s: record %llu not found", s->path,
                      (unsigned long long)(first + j));
-            if (m)
-                LD_TRY(ld__mdb_err(e, m, s->path, "cursor read failed"));
+            if (m) LD_TRY(ld__mdb_err(e, m, s->path, "cursor read failed"));
             if (s->keyed) { /* the numbering is checked on every record, as in seek_keyed */
                 char prefix[32];
-                int pl = snprintf(prefix, sizeof prefix, "%08llu_",
-                                  (unsigned long long)(first + j));
+                int pl =
+                    snprintf(prefix, sizeof prefix, "%08llu_", (unsigned long long)(first + j));
                 LD_CHECK(e, in_file(cx->lo, cx->hi, &k), LD_EFORMAT,
                          "%s: record %llu: corrupt key (past the end of data.mdb)", s->path,
                          (unsigned long long)(first + j));
                 LD_CHECK(e, k.mv_size >= (size_t)pl && !memcmp(k.mv_data, prefix, (size_t)pl),
-                         LD_EFORMAT, "%s: expected a key starting with '%s': the keys are not "
-                         "numbered 0..N-1", s->path, prefix);
+                         LD_EFORMAT,
+                         "%s: expected a key starting with '%s': the keys are not "
+                         "numbered 0..N-1",
+                         s->path, prefix);
             }
         }
         LD_TRY(decode_rec(s, cx, &k, &v, &r, e));
@@ -410,8 +404,7 @@ static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t 
         account_read(s, cx);
     }
 fail:
-    if (rc < 0 && !s->keyed)
-        cx->positioned = 0;
+    if (rc < 0 && !s->keyed) cx->positioned = 0;
     return rc;
 }
 
@@ -430,11 +423,9 @@ int ld__lmdb_scan(ld_store *base, uint64_t max, ld_lmdb_scan_fn fn, void *user, 
         int ok = value_in_file(s, &v) &&
                  ld__datum_decode(v.mv_data, v.mv_size, &d, NULL, cx->name, &bad) == LD_OK &&
                  ld__datum_validate(&d, cx->name, &bad) == LD_OK;
-        if (fn(user, i, ok ? &d : NULL, cx->name, ok ? NULL : bad.msg))
-            break;
+        if (fn(user, i, ok ? &d : NULL, cx->name, ok ? NULL : bad.msg)) break;
     }
-    if (m && m != MDB_NOTFOUND)
-        rc = ld__mdb_err(e, m, s->path, "cursor read failed");
+    if (m && m != MDB_NOTFOUND) rc = ld__mdb_err(e, m, s->path, "cursor read failed");
 fail:
     ctx_free(base, cx);
     return rc;
@@ -447,12 +438,10 @@ static void st_will_read(ld_store *base, ld_store_ctx *cx, const uint64_t *idx, 
 {
     lmdb_store *s = (lmdb_store *)base;
     long page = sysconf(_SC_PAGESIZE);
-    if (!s->keyed || page <= 0)
-        return;
+    if (!s->keyed || page <= 0) return;
     for (size_t j = 0; j < n; j++) {
         MDB_val k, v;
-        if (idx[j] >= base->info.n || seek_keyed(s, cx, idx[j], &k, &v, NULL) != LD_OK)
-            continue;
+        if (idx[j] >= base->info.n || seek_keyed(s, cx, idx[j], &k, &v, NULL) != LD_OK) continue;
         uintptr_t a = (uintptr_t)v.mv_data & ~(uintptr_t)(page - 1);
         madvise((void *)a, (uintptr_t)v.mv_data + v.mv_size - a, MADV_WILLNEED);
     }
@@ -461,17 +450,18 @@ static void st_will_read(ld_store *base, ld_store_ctx *cx, const uint64_t *idx, 
 static void st_close(ld_store *base)
 {
     lmdb_store *s = (lmdb_store *)base;
-    if (!s)
-        return;
-    if (s->env)
-        mdb_env_close(s->env);
+    if (!s) return;
+    if (s->env) mdb_env_close(s->env);
     free(s->path);
     free(s);
 }
 
-static const ld_store_vt lmdb_store_vt = {.ctx_create = ctx_create, .ctx_free = ctx_free,
-                                           .read = st_read, .will_read = st_will_read,
-                                           .close = st_close, .read_run = st_read_run};
+static const ld_store_vt lmdb_store_vt = {.ctx_create = ctx_create,
+                                          .ctx_free = ctx_free,
+                                          .read = st_read,
+                                          .will_read = st_will_read,
+                                          .close = st_close,
+                                          .read_run = st_read_run};
 
 /* Returns an LMDB/errno code (0 = ok), not an ld status. */
 static int env_open(lmdb_store *s, unsigned flags)
@@ -482,8 +472,7 @@ static int env_open(lmdb_store *s, unsigned flags)
         return m;
     }
     m = mdb_env_set_maxreaders(s->env, 256);
-    if (!m)
-        m = mdb_env_open(s->env, s->path, flags, 0664);
+    if (!m) m = mdb_env_open(s->env, s->path, flags, 0664);
     if (m) {
         mdb_env_close(s->env);
         s->env = NULL;
@@ -502,8 +491,9 @@ static int check_file_size(lmdb_store *s, const char *path, ld_err *e)
     MDB_envinfo info;
     MDB_stat st;
     struct stat fs;
-    LD_CHECK(e, mdb_env_get_fd(s->env, &fd) == 0 && fd >= 0 && fstat(fd, &fs) == 0 &&
-                    mdb_env_info(s->env, &info) == 0 && mdb_env_stat(s->env, &st) == 0,
+    LD_CHECK(e,
+             mdb_env_get_fd(s->env, &fd) == 0 && fd >= 0 && fstat(fd, &fs) == 0 &&
+                 mdb_env_info(s->env, &info) == 0 && mdb_env_stat(s->env, &st) == 0,
              LD_EIO, "%s: cannot inspect the LMDB file", path);
     const uint64_t need = ((uint64_t)info.me_last_pgno + 1) * (uint64_t)st.ms_psize;
     LD_CHECK(e, (uint64_t)fs.st_size >= need, LD_EFORMAT,
@@ -539,7 +529,8 @@ static int first_shape(const ld_datum *d, const char *name, ld_store_info *in, l
     LD_CHECK(e, codec, LD_ENOMEM, "out of memory");
     LD_CHECK(e, ld__img_info(codec, d->data, d->data_len, name, &ii, &he) == LD_OK, LD_EFORMAT,
              "%s (the first record: its Datum has no shape, so it is read from the image "
-             "header)", he.msg);
+             "header)",
+             he.msg);
     LD_CHECK(e, ii.w > 0 && ii.h > 0 && ii.w <= LD_DATUM_MAX_DIM && ii.h <= LD_DATUM_MAX_DIM,
              LD_EFORMAT, "%s: image of %dx%d pixels is not supported", name, ii.w, ii.h);
     in->c = in->c > 0 ? in->c : ii.channels;
@@ -610,8 +601,9 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
         in->dtype = d.data_len ? LD_SDT_U8 : LD_SDT_F32;
         in->sample_bytes = (size_t)d.channels * (size_t)d.height * (size_t)d.width *
                            (in->dtype == LD_SDT_F32 ? sizeof(float) : 1);
-        in->order = d.channels == 3 ? LD_SORDER_BGR : d.channels == 1 ? LD_SORDER_GRAY
-                                                                      : LD_SORDER_UNKNOWN;
+        in->order = d.channels == 3   ? LD_SORDER_BGR
+                    : d.channels == 1 ? LD_SORDER_GRAY
+                                      : LD_SORDER_UNKNOWN;
         s->floats = in->dtype == LD_SDT_F32;
     } else {
         in->dtype = LD_SDT_U8;
@@ -651,16 +643,14 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     } else {
         goto fail;
     }
-    if (d.encoded && (in->c <= 0 || in->h <= 0 || in->w <= 0))
-        LD_TRY(first_shape(&d, name, in, e));
+    if (d.encoded && (in->c <= 0 || in->h <= 0 || in->w <= 0)) LD_TRY(first_shape(&d, name, in, e));
     in->ctx_bytes = sizeof(ld_store_ctx) + (s->floats ? in->sample_bytes : 0) +
                     (s->keyed ? 0 : (size_t)LD_LMDB_CHECKPOINTS * 64);
     in->store_bytes = sizeof *s;
     in->how = s->keyed ? "lmdb, %08d_ keys (MDB_SET_RANGE)"
                        : "lmdb, cursor stepping (keys not numbered 0..N-1)";
 fail:
-    if (cur)
-        mdb_cursor_close(cur);
+    if (cur) mdb_cursor_close(cur);
     if (txn) {
         if (rc == LD_OK && (m = mdb_txn_commit(txn)) != 0) /* keeps the dbi handle open */
             rc = ld__mdb_err(e, m, s->path, "cannot open the database");
@@ -702,8 +692,7 @@ static int lmdb_word_bits(const char *path, int is_dir, long long *fsize, uint64
             *mapsize = v64;
         }
     }
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     return bits;
 }
 
@@ -715,11 +704,12 @@ static int open_error(const char *path, int is_dir, int m, ld_err *e)
     const int bits = lmdb_word_bits(path, is_dir, &fsize, &mapsize);
     const int mine = (int)(8 * sizeof(void *));
     if (m == MDB_INVALID && bits && bits != mine)
-        return ld__err(e, LD_EFORMAT,
-                       "%s: written by a %d-bit program, and this is a %d-bit one: LMDB files are "
-                       "not portable between 32- and 64-bit programs (page numbers are the size of a "
-                       "pointer); read it with a %d-bit build, or convert the images again here",
-                       path, bits, mine, bits);
+        return ld__err(
+            e, LD_EFORMAT,
+            "%s: written by a %d-bit program, and this is a %d-bit one: LMDB files are "
+            "not portable between 32- and 64-bit programs (page numbers are the size of a "
+            "pointer); read it with a %d-bit build, or convert the images again here",
+            path, bits, mine, bits);
     if (m == MDB_INVALID || m == MDB_VERSION_MISMATCH)
         return ld__err(e, LD_EFORMAT, "%s: not an LMDB database: %s", path, mdb_strerror(m));
     if (m == ENOMEM) {
@@ -743,10 +733,8 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
     static const ld_store_opts defaults = {0};
     lmdb_store *s = calloc(1, sizeof *s);
     *out = NULL;
-    if (!s)
-        return ld__err(e, LD_ENOMEM, "out of memory");
-    if (!o)
-        o = &defaults;
+    if (!s) return ld__err(e, LD_ENOMEM, "out of memory");
+    if (!o) o = &defaults;
     s->base.vt = &lmdb_store_vt;
     s->path = ld__strdup(path);
     LD_CHECK(e, s->path, LD_ENOMEM, "out of memory");
@@ -756,11 +744,12 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
     m = env_open(s, flags);
     if (m == EACCES || m == EROFS) /* cannot create/open lock.mdb: read without locking */
         m = env_open(s, flags | MDB_NOLOCK);
-    LD_CHECK(e, !(m == ENOENT && S_ISDIR(st.st_mode)), LD_EFORMAT, "%s: a folder without "
+    LD_CHECK(e, !(m == ENOENT && S_ISDIR(st.st_mode)), LD_EFORMAT,
+             "%s: a folder without "
              "data.mdb, not an LMDB database (a folder of images is converted first: `dataconv "
-             "%s OUT`)", path, path);
-    if (m)
-        LD_TRY(open_error(path, S_ISDIR(st.st_mode), m, e));
+             "%s OUT`)",
+             path, path);
+    if (m) LD_TRY(open_error(path, S_ISDIR(st.st_mode), m, e));
     LD_TRY(check_file_size(s, path, e));
     if (!S_ISDIR(st.st_mode)) { /* sidecar lives beside data.mdb */
         char *slash = strrchr(s->path, '/');

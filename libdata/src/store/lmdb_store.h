@@ -77,8 +77,8 @@ int ld__mdb_err(ld_err *e, int m, const char *path, const char *what);
  * "<path>: key '<key>'". fn returns nonzero to stop. LD_OK, LD_EIO, LD_ENOMEM. */
 struct ld_store;
 struct ld_datum;
-typedef int (*ld_lmdb_scan_fn)(void *user, uint64_t i, const struct ld_datum *d,
-                               const char *name, const char *bad);
+typedef int (*ld_lmdb_scan_fn)(void *user, uint64_t i, const struct ld_datum *d, const char *name,
+                               const char *bad);
 int ld__lmdb_scan(struct ld_store *s, uint64_t max, ld_lmdb_scan_fn fn, void *user, ld_err *e);
 
 #endif /* LD_LMDB_STORE_H */

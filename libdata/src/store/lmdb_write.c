@@ -149,8 +149,7 @@ static int json_raw(ld_buf *b, const char *fmt, ...)
 static const char *mode_name(int m, int w, int h)
 {
     static const char *const names[] = {"squash", "crop", "pad", "max"};
-    if (w == 0 && h == 0)
-        return "none";
+    if (w == 0 && h == 0) return "none";
     return m >= 0 && m <= 3 ? names[m] : "unknown";
 }
 
@@ -169,9 +168,12 @@ static int meta_begin(lmdb_writer *w, const ld_writer_opts *o)
         LD_TRY(json_raw(b, ",\n"));
     }
     LD_TRY(json_raw(b, "\"channel_order\": \"%s\",\n\"layout\": \"CHW\",\n",
-                    o->channels == 1 ? "GRAY" : o->channel_order == 1 ? "RGB" : "BGR"));
-    LD_TRY(json_raw(b, "\"quality\": %d,\n\"resize_mode\": \"%s\",\n\"resize_w\": %d,\n"
-                       "\"resize_h\": %d,\n",
+                    o->channels == 1        ? "GRAY"
+                    : o->channel_order == 1 ? "RGB"
+                                            : "BGR"));
+    LD_TRY(json_raw(b,
+                    "\"quality\": %d,\n\"resize_mode\": \"%s\",\n\"resize_w\": %d,\n"
+                    "\"resize_h\": %d,\n",
                     o->quality, mode_name(o->resize_mode, o->resize_w, o->resize_h), o->resize_w,
                     o->resize_h));
     LD_TRY(json_raw(b, "\"source\": "));
@@ -181,8 +183,7 @@ static int meta_begin(lmdb_writer *w, const ld_writer_opts *o)
     LD_TRY(json_raw(b, ",\n\"tool\": \"libdata %s\",\n\"num_classes\": %zu,\n\"class_names\": [",
                     LD_VERSION_STRING, o->n_classes));
     for (size_t i = 0; i < o->n_classes; i++) {
-        if (i)
-            LD_TRY(json_raw(b, ", "));
+        if (i) LD_TRY(json_raw(b, ", "));
         LD_TRY(json_str(b, o->class_names && o->class_names[i] ? o->class_names[i] : ""));
     }
     LD_TRY(json_raw(b, "],\n"));
@@ -197,10 +198,12 @@ static int write_sidecar(lmdb_writer *w, ld_err *e)
     size_t keep = w->meta.len;
     char *path = ld__asprintf("%s/%s", w->tmp, LD_LMDB_SIDECAR);
     LD_CHECK(e, path, LD_ENOMEM, "out of memory");
-    LD_TRY(buf_rc(w, e, json_raw(&w->meta, "\"entries\": %llu,\n\"channels\": %d,\n"
-                                           "\"height\": %d,\n\"width\": %d\n}\n",
-                                 (unsigned long long)w->n, w->c, w->same_shape ? w->h : 0,
-                                 w->same_shape ? w->w : 0)));
+    LD_TRY(buf_rc(w, e,
+                  json_raw(&w->meta,
+                           "\"entries\": %llu,\n\"channels\": %d,\n"
+                           "\"height\": %d,\n\"width\": %d\n}\n",
+                           (unsigned long long)w->n, w->c, w->same_shape ? w->h : 0,
+                           w->same_shape ? w->w : 0)));
     f = fopen(path, "wb");
     LD_CHECK(e, f, LD_EIO, "%s: cannot create: %s", path, strerror(errno));
     int ok = fwrite(w->meta.p, 1, w->meta.len, f) == w->meta.len;
@@ -211,8 +214,7 @@ static int write_sidecar(lmdb_writer *w, ld_err *e)
     LD_CHECK(e, ok, LD_EIO, "%s: write failed: %s", path, strerror(errno));
 fail:
     w->meta.len = keep; /* the tail is rewritten on a retry */
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     free(path);
     return rc;
 }
@@ -225,15 +227,12 @@ static int replaceable(const char *path, int *exists)
 {
     struct stat st;
     *exists = 0;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT;
+    if (lstat(path, &st) != 0) return errno == ENOENT;
     *exists = 1;
-    if (!S_ISDIR(st.st_mode))
-        return 0;
+    if (!S_ISDIR(st.st_mode)) return 0;
     int ok = 1;
     DIR *d = opendir(path);
-    if (!d)
-        return 0;
+    if (!d) return 0;
     struct dirent *de;
     while ((de = readdir(d))) {
         const char *n = de->d_name;
@@ -285,14 +284,14 @@ static int grow_and_replay(lmdb_writer *w, ld_err *e)
         if (m == ENOMEM) /* LMDB maps the whole database: the address space ran out */
             return ld__err(e, LD_ENOMEM,
                            "%s: cannot grow the LMDB map to %zu MiB: %s: LMDB maps the whole "
-                           "database into the address space%s", w->final, ns >> 20, mdb_strerror(m),
+                           "database into the address space%s",
+                           w->final, ns >> 20, mdb_strerror(m),
                            sizeof(void *) < 8
                                ? " (a 32-bit process: about 2 GiB of database at most, see the "
                                  "README, \"32-bit systems\"); write HDF5 instead (OUT.h5), "
                                  "which has no such limit, or convert on a 64-bit system"
                                : "; raise the limit (ulimit -v) or write HDF5 (OUT.h5)");
-        if (m)
-            return ld__mdb_err(e, m, w->final, "cannot grow the map");
+        if (m) return ld__mdb_err(e, m, w->final, "cannot grow the map");
         w->mapsize = ns;
         LD_TRY(txn_begin(w, e));
         size_t off = 0;
@@ -306,10 +305,8 @@ static int grow_and_replay(lmdb_writer *w, ld_err *e)
             m = put_one(w, k, kl, k + kl, vl, idx++);
             off += 8 + (size_t)kl + vl;
         }
-        if (m == MDB_MAP_FULL)
-            continue;
-        if (m)
-            return write_fail(w, e, m, "write failed");
+        if (m == MDB_MAP_FULL) continue;
+        if (m) return write_fail(w, e, m, "write failed");
         return LD_OK;
     }
 fail:
@@ -333,11 +330,9 @@ static void drop_mapped_pages(lmdb_writer *w)
 #ifdef __linux__
     int fd;
     struct stat st;
-    if (mdb_env_get_fd(w->env, &fd) != 0 || fstat(fd, &st) != 0)
-        return;
+    if (mdb_env_get_fd(w->env, &fd) != 0 || fstat(fd, &st) != 0) return;
     FILE *f = fopen("/proc/self/maps", "re");
-    if (!f)
-        return;
+    if (!f) return;
     char *line = NULL;
     size_t cap = 0;
     while (getline(&line, &cap, f) > 0) {
@@ -345,10 +340,9 @@ static void drop_mapped_pages(lmdb_writer *w)
         unsigned long long off;
         unsigned maj, min;
         char perms[8];
-        if (sscanf(line, "%lx-%lx %7s %llx %x:%x %lu", &lo, &hi, perms, &off, &maj, &min,
-                   &ino) == 7 &&
-            ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev &&
-            perms[3] == 's')
+        if (sscanf(line, "%lx-%lx %7s %llx %x:%x %lu", &lo, &hi, perms, &off, &maj, &min, &ino) ==
+                7 &&
+            ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev && perms[3] == 's')
             madvise((void *)(uintptr_t)lo, hi - lo, MADV_DONTNEED);
     }
     free(line);
@@ -369,8 +363,7 @@ static int commit(lmdb_writer *w, ld_err *e)
             LD_TRY(grow_and_replay(w, e));
             continue;
         }
-        if (m)
-            return write_fail(w, e, m, "commit failed");
+        if (m) return write_fail(w, e, m, "commit failed");
         break;
     }
     w->batch.len = 0;
@@ -399,14 +392,20 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
     snprintf((char *)w->key.p, (size_t)kl + 1, "%08llu_%s", (unsigned long long)w->n,
              s->rel ? s->rel : "");
 
-    ld_datum d = {.channels = s->c, .height = s->h, .width = s->w, .label = s->label,
-                  .encoded = w->encoded, .data = s->data ? s->data : (const uint8_t *)"",
+    ld_datum d = {.channels = s->c,
+                  .height = s->h,
+                  .width = s->w,
+                  .label = s->label,
+                  .encoded = w->encoded,
+                  .data = s->data ? s->data : (const uint8_t *)"",
                   .data_len = s->len};
     if (!w->encoded) {
         size_t px;
-        LD_CHECK(e, s->c > 0 && s->h > 0 && s->w > 0 && ld__mul_size((size_t)s->c, (size_t)s->h,
-                 &px) && ld__mul_size(px, (size_t)s->w, &px) && px == s->len, LD_EINVAL,
-                 "%s: raw sample of %zu bytes does not match its shape %dx%dx%d", s->rel,
+        LD_CHECK(e,
+                 s->c > 0 && s->h > 0 && s->w > 0 &&
+                     ld__mul_size((size_t)s->c, (size_t)s->h, &px) &&
+                     ld__mul_size(px, (size_t)s->w, &px) && px == s->len,
+                 LD_EINVAL, "%s: raw sample of %zu bytes does not match its shape %dx%dx%d", s->rel,
                  s->len, s->c, s->h, s->w);
     }
     LD_TRY(buf_rc(w, e, ld__datum_encode(&d, &w->rec)));
@@ -449,8 +448,7 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
              "%s: cannot finish: the writer was finished or failed earlier", w->final);
     LD_TRY(commit(w, e));
     int m = mdb_env_sync(w->env, 1);
-    if (m)
-        LD_TRY(write_fail(w, e, m, "sync failed"));
+    if (m) LD_TRY(write_fail(w, e, m, "sync failed"));
     mdb_dbi_close(w->env, w->dbi);
     mdb_env_close(w->env);
     w->env = NULL;
@@ -462,19 +460,19 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
         /* move the old database aside first, so the output name never holds a mix */
         old = ld__asprintf("%s.old", w->tmp);
         LD_CHECK(e, old, LD_ENOMEM, "out of memory");
-        LD_CHECK(e, rename(w->final, old) == 0, LD_EIO, "%s: cannot move the old database aside:"
-                 " %s", w->final, strerror(errno));
+        LD_CHECK(e, rename(w->final, old) == 0, LD_EIO,
+                 "%s: cannot move the old database aside:"
+                 " %s",
+                 w->final, strerror(errno));
     }
     if (rename(w->tmp, w->final) != 0) {
         int err = errno;
-        if (old)
-            rename(old, w->final); /* put the old one back */
+        if (old) rename(old, w->final); /* put the old one back */
         LD_CHECK(e, 0, LD_EIO, "%s: cannot rename %s into place: %s", w->final, w->tmp,
                  strerror(err));
     }
     w->finished = 1;
-    if (old)
-        ld__remove_db_dir(old);
+    if (old) ld__remove_db_dir(old);
     /* make the rename durable */
     char *parent = ld__strdup(w->final);
     if (parent) {
@@ -496,14 +494,10 @@ fail:
 static void lmdb_free(ld_writer *base)
 {
     lmdb_writer *w = (lmdb_writer *)base;
-    if (!w)
-        return;
-    if (w->txn)
-        mdb_txn_abort(w->txn);
-    if (w->env)
-        mdb_env_close(w->env);
-    if (!w->finished && w->tmp)
-        ld__remove_db_dir(w->tmp);
+    if (!w) return;
+    if (w->txn) mdb_txn_abort(w->txn);
+    if (w->env) mdb_env_close(w->env);
+    if (!w->finished && w->tmp) ld__remove_db_dir(w->tmp);
     ld__buf_free(&w->rec);
     ld__buf_free(&w->key);
     ld__buf_free(&w->batch);
@@ -520,8 +514,7 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     int rc = LD_OK, exists, m;
     lmdb_writer *w = calloc(1, sizeof *w);
     *out = NULL;
-    if (!w)
-        return ld__err(e, LD_ENOMEM, "out of memory");
+    if (!w) return ld__err(e, LD_ENOMEM, "out of memory");
     w->base.vt = &lmdb_vt;
     w->encoded = o->encoded != 0;
     w->same_shape = 1;
@@ -533,7 +526,8 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
         w->final[n - 1] = 0;
     LD_CHECK(e, replaceable(w->final, &exists), LD_EIO,
              "%s: exists and is not an LMDB database (only data.mdb, lock.mdb and %s may be in "
-             "the directory); refusing to replace it", w->final, LD_LMDB_SIDECAR);
+             "the directory); refusing to replace it",
+             w->final, LD_LMDB_SIDECAR);
     ld__sweep_stale_temps(w->final, o->on_stale, o->on_stale_user);
     w->tmp = ld__temp_name(w->final, w);
     LD_CHECK(e, w->tmp, LD_ENOMEM, "out of memory");
@@ -546,15 +540,12 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
         LD_TRY(ld__mdb_err(e, m, w->final, "cannot create an LMDB environment"));
     }
     m = mdb_env_set_mapsize(w->env, w->mapsize);
-    if (!m)
-        m = mdb_env_open(w->env, w->tmp, MDB_NOSYNC | MDB_NOMETASYNC, 0664);
-    if (m)
-        LD_TRY(ld__mdb_err(e, m, w->tmp, "cannot open the LMDB environment"));
+    if (!m) m = mdb_env_open(w->env, w->tmp, MDB_NOSYNC | MDB_NOMETASYNC, 0664);
+    if (m) LD_TRY(ld__mdb_err(e, m, w->tmp, "cannot open the LMDB environment"));
     w->maxkey = mdb_env_get_maxkeysize(w->env);
     LD_TRY(txn_begin(w, e));
     m = mdb_dbi_open(w->txn, NULL, 0, &w->dbi);
-    if (m)
-        LD_TRY(ld__mdb_err(e, m, w->tmp, "cannot open the database"));
+    if (m) LD_TRY(ld__mdb_err(e, m, w->tmp, "cannot open the database"));
     *out = &w->base;
     return LD_OK;
 fail:

@@ -32,8 +32,7 @@ int ld__remove_db_dir(const char *dir)
 {
     for (size_t i = 0; i < sizeof db_files / sizeof *db_files; i++) {
         char *p = ld__asprintf("%s/%s", dir, db_files[i]);
-        if (!p)
-            return -1;
+        if (!p) return -1;
         unlink(p);
         free(p);
     }
@@ -46,14 +45,11 @@ static int parse_tail(const char *s, long *pid)
     char *end;
     errno = 0;
     *pid = strtol(s, &end, 10);
-    if (errno || end == s || *end != '-' || *pid <= 0)
-        return 0;
+    if (errno || end == s || *end != '-' || *pid <= 0) return 0;
     s = end + 1;
-    if (!*s)
-        return 0;
+    if (!*s) return 0;
     for (; *s; s++)
-        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-            return 0;
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'))) return 0;
     return 1;
 }
 
@@ -67,8 +63,7 @@ static int pid_alive(long pid)
 static int file_unlocked(const char *path)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
+    if (fd < 0) return 0;
     int free_ = flock(fd, LOCK_EX | LOCK_NB) == 0;
     close(fd);
     return free_;
@@ -79,13 +74,11 @@ static int file_unlocked(const char *path)
 static int db_dir_unused(const char *dir)
 {
     DIR *d = opendir(dir);
-    if (!d)
-        return 0;
+    if (!d) return 0;
     int ok = 1;
     struct dirent *de;
     while (ok && (de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         int known = 0;
         for (size_t i = 0; i < sizeof db_files / sizeof *db_files; i++)
             known |= !strcmp(de->d_name, db_files[i]);
@@ -93,8 +86,7 @@ static int db_dir_unused(const char *dir)
     }
     closedir(d);
     char *lock = ok ? ld__asprintf("%s/lock.mdb", dir) : NULL;
-    if (ok && !lock)
-        return 0;
+    if (ok && !lock) return 0;
     if (lock) {
         int fd = open(lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
@@ -146,13 +138,11 @@ int ld__sweep_stale_temps(const char *final_path, ld_stale_fn removed, void *use
         }
         if (gone) {
             count++;
-            if (removed)
-                removed(user, path, pid, (uint64_t)st.st_size);
+            if (removed) removed(user, path, pid, (uint64_t)st.st_size);
         }
         free(path);
     }
-    if (d)
-        closedir(d);
+    if (d) closedir(d);
     free(dir);
     free(prefix);
     return count;

@@ -28,11 +28,9 @@ struct ld_store_ctx {
 static void list_ctx_free(ld_store *st, ld_store_ctx *cx)
 {
     list_store *s = (list_store *)st;
-    if (!cx)
-        return;
+    if (!cx) return;
     for (size_t k = 0; k < cx->nfiles; k++)
-        if (cx->sub[k])
-            s->files[k]->vt->ctx_free(s->files[k], cx->sub[k]);
+        if (cx->sub[k]) s->files[k]->vt->ctx_free(s->files[k], cx->sub[k]);
     free(cx);
 }
 
@@ -81,8 +79,7 @@ static void list_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, 
 {
     list_store *s = (list_store *)st;
     for (size_t k = 0; k < n; k++) {
-        if (idx[k] >= st->info.n)
-            continue;
+        if (idx[k] >= st->info.n) continue;
         size_t f = file_of(s, idx[k]);
         uint64_t local = idx[k] - s->start[f];
         if (s->files[f]->vt->will_read)
@@ -90,8 +87,8 @@ static void list_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, 
     }
 }
 
-static int list_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t count,
-                         uint8_t *dst, double *labels, ld_err *e)
+static int list_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t count, uint8_t *dst,
+                         double *labels, ld_err *e)
 {
     list_store *s = (list_store *)st;
     const size_t sb = st->info.sample_bytes;
@@ -101,8 +98,7 @@ static int list_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t 
         size_t f = file_of(s, first);
         ld_store *sub = s->files[f];
         uint64_t local = first - s->start[f];
-        size_t part = (size_t)(sub->info.n - local) < count ? (size_t)(sub->info.n - local)
-                                                            : count;
+        size_t part = (size_t)(sub->info.n - local) < count ? (size_t)(sub->info.n - local) : count;
         int rc;
         if (sub->vt->read_run) {
             rc = sub->vt->read_run(sub, cx->sub[f], local, part, dst, labels, e);
@@ -110,16 +106,13 @@ static int list_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t 
             for (size_t k = 0; k < part; k++) {
                 ld_rec rec;
                 rc = sub->vt->read(sub, cx->sub[f], local + k, dst + k * sb, sb, &rec, e);
-                if (rc < 0)
-                    return rc;
-                if (rec.data != dst + k * sb)
-                    memcpy(dst + k * sb, rec.data, sb);
+                if (rc < 0) return rc;
+                if (rec.data != dst + k * sb) memcpy(dst + k * sb, rec.data, sb);
                 labels[k] = rec.label;
             }
             rc = LD_OK;
         }
-        if (rc < 0)
-            return rc;
+        if (rc < 0) return rc;
         first += part;
         count -= part;
         dst += part * sb;
@@ -131,11 +124,9 @@ static int list_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t 
 static void list_close(ld_store *st)
 {
     list_store *s = (list_store *)st;
-    if (!s)
-        return;
+    if (!s) return;
     for (size_t k = 0; k < s->nfiles; k++)
-        if (s->files[k])
-            s->files[k]->vt->close(s->files[k]);
+        if (s->files[k]) s->files[k]->vt->close(s->files[k]);
     free(s->files);
     free(s->start);
     free(s);
@@ -160,8 +151,7 @@ static int open_list(const char *path, const ld_store_opts *o, ld_store **out, l
         size_t len = strlen(line);
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
             line[--len] = 0;
-        if (!len || line[0] == '#')
-            continue;
+        if (!len || line[0] == '#') continue;
         if (s->nfiles == cap) {
             cap = cap ? cap * 2 : 8;
             ld_store **nf = realloc(s->files, cap * sizeof(*nf));
@@ -186,16 +176,16 @@ static int open_list(const char *path, const ld_store_opts *o, ld_store **out, l
     s->start[0] = 0;
     for (size_t k = 0; k < s->nfiles; k++) {
         const ld_store_info *b = &s->files[k]->info;
-        LD_CHECK(e, b->encoded == a->encoded && b->dtype == a->dtype && b->c == a->c &&
-                        (a->encoded || (b->h == a->h && b->w == a->w)),
-                 LD_EFORMAT, "%s: file %zu of the list holds samples of another kind or shape "
-                 "than the first (%dx%dx%d %s)", path, k + 1, a->c, a->h, a->w,
-                 a->encoded ? "encoded" : "raw");
+        LD_CHECK(e,
+                 b->encoded == a->encoded && b->dtype == a->dtype && b->c == a->c &&
+                     (a->encoded || (b->h == a->h && b->w == a->w)),
+                 LD_EFORMAT,
+                 "%s: file %zu of the list holds samples of another kind or shape "
+                 "than the first (%dx%dx%d %s)",
+                 path, k + 1, a->c, a->h, a->w, a->encoded ? "encoded" : "raw");
         s->start[k + 1] = s->start[k] + b->n;
-        if (b->h != a->h || b->w != a->w)
-            s->base.info.h = s->base.info.w = 0;
-        if (b->order != a->order)
-            s->base.info.order = LD_SORDER_UNKNOWN;
+        if (b->h != a->h || b->w != a->w) s->base.info.h = s->base.info.w = 0;
+        if (b->order != a->order) s->base.info.order = LD_SORDER_UNKNOWN;
         s->base.info.label_float |= b->label_float;
         s->base.info.store_bytes += k ? b->store_bytes : 0;
     }
@@ -208,8 +198,7 @@ static int open_list(const char *path, const ld_store_opts *o, ld_store **out, l
     *out = &s->base;
     return LD_OK;
 fail:
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     list_close(s ? &s->base : NULL);
     *out = NULL;
     return rc;
@@ -225,13 +214,10 @@ int ld__store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_
 {
     struct stat sb;
     *out = NULL;
-    if (stat(path, &sb) != 0)
-        return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
+    if (stat(path, &sb) != 0) return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
     if (!S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode))
         return ld__err(e, LD_EIO, "%s: not a regular file or directory", path);
-    if (S_ISDIR(sb.st_mode) || ends_with(path, ".mdb"))
-        return ld__lmdb_store_open(path, o, out, e);
-    if (ends_with(path, ".txt") || ends_with(path, ".list"))
-        return open_list(path, o, out, e);
+    if (S_ISDIR(sb.st_mode) || ends_with(path, ".mdb")) return ld__lmdb_store_open(path, o, out, e);
+    if (ends_with(path, ".txt") || ends_with(path, ".list")) return open_list(path, o, out, e);
     return ld__h5_store_open(path, o, out, e);
 }

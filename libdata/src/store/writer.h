@@ -16,30 +16,30 @@ typedef void (*ld_stale_fn)(void *user, const char *path, long pid, uint64_t byt
 /* Everything a writer records about how the dataset was made. Strings and arrays are
  * borrowed for the duration of create(); a writer copies what it keeps. */
 typedef struct ld_writer_opts {
-    const char *path;      /* final output path (file, LMDB directory, or split stem) */
-    int encoded;           /* 0 = raw CHW pixels; 1 = encoded image bytes */
-    const char *encoding;  /* encoded only: "jpeg", "png", or "original" (source file bytes) */
-    int channels;          /* 1 or 3 */
-    int channel_order;     /* 0 = BGR, 1 = RGB (LD_C_CHANNEL_ORDER == LD_CHANNELS_RGB) */
+    const char *path;     /* final output path (file, LMDB directory, or split stem) */
+    int encoded;          /* 0 = raw CHW pixels; 1 = encoded image bytes */
+    const char *encoding; /* encoded only: "jpeg", "png", or "original" (source file bytes) */
+    int channels;         /* 1 or 3 */
+    int channel_order;    /* 0 = BGR, 1 = RGB (LD_C_CHANNEL_ORDER == LD_CHANNELS_RGB) */
     size_t n_classes;
     const char *const *class_names;
     /* settings, recorded as attributes / metadata */
-    int quality;           /* 0 = raw */
+    int quality;                         /* 0 = raw */
     int resize_mode, resize_w, resize_h; /* mode: 0 squash, 1 crop, 2 pad, 3 max (ld_resize_mode
                                             - LD_RESIZE_SQUASH); resize_w == resize_h == 0: none */
-    const char *source;    /* input folder or list file */
-    const char *note;      /* free text (command line), may be NULL */
-    uint64_t expected_n;   /* number of inputs (an upper bound on samples); a hint */
-    uint64_t split_bytes;  /* HDF5 only: 0 = one file */
-    int split_relative;    /* HDF5 split list: 1 = names relative to the list's folder,
-                              0 = absolute paths (LD_C_SPLIT_PATHS) */
-    int deflate;           /* HDF5 only: 0..9 */
-    size_t max_rel_len;    /* HDF5: longest ld_sample.rel; > 0 stores /filename as fixed-length
-                              strings of this size (no global heap, so the writer's memory does
-                              not grow with N); 0 = variable-length strings */
-    ld_stale_fn on_stale;  /* before making a temporary beside an output name, the writer
-                              removes those killed runs left there and reports each; may be
-                              NULL (they are still removed) */
+    const char *source;                  /* input folder or list file */
+    const char *note;                    /* free text (command line), may be NULL */
+    uint64_t expected_n;                 /* number of inputs (an upper bound on samples); a hint */
+    uint64_t split_bytes;                /* HDF5 only: 0 = one file */
+    int split_relative;   /* HDF5 split list: 1 = names relative to the list's folder,
+                             0 = absolute paths (LD_C_SPLIT_PATHS) */
+    int deflate;          /* HDF5 only: 0..9 */
+    size_t max_rel_len;   /* HDF5: longest ld_sample.rel; > 0 stores /filename as fixed-length
+                             strings of this size (no global heap, so the writer's memory does
+                             not grow with N); 0 = variable-length strings */
+    ld_stale_fn on_stale; /* before making a temporary beside an output name, the writer
+                             removes those killed runs left there and reports each; may be
+                             NULL (they are still removed) */
     void *on_stale_user;
 } ld_writer_opts;
 
@@ -48,9 +48,9 @@ typedef struct ld_sample {
     const uint8_t *data; /* raw: c*h*w bytes, planar CHW in the dataset's channel order;
                             encoded: the image file bytes */
     size_t len;
-    int c, h, w;         /* the image's shape (also for encoded samples) */
+    int c, h, w; /* the image's shape (also for encoded samples) */
     int32_t label;
-    const char *rel;     /* source path relative to the input root */
+    const char *rel; /* source path relative to the input root */
 } ld_sample;
 
 typedef struct ld_writer ld_writer;

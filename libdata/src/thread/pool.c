@@ -53,8 +53,7 @@ static void *thread_main(void *arg)
     for (;;) {
         while (!p->stop && !can_issue(p))
             pthread_cond_wait(&p->work_cv, &p->mu);
-        if (p->stop)
-            break;
+        if (p->stop) break;
         const uint64_t item = p->issue;
         pslot *s = &p->slots[item % p->o.window];
         if (p->issue_piece == 0) {
@@ -79,8 +78,7 @@ static void *thread_main(void *arg)
             p->err.code = rc;
             pthread_cond_signal(&p->done_cv);
         }
-        if (--s->pieces_left == 0 && item == p->waiting)
-            pthread_cond_signal(&p->done_cv);
+        if (--s->pieces_left == 0 && item == p->waiting) pthread_cond_signal(&p->done_cv);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -97,12 +95,9 @@ static void pool_destroy(ld_pool *p, int sync_objects)
     }
     for (int k = 0; k < p->started; k++)
         pthread_join(p->thr[k].tid, NULL);
-    if (sync_objects >= 3)
-        pthread_cond_destroy(&p->done_cv);
-    if (sync_objects >= 2)
-        pthread_cond_destroy(&p->work_cv);
-    if (sync_objects >= 1)
-        pthread_mutex_destroy(&p->mu);
+    if (sync_objects >= 3) pthread_cond_destroy(&p->done_cv);
+    if (sync_objects >= 2) pthread_cond_destroy(&p->work_cv);
+    if (sync_objects >= 1) pthread_mutex_destroy(&p->mu);
     free(p->thr);
     free(p->slots);
     free(p);
@@ -152,8 +147,7 @@ int ld__pool_create(const ld_pool_opts *o, uint64_t n_items, ld_pool **out, ld_e
     *out = p;
     return LD_OK;
 fail:
-    if (p)
-        pool_destroy(p, made);
+    if (p) pool_destroy(p, made);
     return rc;
 }
 
@@ -178,8 +172,7 @@ int ld__pool_wait(ld_pool *p, uint64_t item, int timeout_ms)
             rc = p->failed;
             break;
         }
-        if (s->item == item && s->pieces_left == 0)
-            break;
+        if (s->item == item && s->pieces_left == 0) break;
         if (timed_out) {
             rc = LD_POOL_TIMEOUT;
             break;
@@ -226,6 +219,5 @@ const ld_err *ld__pool_error(ld_pool *p)
 
 void ld__pool_free(ld_pool *p)
 {
-    if (p)
-        pool_destroy(p, 3);
+    if (p) pool_destroy(p, 3);
 }

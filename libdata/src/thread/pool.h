@@ -33,8 +33,8 @@ typedef int (*ld_pool_task_fn)(void *user, int thread, uint64_t item, int piece,
 typedef int (*ld_pool_pieces_fn)(void *user, uint64_t item);
 
 typedef struct ld_pool_opts {
-    int threads;              /* >= 1 */
-    uint64_t window;          /* items in flight, >= 1 */
+    int threads;     /* >= 1 */
+    uint64_t window; /* items in flight, >= 1 */
     ld_pool_task_fn task;
     ld_pool_pieces_fn pieces; /* NULL: one piece per item */
     void *user;
