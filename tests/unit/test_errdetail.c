@@ -104,7 +104,15 @@ Test(errdetail, strict_stop_on_a_bad_file_names_strict)
     cr_assert_eq(ld_convert_set(c, LD_C_STRICT, 1), LD_OK);
     cr_assert_eq(ld_convert_set(c, LD_C_RESIZE_W, 16), LD_OK);
     cr_assert_eq(ld_convert_set(c, LD_C_RESIZE_H, 16), LD_OK);
-    int rc = ld_convert_run(c, LD_TEST_DATA "/bad/tree", in_tmp("bad.h5"));
+    /* a class folder of its own: a real photo, then a file that is not an image */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/bad/a && cp %s/photos/p00.jpg %s/bad/a/ && echo hello > %s/bad/a/zz.jpg",
+             ld_tmp, LD_TEST_DATA, ld_tmp, ld_tmp);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char src[512];
+    snprintf(src, sizeof src, "%s/bad", ld_tmp);
+    int rc = ld_convert_run(c, src, in_tmp("bad.h5"));
     cr_assert_lt(rc, 0, "%s", ld_convert_errmsg(c));
     const ld_error_detail *d = ld_convert_error(c);
     cr_assert_eq(d->code, rc);

@@ -24,6 +24,7 @@
 
 #include "codec/codec.h"
 #include "common/ld_internal.h"
+#include "common/ld_params.h"
 #include "resize/resize.h"
 #include "source/source.h"
 #include "store/writer.h"
@@ -40,25 +41,6 @@ static const ld_param_choice MODES[] = {{"squash", LD_RESIZE_SQUASH},
 static const ld_param_choice CHANNELS[] = {{"bgr", LD_CHANNELS_BGR}, {"rgb", LD_CHANNELS_RGB}};
 static const ld_param_choice SPLIT_PATHS[] = {{"absolute", LD_SPLIT_PATHS_ABSOLUTE},
                                               {"relative", LD_SPLIT_PATHS_RELATIVE}};
-
-#define NCH(a) (sizeof(a) / sizeof((a)[0]))
-#define INT(id, name, def, lo, hi, unit, help)                                                     \
-    {                                                                                              \
-        id, name, LD_PARAM_INT, def, lo, hi, unit, NULL, 0, #def, help                             \
-    }
-#define BOOL(id, name, help)                                                                       \
-    {                                                                                              \
-        id, name, LD_PARAM_BOOL, 0, 0, 1, "", NULL, 0, "0", help                                   \
-    }
-/* An enum: its choices run from lo to hi; def is one of them, named def_name. */
-#define ENUM(id, nm, ch, def, def_name, lo, hi, help)                                              \
-    {                                                                                              \
-        id, nm, LD_PARAM_ENUM, def, lo, hi, "", ch, NCH(ch), def_name, help                        \
-    }
-#define STR(id, name, help)                                                                        \
-    {                                                                                              \
-        id, name, LD_PARAM_STRING, 0, 0, 0, "", NULL, 0, "", help                                  \
-    }
 
 static const ld_param_desc PARAMS[] = {
     ENUM(LD_C_FORMAT, "format", FORMATS, LD_FORMAT_AUTO, "auto", LD_FORMAT_AUTO, LD_FORMAT_LMDB,
@@ -93,8 +75,8 @@ static const ld_param_desc PARAMS[] = {
     ENUM(LD_C_SPLIT_PATHS, "split_paths", SPLIT_PATHS, LD_SPLIT_PATHS_ABSOLUTE, "absolute",
          LD_SPLIT_PATHS_ABSOLUTE, LD_SPLIT_PATHS_RELATIVE,
          "how the split list names its files: absolute, or relative to the list's folder"),
-    STR(LD_C_LIST_FILE, "list_file", "a 'relative/path label' list; input is then its root"),
-    STR(LD_C_SOURCE_NOTE, "source_note", "free text stored with the dataset"),
+    STR(LD_C_LIST_FILE, "list_file", "", "a 'relative/path label' list; input is then its root"),
+    STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
 };
 #define NPARAMS (sizeof PARAMS / sizeof PARAMS[0])
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
+#include "common/ld_params.h"
 #include "libdata/reader.h"
 #include "reader/sampler.h"
 #include "reader/mean.h"
@@ -44,25 +45,6 @@ static const ld_param_choice LABEL_DTYPES[] = {{"float32", LD_DTYPE_F32}, {"int3
 static const ld_param_choice LAYOUTS[] = {{"nchw", LD_LAYOUT_NCHW}, {"nhwc", LD_LAYOUT_NHWC}};
 static const ld_param_choice CHANNELS[] = {
     {"as_stored", LD_CHANNELS_AS_STORED}, {"bgr", LD_CHANNELS_BGR}, {"rgb", LD_CHANNELS_RGB}};
-
-#define NCH(a) (sizeof(a) / sizeof((a)[0]))
-#define INT(id, name, def, lo, hi, unit, help)                                                     \
-    {                                                                                              \
-        id, name, LD_PARAM_INT, def, lo, hi, unit, NULL, 0, #def, help                             \
-    }
-#define BOOL(id, name, help)                                                                       \
-    {                                                                                              \
-        id, name, LD_PARAM_BOOL, 0, 0, 1, "", NULL, 0, "0", help                                   \
-    }
-/* An enum: its choices run from lo to hi; def is one of them, named def_name. */
-#define ENUM(id, nm, ch, def, def_name, lo, hi, help)                                              \
-    {                                                                                              \
-        id, nm, LD_PARAM_ENUM, def, lo, hi, "", ch, NCH(ch), def_name, help                        \
-    }
-#define STR(id, name, def, help)                                                                   \
-    {                                                                                              \
-        id, name, LD_PARAM_STRING, 0, 0, 0, "", NULL, 0, def, help                                 \
-    }
 
 static const ld_param_desc params[] = {
     INT(LD_R_BATCH_SIZE, "batch", 64, 1, 1 << 24, "samples", "samples per batch"),
