@@ -33,6 +33,8 @@ struct ld_pool {
     uint64_t n, issue, released, waiting;
     int issue_piece;
     int stop;
+    int go;     /* set once every thread started: none takes a task before, so a create that
+                   fails part-way has run nothing */
     int failed; /* the first failing task's code, 0 while none failed */
     ld_err err; /* its message */
     pslot *slots;
@@ -51,7 +53,7 @@ static void *thread_main(void *arg)
     ld_pool *p = t->pool;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && !can_issue(p))
+        while (!p->stop && (!p->go || !can_issue(p)))
             pthread_cond_wait(&p->work_cv, &p->mu);
         if (p->stop) break;
         const uint64_t item = p->issue;
@@ -144,6 +146,10 @@ int ld__pool_create(const ld_pool_opts *o, uint64_t n_items, ld_pool **out, ld_e
                  k + 1, o->threads, strerror(prc));
         p->started = k + 1;
     }
+    pthread_mutex_lock(&p->mu);
+    p->go = 1;
+    pthread_cond_broadcast(&p->work_cv);
+    pthread_mutex_unlock(&p->mu);
     *out = p;
     return LD_OK;
 fail:
