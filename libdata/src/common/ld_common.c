@@ -224,6 +224,23 @@ int ld__buf_append(ld_buf *b, const void *data, size_t n)
     return LD_OK;
 }
 
+int ld__buf_printf(ld_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return LD_EINVAL;
+    size_t need;
+    if (!ld__add_size(b->len, (size_t)n + 1, &need) || ld__buf_reserve(b, need) < 0)
+        return LD_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf((char *)b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return LD_OK;
+}
+
 void ld__buf_free(ld_buf *b)
 {
     free(b->p);

@@ -105,6 +105,13 @@ typedef struct ld_buf {
 
 int ld__buf_reserve(ld_buf *b, size_t cap); /* LD_OK or LD_ENOMEM */
 int ld__buf_append(ld_buf *b, const void *data, size_t n);
+/* Append printf-formatted text (not NUL-counted: b->len grows by the text's length, and a NUL
+ * follows it in the buffer). LD_OK, LD_ENOMEM, or LD_EINVAL for a format that fails. */
+int ld__buf_printf(ld_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 void ld__buf_free(ld_buf *b);
 
 /* A decoded 8-bit image, interleaved (HWC), `c` = 1 (gray) or 3 (RGB order). The pixel

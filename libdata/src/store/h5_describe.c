@@ -15,32 +15,12 @@
 #include "store/h5_format.h"
 #include "store/h5_util.h"
 
-static int outf(ld_buf *out, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static int outf(ld_buf *out, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) return LD_EINVAL;
-    if (ld__buf_reserve(out, out->len + (size_t)n + 1) < 0) return LD_ENOMEM;
-    va_start(ap, fmt);
-    vsnprintf((char *)out->p + out->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    out->len += (size_t)n;
-    return LD_OK;
-}
-
 /* "<label><name, escaped>\n": names (paths, attributes) may hold newlines and any bytes. */
 static int out_name(ld_buf *out, const char *label, const char *name)
 {
-    int rc = outf(out, "%s", label);
+    int rc = ld__buf_printf(out, "%s", label);
     if (rc == LD_OK) rc = ld__describe_escape(out, name);
-    return rc == LD_OK ? outf(out, "\n") : rc;
+    return rc == LD_OK ? ld__buf_printf(out, "\n") : rc;
 }
 
 /* Read a scalar string attribute (variable- or fixed-length) into buf; 0 if absent/not a string. */
@@ -131,7 +111,7 @@ static int problem(desc_ctx *cx, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     cx->nproblems++;
-    return outf(&cx->problems, "  %s\n", msg);
+    return ld__buf_printf(&cx->problems, "  %s\n", msg);
 }
 
 /* The sources of a virtual dataset: each found, or flagged (HDF5 reads a missing source as
@@ -143,7 +123,7 @@ static int describe_vds(desc_ctx *cx, const char *name, hid_t dcpl)
     char file[1024], dset[512], resolved[2048];
     if (H5Pget_virtual_count(dcpl, &count) < 0)
         return problem(cx, "/%s is virtual but its mappings cannot be read", name);
-    LD_TRY(outf(cx->out, ", virtual: %zu source%s\n", count, count == 1 ? "" : "s"));
+    LD_TRY(ld__buf_printf(cx->out, ", virtual: %zu source%s\n", count, count == 1 ? "" : "s"));
     for (size_t k = 0; k < count; k++) {
         int st = ld__h5_vds_source(dcpl, k, cx->path, file, sizeof file, dset, sizeof dset,
                                    resolved, sizeof resolved);
@@ -154,10 +134,11 @@ static int describe_vds(desc_ctx *cx, const char *name, hid_t dcpl)
                           : st == LD_VDS_PATTERN    ? "name pattern, not checked"
                                                     : "unreadable mapping";
         if (k < 20 || (st != LD_VDS_OK && st != LD_VDS_PATTERN))
-            LD_TRY(outf(cx->out, "    source %zu: %s %s: %s%s%s%s\n", k + 1, file, dset, say,
-                        resolved[0] ? " (" : "", resolved, resolved[0] ? ")" : ""));
+            LD_TRY(ld__buf_printf(cx->out, "    source %zu: %s %s: %s%s%s%s\n", k + 1, file, dset,
+                                  say, resolved[0] ? " (" : "", resolved, resolved[0] ? ")" : ""));
         else if (k == 20)
-            LD_TRY(outf(cx->out, "    ... (%zu sources in all; problems are listed)\n", count));
+            LD_TRY(ld__buf_printf(cx->out, "    ... (%zu sources in all; problems are listed)\n",
+                                  count));
         if (st == LD_VDS_NO_FILE)
             LD_TRY(problem(cx,
                            "/%s: virtual source file %s does not exist (looked for as %s): "
@@ -195,38 +176,39 @@ static int describe_ds(desc_ctx *cx, hid_t file, const char *name, hsize_t *n0)
     if (n0) *n0 = rank > 0 ? dims[0] : 1;
     char tn[64];
     type_name(t, tn, sizeof tn);
-    LD_TRY(outf(out, "  /%s: (", name));
+    LD_TRY(ld__buf_printf(out, "  /%s: (", name));
     for (int i = 0; i < rank; i++)
-        LD_TRY(outf(out, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]));
-    LD_TRY(outf(out, ") %s", tn));
+        LD_TRY(ld__buf_printf(out, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]));
+    LD_TRY(ld__buf_printf(out, ") %s", tn));
     if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) {
         int cr = H5Pget_chunk(dcpl, 8, chunk);
-        LD_TRY(outf(out, ", chunks ("));
+        LD_TRY(ld__buf_printf(out, ", chunks ("));
         for (int i = 0; i < cr; i++)
-            LD_TRY(outf(out, "%s%llu", i ? ", " : "", (unsigned long long)chunk[i]));
+            LD_TRY(ld__buf_printf(out, "%s%llu", i ? ", " : "", (unsigned long long)chunk[i]));
         hsize_t cb = H5Tget_size(t);
         for (int i = 0; i < cr; i++)
             cb *= chunk[i];
-        LD_TRY(outf(out, ") = %llu bytes", (unsigned long long)cb));
+        LD_TRY(ld__buf_printf(out, ") = %llu bytes", (unsigned long long)cb));
     } else if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL) {
         LD_TRY(describe_vds(cx, name, dcpl));
         goto done;
     } else if (dcpl >= 0) {
-        LD_TRY(outf(out, ", %s", H5Pget_layout(dcpl) == H5D_CONTIGUOUS ? "contiguous" : "compact"));
+        LD_TRY(ld__buf_printf(out, ", %s",
+                              H5Pget_layout(dcpl) == H5D_CONTIGUOUS ? "contiguous" : "compact"));
     }
     int nf = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0;
     if (nf <= 0) {
-        LD_TRY(outf(out, ", no filter\n"));
+        LD_TRY(ld__buf_printf(out, ", no filter\n"));
     } else {
-        LD_TRY(outf(out, ", filters:"));
+        LD_TRY(ld__buf_printf(out, ", filters:"));
         for (int i = 0; i < nf; i++) {
             char fname[64] = "";
             unsigned flags;
             size_t nelem = 0;
             H5Pget_filter2(dcpl, (unsigned)i, &flags, &nelem, NULL, sizeof fname, fname, NULL);
-            LD_TRY(outf(out, " %s", fname[0] ? fname : "?"));
+            LD_TRY(ld__buf_printf(out, " %s", fname[0] ? fname : "?"));
         }
-        LD_TRY(outf(out, "\n"));
+        LD_TRY(ld__buf_printf(out, "\n"));
     }
 fail:
 done:
@@ -282,14 +264,14 @@ static int describe_classes(hid_t file, ld_buf *out)
     char **names = n > 0 ? calloc((size_t)n, sizeof *names) : NULL;
     if (n > 0 && names && mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
         H5Tset_cset(mt, H5T_CSET_UTF8) >= 0 && H5Aread(a, mt, names) >= 0) {
-        LD_TRY(outf(out, "classes: %lld:", (long long)n));
+        LD_TRY(ld__buf_printf(out, "classes: %lld:", (long long)n));
         for (hssize_t i = 0; i < n && i < 20; i++) {
-            LD_TRY(outf(out, "%s ", i ? "," : ""));
+            LD_TRY(ld__buf_printf(out, "%s ", i ? "," : ""));
             LD_TRY(ld__describe_escape(out, names[i] ? names[i] : ""));
         }
-        LD_TRY(outf(out, "%s\n", n > 20 ? ", ..." : ""));
+        LD_TRY(ld__buf_printf(out, "%s\n", n > 20 ? ", ..." : ""));
     } else if (n == 0) {
-        LD_TRY(outf(out, "classes: none recorded\n"));
+        LD_TRY(ld__buf_printf(out, "classes: none recorded\n"));
     }
 fail:
     if (names && n > 0)
@@ -355,14 +337,14 @@ static int describe_ours(desc_ctx *cx, hid_t f)
     char s[1024], enc[64] = "";
     long long c = 0, h = 0, w = 0, ver = 0;
     attr_i64(f, LD_H5_ATTR_FORMAT_VERSION, &ver);
-    LD_TRY(outf(out, "format: libdata HDF5, format version %lld\n", ver));
+    LD_TRY(ld__buf_printf(out, "format: libdata HDF5, format version %lld\n", ver));
     attr_str(f, LD_H5_ATTR_STORAGE, s, sizeof s);
     int encoded = strcmp(s, LD_H5_STORAGE_ENCODED) == 0;
     attr_str(f, LD_H5_ATTR_ENCODING, enc, sizeof enc);
     if (encoded)
-        LD_TRY(outf(out, "storage: encoded (%s)\n", enc[0] ? enc : "?"));
+        LD_TRY(ld__buf_printf(out, "storage: encoded (%s)\n", enc[0] ? enc : "?"));
     else
-        LD_TRY(outf(out, "storage: %s\n", s));
+        LD_TRY(ld__buf_printf(out, "storage: %s\n", s));
     attr_i64(f, LD_H5_ATTR_CHANNELS, &c);
     attr_i64(f, LD_H5_ATTR_HEIGHT, &h);
     attr_i64(f, LD_H5_ATTR_WIDTH, &w);
@@ -371,19 +353,19 @@ static int describe_ours(desc_ctx *cx, hid_t f)
     int have_labels = label_range(f, LD_H5_DS_LABEL, &lo, &hi, &nl);
     const int before = cx->nproblems;
     LD_TRY(sample_counts(cx, f, &n));
-    LD_TRY(outf(out, "samples: %lld%s\n", n < 0 ? 0 : n,
-                cx->nproblems > before ? " (but see the problems below)" : ""));
+    LD_TRY(ld__buf_printf(out, "samples: %lld%s\n", n < 0 ? 0 : n,
+                          cx->nproblems > before ? " (but see the problems below)" : ""));
     attr_str(f, LD_H5_ATTR_LAYOUT, s, sizeof s);
     if (h > 0 && w > 0)
-        LD_TRY(outf(out, "shape: %lld x %lld x %lld (channels x height x width, layout %s)\n", c, h,
-                    w, s));
+        LD_TRY(ld__buf_printf(
+            out, "shape: %lld x %lld x %lld (channels x height x width, layout %s)\n", c, h, w, s));
     else
-        LD_TRY(outf(out, "shape: %lld channels, variable height and width\n", c));
+        LD_TRY(ld__buf_printf(out, "shape: %lld channels, variable height and width\n", c));
     attr_str(f, LD_H5_ATTR_CHANNEL_ORDER, s, sizeof s);
-    LD_TRY(outf(out, "channel order: %s\n", s));
+    LD_TRY(ld__buf_printf(out, "channel order: %s\n", s));
     LD_TRY(describe_classes(f, out));
-    if (have_labels) LD_TRY(outf(out, "labels: min %lld, max %lld\n", lo, hi));
-    LD_TRY(outf(out, "datasets:\n"));
+    if (have_labels) LD_TRY(ld__buf_printf(out, "labels: min %lld, max %lld\n", lo, hi));
+    LD_TRY(ld__buf_printf(out, "datasets:\n"));
     const char *names[] = {LD_H5_DS_DATA,  LD_H5_DS_ENCODED, LD_H5_DS_OFFSETS,
                            LD_H5_DS_SHAPE, LD_H5_DS_LABEL,   LD_H5_DS_FILENAME};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -404,13 +386,13 @@ static int describe_ours(desc_ctx *cx, hid_t f)
     else
         snprintf(qs, sizeof qs, "raw pixels");
     if (rw || rh)
-        LD_TRY(outf(out, "settings: resize %s %lldx%lld, %s\n", s, rw, rh, qs));
+        LD_TRY(ld__buf_printf(out, "settings: resize %s %lldx%lld, %s\n", s, rw, rh, qs));
     else
-        LD_TRY(outf(out, "settings: no resize, %s\n", qs));
+        LD_TRY(ld__buf_printf(out, "settings: no resize, %s\n", qs));
     if (attr_str(f, LD_H5_ATTR_SOURCE, s, sizeof s) && s[0]) LD_TRY(out_name(out, "source: ", s));
     if (attr_str(f, LD_H5_ATTR_NOTE, s, sizeof s) && s[0]) LD_TRY(out_name(out, "note: ", s));
     if (attr_str(f, LD_H5_ATTR_TOOL_VERSION, s, sizeof s))
-        LD_TRY(outf(out, "tool version: libdata %s\n", s));
+        LD_TRY(ld__buf_printf(out, "tool version: libdata %s\n", s));
 fail:
     return rc;
 }
@@ -426,7 +408,9 @@ static herr_t list_root(hid_t g, const char *name, const H5L_info_t *info, void 
     H5I_type_t type = H5Iget_type(o);
     H5Oclose(o);
     if (type == H5I_DATASET) return describe_ds(cx, g, name, NULL) == LD_ENOMEM ? -1 : 0;
-    return outf(out, "  /%s (%s)\n", name, type == H5I_GROUP ? "group" : "object") < 0 ? -1 : 0;
+    return ld__buf_printf(out, "  /%s (%s)\n", name, type == H5I_GROUP ? "group" : "object") < 0
+               ? -1
+               : 0;
 }
 
 /* Samples in one of our files or a foreign data/label file; -1 if unknown. */
@@ -459,21 +443,23 @@ static int describe_file(const char *path, ld_buf *out, ld_err *e)
         LD_TRY(describe_ours(&cx, f));
     } else {
         long long n = -1;
-        LD_TRY(outf(out, "format: HDF5 (not written by libdata)\n"));
+        LD_TRY(ld__buf_printf(out, "format: HDF5 (not written by libdata)\n"));
         LD_TRY(sample_counts(&cx, f, &n));
         if (cx.nproblems)
-            LD_TRY(outf(out, "samples: /data and /label disagree (see the problems below)\n"));
+            LD_TRY(ld__buf_printf(out,
+                                  "samples: /data and /label disagree (see the problems below)\n"));
         else if (n >= 0)
-            LD_TRY(outf(out, "samples: %lld (first dimension of /data or /label)\n", n));
-        LD_TRY(outf(out, "datasets at the root:\n"));
+            LD_TRY(ld__buf_printf(out, "samples: %lld (first dimension of /data or /label)\n", n));
+        LD_TRY(ld__buf_printf(out, "datasets at the root:\n"));
         if (H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, NULL, list_root, &cx) < 0)
             LD_CHECK(e, 0, LD_ENOMEM, "out of memory");
     }
     struct stat st;
-    if (stat(path, &st) == 0) LD_TRY(outf(out, "file size: %lld bytes\n", (long long)st.st_size));
+    if (stat(path, &st) == 0)
+        LD_TRY(ld__buf_printf(out, "file size: %lld bytes\n", (long long)st.st_size));
     if (cx.nproblems) {
-        LD_TRY(outf(out, "PROBLEMS (%d):\n", cx.nproblems));
-        LD_TRY(outf(out, "%.*s", (int)cx.problems.len, (const char *)cx.problems.p));
+        LD_TRY(ld__buf_printf(out, "PROBLEMS (%d):\n", cx.nproblems));
+        LD_TRY(ld__buf_printf(out, "%.*s", (int)cx.problems.len, (const char *)cx.problems.p));
     }
 fail:
     if (rc == LD_ENOMEM) ld__err(e, rc, "out of memory");
@@ -492,7 +478,7 @@ static int describe_list(const char *path, ld_buf *out, ld_err *e)
     FILE *fp = fopen(path, "rb");
     LD_CHECK(e, fp, LD_EIO, "%s: cannot open: %s", path, strerror(errno));
     LD_TRY(out_name(out, "file: ", path));
-    LD_TRY(outf(out, "format: list of HDF5 files (Caffe HDF5Data source)\nfiles:\n"));
+    LD_TRY(ld__buf_printf(out, "format: list of HDF5 files (Caffe HDF5Data source)\nfiles:\n"));
     while (fgets(line, sizeof line, fp)) {
         size_t n = strlen(line);
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
@@ -526,16 +512,16 @@ static int describe_list(const char *path, ld_buf *out, ld_err *e)
         long long k = count_samples(f);
         H5Fclose(f);
         if (files < 20) {
-            LD_TRY(outf(out, "  "));
+            LD_TRY(ld__buf_printf(out, "  "));
             LD_TRY(ld__describe_escape(out, line));
-            LD_TRY(outf(out, ": %lld samples\n", k));
+            LD_TRY(ld__buf_printf(out, ": %lld samples\n", k));
         }
         files++;
         if (k > 0) total += k;
     }
     LD_CHECK(e, files > 0, LD_EFORMAT, "%s: neither an HDF5 file nor a list of HDF5 files", path);
-    if (files > 20) LD_TRY(outf(out, "  ... (%lu files in all)\n", files));
-    LD_TRY(outf(out, "total: %lu files, %lld samples\n", files, total));
+    if (files > 20) LD_TRY(ld__buf_printf(out, "  ... (%lu files in all)\n", files));
+    LD_TRY(ld__buf_printf(out, "total: %lu files, %lld samples\n", files, total));
 fail:
     if (rc == LD_ENOMEM) ld__err(e, rc, "out of memory");
     if (fp) fclose(fp);

@@ -2,7 +2,6 @@
  * ld__lmdb_describe: a human-readable summary of an LMDB dataset (ours or Caffe's
  * convert_imageset's), beside h5_describe.c; `dataconv info` prints it (describe.c).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,23 +13,6 @@
 #include "store/writer.h"
 
 #define LD_LMDB_LABEL_SCAN 100000u /* records scanned for labels by describe */
-
-static int text(ld_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int text(ld_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) return LD_OK;
-    int rc = ld__buf_reserve(b, b->len + (size_t)k + 1);
-    if (rc < 0) return rc;
-    va_start(ap, fmt);
-    vsnprintf((char *)b->p + b->len, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)k;
-    return LD_OK;
-}
 
 typedef struct scan_state {
     uint8_t *seen; /* one bit per label value in 0..65535 */
@@ -102,44 +84,47 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
     LD_TRY(ld__lmdb_store_open(path, NULL, &s, e));
     LD_TRY(s->vt->ctx_create(s, &cx, e));
     const ld_store_info *in = &s->info;
-    LD_TRY(text(out, "format: LMDB, Caffe Datum records\npath: "));
+    LD_TRY(ld__buf_printf(out, "format: LMDB, Caffe Datum records\npath: "));
     LD_TRY(ld__describe_escape(out, path));
-    LD_TRY(text(out, "\nentries: %llu%s\n", (unsigned long long)in->n,
-                in->n ? "" : " (an empty database: 0 samples)"));
+    LD_TRY(ld__buf_printf(out, "\nentries: %llu%s\n", (unsigned long long)in->n,
+                          in->n ? "" : " (an empty database: 0 samples)"));
     if (in->n && in->encoded) {
         ld_rec r;
         LD_TRY(s->vt->read(s, cx, 0, NULL, 0, &r, e));
-        LD_TRY(text(out, "records: encoded images (first: %zu bytes, %s)\n", r.len,
-                    r.len > 3 && r.data[0] == 0xff && r.data[1] == 0xd8  ? "JPEG"
-                    : r.len > 3 && r.data[0] == 0x89 && r.data[1] == 'P' ? "PNG"
-                                                                         : "unknown"));
+        LD_TRY(ld__buf_printf(out, "records: encoded images (first: %zu bytes, %s)\n", r.len,
+                              r.len > 3 && r.data[0] == 0xff && r.data[1] == 0xd8  ? "JPEG"
+                              : r.len > 3 && r.data[0] == 0x89 && r.data[1] == 'P' ? "PNG"
+                                                                                   : "unknown"));
         if (in->h > 0)
-            LD_TRY(text(out, "shape: %d x %d x %d (CHW, %s%s)\n", in->c, in->h, in->w,
-                        in->shape_from ? "from " : "every record's, from ",
-                        in->shape_from ? in->shape_from : LD_LMDB_SIDECAR));
+            LD_TRY(ld__buf_printf(out, "shape: %d x %d x %d (CHW, %s%s)\n", in->c, in->h, in->w,
+                                  in->shape_from ? "from " : "every record's, from ",
+                                  in->shape_from ? in->shape_from : LD_LMDB_SIDECAR));
         else if (r.h > 0)
-            LD_TRY(text(out, "shape: %d x %d x %d (CHW, the first record's Datum fields)\n", r.c,
-                        r.h, r.w));
+            LD_TRY(ld__buf_printf(out,
+                                  "shape: %d x %d x %d (CHW, the first record's Datum fields)\n",
+                                  r.c, r.h, r.w));
     } else if (in->n) {
-        LD_TRY(text(out,
-                    "records: raw %s pixels, CHW\nshape: %d x %d x %d (from the first "
-                    "record)\n",
-                    in->dtype == 1 ? "float32" : "uint8", in->c, in->h, in->w));
+        LD_TRY(ld__buf_printf(out,
+                              "records: raw %s pixels, CHW\nshape: %d x %d x %d (from the first "
+                              "record)\n",
+                              in->dtype == 1 ? "float32" : "uint8", in->c, in->h, in->w));
     }
     static const char *const orders[] = {"unknown", "BGR", "RGB", "GRAY"};
     /* What the reader delivers: for encoded records the order the database was made for
      * (made_order, BGR for Caffe's), see reader.c; Caffe's Data layer always gives BGR. */
     if (in->n && in->encoded && in->c == 1)
-        LD_TRY(text(out, "channel order: GRAY (1 channel after decoding)\n"));
+        LD_TRY(ld__buf_printf(out, "channel order: GRAY (1 channel after decoding)\n"));
     else if (in->n && in->encoded && in->made_order == LD_SORDER_RGB)
-        LD_TRY(text(out, "channel order: RGB after decoding by libdata's reader (the database "
-                         "was made for RGB); Caffe's Data layer decodes to BGR\n"));
+        LD_TRY(ld__buf_printf(out,
+                              "channel order: RGB after decoding by libdata's reader (the database "
+                              "was made for RGB); Caffe's Data layer decodes to BGR\n"));
     else if (in->n && in->encoded)
-        LD_TRY(text(out, "channel order: BGR after decoding (libdata's reader decodes to BGR, "
-                         "as Caffe's Data layer does)\n"));
+        LD_TRY(ld__buf_printf(out,
+                              "channel order: BGR after decoding (libdata's reader decodes to BGR, "
+                              "as Caffe's Data layer does)\n"));
     else if (in->n)
-        LD_TRY(text(out, "channel order: %s\n", orders[in->order & 3]));
-    LD_TRY(text(out, "index: %s\n", in->how));
+        LD_TRY(ld__buf_printf(out, "channel order: %s\n", orders[in->order & 3]));
+    LD_TRY(ld__buf_printf(out, "index: %s\n", in->how));
 
     /* labels and shapes: one cursor pass over the first records */
     st.seen = seen = calloc(65536 / 8, 1);
@@ -149,37 +134,40 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
     uint64_t scan = in->n < LD_LMDB_LABEL_SCAN ? in->n : LD_LMDB_LABEL_SCAN;
     LD_TRY(ld__lmdb_scan(s, scan, scan_one, &st, e));
     if (!in->encoded && st.shapes_differ)
-        LD_TRY(text(out,
-                    "shapes: vary (%d..%d x %d..%d): raw records of different sizes cannot "
-                    "be read; convert again with --resize\n",
-                    st.hmin, st.hmax, st.wmin, st.wmax));
+        LD_TRY(
+            ld__buf_printf(out,
+                           "shapes: vary (%d..%d x %d..%d): raw records of different sizes cannot "
+                           "be read; convert again with --resize\n",
+                           st.hmin, st.hmax, st.wmin, st.wmax));
     else if (st.shapes_differ)
-        LD_TRY(text(out,
-                    "sizes: vary (%d..%d x %d..%d in the first %llu records): reading needs "
-                    "a crop no larger than the smallest (--crop WxH), or convert again with "
-                    "--resize\n",
-                    st.hmin, st.hmax, st.wmin, st.wmax, (unsigned long long)st.n));
+        LD_TRY(
+            ld__buf_printf(out,
+                           "sizes: vary (%d..%d x %d..%d in the first %llu records): reading needs "
+                           "a crop no larger than the smallest (--crop WxH), or convert again with "
+                           "--resize\n",
+                           st.hmin, st.hmax, st.wmin, st.wmax, (unsigned long long)st.n));
     else if (in->encoded && in->shape_from && st.n)
-        LD_TRY(text(out, "sizes: %s %llu records have the first one's shape\n",
-                    in->n > scan ? "the first" : "all", (unsigned long long)st.n));
+        LD_TRY(ld__buf_printf(out, "sizes: %s %llu records have the first one's shape\n",
+                              in->n > scan ? "the first" : "all", (unsigned long long)st.n));
     if (in->n)
-        LD_TRY(text(out,
-                    "labels: %llu distinct in 0..65535%s, range %.0f..%.0f, in the first "
-                    "%llu records%s\n",
-                    (unsigned long long)st.distinct, st.other ? " (+ others outside)" : "", st.lo,
-                    st.hi, (unsigned long long)st.n,
-                    in->n > scan ? " (scan capped; the rest not read)" : " (all)"));
+        LD_TRY(ld__buf_printf(out,
+                              "labels: %llu distinct in 0..65535%s, range %.0f..%.0f, in the first "
+                              "%llu records%s\n",
+                              (unsigned long long)st.distinct,
+                              st.other ? " (+ others outside)" : "", st.lo, st.hi,
+                              (unsigned long long)st.n,
+                              in->n > scan ? " (scan capped; the rest not read)" : " (all)"));
     if (st.bad) { /* the message holds the key: a file name */
-        LD_TRY(text(out, "malformed: %llu records, first: ", (unsigned long long)st.bad));
+        LD_TRY(ld__buf_printf(out, "malformed: %llu records, first: ", (unsigned long long)st.bad));
         LD_TRY(ld__describe_escape(out, st.first_bad));
-        LD_TRY(text(out, "\n"));
+        LD_TRY(ld__buf_printf(out, "\n"));
     }
 
     rc = ld__lmdb_sidecar_read(path, &side, e);
     if (rc == LD_END) {
         rc = LD_OK;
-        LD_TRY(text(out, "made by: unknown (no %s: convert_imageset or another tool)\n",
-                    LD_LMDB_SIDECAR));
+        LD_TRY(ld__buf_printf(out, "made by: unknown (no %s: convert_imageset or another tool)\n",
+                              LD_LMDB_SIDECAR));
     } else if (rc == LD_OK) {
         static const char *const keys[] = {"num_classes", "class_names", "storage",  "encoding",
                                            "quality",     "resize_mode", "resize_w", "resize_h",
@@ -189,7 +177,7 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
             if (!v) continue;
             size_t vl = strcspn(v, "\n");
             if (vl && v[vl - 1] == ',') vl--;
-            LD_TRY(text(out, "%s: %.*s\n", keys[k], (int)vl, v));
+            LD_TRY(ld__buf_printf(out, "%s: %.*s\n", keys[k], (int)vl, v));
         }
     } else {
         goto fail;

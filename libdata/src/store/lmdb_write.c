@@ -51,7 +51,6 @@
 #endif
 #include <unistd.h>
 #include <dirent.h>
-#include <stdarg.h>
 
 #include "store/datum.h"
 #include "store/lmdb_store.h"
@@ -135,17 +134,6 @@ static int json_str(ld_buf *b, const char *s)
     return rc < 0 ? rc : ld__buf_append(b, "\"", 1);
 }
 
-static int json_raw(ld_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int json_raw(ld_buf *b, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    return ld__buf_append(b, tmp, k < 0 ? 0 : (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
-}
-
 static const char *mode_name(int m, int w, int h)
 {
     static const char *const names[] = {"squash", "crop", "pad", "max"};
@@ -159,34 +147,35 @@ static int meta_begin(lmdb_writer *w, const ld_writer_opts *o)
 {
     ld_buf *b = &w->meta;
     int rc = LD_OK;
-    LD_TRY(json_raw(b, "{\n\"format\": \"libdata-lmdb\",\n\"format_version\": 1,\n"));
-    LD_TRY(json_raw(b, "\"record\": \"caffe.Datum\",\n\"storage\": \"%s\",\n",
-                    o->encoded ? "encoded" : "raw"));
+    LD_TRY(ld__buf_printf(b, "{\n\"format\": \"libdata-lmdb\",\n\"format_version\": 1,\n"));
+    LD_TRY(ld__buf_printf(b, "\"record\": \"caffe.Datum\",\n\"storage\": \"%s\",\n",
+                          o->encoded ? "encoded" : "raw"));
     if (o->encoded) {
-        LD_TRY(json_raw(b, "\"encoding\": "));
+        LD_TRY(ld__buf_printf(b, "\"encoding\": "));
         LD_TRY(json_str(b, o->encoding ? o->encoding : "original"));
-        LD_TRY(json_raw(b, ",\n"));
+        LD_TRY(ld__buf_printf(b, ",\n"));
     }
-    LD_TRY(json_raw(b, "\"channel_order\": \"%s\",\n\"layout\": \"CHW\",\n",
-                    o->channels == 1        ? "GRAY"
-                    : o->channel_order == 1 ? "RGB"
-                                            : "BGR"));
-    LD_TRY(json_raw(b,
-                    "\"quality\": %d,\n\"resize_mode\": \"%s\",\n\"resize_w\": %d,\n"
-                    "\"resize_h\": %d,\n",
-                    o->quality, mode_name(o->resize_mode, o->resize_w, o->resize_h), o->resize_w,
-                    o->resize_h));
-    LD_TRY(json_raw(b, "\"source\": "));
+    LD_TRY(ld__buf_printf(b, "\"channel_order\": \"%s\",\n\"layout\": \"CHW\",\n",
+                          o->channels == 1        ? "GRAY"
+                          : o->channel_order == 1 ? "RGB"
+                                                  : "BGR"));
+    LD_TRY(ld__buf_printf(b,
+                          "\"quality\": %d,\n\"resize_mode\": \"%s\",\n\"resize_w\": %d,\n"
+                          "\"resize_h\": %d,\n",
+                          o->quality, mode_name(o->resize_mode, o->resize_w, o->resize_h),
+                          o->resize_w, o->resize_h));
+    LD_TRY(ld__buf_printf(b, "\"source\": "));
     LD_TRY(json_str(b, o->source ? o->source : ""));
-    LD_TRY(json_raw(b, ",\n\"note\": "));
+    LD_TRY(ld__buf_printf(b, ",\n\"note\": "));
     LD_TRY(json_str(b, o->note ? o->note : ""));
-    LD_TRY(json_raw(b, ",\n\"tool\": \"libdata %s\",\n\"num_classes\": %zu,\n\"class_names\": [",
-                    LD_VERSION_STRING, o->n_classes));
+    LD_TRY(ld__buf_printf(b,
+                          ",\n\"tool\": \"libdata %s\",\n\"num_classes\": %zu,\n\"class_names\": [",
+                          LD_VERSION_STRING, o->n_classes));
     for (size_t i = 0; i < o->n_classes; i++) {
-        if (i) LD_TRY(json_raw(b, ", "));
+        if (i) LD_TRY(ld__buf_printf(b, ", "));
         LD_TRY(json_str(b, o->class_names && o->class_names[i] ? o->class_names[i] : ""));
     }
-    LD_TRY(json_raw(b, "],\n"));
+    LD_TRY(ld__buf_printf(b, "],\n"));
 fail:
     return rc;
 }
@@ -199,11 +188,11 @@ static int write_sidecar(lmdb_writer *w, ld_err *e)
     char *path = ld__asprintf("%s/%s", w->tmp, LD_LMDB_SIDECAR);
     LD_CHECK(e, path, LD_ENOMEM, "out of memory");
     LD_TRY(buf_rc(w, e,
-                  json_raw(&w->meta,
-                           "\"entries\": %llu,\n\"channels\": %d,\n"
-                           "\"height\": %d,\n\"width\": %d\n}\n",
-                           (unsigned long long)w->n, w->c, w->same_shape ? w->h : 0,
-                           w->same_shape ? w->w : 0)));
+                  ld__buf_printf(&w->meta,
+                                 "\"entries\": %llu,\n\"channels\": %d,\n"
+                                 "\"height\": %d,\n\"width\": %d\n}\n",
+                                 (unsigned long long)w->n, w->c, w->same_shape ? w->h : 0,
+                                 w->same_shape ? w->w : 0)));
     f = fopen(path, "wb");
     LD_CHECK(e, f, LD_EIO, "%s: cannot create: %s", path, strerror(errno));
     int ok = fwrite(w->meta.p, 1, w->meta.len, f) == w->meta.len;
