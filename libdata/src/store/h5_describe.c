@@ -418,15 +418,8 @@ static long long count_samples(hid_t f)
 {
     const char *cand[] = {LD_H5_DS_LABEL, LD_H5_DS_DATA};
     for (size_t i = 0; i < 2; i++) {
-        if (H5Lexists(f, cand[i], H5P_DEFAULT) <= 0) continue;
-        hid_t ds = H5Dopen2(f, cand[i], H5P_DEFAULT);
-        hid_t sp = ds >= 0 ? H5Dget_space(ds) : H5I_INVALID_HID;
-        hsize_t dims[8] = {0};
-        int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
-        if (r >= 1 && r <= 8) H5Sget_simple_extent_dims(sp, dims, NULL);
-        if (sp >= 0) H5Sclose(sp);
-        if (ds >= 0) H5Dclose(ds);
-        if (r >= 1 && r <= 8) return (long long)dims[0];
+        const long long n = first_dim(f, cand[i]);
+        if (n >= 0) return n;
     }
     return -1;
 }
