@@ -360,6 +360,22 @@ int ld__utf8_valid(const char *s)
     return 1;
 }
 
+int ld__utf8_escape(ld_buf *b, const char *s, size_t (*esc)(unsigned char ch, int ascii, char *out))
+{
+    int rc = LD_OK;
+    while (rc == LD_OK && s && *s) {
+        const int n = ld__utf8_seq(s);
+        char text[8];
+        if (n > 1) { /* a well-formed multi-byte character, as is */
+            rc = ld__buf_append(b, s, (size_t)n);
+            s += n;
+        } else {
+            rc = ld__buf_append(b, text, esc((unsigned char)*s++, n == 1, text));
+        }
+    }
+    return rc;
+}
+
 char *ld__asprintf(const char *fmt, ...)
 {
     va_list ap;

@@ -154,6 +154,12 @@ void ld__deinterleave3(const uint8_t *src, size_t sy, int oh, int ow, const int 
 int ld__utf8_seq(const char *s);
 /* Is the whole NUL-terminated string well-formed UTF-8? */
 int ld__utf8_valid(const char *s);
+/* Append s to b, each well-formed multi-byte UTF-8 character as it is and every other byte
+ * as `esc` spells it: esc(byte, ascii, out) writes the byte's text to out (room for 8) and
+ * returns its length; `ascii` is 0 for a byte that does not start a well-formed sequence.
+ * The shared walk of the escapers for describe text and sidecar JSON. LD_OK or LD_ENOMEM. */
+int ld__utf8_escape(ld_buf *b, const char *s,
+                    size_t (*esc)(unsigned char ch, int ascii, char *out));
 char *ld__asprintf(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

@@ -9,35 +9,22 @@
 #include "common/ld_internal.h"
 #include "store/writer.h"
 
+static size_t text_esc(unsigned char ch, int ascii, char *out)
+{
+    const char *named = ch == '\\'   ? "\\\\"
+                        : ch == '\n' ? "\\n"
+                        : ch == '\t' ? "\\t"
+                        : ch == '\r' ? "\\r"
+                                     : NULL;
+    if (named) return (size_t)snprintf(out, 8, "%s", named);
+    if (!ascii || ch < 0x20 || ch == 0x7f) return (size_t)snprintf(out, 8, "\\x%02x", ch);
+    out[0] = (char)ch;
+    return 1;
+}
+
 int ld__describe_escape(ld_buf *out, const char *s)
 {
-    int rc = LD_OK;
-    while (rc == LD_OK && s && *s) {
-        const unsigned char ch = (unsigned char)*s;
-        const int n = ld__utf8_seq(s);
-        char esc[8];
-        if (n > 1) { /* a well-formed multi-byte character, as is */
-            rc = ld__buf_append(out, s, (size_t)n);
-            s += n;
-            continue;
-        }
-        if (ch == '\\')
-            rc = ld__buf_append(out, "\\\\", 2);
-        else if (ch == '\n')
-            rc = ld__buf_append(out, "\\n", 2);
-        else if (ch == '\t')
-            rc = ld__buf_append(out, "\\t", 2);
-        else if (ch == '\r')
-            rc = ld__buf_append(out, "\\r", 2);
-        else if (n == 0 || ch < 0x20 || ch == 0x7f) {
-            snprintf(esc, sizeof esc, "\\x%02x", ch);
-            rc = ld__buf_append(out, esc, 4);
-        } else {
-            rc = ld__buf_append(out, s, 1);
-        }
-        s++;
-    }
-    return rc;
+    return ld__utf8_escape(out, s, text_esc);
 }
 
 #ifdef LD_HAVE_LMDB

@@ -106,31 +106,19 @@ static int buf_rc(lmdb_writer *w, ld_err *e, int rc)
     return rc == LD_ENOMEM ? ld__err(e, rc, "%s: out of memory", w->final) : rc;
 }
 
+static size_t json_esc(unsigned char ch, int ascii, char *out)
+{
+    if (ch == '"' || ch == '\\') return (size_t)snprintf(out, 8, "\\%c", ch);
+    if (ch < 0x20) return (size_t)snprintf(out, 8, "\\u%04x", ch);
+    if (!ascii) return (size_t)snprintf(out, 8, "\\udc%02x", ch);
+    out[0] = (char)ch;
+    return 1;
+}
+
 static int json_str(ld_buf *b, const char *s)
 {
     int rc = ld__buf_append(b, "\"", 1);
-    while (rc == LD_OK && s && *s) {
-        const unsigned char ch = (unsigned char)*s;
-        const int n = ld__utf8_seq(s);
-        char esc[8];
-        if (n > 1) { /* a well-formed multi-byte character, as is */
-            rc = ld__buf_append(b, s, (size_t)n);
-            s += n;
-            continue;
-        }
-        if (ch == '"' || ch == '\\')
-            snprintf(esc, sizeof esc, "\\%c", ch);
-        else if (ch < 0x20)
-            snprintf(esc, sizeof esc, "\\u%04x", ch);
-        else if (n == 0)
-            snprintf(esc, sizeof esc, "\\udc%02x", ch);
-        else {
-            esc[0] = (char)ch;
-            esc[1] = 0;
-        }
-        rc = ld__buf_append(b, esc, strlen(esc));
-        s++;
-    }
+    if (rc == LD_OK) rc = ld__utf8_escape(b, s, json_esc);
     return rc < 0 ? rc : ld__buf_append(b, "\"", 1);
 }
 
