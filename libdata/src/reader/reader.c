@@ -356,6 +356,48 @@ static int put_label(const ld_reader *r, void *labels, size_t j, double v, uint6
     return LD_OK;
 }
 
+/* Decode the encoded sample i (record rec) into w->img and check it against the output
+ * geometry. Every failure names the sample ("sample N") in w->err's message. */
+static int decode_sample(const ld_reader *r, worker *w, uint64_t i, const ld_rec *rec)
+{
+    int rc = LD_OK;
+    const ld_store_info *in = &r->store->info;
+    ld_decode_opts o = {r->xf.c, (uint64_t)1 << 28, 0, 0, 1};
+    if (r->p[LD_R_DCT_SCALE]) {
+        o.min_w = r->xf.ow;
+        o.min_h = r->xf.oh;
+    }
+    char name[48];
+    snprintf(name, sizeof name, "sample %llu", (unsigned long long)i);
+    if (r->check_gray) {
+        ld_img_info ii;
+        LD_TRY(ld__img_info(w->codec, rec->data, rec->len, name, &ii, &w->err));
+        LD_CHECK(&w->err, ii.channels == 1, LD_EFORMAT,
+                 "sample %llu is a colour image "
+                 "but the first sample, which gives the dataset its shape, is gray: set "
+                 "channels to 3 to read every image in colour (force_color in Caffe) or "
+                 "to 1 to read them gray (force_gray)",
+                 (unsigned long long)i);
+    }
+    LD_TRY(ld__img_decode(w->codec, rec->data, rec->len, name, &o, &w->img, &w->err));
+    const ld_image *im = &w->img;
+    LD_CHECK(&w->err, im->c == r->xf.c, LD_EFORMAT, "sample %llu: %d channels, not %d",
+             (unsigned long long)i, im->c, r->xf.c);
+    /* Without a crop the output size is the dataset's common size: an image of
+     * another size is a corrupt file, not something to crop silently. */
+    LD_CHECKP(&w->err, r->p[LD_R_CROP_W] || (im->w == r->xf.ow && im->h == r->xf.oh), LD_EFORMAT,
+              in->shape_from ? LD_R_CROP_W : -1,
+              "sample %llu decodes to %dx%d, not the dataset's %dx%d%s", (unsigned long long)i,
+              im->w, im->h, r->xf.ow, r->xf.oh,
+              in->shape_from
+                  ? " (the size of the first sample: the images differ in "
+                    "size; set a crop no larger than the smallest image, crop_w and crop_h "
+                    "(crop_size in Caffe), or convert with resize_w and resize_h)"
+                  : "");
+fail:
+    return rc;
+}
+
 /* Fill samples [j0, j1) of batch b into slot sl. */
 static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, size_t j1)
 {
@@ -400,52 +442,25 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
         } else {
             LD_TRY(st->vt->read(st, w->cx, i, NULL, 0, &rec, &w->err));
-            ld_decode_opts o = {r->xf.c, (uint64_t)1 << 28, 0, 0, 1};
-            if (r->p[LD_R_DCT_SCALE]) {
-                o.min_w = r->xf.ow;
-                o.min_h = r->xf.oh;
+            if ((rc = decode_sample(r, w, i, &rec)) < 0) {
+                ld__err_where(&w->err, NULL, (int64_t)i); /* its messages name the sample */
+                goto fail;
             }
-            char name[48];
-            snprintf(name, sizeof name, "sample %llu", (unsigned long long)i);
-            if (r->check_gray) {
-                ld_img_info ii;
-                LD_TRY(ld__img_info(w->codec, rec.data, rec.len, name, &ii, &w->err));
-                LD_CHECK(&w->err, ii.channels == 1, LD_EFORMAT,
-                         "sample %llu is a colour image "
-                         "but the first sample, which gives the dataset its shape, is gray: set "
-                         "channels to 3 to read every image in colour (force_color in Caffe) or "
-                         "to 1 to read them gray (force_gray)",
-                         (unsigned long long)i);
-            }
-            LD_TRY(ld__img_decode(w->codec, rec.data, rec.len, name, &o, &w->img, &w->err));
             const ld_image *im = &w->img;
-            LD_CHECK(&w->err, im->c == r->xf.c, LD_EFORMAT, "sample %llu: %d channels, not %d",
-                     (unsigned long long)i, im->c, r->xf.c);
-            /* Without a crop the output size is the dataset's common size: an image of
-             * another size is a corrupt file, not something to crop silently. */
-            LD_CHECKP(&w->err, r->p[LD_R_CROP_W] || (im->w == r->xf.ow && im->h == r->xf.oh),
-                      LD_EFORMAT, in->shape_from ? LD_R_CROP_W : -1,
-                      "sample %llu decodes to %dx%d, not the dataset's %dx%d%s",
-                      (unsigned long long)i, im->w, im->h, r->xf.ow, r->xf.oh,
-                      in->shape_from
-                          ? " (the size of the first sample: the images differ in "
-                            "size; set a crop no larger than the smallest image, crop_w and crop_h "
-                            "(crop_size in Caffe), or convert with resize_w and resize_h)"
-                          : "");
             ld_xsrc src = {im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
         }
         LD_TRY(put_label(r, sl->labels, j, rec.label, i, &w->err));
     }
 fail:
-    if (rc < 0 && !strstr(w->err.msg, "sample")) {
+    /* A failure whose message names the sample records it (err.sample); name it otherwise. */
+    if (rc < 0 && w->err.sample < 0) {
         char tmp[LD_ERRMSG_MAX];
         snprintf(tmp, sizeof tmp, "%s", w->err.msg);
-        int param = w->err.param;
-        ld__err(&w->err, rc, "%s (reading sample %llu)", tmp, (unsigned long long)cur);
-        ld__err_param(&w->err, param);
+        ld__format_msg(w->err.msg, sizeof w->err.msg, "%s (reading sample %llu)", tmp,
+                       (unsigned long long)cur);
+        ld__err_where(&w->err, NULL, (int64_t)cur);
     }
-    if (rc < 0) ld__err_where(&w->err, NULL, w->err.sample >= 0 ? -1 : (int64_t)cur);
     return rc;
 }
 
@@ -473,7 +488,9 @@ static int fill_task(void *user, int thread, uint64_t b, int pc, int pieces, ld_
     const size_t j0 = n * (size_t)pc / (size_t)pieces, j1 = n * (size_t)(pc + 1) / (size_t)pieces;
     const int rc = fill_piece(r, w, sl, b, j0, j1);
     if (rc < 0) {
-        if (strstr(w->err.msg, r->path)) { /* name the file once */
+        /* A store's failure names its file (and records it); name the dataset otherwise, or
+         * when the file is a member of a --split list. */
+        if (w->err.path[0] && !strcmp(w->err.path, r->path)) {
             *e = w->err;
         } else {
             ld__err(e, rc, "%s: %s", r->path, w->err.msg);

@@ -57,8 +57,9 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
 {
     const int c = x->c, oh = x->oh, ow = x->ow;
     if (s->h < oh || s->w < ow)
-        return ld__err(e, LD_EFORMAT, "sample %llu is %dx%d, smaller than the %dx%d crop",
-                       (unsigned long long)index, s->w, s->h, ow, oh);
+        return (ld__err(e, LD_EFORMAT, "sample %llu is %dx%d, smaller than the %dx%d crop",
+                        (unsigned long long)index, s->w, s->h, ow, oh),
+                ld__err_where(e, NULL, (int64_t)index));
     int yo = (s->h - oh) / 2, xo = (s->w - ow) / 2, mirror = 0;
     if (x->random_crop || x->mirror) {
         /* Draw in a fixed order from the sample's own generator: reproducible whatever

@@ -486,8 +486,9 @@ static double label_of(const h5_store *s, uint64_t i)
     return s->lab_f ? (double)s->lab_f[i] : (double)s->lab_i[i];
 }
 
-static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
-                   ld_rec *rec, ld_err *e)
+/* h5_read without the detail: every failure names s->path and sample i in its message. */
+static int read_sample(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
+                       ld_rec *rec, ld_err *e)
 {
     h5_store *s = (h5_store *)st;
     const ld_store_info *in = &st->info;
@@ -535,7 +536,8 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
         uint8_t *to = dst;
         if (!dst || dst_len != sb) {
             if (ld__buf_reserve(&cx->buf, sb) < 0)
-                return ld__err(e, LD_ENOMEM, "%s: out of memory", s->path);
+                return ld__err(e, LD_ENOMEM, "%s: sample %llu: out of memory", s->path,
+                               (unsigned long long)i);
             to = cx->buf.p;
         }
         rc = read_direct(s, i * (uint64_t)sb, sb, to, i, e);
@@ -548,7 +550,8 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
         uint64_t first = i / s->rows * s->rows;
         uint64_t cnt = in->n - first < s->rows ? in->n - first : s->rows;
         if (ld__buf_reserve(&cx->buf, (size_t)cnt * sb) < 0)
-            return ld__err(e, LD_ENOMEM, "%s: out of memory", s->path);
+            return ld__err(e, LD_ENOMEM, "%s: sample %llu: out of memory", s->path,
+                           (unsigned long long)i);
         hsize_t dims[4];
         int rank = 0, st2 = -1;
         ld_h5_quiet q;
@@ -587,6 +590,15 @@ static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, siz
     }
     rec->data = cx->buf.p + (size_t)(i - cx->first) * sb;
     return LD_OK;
+}
+
+/* The message names the file and the sample: so does the detail (the reader relies on it). */
+static int h5_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
+                   ld_rec *rec, ld_err *e)
+{
+    const int rc = read_sample(st, cx, i, dst, dst_len, rec, e);
+    if (rc < 0) ld__err_where(e, ((h5_store *)st)->path, (int64_t)i);
+    return rc;
 }
 
 static void h5_close(ld_store *st)
@@ -639,8 +651,8 @@ static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, si
     }
 }
 
-static int h5_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t count, uint8_t *dst,
-                       double *labels, ld_err *e)
+static int read_samples(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t count, uint8_t *dst,
+                        double *labels, ld_err *e)
 {
     h5_store *s = (h5_store *)st;
     const size_t sb = st->info.sample_bytes;
@@ -658,6 +670,16 @@ static int h5_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t co
         if (rec.data != dst + k * sb) memcpy(dst + k * sb, rec.data, sb);
     }
     return LD_OK;
+}
+
+/* As h5_read: the detail names the file and the sample (the first of the run unless a
+ * single read named its own). */
+static int h5_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t count, uint8_t *dst,
+                       double *labels, ld_err *e)
+{
+    const int rc = read_samples(st, cx, first, count, dst, labels, e);
+    if (rc < 0) ld__err_where(e, ((h5_store *)st)->path, e && e->sample >= 0 ? -1 : (int64_t)first);
+    return rc;
 }
 
 static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,

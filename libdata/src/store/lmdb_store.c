@@ -357,6 +357,7 @@ static int st_read(ld_store *base, ld_store_ctx *cx, uint64_t i, uint8_t *dst, s
     LD_TRY(decode_rec(s, cx, &k, &v, rec, e));
     account_read(s, cx);
 fail:
+    if (rc < 0) ld__err_where(e, s->path, -1); /* the message names the file ("record N") */
     return rc;
 }
 
@@ -405,6 +406,7 @@ static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t 
     }
 fail:
     if (rc < 0 && !s->keyed) cx->positioned = 0;
+    if (rc < 0) ld__err_where(e, s->path, -1);
     return rc;
 }
 

@@ -64,15 +64,26 @@ static size_t file_of(const list_store *s, uint64_t i)
     return lo;
 }
 
+/* A member file's failure names the sample by its number in that file (message and detail):
+ * give the detail the dataset's number. Returns rc. */
+static int global_sample(const list_store *s, size_t f, ld_err *e, int rc)
+{
+    if (rc < 0 && e && e->sample >= 0) e->sample += (int64_t)s->start[f];
+    return rc;
+}
+
 static int list_read(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
                      ld_rec *rec, ld_err *e)
 {
     list_store *s = (list_store *)st;
     if (i >= st->info.n)
-        return ld__err(e, LD_EINVAL, "sample %llu out of range (%llu samples)",
-                       (unsigned long long)i, (unsigned long long)st->info.n);
+        return (ld__err(e, LD_EINVAL, "sample %llu out of range (%llu samples)",
+                        (unsigned long long)i, (unsigned long long)st->info.n),
+                ld__err_where(e, NULL, (int64_t)i));
     size_t f = file_of(s, i);
-    return s->files[f]->vt->read(s->files[f], cx->sub[f], i - s->start[f], dst, dst_len, rec, e);
+    return global_sample(
+        s, f, e,
+        s->files[f]->vt->read(s->files[f], cx->sub[f], i - s->start[f], dst, dst_len, rec, e));
 }
 
 static void list_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, size_t n)
@@ -94,25 +105,25 @@ static int list_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t 
     const size_t sb = st->info.sample_bytes;
     while (count) { /* split the run at file boundaries */
         if (first >= st->info.n)
-            return ld__err(e, LD_EINVAL, "sample %llu out of range", (unsigned long long)first);
+            return (ld__err(e, LD_EINVAL, "sample %llu out of range", (unsigned long long)first),
+                    ld__err_where(e, NULL, (int64_t)first));
         size_t f = file_of(s, first);
         ld_store *sub = s->files[f];
         uint64_t local = first - s->start[f];
         size_t part = (size_t)(sub->info.n - local) < count ? (size_t)(sub->info.n - local) : count;
-        int rc;
+        int rc = LD_OK;
         if (sub->vt->read_run) {
             rc = sub->vt->read_run(sub, cx->sub[f], local, part, dst, labels, e);
         } else {
             for (size_t k = 0; k < part; k++) {
                 ld_rec rec;
                 rc = sub->vt->read(sub, cx->sub[f], local + k, dst + k * sb, sb, &rec, e);
-                if (rc < 0) return rc;
+                if (rc < 0) break;
                 if (rec.data != dst + k * sb) memcpy(dst + k * sb, rec.data, sb);
                 labels[k] = rec.label;
             }
-            rc = LD_OK;
         }
-        if (rc < 0) return rc;
+        if (rc < 0) return global_sample(s, f, e, rc);
         first += part;
         count -= part;
         dst += part * sb;
