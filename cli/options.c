@@ -244,7 +244,9 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
         TRY(add_param(o, flag, LD_C_RESIZE_W, v));
         return add_param(o, flag, LD_C_RESIZE_H, v);
     case O_MAX_PIXELS:
-        if (!dc_parse_i64(val, &v) && !(dc_parse_geometry(val, &w, &h) && (v = w * h, 1)))
+        /* WxH: a product beyond int64 is out of range, not a wrapped (negative) count */
+        if (!dc_parse_i64(val, &v) &&
+            !(dc_parse_geometry(val, &w, &h) && (v = w > INT64_MAX / h ? INT64_MAX : w * h, 1)))
             return dc_usage_error("%s '%s': expected a pixel count (e.g. 100000000) or WxH", flag,
                                   val);
         return add_param(o, flag, LD_C_MAX_PIXELS, v);

@@ -75,4 +75,8 @@ expect_err "expected uint8 or float32"
 run "$DATACONV" bench "$TMP/b.h5" --memory 5Q
 expect_rc 2
 expect_err "expected a size in bytes"
+check "--max-pixels WxH whose product exceeds int64: out of range, not a wrapped count"
+run "$DATACONV" "$tree" "$TMP/mp.h5" --max-pixels 4000000000x4000000000
+expect_rc 2
+expect_err "max-pixels 9223372036854775807: out of range"
 echo "option_aliases: all checks passed"
