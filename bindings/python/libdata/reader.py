@@ -88,18 +88,6 @@ class DatasetInfo:
         return len(self.classes) if self.classes else None
 
 
-def _int(value, what):
-    if isinstance(value, float) or not hasattr(value, "__index__"):
-        raise TypeError(f"{what} must be an integer, not {type(value).__name__}")
-    return _lib.check_int64(value.__index__(), what)
-
-
-def _bool(value, what):
-    if isinstance(value, (bool, int, np.bool_)):
-        return int(bool(value))
-    raise TypeError(f"{what} must be a bool, not {type(value).__name__}")
-
-
 def _dtype(value, what):
     """A dtype parameter's choice name from a NumPy dtype or its name."""
     try:
@@ -223,7 +211,7 @@ class Reader(_lib.Handle):
         self.indices = None      # dataset indices of the last batch (int64 NumPy copy)
         self.batch_epoch = None  # epoch and number of the last batch
         self.batch_number = None
-        self._epoch = _int(epoch, "epoch")
+        self._epoch = _lib.check_int(epoch, "epoch")
         table = _lib.reader_params()
 
         # Keywords named like table parameters; None = the library's default.
@@ -261,9 +249,9 @@ class Reader(_lib.Handle):
             if isinstance(crop, (tuple, list)):
                 if len(crop) != 2:
                     raise ValueError(f"crop must be N or (width, height), not {crop!r}")
-                cw, ch = (_int(v, "crop") for v in crop)
+                cw, ch = (_lib.check_int(v, "crop") for v in crop)
             else:
-                cw = ch = _int(crop, "crop")
+                cw = ch = _lib.check_int(crop, "crop")
             given["crop_w"], given["crop_h"] = cw, ch
         mean_image = None
         if mean is not None:
@@ -283,16 +271,6 @@ class Reader(_lib.Handle):
                     # ld_reader_set_mean_image copies it at each open
                     mean_image = np.ascontiguousarray(arr, dtype=np.float32)
         settings = [(table[name], value) for name, value in given.items() if value is not None]
-        for prm, value in settings:  # type errors now, not at open
-            if prm.type == "int":
-                _int(value, prm.name)
-            elif prm.type == "bool":
-                _bool(value, prm.name)
-            elif prm.type == "enum":
-                prm.choice_value(value)
-            elif prm.type == "double" and (isinstance(value, (bool, str)) or
-                                           not isinstance(value, (int, float, np.number))):
-                raise TypeError(f"{prm.name} must be a number, not {type(value).__name__}")
         # Everything open needs again when iter() restarts the reader at a new epoch.
         self._open_args = (bpath, settings, mean_image)
         self._mid_epoch = False  # a batch of the current epoch was taken, its end not seen
@@ -352,10 +330,6 @@ class Reader(_lib.Handle):
         self._batch = ctypes.POINTER(_lib.Batch)()
         owner, self._owner = getattr(self, "_owner", None), None
         del owner  # frees now unless views hold it
-
-    def __enter__(self) -> "Reader":
-        self._handle()
-        return self
 
     def __reduce__(self):
         raise TypeError("a libdata.Reader cannot be pickled or sent to another process: pass "
