@@ -20,6 +20,7 @@ LibdataError(LD_ESTATE) (its worker threads do not exist there); open a new Read
 The parent's reader keeps working.
 """
 import ctypes
+import functools
 import json
 import os
 import re
@@ -42,12 +43,15 @@ _INFO = {
 }
 # Python spellings of the keyword arguments that are not table names.
 _ALIASES = {"batch_size": "batch"}
+_NHWC = _lib.reader_params()["layout"].choices["nhwc"]
 _SHUFFLE = {None: None, False: "sequential", True: "shuffle", "sequential": "sequential",
             "shuffle": "shuffle", "block": "block_shuffle", "block_shuffle": "block_shuffle"}
 
 
+@functools.lru_cache(maxsize=None)
 def _np_types():
-    """{C ld_dtype value: NumPy dtype}, from the choice names of the dtype parameters."""
+    """{C ld_dtype value: NumPy dtype}, from the choice names of the dtype parameters (read
+    once: _take() needs it for every batch)."""
     table = _lib.reader_params()
     out = {}
     for name in ("dtype", "label_dtype"):
@@ -443,7 +447,7 @@ class Reader(_lib.Handle):
 
     def _take(self, b):
         n = b.n
-        if b.layout == _lib.reader_params()["layout"].choices["nhwc"]:
+        if b.layout == _NHWC:
             shape = (n, b.h, b.w, b.c)
         else:
             shape = (n, b.c, b.h, b.w)
@@ -471,12 +475,8 @@ class Reader(_lib.Handle):
         if self._mid_epoch:
             with self._lock:
                 if self._busy:
-                    raise LibdataError(_lib.LD_ESTATE, None,
-                                       f"{self.path}: reader used from inside its own callback")
-                self._h = None
-                self._batch = ctypes.POINTER(_lib.Batch)()
-                owner, self._owner = self._owner, None
-                del owner  # frees the old reader now unless zero-copy views hold it
+                    raise LibdataError(_lib.LD_ESTATE, None, self._messages()["busy"])
+                self._release()  # the old reader goes now unless zero-copy views hold it
                 self._generation += 1
                 self._open(self._epoch + 1)
         return _EpochIter(self)
