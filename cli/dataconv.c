@@ -221,8 +221,10 @@ static void print_hint(const dc_opts *o, int rc, const ld_error_detail *det)
     char flag[48];
     const char *name = NULL;
     const char *spelled = dc_param_cli_spelling(0, det->param, &name, flag, sizeof flag);
-    if (spelled && rc == LD_EINVAL && raw && !resized &&
-        (det->param == LD_C_RESIZE_W || det->param == LD_C_RESIZE_H))
+    /* a size refusal of raw storage, whether or not the detail names resize_w/resize_h */
+    int size_hint = rc == LD_EINVAL && raw && !resized &&
+                    (!spelled || det->param == LD_C_RESIZE_W || det->param == LD_C_RESIZE_H);
+    if (size_hint)
         fputs("dataconv: hint: raw storage needs one size for all images: add --resize WxH, "
               "or store compressed images with --quality Q\n",
               stderr);
@@ -231,10 +233,6 @@ static void print_hint(const dc_opts *o, int rc, const ld_error_detail *det)
               stderr);
     else if (spelled)
         fprintf(stderr, "dataconv: %s is %s on the command line\n", name, spelled);
-    else if (rc == LD_EINVAL && raw && !resized)
-        fputs("dataconv: hint: raw storage needs one size for all images: add --resize WxH, "
-              "or store compressed images with --quality Q\n",
-              stderr);
     else if (rc == LD_EFORMAT && dc_param_value(o, LD_C_STRICT, 0))
         fputs("dataconv: hint: without --strict, bad files are skipped with a warning\n", stderr);
     else if (rc == LD_ENOTSUP)
