@@ -46,20 +46,17 @@ static int add_set(bench_opts *b, const char *flag, ld_reader_param id, int64_t 
 {
     size_t count = 0;
     const ld_param_desc *t = ld_reader_params(&count);
-    const ld_param_desc *d = dc_param_by_id(t, count, (int)id);
-    if (!d) return dc_usage_error("bench: %s: this libdata has no parameter %d", flag, (int)id);
-    if (d->type != LD_PARAM_ENUM && (v < d->min || v > d->max))
-        return dc_usage_error("bench: %s %" PRId64 ": out of range (%" PRId64 "..%" PRId64 ")",
-                              flag, v, d->min, d->max);
-    dc_value val = {.d = d, .i = v};
-    snprintf(val.flag, sizeof val.flag, "%s", flag);
-    return push(b, &val);
+    dc_value val;
+    int rc = dc_param_shortcut("bench: ", t, count, (int)id, flag, v, &val);
+    return rc != DC_EXIT_OK ? rc : push(b, &val);
 }
 
+/* The reader parameter of a flag name: its table name, or --memory for memory_budget. */
 static const ld_param_desc *reader_param(const char *name, size_t n)
 {
     size_t count = 0;
     const ld_param_desc *t = ld_reader_params(&count);
+    if (dc_name_eq(name, n, "memory")) return dc_param_by_id(t, count, LD_R_MEMORY_BUDGET);
     return dc_param_find(t, count, name, n);
 }
 
@@ -67,35 +64,19 @@ static const ld_param_desc *reader_param(const char *name, size_t n)
 static int apply_value(bench_opts *b, const char *flag, const char *name, size_t n, const char *val)
 {
     int64_t v, w, h;
-#define IS(s) dc_name_eq(name, n, s)
-    if (IS("epochs")) {
+    if (dc_name_eq(name, n, "epochs")) {
         if (!dc_parse_i64(val, &v) || v < 1)
             return dc_usage_error("bench: %s '%s': expected a count >= 1", flag, val);
         b->epochs = v;
         return DC_EXIT_OK;
     }
-    /* short aliases of choice names; the table's own names are parsed below */
-    if (IS("order") && (!strcmp(val, "seq") || !strcmp(val, "block")))
-        return add_set(b, flag, LD_R_ORDER,
-                       val[0] == 's' ? LD_ORDER_SEQUENTIAL : LD_ORDER_BLOCK_SHUFFLE);
-    if ((IS("dtype") || IS("label-dtype")) &&
-        (!strcmp(val, "u8") || !strcmp(val, "f32") || !strcmp(val, "float") || !strcmp(val, "i32")))
-        return add_set(b, flag, IS("dtype") ? LD_R_DTYPE : LD_R_LABEL_DTYPE,
-                       val[0] == 'u'   ? LD_DTYPE_U8
-                       : val[0] == 'i' ? LD_DTYPE_I32
-                                       : LD_DTYPE_F32);
-    if (IS("crop")) {
+    if (dc_name_eq(name, n, "crop")) {
         if (!dc_parse_geometry(val, &w, &h))
             return dc_usage_error("bench: %s '%s': expected N or WxH", flag, val);
         int rc = add_set(b, flag, LD_R_CROP_W, w);
         return rc ? rc : add_set(b, flag, LD_R_CROP_H, h);
     }
-    if (IS("memory") || IS("memory-budget")) {
-        if (!dc_parse_size(val, &v))
-            return dc_usage_error("bench: %s '%s': expected a size, e.g. 512M", flag, val);
-        return add_set(b, flag, LD_R_MEMORY_BUDGET, v);
-    }
-#undef IS
+    /* the table's parameters; choice aliases (seq, u8, f32...) are dc_param_parse's */
     const ld_param_desc *d = reader_param(name, n);
     if (!d) return dc_usage_error("bench: unknown option '%s'", flag);
     dc_value pv;
@@ -105,9 +86,7 @@ static int apply_value(bench_opts *b, const char *flag, const char *name, size_t
 
 static int is_value_flag(const char *name, size_t n)
 {
-    static const char *own[] = {"epochs", "crop", "memory"};
-    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-        if (dc_name_eq(name, n, own[i])) return 1;
+    if (dc_name_eq(name, n, "epochs") || dc_name_eq(name, n, "crop")) return 1;
     const ld_param_desc *d = reader_param(name, n);
     return d && dc_param_takes_value(d);
 }
@@ -134,7 +113,7 @@ static int parse(int argc, char **argv, int first, bench_opts *b)
         }
         const char *name, *val = NULL;
         size_t n;
-        if (a[1] == 'j' && a[2] != '-' && !(a[2] && !(a[2] >= '0' && a[2] <= '9'))) {
+        if (a[1] == 'j' && (a[2] == '\0' || (a[2] >= '0' && a[2] <= '9'))) { /* -j N, -jN */
             name = "threads";
             n = 7;
             val = a[2] ? a + 2 : NULL;

@@ -186,15 +186,14 @@ static int resolve_inputs(dc_opts *o, const char **input, const char **list, con
         *list = o->pos[1];
         *out = o->pos[2];
         /* convert_imageset writes LMDB by default: keep that for its argument order */
-        if (!o->format_given && !ends_with(*out, ".h5") && !ends_with(*out, ".hdf5") &&
-            !ends_with(*out, ".txt") && o->nparams < DC_MAX_PARAMS) {
+        if (dc_param_value(o, LD_C_FORMAT, LD_FORMAT_AUTO) == LD_FORMAT_AUTO &&
+            !ends_with(*out, ".h5") && !ends_with(*out, ".hdf5") && !ends_with(*out, ".txt") &&
+            o->nparams < DC_MAX_PARAMS) {
             size_t count = 0;
             const ld_param_desc *t = ld_convert_params(&count);
-            dc_value *p = &o->params[o->nparams++];
-            memset(p, 0, sizeof *p);
-            p->d = dc_param_by_id(t, count, LD_C_FORMAT);
-            p->i = LD_FORMAT_LMDB;
-            snprintf(p->flag, sizeof p->flag, "(convert_imageset order: LMDB)");
+            if (dc_param_shortcut("", t, count, LD_C_FORMAT, "(convert_imageset order: LMDB)",
+                                  LD_FORMAT_LMDB, &o->params[o->nparams]) == DC_EXIT_OK)
+                o->nparams++;
         }
         return DC_EXIT_OK;
     default: return dc_usage_error("too many arguments (%d): dataconv SRC OUT [options]", o->npos);
@@ -217,12 +216,15 @@ static void print_hint(const dc_opts *o, int rc, const ld_error_detail *det)
 {
     int raw = dc_param_value(o, LD_C_QUALITY, 0) == 0 && !dc_param_value(o, LD_C_ENCODED, 0) &&
               !dc_param_value(o, LD_C_ENCODE_PNG, 0);
-    int resized = o->resize_w_given && dc_param_value(o, LD_C_RESIZE_MODE, 0) != LD_RESIZE_MAX;
+    int resized = dc_param_value(o, LD_C_RESIZE_W, 0) > 0 &&
+                  dc_param_value(o, LD_C_RESIZE_MODE, 0) != LD_RESIZE_MAX;
     char flag[48];
     const char *name = NULL;
     const char *spelled = dc_param_cli_spelling(0, det->param, &name, flag, sizeof flag);
-    if (spelled && rc == LD_EINVAL && raw && !resized &&
-        (det->param == LD_C_RESIZE_W || det->param == LD_C_RESIZE_H))
+    /* a size refusal of raw storage, whether or not the detail names resize_w/resize_h */
+    int size_hint = rc == LD_EINVAL && raw && !resized &&
+                    (!spelled || det->param == LD_C_RESIZE_W || det->param == LD_C_RESIZE_H);
+    if (size_hint)
         fputs("dataconv: hint: raw storage needs one size for all images: add --resize WxH, "
               "or store compressed images with --quality Q\n",
               stderr);
@@ -231,10 +233,6 @@ static void print_hint(const dc_opts *o, int rc, const ld_error_detail *det)
               stderr);
     else if (spelled)
         fprintf(stderr, "dataconv: %s is %s on the command line\n", name, spelled);
-    else if (rc == LD_EINVAL && raw && !resized)
-        fputs("dataconv: hint: raw storage needs one size for all images: add --resize WxH, "
-              "or store compressed images with --quality Q\n",
-              stderr);
     else if (rc == LD_EFORMAT && dc_param_value(o, LD_C_STRICT, 0))
         fputs("dataconv: hint: without --strict, bad files are skipped with a warning\n", stderr);
     else if (rc == LD_ENOTSUP)

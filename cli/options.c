@@ -104,28 +104,20 @@ int dc_parse_bool(const char *s, int *out)
 
 /* ---- the option table ---------------------------------------------------------------- */
 
-/* The command's own options and the shortcuts/aliases of library parameters; every other
- * flag comes from the library's table (params.h). */
+/* The command's own options and the shortcuts of library parameters; every other flag comes
+ * from the library's table (params.h). */
 typedef enum opt_id {
+    O_PARAM, /* another name of the table parameter `param`, parsed as that parameter */
     O_HELP,
     O_VERSION,
     O_QUIET,
     O_VERBOSE,
-    O_GRAY,
     O_RGB,
     O_BGR,
     O_RESIZE,
-    O_RESIZE_W,
-    O_RESIZE_H,
-    O_MODE,
     O_MAX_SIDE,
-    O_FORMAT,
-    O_BACKEND,
-    O_THREADS,
     O_MAX_PIXELS,
-    O_SPLIT,
     O_ENCODE_TYPE,
-    O_LIST,
     O_ROOT
 } opt_id;
 
@@ -134,29 +126,29 @@ typedef struct opt_def {
     char short_name;  /* 0 = none */
     int takes_value;  /* 0 = boolean switch */
     opt_id id;
+    const char *param; /* O_PARAM: the table parameter's name */
 } opt_def;
 
 static const opt_def OPTS[] = {
-    {"help", 'h', 0, O_HELP},
-    {"version", 'V', 0, O_VERSION},
-    {"quiet", 'q', 0, O_QUIET},
-    {"verbose", 'v', 0, O_VERBOSE},
-    {"grey", 0, 0, O_GRAY},
-    {"rgb", 0, 0, O_RGB},
-    {"bgr", 0, 0, O_BGR},
-    {"resize", 0, 1, O_RESIZE},
-    {"resize-width", 0, 1, O_RESIZE_W},
-    {"resize-height", 0, 1, O_RESIZE_H},
-    {"mode", 0, 1, O_MODE},
-    {"max-side", 0, 1, O_MAX_SIDE},
-    {"format", 0, 1, O_FORMAT},
-    {"backend", 0, 1, O_BACKEND},
-    {"threads", 'j', 1, O_THREADS},
-    {"max-pixels", 0, 1, O_MAX_PIXELS},
-    {"split", 0, 1, O_SPLIT},
-    {"encode-type", 0, 1, O_ENCODE_TYPE},
-    {"list", 0, 1, O_LIST},
-    {"root", 0, 1, O_ROOT},
+    {"help", 'h', 0, O_HELP, NULL},
+    {"version", 'V', 0, O_VERSION, NULL},
+    {"quiet", 'q', 0, O_QUIET, NULL},
+    {"verbose", 'v', 0, O_VERBOSE, NULL},
+    {"grey", 0, 0, O_PARAM, "gray"},
+    {"rgb", 0, 0, O_RGB, NULL},
+    {"bgr", 0, 0, O_BGR, NULL},
+    {"resize", 0, 1, O_RESIZE, NULL},
+    {"resize-width", 0, 1, O_PARAM, "resize_w"},
+    {"resize-height", 0, 1, O_PARAM, "resize_h"},
+    {"mode", 0, 1, O_PARAM, "resize_mode"},
+    {"max-side", 0, 1, O_MAX_SIDE, NULL},
+    {"backend", 0, 1, O_PARAM, "format"},
+    {"threads", 'j', 1, O_PARAM, "threads"},
+    {"max-pixels", 0, 1, O_MAX_PIXELS, NULL},
+    {"split", 0, 1, O_PARAM, "split_bytes"},
+    {"encode-type", 0, 1, O_ENCODE_TYPE, NULL},
+    {"list", 0, 1, O_PARAM, "list_file"},
+    {"root", 0, 1, O_ROOT, NULL},
 };
 #define NOPTS (sizeof OPTS / sizeof *OPTS)
 
@@ -205,14 +197,9 @@ static int add_param(dc_opts *o, const char *flag, ld_convert_param id, int64_t 
 {
     size_t count = 0;
     const ld_param_desc *t = ld_convert_params(&count);
-    const ld_param_desc *d = dc_param_by_id(t, count, (int)id);
-    if (!d) return dc_usage_error("%s: this libdata has no parameter %d", flag, (int)id);
-    if ((d->type == LD_PARAM_INT || d->type == LD_PARAM_BOOL) && (v < d->min || v > d->max))
-        return dc_usage_error("%s %" PRId64 ": out of range (%s must be %" PRId64 "..%" PRId64 ")",
-                              flag, v, d->name, d->min, d->max);
-    dc_value val = {.d = d, .i = v};
-    snprintf(val.flag, sizeof val.flag, "%s", flag);
-    return push(o, &val);
+    dc_value val;
+    int rc = dc_param_shortcut("", t, count, (int)id, flag, v, &val);
+    return rc != DC_EXIT_OK ? rc : push(o, &val);
 }
 
 int64_t dc_param_value(const dc_opts *o, ld_convert_param id, int64_t def)
@@ -222,28 +209,23 @@ int64_t dc_param_value(const dc_opts *o, ld_convert_param id, int64_t def)
     return def;
 }
 
-static int want_int(const char *flag, const char *val, int64_t *v)
-{
-    if (!dc_parse_i64(val, v)) return dc_usage_error("%s: '%s' is not an integer", flag, val);
-    return DC_EXIT_OK;
-}
-
 #define TRY(x)                                                                                     \
     do {                                                                                           \
         int rc_ = (x);                                                                             \
         if (rc_ != DC_EXIT_OK) return rc_;                                                         \
     } while (0)
 
-/* Apply one recognised option. `val` is its value (NULL for a switch), `on` the switch state. */
+/* Apply one of the command's own options or shortcuts (not O_PARAM). `val` is its value
+ * (NULL for a switch), `on` the switch state. */
 static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val, int on)
 {
     int64_t v = 0, w = 0, h = 0;
     switch (d->id) {
+    case O_PARAM: break;
     case O_HELP: o->cmd = DC_CMD_HELP; return DC_EXIT_OK;
     case O_VERSION: o->cmd = DC_CMD_VERSION; return DC_EXIT_OK;
     case O_QUIET: o->quiet = on; return DC_EXIT_OK;
     case O_VERBOSE: o->verbose = on; return DC_EXIT_OK;
-    case O_GRAY: return add_param(o, flag, LD_C_GRAY, on);
     case O_RGB:
         return add_param(o, flag, LD_C_CHANNEL_ORDER, on ? LD_CHANNELS_RGB : LD_CHANNELS_BGR);
     case O_BGR:
@@ -253,63 +235,21 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
             return dc_usage_error("%s '%s': expected N (for NxN) or WxH, e.g. --resize 224 or "
                                   "--resize 256x192",
                                   flag, val);
-        o->resize_w_given = o->resize_h_given = 1;
         TRY(add_param(o, flag, LD_C_RESIZE_W, w));
         return add_param(o, flag, LD_C_RESIZE_H, h);
-    case O_RESIZE_W:
-    case O_RESIZE_H:
-        TRY(want_int(flag, val, &v));
-        /* convert_imageset treats 0 as "do not resize": keep that meaning */
-        if (d->id == O_RESIZE_W)
-            o->resize_w_given = v > 0;
-        else
-            o->resize_h_given = v > 0;
-        return add_param(o, flag, d->id == O_RESIZE_W ? LD_C_RESIZE_W : LD_C_RESIZE_H, v);
-    case O_MODE: {
-        static const struct {
-            const char *name;
-            ld_resize_mode m;
-        } modes[] = {{"squash", LD_RESIZE_SQUASH}, {"stretch", LD_RESIZE_SQUASH},
-                     {"crop", LD_RESIZE_CROP},     {"pad", LD_RESIZE_PAD},
-                     {"fit", LD_RESIZE_PAD},       {"max", LD_RESIZE_MAX}};
-        for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
-            if (strcasecmp(val, modes[i].name) == 0)
-                return add_param(o, flag, LD_C_RESIZE_MODE, modes[i].m);
-        return dc_usage_error("%s '%s': expected squash, crop, pad or max", flag, val);
-    }
     case O_MAX_SIDE:
-        TRY(want_int(flag, val, &v));
+        if (!dc_parse_i64(val, &v)) return dc_usage_error("%s: '%s' is not an integer", flag, val);
         if (v <= 0) return dc_usage_error("%s %s: the maximum side must be at least 1", flag, val);
-        o->resize_w_given = o->resize_h_given = 1;
         TRY(add_param(o, flag, LD_C_RESIZE_MODE, LD_RESIZE_MAX));
         TRY(add_param(o, flag, LD_C_RESIZE_W, v));
         return add_param(o, flag, LD_C_RESIZE_H, v);
-    case O_FORMAT:
-    case O_BACKEND:
-        o->format_given = 1;
-        if (strcasecmp(val, "hdf5") == 0 || strcasecmp(val, "h5") == 0)
-            return add_param(o, flag, LD_C_FORMAT, LD_FORMAT_HDF5);
-        if (strcasecmp(val, "lmdb") == 0) return add_param(o, flag, LD_C_FORMAT, LD_FORMAT_LMDB);
-        if (strcasecmp(val, "auto") == 0) {
-            o->format_given = 0;
-            return add_param(o, flag, LD_C_FORMAT, LD_FORMAT_AUTO);
-        }
-        if (strcasecmp(val, "leveldb") == 0)
-            return dc_usage_error("%s leveldb: LevelDB is not supported; use --backend lmdb "
-                                  "(Caffe's Data layer reads both) or --format hdf5",
-                                  flag);
-        return dc_usage_error("%s '%s': expected hdf5 or lmdb", flag, val);
-    case O_THREADS: TRY(want_int(flag, val, &v)); return add_param(o, flag, LD_C_THREADS, v);
     case O_MAX_PIXELS:
-        if (!dc_parse_i64(val, &v) && !(dc_parse_geometry(val, &w, &h) && (v = w * h, 1)))
+        /* WxH: a product beyond int64 is out of range, not a wrapped (negative) count */
+        if (!dc_parse_i64(val, &v) &&
+            !(dc_parse_geometry(val, &w, &h) && (v = w > INT64_MAX / h ? INT64_MAX : w * h, 1)))
             return dc_usage_error("%s '%s': expected a pixel count (e.g. 100000000) or WxH", flag,
                                   val);
         return add_param(o, flag, LD_C_MAX_PIXELS, v);
-    case O_SPLIT:
-        if (!dc_parse_size(val, &v))
-            return dc_usage_error("%s '%s': expected a size in bytes, e.g. 2G, 500M, 64K", flag,
-                                  val);
-        return add_param(o, flag, LD_C_SPLIT_BYTES, v);
     case O_ENCODE_TYPE:
         /* convert_imageset: an encode type alone already makes encoded records */
         if (strcasecmp(val, "png") == 0) return add_param(o, flag, LD_C_ENCODE_PNG, 1);
@@ -320,10 +260,25 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
         if (*val == '\0') /* convert_imageset's default: keep the files' own encoding */
             return DC_EXIT_OK;
         return dc_usage_error("%s '%s': expected jpg or png", flag, val);
-    case O_LIST: o->list = val; return DC_EXIT_OK;
     case O_ROOT: o->root = val; return DC_EXIT_OK;
     }
     return DC_EXIT_OK;
+}
+
+/* A value of a table parameter (given under its name or an O_PARAM alias). */
+static int apply_param(dc_opts *o, const ld_param_desc *pd, const char *flag, const char *val)
+{
+    if (pd->id == LD_C_LIST_FILE) { /* the input's list: dataconv.c checks and passes it */
+        o->list = val;
+        return DC_EXIT_OK;
+    }
+    if (pd->id == LD_C_FORMAT && strcasecmp(val, "leveldb") == 0)
+        return dc_usage_error("%s leveldb: LevelDB is not supported; use --backend lmdb "
+                              "(Caffe's Data layer reads both) or --format hdf5",
+                              flag);
+    dc_value v;
+    TRY(dc_param_parse("", pd, flag, val, &v));
+    return push(o, &v);
 }
 
 /* Is `a` an option (as opposed to a positional like "-" or "-5")? */
@@ -399,6 +354,11 @@ int dc_parse(int argc, char **argv, dc_opts *o)
             if (pd && dc_param_takes_value(pd)) pd = NULL;
             on = 0;
         }
+        if (d && d->id == O_PARAM) { /* an alias: from here on, the table parameter */
+            pd = find_table_param(d->param, strlen(d->param));
+            if (!pd) return dc_usage_error("%s: this libdata has no parameter %s", flag, d->param);
+            d = NULL;
+        }
         if (d && !d->takes_value) {
             if (val) {
                 int b;
@@ -422,21 +382,12 @@ int dc_parse(int argc, char **argv, dc_opts *o)
             if (i + 1 >= argc) return dc_usage_error("%s needs a value", flag);
             val = argv[++i];
         }
-        if (d) {
-            TRY(apply(o, d, flag, val, 1));
-            continue;
-        }
-        if (pd->id == LD_C_LIST_FILE) {
-            o->list = val;
-            continue;
-        }
-        dc_value v;
-        TRY(dc_param_parse("", pd, flag, val, &v));
-        TRY(push(o, &v));
+        TRY(d ? apply(o, d, flag, val, 1) : apply_param(o, pd, flag, val));
     }
     if (o->cmd == DC_CMD_HELP || o->cmd == DC_CMD_VERSION) return DC_EXIT_OK;
     o->cmd = sub;
-    if (o->resize_w_given != o->resize_h_given)
+    /* convert_imageset treats a size of 0 as "do not resize": one side alone is a mistake */
+    if ((dc_param_value(o, LD_C_RESIZE_W, 0) > 0) != (dc_param_value(o, LD_C_RESIZE_H, 0) > 0))
         return dc_usage_error("--resize_width and --resize_height must be given together "
                               "(or use --resize WxH)");
     return DC_EXIT_OK;

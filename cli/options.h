@@ -48,10 +48,8 @@ typedef struct dc_opts {
     int verbose;
     const char *pos[DC_MAX_POS]; /* positional arguments (after the subcommand word) */
     int npos;
-    const char *list; /* --list FILE */
-    const char *root; /* --root DIR */
-    int format_given; /* --format/--backend was given (else the CLI may pick one) */
-    int resize_w_given, resize_h_given;
+    const char *list;               /* --list FILE */
+    const char *root;               /* --root DIR */
     dc_value params[DC_MAX_PARAMS]; /* library parameters, in command-line order */
     int nparams;
 } dc_opts;

@@ -69,6 +69,33 @@ static void choice_list(const ld_param_desc *d, char *buf, size_t size, const ch
     }
 }
 
+/* Words the commands accept for an enum besides its choice names (convert_imageset's and
+ * short spellings), by parameter name; the table names are unique across both tables. */
+static const struct {
+    const char *param, *word, *choice;
+} ALIASES[] = {
+    {"resize_mode", "stretch", "squash"},
+    {"resize_mode", "fit", "pad"},
+    {"format", "h5", "hdf5"},
+    {"order", "seq", "sequential"},
+    {"order", "block", "block_shuffle"},
+    {"dtype", "u8", "uint8"},
+    {"dtype", "f32", "float32"},
+    {"dtype", "float", "float32"},
+    {"label_dtype", "i32", "int32"},
+    {"label_dtype", "f32", "float32"},
+    {"label_dtype", "float", "float32"},
+};
+
+/* The choice name `val` stands for: an alias's choice, else `val` itself. */
+static const char *unalias(const ld_param_desc *d, const char *val)
+{
+    for (size_t i = 0; i < sizeof ALIASES / sizeof *ALIASES; i++)
+        if (strcmp(d->name, ALIASES[i].param) == 0 && dc_name_eq(val, strlen(val), ALIASES[i].word))
+            return ALIASES[i].choice;
+    return val;
+}
+
 /* 1..4 comma-separated finite numbers. */
 static int parse_floats(const char *s, float *out, size_t max, size_t *n)
 {
@@ -105,14 +132,16 @@ int dc_param_parse(const char *cmd, const ld_param_desc *d, const char *flag, co
         out->i = b;
         return DC_EXIT_OK;
     }
-    case LD_PARAM_ENUM:
+    case LD_PARAM_ENUM: {
+        const char *name = unalias(d, val);
         for (size_t i = 0; i < d->nchoices; i++)
-            if (dc_name_eq(val, strlen(val), d->choices[i].name)) {
+            if (dc_name_eq(name, strlen(name), d->choices[i].name)) {
                 out->i = d->choices[i].value;
                 return DC_EXIT_OK;
             }
         choice_list(d, names, sizeof names, NULL);
         return dc_usage_error("%s%s '%s': expected %s", cmd, flag, val, names);
+    }
     case LD_PARAM_INT: {
         int64_t v;
         if (strcmp(d->unit, "bytes") == 0) {
@@ -145,6 +174,22 @@ int dc_param_parse(const char *cmd, const ld_param_desc *d, const char *flag, co
         return DC_EXIT_OK;
     default: out->s = val; return DC_EXIT_OK;
     }
+}
+
+int dc_param_shortcut(const char *cmd, const ld_param_desc *t, size_t count, int id,
+                      const char *flag, int64_t v, dc_value *out)
+{
+    const ld_param_desc *d = dc_param_by_id(t, count, id);
+    if (!d) return dc_usage_error("%s%s: this libdata has no parameter %d", cmd, flag, id);
+    if (d->type != LD_PARAM_ENUM && (v < d->min || v > d->max))
+        return dc_usage_error("%s%s %" PRId64 ": out of range (%s must be %" PRId64 "..%" PRId64
+                              ")",
+                              cmd, flag, v, d->name, d->min, d->max);
+    memset(out, 0, sizeof *out);
+    out->d = d;
+    out->i = v;
+    snprintf(out->flag, sizeof out->flag, "%s", flag);
+    return DC_EXIT_OK;
 }
 
 /* Print `text` from column `col` (already reached), wrapping at `width` with lines indented

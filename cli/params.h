@@ -36,12 +36,22 @@ const ld_param_desc *dc_param_by_id(const ld_param_desc *t, size_t count, int id
 int dc_param_takes_value(const ld_param_desc *d);
 
 /**
- * Parse `val` for parameter `d` into `out` (a boolean takes NULL = true, or true/false/1/0).
+ * Parse `val` for parameter `d` into `out` (a boolean takes NULL = true, or true/false/1/0;
+ * an enum its choice names or one of the aliases the commands document: stretch, fit, h5, seq,
+ * block, u8, f32, float, i32).
  * `cmd` prefixes usage messages ("" or "bench: "). @return DC_EXIT_OK or DC_EXIT_USAGE (the
  * message, naming the flag and what it accepts, is printed).
  */
 int dc_param_parse(const char *cmd, const ld_param_desc *d, const char *flag, const char *val,
                    dc_value *out);
+
+/**
+ * A shortcut's value `v` of parameter `id` of table t (INT, BOOL or ENUM) into `out`, checked
+ * against the parameter's bounds; `flag` is the shortcut as typed. @return DC_EXIT_OK or
+ * DC_EXIT_USAGE (the message is printed).
+ */
+int dc_param_shortcut(const char *cmd, const ld_param_desc *t, size_t count, int id,
+                      const char *flag, int64_t v, dc_value *out);
 
 /** Print one line per parameter: flag, value syntax, help, default. */
 void dc_param_help(FILE *f, const ld_param_desc *t, size_t count);

@@ -21,11 +21,7 @@ from ._lib import (LD_OK, LD_END, LD_ENOMEM, LD_EINVAL, LD_EIO, LD_EFORMAT, LD_E
 from .convert import convert, Converter, ConvertSummary, ConvertProgress
 from .convert import PathLike as _PathLike
 
-try:
-    from .reader import Reader, DatasetInfo
-except ImportError as _exc:  # only while reader.py is missing from a partial checkout
-    if "reader" not in str(_exc):
-        raise
+from .reader import Reader, DatasetInfo
 
 __all__ = ["convert", "Converter", "ConvertSummary", "ConvertProgress", "Reader", "DatasetInfo",
            "LibdataError", "describe", "version", "version_number", "has_feature", "strerror",

@@ -560,10 +560,19 @@ def convert_params():
     return param_table("convert")
 
 
-def _check_int(value, what):
+def check_int(value, what):
+    """An integer argument (int, NumPy integer: anything with __index__ but a float) that fits
+    in int64; TypeError or OverflowError otherwise."""
     if isinstance(value, float) or not hasattr(value, "__index__"):
         raise TypeError(f"{what} must be an integer, not {type(value).__name__}")
     return check_int64(value.__index__(), what)
+
+
+def check_bool(value, what):
+    """A boolean argument (bool, int or NumPy bool_) as 0 or 1; TypeError otherwise."""
+    if not isinstance(value, (bool, int)) and type(value).__name__ != "bool_":
+        raise TypeError(f"{what} must be a bool, not {type(value).__name__}")
+    return int(bool(value))
 
 
 def set_param(kind, h, prm, value):
@@ -585,11 +594,9 @@ def set_param(kind, h, prm, value):
         if prm.type == "enum":
             v = prm.choice_value(value)
         elif prm.type == "bool":
-            if not isinstance(value, (bool, int)) and type(value).__name__ != "bool_":
-                raise TypeError(f"{prm.name} must be a bool, not {type(value).__name__}")
-            v = int(bool(value))
+            v = check_bool(value, prm.name)
         else:
-            v = _check_int(value, prm.name)
+            v = check_int(value, prm.name)
         getattr(api, f"ld_{kind}_set")(h, prm.id, v)
 
 

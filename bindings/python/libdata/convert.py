@@ -10,7 +10,6 @@ keyword argument under its table name, typed by the table (enums by their choice
 format="lmdb", resize_mode="crop"); the named keywords below are dataconv's shortcuts.
 """
 import ctypes
-import operator
 import os
 import re
 from dataclasses import dataclass, field
@@ -77,22 +76,6 @@ class ConvertSummary:
         return d
 
 
-def _int(value, what):
-    if isinstance(value, float):
-        raise TypeError(f"{what} must be an integer, not float")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an integer, not {type(value).__name__}") from None
-    return _lib.check_int64(v, what)
-
-
-def _bool(value, what):
-    if isinstance(value, (bool, int)):
-        return int(bool(value))
-    raise TypeError(f"{what} must be a bool, not {type(value).__name__}")
-
-
 def _choice(value, table, what):
     key = value.lower() if isinstance(value, str) else value
     if key not in table:
@@ -108,7 +91,7 @@ def parse_size(value: Union[int, str], what: str = "split") -> int:
         if not m:
             raise ValueError(f"{what}: cannot read {value!r} as a size (e.g. 1000000, 512M, 2G)")
         return int(float(m.group(1)) * 1024 ** "_kmgt".index((m.group(2) or "_").lower()))
-    return _int(value, what)
+    return _lib.check_int(value, what)
 
 
 class Converter(_lib.Handle):
@@ -157,9 +140,6 @@ class Converter(_lib.Handle):
         # state that only made sense in the parent. Leave it to the parent.
         if h is not None and self._pid == os.getpid():
             api.ld_convert_free(h)
-
-    def __enter__(self) -> "Converter":
-        return self
 
     def _on_log(self, user, level, msg):
         try:
@@ -224,38 +204,38 @@ class Converter(_lib.Handle):
         """Set options; None leaves an option as it is. See convert() for their meaning."""
         ints = []
         if quality is not None:
-            ints.append(("quality", _int(quality, "quality")))
+            ints.append(("quality", _lib.check_int(quality, "quality")))
         if resize is not None:
             if isinstance(resize, (tuple, list)):
                 if len(resize) != 2:
                     raise ValueError(f"resize must be N or (width, height), not {resize!r}")
-                w, h = (_int(v, "resize") for v in resize)
+                w, h = (_lib.check_int(v, "resize") for v in resize)
             else:
-                w = h = _int(resize, "resize")
+                w = h = _lib.check_int(resize, "resize")
             ints += [("resize_w", w), ("resize_h", h)]
         if max_side is not None:
             # dataconv --max-side N: keep the aspect, longer side at most N, never enlarge.
-            n = _int(max_side, "max_side")
+            n = _lib.check_int(max_side, "max_side")
             ints += [("resize_mode", "max"), ("resize_w", n), ("resize_h", n)]
         if mode is not None:
             ints.append(("resize_mode", MODE_ALIASES.get(mode, mode)))
         if pad_value is not None:
-            ints.append(("pad_value", _int(pad_value, "pad_value")))
+            ints.append(("pad_value", _lib.check_int(pad_value, "pad_value")))
         if gray is not None:
-            ints.append(("gray", _bool(gray, "gray")))
+            ints.append(("gray", _lib.check_bool(gray, "gray")))
         if rgb is not None:
-            ints.append(("channel_order", "rgb" if _bool(rgb, "rgb") else "bgr"))
+            ints.append(("channel_order", "rgb" if _lib.check_bool(rgb, "rgb") else "bgr"))
         if format is not None:
             key = format.lower() if isinstance(format, str) else format
             ints.append(("format", FORMAT_ALIASES.get(key, format)))
         for name, value in (("threads", threads), ("seed", seed), ("max_pixels", max_pixels),
                             ("deflate", deflate)):
             if value is not None:
-                ints.append((name, _int(value, name)))
+                ints.append((name, _lib.check_int(value, name)))
         for name, value in (("shuffle", shuffle), ("strict", strict),
                             ("check_size", check_size), ("encoded", encoded)):
             if value is not None:
-                ints.append((name, _bool(value, name)))
+                ints.append((name, _lib.check_bool(value, name)))
         if split is not None:
             ints.append(("split_bytes", parse_size(split)))
         if encode_type is not None:

@@ -20,6 +20,7 @@ LibdataError(LD_ESTATE) (its worker threads do not exist there); open a new Read
 The parent's reader keeps working.
 """
 import ctypes
+import functools
 import json
 import os
 import re
@@ -42,12 +43,15 @@ _INFO = {
 }
 # Python spellings of the keyword arguments that are not table names.
 _ALIASES = {"batch_size": "batch"}
+_NHWC = _lib.reader_params()["layout"].choices["nhwc"]
 _SHUFFLE = {None: None, False: "sequential", True: "shuffle", "sequential": "sequential",
             "shuffle": "shuffle", "block": "block_shuffle", "block_shuffle": "block_shuffle"}
 
 
+@functools.lru_cache(maxsize=None)
 def _np_types():
-    """{C ld_dtype value: NumPy dtype}, from the choice names of the dtype parameters."""
+    """{C ld_dtype value: NumPy dtype}, from the choice names of the dtype parameters (read
+    once: _take() needs it for every batch)."""
     table = _lib.reader_params()
     out = {}
     for name in ("dtype", "label_dtype"):
@@ -86,18 +90,6 @@ class DatasetInfo:
     @property
     def num_classes(self) -> Optional[int]:
         return len(self.classes) if self.classes else None
-
-
-def _int(value, what):
-    if isinstance(value, float) or not hasattr(value, "__index__"):
-        raise TypeError(f"{what} must be an integer, not {type(value).__name__}")
-    return _lib.check_int64(value.__index__(), what)
-
-
-def _bool(value, what):
-    if isinstance(value, (bool, int, np.bool_)):
-        return int(bool(value))
-    raise TypeError(f"{what} must be a bool, not {type(value).__name__}")
 
 
 def _dtype(value, what):
@@ -223,7 +215,7 @@ class Reader(_lib.Handle):
         self.indices = None      # dataset indices of the last batch (int64 NumPy copy)
         self.batch_epoch = None  # epoch and number of the last batch
         self.batch_number = None
-        self._epoch = _int(epoch, "epoch")
+        self._epoch = _lib.check_int(epoch, "epoch")
         table = _lib.reader_params()
 
         # Keywords named like table parameters; None = the library's default.
@@ -261,9 +253,9 @@ class Reader(_lib.Handle):
             if isinstance(crop, (tuple, list)):
                 if len(crop) != 2:
                     raise ValueError(f"crop must be N or (width, height), not {crop!r}")
-                cw, ch = (_int(v, "crop") for v in crop)
+                cw, ch = (_lib.check_int(v, "crop") for v in crop)
             else:
-                cw = ch = _int(crop, "crop")
+                cw = ch = _lib.check_int(crop, "crop")
             given["crop_w"], given["crop_h"] = cw, ch
         mean_image = None
         if mean is not None:
@@ -283,16 +275,6 @@ class Reader(_lib.Handle):
                     # ld_reader_set_mean_image copies it at each open
                     mean_image = np.ascontiguousarray(arr, dtype=np.float32)
         settings = [(table[name], value) for name, value in given.items() if value is not None]
-        for prm, value in settings:  # type errors now, not at open
-            if prm.type == "int":
-                _int(value, prm.name)
-            elif prm.type == "bool":
-                _bool(value, prm.name)
-            elif prm.type == "enum":
-                prm.choice_value(value)
-            elif prm.type == "double" and (isinstance(value, (bool, str)) or
-                                           not isinstance(value, (int, float, np.number))):
-                raise TypeError(f"{prm.name} must be a number, not {type(value).__name__}")
         # Everything open needs again when iter() restarts the reader at a new epoch.
         self._open_args = (bpath, settings, mean_image)
         self._mid_epoch = False  # a batch of the current epoch was taken, its end not seen
@@ -352,10 +334,6 @@ class Reader(_lib.Handle):
         self._batch = ctypes.POINTER(_lib.Batch)()
         owner, self._owner = getattr(self, "_owner", None), None
         del owner  # frees now unless views hold it
-
-    def __enter__(self) -> "Reader":
-        self._handle()
-        return self
 
     def __reduce__(self):
         raise TypeError("a libdata.Reader cannot be pickled or sent to another process: pass "
@@ -469,7 +447,7 @@ class Reader(_lib.Handle):
 
     def _take(self, b):
         n = b.n
-        if b.layout == _lib.reader_params()["layout"].choices["nhwc"]:
+        if b.layout == _NHWC:
             shape = (n, b.h, b.w, b.c)
         else:
             shape = (n, b.c, b.h, b.w)
@@ -497,12 +475,8 @@ class Reader(_lib.Handle):
         if self._mid_epoch:
             with self._lock:
                 if self._busy:
-                    raise LibdataError(_lib.LD_ESTATE, None,
-                                       f"{self.path}: reader used from inside its own callback")
-                self._h = None
-                self._batch = ctypes.POINTER(_lib.Batch)()
-                owner, self._owner = self._owner, None
-                del owner  # frees the old reader now unless zero-copy views hold it
+                    raise LibdataError(_lib.LD_ESTATE, None, self._messages()["busy"])
+                self._release()  # the old reader goes now unless zero-copy views hold it
                 self._generation += 1
                 self._open(self._epoch + 1)
         return _EpochIter(self)
