@@ -19,11 +19,7 @@ find_built() { ls -t "$SRC"/build*/"$1" 2>/dev/null | head -n 1; }
 CAFFE=$(caffe_tool caffe) || { echo "no caffe tool under $CAFFE_ROOT" >&2; exit 1; }
 DATACONV=${DATACONV:-$(find_built dataconv)}
 LAYER=${LIBDATA_CAFFE_LAYER:-$(find_built bindings/caffe/libdata_caffe_layer.so)}
-# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
-# before anything else: preload them too.
-sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
-    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
-PRELOAD=$sanitizer_rt$LAYER
+PRELOAD=$(caffe_preload "$LAYER") # the layer, after any sanitizer runtimes it links
 
 if [ ! -e big.h5 ]; then
     for _ in $(seq 10); do cat "$SRC/samples/train.txt" "$SRC/samples/val.txt"; done >big.txt
