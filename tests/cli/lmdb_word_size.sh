@@ -49,8 +49,7 @@ else
     check "an LMDB written by a 32-bit program (tests/data/lmdb32): refused, the word size named"
     mkdir "$TMP/other.lmdb"
     cp "$SRC/tests/data/lmdb32/data.mdb" "$TMP/other.lmdb/"
-    if ldd "$DATACONV" 2>/dev/null | grep -c libasan >/dev/null ||
-        ldd "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null | grep -c libasan >/dev/null; then
+    if asan_build; then
         echo "note: ASan build: the ulimit -v case is skipped (ASan cannot start under ulimit -v)"
     else
         check "under ulimit -v 1 GiB, a database recording a 3 GiB map: an error naming the size, no crash"
