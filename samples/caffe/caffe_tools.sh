@@ -17,3 +17,12 @@ caffe_tool() {
     done
     return 1
 }
+# caffe_preload LAYER prints the LD_PRELOAD value that loads libdata's layer library LAYER into
+# Caffe: LAYER itself, after the sanitizer runtimes it links when it was built with
+# -DLIBDATA_SANITIZE (those must be loaded before anything else).
+caffe_preload() {
+    local deps
+    deps=$(ldd "$1" 2>/dev/null || true)
+    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }' <<<"$deps"
+    echo "$1"
+}

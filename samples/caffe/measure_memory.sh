@@ -4,6 +4,7 @@
 # Each run is `caffe time` on a net holding only the data layer (batch 64, crop 227 where the
 # layer can crop) and a Silence layer, 50 iterations = 2 epochs, so the numbers are the data
 # path's: the baseline is the same net with an Input layer of the batch's shape.
+# Then the LibData (HDF5) and Data nets again with data_param { prefetch: 1 }.
 #
 # Usage: CAFFE_ROOT=/path/to/caffe samples/caffe/measure_memory.sh [WORKDIR]
 # (DATACONV and LIBDATA_CAFFE_LAYER as for run_all.sh.)
@@ -19,11 +20,7 @@ find_built() { ls -t "$SRC"/build*/"$1" 2>/dev/null | head -n 1; }
 CAFFE=$(caffe_tool caffe) || { echo "no caffe tool under $CAFFE_ROOT" >&2; exit 1; }
 DATACONV=${DATACONV:-$(find_built dataconv)}
 LAYER=${LIBDATA_CAFFE_LAYER:-$(find_built bindings/caffe/libdata_caffe_layer.so)}
-# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
-# before anything else: preload them too.
-sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
-    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
-PRELOAD=$sanitizer_rt$LAYER
+PRELOAD=$(caffe_preload "$LAYER") # the layer, after any sanitizer runtimes it links
 
 if [ ! -e big.h5 ]; then
     for _ in $(seq 10); do cat "$SRC/samples/train.txt" "$SRC/samples/val.txt"; done >big.txt
@@ -52,6 +49,10 @@ layer { name: "data" type: "Data" top: "data" top: "label"
   data_param { source: "big.lmdb" backend: LMDB batch_size: 64 } $crop }
 $tail
 NET
+# The same with data_param { prefetch: 1 } (libdata's ring then holds 2 batches, Caffe's queue 1)
+for net in libdata_h5 data_lmdb; do
+    sed 's/batch_size: 64/batch_size: 64 prefetch: 1/' "$net.prototxt" >"${net}_prefetch1.prototxt"
+done
 ls big.h5 >big_one.txt
 for list in big_one big_split; do
     cat >"hdf5_$list.prototxt" <<NET
@@ -75,8 +76,9 @@ peak() {
     echo "$((anon / 1024)) $((file / 1024))"
 }
 
-printf '%-16s %14s %14s %12s %9s\n' net "peak anon MiB" "peak file MiB" "max RSS MiB" seconds
-for net in input libdata_h5 libdata_lmdb data_lmdb hdf5_big_split hdf5_big_one; do
+printf '%-20s %14s %14s %12s %9s\n' net "peak anon MiB" "peak file MiB" "max RSS MiB" seconds
+for net in input libdata_h5 libdata_lmdb data_lmdb hdf5_big_split hdf5_big_one \
+           libdata_h5_prefetch1 data_lmdb_prefetch1; do
     # The page cache holds the files (warmed by the conversion): reading costs no disk time.
     # (LD_PRELOAD is set by env for caffe only, not for /usr/bin/time.)
     /usr/bin/time -f "%M %e" -o "$net.time" env LD_PRELOAD="$PRELOAD" GLOG_logtostderr=1 \
@@ -91,5 +93,5 @@ for net in input libdata_h5 libdata_lmdb data_lmdb hdf5_big_split hdf5_big_one; 
     read -r anon file < <(peak "${cpid:-$tpid}")
     wait "$tpid" || { tail -n 5 "$net.log"; echo "FAIL: $net"; continue; }
     read -r kib secs <"$net.time"
-    printf '%-16s %14d %14d %12d %9s\n' "$net" "$anon" "$file" $((kib / 1024)) "$secs"
+    printf '%-20s %14d %14d %12d %9s\n' "$net" "$anon" "$file" $((kib / 1024)) "$secs"
 done

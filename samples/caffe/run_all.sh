@@ -40,11 +40,7 @@ for f in "$DATACONV" "$LAYER" "$CHECK"; do
         exit 1
     }
 done
-# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
-# before anything else: preload them too.
-sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
-    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
-PRELOAD=$sanitizer_rt$LAYER
+PRELOAD=$(caffe_preload "$LAYER") # the layer, after any sanitizer runtimes it links
 echo "caffe:   $CAFFE"
 echo "layer:   $LAYER"
 echo "work in: $WORK"

@@ -14,8 +14,7 @@ with h5py.File('$TMP/small.h5', 'w') as f:
 # AddressSanitizer reserves terabytes of shadow memory and cannot start under `ulimit -v`:
 # there only the memory budget check below applies.
 LIMIT_KIB=1048576
-if ldd "$DATACONV" 2>/dev/null | grep -c libasan >/dev/null ||
-    ldd "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null | grep -c libasan >/dev/null; then
+if asan_build; then
     LIMIT_KIB=unlimited
     echo "note: AddressSanitizer build: no ulimit -v"
 fi

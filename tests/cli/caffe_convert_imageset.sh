@@ -10,27 +10,7 @@
 #   4. an -encoded database of images of different sizes (no -resize_*) reads with a crop_size,
 #      and without one the layer stops with a message that says to crop or resize.
 set -euo pipefail
-if [ -z "${CAFFE_ROOT:-}" ]; then
-    echo "skipped: no Caffe build (set CAFFE_ROOT)"
-    exit 0
-fi
-SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-lib_dir=$(dirname "${LIBDATA_LIBRARY:-$SRC/build/libdata.so}")
-LAYER=${LIBDATA_CAFFE_LAYER:-$lib_dir/bindings/caffe/libdata_caffe_layer.so}
-CHECK=${CAFFE_FIRST_BATCH:-$lib_dir/bindings/caffe/caffe_first_batch}
-if [ ! -e "$LAYER" ] || [ ! -e "$CHECK" ]; then
-    echo "skipped: $LAYER not built (configure with -DLIBDATA_BUILD_CAFFE=ON)"
-    exit 0
-fi
-# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
-# before anything else: preload them too.
-sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
-    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
-PRELOAD=$sanitizer_rt$LAYER
-: "${DATACONV:?set DATACONV to the dataconv binary}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-. "$SRC/samples/caffe/caffe_tools.sh"
-CAFFE=$(caffe_tool caffe) || fail "no caffe tool under CAFFE_ROOT=$CAFFE_ROOT"
+source "$(dirname "$0")/lib/caffe.sh"
 CONVERT=$(caffe_tool convert_imageset) || fail "no convert_imageset under CAFFE_ROOT=$CAFFE_ROOT"
 MEAN_TOOL=$(caffe_tool compute_image_mean) ||
     fail "no compute_image_mean under CAFFE_ROOT=$CAFFE_ROOT"

@@ -2,28 +2,9 @@
 # Caffe integration, failures (needs CAFFE_ROOT and the LibData layer built): a libdata error
 # becomes a Caffe fatal message carrying libdata's own message, not a crash or a C++ exception.
 set -euo pipefail
-if [ -z "${CAFFE_ROOT:-}" ]; then
-    echo "skipped: no Caffe build (set CAFFE_ROOT)"
-    exit 0
-fi
-SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-lib_dir=$(dirname "${LIBDATA_LIBRARY:-$SRC/build/libdata.so}")
-LAYER=${LIBDATA_CAFFE_LAYER:-$lib_dir/bindings/caffe/libdata_caffe_layer.so}
-if [ ! -e "$LAYER" ]; then
-    echo "skipped: $LAYER not built (configure with -DLIBDATA_BUILD_CAFFE=ON)"
-    exit 0
-fi
-# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
-# before anything else: preload them too.
-sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
-    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
-PRELOAD=$sanitizer_rt$LAYER
-: "${DATACONV:?set DATACONV to the dataconv binary}"
-. "$SRC/samples/caffe/caffe_tools.sh"
-CAFFE=$(caffe_tool caffe) || { echo "FAIL: no caffe tool under CAFFE_ROOT=$CAFFE_ROOT" >&2; exit 1; }
+source "$(dirname "$0")/lib/caffe.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/caffe-errors.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 check() { echo "check: $*"; }
 show() { echo "--- stderr:" >&2; cat "$TMP/err" >&2; echo "---" >&2; }
 # net SOURCE BATCH CROP: a net with one LibData layer (TRAIN) and a sink for its tops

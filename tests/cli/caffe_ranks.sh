@@ -4,27 +4,9 @@
 # multi-GPU training does), the W LibData layers read disjoint shares of floor(N / W) samples
 # (in full batches) of one epoch. Checked by caffe_first_batch --ranks, CPU only.
 set -euo pipefail
-if [ -z "${CAFFE_ROOT:-}" ]; then
-    echo "skipped: no Caffe build (set CAFFE_ROOT)"
-    exit 0
-fi
-SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-lib_dir=$(dirname "${LIBDATA_LIBRARY:-$SRC/build/libdata.so}")
-LAYER=${LIBDATA_CAFFE_LAYER:-$lib_dir/bindings/caffe/libdata_caffe_layer.so}
-CHECK=${CAFFE_FIRST_BATCH:-$lib_dir/bindings/caffe/caffe_first_batch}
-if [ ! -e "$LAYER" ] || [ ! -e "$CHECK" ]; then
-    echo "skipped: $LAYER not built (configure with -DLIBDATA_BUILD_CAFFE=ON)"
-    exit 0
-fi
-# A layer built with -DLIBDATA_SANITIZE links the sanitizer runtimes, which must be loaded
-# before anything else: preload them too.
-sanitizer_rt=$( (ldd "$LAYER" 2>/dev/null || true) |
-    awk '/lib(asan|ubsan|tsan)\.so/ { printf "%s:", $3 }')
-PRELOAD=$sanitizer_rt$LAYER
-: "${DATACONV:?set DATACONV to the dataconv binary}"
+source "$(dirname "$0")/lib/caffe.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/caffe-ranks.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$DATACONV" -q "$SRC/samples/images/" "$TMP/s.h5" --resize 32
 for lmdb in 0 1; do

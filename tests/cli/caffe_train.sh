@@ -4,22 +4,10 @@
 # ways (LibData layer on .h5/.lmdb, stock Data on our LMDB, stock HDF5Data on --split output);
 # the loss must fall each way and each net's first test batches must equal libdata's reader.
 set -euo pipefail
-if [ -z "${CAFFE_ROOT:-}" ]; then
-    echo "skipped: no Caffe build (set CAFFE_ROOT)"
-    exit 0
-fi
-SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-lib_dir=$(dirname "${LIBDATA_LIBRARY:-$SRC/build/libdata.so}")
-export LIBDATA_CAFFE_LAYER=${LIBDATA_CAFFE_LAYER:-$lib_dir/bindings/caffe/libdata_caffe_layer.so}
-export CAFFE_FIRST_BATCH=${CAFFE_FIRST_BATCH:-$lib_dir/bindings/caffe/caffe_first_batch}
-if [ ! -e "$LIBDATA_CAFFE_LAYER" ]; then
-    echo "skipped: $LIBDATA_CAFFE_LAYER not built (configure with -DLIBDATA_BUILD_CAFFE=ON)"
-    exit 0
-fi
-[ -n "${DATACONV:-}" ] && export DATACONV
+source "$(dirname "$0")/lib/caffe.sh"
+export LIBDATA_CAFFE_LAYER=$LAYER CAFFE_FIRST_BATCH=$CHECK DATACONV
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/caffe-train.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 set +e
 bash "$SRC/samples/caffe/run_all.sh" "$TMP/work" >"$TMP/out" 2>&1

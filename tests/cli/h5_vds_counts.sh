@@ -33,8 +33,7 @@ if grep -q "compact\|PROBLEMS" "$TMP/out"; then cat "$TMP/out"; fail "complete V
 
 check "a complete VDS reads the same pixels as h5py, from another folder"
 # (python cannot load an AddressSanitizer build of the library: see python_bindings.sh)
-deps=$(ldd "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null || true)  # captured: grep -q under pipefail can fail on SIGPIPE
-if [[ "$deps" == *libasan* ]]; then
+if asan_build; then
     echo "note: AddressSanitizer build: pixel cross-check with h5py skipped"
 elif [ "$(od -An -j4 -N1 -tu1 "$LIBDATA_LIBRARY" | tr -d ' ')" = 1 ]; then
     echo "note: 32-bit library (scripts/ci_32bit.sh): the 64-bit python cannot load it, pixel cross-check with h5py skipped"

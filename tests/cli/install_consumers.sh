@@ -6,7 +6,7 @@ set -euo pipefail
 : "${BUILD_DIR:?}" "${SRC:?}"
 if ldd "$BUILD_DIR/libdata.so" | grep -E 'libasan|libtsan|libubsan' >/dev/null; then
     echo "skipped: a sanitizer build is not installed for outside consumers"
-    exit 0
+    exit 77
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -2,18 +2,10 @@
 # scripts/check_layers.sh: the tree follows the one-way module layers of docs/design.md, and
 # the check catches an include that goes up a layer or sideways, a "../" or bare include, a
 # module missing from its table, and a CLI source reaching into libdata/src.
-# Needs no dataconv and no fixtures, so it runs in every configuration; the helpers below are
-# those of lib/common.sh, which insists on both.
+# Needs no dataconv and no fixtures, so it runs in every configuration: lib/helpers.sh, not
+# lib/common.sh, which insists on both.
 set -euo pipefail
-SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ld-layers.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-check() { echo "check: $*"; }
-run() { set +e; "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; set -e; }
-show() { echo "--- stderr:" >&2; cat "$TMP/err" >&2; echo "---" >&2; }
-expect_rc() { [ "$rc" -eq "$1" ] || { show; fail "expected exit $1, got $rc"; }; }
-expect_err() { grep -q -- "$1" "$TMP/err" || { show; fail "stderr lacks '$1'"; }; }
+source "$(dirname "$0")/lib/helpers.sh"
 
 chk=$SRC/scripts/check_layers.sh
 
@@ -29,24 +21,26 @@ copy() {
 }
 # add_include FILE LINE: put an include line at the top of FILE (relative to the copy)
 add_include() { sed -i "1i $2" "$TMP/root/$1"; }
+# refused FILE LINE MESSAGE: in a fresh copy with LINE put at the top of FILE, the check fails
+# and says MESSAGE
+refused() {
+    copy
+    add_include "$1" "$2"
+    run bash "$chk" "$TMP/root" && expect_rc 1
+    expect_err "$3"
+}
 
 check "a store including the reader (up a layer) fails, naming file, line and rule"
-copy
-add_include libdata/src/store/datum.c '#include "reader/sampler.h"'
-run bash "$chk" "$TMP/root" && expect_rc 1
-expect_err 'libdata/src/store/datum.c:1: #include "reader/sampler.h": store/ may not depend on reader/'
+refused libdata/src/store/datum.c '#include "reader/sampler.h"' \
+    'libdata/src/store/datum.c:1: #include "reader/sampler.h": store/ may not depend on reader/'
 
 check "the codec including the source (sideways) fails"
-copy
-add_include libdata/src/codec/exif.c '#include "source/source.h"'
-run bash "$chk" "$TMP/root" && expect_rc 1
-expect_err 'codec/ may not depend on source/'
+refused libdata/src/codec/exif.c '#include "source/source.h"' \
+    'codec/ may not depend on source/'
 
 check "the thread module including a store fails"
-copy
-add_include libdata/src/thread/pool.c '#include "store/store.h"'
-run bash "$chk" "$TMP/root" && expect_rc 1
-expect_err 'thread/ may not depend on store/'
+refused libdata/src/thread/pool.c '#include "store/store.h"' \
+    'thread/ may not depend on store/'
 
 check "a relative or bare include fails"
 copy
@@ -64,9 +58,7 @@ run bash "$chk" "$TMP/root" && expect_rc 1
 expect_err 'libdata/src/extra/: a module that is not in the layer table'
 
 check "dataconv including an internal header fails"
-copy
-add_include cli/dataconv.c '#include "store/store.h"'
-run bash "$chk" "$TMP/root" && expect_rc 1
-expect_err 'cli/dataconv.c:1: #include "store/store.h": cli/ is a client of the public API'
+refused cli/dataconv.c '#include "store/store.h"' \
+    'cli/dataconv.c:1: #include "store/store.h": cli/ is a client of the public API'
 
 echo "layers: all checks passed"

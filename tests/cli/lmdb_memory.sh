@@ -8,10 +8,9 @@ source "$(dirname "$0")/lib/common.sh"
 [ -x /usr/bin/time ] || fail "GNU time is missing: apt-get install time (scripts/deps.sh does)"
 # Under AddressSanitizer RSS means little (its quarantine keeps up to 256 MiB of freed memory;
 # with ASAN_OPTIONS=quarantine_size_mb=0 the conversion grows by 0 MiB here too): the runs still
-# happen, only the comparisons are skipped. (Captured, not piped: pipefail + grep -q.)
-deps=$(ldd "$DATACONV" 2>&1 || true)
+# happen, only the comparisons are skipped.
 asan=0
-case "$deps" in *libasan*) asan=1 ;; esac
+asan_build && asan=1
 
 # 240 and 2,400 images: the 24 fixture photos hard-linked 2 x 5 and 4 x 25 times
 photo_folder "$TMP/small" ab 5

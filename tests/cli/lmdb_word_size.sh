@@ -45,12 +45,21 @@ with e.begin(write=True) as t:
     set_map "$TMP/own.lmdb" 2048
     run "$DATACONV" bench "$TMP/own.lmdb" --batch 16 --epochs 1
     expect_rc 0
+    # The limit itself (the README's "32-bit systems" table quotes this line): the largest map
+    # that opens, in 128 MiB steps. Printed, not checked: it depends on the kernel and libraries.
+    largest=2048
+    for mib in $(seq 2176 128 4096); do
+        set_map "$TMP/own.lmdb" "$mib"
+        run "$DATACONV" info "$TMP/own.lmdb"
+        [ "$rc" -eq 0 ] || break
+        largest=$mib
+    done
+    echo "note: the largest LMDB map this $bits-bit dataconv opens: $largest MiB ($mib MiB does not)"
 else
     check "an LMDB written by a 32-bit program (tests/data/lmdb32): refused, the word size named"
     mkdir "$TMP/other.lmdb"
     cp "$SRC/tests/data/lmdb32/data.mdb" "$TMP/other.lmdb/"
-    if ldd "$DATACONV" 2>/dev/null | grep -c libasan >/dev/null ||
-        ldd "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null | grep -c libasan >/dev/null; then
+    if asan_build; then
         echo "note: ASan build: the ulimit -v case is skipped (ASan cannot start under ulimit -v)"
     else
         check "under ulimit -v 1 GiB, a database recording a 3 GiB map: an error naming the size, no crash"

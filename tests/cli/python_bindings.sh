@@ -15,7 +15,7 @@ py_bits=$("$PYTHON" -c 'import struct; print(struct.calcsize("P") * 8)')
 if [ "$lib_bits" = 1 ] && [ "$py_bits" = 64 ]; then
     echo "skipped: $LIBDATA_LIBRARY is a 32-bit library; $PYTHON is 64-bit and cannot load it"
     echo "         (a 32-bit python3 runs these suites: PYTHON=/path/to/python3-32bit)"
-    exit 0
+    exit 77
 fi
 
 # An ASan-instrumented library cannot be dlopen()ed by an uninstrumented python3 (the ASan
@@ -31,7 +31,7 @@ case "$deps" in
     if [ "${LIBDATA_PY_ASAN:-0}" != 1 ]; then
         echo "skipped: python cannot load an ASan-instrumented library ($LIBDATA_LIBRARY)"
         echo "         (LIBDATA_PY_ASAN=1 runs the suites with the ASan runtime preloaded)"
-        exit 0
+        exit 77
     fi
     LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
     case "$deps" in *libubsan*) LD_PRELOAD="$LD_PRELOAD $(gcc -print-file-name=libubsan.so)";;
@@ -42,7 +42,7 @@ case "$deps" in
     echo "note: running under ASan with LD_PRELOAD=$LD_PRELOAD" ;;
 *libtsan*)
     echo "skipped: python cannot load a TSan-instrumented library ($LIBDATA_LIBRARY)"
-    exit 0 ;;
+    exit 77 ;;
 esac
 
 export LIBDATA_LIBRARY LD_TEST_DATA

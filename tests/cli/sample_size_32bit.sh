@@ -14,10 +14,7 @@ with h5py.File(sys.argv[1], "w") as f:
     f["label"] = np.zeros(2, np.int32)
 PY
 # ASan reserves terabytes of shadow memory at start: it cannot run under ulimit -v at all
-asan=0
-if ldd "$DATACONV" 2>/dev/null | grep -c libasan >/dev/null ||
-    ldd "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null | grep -c libasan >/dev/null; then asan=1; fi
-if [ "$asan" = 0 ]; then
+if ! asan_build; then
     check "$bits-bit: float32 output of a 1 GiB uint8 sample under ulimit -v 2 GiB: an error, no crash"
     run bash -c 'ulimit -v 2097152 && exec "$@"' _ "$DATACONV" bench "$TMP/huge.h5" --batch 1 --dtype f32 --epochs 1
     [ "$rc" -lt 128 ] || { show; fail "crash (exit $rc)"; }

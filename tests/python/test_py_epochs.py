@@ -11,7 +11,6 @@ Run: LIBDATA_LIBRARY=build/libdata.so LD_TEST_DATA=build/testdata PYTHONPATH=bin
 """
 import os
 
-import h5py
 import numpy as np
 import pytest
 
@@ -25,17 +24,9 @@ pytestmark = pytest.mark.skipif(not os.path.isdir(TREE),
 
 
 @pytest.fixture(scope="module")
-def h5(tmp_path_factory):
+def h5(tree_list_h5):
     """24 samples (the tree's images listed over and over), raw 8x8, and h5py's copy."""
-    d = tmp_path_factory.mktemp("epochs")
-    lines = [ln for ln in open(os.path.join(TESTDATA, "list.txt")).read().splitlines() if ln]
-    (d / "list24.txt").write_text("\n".join((lines * 5)[:24]) + "\n")
-    out = d / "e.h5"
-    libdata.convert(TREE, out, list_file=d / "list24.txt", resize=8, threads=2)
-    with h5py.File(out, "r") as f:
-        ref = f["data"][:], f["label"][:]
-    assert len(ref[1]) == 24
-    return str(out), ref
+    return tree_list_h5(24, 8)
 
 
 def epoch_order(r):

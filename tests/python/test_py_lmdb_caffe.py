@@ -57,8 +57,9 @@ def make(tmp_path, name, kind, images):
     return db
 
 
-def records(db):
-    """(label, CHW uint8 array as Caffe decodes it) per record, in key order, by python-lmdb."""
+def records(db, imdecode=cv2.IMREAD_ANYCOLOR):
+    """(label, CHW uint8 array) per record, in key order, by python-lmdb; encoded records decoded
+    by OpenCV with the flag imdecode (by default as Caffe decodes them)."""
     out = []
     env = lmdb.open(db, readonly=True, lock=False)
     with env.begin() as txn:
@@ -67,7 +68,7 @@ def records(db):
             d.ParseFromString(v)
             if d.encoded:
                 assert not d.channels and not d.height and not d.width
-                img = cv2.imdecode(np.frombuffer(d.data, np.uint8), cv2.IMREAD_ANYCOLOR)
+                img = cv2.imdecode(np.frombuffer(d.data, np.uint8), imdecode)
                 chw = img[None] if img.ndim == 2 else img.transpose(2, 0, 1)
             else:
                 chw = np.frombuffer(d.data, np.uint8).reshape(d.channels, d.height, d.width)
@@ -165,21 +166,9 @@ def test_gray_first_record_never_turns_colour_images_gray(tmp_path):
     msg = str(ex.value)
     assert "sample 1 is a colour image" in msg and "channels to 3" in msg, msg
 
-    def decoded(flag):
-        out = []
-        env = lmdb.open(db, readonly=True, lock=False)
-        with env.begin() as txn:
-            for _, v in txn.cursor():
-                d = Datum()
-                d.ParseFromString(v)
-                img = cv2.imdecode(np.frombuffer(d.data, np.uint8), flag)
-                out.append((d.label, img[None] if img.ndim == 2 else img.transpose(2, 0, 1)))
-        env.close()
-        return out
-
-    info = check_equal(db, decoded(cv2.IMREAD_COLOR), channels=3)
+    info = check_equal(db, records(db, cv2.IMREAD_COLOR), channels=3)
     assert info.channel_order == "BGR"
-    check_equal(db, decoded(cv2.IMREAD_GRAYSCALE), channels=1)
+    check_equal(db, records(db, cv2.IMREAD_GRAYSCALE), channels=1)
 
 
 @pytest.mark.parametrize("kind", ["cis-jpg", "cis-png", "cis-jpg,keys=plain"])

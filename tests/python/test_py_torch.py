@@ -7,7 +7,6 @@ Run: LIBDATA_LIBRARY=build/libdata.so LD_TEST_DATA=build/testdata PYTHONPATH=bin
 import os
 import sys
 
-import h5py
 import numpy as np
 import pytest
 
@@ -24,18 +23,9 @@ pytestmark = pytest.mark.skipif(not os.path.isdir(TREE),
 
 
 @pytest.fixture(scope="module")
-def h5(tmp_path_factory):
+def h5(tree_list_h5):
     """20 samples (the tree's images listed twice), raw 16x16, and h5py's copy."""
-    d = tmp_path_factory.mktemp("torch")
-    lines = [ln for ln in open(os.path.join(TESTDATA, "list.txt")).read().splitlines() if ln]
-    lines = (lines * 3)[:20]
-    (d / "list20.txt").write_text("\n".join(lines) + "\n")
-    out = d / "t.h5"
-    libdata.convert(TREE, out, list_file=d / "list20.txt", resize=16, threads=2)
-    with h5py.File(out, "r") as f:
-        ref = f["data"][:], f["label"][:]
-    assert len(ref[1]) == 20
-    return str(out), ref
+    return tree_list_h5(20, 16)
 
 
 def collect(loader):

@@ -1,21 +1,19 @@
 # Shared set-up of the CLI test scripts (sourced; not a test itself): environment checks, a
-# temporary folder removed on exit, and small assertion helpers.
+# temporary folder removed on exit, and small assertion helpers (lib/helpers.sh).
 # shellcheck shell=bash
 set -euo pipefail
 : "${DATACONV:?set DATACONV to the dataconv binary}"
 : "${LD_TEST_DATA:?set LD_TEST_DATA to the fixtures folder (tests/data/make_fixtures.py)}"
 PYTHON=${PYTHON:-/usr/bin/python3}
-SRC=${SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/dataconv-cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-check() { echo "check: $*"; }
-# run CMD...: runs it with stdout/stderr in $TMP/out, $TMP/err; exit code in $rc (no set -e trip)
-run() { set +e; "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; set -e; }
-show() { echo "--- stderr:" >&2; cat "$TMP/err" >&2; echo "---" >&2; }
-expect_rc() { [ "$rc" -eq "$1" ] || { show; fail "expected exit $1, got $rc"; }; }
-expect_err() { grep -q -- "$1" "$TMP/err" || { show; fail "stderr lacks '$1'"; }; }
-expect_out() { grep -q -- "$1" "$TMP/out" || { cat "$TMP/out" >&2; fail "stdout lacks '$1'"; }; }
+source "$(dirname "${BASH_SOURCE[0]}")/helpers.sh" # SRC, TMP, fail, check, run, expect_*
+# asan_build: true when dataconv or libdata links AddressSanitizer, which reserves terabytes of
+# shadow memory (it cannot start under `ulimit -v`) and which python cannot load. ldd's output
+# is captured, not piped into grep: under pipefail, a grep that exits first fails the pipe.
+asan_build() {
+    local deps
+    deps=$(ldd "$DATACONV" "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null || true)
+    [[ "$deps" == *libasan* ]]
+}
 # photo_folder DIR CLASSES COPIES: a class folder per letter of CLASSES (e.g. "abcd"), each
 # holding COPIES hard links (copies where links fail) of every fixture photo: a real-photo
 # input as large as a test needs, made in a moment without using disk space.
