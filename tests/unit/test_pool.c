@@ -184,6 +184,44 @@ Test(pool, a_failing_task_stops_the_pool_and_every_wait_reports_it)
     cr_assert_leq(atomic_load(&g.started), 4 * MAXP + WINDOW * MAXP);
 }
 
+/* Items 1 and 2 fail; item 2 fails first (item 1 sleeps before failing). */
+static int late_early_task(void *user, int thread, uint64_t item, int piece, int pieces, ld_err *e)
+{
+    (void)user, (void)thread, (void)pieces;
+    if (item == 1) {
+        usleep(50000);
+        return ld__err(e, LD_EIO, "item 1 piece %d: slow failure", piece);
+    }
+    if (item == 2) return ld__err(e, LD_EFORMAT, "item 2 piece %d: quick failure", piece);
+    return LD_OK;
+}
+
+static int two_pieces(void *user, uint64_t item)
+{
+    (void)user, (void)item;
+    return 2;
+}
+
+/* The failure reported is the earliest in item order, whatever the timing: items before it
+ * are delivered, and its wait gives its own code and message (not the one that came first). */
+Test(pool, the_earliest_failure_in_item_order_is_reported_after_the_items_before_it)
+{
+    for (int round = 0; round < 20; round++) {
+        ld_err e = {0};
+        ld_pool *p = NULL;
+        const ld_pool_opts o = {
+            .threads = 3, .window = 3, .task = late_early_task, .pieces = two_pieces};
+        cr_assert_eq(ld__pool_create(&o, 10, &p, &e), LD_OK, "%s", e.msg);
+        cr_assert_eq(ld__pool_wait(p, 0, 0), LD_OK, "round %d: item 0 was not delivered", round);
+        ld__pool_release(p, 1);
+        cr_assert_eq(ld__pool_wait(p, 1, 0), LD_EIO, "round %d", round);
+        const ld_err *pe = ld__pool_error(p);
+        cr_assert_str_eq(pe->msg, "item 1 piece 0: slow failure", "round %d: %s", round, pe->msg);
+        cr_assert_eq(ld__pool_wait(p, 2, 0), LD_EIO, "a later wait gives the same failure");
+        ld__pool_free(p);
+    }
+}
+
 Test(pool, bad_settings_are_refused)
 {
     ld_err e = {0};

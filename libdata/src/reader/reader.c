@@ -857,11 +857,6 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     int rc = LD_OK;
     *b = NULL;
     if (!r->is_open) return ld__err(&r->err, LD_ESTATE, "reader: not open");
-    const ld_err *werr = ld__pool_error(r->pool);
-    if (werr) {
-        r->err = *werr;
-        return werr->code;
-    }
     if (r->take == r->nbatches) {
         /* End of the epoch: every batch is finished and the workers are idle. Build the next
          * order and let them start on it right away. */

@@ -35,8 +35,10 @@ struct ld_pool {
     int stop;
     int go;     /* set once every thread started: none takes a task before, so a create that
                    fails part-way has run nothing */
-    int failed; /* the first failing task's code, 0 while none failed */
-    ld_err err; /* its message */
+    int failed; /* the earliest failing task's code, 0 while none failed */
+    uint64_t fail_item;
+    int fail_piece; /* where that task was: a failure earlier in order replaces it */
+    ld_err err;     /* its message */
     pslot *slots;
     pthr *thr;
     int started;
@@ -44,7 +46,10 @@ struct ld_pool {
 
 static int can_issue(const ld_pool *p)
 {
-    return !p->failed && p->issue < p->n && p->issue < p->released + p->o.window;
+    /* after a failure, only the items up to the failing one run (to their last piece), so
+     * that an earlier failure still found later replaces it */
+    return (!p->failed || p->issue <= p->fail_item) && p->issue < p->n &&
+           p->issue < p->released + p->o.window;
 }
 
 static void *thread_main(void *arg)
@@ -74,11 +79,13 @@ static void *thread_main(void *arg)
         const int rc = p->o.task(p->o.user, t->index, item, piece, pieces, &t->err);
 
         pthread_mutex_lock(&p->mu);
-        if (rc < 0 && !p->failed) {
+        if (rc < 0 && (!p->failed || item < p->fail_item ||
+                       (item == p->fail_item && piece < p->fail_piece))) {
             p->failed = rc;
+            p->fail_item = item;
+            p->fail_piece = piece;
             p->err = t->err;
             p->err.code = rc;
-            pthread_cond_signal(&p->done_cv);
         }
         if (--s->pieces_left == 0 && item == p->waiting) pthread_cond_signal(&p->done_cv);
     }
@@ -174,11 +181,14 @@ int ld__pool_wait(ld_pool *p, uint64_t item, int timeout_ms)
     pthread_mutex_lock(&p->mu);
     p->waiting = item;
     for (;;) {
-        if (p->failed) {
+        if (p->failed && item > p->fail_item) { /* waits come in order: not reached */
             rc = p->failed;
             break;
         }
-        if (s->item == item && s->pieces_left == 0) break;
+        if (s->item == item && s->pieces_left == 0) {
+            if (p->failed && item == p->fail_item) rc = p->failed;
+            break;
+        }
         if (timed_out) {
             rc = LD_POOL_TIMEOUT;
             break;

@@ -12,10 +12,13 @@
  * The caller keeps its per-item state in a ring of `window` slots indexed by item % window:
  * a slot is only touched by the threads filling its item, then by the consumer.
  *
- * Errors: a task returning < 0 fails the pool: no further piece is started, and every wait
- * returns that code; ld__pool_error() gives the failing task's message (the first failure;
- * later ones are dropped). A task that wants to report a per-item outcome without stopping
- * (a skipped file) keeps it in its slot and returns LD_OK.
+ * Errors: a task returning < 0 fails the pool at its (item, piece). No item after it is
+ * started; the items before it (and the other pieces of its item) still run, so that the
+ * failure reported is the earliest in item order whatever the timing: a wait for an item
+ * before the failing one succeeds, and the wait for the failing item (or any later one)
+ * returns the code of the earliest failure, whose message ld__pool_error() gives. A task
+ * that wants to report a per-item outcome without stopping (a skipped file) keeps it in its
+ * slot and returns LD_OK.
  *
  * Thread rules: create, wait, release, restart and free are called by one consumer thread.
  * Nothing here is global: each pool owns its mutex, condition variables and threads.
@@ -48,7 +51,8 @@ typedef struct ld_pool ld_pool;
 int ld__pool_create(const ld_pool_opts *o, uint64_t n_items, ld_pool **out, ld_err *e);
 
 /* Wait until every piece of `item` is done. LD_OK; LD_POOL_TIMEOUT when timeout_ms > 0
- * passed first; the failing code once any task failed (see ld__pool_error). */
+ * passed first; the earliest failure's code when `item` is at or after it (see the Errors
+ * paragraph above and ld__pool_error). */
 #define LD_POOL_TIMEOUT 1
 int ld__pool_wait(ld_pool *p, uint64_t item, int timeout_ms);
 
