@@ -292,7 +292,9 @@ LD_API int ld_reader_open(ld_reader *r, const char *path);
  * @return LD_OK; LD_END when the epoch is over (no batch; the next call returns the first
  *         batch of the next epoch, whose permutation is new and reproducible); LD_EFORMAT /
  *         LD_EIO / LD_ENOMEM when a sample could not be read or decoded (the errmsg names
- *         the file and the sample index; the reader then stays in error: free it);
+ *         the file and the sample index; it comes at the batch that holds the sample,
+ *         after every batch before it, and names the earliest bad sample of that batch
+ *         whatever the number of threads; the reader then stays in error: free it);
  *         LD_ESTATE when not open.
  */
 LD_API int ld_reader_next(ld_reader *r, const ld_batch **b);
