@@ -244,7 +244,6 @@ typedef struct run {
     size_t window;
     slot *slots;
     worker *workers;
-    /* check_size: the first image's size, set by the caller thread in order */
 } run;
 
 /* Planar CHW from interleaved HWC; 3 channels are written in the dataset's order. */
@@ -566,185 +565,224 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
               P(c, LD_C_SPLIT_PATHS) == LD_SPLIT_PATHS_RELATIVE ? "relative" : "absolute");
 }
 
-int ld_convert_run(ld_convert *c, const char *input, const char *output)
+/* Everything one ld_convert_run holds, whichever step it stopped at: job_free releases it. */
+typedef struct job {
+    run r; /* what the workers read */
+    int format;
+    ld_source *src;
+    ld_writer *wr;
+    ld_pool *pool;
+    int nthreads; /* workers allocated (r.workers) */
+    const char **class_names;
+    out_files outs;
+    char *split_list;
+    double t0;
+} job;
+
+/* Step 1: the settings, and the contradictions a user can make with them. */
+static int resolve_settings(ld_convert *c, const char *output, job *j)
 {
     int rc = LD_OK;
-    ld_source *src = NULL;
-    ld_writer *wr = NULL;
-    worker *workers = NULL;
-    run r;
-    int nthreads = 0;
-    ld_pool *pool = NULL;
-    const char **class_names = NULL;
-    out_files outs = {0};
-    char *split_list = NULL;
-    ld_buf path = {0}; /* an input's full path, for the one message that names it */
-    const double t0 = ld__now();
-    double last_progress = 0;
-
-    memset(&r, 0, sizeof r);
-    memset(&c->stats, 0, sizeof c->stats);
-    ld__err_clear(&c->err);
-    LD_CHECK(&c->err, input && output && *input && *output, LD_EINVAL,
-             "convert: an input and an output path are required");
-
-    /* Settings, and the contradictions a user can make with them. */
+    run *r = &j->r;
     const int quality = (int)P(c, LD_C_QUALITY);
     const int encode_png = (int)P(c, LD_C_ENCODE_PNG);
     const int encoded = quality > 0 || encode_png || P(c, LD_C_ENCODED);
-    r.geom.mode = (int)P(c, LD_C_RESIZE_MODE);
-    r.geom.w = (int)P(c, LD_C_RESIZE_W);
-    r.geom.h = (int)P(c, LD_C_RESIZE_H);
-    r.geom.pad_value = (uint8_t)P(c, LD_C_PAD_VALUE);
-    r.channels = P(c, LD_C_GRAY) ? 1 : 3;
-    r.order_rgb = P(c, LD_C_CHANNEL_ORDER) == LD_CHANNELS_RGB;
-    r.encoded = encoded;
-    r.encode_png = encode_png;
-    r.quality = quality ? quality : DEFAULT_REENCODE_QUALITY;
-    r.max_pixels = (uint64_t)P(c, LD_C_MAX_PIXELS);
+    r->geom.mode = (int)P(c, LD_C_RESIZE_MODE);
+    r->geom.w = (int)P(c, LD_C_RESIZE_W);
+    r->geom.h = (int)P(c, LD_C_RESIZE_H);
+    r->geom.pad_value = (uint8_t)P(c, LD_C_PAD_VALUE);
+    r->channels = P(c, LD_C_GRAY) ? 1 : 3;
+    r->order_rgb = P(c, LD_C_CHANNEL_ORDER) == LD_CHANNELS_RGB;
+    r->encoded = encoded;
+    r->encode_png = encode_png;
+    r->quality = quality ? quality : DEFAULT_REENCODE_QUALITY;
+    r->max_pixels = (uint64_t)P(c, LD_C_MAX_PIXELS);
     /* convert_imageset --encoded without resize keeps the file's own bytes. Gray output
      * needs a re-encode (the stored image must be what the dataset says it is). */
-    r.keep_original =
-        encoded && !quality && !encode_png && !r.geom.w && !r.geom.h && r.channels == 3;
-    LD_CHECKP(&c->err, (r.geom.w == 0) == (r.geom.h == 0), LD_EINVAL,
-              r.geom.w ? LD_C_RESIZE_H : LD_C_RESIZE_W,
+    r->keep_original =
+        encoded && !quality && !encode_png && !r->geom.w && !r->geom.h && r->channels == 3;
+    LD_CHECKP(&c->err, (r->geom.w == 0) == (r->geom.h == 0), LD_EINVAL,
+              r->geom.w ? LD_C_RESIZE_H : LD_C_RESIZE_W,
               "resize: give both width and height (resize_w and resize_h)");
 
-    int format = (int)P(c, LD_C_FORMAT);
-    if (format == LD_FORMAT_AUTO) format = is_lmdb_output(output) ? LD_FORMAT_LMDB : LD_FORMAT_HDF5;
-    const int fixed_size = (r.geom.w && r.geom.mode != LD_RESIZE_MAX);
+    j->format = (int)P(c, LD_C_FORMAT);
+    if (j->format == LD_FORMAT_AUTO)
+        j->format = is_lmdb_output(output) ? LD_FORMAT_LMDB : LD_FORMAT_HDF5;
+    const int fixed_size = (r->geom.w && r->geom.mode != LD_RESIZE_MAX);
     LD_CHECKP(&c->err,
-              encoded || format != LD_FORMAT_HDF5 || !r.geom.w || r.geom.mode != LD_RESIZE_MAX,
+              encoded || j->format != LD_FORMAT_HDF5 || !r->geom.w || r->geom.mode != LD_RESIZE_MAX,
               LD_EINVAL, LD_C_RESIZE_MODE,
               "raw HDF5 storage needs one image size, but resize_mode max keeps each image's "
               "aspect: store JPEG with quality Q, or use resize_mode squash, crop or pad");
     /* Raw HDF5 is an N x C x H x W array: every image must come out the same size. */
-    r.check_size = (P(c, LD_C_CHECK_SIZE) || (!encoded && format == LD_FORMAT_HDF5)) && !fixed_size;
+    r->check_size =
+        (P(c, LD_C_CHECK_SIZE) || (!encoded && j->format == LD_FORMAT_HDF5)) && !fixed_size;
+fail:
+    return rc;
+}
+
+/* Step 2: the input listing and the writer, after making sure the output is not an input.
+ * The writer is created before any work so that an unwritable output fails at once. */
+static int open_source_and_writer(ld_convert *c, const char *input, const char *output, job *j)
+{
+    int rc = LD_OK;
+    run *r = &j->r;
 
     /* The output must not be (or lie inside) an input. */
-    LD_CHECK(&c->err, existing_outputs(output, format, P(c, LD_C_SPLIT_BYTES) > 0, &outs) == LD_OK,
+    LD_CHECK(&c->err,
+             existing_outputs(output, j->format, P(c, LD_C_SPLIT_BYTES) > 0, &j->outs) == LD_OK,
              LD_ENOMEM, "out of memory");
-    if (format == LD_FORMAT_HDF5 && P(c, LD_C_SPLIT_BYTES) > 0) {
+    if (j->format == LD_FORMAT_HDF5 && P(c, LD_C_SPLIT_BYTES) > 0) {
         char *stem = ld__h5_split_stem(output);
-        split_list = stem ? ld__asprintf("%s.txt", stem) : NULL;
+        j->split_list = stem ? ld__asprintf("%s.txt", stem) : NULL;
         free(stem);
-        LD_CHECK(&c->err, split_list, LD_ENOMEM, "out of memory");
+        LD_CHECK(&c->err, j->split_list, LD_ENOMEM, "out of memory");
     }
-    LD_TRY(check_output_vs_inputs(c, input, output, &outs, split_list));
-    r.outs = outs.f;
-    r.n_outs = outs.n;
+    LD_TRY(check_output_vs_inputs(c, input, output, &j->outs, j->split_list));
+    r->outs = j->outs.f;
+    r->n_outs = j->outs.n;
 
     /* Inputs. */
-    listing lst = {c, t0, t0};
+    listing lst = {c, j->t0, j->t0};
     const unsigned src_flags =
         (P(c, LD_C_STRICT) ? LD_SRC_STRICT : 0u) | (P(c, LD_C_FLAT) ? LD_SRC_FLAT : 0u);
-    rc = c->list_file ? ld__source_open_list(c->list_file, input, source_tick, &lst, &src, &c->err)
-                      : ld__source_open_dir_flags(input, src_flags, source_warn, source_tick, &lst,
-                                                  &src, &c->err);
+    rc = c->list_file
+             ? ld__source_open_list(c->list_file, input, source_tick, &lst, &j->src, &c->err)
+             : ld__source_open_dir_flags(input, src_flags, source_warn, source_tick, &lst, &j->src,
+                                         &c->err);
     LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
              output);
     LD_TRY(rc);
-    r.src = src;
-    r.n = ld__source_count(src);
-    LD_CHECKP(&c->err, r.n > 0, LD_EFORMAT, c->list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
+    r->src = j->src;
+    r->n = ld__source_count(j->src);
+    LD_CHECKP(&c->err, r->n > 0, LD_EFORMAT, c->list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
               c->list_file      ? "%s: the list file names no images"
               : P(c, LD_C_FLAT) ? "%s: no .jpg, .jpeg or .png files found"
                                 : "%s: no images found (expected one sub-folder per class holding "
                                   ".jpg, .jpeg or .png files; flat for a folder without class "
                                   "folders)",
               c->list_file ? c->list_file : input);
-    if (P(c, LD_C_SHUFFLE)) ld__source_shuffle(src, (uint64_t)P(c, LD_C_SEED));
-    c->stats.total = r.n;
+    if (P(c, LD_C_SHUFFLE)) ld__source_shuffle(j->src, (uint64_t)P(c, LD_C_SEED));
+    c->stats.total = r->n;
 
-    /* The writer: created before any work so that an unwritable output fails at once. */
-    const size_t ncls = ld__source_class_count(src);
-    class_names = calloc(ncls ? ncls : 1, sizeof *class_names);
-    LD_CHECK(&c->err, class_names, LD_ENOMEM, "out of memory");
+    /* The writer. */
+    const size_t ncls = ld__source_class_count(j->src);
+    j->class_names = calloc(ncls ? ncls : 1, sizeof *j->class_names);
+    LD_CHECK(&c->err, j->class_names, LD_ENOMEM, "out of memory");
     for (size_t i = 0; i < ncls; i++)
-        class_names[i] = ld__source_class_name(src, i);
+        j->class_names[i] = ld__source_class_name(j->src, i);
     size_t max_rel = 1;
-    for (size_t i = 0; i < r.n; i++) {
-        size_t len = strlen(ld__source_rel(src, i));
+    for (size_t i = 0; i < r->n; i++) {
+        size_t len = strlen(ld__source_rel(j->src, i));
         max_rel = len > max_rel ? len : max_rel;
     }
     ld_writer_opts wo = {
         .max_rel_len = max_rel,
         .path = output,
-        .encoded = encoded,
-        .encoding = r.keep_original ? "original"
-                    : encode_png    ? "png"
-                                    : "jpeg",
-        .channels = r.channels,
-        .channel_order = P(c, LD_C_CHANNEL_ORDER) == LD_CHANNELS_RGB,
+        .encoded = r->encoded,
+        .encoding = r->keep_original ? "original"
+                    : r->encode_png  ? "png"
+                                     : "jpeg",
+        .channels = r->channels,
+        .channel_order = r->order_rgb,
         .n_classes = ncls,
-        .class_names = class_names,
-        .quality = encoded && !r.keep_original && !encode_png ? r.quality : 0,
-        .resize_mode = r.geom.mode - LD_RESIZE_SQUASH,
-        .resize_w = r.geom.w,
-        .resize_h = r.geom.h,
+        .class_names = j->class_names,
+        .quality = r->encoded && !r->keep_original && !r->encode_png ? r->quality : 0,
+        .resize_mode = r->geom.mode - LD_RESIZE_SQUASH,
+        .resize_w = r->geom.w,
+        .resize_h = r->geom.h,
         .source = c->list_file ? c->list_file : input,
         .note = c->note,
-        .expected_n = r.n,
+        .expected_n = r->n,
         .split_bytes = (uint64_t)P(c, LD_C_SPLIT_BYTES),
         .split_relative = P(c, LD_C_SPLIT_PATHS) == LD_SPLIT_PATHS_RELATIVE,
         .deflate = (int)P(c, LD_C_DEFLATE),
         .on_stale = stale_removed,
         .on_stale_user = c,
     };
-    if (format == LD_FORMAT_LMDB)
-        LD_TRY(ld__lmdb_writer_create(&wo, &wr, &c->err));
+    if (j->format == LD_FORMAT_LMDB)
+        LD_TRY(ld__lmdb_writer_create(&wo, &j->wr, &c->err));
     else
-        LD_TRY(ld__h5_writer_create(&wo, &wr, &c->err));
-    log_decisions(c, &r, format, ncls);
+        LD_TRY(ld__h5_writer_create(&wo, &j->wr, &c->err));
+    log_decisions(c, r, j->format, ncls);
+fail:
+    return rc;
+}
 
-    /* Workers and the window of slots between them and this thread. */
-    nthreads = (int)P(c, LD_C_THREADS);
+/* Step 3: the workers and the window of slots between them and the caller thread. */
+static int start_pool(ld_convert *c, job *j)
+{
+    int rc = LD_OK;
+    run *r = &j->r;
+    int nthreads = (int)P(c, LD_C_THREADS);
     if (nthreads <= 0) nthreads = ld__cpu_count();
-    if ((size_t)nthreads > r.n) nthreads = (int)r.n;
-    r.window = (size_t)nthreads * 2 + 2;
+    if ((size_t)nthreads > r->n) nthreads = (int)r->n;
+    r->window = (size_t)nthreads * 2 + 2;
     logf_(c, LD_LOG_INFO,
           "threads: %d decoding worker%s, at most %zu images in flight; one writer thread "
           "(output identical for any thread count)",
-          nthreads, nthreads == 1 ? "" : "s", r.window);
-    r.slots = calloc(r.window, sizeof *r.slots);
-    workers = calloc((size_t)nthreads, sizeof *workers);
-    LD_CHECK(&c->err, r.slots && workers, LD_ENOMEM, "out of memory");
-    r.workers = workers;
+          nthreads, nthreads == 1 ? "" : "s", r->window);
+    r->slots = calloc(r->window, sizeof *r->slots);
+    r->workers = calloc((size_t)nthreads, sizeof *r->workers);
+    LD_CHECK(&c->err, r->slots && r->workers, LD_ENOMEM, "out of memory");
+    j->nthreads = nthreads;
     for (int i = 0; i < nthreads; i++) {
-        worker *wk = &workers[i];
-        wk->run = &r;
+        worker *wk = &r->workers[i];
+        wk->run = r;
         wk->codec = ld__codec_create();
         wk->resizer = ld__resizer_create();
         LD_CHECK(&c->err, wk->codec && wk->resizer, LD_ENOMEM, "out of memory");
     }
     const ld_pool_opts po = {
-        .threads = nthreads, .window = r.window, .task = convert_task, .user = &r};
-    LD_TRY(ld__pool_create(&po, r.n, &pool, &c->err));
+        .threads = nthreads, .window = r->window, .task = convert_task, .user = r};
+    LD_TRY(ld__pool_create(&po, r->n, &j->pool, &c->err));
+fail:
+    return rc;
+}
 
-    /* The caller thread: take results in input order, write them, report. */
+/* A failed slot that stops the run: out of memory, an input that is an output, or any bad
+ * file under strict. */
+static int stop_at_slot(ld_convert *c, const slot *sl)
+{
+    const int stopped = !(sl->status == LD_ENOMEM || sl->fatal);
+    int rc = ld__err(&c->err, sl->status, "%s%s", sl->err.msg, stopped ? " (stopped: strict)" : "");
+    ld__err_param(&c->err, sl->err.param >= 0 ? sl->err.param : stopped ? LD_C_STRICT : -1);
+    ld__err_where(&c->err, sl->err.path[0] ? sl->err.path : NULL, sl->err.sample);
+    return rc;
+}
+
+/* Step 4, on the caller thread: take the results in input order, write them, report; then
+ * publish the output. */
+static int drain_in_order(ld_convert *c, const char *output, job *j)
+{
+    int rc = LD_OK;
+    run *r = &j->r;
+    ld_writer *wr = j->wr;
+    ld_buf path = {0}; /* an input's full path, for the one message that names it */
+    double last_progress = 0;
     int first_c = 0, first_h = 0, first_w = 0;
     const char *first_rel = NULL;
-    for (size_t idx = 0; idx < r.n; idx++) {
-        slot *sl = &r.slots[idx % r.window];
+    for (size_t idx = 0; idx < r->n; idx++) {
+        slot *sl = &r->slots[idx % r->window];
         /* Wake up now and then so the progress callback runs even on slow files. */
-        while ((rc = ld__pool_wait(pool, idx, c->progress ? 100 : 0)) == LD_POOL_TIMEOUT) {
-            c->stats.elapsed = ld__now() - t0;
+        while ((rc = ld__pool_wait(j->pool, idx, c->progress ? 100 : 0)) == LD_POOL_TIMEOUT) {
+            c->stats.elapsed = ld__now() - j->t0;
             LD_CHECK(&c->err, c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
                      "canceled: nothing was written to %s", output);
         }
         if (rc < 0) { /* not expected: a skip is the slot's status, not a pool failure */
-            c->err = *ld__pool_error(pool);
+            c->err = *ld__pool_error(j->pool);
             goto fail;
         }
 
-        const char *rel = ld__source_rel(src, idx);
+        const char *rel = ld__source_rel(j->src, idx);
         c->stats.bytes_in += sl->bytes_in;
-        if (sl->status == LD_OK && r.check_size) {
+        if (sl->status == LD_OK && r->check_size) {
             if (!first_rel) {
                 first_c = sl->c, first_h = sl->h, first_w = sl->w, first_rel = rel;
             } else if (sl->c != first_c || sl->h != first_h || sl->w != first_w) {
                 ld_item it;
-                LD_CHECK(&c->err, ld__source_get(src, idx, &path, &it) == LD_OK, LD_ENOMEM,
+                LD_CHECK(&c->err, ld__source_get(j->src, idx, &path, &it) == LD_OK, LD_ENOMEM,
                          "%s: out of memory", rel);
                 rc = ld__err(&c->err, LD_EINVAL,
                              "%s is %dx%d but %s was %dx%d: %s needs every image the same "
@@ -763,17 +801,13 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
                            .c = sl->c,
                            .h = sl->h,
                            .w = sl->w,
-                           .label = ld__source_label(src, idx),
+                           .label = ld__source_label(j->src, idx),
                            .rel = rel};
             LD_TRY(wr->vt->add(wr, &s, &c->err));
             c->stats.converted++;
             c->stats.bytes_out += sl->out.len;
         } else if (sl->status == LD_ENOMEM || sl->fatal || P(c, LD_C_STRICT)) {
-            const int stopped = !(sl->status == LD_ENOMEM || sl->fatal);
-            rc = ld__err(&c->err, sl->status, "%s%s", sl->err.msg,
-                         stopped ? " (stopped: strict)" : "");
-            ld__err_param(&c->err, sl->err.param >= 0 ? sl->err.param : stopped ? LD_C_STRICT : -1);
-            ld__err_where(&c->err, sl->err.path[0] ? sl->err.path : NULL, sl->err.sample);
+            rc = stop_at_slot(c, sl);
             goto fail;
         } else {
             c->stats.skipped++;
@@ -787,12 +821,12 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
         }
         c->stats.done++;
 
-        ld__pool_release(pool, idx + 1);
+        ld__pool_release(j->pool, idx + 1);
 
         double now = ld__now();
         if (c->progress && now - last_progress >= 0.1) {
             last_progress = now;
-            c->stats.elapsed = now - t0;
+            c->stats.elapsed = now - j->t0;
             LD_CHECK(&c->err, c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
                      "canceled: nothing was written to %s", output);
         }
@@ -808,27 +842,49 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
               output);
     /* The last progress report comes before publishing, so a cancel there still leaves
      * nothing under the output name. */
-    c->stats.elapsed = ld__now() - t0;
+    c->stats.elapsed = ld__now() - j->t0;
     LD_CHECK(&c->err, !c->progress || c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
              "canceled: nothing was written to %s", output);
     LD_TRY(wr->vt->finish(wr, &c->err));
     c->stats.files_out = (uint32_t)wr->files_out;
-
 fail:
-    ld__pool_free(pool); /* joins the workers before their state is freed */
-    for (int i = 0; workers && i < nthreads; i++)
-        worker_free(&workers[i]);
-    for (size_t i = 0; r.slots && i < r.window; i++)
-        ld__buf_free(&r.slots[i].out);
-    free(r.slots);
-    free(workers);
-    if (wr) wr->vt->free(wr); /* removes temporaries unless finish() published them */
-    free(class_names);
-    out_files_free(&outs);
-    free(split_list);
     ld__buf_free(&path);
-    ld__source_free(src);
-    c->stats.elapsed = ld__now() - t0;
+    return rc;
+}
+
+static void job_free(job *j)
+{
+    ld__pool_free(j->pool); /* joins the workers before their state is freed */
+    for (int i = 0; j->r.workers && i < j->nthreads; i++)
+        worker_free(&j->r.workers[i]);
+    for (size_t i = 0; j->r.slots && i < j->r.window; i++)
+        ld__buf_free(&j->r.slots[i].out);
+    free(j->r.slots);
+    free(j->r.workers);
+    if (j->wr) j->wr->vt->free(j->wr); /* removes temporaries unless finish() published them */
+    free(j->class_names);
+    out_files_free(&j->outs);
+    free(j->split_list);
+    ld__source_free(j->src);
+}
+
+int ld_convert_run(ld_convert *c, const char *input, const char *output)
+{
+    int rc = LD_OK;
+    job j;
+    memset(&j, 0, sizeof j);
+    j.t0 = ld__now();
+    memset(&c->stats, 0, sizeof c->stats);
+    ld__err_clear(&c->err);
+    LD_CHECK(&c->err, input && output && *input && *output, LD_EINVAL,
+             "convert: an input and an output path are required");
+    LD_TRY(resolve_settings(c, output, &j));
+    LD_TRY(open_source_and_writer(c, input, output, &j));
+    LD_TRY(start_pool(c, &j));
+    LD_TRY(drain_in_order(c, output, &j));
+fail:
+    job_free(&j);
+    c->stats.elapsed = ld__now() - j.t0;
     if (rc < 0) logf_(c, LD_LOG_ERROR, "%s", c->err.msg);
     return rc;
 }
