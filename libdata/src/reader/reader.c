@@ -627,7 +627,8 @@ fail:
     return rc;
 }
 
-static int open_impl(ld_reader *r, const char *path)
+/* open, step 1: the store, and the parameters that must agree with it. */
+static int open_store(ld_reader *r, const char *path)
 {
     int rc = LD_OK;
     ld_err *e = &r->err;
@@ -659,8 +660,19 @@ static int open_impl(ld_reader *r, const char *path)
              "%s: channels = %d applies to encoded images only; this dataset stores %d-channel "
              "pixels",
              path, want_c, in->c);
+fail:
+    return rc;
+}
 
-    /* Output geometry and transform. */
+/* open, step 2, the output plan: geometry, channel order, mean and scale of one output
+ * sample (r->xf, r->out_bytes), then the epoch's batches (r->order, r->nbatches, r->cap). */
+static int plan_output(ld_reader *r, const char *path)
+{
+    int rc = LD_OK;
+    ld_err *e = &r->err;
+    const int64_t *p = r->p;
+    const ld_store_info *in = &r->store->info;
+    const int want_c = (int)p[LD_R_CHANNELS];
     ld_xform *x = &r->xf;
     memset(x, 0, sizeof(*x));
     x->out_f32 = p[LD_R_DTYPE] == LD_DTYPE_F32;
@@ -758,8 +770,19 @@ static int open_impl(ld_reader *r, const char *path)
              "%llu (drop_last)",
              path, (unsigned long long)r->share, (unsigned long long)r->bsize);
     r->cap = r->bsize < r->share ? r->bsize : r->share;
+fail:
+    return rc;
+}
 
-    /* Memory plan: fixed costs, then as many batch slots as the budget allows. */
+/* open, step 3, the memory plan: fixed costs, then as many batch slots as the budget allows
+ * (r->nslots, r->memory, r->pieces: the threads to start). */
+static int plan_memory(ld_reader *r, const char *path)
+{
+    int rc = LD_OK;
+    ld_err *e = &r->err;
+    const int64_t *p = r->p;
+    const ld_store_info *in = &r->store->info;
+    const ld_xform *x = &r->xf;
     int threads = p[LD_R_THREADS] ? (int)p[LD_R_THREADS] : ld__cpu_count();
     /* Decode buffer per thread: the largest image when the store knows it, else a guess of
      * twice the crop (then the budget may be exceeded by larger images: documented). */
@@ -803,10 +826,20 @@ static int open_impl(ld_reader *r, const char *path)
     }
     r->nslots = prefetch + 1;
     r->memory = fixed + (uint64_t)r->nslots * per_batch;
+    r->pieces = threads;
+fail:
+    return rc;
+}
 
+/* open, step 4: the ring of batch slots, one worker state per thread, and the pool. */
+static int start_workers(ld_reader *r, const char *path)
+{
+    int rc = LD_OK;
+    ld_err *e = &r->err;
+    const ld_store_info *in = &r->store->info;
+    const int threads = r->pieces;
     LD_TRY(alloc_ring(r, e));
     r->take = 0;
-    r->pieces = threads;
     r->workers = calloc((size_t)threads, sizeof(worker));
     LD_CHECK(e, r->workers, LD_ENOMEM, "out of memory");
     r->nthreads = threads;
@@ -834,7 +867,20 @@ static int open_impl(ld_reader *r, const char *path)
           "reader: %s: %llu samples (%s), %llu per rank per epoch in %llu "
           "batches, %d threads, prefetch %d, %llu bytes",
           path, (unsigned long long)in->n, in->how ? in->how : "?", (unsigned long long)r->share,
-          (unsigned long long)r->nbatches, threads, prefetch, (unsigned long long)r->memory);
+          (unsigned long long)r->nbatches, threads, r->nslots - 1, (unsigned long long)r->memory);
+fail:
+    return rc;
+}
+
+/* Open: store -> output plan -> memory plan -> workers. On failure the caller closes what
+ * was opened (close_reader). */
+static int open_impl(ld_reader *r, const char *path)
+{
+    int rc = LD_OK;
+    LD_TRY(open_store(r, path));
+    LD_TRY(plan_output(r, path));
+    LD_TRY(plan_memory(r, path));
+    LD_TRY(start_workers(r, path));
 fail:
     return rc;
 }
