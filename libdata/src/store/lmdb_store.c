@@ -544,32 +544,15 @@ fail:
     return rc;
 }
 
-/* Fill info from the first record, the sidecar and the key scheme. */
-static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
+/* probe, the first record: where LMDB mapped the file, then its Datum, which gives the storage
+ * and (raw) the shape. `d` points into the map or `fl`; `name` (name_size bytes) is set to
+ * the record's name for messages; `first_zero`: its key is number 0. */
+static int probe_first(lmdb_store *s, MDB_cursor *cur, ld_datum *d, ld_buf *fl, char *name,
+                       size_t name_size, int *first_zero, ld_err *e)
 {
     int rc = LD_OK, m;
-    MDB_txn *txn = NULL;
-    MDB_cursor *cur = NULL;
-    MDB_stat stat;
     MDB_val k, v;
-    ld_buf fl = {0}, side = {0};
-    ld_datum d;
     ld_store_info *in = &s->base.info;
-    char name[320];
-    (void)o;
-
-    if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0) {
-        txn = NULL;
-        LD_TRY(ld__mdb_err(e, m, s->path, "cannot begin a read transaction"));
-    }
-    if ((m = mdb_dbi_open(txn, NULL, 0, &s->dbi)) || (m = mdb_stat(txn, s->dbi, &stat)) ||
-        (m = mdb_cursor_open(txn, s->dbi, &cur)))
-        LD_TRY(ld__mdb_err(e, m, s->path, "cannot open the database"));
-    in->n = stat.ms_entries;
-    in->block = 1;
-    in->how = "lmdb (empty)";
-    if (in->n == 0) /* a valid, empty database: describe says so, the reader refuses it */
-        goto fail;
     if ((m = mdb_cursor_get(cur, &k, &v, MDB_FIRST)))
         LD_TRY(ld__mdb_err(e, m, s->path, "cannot read the first record"));
     {
@@ -587,64 +570,104 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     }
     LD_CHECK(e, value_in_file(s, &k), LD_EFORMAT, "%s: the first key lies past the end of data.mdb",
              s->path);
-    int first_zero = key_number(&k) == 0;
-    snprintf(name, sizeof name, "%s: key '%.*s'", s->path, k.mv_size > 200 ? 200 : (int)k.mv_size,
+    *first_zero = key_number(&k) == 0;
+    snprintf(name, name_size, "%s: key '%.*s'", s->path, k.mv_size > 200 ? 200 : (int)k.mv_size,
              (const char *)k.mv_data);
     LD_CHECK(e, value_in_file(s, &v), LD_EFORMAT, "%s: record reaches past the end of data.mdb",
              name);
-    LD_TRY(ld__datum_decode(v.mv_data, v.mv_size, &d, &fl, name, e));
-    LD_TRY(ld__datum_validate(&d, name, e));
-    in->encoded = d.encoded;
+    LD_TRY(ld__datum_decode(v.mv_data, v.mv_size, d, fl, name, e));
+    LD_TRY(ld__datum_validate(d, name, e));
+    in->encoded = d->encoded;
     in->label_float = 0;
-    if (!d.encoded) {
-        in->c = d.channels;
-        in->h = d.height;
-        in->w = d.width;
-        in->dtype = d.data_len ? LD_SDT_U8 : LD_SDT_F32;
-        in->sample_bytes = (size_t)d.channels * (size_t)d.height * (size_t)d.width *
+    if (!d->encoded) {
+        in->c = d->channels;
+        in->h = d->height;
+        in->w = d->width;
+        in->dtype = d->data_len ? LD_SDT_U8 : LD_SDT_F32;
+        in->sample_bytes = (size_t)d->channels * (size_t)d->height * (size_t)d->width *
                            (in->dtype == LD_SDT_F32 ? sizeof(float) : 1);
-        in->order = d.channels == 3   ? LD_SORDER_BGR
-                    : d.channels == 1 ? LD_SORDER_GRAY
-                                      : LD_SORDER_UNKNOWN;
+        in->order = d->channels == 3   ? LD_SORDER_BGR
+                    : d->channels == 1 ? LD_SORDER_GRAY
+                                       : LD_SORDER_UNKNOWN;
         s->floats = in->dtype == LD_SDT_F32;
     } else {
         in->dtype = LD_SDT_U8;
         in->order = LD_SORDER_RGB;
         in->made_order = LD_SORDER_BGR; /* Caffe's DecodeDatumNative gives BGR */
     }
+fail:
+    return rc;
+}
+
+/* probe, the libdata.json sidecar when there is one (ours): the channel order, and for
+ * encoded records the channels and the common size decoding gives. */
+static int probe_sidecar(lmdb_store *s, int encoded, ld_err *e)
+{
+    ld_buf side = {0};
+    ld_store_info *in = &s->base.info;
+    int rc = ld__lmdb_sidecar_read(s->path, &side, e);
+    if (rc == LD_END) return LD_OK;
+    if (rc != LD_OK) goto fail;
+    const char *t = (const char *)side.p, *val;
+    if ((val = ld__lmdb_sidecar_value(t, "channel_order"))) {
+        int o = !strncmp(val, "\"RGB\"", 5)    ? LD_SORDER_RGB
+                : !strncmp(val, "\"GRAY\"", 6) ? LD_SORDER_GRAY
+                                               : LD_SORDER_BGR;
+        if (encoded)
+            in->made_order = o;
+        else
+            in->order = o;
+    }
+    const char *vc = ld__lmdb_sidecar_value(t, "channels");
+    const char *vh = ld__lmdb_sidecar_value(t, "height");
+    const char *vw = ld__lmdb_sidecar_value(t, "width");
+    if (encoded && vc && atoi(vc) > 0) /* the channels decoding should give */
+        in->c = atoi(vc);
+    if (encoded && vc && vh && vw && atoi(vh) > 0 && atoi(vw) > 0) {
+        in->h = atoi(vh);
+        in->w = atoi(vw);
+        in->max_pixels = (uint64_t)in->h * (uint64_t)in->w;
+    }
+fail:
+    ld__buf_free(&side);
+    return rc;
+}
+
+/* Fill info: the record count, the first record, the key scheme (from the last key), the
+ * sidecar, and what the reader needs per thread. */
+static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
+{
+    int rc = LD_OK, m;
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    MDB_stat stat;
+    MDB_val k, v;
+    ld_buf fl = {0};
+    ld_datum d;
+    ld_store_info *in = &s->base.info;
+    char name[320];
+    int first_zero = 0;
+    (void)o;
+
+    if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0) {
+        txn = NULL;
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot begin a read transaction"));
+    }
+    if ((m = mdb_dbi_open(txn, NULL, 0, &s->dbi)) || (m = mdb_stat(txn, s->dbi, &stat)) ||
+        (m = mdb_cursor_open(txn, s->dbi, &cur)))
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot open the database"));
+    in->n = stat.ms_entries;
+    in->block = 1;
+    in->how = "lmdb (empty)";
+    if (in->n == 0) /* a valid, empty database: describe says so, the reader refuses it */
+        goto fail;
+    LD_TRY(probe_first(s, cur, &d, &fl, name, sizeof name, &first_zero, e));
     if ((m = mdb_cursor_get(cur, &k, &v, MDB_LAST)))
         LD_TRY(ld__mdb_err(e, m, s->path, "cannot read the last record"));
     LD_CHECK(e, value_in_file(s, &k), LD_EFORMAT, "%s: the last key lies past the end of data.mdb",
              s->path);
     s->keyed = first_zero && in->n <= 100000000u && key_number(&k) == (int64_t)(in->n - 1);
-
-    rc = ld__lmdb_sidecar_read(s->path, &side, e);
-    if (rc == LD_OK) {
-        const char *t = (const char *)side.p, *val;
-        if ((val = ld__lmdb_sidecar_value(t, "channel_order"))) {
-            int o = !strncmp(val, "\"RGB\"", 5)    ? LD_SORDER_RGB
-                    : !strncmp(val, "\"GRAY\"", 6) ? LD_SORDER_GRAY
-                                                   : LD_SORDER_BGR;
-            if (d.encoded)
-                in->made_order = o;
-            else
-                in->order = o;
-        }
-        const char *vc = ld__lmdb_sidecar_value(t, "channels");
-        const char *vh = ld__lmdb_sidecar_value(t, "height");
-        const char *vw = ld__lmdb_sidecar_value(t, "width");
-        if (d.encoded && vc && atoi(vc) > 0) /* the channels decoding should give */
-            in->c = atoi(vc);
-        if (d.encoded && vc && vh && vw && atoi(vh) > 0 && atoi(vw) > 0) {
-            in->h = atoi(vh);
-            in->w = atoi(vw);
-            in->max_pixels = (uint64_t)in->h * (uint64_t)in->w;
-        }
-    } else if (rc == LD_END) {
-        rc = LD_OK;
-    } else {
-        goto fail;
-    }
+    LD_TRY(probe_sidecar(s, d.encoded, e));
     if (d.encoded && (in->c <= 0 || in->h <= 0 || in->w <= 0)) LD_TRY(first_shape(&d, name, in, e));
     in->ctx_bytes = sizeof(ld_store_ctx) + (s->floats ? in->sample_bytes : 0) +
                     (s->keyed ? 0 : (size_t)LD_LMDB_CHECKPOINTS * 64);
@@ -660,7 +683,6 @@ fail:
             mdb_txn_abort(txn);
     }
     ld__buf_free(&fl);
-    ld__buf_free(&side);
     return rc;
 }
 
