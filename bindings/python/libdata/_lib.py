@@ -327,6 +327,37 @@ declare("ld_has_feature", _int, [_int])
 declare("ld_free", None, [_vp])
 declare("ld_describe", _int, [_cp, ctypes.POINTER(_vp), ctypes.POINTER(_vp)])
 
+
+class DatasetInfo(ctypes.Structure):
+    """struct ld_dataset_info (reader.h). Only read through the pointer ld_dataset_stat()
+    hands out, so fields the library appends later do not matter."""
+    _fields_ = [
+        ("path", _cp),
+        ("format", _int),
+        ("by_libdata", _int),
+        ("files", ctypes.c_uint32),
+        ("samples", ctypes.c_uint64),
+        ("encoded", _int),
+        ("encoding", _cp),
+        ("quality", _int),
+        ("dtype", _int),
+        ("label_dtype", _int),
+        ("channels", _int),
+        ("height", _int),
+        ("width", _int),
+        ("shape_of_first", _int),
+        ("channel_order", _int),
+        ("resize_mode", _int),
+        ("resize_w", _int),
+        ("resize_h", _int),
+        ("num_classes", ctypes.c_size_t),
+        ("class_names", ctypes.POINTER(_cp)),
+    ]
+
+
+declare("ld_dataset_stat", _int,
+        [_cp, ctypes.POINTER(ctypes.POINTER(DatasetInfo)), ctypes.POINTER(_vp)])
+
 # convert.h. Handles are c_void_p: opaque, never dereferenced here.
 declare("ld_convert_errmsg", _cp, [_vp])
 declare("ld_convert_error", ctypes.POINTER(ErrorDetail), [_vp])

@@ -21,9 +21,7 @@ The parent's reader keeps working.
 """
 import ctypes
 import functools
-import json
 import os
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -31,6 +29,7 @@ import numpy as np
 
 from . import _lib
 from ._lib import LibdataError, api
+from .dataset import stat
 
 PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 Batch = Tuple[np.ndarray, np.ndarray]  # (data, labels)
@@ -77,8 +76,8 @@ class DatasetInfo:
     prefetch: int
     threads: int
     memory: int                  # bytes the reader allocated
-    classes: Optional[List[str]]  # class names when the dataset records them
-    description: str             # ld_describe()'s text ("" if unavailable)
+    classes: Optional[List[str]]  # class names the dataset records (libdata.stat())
+    description: str             # ld_describe()'s text, for people ("" if unavailable)
 
     @property
     def shape(self) -> Tuple[int, int, int]:
@@ -102,63 +101,6 @@ def _dtype(value, what):
     if dt.name not in choices:
         raise ValueError(f"{what} must be one of {', '.join(choices)}, not {dt.name}")
     return dt.name
-
-
-def _unescape_name(name):
-    """Undo ld_describe()'s escaping of a name (backslash, n, t, r, or xNN after a backslash, for
-    control characters and bytes that are not UTF-8): the original bytes, decoded as
-    os.fsdecode decodes file names (surrogateescape), as the LMDB sidecar's JSON gives them."""
-    raw = name.encode("utf-8", "surrogateescape")
-    simple = {b"\\": b"\\", b"n": b"\n", b"t": b"\t", b"r": b"\r"}
-    raw = re.sub(rb"\\(x[0-9a-fA-F]{2}|[\\ntr])",
-                 lambda m: simple.get(m.group(1)) or bytes([int(m.group(1)[1:], 16)]), raw)
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def _classes_from_description(text):
-    """Class names from ld_describe()'s text, or None when it does not list them all.
-
-    LMDB: `class_names: ["a", "b"]` (JSON, from the sidecar). HDF5: `classes: N: a, b, c`,
-    which lists at most 20 names (then ", ..."): a list that is cut or does not split into N
-    names is not trusted."""
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        key, value = key.strip().lower(), value.strip()
-        if key == "class_names":
-            try:
-                names = json.loads(value)
-            except ValueError:
-                return None
-            if isinstance(names, list) and all(isinstance(n, str) for n in names):
-                return names or None
-            return None
-        if key == "classes":
-            count, _, rest = value.partition(":")
-            if not count.strip().isdigit():
-                return None
-            n = int(count)
-            names = [_unescape_name(x.strip()) for x in rest.split(",")] if rest.strip() else []
-            if n == 0 or len(names) != n or "..." in names:
-                return None
-            return names
-    return None
-
-
-def _classes_from_hdf5(path):
-    """The `class_names` attribute through h5py, when h5py is installed (else None)."""
-    try:
-        import h5py
-    except ImportError:
-        return None
-    try:
-        with h5py.File(path, "r") as f:
-            names = f.attrs.get("class_names")
-            if names is None:
-                return None
-            return [n.decode("utf-8", "surrogateescape") if isinstance(n, bytes) else str(n)
-                    for n in names] or None
-    except (OSError, ValueError, TypeError):
-        return None
 
 
 class Reader(_lib.Handle):
@@ -410,14 +352,15 @@ class Reader(_lib.Handle):
                 encoded=bool(i("encoded")),
                 dtype=np_types[g("dtype")], label_dtype=np_types[g("label_dtype")],
                 prefetch=i("prefetch"), threads=i("threads"), memory=i("memory"),
-                classes=self._classes(description), description=description)
+                classes=self._classes(), description=description)
         return self._info
 
-    def _classes(self, description):
-        names = _classes_from_description(description)
-        if names is None and os.path.isfile(self.path) and not self.path.endswith(".txt"):
-            names = _classes_from_hdf5(self.path)  # describe lists at most 20 names
-        return names
+    def _classes(self) -> Optional[List[str]]:
+        """The class names the dataset records (ld_dataset_stat), or None."""
+        try:
+            return stat(self.path).classes
+        except LibdataError:
+            return None
 
     def __len__(self) -> int:
         """Batches per epoch for this rank."""

@@ -15,14 +15,15 @@
  *    speak of parameters by their table names (max_pixels, resize_w); the same failure in
  *    machine-readable form (code, parameter id, file, sample) is the handle's *_error()
  *    (ld_error_detail below), for a program that wants to decide or to translate.
- *  - Calls without a handle (ld_describe, ld_compute_mean) end with `char **errmsg`: on
- *    failure it receives the detailed message (release with ld_free(); NULL if even that
- *    could not be allocated), on success NULL; pass NULL when not wanted. Their other outputs
- *    are set only on success.
+ *  - Calls without a handle (ld_describe, ld_dataset_stat, ld_compute_mean) end with
+ *    `char **errmsg`: on failure it receives the detailed message (release with ld_free();
+ *    NULL if even that could not be allocated), on success NULL; pass NULL when not wanted.
+ *    Their other outputs are set only on success.
  *  - One thread uses a handle at a time; separate handles are independent. The library's
- *    only process-wide state is the lock that serialises the reader's calls into the serial
- *    HDF5 library (HDF5 keeps global state of its own); the conversion and ld_describe /
- *    ld_compute_mean do not take it yet: see the threads note in <libdata/reader.h>.
+ *    only process-wide state is the lock that serialises every call it makes into the serial
+ *    HDF5 library (HDF5 keeps global state of its own): readers, conversions, ld_describe,
+ *    ld_dataset_stat and ld_compute_mean all take it; see the threads note in
+ *    <libdata/reader.h>.
  *  - Callbacks always run on the thread that called into the library (never on a worker).
  *  - The caller owns what it passes in; the library copies strings and arrays it keeps.
  *    Memory the library hands over is released with ld_free().
