@@ -8,7 +8,7 @@ build_pkgs="build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev zlib
 # mdb_stat; fixtures are derived from the photographs that python3-skimage ships.
 test_pkgs="libcriterion-dev hdf5-tools lmdb-utils python3 python3-numpy python3-h5py python3-pil
            python3-skimage python3-lmdb python3-protobuf protobuf-compiler python3-opencv python3-pytest
-           python3-torch valgrind gdb clang libclang-rt-14-dev clang-format-14 time"
+           python3-torch python3-mypy valgrind gdb clang libclang-rt-14-dev clang-format-14 time"
 pkgs=$build_pkgs
 [ "$what" = test ] && pkgs="$pkgs $test_pkgs"
 missing=()

@@ -72,7 +72,7 @@ def describe(path: "_PathLike") -> str:
     return s
 
 
-def _table_dicts(kind):
+def _table_dicts(kind: str) -> "Dict[str, Dict[str, Any]]":
     return {k: {"id": p.id, "type": p.type, "default": p.default, "min": p.min, "max": p.max,
                 "unit": p.unit, "choices": dict(p.choices), "help": p.help}
             for k, p in _lib.param_table(kind).items()}
@@ -91,7 +91,7 @@ def reader_params() -> "Dict[str, Dict[str, Any]]":
     return _table_dicts("reader")
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     # `libdata.torch` imports torch only when first used.
     if name == "torch":
         import importlib

@@ -24,6 +24,11 @@ import signal
 import threading
 import weakref
 from contextlib import contextmanager
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NoReturn, Optional,
+                    Sequence, Tuple, Union)
+
+# A path argument: what os.fsencode accepts.
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 # The version these bindings were written for; a library with another major version has an
 # incompatible ABI (styled on PyTurboJPEG refusing libraries that lack tj3Init).
@@ -67,12 +72,15 @@ class LibdataError(Exception):
     (from the handle's ld_error_detail; None when the failure did not come from a handle).
     """
 
-    def __init__(self, code, name=None, message="", param=None, path=None, sample=None):
+    def __init__(self, code: Union[int, str, None], name: Optional[str] = None,
+                 message: str = "", param: Optional[str] = None, path: Optional[str] = None,
+                 sample: Optional[int] = None) -> None:
         if isinstance(code, str) and name is None and not message:
             # Re-raised from a message alone (torch's DataLoader does this with an exception
             # from a worker: type(exc)(text)): the code is not known any more.
-            code, name, message = None, "error", code
-        self.code = None if code is None else int(code)
+            name, message = "error", code
+            code = None
+        self.code: Optional[int] = None if code is None else int(code)
         self.name = name if name is not None else strerror(self.code)
         self.message = message or ""
         self.param = param
@@ -81,11 +89,11 @@ class LibdataError(Exception):
         super().__init__(self.code, self.name, self.message)
 
     @property
-    def symbol(self):
+    def symbol(self) -> str:
         """The C name of the code, e.g. "LD_EIO"."""
-        return _STATUS_NAMES.get(self.code, str(self.code))
+        return _STATUS_NAMES.get(self.code, str(self.code)) if self.code is not None else "None"
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.code is None:
             return self.message
         if self.message:
@@ -116,7 +124,7 @@ class Progress(ctypes.Structure):
         ("files_out", ctypes.c_uint32),
     ]
 
-    def as_dict(self):
+    def as_dict(self) -> Dict[str, Any]:
         return {name: getattr(self, name) for name, _ in self._fields_}
 
 
@@ -151,15 +159,15 @@ PARAM_TYPES = {1: "int", 2: "bool", 3: "enum", 4: "double", 5: "floats", 6: "str
 
 # ---- finding and loading the library --------------------------------------------------------
 
-def _soname():
+def _soname() -> str:
     return f"libdata.so.{ABI_MAJOR}"
 
 
-def _prefix_libdirs():
+def _prefix_libdirs() -> List[str]:
     """lib folders of prefixes where `cmake --install build --prefix P` may have put the
     library: the prefix of a dataconv on PATH, this Python's prefix (a venv used as the install
     prefix), ~/.local and /usr/local."""
-    prefixes = []
+    prefixes: List[str] = []
     import shutil
     import sys
     exe = shutil.which("dataconv")
@@ -175,12 +183,12 @@ def _prefix_libdirs():
     return dirs
 
 
-def _multiarch():
+def _multiarch() -> str:
     import sys
     return getattr(sys.implementation, "_multiarch", "") or ""
 
 
-def _candidates():
+def _candidates() -> Tuple[List[str], bool]:
     """(paths to try in order, explicit?)."""
     env = os.environ.get("LIBDATA_LIBRARY")
     if env:
@@ -204,7 +212,7 @@ def _candidates():
     return found, False
 
 
-def _load():
+def _load() -> Tuple[ctypes.CDLL, str]:
     paths, explicit = _candidates()
     errors = []
     for path in paths:
@@ -245,18 +253,24 @@ class ErrorDetail(ctypes.Structure):
 
 class _Api:
     """Namespace of declared functions: api.ld_convert_run(...), ..."""
+    if TYPE_CHECKING:  # set by declare(); for the type checker, any ld_* name is a function
+        def __getattr__(self, name: str) -> Any: ...
 
 
 api = _Api()
 
 
-def _errmsg_check(errmsg_fn, error_fn=None, kind=None):
+Errcheck = Callable[[int, Any, Tuple[Any, ...]], int]
+
+
+def _errmsg_check(errmsg_fn: Callable[[Any], Optional[bytes]], error_fn: Any = None,
+                  kind: Optional[str] = None) -> Errcheck:
     """An errcheck raising LibdataError with errmsg_fn(handle) and the detail of
     error_fn(handle) (parameter name from the `kind` table, file, sample) for rc < 0."""
-    def check(rc, func, args):
+    def check(rc: int, func: Any, args: Tuple[Any, ...]) -> int:
         if rc < 0:
             msg = ""
-            detail = {}
+            detail: Dict[str, Any] = {}
             handle = args[0] if args else None
             if errmsg_fn is not None and handle:
                 raw = errmsg_fn(handle)
@@ -264,7 +278,7 @@ def _errmsg_check(errmsg_fn, error_fn=None, kind=None):
             if error_fn is not None and handle:
                 d = error_fn(handle).contents
                 if d.param >= 0:
-                    detail["param"] = next((p.name for p in param_table(kind).values()
+                    detail["param"] = next((p.name for p in param_table(kind or "").values()
                                             if p.id == d.param), None)
                 if d.path:
                     detail["path"] = os.fsdecode(d.path)
@@ -275,13 +289,13 @@ def _errmsg_check(errmsg_fn, error_fn=None, kind=None):
     return check
 
 
-def _plain_check(rc, func, args):
+def _plain_check(rc: int, func: Any, args: Tuple[Any, ...]) -> int:
     if rc < 0:
         raise LibdataError(rc, strerror(rc), f"{func.__name__} failed")
     return rc
 
 
-def _version_text():
+def _version_text() -> str:
     try:
         fn = _dll.ld_version_string
         fn.restype = ctypes.c_char_p
@@ -290,7 +304,8 @@ def _version_text():
         return "unknown"
 
 
-def declare(name, restype, argtypes, errcheck=None):
+def declare(name: str, restype: Any, argtypes: Sequence[Any],
+            errcheck: Optional[Errcheck] = None) -> None:
     """Declare one function once. A library without it is not the one these bindings were
     written for: ImportError naming both versions."""
     try:
@@ -313,7 +328,7 @@ declare("ld_version_number", ctypes.c_uint, [])
 declare("ld_version_string", _cp, [])
 
 
-def _check_version():
+def _check_version() -> None:
     """Refuse a library of another major version before anything else is declared."""
     major = int(api.ld_version_number()) // 10000
     if major != ABI_MAJOR:
@@ -375,16 +390,19 @@ declare("ld_convert_run", _int, [_vp, _cp, _cp], _convert_check)
 declare("ld_convert_stats", ctypes.POINTER(Progress), [_vp])
 
 
-def strerror(code):
+def strerror(code: Optional[int]) -> str:
+    if code is None:
+        return "error"
     raw = api.ld_strerror(int(code))
     return raw.decode("utf-8", "replace") if raw else f"status {code}"
 
 
-def version_number():
+def version_number() -> int:
     return int(api.ld_version_number())
 
 
-def weak_callback(cfunctype, obj, method, dead_result, error_result=None):
+def weak_callback(cfunctype: Any, obj: Any, method: str, dead_result: Any,
+                  error_result: Any = None) -> Any:
     """A ctypes callback calling obj.method(...) through a weak reference to obj.
 
     No exception may leave a ctypes callback: ctypes would print "Exception ignored on calling
@@ -394,7 +412,7 @@ def weak_callback(cfunctype, obj, method, dead_result, error_result=None):
     error_result (for a progress callback: nonzero = cancel)."""
     ref = weakref.ref(obj)
 
-    def call(*args):
+    def call(*args: Any) -> Any:
         try:
             o = ref()
             return dead_result if o is None else getattr(o, method)(*args)
@@ -407,7 +425,7 @@ def weak_callback(cfunctype, obj, method, dead_result, error_result=None):
 
 
 @contextmanager
-def sigint_deferred():
+def sigint_deferred() -> Iterator[threading.Event]:
     """While a long C call runs, turn Ctrl-C (SIGINT) into a flag instead of an exception.
 
     Python's default SIGINT handler raises KeyboardInterrupt at whatever Python instruction
@@ -422,7 +440,7 @@ def sigint_deferred():
         yield flag
         return
 
-    def on_sigint(signum, frame):
+    def on_sigint(signum: int, frame: Any) -> None:
         if flag.is_set():  # a second Ctrl-C while the call winds down: the usual behaviour
             raise KeyboardInterrupt
         flag.set()
@@ -439,20 +457,20 @@ class Handle:
     its own callback, never after close() or in a forked child. Subclasses set self._h and
     implement _release() (free the C handle) and _messages() (their wording)."""
 
-    def _init_handle(self):
-        self._h = None
+    def _init_handle(self) -> None:
+        self._h: Optional[Any] = None  # the C handle (c_void_p)
         self._pid = os.getpid()
         self._lock = threading.RLock()
         self._busy = False
 
-    def _messages(self):
+    def _messages(self) -> Dict[str, str]:
         """{"closed", "forked", "busy", "close_busy"}: the LD_ESTATE messages."""
         raise NotImplementedError
 
-    def _release(self):
+    def _release(self) -> None:
         raise NotImplementedError
 
-    def close(self):
+    def close(self) -> None:
         """Free the C handle. Idempotent; the object is unusable afterwards."""
         with self._lock:
             if self._busy:
@@ -460,23 +478,23 @@ class Handle:
             self._release()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._h is None
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         self._handle()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
 
-    def _handle(self):
+    def _handle(self) -> Any:
         if self._h is None:
             raise LibdataError(LD_ESTATE, None, self._messages()["closed"])
         if self._pid != os.getpid():
@@ -484,7 +502,7 @@ class Handle:
         return self._h
 
     @contextmanager
-    def _calling(self):
+    def _calling(self) -> Iterator[Any]:
         """Hold the handle for one call into the library."""
         with self._lock:
             h = self._handle()
@@ -497,7 +515,7 @@ class Handle:
                 self._busy = False
 
 
-def check_int64(v, what):
+def check_int64(v: int, what: str) -> int:
     """v itself, or OverflowError: ctypes would silently wrap it modulo 2**64 (2**64 + 5
     would arrive in C as 5)."""
     if not -(1 << 63) <= v < (1 << 63):
@@ -505,7 +523,7 @@ def check_int64(v, what):
     return v
 
 
-def fsencode(p, what="path"):
+def fsencode(p: Any, what: str = "path") -> bytes:
     """A path argument (str, bytes or os.PathLike) as bytes for C; TypeError otherwise."""
     try:
         b = os.fsencode(p)
@@ -522,16 +540,17 @@ class Param:
     keyword arguments of Converter/convert() and Reader are generated from."""
     __slots__ = ("id", "name", "type", "default", "min", "max", "unit", "choices", "help")
 
-    def __init__(self, d):
+    def __init__(self, d: ParamDesc) -> None:
         self.id = int(d.id)
         self.name = d.name.decode()
         self.type = PARAM_TYPES.get(d.type, "int")
         self.min, self.max = int(d.min), int(d.max)
         self.unit = (d.unit or b"").decode()
         self.help = (d.help or b"").decode()
-        self.choices = {d.choices[i].name.decode(): int(d.choices[i].value)
+        self.choices: Dict[str, int] = {d.choices[i].name.decode(): int(d.choices[i].value)
                         for i in range(d.nchoices if d.choices else 0)}
         text = (d.def_text or b"").decode()
+        self.default: Union[str, bool, float, int, None]
         if self.type == "enum":
             self.default = text
         elif self.type == "bool":
@@ -545,10 +564,10 @@ class Param:
         else:
             self.default = int(d.default)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Param({self.name!r}, {self.type}, default={self.default!r})"
 
-    def choice_value(self, value):
+    def choice_value(self, value: Any) -> int:
         """An enum's C value from its name (case-insensitive, '-' == '_') or its value."""
         if isinstance(value, str):
             key = value.lower().replace("-", "_")
@@ -560,18 +579,18 @@ class Param:
         names = ", ".join(repr(n) for n in self.choices)
         raise ValueError(f"{self.name} must be one of {names}, not {value!r}")
 
-    def choice_name(self, value):
+    def choice_name(self, value: int) -> Optional[str]:
         for name, v in self.choices.items():
             if v == value:
                 return name
         return None
 
 
-_tables = {}
+_tables: Dict[str, Dict[str, Param]] = {}
 _param_lock = threading.Lock()
 
 
-def param_table(kind):
+def param_table(kind: str) -> Dict[str, Param]:
     """{name: Param} of "convert" or "reader" (ld_<kind>_params()), read once and cached."""
     table = _tables.get(kind)
     if table is None:
@@ -587,11 +606,11 @@ def param_table(kind):
     return table
 
 
-def convert_params():
+def convert_params() -> Dict[str, Param]:
     return param_table("convert")
 
 
-def check_int(value, what):
+def check_int(value: Any, what: str) -> int:
     """An integer argument (int, NumPy integer: anything with __index__ but a float) that fits
     in int64; TypeError or OverflowError otherwise."""
     if isinstance(value, float) or not hasattr(value, "__index__"):
@@ -599,14 +618,14 @@ def check_int(value, what):
     return check_int64(value.__index__(), what)
 
 
-def check_bool(value, what):
+def check_bool(value: Any, what: str) -> int:
     """A boolean argument (bool, int or NumPy bool_) as 0 or 1; TypeError otherwise."""
     if not isinstance(value, (bool, int)) and type(value).__name__ != "bool_":
         raise TypeError(f"{what} must be a bool, not {type(value).__name__}")
     return int(bool(value))
 
 
-def set_param(kind, h, prm, value):
+def set_param(kind: str, h: Any, prm: Param, value: Any) -> None:
     """Hand `value` to parameter `prm` of a handle with the setter of its type."""
     if prm.type == "string":
         if value is not None:
@@ -673,5 +692,5 @@ declare("ld_reader_open", _int, [_vp, _cp], _reader_check)
 declare("ld_reader_next", _int, [_vp, ctypes.POINTER(ctypes.POINTER(Batch))], _reader_check)
 declare("ld_reader_set_log", None, [_vp, LOG_FN, _vp])
 
-def reader_params():
+def reader_params() -> Dict[str, Param]:
     return param_table("reader")

@@ -44,7 +44,7 @@ class ConvertProgress:
     files_out: int
 
     @classmethod
-    def from_c(cls, p):
+    def from_c(cls, p: _lib.Progress) -> "ConvertProgress":
         return cls(**p.as_dict())
 
 
@@ -66,7 +66,7 @@ class ConvertSummary:
     warnings: List[str] = field(default_factory=list)
 
     @property
-    def skipped_reasons(self):
+    def skipped_reasons(self) -> Dict[str, int]:
         return {"format": self.skipped_format, "io": self.skipped_io,
                 "limit": self.skipped_limit}
 
@@ -76,7 +76,7 @@ class ConvertSummary:
         return d
 
 
-def _choice(value, table, what):
+def _choice(value: Any, table: Dict[Any, Any], what: str) -> Any:
     key = value.lower() if isinstance(value, str) else value
     if key not in table:
         names = ", ".join(repr(k) for k in table if isinstance(k, str))
@@ -101,13 +101,15 @@ class Converter(_lib.Handle):
     close() is idempotent and __del__ is a fallback.
     """
 
-    def __init__(self, log=None, progress=None, **options):
+    def __init__(self, log: Optional[Callable[[int, str], None]] = None,
+                 progress: Optional[Callable[[ConvertProgress], Any]] = None,
+                 **options: Any) -> None:
         self._init_handle()  # one call at a time, no close() inside one (_lib.Handle)
         self._user_log = log
         self._user_progress = progress
-        self._warnings = []
-        self._cb_error = None
-        self._sigint = None  # the flag of sigint_deferred() while run() is in the library
+        self._warnings: List[str] = []
+        self._cb_error: Optional[BaseException] = None
+        self._sigint: Optional[Any] = None  # the flag of sigint_deferred() while run() is in the library
         h = api.ld_convert_create()
         if not h:
             raise LibdataError(_lib.LD_ENOMEM, None, "ld_convert_create: out of memory")
@@ -126,7 +128,7 @@ class Converter(_lib.Handle):
             raise
 
     # -- lifetime --------------------------------------------------------------------------
-    def _messages(self):
+    def _messages(self) -> Dict[str, str]:
         return {
             "closed": "the converter is closed",
             "forked": "the converter was created in another process (before fork)",
@@ -134,14 +136,14 @@ class Converter(_lib.Handle):
             "close_busy": "close() called from inside a converter callback",
         }
 
-    def _release(self):
+    def _release(self) -> None:
         h, self._h = self._h, None
         # A handle inherited through fork() is the parent's: freeing it here could touch
         # state that only made sense in the parent. Leave it to the parent.
         if h is not None and self._pid == os.getpid():
             api.ld_convert_free(h)
 
-    def _on_log(self, user, level, msg):
+    def _on_log(self, user: Any, level: int, msg: Optional[bytes]) -> None:
         try:
             text = msg.decode("utf-8", "replace") if msg else ""
             if level == _lib.LD_LOG_WARN:
@@ -152,11 +154,11 @@ class Converter(_lib.Handle):
             if self._cb_error is None:
                 self._cb_error = exc
 
-    def _callback_raised(self, exc):
+    def _callback_raised(self, exc: BaseException) -> None:
         if self._cb_error is None:
             self._cb_error = exc
 
-    def _on_progress(self, user, p):
+    def _on_progress(self, user: Any, p: Any) -> int:
         if self._cb_error is not None:
             return 1
         if self._sigint is not None and self._sigint.is_set():
@@ -172,7 +174,7 @@ class Converter(_lib.Handle):
 
     # -- parameters ------------------------------------------------------------------------
     @staticmethod
-    def _param(name):
+    def _param(name: str) -> _lib.Param:
         table = _lib.convert_params()
         if name not in table:
             raise ValueError(f"unknown convert parameter {name!r}; known: "
@@ -196,13 +198,15 @@ class Converter(_lib.Handle):
             return prm.choice_name(v.value)
         return v.value
 
-    def configure(self, quality=None, resize=None, max_side=None, mode=None, pad_value=None,
-                  gray=None, rgb=None, format=None, threads=None, shuffle=None, seed=None,
-                  strict=None,
-                  max_pixels=None, split=None, deflate=None, check_size=None, encoded=None,
-                  encode_type=None, list_file=None, note=None, **params):
+    def configure(self, quality: Any = None, resize: Any = None, max_side: Any = None,
+                  mode: Any = None, pad_value: Any = None, gray: Any = None, rgb: Any = None,
+                  format: Any = None, threads: Any = None, shuffle: Any = None,
+                  seed: Any = None, strict: Any = None, max_pixels: Any = None,
+                  split: Any = None, deflate: Any = None, check_size: Any = None,
+                  encoded: Any = None, encode_type: Any = None, list_file: Any = None,
+                  note: Any = None, **params: Any) -> None:
         """Set options; None leaves an option as it is. See convert() for their meaning."""
-        ints = []
+        ints: List[Tuple[str, Any]] = []
         if quality is not None:
             ints.append(("quality", _lib.check_int(quality, "quality")))
         if resize is not None:
@@ -286,7 +290,7 @@ class Converter(_lib.Handle):
             raise KeyboardInterrupt
         return self.summary(out)
 
-    def summary(self, out=""):
+    def summary(self, out: PathLike = "") -> ConvertSummary:
         s = ConvertSummary(output=os.fsdecode(out), warnings=list(self._warnings))
         with self._calling() as h:
             st = api.ld_convert_stats(h)

@@ -23,7 +23,7 @@ import ctypes
 import functools
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -48,7 +48,7 @@ _SHUFFLE = {None: None, False: "sequential", True: "shuffle", "sequential": "seq
 
 
 @functools.lru_cache(maxsize=None)
-def _np_types():
+def _np_types() -> Dict[int, np.dtype]:
     """{C ld_dtype value: NumPy dtype}, from the choice names of the dtype parameters (read
     once: _take() needs it for every batch)."""
     table = _lib.reader_params()
@@ -91,7 +91,7 @@ class DatasetInfo:
         return len(self.classes) if self.classes else None
 
 
-def _dtype(value, what):
+def _dtype(value: Any, what: str) -> str:
     """A dtype parameter's choice name from a NumPy dtype or its name."""
     try:
         dt = np.dtype(value)
@@ -149,19 +149,19 @@ class Reader(_lib.Handle):
         self._init_handle()  # one call at a time, no close() inside one (_lib.Handle)
         self._copy = bool(copy)
         self._user_log = log
-        self._log_error = None
-        self._info = None
+        self._log_error: Optional[BaseException] = None
+        self._info: Optional[DatasetInfo] = None
         self._batch = ctypes.POINTER(_lib.Batch)()
         self.path = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else path
         bpath = _lib.fsencode(path)
-        self.indices = None      # dataset indices of the last batch (int64 NumPy copy)
-        self.batch_epoch = None  # epoch and number of the last batch
-        self.batch_number = None
+        self.indices: Optional[np.ndarray] = None  # dataset indices of the last batch (int64)
+        self.batch_epoch: Optional[int] = None  # epoch and number of the last batch
+        self.batch_number: Optional[int] = None
         self._epoch = _lib.check_int(epoch, "epoch")
         table = _lib.reader_params()
 
         # Keywords named like table parameters; None = the library's default.
-        given = dict(seed=seed, rank=rank, world=world, threads=threads, prefetch=prefetch,
+        given: Dict[str, Any] = dict(seed=seed, rank=rank, world=world, threads=threads, prefetch=prefetch,
                      random_crop=random_crop, mirror=mirror, scale=scale,
                      memory_budget=memory_budget, drop_last=drop_last, swap=swap,
                      window=window, dct_scale=dct_scale, data_name=data_name,
@@ -225,10 +225,10 @@ class Reader(_lib.Handle):
         # it). It reaches the reader through a weak reference: no reference cycle, so a
         # dropped Reader is freed at once.
         self._log_cb = _lib.weak_callback(_lib.LOG_FN, self, "_on_log", None) if log else None
-        self._owner = None
+        self._owner: Optional[_Owner] = None
         self._open(self._epoch)
 
-    def _open(self, epoch):
+    def _open(self, epoch: int) -> None:
         """Create and open a C reader starting at `epoch` with the options given to
         __init__ (the C reader's epoch is fixed at open: restarting mid-epoch means a new
         handle). Closes the reader on failure."""
@@ -259,7 +259,7 @@ class Reader(_lib.Handle):
         self._mid_epoch = False
 
     # -- lifetime (close, context manager, fork and re-entry checks: _lib.Handle) ------------
-    def _messages(self):
+    def _messages(self) -> Dict[str, str]:
         return {
             "closed": f"{self.path}: the reader is closed",
             "forked": f"{self.path}: this reader was opened in process {self._pid} before a "
@@ -268,7 +268,7 @@ class Reader(_lib.Handle):
             "close_busy": f"{self.path}: close() called from inside a reader call",
         }
 
-    def _release(self):
+    def _release(self) -> None:
         """Stop the workers and free the reader. If zero-copy views (copy=False) are still
         referenced, the C reader is freed when the last of them goes away, so a stale view
         never points at freed memory."""
@@ -277,11 +277,11 @@ class Reader(_lib.Handle):
         owner, self._owner = getattr(self, "_owner", None), None
         del owner  # frees now unless views hold it
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("a libdata.Reader cannot be pickled or sent to another process: pass "
                         "its path and options and open a Reader there (libdata.torch does)")
 
-    def _on_log(self, user, level, msg):
+    def _on_log(self, user: Any, level: int, msg: Optional[bytes]) -> None:
         if self._user_log is None:
             return
         try:
@@ -290,11 +290,11 @@ class Reader(_lib.Handle):
             if self._log_error is None:
                 self._log_error = exc
 
-    def _callback_raised(self, exc):
+    def _callback_raised(self, exc: BaseException) -> None:
         if self._log_error is None:
             self._log_error = exc
 
-    def _raise_log_error(self):
+    def _raise_log_error(self) -> None:
         exc, self._log_error = self._log_error, None
         if exc is not None:
             raise exc
@@ -317,7 +317,7 @@ class Reader(_lib.Handle):
             fn(h, pid, ctypes.byref(v))
         return v.value
 
-    def _info_value(self, name):
+    def _info_value(self, name: str) -> int:
         v = ctypes.c_int64()
         with self._calling() as h:
             api.ld_reader_get_info(h, _INFO[name], ctypes.byref(v))
@@ -330,7 +330,7 @@ class Reader(_lib.Handle):
         if self._info is None:
             g = self.get
 
-            def i(key):
+            def i(key: str) -> int:
                 return self._info_value(key)
             table = _lib.reader_params()
             order = table["channel_order"].choice_name(i("order"))
@@ -348,7 +348,7 @@ class Reader(_lib.Handle):
             self._info = DatasetInfo(
                 samples=i("samples"), epoch_samples=i("epoch_samples"),
                 epoch_batches=i("epoch_batches"), channels=c, height=i("h"), width=i("w"),
-                layout=table["layout"].choice_name(g("layout")).upper(), channel_order=order,
+                layout=(table["layout"].choice_name(g("layout")) or "").upper(), channel_order=order,
                 encoded=bool(i("encoded")),
                 dtype=np_types[g("dtype")], label_dtype=np_types[g("label_dtype")],
                 prefetch=i("prefetch"), threads=i("threads"), memory=i("memory"),
@@ -388,7 +388,7 @@ class Reader(_lib.Handle):
         self._raise_log_error()
         return batch
 
-    def _take(self, b):
+    def _take(self, b: _lib.Batch) -> Batch:
         n = b.n
         if b.layout == _NHWC:
             shape = (n, b.h, b.w, b.c)
@@ -435,15 +435,15 @@ class Reader(_lib.Handle):
 class _EpochIter:
     """Iterates the batches of one epoch of a reader."""
 
-    def __init__(self, reader):
+    def __init__(self, reader: "Reader") -> None:
         self._r = reader
         self._generation = reader._generation
         self._done = False
 
-    def __iter__(self):
+    def __iter__(self) -> "_EpochIter":
         return self
 
-    def __next__(self):
+    def __next__(self) -> Batch:
         if self._done or self._generation != self._r._generation:
             self._done = True  # a later iter() started a new epoch: this one is over
             raise StopIteration
@@ -459,12 +459,12 @@ class _Owner:
     zero-copy view's). In a forked child the handle is the parent's: its worker threads do
     not exist there and joining them would hang, so the child leaves it alone."""
 
-    def __init__(self, h, log_cb):
+    def __init__(self, h: Any, log_cb: Any) -> None:
         self.h = h
         self.log_cb = log_cb  # the C reader holds this function pointer
         self.pid = os.getpid()
 
-    def __del__(self):
+    def __del__(self) -> None:
         h, self.h = self.h, None
         if h is not None and self.pid == os.getpid():
             try:
@@ -473,7 +473,8 @@ class _Owner:
                 pass
 
 
-def _view(ptr, dtype, shape, nbytes, keep=None):
+def _view(ptr: Optional[int], dtype: Any, shape: Tuple[int, ...], nbytes: Optional[int],
+          keep: Any = None) -> np.ndarray:
     """A read-only NumPy view of reader-owned memory (valid until the next batch); `keep` is
     referenced by the view so that the memory outlives it."""
     dtype = np.dtype(dtype)

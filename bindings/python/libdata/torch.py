@@ -35,14 +35,18 @@ num_workers=0 is usually the fastest (bench/python_read_bench.py: ~125k vs ~17k 
 shared memory). Use workers when per-batch Python work, not reading, is the bottleneck.
 """
 import os
+from typing import Any, Dict, Iterator, Optional, Tuple, Union
 
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from .reader import Reader
+from .reader import PathLike, Reader
+
+# What a pass yields: (data, labels), or (data, labels, indices) with return_indices.
+Item = Union[Tuple[torch.Tensor, torch.Tensor], Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
 
 
-def _dist_rank_world():
+def _dist_rank_world() -> Tuple[int, int]:
     dist = getattr(torch, "distributed", None)
     if dist is not None and dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
@@ -64,14 +68,15 @@ class Dataset(IterableDataset):
                     of the next pass; without it each pass is the next epoch (see above)
     """
 
-    def __init__(self, path, batch_size=64, shuffle=False, seed=0, rank=None, world=None,
-                 threads=None, long_labels=True, return_indices=False, epoch=0,
-                 **reader_kwargs):
+    def __init__(self, path: PathLike, batch_size: int = 64, shuffle: Union[bool, str] = False,
+                 seed: int = 0, rank: Optional[int] = None, world: Optional[int] = None,
+                 threads: Optional[int] = None, long_labels: bool = True,
+                 return_indices: bool = False, epoch: int = 0, **reader_kwargs: Any) -> None:
         super().__init__()
         for bad in ("copy", "log"):
             if bad in reader_kwargs:
                 raise TypeError(f"{bad!r} is not supported by the torch adapter")
-        self.path = os.fspath(path)
+        self.path: Union[str, bytes] = os.fspath(path)
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.seed = seed
@@ -84,19 +89,19 @@ class Dataset(IterableDataset):
         self.reader_kwargs = reader_kwargs
 
     @property
-    def epoch(self):
+    def epoch(self) -> int:
         """The epoch the next pass (iter()) reads, unless set_epoch() changes it."""
         return self._counter.next_epoch()
 
     @epoch.setter
-    def epoch(self, epoch):
+    def epoch(self, epoch: int) -> None:
         self._counter.set(epoch)
 
-    def set_epoch(self, epoch):
+    def set_epoch(self, epoch: int) -> None:
         """Make the next pass read `epoch` (then epoch + 1, ...), also in persistent workers."""
         self._counter.set(epoch)
 
-    def shard(self):
+    def shard(self) -> Tuple[int, int]:
         """(rank, world) of the reader this process would open: ranks x DataLoader workers."""
         rank, world = _dist_rank_world()
         if self.rank is not None:
@@ -107,7 +112,7 @@ class Dataset(IterableDataset):
         nw, wid = (info.num_workers, info.id) if info is not None else (1, 0)
         return rank * nw + wid, world * nw
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Item]:
         # Not a generator function: the epoch is taken now, when the DataLoader creates the
         # iterator (a worker's start or resume, which the main process waits for), not at the
         # first batch.
@@ -124,7 +129,7 @@ class Dataset(IterableDataset):
             epoch = self._counter.take((base_seed, n))
         return self._batches(info, epoch)
 
-    def _batches(self, info, epoch):
+    def _batches(self, info: Any, epoch: int) -> Iterator[Item]:
         nw = info.num_workers if info is not None else 1
         threads = self.threads
         if threads is None:
@@ -145,9 +150,9 @@ class Dataset(IterableDataset):
                     yield x, y
 
     @property
-    def _passes(self):
+    def _passes(self) -> Dict[int, int]:
         # Per process (a worker's copy of the dataset): passes seen per base seed.
-        d = self.__dict__.get("_passes_d")
+        d: Optional[Tuple[int, Dict[int, int]]] = self.__dict__.get("_passes_d")
         if d is None or d[0] != os.getpid():
             d = (os.getpid(), {})
             self.__dict__["_passes_d"] = d
@@ -164,29 +169,30 @@ class _EpochCounter:
 
     _SLOTS = 64
 
-    def __init__(self, epoch):
+    def __init__(self, epoch: int) -> None:
         epoch = int(epoch)
         if epoch < 0:
             raise ValueError(f"epoch must be >= 0, not {epoch}")
         self._make(epoch)
 
-    def _make(self, epoch):
+    def _make(self, epoch: int) -> None:
         import multiprocessing
         self._arr = multiprocessing.get_context("spawn").Array("q", 2 + 2 * self._SLOTS)
         self._arr[0] = epoch
 
-    def set(self, epoch):
+    def set(self, epoch: int) -> None:
         epoch = int(epoch)
         if epoch < 0:
             raise ValueError(f"epoch must be >= 0, not {epoch}")
         with self._arr.get_lock():
-            self._arr[:] = [epoch] + [0] * (len(self._arr) - 1)
+            # slice assignment works; typeshed (mypy 1.0) declares int indices only
+            self._arr[:] = [epoch] + [0] * (len(self._arr) - 1)  # type: ignore[index]
 
-    def next_epoch(self):
+    def next_epoch(self) -> int:
         with self._arr.get_lock():
             return self._arr[0] + self._arr[1]
 
-    def take(self, key):
+    def take(self, key: Optional[Tuple[int, int]]) -> int:
         """The epoch of pass `key` (None: a pass of its own), assigning the next one if new."""
         a = self._arr
         with a.get_lock():
@@ -202,13 +208,13 @@ class _EpochCounter:
                 a[slot], a[slot + 1] = k, epoch
             return epoch
 
-    def __getstate__(self):
+    def __getstate__(self) -> Dict[str, Any]:
         from multiprocessing import context
         if context.get_spawning_popen() is not None:
             return {"arr": self._arr}  # a worker being started: share the memory
         return {"epoch": self.next_epoch()}  # e.g. pickle.dumps(dataset): a plain copy
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: Dict[str, Any]) -> None:
         if "arr" in state:
             self._arr = state["arr"]
         else:
