@@ -65,6 +65,16 @@ static int cmd_info(const dc_opts *o)
     fputs(text, stdout);
     if (n == 0 || text[n - 1] != '\n') fputc('\n', stdout);
     ld_free(text);
+    /* The description speaks in the library's terms (crop_w, resize_w); say the flags here,
+     * from the struct, when the images need a crop to be read in batches. */
+    ld_dataset_info *d = NULL;
+    if (ld_dataset_stat(o->pos[0], &d, NULL) == LD_OK && d->encoded &&
+        (d->height == 0 || d->shape_of_first))
+        printf("dataconv: %s: read with `dataconv bench FILE --crop WxH` (no larger than the "
+               "smallest image), or convert again with --resize\n",
+               d->height == 0 ? "the image sizes vary"
+                              : "sizes are not recorded for every image; if they vary");
+    ld_free(d);
     return fflush(stdout) == 0 ? DC_EXIT_OK : DC_EXIT_FAIL;
 }
 

@@ -40,4 +40,14 @@ expect_err "in dataconv bench that is --crop WxH"
 
 check "scripts/check_no_strstr.sh: no search of message text in cli/ and bindings/"
 "$SRC/scripts/check_no_strstr.sh" "$SRC" || fail "check_no_strstr.sh found searches of message text"
+check "scripts/check_no_flags.sh: no dataconv flag in libdata's text; a planted one is caught"
+"$SRC/scripts/check_no_flags.sh" "$SRC" || fail "check_no_flags.sh found flags in library text"
+mkdir -p "$TMP/tree_copy/libdata"
+cp -r "$SRC/libdata/src" "$TMP/tree_copy/libdata/"
+printf 'static const char *m = "raise it with --max-pixels"; /* --comment ok */\n' \
+    >> "$TMP/tree_copy/libdata/src/common/ld_common.c"
+run "$SRC/scripts/check_no_flags.sh" "$TMP/tree_copy"
+expect_rc 1
+expect_err "ld_common.c:[0-9]*: --max-pixels in"
+if grep -q -- "--comment" "$TMP/err"; then show; fail "a flag in a comment was reported"; fi
 echo "error_flags: all checks passed"

@@ -75,9 +75,9 @@ static int describe_dir(const char *path, ld_buf *out, ld_err *e)
     if (has_mdb) return ld__lmdb_describe(path, out, e);
     if (holds_images(path, 1))
         return ld__err(e, LD_EFORMAT,
-                       "%s: a folder of images, not a dataset: convert it "
-                       "first (e.g. `dataconv %s out.h5 --resize 224`, one sub-folder per "
-                       "class), then describe the output",
+                       "%s: a folder of images, not a dataset: convert it first (one "
+                       "sub-folder per class; e.g. `dataconv %s out.h5`, or ld_convert_run), "
+                       "then describe the output",
                        path, path);
     return ld__err(e, LD_EFORMAT,
                    "%s: a folder that is not an LMDB database (no data.mdb "

@@ -137,14 +137,14 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
         LD_TRY(
             ld__buf_printf(out,
                            "shapes: vary (%d..%d x %d..%d): raw records of different sizes cannot "
-                           "be read; convert again with --resize\n",
+                           "be read; convert again with a resize (resize_w, resize_h)\n",
                            st.hmin, st.hmax, st.wmin, st.wmax));
     else if (st.shapes_differ)
         LD_TRY(
             ld__buf_printf(out,
                            "sizes: vary (%d..%d x %d..%d in the first %llu records): reading needs "
-                           "a crop no larger than the smallest (--crop WxH), or convert again with "
-                           "--resize\n",
+                           "a crop no larger than the smallest (crop_w, crop_h), or convert again "
+                           "with a resize (resize_w, resize_h)\n",
                            st.hmin, st.hmax, st.wmin, st.wmax, (unsigned long long)st.n));
     else if (in->encoded && in->shape_from && st.n)
         LD_TRY(ld__buf_printf(out, "sizes: %s %llu records have the first one's shape\n",
