@@ -292,9 +292,11 @@ int ld_merge(const char *output, const char *const *parts, size_t nparts, ld_log
         ld__shard_name(parts[i], &sh[i].name_k, &sh[i].name_n);
     }
     if (lmdb) {
-        rc = ld__err(&e, LD_ENOTSUP,
-                     "%s: this libdata merges HDF5 parts only; write the parts as HDF5 (OUT.h5)",
-                     output);
+#ifdef LD_HAVE_LMDB
+        rc = ld__lmdb_merge(output, sh, nparts, &lg, &e);
+#else
+        rc = ld__err(&e, LD_ENOTSUP, "%s: LMDB support was not built into this libdata", output);
+#endif
     } else {
 #ifdef LD_HAVE_HDF5
         rc = ld__h5_merge(output, sh, nparts, &lg, &e);
