@@ -37,13 +37,13 @@ typedef struct ld_writer_opts {
     size_t max_rel_len;   /* HDF5: longest ld_sample.rel; > 0 stores /filename as fixed-length
                              strings of this size (no global heap, so the writer's memory does
                              not grow with N); 0 = variable-length strings */
-    const char *lmdb_meta_head; /* LMDB: the sidecar's text up to its "entries" line, used
-                                   instead of one made from these options (a merge copies a
-                                   part's); NULL = made here */
     ld_stale_fn on_stale; /* before making a temporary beside an output name, the writer
                              removes those killed runs left there and reports each; may be
                              NULL (they are still removed) */
     void *on_stale_user;
+    /* LMDB: the sidecar's text up to its "entries" line, used instead of one made from these
+     * options (a merge copies a part's); NULL = made here */
+    const char *lmdb_meta_head;
 } ld_writer_opts;
 
 /* One sample, in output order. */
