@@ -35,11 +35,9 @@
 /* Settings every part must share with the first (root attributes of h5_format.h). The raw
  * shape is compared on /data itself. */
 static const char *const same_attrs[] = {
-    LD_H5_ATTR_FORMAT,       LD_H5_ATTR_FORMAT_VERSION, LD_H5_ATTR_STORAGE,
-    LD_H5_ATTR_ENCODING,     LD_H5_ATTR_LAYOUT,         LD_H5_ATTR_QUALITY,
-    LD_H5_ATTR_RESIZE_MODE,  LD_H5_ATTR_RESIZE_W,       LD_H5_ATTR_RESIZE_H,
-    LD_H5_ATTR_NUM_CLASSES,  LD_H5_ATTR_CLASS_NAMES,    LD_H5_ATTR_SHARD_COUNT,
-    LD_H5_ATTR_LISTING_TOTAL};
+    LD_H5_ATTR_FORMAT,   LD_H5_ATTR_FORMAT_VERSION, LD_H5_ATTR_STORAGE,     LD_H5_ATTR_ENCODING,
+    LD_H5_ATTR_LAYOUT,   LD_H5_ATTR_QUALITY,        LD_H5_ATTR_RESIZE_MODE, LD_H5_ATTR_RESIZE_W,
+    LD_H5_ATTR_RESIZE_H, LD_H5_ATTR_NUM_CLASSES,    LD_H5_ATTR_CLASS_NAMES};
 #define N_SAME (sizeof same_attrs / sizeof *same_attrs)
 
 /* Root attributes of part 0 that the merged file does not copy (h5_format.h), or writes

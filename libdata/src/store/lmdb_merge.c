@@ -38,9 +38,8 @@
 
 /* Sidecar keys every part must share with the first. */
 static const char *const same_keys[] = {
-    "format",        "format_version", "record",      "storage",     "encoding",
-    "channel_order", "layout",         "quality",     "resize_mode", "resize_w",
-    "resize_h",      "num_classes",    "class_names", "shard_count", "listing_total"};
+    "format",  "format_version", "record",   "storage",  "encoding",    "channel_order", "layout",
+    "quality", "resize_mode",    "resize_w", "resize_h", "num_classes", "class_names"};
 #define N_SAME (sizeof same_keys / sizeof *same_keys)
 
 /* Sidecar keys of part 0 the merged sidecar leaves out (the part's own; the writer adds the

@@ -175,16 +175,22 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every "<stem>-KKKKK-of-NNNNN<ext>" beside `output` (stem: its name without .h5/.hdf5/.lmdb;
- * ext: that extension, .h5 or .lmdb without one), sorted by name. */
-static int discover(const char *output, int lmdb, char ***out, size_t *nout, ld_err *e)
+/* Every "<stem>-KKKKK-of-NNNNN<ext>" beside `output`, sorted by name: ext is output's own
+ * .h5, .hdf5 or .lmdb (any case, as spelled), stem the name before it; a name without one of
+ * those has its parts' numbers at its end (the names --shard gives, h5_format.h). */
+static int discover(const char *output, char ***out, size_t *nout, ld_err *e)
 {
     int rc = LD_OK;
     const char *b;
     size_t blen;
     base_of(output, &b, &blen);
-    const char *ext = lmdb ? ".lmdb" : ends_with(b, blen, ".hdf5") ? ".hdf5" : ".h5";
-    size_t stem_len = ends_with(b, blen, ext) ? blen - strlen(ext) : blen;
+    size_t el = ends_with(b, blen, ".h5")     ? 3
+                : ends_with(b, blen, ".hdf5") ? 5
+                : ends_with(b, blen, ".lmdb") ? 5
+                                              : 0;
+    size_t stem_len = blen - el;
+    char ext[8];
+    snprintf(ext, sizeof ext, "%.*s", (int)el, b + stem_len);
     char *dir = b == output ? ld__strdup(".") : ld__asprintf("%.*s", (int)(b - output), output);
     char **names = NULL;
     size_t n = 0, cap = 0;
@@ -275,14 +281,15 @@ int ld_merge(const char *output, const char *const *parts, size_t nparts, ld_log
     size_t olen = strlen(output);
     while (olen > 1 && output[olen - 1] == '/')
         olen--;
-    int lmdb = ends_with(output, olen, ".lmdb") || (nparts ? is_dir(parts[0]) : is_dir(output));
     if (nparts == 0) {
-        LD_TRY(discover(output, lmdb, &found, &nfound, &e));
+        LD_TRY(discover(output, &found, &nfound, &e));
         parts = (const char *const *)found;
         nparts = nfound;
         ld__merge_log(&lg, LD_LOG_INFO, "merge: found %zu parts beside %s", nparts, output);
     }
     LD_TRY(check_output(output, parts, nparts, &e));
+    /* LMDB parts are directories (the output need not exist yet) */
+    int lmdb = ends_with(output, olen, ".lmdb") || is_dir(parts[0]);
     sh = calloc(nparts, sizeof *sh);
     LD_CHECK(&e, sh, LD_ENOMEM, "out of memory");
     for (size_t i = 0; i < nparts; i++) {
