@@ -205,9 +205,9 @@ static int compare_setting(h5merge *m, size_t i, size_t k, const ld_buf *v, int 
             d++;
         const char *a = element(r, d), *b = element(v, d);
         return ld__err(e, LD_EINVAL,
-                       "%s: its class names differ from those of %s (%d classes, not %d; class %zu "
-                       "is '%s' here, '%s' there): the parts come from different inputs; "
-                       "reconvert them from one listing",
+                       "%s: its class names differ from those of %s (%d classes here, %d "
+                       "there; class %zu is '%s' here, '%s' there): the parts come from "
+                       "different inputs; reconvert them from one listing",
                        here, first, count_elements(v), count_elements(r), d, b ? b : "(none)",
                        a ? a : "(none)");
     }

@@ -88,12 +88,14 @@ char *ld__shard_sibling(const char *like, long long k, long long n)
 int ld__shard_check_name(const ld_shard *s, ld_err *e)
 {
     if (s->name_k < 0 || (s->name_k == s->index && s->name_n == s->count)) return LD_OK;
-    return ld__err(e, LD_EINVAL,
-                   "%s: renamed part: its name says part %lld of %lld but it holds part %lld of "
-                   "%lld (shard_index/shard_count); give it its own name (%05lld-of-%05lld) or "
-                   "reconvert that part",
-                   s->path, s->name_k, s->name_n, (long long)s->index, (long long)s->count,
-                   (long long)s->index, (long long)s->count);
+    char *own = ld__shard_sibling(s->path, s->index, s->count);
+    ld__err(e, LD_EINVAL,
+            "%s: renamed part: its name says part %lld of %lld but it holds part %lld of %lld "
+            "(shard_index/shard_count); rename it back to %s, or reconvert part %lld of %lld",
+            s->path, s->name_k, s->name_n, (long long)s->index, (long long)s->count,
+            own ? own : "its own name", s->name_k, s->name_n);
+    free(own);
+    return LD_EINVAL;
 }
 
 static int by_index(const void *a, const void *b)
@@ -142,13 +144,17 @@ int ld__merge_check_run(const ld_shard *s, size_t n, ld_err *e)
 {
     int64_t at = 0;
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(s[i].run_id, s[0].run_id) != 0 || s[i].total != s[0].total)
+        if (s[i].total != s[0].total)
             return ld__err(e, LD_EINVAL,
-                           "%s: a part from another run than %s (run_id %s, not %s; listing of "
-                           "%lld samples, not %lld): made from another input, with other options "
-                           "or another N; reconvert it with the same command as the other parts",
-                           s[i].path, s[0].path, s[i].run_id, s[0].run_id, (long long)s[i].total,
-                           (long long)s[0].total);
+                           "%s: a part from another run than %s (its input lists %lld samples, "
+                           "not %lld): reconvert it from the same input as the other parts",
+                           s[i].path, s[0].path, (long long)s[i].total, (long long)s[0].total);
+        if (strcmp(s[i].run_id, s[0].run_id) != 0)
+            return ld__err(e, LD_EINVAL,
+                           "%s: a part from another run than %s (run_id %s, not %s): made from "
+                           "another input or with other options; reconvert it with the same "
+                           "command as the other parts",
+                           s[i].path, s[0].path, s[i].run_id, s[0].run_id);
         if (s[i].first != at || s[i].listed < 0)
             return ld__err(e, LD_EINVAL,
                            "%s: holds listed samples %lld.. but the parts before it end at %lld: "
