@@ -469,12 +469,20 @@ static int write_offsets(h5merge *m, hid_t file, ld_err *e)
         total += m->p[i].n;
     hsize_t chunk = total < LD_H5_LABEL_CHUNK ? total : LD_H5_LABEL_CHUNK;
     hid_t space = H5Screate_simple(1, &total, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     LD_CHECK(e,
              space >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
                  H5Pset_obj_track_times(dcpl, 0) >= 0 &&
                  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0,
              LD_ENOMEM, "HDF5: out of memory");
-    o.ds = H5Dcreate2(file, LD_H5_DS_OFFSETS, H5T_STD_U64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    /* Blocks are whole chunks (but the last): HDF5's chunk cache would only keep copies of
+     * chunks never touched again, up to 1 MiB per dataset (memory growing with the samples up
+     * to that size). No cache, for the parts' /offsets either. */
+    LD_CHECK(e,
+             dapl >= 0 && H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0,
+                                             H5D_CHUNK_CACHE_W0_DEFAULT) >= 0,
+             LD_ENOMEM, "HDF5: out of memory");
+    o.ds = H5Dcreate2(file, LD_H5_DS_OFFSETS, H5T_STD_U64LE, space, H5P_DEFAULT, dcpl, dapl);
     if (o.ds < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot create /offsets", m->output));
     o.buf = malloc(OFFSETS_BLOCK * sizeof *o.buf);
     in = malloc(OFFSETS_BLOCK * sizeof *in);
@@ -484,7 +492,7 @@ static int write_offsets(h5merge *m, hid_t file, ld_err *e)
     for (size_t i = 0; i < m->n; i++) {
         const char *path = m->sh[i].path;
         pf = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-        pd = pf >= 0 ? H5Dopen2(pf, LD_H5_DS_OFFSETS, H5P_DEFAULT) : H5I_INVALID_HID;
+        pd = pf >= 0 ? H5Dopen2(pf, LD_H5_DS_OFFSETS, dapl) : H5I_INVALID_HID;
         fs = pd >= 0 ? H5Dget_space(pd) : H5I_INVALID_HID;
         if (fs < 0) LD_TRY(ld__h5_err(e, LD_EFORMAT, "%s: cannot open /offsets", path));
         uint64_t prev = 0;
@@ -529,6 +537,7 @@ fail:
     if (o.ds >= 0) H5Dclose(o.ds);
     if (space >= 0) H5Sclose(space);
     if (dcpl >= 0) H5Pclose(dcpl);
+    if (dapl >= 0) H5Pclose(dapl);
     free(o.buf);
     free(in);
     return rc;
