@@ -134,7 +134,7 @@ static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *firs
              s->path, LD_LMDB_SIDECAR);
     LD_TRY(rc);
     const char *t = (const char *)p->side.p;
-    char id[40];
+    char id[sizeof s->run_id];
     int shard = side_i64(t, "shard_index", &s->index) && side_i64(t, "shard_count", &s->count) &&
                 side_i64(t, "shard_first", &s->first) && side_i64(t, "shard_listed", &s->listed) &&
                 side_i64(t, "listing_total", &s->total) && side_get(t, "run_id", id, sizeof id);
