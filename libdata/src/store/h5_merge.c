@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "store/h5_format.h"
@@ -263,6 +264,12 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
     h5part *p = &m->p[i];
     ld_buf v = {0};
     hid_t t = H5I_INVALID_HID;
+    struct stat sb;
+    if (stat(s->path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return ld__err(e, LD_EINVAL,
+                       "%s: a directory (an LMDB part?) among HDF5 parts: merge the parts of one "
+                       "output (OUT.h5 or OUT.lmdb)",
+                       s->path);
     hid_t f = H5Fopen(s->path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
         H5Eclear2(H5E_DEFAULT);
