@@ -116,6 +116,22 @@ real=$(cd "$TMP/sub2/parts" && pwd -P)
 (cd "$TMP/third" && echo "h5 $TMP/sub2/full.h5 $TMP/abs/all.h5" > pairs3 &&
     "$PYTHON" "$SRC/tests/python/merge_check.py" pairs3) || fail "absolute mappings"
 
+check "outputs without .h5/.lmdb: parts 'NAME-KKKKK-of-NNNNN' found beside NAME (HDF5 file, LMDB directory)"
+mkdir -p "$TMP/noext"
+conv "$TMP/src" "$TMP/noext/full" --resize 16 --format lmdb
+conv "$TMP/src" "$TMP/noext/fullh" --resize 16
+for k in 0 1 2; do
+    conv "$TMP/src" "$TMP/noext/db/" --resize 16 --format lmdb --shard $k/3
+    conv "$TMP/src" "$TMP/noext/plain" --resize 16 --shard $k/3
+done
+run "$DATACONV" merge "$TMP/noext/db"
+expect_rc 0
+run "$DATACONV" merge "$TMP/noext/plain"
+expect_rc 0
+printf 'lmdb %s %s\nh5 %s %s\n' "$TMP/noext/full" "$TMP/noext/db" "$TMP/noext/fullh" \
+    "$TMP/noext/plain" > "$TMP/pairs4"
+"$PYTHON" "$SRC/tests/python/merge_check.py" "$TMP/pairs4" || fail "outputs without extension"
+
 check "libdata reads the merged file: info names the parts"
 run "$DATACONV" info "$TMP/sub2/all.h5"
 expect_rc 0
