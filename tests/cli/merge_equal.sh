@@ -116,6 +116,28 @@ real=$(cd "$TMP/sub2/parts" && pwd -P)
 (cd "$TMP/third" && echo "h5 $TMP/sub2/full.h5 $TMP/abs/all.h5" > pairs3 &&
     "$PYTHON" "$SRC/tests/python/merge_check.py" pairs3) || fail "absolute mappings"
 
+check "more parts than samples (N = 30 > 25 listed): empty parts are listed, not mapped"
+mkdir -p "$TMP/many"
+conv "$TMP/src" "$TMP/many/full.h5" --resize 16 --quality 70
+conv "$TMP/src" "$TMP/many/full.lmdb" --resize 16
+for k in $(seq 0 29); do
+    conv "$TMP/src" "$TMP/many/p.h5" --resize 16 --quality 70 --shard $k/30
+    conv "$TMP/src" "$TMP/many/p.lmdb" --resize 16 --shard $k/30
+done
+run "$DATACONV" merge "$TMP/many/p.h5"
+expect_rc 0
+run "$DATACONV" merge "$TMP/many/p.lmdb"
+expect_rc 0
+printf 'h5 %s %s\nlmdb %s %s\n' "$TMP/many/full.h5" "$TMP/many/p.h5" "$TMP/many/full.lmdb" \
+    "$TMP/many/p.lmdb" > "$TMP/pairs5"
+"$PYTHON" "$SRC/tests/python/merge_check.py" "$TMP/pairs5" || fail "empty parts"
+"$PYTHON" -c "
+import h5py, sys
+f = h5py.File(sys.argv[1])
+assert len(f.attrs['parts']) == 30, f.attrs['parts']
+assert len(f['label'].virtual_sources()) == 24, len(f['label'].virtual_sources())
+" "$TMP/many/p.h5" || fail "30 parts listed, 24 non-empty ones mapped"
+
 check "outputs without .h5/.lmdb: parts 'NAME-KKKKK-of-NNNNN' found beside NAME (HDF5 file, LMDB directory)"
 mkdir -p "$TMP/noext"
 conv "$TMP/src" "$TMP/noext/full" --resize 16 --format lmdb
