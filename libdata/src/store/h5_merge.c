@@ -234,22 +234,29 @@ static int ds_shape(hid_t f, const char *name, int want_rank, hsize_t dims[4], h
     int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
     if (r == want_rank) H5Sget_simple_extent_dims(sp, dims, NULL);
     if (sp >= 0) H5Sclose(sp);
-    if (type) *type = H5Dget_type(d);
+    hid_t t = type ? H5Dget_type(d) : H5I_INVALID_HID;
     H5Dclose(d);
-    if (r != want_rank || (type && *type < 0))
+    if (r != want_rank || (type && t < 0)) {
+        if (t >= 0) H5Tclose(t);
         return ld__err(e, LD_EFORMAT, "%s: /%s has %d dimensions, not %d: not a libdata part", path,
                        name, r, want_rank);
+    }
+    if (type) *type = t;
     return LD_OK;
 }
 
-static int same_type(hid_t *ref, hid_t t, const char *name, const h5merge *m, size_t i, ld_err *e)
+/* The dataset type `*t` (consumed: closed, or kept as the reference; *t is invalid after)
+ * against the first part's. */
+static int same_type(hid_t *ref, hid_t *t, const char *name, const h5merge *m, size_t i, ld_err *e)
 {
+    hid_t got = *t;
+    *t = H5I_INVALID_HID;
     if (*ref < 0) {
-        *ref = t;
+        *ref = got;
         return LD_OK;
     }
-    int eq = H5Tequal(*ref, t) > 0;
-    H5Tclose(t);
+    int eq = H5Tequal(*ref, got) > 0;
+    H5Tclose(got);
     if (eq) return LD_OK;
     return ld__err(e, LD_EINVAL,
                    "%s: /%s has another element type than in %s: merge the parts "
@@ -319,12 +326,10 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
     hsize_t dims[4] = {0};
     if (m->encoded) {
         LD_TRY(ds_shape(f, LD_H5_DS_ENCODED, 1, dims, &t, s->path, e));
-        LD_TRY(same_type(&m->data_t, t, LD_H5_DS_ENCODED, m, i, e));
-        t = H5I_INVALID_HID;
+        LD_TRY(same_type(&m->data_t, &t, LD_H5_DS_ENCODED, m, i, e));
         p->bytes = dims[0];
         LD_TRY(ds_shape(f, LD_H5_DS_SHAPE, 2, dims, &t, s->path, e));
-        LD_TRY(same_type(&m->shape_t, t, LD_H5_DS_SHAPE, m, i, e));
-        t = H5I_INVALID_HID;
+        LD_TRY(same_type(&m->shape_t, &t, LD_H5_DS_SHAPE, m, i, e));
         p->n = dims[0];
         LD_CHECK(e, dims[1] == 3, LD_EFORMAT, "%s: /shape rows have %llu values, not 3", s->path,
                  (unsigned long long)dims[1]);
@@ -335,8 +340,7 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
                  s->path, (unsigned long long)dims[0], (unsigned long long)p->n);
     } else {
         LD_TRY(ds_shape(f, LD_H5_DS_DATA, 4, dims, &t, s->path, e));
-        LD_TRY(same_type(&m->data_t, t, LD_H5_DS_DATA, m, i, e));
-        t = H5I_INVALID_HID;
+        LD_TRY(same_type(&m->data_t, &t, LD_H5_DS_DATA, m, i, e));
         p->n = dims[0];
         memcpy(p->row, dims + 1, sizeof p->row);
         LD_CHECK(e, i == 0 || !memcmp(p->row, m->p[0].row, sizeof p->row), LD_EINVAL,
@@ -347,8 +351,7 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
                  (unsigned long long)m->p[0].row[1], (unsigned long long)m->p[0].row[2]);
     }
     LD_TRY(ds_shape(f, LD_H5_DS_LABEL, 1, dims, &t, s->path, e));
-    LD_TRY(same_type(&m->label_t, t, LD_H5_DS_LABEL, m, i, e));
-    t = H5I_INVALID_HID;
+    LD_TRY(same_type(&m->label_t, &t, LD_H5_DS_LABEL, m, i, e));
     LD_CHECK(e, dims[0] == p->n, LD_EFORMAT,
              "%s: /label has %llu rows for %llu samples: a damaged part; reconvert it", s->path,
              (unsigned long long)dims[0], (unsigned long long)p->n);
