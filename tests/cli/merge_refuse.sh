@@ -110,6 +110,14 @@ for ext in h5 lmdb; do
         fail "the part was changed"
 done
 
+check "a part whose mapping name would hold '%' (an HDF5 VDS pattern) is refused; beside OUT it is fine"
+mkdir -p "$TMP/p%b"
+cp "$TMP/h5/good"/out-0000?-of-00004.h5 "$TMP/p%b/"
+run "$DATACONV" merge "$TMP/pct.h5" "$TMP/p%b"/out-0000?-of-00004.h5
+refused "$TMP/pct.h5" "take '%' in a file name as a pattern"
+run "$DATACONV" merge "$TMP/p%b/out.h5"
+expect_rc 0
+
 check "usage: no OUT, an unknown option, a pattern that matches nothing"
 run "$DATACONV" merge
 expect_rc 2

@@ -696,6 +696,11 @@ static int write_merged(h5merge *m, ld_err *e)
         m->p[i].src = source_name(real_dir, m->sh[i].path);
         LD_CHECK(e, m->p[i].src, LD_EIO, "%s: cannot make its absolute path: %s", m->sh[i].path,
                  strerror(errno));
+        /* HDF5 reads '%' in a mapping's file name as a pattern ("%b" = block number) */
+        LD_CHECK(e, !strchr(m->p[i].src, '%'), LD_EINVAL,
+                 "%s: HDF5 virtual datasets take '%%' in a file name as a pattern, and the merged "
+                 "file would name this part '%s': rename it (or its folder) without '%%'",
+                 m->sh[i].path, m->p[i].src);
     }
 
     ld__sweep_stale_temps(m->output, stale_removed, m);
