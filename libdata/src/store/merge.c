@@ -51,7 +51,7 @@ static int shard_spans(const char *b, size_t len, size_t *k_at, size_t *n_end)
         size_t ks = i;
         while (ks > 0 && isdigit((unsigned char)b[ks - 1]))
             ks--;
-        if (ks == i || ks == 0 || b[ks - 1] != '-') continue;
+        if (ks == i || ks < 2 || b[ks - 1] != '-') continue; /* a stem, '-', K */
         if (ne - (i + 4) > 12 || i - ks > 12) continue;
         *k_at = ks;
         *n_end = ne;
