@@ -809,10 +809,14 @@ int ld__h5_merge(const char *output, ld_shard *parts, size_t n, const ld_merge_l
     LD_CHECK(e, samples > 0, LD_EINVAL, "%s: the %zu parts hold no sample at all: nothing to merge",
              output, n);
     LD_TRY(write_merged(&m, e));
-    ld__merge_log(log, LD_LOG_INFO,
-                  "merged %zu parts (%llu samples) into %s: virtual datasets over the parts, "
-                  "which must stay where they are (or move with it, in the same folders)",
-                  n, (unsigned long long)samples, output);
+    int absolute = 0;
+    for (size_t i = 0; i < n; i++)
+        absolute |= m.p[i].src[0] == '/';
+    ld__merge_log(log, LD_LOG_INFO, "merged %zu parts (%llu samples) into %s, which reads them: %s",
+                  n, (unsigned long long)samples, output,
+                  absolute ? "keep the parts where they are (named by their absolute paths)"
+                           : "keep the parts in its folder (named relative to it: the folder can "
+                             "be moved as a whole)");
 fail:
     free(sorted);
     if (m.p)
