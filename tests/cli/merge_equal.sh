@@ -158,5 +158,5 @@ check "libdata reads the merged file: info names the parts"
 run "$DATACONV" info "$TMP/sub2/all.h5"
 expect_rc 0
 expect_out "samples: 24"
-expect_out "source 3: parts/t-00002-of-00003.h5"
+expect_out "parts/t-00002-of-00003.h5"
 echo "ok"
