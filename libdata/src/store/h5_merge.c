@@ -286,7 +286,8 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
                        s->path);
     }
     char storage[32];
-    LD_TRY(attr_str(f, LD_H5_ATTR_STORAGE, storage, sizeof storage));
+    LD_CHECK(e, attr_str(f, LD_H5_ATTR_STORAGE, storage, sizeof storage) == LD_OK, LD_EFORMAT,
+             "%s: cannot read the attribute %s", s->path, LD_H5_ATTR_STORAGE);
     LD_CHECK(e, H5Aexists(f, LD_H5_ATTR_PARTS) <= 0, LD_EINVAL,
              "%s: a merged file, not a part: give the part files it maps", s->path);
     int64_t idx = -1, cnt = -1;
@@ -321,7 +322,8 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
     p->c = attr_i64(f, LD_H5_ATTR_CHANNELS, &x) == LD_OK ? (int32_t)x : 0;
     p->h = attr_i64(f, LD_H5_ATTR_HEIGHT, &x) == LD_OK ? (int32_t)x : 0;
     p->w = attr_i64(f, LD_H5_ATTR_WIDTH, &x) == LD_OK ? (int32_t)x : 0;
-    LD_TRY(attr_str(f, LD_H5_ATTR_CHANNEL_ORDER, p->order, sizeof p->order));
+    LD_CHECK(e, attr_str(f, LD_H5_ATTR_CHANNEL_ORDER, p->order, sizeof p->order) == LD_OK,
+             LD_EFORMAT, "%s: cannot read the attribute %s", s->path, LD_H5_ATTR_CHANNEL_ORDER);
 
     hsize_t dims[4] = {0};
     if (m->encoded) {
