@@ -56,16 +56,28 @@ typedef struct lpart {
 
 /* The value of `key` in sidecar text: the rest of its line without a trailing comma, into
  * out[cap] ("" and 0 when absent). */
+/* The value of `key` in sidecar text: [*v, *v + *n), the rest of its line without a trailing
+ * comma. 0 when absent. */
+static int side_span(const char *text, const char *key, const char **v, size_t *n)
+{
+    *v = ld__lmdb_sidecar_value(text, key);
+    *n = 0;
+    if (!*v) return 0;
+    size_t len = strcspn(*v, "\n");
+    while (len > 0 && ((*v)[len - 1] == ',' || (*v)[len - 1] == ' ' || (*v)[len - 1] == '\r'))
+        len--;
+    *n = len;
+    return 1;
+}
+
+/* side_span's value copied into out[cap] ("" and 0 when absent). */
 static int side_get(const char *text, const char *key, char *out, size_t cap)
 {
-    const char *v = ld__lmdb_sidecar_value(text, key);
-    out[0] = 0;
-    if (!v) return 0;
-    size_t n = strcspn(v, "\n");
-    while (n > 0 && (v[n - 1] == ',' || v[n - 1] == ' ' || v[n - 1] == '\r'))
-        n--;
-    snprintf(out, cap, "%.*s", (int)n, v);
-    return 1;
+    const char *v;
+    size_t n;
+    int has = side_span(text, key, &v, &n);
+    snprintf(out, cap, "%.*s", (int)n, has ? v : "");
+    return has;
 }
 
 static int side_i64(const char *text, const char *key, int64_t *v)
@@ -152,10 +164,11 @@ static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *firs
     if (first) {
         const char *f = (const char *)first->side.p;
         for (size_t k = 0; k < N_SAME; k++) {
-            char a[512], b[512];
-            int ha = side_get(t, same_keys[k], a, sizeof a);
-            int hb = side_get(f, same_keys[k], b, sizeof b);
-            if (ha == hb && !strcmp(a, b)) continue;
+            const char *a, *b;
+            size_t al, bl;
+            int ha = side_span(t, same_keys[k], &a, &al);
+            int hb = side_span(f, same_keys[k], &b, &bl);
+            if (ha == hb && al == bl && (!al || !memcmp(a, b, al))) continue;
             if (!strcmp(same_keys[k], "class_names"))
                 rc = ld__err(e, LD_EINVAL,
                              "%s: its class names differ from those of %s: the parts come from "
@@ -163,11 +176,11 @@ static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *firs
                              s->path, first_path);
             else
                 rc = ld__err(e, LD_EINVAL,
-                             "%s: made with other settings than %s (%s is %s here, %s there): "
-                             "merge the parts of one conversion (same options), or reconvert "
-                             "this part",
-                             s->path, first_path, same_keys[k], ha ? a : "(absent)",
-                             hb ? b : "(absent)");
+                             "%s: made with other settings than %s (%s is %.*s here, %.*s "
+                             "there): merge the parts of one conversion (same options), or "
+                             "reconvert this part",
+                             s->path, first_path, same_keys[k], ha ? (int)al : 8,
+                             ha ? a : "(absent)", hb ? (int)bl : 8, hb ? b : "(absent)");
             goto fail;
         }
     }
