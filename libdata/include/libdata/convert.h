@@ -192,19 +192,6 @@ LD_API void ld_convert_set_progress(ld_convert *c, ld_progress_fn fn, void *user
 LD_API int ld_convert_run(ld_convert *c, const char *input, const char *output);
 
 /**
- * @return the summary of the last (or current) run; valid until the next run or free.
- */
-LD_API const ld_progress *ld_convert_stats(const ld_convert *c);
-
-/** @return the message of the last failure ("" if none); valid until the next call. */
-LD_API const char *ld_convert_errmsg(const ld_convert *c);
-
-/** @return the last failure in machine-readable form (ld_error_detail: code, the
- *          ld_convert_param it is about, the input file and its index in the run); valid
- *          until the next call on `c`. Never NULL. */
-LD_API const ld_error_detail *ld_convert_error(const ld_convert *c);
-
-/**
  * Merge the parts of a sharded conversion (`dataconv SRC OUT --shard K/N`, which writes
  * `OUT-KKKKK-of-NNNNN.h5` or `.lmdb`) into the one dataset `output`, written atomically
  * (temporary beside it, renamed when complete; nothing under `output` on failure).
@@ -237,6 +224,19 @@ LD_API const ld_error_detail *ld_convert_error(const ld_convert *c);
  */
 LD_API int ld_merge(const char *output, const char *const *parts, size_t nparts, ld_log_fn log,
                     void *log_user, char **errmsg);
+
+/**
+ * @return the summary of the last (or current) run; valid until the next run or free.
+ */
+LD_API const ld_progress *ld_convert_stats(const ld_convert *c);
+
+/** @return the message of the last failure ("" if none); valid until the next call. */
+LD_API const char *ld_convert_errmsg(const ld_convert *c);
+
+/** @return the last failure in machine-readable form (ld_error_detail: code, the
+ *          ld_convert_param it is about, the input file and its index in the run); valid
+ *          until the next call on `c`. Never NULL. */
+LD_API const ld_error_detail *ld_convert_error(const ld_convert *c);
 
 #ifdef __cplusplus
 }

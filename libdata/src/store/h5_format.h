@@ -37,38 +37,6 @@
  *
  * Split output (--split): "<stem>-00000.h5", "<stem>-00001.h5", ... each a complete file in
  * the layout above, plus "<stem>.txt" listing them one per line (Caffe HDF5Data `source`).
- *
- * Sharded conversion (`--shard K/N`, K 0-based, 0 <= K < N). Output "OUT.h5" -> part
- * "OUT-%05u-of-%05u.h5" (LD_H5_SHARD_FMT; "out-00002-of-00008.h5"); LMDB "OUT.lmdb" (or a
- * directory OUT) -> "OUT-00002-of-00008.lmdb". The sample order is the whole listing's
- * (sorted, or shuffled with --shuffle --seed over the WHOLE listing); part K takes the
- * contiguous range [floor(K*L/N), floor((K+1)*L/N)) of the L listed samples; class names and
- * labels come from the whole listing. A part is a normal file of the layout above plus the
- * root attributes
- *   shard_index int32 K   shard_count int32 N
- *   shard_first int64     index in the whole listing of the part's first listed sample
- *   shard_listed int64    listed samples in this part (including ones skipped as bad)
- *   listing_total int64   L, samples in the whole listing
- *   run_id string         16 lowercase hex digits: a 64-bit hash over every setting that
- *                         changes output bytes, N, L, the class names and the listed relative
- *                         paths + labels in order (same command on the same input -> same id)
- * An LMDB part is a normal libdata LMDB with the same six values in its libdata.json sidecar
- * (same keys).
- *
- * Merged file (ld_merge, h5_merge.c): root attributes copied from part 0 except shard_index,
- * shard_first, shard_listed (it keeps shard_count, listing_total, run_id); channels, height,
- * width, channel_order as a single run records them (height/width 0 when the non-empty parts
- * differ); plus
- *   parts  1-D vlen UTF-8 string array: the part files in K order, as the VDS mappings name
- *          them (relative to the merged file's folder when the parts are in it or below it,
- *          else absolute).
- * /data, /label, /filename (raw) and /encoded, /shape, /label, /filename (encoded) are
- * VIRTUAL datasets: mapping m takes the WHOLE dataset of the same name in part m (source
- * selection = all) to the rows [start_m, start_m + n_m) along dim 0 (for /encoded: the byte
- * range), in part order, no gaps; a part with 0 samples has no mapping but is listed in
- * `parts`. /offsets (encoded) is a REAL uint64 (N+1) dataset, each part's offsets shifted by
- * the bytes of the parts before it. Same dtypes and element shapes as a single file
- * (fixed-length /filename strings as wide as the widest part's).
  */
 #ifndef LD_H5_FORMAT_H
 #define LD_H5_FORMAT_H
@@ -103,14 +71,19 @@
 #define LD_H5_ATTR_SOURCE "source"
 #define LD_H5_ATTR_NOTE "note"
 #define LD_H5_ATTR_TOOL_VERSION "tool_version"
-/* sharded conversion: parts and the merged file (see above) */
-#define LD_H5_ATTR_SHARD_INDEX "shard_index"
-#define LD_H5_ATTR_SHARD_COUNT "shard_count"
-#define LD_H5_ATTR_SHARD_FIRST "shard_first"
-#define LD_H5_ATTR_SHARD_LISTED "shard_listed"
-#define LD_H5_ATTR_LISTING_TOTAL "listing_total"
-#define LD_H5_ATTR_RUN_ID "run_id"
-#define LD_H5_ATTR_PARTS "parts"
+
+/* sharded conversion (issue 13): part files carry all six, a merged file (virtual datasets
+ * over the parts) shard_count, listing_total, run_id and parts. Reading a merged file:
+ * h5_store.c resolves its virtual datasets into the parts and preads them directly; a
+ * missing or truncated part, one whose dataset differs from its mapping, or one whose run_id
+ * differs from the merged file's is refused, naming the part. */
+#define LD_H5_ATTR_SHARD_INDEX "shard_index"     /* int32 K, 0-based */
+#define LD_H5_ATTR_SHARD_COUNT "shard_count"     /* int32 N */
+#define LD_H5_ATTR_SHARD_FIRST "shard_first"     /* int64 */
+#define LD_H5_ATTR_SHARD_LISTED "shard_listed"   /* int64 */
+#define LD_H5_ATTR_LISTING_TOTAL "listing_total" /* int64 */
+#define LD_H5_ATTR_RUN_ID "run_id"               /* 16 lowercase hex digits */
+#define LD_H5_ATTR_PARTS "parts"                 /* merged: 1-D vlen UTF-8, the part files */
 
 /* attribute values */
 #define LD_H5_STORAGE_RAW "raw"
@@ -130,12 +103,25 @@
  * dataset stays under this many elements per file. */
 #define LD_H5_MAX_ELEMS_PER_FILE 2147483647ULL
 
+/* Merged file (ld_merge, h5_merge.c; the parts' contract: shard_* attributes, part names).
+ * Root attributes copied from part 0 except shard_index, shard_first, shard_listed (it keeps
+ * shard_count, listing_total, run_id); channels, height, width, channel_order as a single run
+ * records them (height/width 0 when the non-empty parts differ); plus
+ *   parts  1-D vlen UTF-8 string array: the part files in K order, as the VDS mappings name
+ *          them (relative to the merged file's folder when the parts are in it or below it,
+ *          else absolute; a name with '%' is refused: HDF5 reads it as a pattern).
+ * /data, /label, /filename (raw) and /encoded, /shape, /label, /filename (encoded) are
+ * VIRTUAL datasets: mapping m takes the WHOLE dataset of the same name in part m (source
+ * selection = all; source dataset name without '/') to the rows [start_m, start_m + n_m)
+ * along dim 0 (for /encoded: the byte range), in K order, no gaps; a part with 0 samples has
+ * no mapping but is listed in `parts`. /offsets (encoded) is a REAL uint64 (N+1) dataset,
+ * chunked like a single file's, each part's offsets shifted by the bytes of the parts before
+ * it. Same dtypes and element shapes as a single file (fixed-length /filename strings as wide
+ * as the widest part's). File format: HDF5 1.8 to 1.10 objects (virtual datasets need 1.10). */
+
 /* split file names: "<stem>" LD_H5_SPLIT_FMT ".h5", list "<stem>.txt" */
 #define LD_H5_SPLIT_FMT "-%05u"
 #define LD_H5_SPLIT_EXT ".h5"
 #define LD_H5_LIST_EXT ".txt"
-
-/* sharded part names: "<stem>" LD_H5_SHARD_FMT ".h5" (or ".lmdb"), K then N */
-#define LD_H5_SHARD_FMT "-%05u-of-%05u"
 
 #endif /* LD_H5_FORMAT_H */
