@@ -16,6 +16,7 @@
 #include <libdata/libdata.h>
 
 #include "bench.h"
+#include "merge.h"
 #include "options.h"
 #include "progress.h"
 
@@ -333,6 +334,7 @@ int main(int argc, char **argv)
     case DC_CMD_INFO: return cmd_info(&o);
     case DC_CMD_MEAN: return cmd_mean(&o);
     case DC_CMD_BENCH: return dc_bench(argc, argv, 2);
+    case DC_CMD_MERGE: return dc_merge(argc, argv, 2);
     case DC_CMD_CONVERT: return cmd_convert(&o, argc, argv);
     }
     return DC_EXIT_FAIL;

@@ -305,6 +305,9 @@ int dc_parse(int argc, char **argv, dc_opts *o)
         } else if (strcmp(argv[1], "bench") == 0) {
             o->cmd = DC_CMD_BENCH;
             return DC_EXIT_OK;
+        } else if (strcmp(argv[1], "merge") == 0) {
+            o->cmd = DC_CMD_MERGE; /* arguments parsed by merge.c: any number of parts */
+            return DC_EXIT_OK;
         } else if (strcmp(argv[1], "help") == 0) {
             o->cmd = DC_CMD_HELP;
             return DC_EXIT_OK;
@@ -412,6 +415,8 @@ void dc_print_help(void *fp)
         "  dataconv bench FILE [--batch N --shuffle ...]  read it with libdata's reader: "
         "images/s,\n"
         "                                                 memory ('dataconv bench --help')\n"
+        "  dataconv merge OUT [PART...]                   one dataset from the parts of\n"
+        "                                                 --shard K/N runs ('dataconv merge -h')\n"
         "\n"
         "OUT ending in .lmdb (or an existing directory) is written as LMDB, anything else as "
         "HDF5.\n"

@@ -35,6 +35,7 @@ typedef enum dc_command {
     DC_CMD_INFO,
     DC_CMD_BENCH, /* arguments parsed by bench.c from argv[2] on */
     DC_CMD_MEAN,
+    DC_CMD_MERGE, /* arguments parsed by merge.c from argv[2] on */
     DC_CMD_HELP,
     DC_CMD_VERSION
 } dc_command;

@@ -72,6 +72,19 @@
 #define LD_H5_ATTR_NOTE "note"
 #define LD_H5_ATTR_TOOL_VERSION "tool_version"
 
+/* sharded conversion (issue 13): part files carry all six, a merged file (virtual datasets
+ * over the parts) shard_count, listing_total, run_id and parts. Reading a merged file:
+ * h5_store.c resolves its virtual datasets into the parts and preads them directly; a
+ * missing or truncated part, one whose dataset differs from its mapping, or one whose run_id
+ * differs from the merged file's is refused, naming the part. */
+#define LD_H5_ATTR_SHARD_INDEX "shard_index"     /* int32 K, 0-based */
+#define LD_H5_ATTR_SHARD_COUNT "shard_count"     /* int32 N */
+#define LD_H5_ATTR_SHARD_FIRST "shard_first"     /* int64 */
+#define LD_H5_ATTR_SHARD_LISTED "shard_listed"   /* int64 */
+#define LD_H5_ATTR_LISTING_TOTAL "listing_total" /* int64 */
+#define LD_H5_ATTR_RUN_ID "run_id"               /* 16 lowercase hex digits */
+#define LD_H5_ATTR_PARTS "parts"                 /* merged: 1-D vlen UTF-8, the part files */
+
 /* attribute values */
 #define LD_H5_STORAGE_RAW "raw"
 #define LD_H5_STORAGE_ENCODED "encoded"
@@ -89,6 +102,22 @@
 /* Caffe's HDF5Data layer keeps a blob per file; blob counts are int: with --split each
  * dataset stays under this many elements per file. */
 #define LD_H5_MAX_ELEMS_PER_FILE 2147483647ULL
+
+/* Merged file (ld_merge, h5_merge.c; the parts' contract: shard_* attributes, part names).
+ * Root attributes copied from part 0 except shard_index, shard_first, shard_listed (it keeps
+ * shard_count, listing_total, run_id); channels, height, width, channel_order as a single run
+ * records them (height/width 0 when the non-empty parts differ); plus
+ *   parts  1-D vlen UTF-8 string array: the part files in K order, as the VDS mappings name
+ *          them (relative to the merged file's folder when the parts are in it or below it,
+ *          else absolute; a name with '%' is refused: HDF5 reads it as a pattern).
+ * /data, /label, /filename (raw) and /encoded, /shape, /label, /filename (encoded) are
+ * VIRTUAL datasets: mapping m takes the WHOLE dataset of the same name in part m (source
+ * selection = all; source dataset name without '/') to the rows [start_m, start_m + n_m)
+ * along dim 0 (for /encoded: the byte range), in K order, no gaps; a part with 0 samples has
+ * no mapping but is listed in `parts`. /offsets (encoded) is a REAL uint64 (N+1) dataset,
+ * chunked like a single file's, each part's offsets shifted by the bytes of the parts before
+ * it. Same dtypes and element shapes as a single file (fixed-length /filename strings as wide
+ * as the widest part's). File format: HDF5 1.8 to 1.10 objects (virtual datasets need 1.10). */
 
 /* split file names: "<stem>" LD_H5_SPLIT_FMT ".h5", list "<stem>.txt" */
 #define LD_H5_SPLIT_FMT "-%05u"

@@ -135,6 +135,7 @@ static int meta_begin(lmdb_writer *w, const ld_writer_opts *o)
 {
     ld_buf *b = &w->meta;
     int rc = LD_OK;
+    if (o->lmdb_meta_head) return ld__buf_append(b, o->lmdb_meta_head, strlen(o->lmdb_meta_head));
     LD_TRY(ld__buf_printf(b, "{\n\"format\": \"libdata-lmdb\",\n\"format_version\": 1,\n"));
     LD_TRY(ld__buf_printf(b, "\"record\": \"caffe.Datum\",\n\"storage\": \"%s\",\n",
                           o->encoded ? "encoded" : "raw"));

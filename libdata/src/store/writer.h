@@ -16,6 +16,9 @@ typedef void (*ld_stale_fn)(void *user, const char *path, long pid, uint64_t byt
 /* Everything a writer records about how the dataset was made. Strings and arrays are
  * borrowed for the duration of create(); a writer copies what it keeps. */
 typedef struct ld_writer_opts {
+    /* LMDB: the sidecar's text up to its "entries" line, used instead of one made from these
+     * options (a merge copies a part's); NULL = made here */
+    const char *lmdb_meta_head;
     const char *path;     /* final output path (file, LMDB directory, or split stem) */
     int encoded;          /* 0 = raw CHW pixels; 1 = encoded image bytes */
     const char *encoding; /* encoded only: "jpeg", "png", or "original" (source file bytes) */

@@ -1,0 +1,838 @@
+/*
+ * HDF5 merge (ld_merge): the parts of a sharded conversion -> one small file of virtual
+ * datasets (VDS) that map the parts in K order, per h5_format.h ("Merged file").
+ *
+ * Two passes over the parts, one part file open at a time (thousands of parts stay under the
+ * open-file limit): the first reads each part's shard values, settings and dataset shapes and
+ * checks them against the first part given; the second (encoded only) streams each part's
+ * /offsets in blocks into the merged /offsets, shifted by the bytes of the parts before it.
+ * Memory: a few bytes per part plus two blocks, whatever the number of samples.
+ *
+ * The merged file is written under a temporary name beside the output and renamed when
+ * complete (as the converter's outputs are); before the rename every mapping is resolved the
+ * way HDF5 will resolve it (ld__h5_vds_check), so a merged file never maps a missing part.
+ */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* realpath */
+#endif
+#include "store/merge.h"
+
+#ifdef LD_HAVE_HDF5
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/h5_format.h"
+#include "store/h5_util.h"
+#include "store/h5_vfd.h"
+#include "store/writer.h"
+
+#define OFFSETS_BLOCK 65536 /* /offsets elements per read and per write (512 KiB) */
+
+/* Settings every part must share with the first (root attributes of h5_format.h). The raw
+ * shape is compared on /data itself. */
+static const char *const same_attrs[] = {
+    LD_H5_ATTR_FORMAT,   LD_H5_ATTR_FORMAT_VERSION, LD_H5_ATTR_STORAGE,     LD_H5_ATTR_ENCODING,
+    LD_H5_ATTR_LAYOUT,   LD_H5_ATTR_QUALITY,        LD_H5_ATTR_RESIZE_MODE, LD_H5_ATTR_RESIZE_W,
+    LD_H5_ATTR_RESIZE_H, LD_H5_ATTR_NUM_CLASSES,    LD_H5_ATTR_CLASS_NAMES};
+#define N_SAME (sizeof same_attrs / sizeof *same_attrs)
+
+/* Root attributes of part 0 that the merged file does not copy (h5_format.h), or writes
+ * itself (the shape and order, from every non-empty part). */
+static const char *const not_copied[] = {LD_H5_ATTR_SHARD_INDEX,  LD_H5_ATTR_SHARD_FIRST,
+                                         LD_H5_ATTR_SHARD_LISTED, LD_H5_ATTR_PARTS,
+                                         LD_H5_ATTR_CHANNELS,     LD_H5_ATTR_HEIGHT,
+                                         LD_H5_ATTR_WIDTH,        LD_H5_ATTR_CHANNEL_ORDER};
+
+typedef struct h5part {
+    uint64_t n;       /* samples */
+    uint64_t bytes;   /* encoded: length of /encoded */
+    hsize_t row[3];   /* raw: /data's C, H, W */
+    size_t name_size; /* /filename: fixed-length size, 0 = variable-length strings */
+    int32_t c, h, w;  /* channels, height, width attributes */
+    char order[16];   /* channel_order attribute */
+    char *src;        /* the part's name in the mappings and in `parts` */
+} h5part;
+
+typedef struct h5merge {
+    const char *output;
+    ld_shard *sh;
+    h5part *p;
+    size_t n;
+    const ld_merge_log *log;
+    int encoded;
+    ld_buf ref[N_SAME]; /* the first given part's settings (attr_text form); len 0 = absent */
+    int ref_has[N_SAME];
+    hid_t label_t, data_t, shape_t; /* types of the first part's datasets */
+    char *tmp;
+} h5merge;
+
+/* ---- attributes ------------------------------------------------------------------------ */
+
+/* An integer or string attribute (scalar or 1-D, fixed or variable-length strings) of `loc`
+ * as text: each integer as decimal, each string as it is, every element NUL-terminated, into
+ * `out` (replaced). LD_OK, LD_END when absent, LD_EFORMAT for another type, LD_ENOMEM. */
+static int attr_text(hid_t loc, const char *name, ld_buf *out, size_t *count)
+{
+    int rc = LD_OK;
+    hid_t a = H5I_INVALID_HID, t = H5I_INVALID_HID, sp = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+    void *buf = NULL;
+    out->len = 0;
+    *count = 0;
+    if (H5Aexists(loc, name) <= 0) return LD_END;
+    a = H5Aopen(loc, name, H5P_DEFAULT);
+    t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    if (t < 0 || np < 0 || np > (1 << 24)) {
+        rc = LD_EFORMAT;
+        goto done;
+    }
+    size_t n = (size_t)np;
+    if (H5Tget_class(t) == H5T_INTEGER) {
+        long long *v = calloc(n ? n : 1, sizeof *v);
+        buf = v;
+        if (!v) {
+            rc = LD_ENOMEM;
+            goto done;
+        }
+        if (H5Aread(a, H5T_NATIVE_LLONG, v) < 0) {
+            rc = LD_EFORMAT;
+            goto done;
+        }
+        for (size_t i = 0; i < n && rc == LD_OK; i++) {
+            rc = ld__buf_printf(out, "%lld", v[i]);
+            if (rc == LD_OK) rc = ld__buf_append(out, "", 1);
+        }
+    } else if (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0) {
+        char **v = calloc(n ? n : 1, sizeof *v);
+        buf = v;
+        mt = H5Tcopy(H5T_C_S1);
+        if (!v || mt < 0) {
+            rc = LD_ENOMEM;
+            goto done;
+        }
+        H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(t)); /* HDF5 will not convert ASCII <-> UTF-8 */
+        if (H5Aread(a, mt, v) < 0) {
+            rc = LD_EFORMAT;
+            goto done;
+        }
+        for (size_t i = 0; i < n && rc == LD_OK; i++)
+            rc = ld__buf_append(out, v[i] ? v[i] : "", strlen(v[i] ? v[i] : "") + 1);
+        H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, v);
+    } else if (H5Tget_class(t) == H5T_STRING) {
+        size_t sz = H5Tget_size(t), total;
+        if (!ld__mul_size(sz, n ? n : 1, &total) || !(buf = calloc(1, total))) {
+            rc = LD_ENOMEM;
+            goto done;
+        }
+        if (H5Aread(a, t, buf) < 0) {
+            rc = LD_EFORMAT;
+            goto done;
+        }
+        for (size_t i = 0; i < n && rc == LD_OK; i++) {
+            const char *s = (const char *)buf + i * sz;
+            rc = ld__buf_append(out, s, strnlen(s, sz));
+            if (rc == LD_OK) rc = ld__buf_append(out, "", 1);
+        }
+    } else {
+        rc = LD_EFORMAT;
+    }
+    *count = n;
+done:
+    free(buf);
+    if (mt >= 0) H5Tclose(mt);
+    if (sp >= 0) H5Sclose(sp);
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
+    return rc;
+}
+
+static int attr_i64(hid_t loc, const char *name, int64_t *v)
+{
+    long long x = 0;
+    if (H5Aexists(loc, name) <= 0) return LD_END;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    int ok = a >= 0 && H5Aread(a, H5T_NATIVE_LLONG, &x) >= 0;
+    if (a >= 0) H5Aclose(a);
+    *v = x;
+    return ok ? LD_OK : LD_EFORMAT;
+}
+
+/* The first string of an attribute into out[cap] ("" when absent). */
+static int attr_str(hid_t loc, const char *name, char *out, size_t cap)
+{
+    ld_buf b = {0};
+    size_t count;
+    int rc = attr_text(loc, name, &b, &count);
+    snprintf(out, cap, "%s", rc == LD_OK && count ? (const char *)b.p : "");
+    ld__buf_free(&b);
+    return rc == LD_END ? LD_OK : rc;
+}
+
+/* The k-th NUL-terminated element of an attr_text buffer, or NULL. */
+static const char *element(const ld_buf *b, size_t k)
+{
+    size_t at = 0;
+    for (; k > 0 && at < b->len; k--)
+        at += strlen((const char *)b->p + at) + 1;
+    return at < b->len ? (const char *)b->p + at : NULL;
+}
+
+static int count_elements(const ld_buf *b)
+{
+    int n = 0;
+    for (size_t at = 0; at < b->len; at += strlen((const char *)b->p + at) + 1)
+        n++;
+    return n;
+}
+
+/* Part i's setting `k` against the first part's: LD_OK or LD_EINVAL naming both. */
+static int compare_setting(h5merge *m, size_t i, size_t k, const ld_buf *v, int has, ld_err *e)
+{
+    const ld_buf *r = &m->ref[k];
+    const char *name = same_attrs[k];
+    const char *first = m->sh[0].path, *here = m->sh[i].path;
+    if (has == m->ref_has[k] && v->len == r->len && (!v->len || !memcmp(v->p, r->p, v->len)))
+        return LD_OK;
+    if (!strcmp(name, LD_H5_ATTR_CLASS_NAMES)) {
+        size_t d = 0;
+        while (element(v, d) && element(r, d) && !strcmp(element(v, d), element(r, d)))
+            d++;
+        const char *a = element(r, d), *b = element(v, d);
+        return ld__err(e, LD_EINVAL,
+                       "%s: its class names differ from those of %s (%d classes here, %d "
+                       "there; class %zu is '%s' here, '%s' there): the parts come from "
+                       "different inputs; reconvert them from one listing",
+                       here, first, count_elements(v), count_elements(r), d, b ? b : "(none)",
+                       a ? a : "(none)");
+    }
+    return ld__err(e, LD_EINVAL,
+                   "%s: made with other settings than %s (%s is %s here, %s there): merge the "
+                   "parts of one conversion (same options), or reconvert this part",
+                   here, first, name, has ? (const char *)v->p : "(absent)",
+                   m->ref_has[k] ? (const char *)r->p : "(absent)");
+}
+
+/* ---- pass 1: each part's values ------------------------------------------------------------- */
+
+static int ds_shape(hid_t f, const char *name, int want_rank, hsize_t dims[4], hid_t *type,
+                    const char *path, ld_err *e)
+{
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    if (d < 0)
+        return ld__h5_err(e, LD_EFORMAT,
+                          "%s: no dataset /%s: not a complete libdata part; "
+                          "reconvert it",
+                          path, name);
+    hid_t sp = H5Dget_space(d);
+    int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    if (r == want_rank) H5Sget_simple_extent_dims(sp, dims, NULL);
+    if (sp >= 0) H5Sclose(sp);
+    hid_t t = type ? H5Dget_type(d) : H5I_INVALID_HID;
+    H5Dclose(d);
+    if (r != want_rank || (type && t < 0)) {
+        if (t >= 0) H5Tclose(t);
+        return ld__err(e, LD_EFORMAT, "%s: /%s has %d dimensions, not %d: not a libdata part", path,
+                       name, r, want_rank);
+    }
+    if (type) *type = t;
+    return LD_OK;
+}
+
+/* The dataset type `*t` (consumed: closed, or kept as the reference; *t is invalid after)
+ * against the first part's. */
+static int same_type(hid_t *ref, hid_t *t, const char *name, const h5merge *m, size_t i, ld_err *e)
+{
+    hid_t got = *t;
+    *t = H5I_INVALID_HID;
+    if (*ref < 0) {
+        *ref = got;
+        return LD_OK;
+    }
+    int eq = H5Tequal(*ref, got) > 0;
+    H5Tclose(got);
+    if (eq) return LD_OK;
+    return ld__err(e, LD_EINVAL,
+                   "%s: /%s has another element type than in %s: merge the parts "
+                   "of one conversion",
+                   m->sh[i].path, name, m->sh[0].path);
+}
+
+static int read_part(h5merge *m, size_t i, ld_err *e)
+{
+    int rc = LD_OK;
+    ld_shard *s = &m->sh[i];
+    h5part *p = &m->p[i];
+    ld_buf v = {0};
+    hid_t t = H5I_INVALID_HID;
+    struct stat sb;
+    if (stat(s->path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return ld__err(e, LD_EINVAL,
+                       "%s: a directory (an LMDB part?) among HDF5 parts: merge the parts of one "
+                       "output (OUT.h5 or OUT.lmdb)",
+                       s->path);
+    hid_t f = H5Fopen(s->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return ld__err(e, LD_EFORMAT,
+                       "%s: not a readable HDF5 file (truncated, or still being written?): "
+                       "reconvert this part with the same command and its --shard K/N",
+                       s->path);
+    }
+    char storage[32];
+    LD_CHECK(e, attr_str(f, LD_H5_ATTR_STORAGE, storage, sizeof storage) == LD_OK, LD_EFORMAT,
+             "%s: cannot read the attribute %s", s->path, LD_H5_ATTR_STORAGE);
+    LD_CHECK(e, H5Aexists(f, LD_H5_ATTR_PARTS) <= 0, LD_EINVAL,
+             "%s: a merged file, not a part: give the part files it maps", s->path);
+    int64_t idx = -1, cnt = -1;
+    int shard = attr_i64(f, LD_H5_ATTR_SHARD_INDEX, &idx) == LD_OK &&
+                attr_i64(f, LD_H5_ATTR_SHARD_COUNT, &cnt) == LD_OK &&
+                attr_i64(f, LD_H5_ATTR_SHARD_FIRST, &s->first) == LD_OK &&
+                attr_i64(f, LD_H5_ATTR_SHARD_LISTED, &s->listed) == LD_OK &&
+                attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &s->total) == LD_OK &&
+                attr_str(f, LD_H5_ATTR_RUN_ID, s->run_id, sizeof s->run_id) == LD_OK &&
+                s->run_id[0];
+    LD_CHECK(e, shard && storage[0], LD_EFORMAT,
+             "%s: not a part of a sharded conversion (no shard_index, shard_count, run_id... "
+             "attributes): merge takes the files that dataconv SRC OUT --shard K/N writes",
+             s->path);
+    s->index = idx;
+    s->count = cnt;
+    LD_TRY(ld__shard_check_name(s, e));
+    LD_CHECK(e, !strcmp(storage, LD_H5_STORAGE_RAW) || !strcmp(storage, LD_H5_STORAGE_ENCODED),
+             LD_EFORMAT, "%s: unknown storage '%s'", s->path, storage);
+    if (i == 0) m->encoded = !strcmp(storage, LD_H5_STORAGE_ENCODED);
+    for (size_t k = 0; k < N_SAME; k++) {
+        size_t count;
+        int r = attr_text(f, same_attrs[k], i == 0 ? &m->ref[k] : &v, &count);
+        LD_CHECK(e, r == LD_OK || r == LD_END, r == LD_ENOMEM ? LD_ENOMEM : LD_EFORMAT,
+                 "%s: cannot read the attribute %s", s->path, same_attrs[k]);
+        if (i == 0)
+            m->ref_has[k] = r == LD_OK;
+        else
+            LD_TRY(compare_setting(m, i, k, &v, r == LD_OK, e));
+    }
+    int64_t x;
+    p->c = attr_i64(f, LD_H5_ATTR_CHANNELS, &x) == LD_OK ? (int32_t)x : 0;
+    p->h = attr_i64(f, LD_H5_ATTR_HEIGHT, &x) == LD_OK ? (int32_t)x : 0;
+    p->w = attr_i64(f, LD_H5_ATTR_WIDTH, &x) == LD_OK ? (int32_t)x : 0;
+    LD_CHECK(e, attr_str(f, LD_H5_ATTR_CHANNEL_ORDER, p->order, sizeof p->order) == LD_OK,
+             LD_EFORMAT, "%s: cannot read the attribute %s", s->path, LD_H5_ATTR_CHANNEL_ORDER);
+
+    hsize_t dims[4] = {0};
+    if (m->encoded) {
+        LD_TRY(ds_shape(f, LD_H5_DS_ENCODED, 1, dims, &t, s->path, e));
+        LD_TRY(same_type(&m->data_t, &t, LD_H5_DS_ENCODED, m, i, e));
+        p->bytes = dims[0];
+        LD_TRY(ds_shape(f, LD_H5_DS_SHAPE, 2, dims, &t, s->path, e));
+        LD_TRY(same_type(&m->shape_t, &t, LD_H5_DS_SHAPE, m, i, e));
+        p->n = dims[0];
+        LD_CHECK(e, dims[1] == 3, LD_EFORMAT, "%s: /shape rows have %llu values, not 3", s->path,
+                 (unsigned long long)dims[1]);
+        LD_TRY(ds_shape(f, LD_H5_DS_OFFSETS, 1, dims, NULL, s->path, e));
+        LD_CHECK(e, dims[0] == p->n + 1, LD_EFORMAT,
+                 "%s: /offsets has %llu entries for %llu samples (not samples + 1): a damaged "
+                 "part; reconvert it",
+                 s->path, (unsigned long long)dims[0], (unsigned long long)p->n);
+    } else {
+        LD_TRY(ds_shape(f, LD_H5_DS_DATA, 4, dims, &t, s->path, e));
+        LD_TRY(same_type(&m->data_t, &t, LD_H5_DS_DATA, m, i, e));
+        p->n = dims[0];
+        memcpy(p->row, dims + 1, sizeof p->row);
+        LD_CHECK(e, i == 0 || !memcmp(p->row, m->p[0].row, sizeof p->row), LD_EINVAL,
+                 "%s: its images are %llux%llux%llu (channels x height x width), those of %s "
+                 "%llux%llux%llu: made with other settings; merge the parts of one conversion",
+                 s->path, (unsigned long long)p->row[0], (unsigned long long)p->row[1],
+                 (unsigned long long)p->row[2], m->sh[0].path, (unsigned long long)m->p[0].row[0],
+                 (unsigned long long)m->p[0].row[1], (unsigned long long)m->p[0].row[2]);
+    }
+    LD_TRY(ds_shape(f, LD_H5_DS_LABEL, 1, dims, &t, s->path, e));
+    LD_TRY(same_type(&m->label_t, &t, LD_H5_DS_LABEL, m, i, e));
+    LD_CHECK(e, dims[0] == p->n, LD_EFORMAT,
+             "%s: /label has %llu rows for %llu samples: a damaged part; reconvert it", s->path,
+             (unsigned long long)dims[0], (unsigned long long)p->n);
+    LD_TRY(ds_shape(f, LD_H5_DS_FILENAME, 1, dims, &t, s->path, e));
+    LD_CHECK(e, dims[0] == p->n, LD_EFORMAT,
+             "%s: /filename has %llu rows for %llu samples: a damaged part; reconvert it", s->path,
+             (unsigned long long)dims[0], (unsigned long long)p->n);
+    LD_CHECK(e, H5Tget_class(t) == H5T_STRING, LD_EFORMAT, "%s: /filename does not hold strings",
+             s->path);
+    p->name_size = H5Tis_variable_str(t) > 0 ? 0 : H5Tget_size(t);
+    LD_CHECK(e, i == 0 || (p->name_size == 0) == (m->p[0].name_size == 0), LD_EINVAL,
+             "%s: /filename is stored as %s strings, in %s as %s strings: merge the parts of one "
+             "conversion",
+             s->path, p->name_size ? "fixed-length" : "variable-length", m->sh[0].path,
+             m->p[0].name_size ? "fixed-length" : "variable-length");
+fail:
+    if (t >= 0) H5Tclose(t);
+    ld__buf_free(&v);
+    H5Fclose(f);
+    return rc;
+}
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+/* The name the mappings give part `path`: relative to the output's folder `dir` (a real path)
+ * when the part lies in it or below it, else its absolute path. malloc'd, or NULL. */
+static char *source_name(const char *dir, const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (!real) return NULL;
+    size_t dl = strlen(dir);
+    if (dl == 1 && dir[0] == '/') dl = 0; /* the root folder: every path is below it */
+    if (!strncmp(real, dir, dl) && real[dl] == '/') {
+        char *rel = ld__strdup(real + dl + 1);
+        free(real);
+        return rel;
+    }
+    return real;
+}
+
+/* A virtual dataset `name` (rank dims; rows after the first in `row`) mapping the whole of
+ * each non-empty part's `name` to its rows, in part order. */
+static int make_vds(h5merge *m, hid_t file, const char *name, hid_t type, int rank,
+                    const hsize_t *row, int by_bytes, ld_err *e)
+{
+    int rc = LD_OK;
+    hsize_t dims[4] = {0}, start[4] = {0}, count[4] = {0};
+    hid_t vspace = H5I_INVALID_HID, src = H5I_INVALID_HID, d = H5I_INVALID_HID;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    for (size_t i = 0; i < m->n; i++)
+        dims[0] += by_bytes ? m->p[i].bytes : m->p[i].n;
+    for (int k = 1; k < rank; k++)
+        dims[k] = count[k] = row[k - 1];
+    vspace = H5Screate_simple(rank, dims, NULL);
+    LD_CHECK(e, dcpl >= 0 && vspace >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0, LD_ENOMEM,
+             "HDF5: out of memory");
+    for (size_t i = 0; i < m->n; i++) {
+        count[0] = by_bytes ? m->p[i].bytes : m->p[i].n;
+        if (count[0] == 0) {
+            continue; /* an empty part has no mapping; it is still listed in `parts` */
+        }
+        src = H5Screate_simple(rank, count, NULL);
+        if (src < 0 || H5Sselect_hyperslab(vspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+            H5Pset_virtual(dcpl, vspace, m->p[i].src, name, src) < 0)
+            LD_TRY(
+                ld__h5_err(e, LD_EIO, "%s: cannot map /%s of %s", m->output, name, m->sh[i].path));
+        H5Sclose(src);
+        src = H5I_INVALID_HID;
+        start[0] += count[0];
+    }
+    H5Sselect_all(vspace);
+    d = H5Dcreate2(file, name, type, vspace, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (d < 0)
+        LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot create the virtual dataset /%s", m->output, name));
+    /* resolved as HDF5 will resolve it, from the file's folder: no mapping to nothing */
+    LD_TRY(ld__h5_vds_check(d, m->tmp, name, e));
+fail:
+    if (d >= 0) H5Dclose(d);
+    if (src >= 0) H5Sclose(src);
+    if (vspace >= 0) H5Sclose(vspace);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    return rc;
+}
+
+/* Append `n` values to the merged /offsets through the block `out` (flushed when full). */
+typedef struct off_out {
+    hid_t ds;
+    uint64_t *buf;
+    size_t fill;
+    uint64_t at; /* rows written */
+} off_out;
+
+static int off_flush(off_out *o, const char *output, ld_err *e)
+{
+    if (!o->fill) return LD_OK;
+    hsize_t start = o->at, count = o->fill;
+    hid_t fs = H5Dget_space(o->ds), ms = H5Screate_simple(1, &count, NULL);
+    int ok = fs >= 0 && ms >= 0 &&
+             H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL) >= 0 &&
+             H5Dwrite(o->ds, H5T_NATIVE_UINT64, ms, fs, H5P_DEFAULT, o->buf) >= 0;
+    if (fs >= 0) H5Sclose(fs);
+    if (ms >= 0) H5Sclose(ms);
+    if (!ok) return ld__h5_err(e, LD_EIO, "%s: cannot write /offsets", output);
+    o->at += o->fill;
+    o->fill = 0;
+    return LD_OK;
+}
+
+static int off_put(off_out *o, uint64_t v, const char *output, ld_err *e)
+{
+    o->buf[o->fill++] = v;
+    return o->fill == OFFSETS_BLOCK ? off_flush(o, output, e) : LD_OK;
+}
+
+/* The real /offsets: 0, then each part's offsets[1..n] + the bytes of the parts before it,
+ * each part's checked (starts at 0, never decreases, ends at its /encoded length). */
+static int write_offsets(h5merge *m, hid_t file, ld_err *e)
+{
+    int rc = LD_OK;
+    off_out o = {H5I_INVALID_HID, NULL, 0, 0};
+    uint64_t *in = NULL;
+    hid_t pf = H5I_INVALID_HID, pd = H5I_INVALID_HID, fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+    hsize_t total = 1;
+    for (size_t i = 0; i < m->n; i++)
+        total += m->p[i].n;
+    hsize_t chunk = total < LD_H5_LABEL_CHUNK ? total : LD_H5_LABEL_CHUNK;
+    hid_t space = H5Screate_simple(1, &total, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    LD_CHECK(e,
+             space >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
+                 H5Pset_obj_track_times(dcpl, 0) >= 0 &&
+                 H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0,
+             LD_ENOMEM, "HDF5: out of memory");
+    /* Blocks are whole chunks (but the last): HDF5's chunk cache would only keep copies of
+     * chunks never touched again, up to 1 MiB per dataset (memory growing with the samples up
+     * to that size). No cache, for the parts' /offsets either. */
+    LD_CHECK(e,
+             dapl >= 0 && H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0,
+                                             H5D_CHUNK_CACHE_W0_DEFAULT) >= 0,
+             LD_ENOMEM, "HDF5: out of memory");
+    o.ds = H5Dcreate2(file, LD_H5_DS_OFFSETS, H5T_STD_U64LE, space, H5P_DEFAULT, dcpl, dapl);
+    if (o.ds < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot create /offsets", m->output));
+    o.buf = malloc(OFFSETS_BLOCK * sizeof *o.buf);
+    in = malloc(OFFSETS_BLOCK * sizeof *in);
+    LD_CHECK(e, o.buf && in, LD_ENOMEM, "out of memory");
+    LD_TRY(off_put(&o, 0, m->output, e));
+    uint64_t base = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const char *path = m->sh[i].path;
+        pf = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        pd = pf >= 0 ? H5Dopen2(pf, LD_H5_DS_OFFSETS, dapl) : H5I_INVALID_HID;
+        fs = pd >= 0 ? H5Dget_space(pd) : H5I_INVALID_HID;
+        if (fs < 0) LD_TRY(ld__h5_err(e, LD_EFORMAT, "%s: cannot open /offsets", path));
+        uint64_t prev = 0;
+        for (hsize_t at = 0; at < m->p[i].n + 1;) {
+            hsize_t cnt = m->p[i].n + 1 - at;
+            if (cnt > OFFSETS_BLOCK) cnt = OFFSETS_BLOCK;
+            ms = H5Screate_simple(1, &cnt, NULL);
+            if (ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &cnt, NULL) < 0 ||
+                H5Dread(pd, H5T_NATIVE_UINT64, ms, fs, H5P_DEFAULT, in) < 0)
+                LD_TRY(ld__h5_err(e, LD_EFORMAT,
+                                  "%s: cannot read /offsets (a damaged part? reconvert it)", path));
+            H5Sclose(ms);
+            ms = H5I_INVALID_HID;
+            for (hsize_t j = 0; j < cnt; j++) {
+                uint64_t v = in[j];
+                LD_CHECK(e, (at + j == 0 ? v == 0 : v >= prev) && v <= m->p[i].bytes, LD_EFORMAT,
+                         "%s: /offsets[%llu] = %llu is out of order or past the %llu bytes of "
+                         "/encoded: a damaged part; reconvert it",
+                         path, (unsigned long long)(at + j), (unsigned long long)v,
+                         (unsigned long long)m->p[i].bytes);
+                prev = v;
+                if (at + j > 0) LD_TRY(off_put(&o, base + v, m->output, e));
+            }
+            at += cnt;
+        }
+        LD_CHECK(e, prev == m->p[i].bytes, LD_EFORMAT,
+                 "%s: /offsets ends at %llu but /encoded has %llu bytes: a damaged part; "
+                 "reconvert it",
+                 path, (unsigned long long)prev, (unsigned long long)m->p[i].bytes);
+        base += m->p[i].bytes;
+        H5Sclose(fs);
+        H5Dclose(pd);
+        H5Fclose(pf);
+        fs = pd = pf = H5I_INVALID_HID;
+    }
+    LD_TRY(off_flush(&o, m->output, e));
+fail:
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    if (pd >= 0) H5Dclose(pd);
+    if (pf >= 0) H5Fclose(pf);
+    if (o.ds >= 0) H5Dclose(o.ds);
+    if (space >= 0) H5Sclose(space);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (dapl >= 0) H5Pclose(dapl);
+    free(o.buf);
+    free(in);
+    return rc;
+}
+
+typedef struct copy_ctx {
+    hid_t dst;
+    int bad;
+} copy_ctx;
+
+/* Copy one root attribute of part 0 into the merged file, unless it is not_copied. */
+static herr_t copy_attr(hid_t loc, const char *name, const H5A_info_t *info, void *user)
+{
+    (void)info;
+    copy_ctx *cx = user;
+    for (size_t k = 0; k < sizeof not_copied / sizeof *not_copied; k++)
+        if (!strcmp(name, not_copied[k])) return 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t ft = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    hid_t mt = ft >= 0 ? H5Tget_native_type(ft, H5T_DIR_ASCEND) : H5I_INVALID_HID;
+    hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    size_t sz = mt >= 0 ? H5Tget_size(mt) : 0, bytes = 0;
+    void *buf = NULL;
+    int ok = np >= 0 && sz > 0 && ld__mul_size(sz, np ? (size_t)np : 1, &bytes) &&
+             (buf = calloc(1, bytes)) != NULL && H5Aread(a, mt, buf) >= 0;
+    if (ok) {
+        hid_t b = H5Acreate2(cx->dst, name, ft, sp, H5P_DEFAULT, H5P_DEFAULT);
+        ok = b >= 0 && H5Awrite(b, mt, buf) >= 0;
+        if (b >= 0) H5Aclose(b);
+        if (H5Tdetect_class(mt, H5T_VLEN) > 0 ||
+            (H5Tget_class(mt) == H5T_STRING && H5Tis_variable_str(mt) > 0))
+            H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
+    }
+    free(buf);
+    if (mt >= 0) H5Tclose(mt);
+    if (sp >= 0) H5Sclose(sp);
+    if (ft >= 0) H5Tclose(ft);
+    if (a >= 0) H5Aclose(a);
+    cx->bad |= !ok;
+    return 0;
+}
+
+static int put_i32(hid_t loc, const char *name, int32_t v)
+{
+    hid_t s = H5Screate(H5S_SCALAR);
+    hid_t a = s >= 0 ? H5Acreate2(loc, name, H5T_STD_I32LE, s, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    int ok = a >= 0 && H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0;
+    if (a >= 0) H5Aclose(a);
+    if (s >= 0) H5Sclose(s);
+    return ok ? 0 : -1;
+}
+
+static int put_strs(hid_t loc, const char *name, hid_t vstr, int scalar, const char **v, size_t n)
+{
+    hsize_t dims = n;
+    hid_t s = scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, NULL);
+    hid_t a = s >= 0 ? H5Acreate2(loc, name, vstr, s, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    int ok = a >= 0 && H5Awrite(a, vstr, v) >= 0;
+    if (a >= 0) H5Aclose(a);
+    if (s >= 0) H5Sclose(s);
+    return ok ? 0 : -1;
+}
+
+/* Root attributes: part 0's (without its own shard values), the shape and channel order of
+ * the whole (a value only when every non-empty part has the same, as a single run records
+ * it), and `parts`. */
+static int write_attrs(h5merge *m, hid_t file, hid_t vstr, ld_err *e)
+{
+    int rc = LD_OK;
+    const char **names = NULL;
+    copy_ctx cx = {file, 0};
+    hid_t f0 = H5Fopen(m->sh[0].path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f0 < 0) return ld__h5_err(e, LD_EIO, "%s: cannot open again", m->sh[0].path);
+    hsize_t idx = 0;
+    H5Aiterate2(f0, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attr, &cx);
+    H5Fclose(f0);
+    LD_CHECK(e, !cx.bad, LD_EIO, "%s: cannot copy the attributes of %s", m->output, m->sh[0].path);
+    int32_t c = -1, h = -1, w = -1;
+    const char *order = NULL;
+    for (size_t i = 0; i < m->n; i++) {
+        const h5part *p = &m->p[i];
+        if (!p->n) continue; /* an empty part records no image's shape */
+        c = c == -1 ? p->c : c == p->c ? c : 3;
+        if (h == -1 || (h == p->h && w == p->w)) {
+            h = p->h;
+            w = p->w;
+        } else {
+            h = w = 0;
+        }
+        /* GRAY says the images have 1 channel: a mix is recorded as the color order */
+        if (!order || !strcmp(order, LD_H5_ORDER_GRAY)) order = p->order;
+    }
+    names = calloc(m->n, sizeof *names);
+    LD_CHECK(e, names, LD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < m->n; i++)
+        names[i] = m->p[i].src;
+    const char *ord[1] = {order ? order : m->p[0].order};
+    int bad = put_i32(file, LD_H5_ATTR_CHANNELS, c < 0 ? m->p[0].c : c);
+    bad |= put_i32(file, LD_H5_ATTR_HEIGHT, h < 0 ? m->p[0].h : h);
+    bad |= put_i32(file, LD_H5_ATTR_WIDTH, w < 0 ? m->p[0].w : w);
+    bad |= put_strs(file, LD_H5_ATTR_CHANNEL_ORDER, vstr, 1, ord, 1);
+    bad |= put_strs(file, LD_H5_ATTR_PARTS, vstr, 0, names, m->n);
+    LD_CHECK(e, !bad, LD_EIO, "%s: cannot write the attributes", m->output);
+fail:
+    free(names);
+    return rc;
+}
+
+static void stale_removed(void *user, const char *path, long pid, uint64_t bytes)
+{
+    const h5merge *m = user;
+    ld__merge_log(m->log, LD_LOG_WARN,
+                  "removed %s (%llu bytes), left by a merge that was killed (pid %ld)", path,
+                  (unsigned long long)bytes, pid);
+}
+
+static int sync_path(const char *path, ld_err *e)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ld__err(e, LD_EIO, "%s: cannot reopen to sync: %s", path, strerror(errno));
+    int r = fsync(fd), err = errno;
+    close(fd);
+    if (r != 0 && err != EINVAL && err != EROFS)
+        return ld__err(e, LD_EIO, "%s: fsync failed: %s", path, strerror(err));
+    return LD_OK;
+}
+
+static int write_merged(h5merge *m, ld_err *e)
+{
+    int rc = LD_OK;
+    hid_t fcpl = H5I_INVALID_HID, fapl = H5I_INVALID_HID, file = H5I_INVALID_HID;
+    hid_t vstr = H5I_INVALID_HID, ntype = H5I_INVALID_HID, vfd = H5I_INVALID_HID;
+    char *dir = NULL, *real_dir = NULL;
+    int published = 0;
+
+    const char *slash = strrchr(m->output, '/');
+    dir = slash == m->output ? ld__strdup("/")
+          : slash            ? ld__asprintf("%.*s", (int)(slash - m->output), m->output)
+                             : ld__strdup(".");
+    LD_CHECK(e, dir, LD_ENOMEM, "out of memory");
+    real_dir = realpath(dir, NULL);
+    LD_CHECK(e, real_dir, LD_EIO, "%s: cannot write into the folder %s: %s", m->output, dir,
+             strerror(errno));
+    for (size_t i = 0; i < m->n; i++) {
+        m->p[i].src = source_name(real_dir, m->sh[i].path);
+        LD_CHECK(e, m->p[i].src, LD_EIO, "%s: cannot make its absolute path: %s", m->sh[i].path,
+                 strerror(errno));
+        /* HDF5 reads '%' in a mapping's file name as a pattern ("%b" = block number) */
+        LD_CHECK(e, !strchr(m->p[i].src, '%'), LD_EINVAL,
+                 "%s: HDF5 virtual datasets take '%%' in a file name as a pattern, and the merged "
+                 "file would name this part '%s': rename it (or its folder) without '%%'",
+                 m->sh[i].path, m->p[i].src);
+    }
+
+    ld__sweep_stale_temps(m->output, stale_removed, m);
+    m->tmp = ld__temp_name(m->output, m);
+    LD_CHECK(e, m->tmp, LD_ENOMEM, "out of memory");
+    vfd = ld__h5_vfd_register();
+    fcpl = H5Pcreate(H5P_FILE_CREATE);
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    vstr = H5Tcopy(H5T_C_S1);
+    LD_CHECK(e, vfd >= 0 && fcpl >= 0 && fapl >= 0 && vstr >= 0, LD_ENOMEM, "HDF5: out of memory");
+    /* Virtual datasets need the HDF5 1.10 file format; nothing newer, so that every 1.10
+     * reader (h5py, Caffe builds) opens the file. No time stamps: same parts, same bytes. */
+    LD_CHECK(e,
+             H5Pset_obj_track_times(fcpl, 0) >= 0 &&
+                 H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110) >= 0 &&
+                 H5Pset_driver(fapl, vfd, NULL) >= 0 &&
+                 H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0 &&
+                 H5Tset_size(vstr, H5T_VARIABLE) >= 0 && H5Tset_cset(vstr, H5T_CSET_UTF8) >= 0,
+             LD_EINVAL, "HDF5: cannot set file properties");
+    errno = 0;
+    file = H5Fcreate(m->tmp, H5F_ACC_TRUNC, fcpl, fapl);
+    if (file < 0)
+        LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot create the merged file (writing %s)", m->output,
+                          m->tmp));
+
+    if (m->encoded) {
+        LD_TRY(make_vds(m, file, LD_H5_DS_ENCODED, m->data_t, 1, NULL, 1, e));
+        hsize_t three = 3;
+        LD_TRY(make_vds(m, file, LD_H5_DS_SHAPE, m->shape_t, 2, &three, 0, e));
+        LD_TRY(write_offsets(m, file, e));
+    } else {
+        LD_TRY(make_vds(m, file, LD_H5_DS_DATA, m->data_t, 4, m->p[0].row, 0, e));
+    }
+    LD_TRY(make_vds(m, file, LD_H5_DS_LABEL, m->label_t, 1, NULL, 0, e));
+    /* /filename: fixed-length strings as wide as the widest part's (a single run's width:
+     * the longest name of the whole listing), or variable-length as the parts */
+    size_t width = 0;
+    for (size_t i = 0; i < m->n; i++)
+        width = m->p[i].name_size > width ? m->p[i].name_size : width;
+    ntype = H5Tcopy(H5T_C_S1);
+    LD_CHECK(e,
+             ntype >= 0 && H5Tset_cset(ntype, H5T_CSET_UTF8) >= 0 &&
+                 (width
+                      ? H5Tset_size(ntype, width) >= 0 && H5Tset_strpad(ntype, H5T_STR_NULLPAD) >= 0
+                      : H5Tset_size(ntype, H5T_VARIABLE) >= 0),
+             LD_ENOMEM, "HDF5: cannot make the string type");
+    LD_TRY(make_vds(m, file, LD_H5_DS_FILENAME, ntype, 1, NULL, 0, e));
+    LD_TRY(write_attrs(m, file, vstr, e));
+
+    if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0)
+        LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot write the merged file", m->tmp));
+    herr_t r = H5Fclose(file);
+    file = H5I_INVALID_HID;
+    if (r < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot close the merged file", m->tmp));
+    LD_TRY(sync_path(m->tmp, e));
+    LD_CHECK(e, rename(m->tmp, m->output) == 0, LD_EIO, "%s: cannot rename to %s: %s", m->tmp,
+             m->output, strerror(errno));
+    published = 1;
+fail:
+    if (file >= 0) {
+        ld__h5_vfd_discard(file, vfd); /* a failed output closes without writing (h5_vfd.h) */
+        H5Fclose(file);
+    }
+    if (!published && m->tmp) unlink(m->tmp);
+    if (vfd >= 0) ld__h5_vfd_release(vfd);
+    if (fcpl >= 0) H5Pclose(fcpl);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (vstr >= 0) H5Tclose(vstr);
+    if (ntype >= 0) H5Tclose(ntype);
+    free(dir);
+    free(real_dir);
+    return rc;
+}
+
+int ld__h5_merge(const char *output, ld_shard *parts, size_t n, const ld_merge_log *log, ld_err *e)
+{
+    int rc = LD_OK;
+    h5merge m;
+    h5part *sorted = NULL;
+    memset(&m, 0, sizeof m);
+    m.output = output;
+    m.sh = parts;
+    m.n = n;
+    m.log = log;
+    m.label_t = m.data_t = m.shape_t = H5I_INVALID_HID;
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    LD_CHECK(e, n > 0, LD_EINVAL, "%s: no parts to merge", output);
+    m.p = calloc(n, sizeof *m.p);
+    LD_CHECK(e, m.p, LD_ENOMEM, "out of memory");
+    /* the first given part is the reference for settings; then all are sorted by K */
+    for (size_t i = 0; i < n; i++)
+        LD_TRY(read_part(&m, i, e));
+    LD_TRY(ld__merge_check_set(parts, n, e));
+    sorted = calloc(n, sizeof *sorted);
+    LD_CHECK(e, sorted, LD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = m.p[parts[i].given];
+    free(m.p);
+    m.p = sorted;
+    sorted = NULL;
+    LD_TRY(ld__merge_check_run(parts, n, e));
+    uint64_t samples = 0;
+    for (size_t i = 0; i < n; i++)
+        samples += m.p[i].n;
+    LD_CHECK(e, samples > 0, LD_EINVAL, "%s: the %zu parts hold no sample at all: nothing to merge",
+             output, n);
+    LD_TRY(write_merged(&m, e));
+    int absolute = 0;
+    for (size_t i = 0; i < n; i++)
+        absolute |= m.p[i].src[0] == '/';
+    ld__merge_log(log, LD_LOG_INFO, "merged %zu parts (%llu samples) into %s, which reads them: %s",
+                  n, (unsigned long long)samples, output,
+                  absolute ? "keep the parts where they are (named by their absolute paths)"
+                           : "keep the parts in its folder (named relative to it: the folder can "
+                             "be moved as a whole)");
+fail:
+    free(sorted);
+    if (m.p)
+        for (size_t i = 0; i < n; i++)
+            free(m.p[i].src);
+    free(m.p);
+    for (size_t k = 0; k < N_SAME; k++)
+        ld__buf_free(&m.ref[k]);
+    if (m.label_t >= 0) H5Tclose(m.label_t);
+    if (m.data_t >= 0) H5Tclose(m.data_t);
+    if (m.shape_t >= 0) H5Tclose(m.shape_t);
+    free(m.tmp);
+    ld__h5_quiet_end(&q);
+    return rc;
+}
+
+#endif /* LD_HAVE_HDF5 */

@@ -1,0 +1,353 @@
+/*
+ * LMDB merge (ld_merge): the parts of a sharded conversion -> one database, record by record
+ * in K order, as a single run would have written it (Caffe's Data layer reads exactly one
+ * database).
+ *
+ * Each part is first opened with the LMDB store (lmdb_store.c), which checks what a reader
+ * checks (data.mdb not truncated, the first record valid) and counts its records; its
+ * libdata.json gives the shard values and settings, compared with the first part given.
+ * Then every record is copied through the LMDB writer (lmdb_write.c): it gives each record
+ * the key a single run gives ("%08d_" + the part's key after its own number: the output index
+ * restarts at 0 in every part, so the number is rewritten), appends with MDB_APPEND, commits
+ * in batches of bounded size and publishes the database atomically. The Datum is decoded and
+ * encoded again by the same encoder that wrote the part, so the value bytes are the part's.
+ * The sidecar is part 0's without its shard_index/shard_first/shard_listed (it keeps
+ * shard_count, listing_total and run_id, like the merged HDF5 file), with the writer's
+ * entries/channels/height/width of the whole. Memory: one batch, whatever the number of
+ * samples; the parts' pages are dropped from the process's mapping as they are passed.
+ */
+#define _GNU_SOURCE
+#include "store/merge.h"
+
+#ifdef LD_HAVE_LMDB
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#ifdef __linux__
+#include <sys/sysmacros.h>
+#endif
+
+#include "store/datum.h"
+#include "store/lmdb_store.h"
+#include "store/store.h"
+#include "store/writer.h"
+
+/* Sidecar keys every part must share with the first. */
+static const char *const same_keys[] = {
+    "format",  "format_version", "record",   "storage",  "encoding",    "channel_order", "layout",
+    "quality", "resize_mode",    "resize_w", "resize_h", "num_classes", "class_names"};
+#define N_SAME (sizeof same_keys / sizeof *same_keys)
+
+/* Sidecar keys of part 0 the merged sidecar leaves out (the part's own; the writer adds the
+ * whole's entries, channels, height, width). */
+static const char *const dropped[] = {"shard_index", "shard_first", "shard_listed", "entries",
+                                      "channels",    "height",      "width"};
+
+#define DROP_EVERY 4096 /* records between dropping a part's pages from our mapping */
+
+typedef struct lpart {
+    uint64_t n;  /* records */
+    ld_buf side; /* libdata.json, NUL-terminated */
+} lpart;
+
+/* The value of `key` in sidecar text: the rest of its line without a trailing comma, into
+ * out[cap] ("" and 0 when absent). */
+/* The value of `key` in sidecar text: [*v, *v + *n), the rest of its line without a trailing
+ * comma. 0 when absent. */
+static int side_span(const char *text, const char *key, const char **v, size_t *n)
+{
+    *v = ld__lmdb_sidecar_value(text, key);
+    *n = 0;
+    if (!*v) return 0;
+    size_t len = strcspn(*v, "\n");
+    while (len > 0 && ((*v)[len - 1] == ',' || (*v)[len - 1] == ' ' || (*v)[len - 1] == '\r'))
+        len--;
+    *n = len;
+    return 1;
+}
+
+/* side_span's value copied into out[cap] ("" and 0 when absent). */
+static int side_get(const char *text, const char *key, char *out, size_t cap)
+{
+    const char *v;
+    size_t n;
+    int has = side_span(text, key, &v, &n);
+    snprintf(out, cap, "%.*s", (int)n, has ? v : "");
+    return has;
+}
+
+static int side_i64(const char *text, const char *key, int64_t *v)
+{
+    char buf[64], *end;
+    if (!side_get(text, key, buf, sizeof buf)) return 0;
+    errno = 0;
+    long long x = strtoll(buf, &end, 10);
+    if (errno || end == buf || *end) return 0;
+    *v = x;
+    return 1;
+}
+
+/* Part 0's sidecar up to the writer's tail: "{", then each line but the dropped keys, each
+ * ending in ",\n" (lmdb_write.c writes one key per line). */
+static int sidecar_head(const char *text, ld_buf *out)
+{
+    int rc = ld__buf_append(out, "{\n", 2);
+    for (const char *l = text; rc == LD_OK && l && *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l) : strlen(l);
+        const char *next = nl ? nl + 1 : NULL;
+        while (n > 0 && (l[n - 1] == ',' || l[n - 1] == ' ' || l[n - 1] == '\r'))
+            n--;
+        int keep = n > 0 && l[0] == '"';
+        for (size_t k = 0; keep && k < sizeof dropped / sizeof *dropped; k++) {
+            size_t kl = strlen(dropped[k]);
+            if (n > kl + 1 && !strncmp(l + 1, dropped[k], kl) && l[kl + 1] == '"') keep = 0;
+        }
+        if (keep) {
+            rc = ld__buf_append(out, l, n);
+            if (rc == LD_OK) rc = ld__buf_append(out, ",\n", 2);
+        }
+        l = next;
+    }
+    return rc == LD_OK ? ld__buf_append(out, "", 1) : rc;
+}
+
+static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *first_path, ld_err *e)
+{
+    int rc = LD_OK;
+    ld_store *st = NULL;
+    struct stat sb;
+    LD_CHECK(e, stat(s->path, &sb) == 0 && S_ISDIR(sb.st_mode), LD_EFORMAT,
+             "%s: not an LMDB directory: an LMDB merge takes the OUT-KKKKK-of-NNNNN.lmdb "
+             "directories that dataconv SRC OUT.lmdb --shard K/N writes",
+             s->path);
+    rc = ld__lmdb_store_open(s->path, NULL, &st, e);
+    if (rc < 0) {
+        char why[LD_ERRMSG_MAX];
+        snprintf(why, sizeof why, "%s", e ? e->msg : "");
+        ld__err(e, rc == LD_ENOMEM ? rc : LD_EFORMAT,
+                "%s: not a valid LMDB part (%s): reconvert it with the same command and its "
+                "--shard K/N",
+                s->path, why);
+        rc = e ? e->code : LD_EFORMAT;
+        goto fail;
+    }
+    p->n = st->info.n;
+    st->vt->close(st);
+    st = NULL;
+    rc = ld__lmdb_sidecar_read(s->path, &p->side, e);
+    LD_CHECK(e, rc != LD_END, LD_EFORMAT,
+             "%s: no %s: not a part of a sharded conversion (dataconv SRC OUT.lmdb --shard K/N "
+             "writes one)",
+             s->path, LD_LMDB_SIDECAR);
+    LD_TRY(rc);
+    const char *t = (const char *)p->side.p;
+    char id[sizeof s->run_id];
+    int shard = side_i64(t, "shard_index", &s->index) && side_i64(t, "shard_count", &s->count) &&
+                side_i64(t, "shard_first", &s->first) && side_i64(t, "shard_listed", &s->listed) &&
+                side_i64(t, "listing_total", &s->total) && side_get(t, "run_id", id, sizeof id);
+    LD_CHECK(e, shard, LD_EFORMAT,
+             "%s: not a part of a sharded conversion (its %s has no shard_index, shard_count, "
+             "run_id...): merge takes the parts that dataconv SRC OUT.lmdb --shard K/N writes",
+             s->path, LD_LMDB_SIDECAR);
+    size_t il = strlen(id);
+    if (il >= 2 && id[0] == '"' && id[il - 1] == '"') {
+        id[il - 1] = 0;
+        memmove(id, id + 1, il - 1);
+    }
+    snprintf(s->run_id, sizeof s->run_id, "%s", id);
+    LD_TRY(ld__shard_check_name(s, e));
+    if (first) {
+        const char *f = (const char *)first->side.p;
+        for (size_t k = 0; k < N_SAME; k++) {
+            const char *a, *b;
+            size_t al, bl;
+            int ha = side_span(t, same_keys[k], &a, &al);
+            int hb = side_span(f, same_keys[k], &b, &bl);
+            if (ha == hb && al == bl && (!al || !memcmp(a, b, al))) continue;
+            if (!strcmp(same_keys[k], "class_names"))
+                rc = ld__err(e, LD_EINVAL,
+                             "%s: its class names differ from those of %s: the parts come from "
+                             "different inputs; reconvert them from one listing",
+                             s->path, first_path);
+            else
+                rc = ld__err(e, LD_EINVAL,
+                             "%s: made with other settings than %s (%s is %.*s here, %.*s "
+                             "there): merge the parts of one conversion (same options), or "
+                             "reconvert this part",
+                             s->path, first_path, same_keys[k], ha ? (int)al : 8,
+                             ha ? a : "(absent)", hb ? (int)bl : 8, hb ? b : "(absent)");
+            goto fail;
+        }
+    }
+fail:
+    if (st) st->vt->close(st);
+    return rc;
+}
+
+/* Drop (from this process only) the pages of the part's data.mdb that reading mapped: the map
+ * is read-only and shared, the pages stay in the page cache (see drop_mapped_pages in
+ * lmdb_write.c). Without this the resident memory of a merge grows with the parts' size. */
+static void drop_part_pages(MDB_env *env)
+{
+#ifdef __linux__
+    int fd;
+    struct stat st;
+    if (mdb_env_get_fd(env, &fd) != 0 || fstat(fd, &st) != 0) return;
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f) return;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        unsigned long lo, hi, ino;
+        unsigned long long off;
+        unsigned maj, min;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %llx %x:%x %lu", &lo, &hi, perms, &off, &maj, &min, &ino) ==
+                7 &&
+            ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev)
+            madvise((void *)(uintptr_t)lo, hi - lo, MADV_DONTNEED);
+    }
+    free(line);
+    fclose(f);
+#else
+    (void)env;
+#endif
+}
+
+/* Copy every record of one part into the writer, in key order. */
+static int copy_part(const ld_shard *s, const lpart *p, ld_writer *w, ld_err *e)
+{
+    int rc = LD_OK, m;
+    MDB_env *env = NULL;
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    MDB_dbi dbi;
+    MDB_val k, v;
+    ld_buf rel = {0};
+    uint64_t count = 0;
+    m = mdb_env_create(&env);
+    if (m) {
+        env = NULL;
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot create an LMDB environment"));
+    }
+    m = mdb_env_open(env, s->path, MDB_RDONLY | MDB_NOTLS, 0664);
+    if (m == EACCES || m == EROFS) { /* no lock file can be made: read without locking */
+        mdb_env_close(env);
+        m = mdb_env_create(&env);
+        if (!m) m = mdb_env_open(env, s->path, MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK, 0664);
+    }
+    if (m) LD_TRY(ld__mdb_err(e, m, s->path, "cannot open"));
+    m = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (!m) m = mdb_dbi_open(txn, NULL, 0, &dbi);
+    if (!m) m = mdb_cursor_open(txn, dbi, &cur);
+    if (m) LD_TRY(ld__mdb_err(e, m, s->path, "cannot read"));
+    for (m = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !m;
+         m = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        /* "<number>_<rest>": the rest is kept, the number becomes the whole's index */
+        const char *key = k.mv_data;
+        size_t d = 0;
+        while (d < k.mv_size && key[d] >= '0' && key[d] <= '9')
+            d++;
+        LD_CHECK(e, d > 0 && d < k.mv_size && key[d] == '_' && !memchr(key, 0, k.mv_size),
+                 LD_EFORMAT,
+                 "%s: key '%.*s' is not '<number>_<path>' as dataconv writes: not a part "
+                 "of a sharded conversion",
+                 s->path, (int)(k.mv_size > 200 ? 200 : k.mv_size), key);
+        rel.len = 0;
+        if (ld__buf_append(&rel, key + d + 1, k.mv_size - d - 1) < 0 ||
+            ld__buf_append(&rel, "", 1) < 0)
+            LD_CHECK(e, 0, LD_ENOMEM, "out of memory");
+        ld_datum dt;
+        char name[300];
+        snprintf(name, sizeof name, "%s: key '%.*s'", s->path,
+                 (int)(k.mv_size > 200 ? 200 : k.mv_size), key);
+        LD_TRY(ld__datum_decode(v.mv_data, v.mv_size, &dt, NULL, name, e));
+        LD_CHECK(e, dt.n_floats == 0 && (dt.has & LD_DATUM_HAS_DATA), LD_EFORMAT,
+                 "%s: a record without image bytes (float_data?): not written by dataconv", name);
+        ld_sample smp = {.data = dt.data,
+                         .len = dt.data_len,
+                         .c = dt.channels,
+                         .h = dt.height,
+                         .w = dt.width,
+                         .label = dt.label,
+                         .rel = (const char *)rel.p};
+        LD_TRY(w->vt->add(w, &smp, e));
+        if (++count % DROP_EVERY == 0) drop_part_pages(env);
+    }
+    if (m != MDB_NOTFOUND) LD_TRY(ld__mdb_err(e, m, s->path, "cannot read"));
+    LD_CHECK(e, count == p->n, LD_EFORMAT, "%s: %llu records read, %llu counted at open", s->path,
+             (unsigned long long)count, (unsigned long long)p->n);
+fail:
+    if (cur) mdb_cursor_close(cur);
+    if (txn) mdb_txn_abort(txn);
+    if (env) {
+        drop_part_pages(env);
+        mdb_env_close(env);
+    }
+    ld__buf_free(&rel);
+    return rc;
+}
+
+static void stale_removed(void *user, const char *path, long pid, uint64_t bytes)
+{
+    ld__merge_log(user, LD_LOG_WARN,
+                  "removed %s (%llu bytes), left by a merge that was killed (pid %ld)", path,
+                  (unsigned long long)bytes, pid);
+}
+
+int ld__lmdb_merge(const char *output, ld_shard *parts, size_t n, const ld_merge_log *log,
+                   ld_err *e)
+{
+    int rc = LD_OK;
+    lpart *p = NULL, *sorted = NULL;
+    ld_buf head = {0};
+    ld_writer *w = NULL;
+    LD_CHECK(e, n > 0, LD_EINVAL, "%s: no parts to merge", output);
+    p = calloc(n, sizeof *p);
+    sorted = calloc(n, sizeof *sorted);
+    LD_CHECK(e, p && sorted, LD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        LD_TRY(read_part(&parts[i], &p[i], i ? &p[0] : NULL, parts[0].path, e));
+    LD_TRY(ld__merge_check_set(parts, n, e));
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = p[parts[i].given];
+    LD_TRY(ld__merge_check_run(parts, n, e));
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += sorted[i].n;
+    LD_CHECK(e, total > 0, LD_EINVAL, "%s: the %zu parts hold no record at all: nothing to merge",
+             output, n);
+    LD_CHECK(e, sidecar_head((const char *)sorted[0].side.p, &head) == LD_OK, LD_ENOMEM,
+             "out of memory");
+    char storage[32];
+    side_get((const char *)sorted[0].side.p, "storage", storage, sizeof storage);
+    ld_writer_opts o = {.path = output,
+                        .encoded = !strcmp(storage, "\"encoded\""),
+                        .channels = 3,
+                        .expected_n = total,
+                        .lmdb_meta_head = (const char *)head.p,
+                        .on_stale = stale_removed,
+                        .on_stale_user = (void *)log};
+    LD_TRY(ld__lmdb_writer_create(&o, &w, e));
+    for (size_t i = 0; i < n; i++)
+        LD_TRY(copy_part(&parts[i], &sorted[i], w, e));
+    LD_TRY(w->vt->finish(w, e));
+    ld__merge_log(log, LD_LOG_INFO, "merged %zu parts (%llu records) into %s", n,
+                  (unsigned long long)total, output);
+fail:
+    if (w) w->vt->free(w);
+    if (p)
+        for (size_t i = 0; i < n; i++)
+            ld__buf_free(&p[i].side);
+    free(p);
+    free(sorted);
+    ld__buf_free(&head);
+    return rc;
+}
+
+#endif /* LD_HAVE_LMDB */

@@ -1,0 +1,330 @@
+/* ld_merge(): find the parts of a sharded conversion, check that they form one whole, and let
+ * the format (h5_merge.c, lmdb_merge.c) write the merged dataset. See merge.h. */
+#include "store/merge.h"
+
+#include "libdata/convert.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+void ld__merge_log(const ld_merge_log *l, int level, const char *fmt, ...)
+{
+    if (!l || !l->fn) return;
+    char msg[LD_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    ld__vformat_msg(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    l->fn(l->user, level, msg);
+}
+
+/* The last component of a path, ignoring trailing slashes: [*b, *b + *len). */
+static void base_of(const char *path, const char **b, size_t *len)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    size_t s = n;
+    while (s > 0 && path[s - 1] != '/')
+        s--;
+    *b = path + s;
+    *len = n - s;
+}
+
+/* Positions in a base name of "-KKKKK-of-NNNNN": k_at..k_end the digits of K, n_at..n_end
+ * those of N. 1 when found. */
+static int shard_spans(const char *b, size_t len, size_t *k_at, size_t *n_end)
+{
+    for (size_t i = len >= 4 ? len - 4 : 0; i + 4 <= len && i > 0; i--) {
+        if (memcmp(b + i, "-of-", 4) != 0) continue;
+        size_t ne = i + 4;
+        while (ne < len && isdigit((unsigned char)b[ne]))
+            ne++;
+        if (ne == i + 4 || (ne < len && b[ne] != '.')) continue;
+        size_t ks = i;
+        while (ks > 0 && isdigit((unsigned char)b[ks - 1]))
+            ks--;
+        if (ks == i || ks < 2 || b[ks - 1] != '-') continue; /* a stem, '-', K */
+        if (ne - (i + 4) > 12 || i - ks > 12) continue;
+        *k_at = ks;
+        *n_end = ne;
+        return 1;
+    }
+    return 0;
+}
+
+int ld__shard_name(const char *path, long long *k, long long *n)
+{
+    const char *b;
+    size_t len, ks, ne;
+    *k = *n = -1;
+    base_of(path, &b, &len);
+    if (!shard_spans(b, len, &ks, &ne)) return 0;
+    *k = strtoll(b + ks, NULL, 10);
+    const char *of = b + ks;
+    while (isdigit((unsigned char)*of))
+        of++;
+    *n = strtoll(of + 4, NULL, 10);
+    return 1;
+}
+
+char *ld__shard_sibling(const char *like, long long k, long long n)
+{
+    const char *b;
+    size_t len, ks, ne;
+    base_of(like, &b, &len);
+    if (!shard_spans(b, len, &ks, &ne)) return NULL;
+    return ld__asprintf("%.*s%05lld-of-%05lld%.*s", (int)(b - like + (ptrdiff_t)ks), like, k, n,
+                        (int)(len - ne), b + ne);
+}
+
+int ld__shard_check_name(const ld_shard *s, ld_err *e)
+{
+    if (s->name_k < 0 || (s->name_k == s->index && s->name_n == s->count)) return LD_OK;
+    char *own = ld__shard_sibling(s->path, s->index, s->count);
+    ld__err(e, LD_EINVAL,
+            "%s: renamed part: its name says part %lld of %lld but it holds part %lld of %lld "
+            "(shard_index/shard_count); rename it back to %s, or reconvert part %lld of %lld",
+            s->path, s->name_k, s->name_n, (long long)s->index, (long long)s->count,
+            own ? own : "its own name", s->name_k, s->name_n);
+    free(own);
+    return LD_EINVAL;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    const ld_shard *x = a, *y = b;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int ld__merge_check_set(ld_shard *s, size_t n, ld_err *e)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].count < 1 || s[i].index < 0 || s[i].index >= s[i].count)
+            return ld__err(e, LD_EFORMAT,
+                           "%s: invalid shard values (shard_index %lld, shard_count %lld): not a "
+                           "part written by dataconv --shard; reconvert it",
+                           s[i].path, (long long)s[i].index, (long long)s[i].count);
+        if (s[i].count != s[0].count)
+            return ld__err(e, LD_EINVAL,
+                           "%s: part %lld of %lld, but %s is a part of %lld (N mismatch): these "
+                           "are parts of different conversions; merge the %lld parts of one run",
+                           s[i].path, (long long)s[i].index, (long long)s[i].count, s[0].path,
+                           (long long)s[0].count, (long long)s[0].count);
+    }
+    qsort(s, n, sizeof *s, by_index);
+    for (size_t i = 1; i < n; i++)
+        if (s[i].index == s[i - 1].index)
+            return ld__err(e, LD_EINVAL,
+                           "%s: part %lld of %lld is given twice (also %s, duplicate K): give "
+                           "each part once",
+                           s[i].path, (long long)s[i].index, (long long)s[i].count, s[i - 1].path);
+    if (n == 0 || (int64_t)n == s[0].count) return LD_OK;
+    int64_t k = 0;
+    for (size_t i = 0; i < n && s[i].index == k; i++)
+        k++;
+    char *name = ld__shard_sibling(s[0].path, k, s[0].count);
+    ld__err(e, LD_EINVAL,
+            "%s: missing (part %lld of %lld; %zu of the %lld parts were given): convert it with "
+            "the same command and --shard %lld/%lld, then merge all %lld parts",
+            name ? name : "a part", (long long)k, (long long)s[0].count, n, (long long)s[0].count,
+            (long long)k, (long long)s[0].count, (long long)s[0].count);
+    free(name);
+    return LD_EINVAL;
+}
+
+int ld__merge_check_run(const ld_shard *s, size_t n, ld_err *e)
+{
+    int64_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].total != s[0].total)
+            return ld__err(e, LD_EINVAL,
+                           "%s: a part from another run than %s (its input lists %lld samples, "
+                           "not %lld): reconvert it from the same input as the other parts",
+                           s[i].path, s[0].path, (long long)s[i].total, (long long)s[0].total);
+        if (strcmp(s[i].run_id, s[0].run_id) != 0)
+            return ld__err(e, LD_EINVAL,
+                           "%s: a part from another run than %s (run_id %s, not %s): made from "
+                           "another input or with other options; reconvert it with the same "
+                           "command as the other parts",
+                           s[i].path, s[0].path, s[i].run_id, s[0].run_id);
+        if (s[i].first != at || s[i].listed < 0)
+            return ld__err(e, LD_EINVAL,
+                           "%s: holds listed samples %lld.. but the parts before it end at %lld: "
+                           "the parts do not cover the listing in order; reconvert it",
+                           s[i].path, (long long)s[i].first, (long long)at);
+        at += s[i].listed;
+    }
+    if (n && at != s[0].total)
+        return ld__err(e, LD_EINVAL,
+                       "%s: the parts cover %lld listed samples, but the listing has %lld; "
+                       "reconvert the last part",
+                       s[n - 1].path, (long long)at, (long long)s[0].total);
+    return LD_OK;
+}
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t m = strlen(suffix);
+    return n >= m && strncasecmp(s + n - m, suffix, m) == 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every "<stem>-KKKKK-of-NNNNN<ext>" beside `output`, sorted by name: ext is output's own
+ * .h5, .hdf5 or .lmdb (any case, as spelled), stem the name before it; a name without one of
+ * those has its parts' numbers at its end (the names --shard gives, h5_format.h). */
+static int discover(const char *output, char ***out, size_t *nout, ld_err *e)
+{
+    int rc = LD_OK;
+    const char *b;
+    size_t blen;
+    base_of(output, &b, &blen);
+    size_t el = ends_with(b, blen, ".h5")     ? 3
+                : ends_with(b, blen, ".hdf5") ? 5
+                : ends_with(b, blen, ".lmdb") ? 5
+                                              : 0;
+    size_t stem_len = blen - el;
+    char ext[8];
+    snprintf(ext, sizeof ext, "%.*s", (int)el, b + stem_len);
+    char *dir = b == output ? ld__strdup(".") : ld__asprintf("%.*s", (int)(b - output), output);
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    DIR *d = NULL;
+    LD_CHECK(e, dir, LD_ENOMEM, "out of memory");
+    d = opendir(dir);
+    LD_CHECK(e, d, LD_EIO, "%s: cannot list the folder to find the parts of %s: %s", dir, output,
+             strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *nm = de->d_name;
+        long long k, nn;
+        if (strncmp(nm, b, stem_len) != 0 || nm[stem_len] != '-' || !ld__shard_name(nm, &k, &nn))
+            continue;
+        char *want = ld__asprintf("%.*s-%05lld-of-%05lld%s", (int)stem_len, b, k, nn, ext);
+        LD_CHECK(e, want, LD_ENOMEM, "out of memory");
+        int match = strcmp(want, nm) == 0;
+        free(want);
+        if (!match) continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **t = realloc(names, cap * sizeof *t);
+            LD_CHECK(e, t, LD_ENOMEM, "out of memory");
+            names = t;
+        }
+        names[n] = b == output ? ld__strdup(nm) : ld__asprintf("%s%s", dir, nm);
+        LD_CHECK(e, names[n], LD_ENOMEM, "out of memory");
+        n++;
+    }
+    LD_CHECK(e, n > 0, LD_EINVAL,
+             "%s: no parts found beside it (looked for %s%.*s-*-of-*%s); give the parts after "
+             "the output name",
+             output, b == output ? "" : dir, (int)stem_len, b, ext);
+    qsort(names, n, sizeof *names, name_cmp);
+    *out = names;
+    *nout = n;
+    names = NULL;
+    n = 0;
+fail:
+    if (d) closedir(d);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(dir);
+    return rc;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The output must not replace a part, nor (LMDB) be written inside one. */
+static int check_output(const char *output, const char *const *parts, size_t n, ld_err *e)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (!parts[i] || !*parts[i])
+            return ld__err(e, LD_EINVAL, "merge: part %zu has an empty name", i + 1);
+        if (stat(parts[i], &st) != 0)
+            return ld__err(e, LD_EIO, "%s: cannot open this part: %s", parts[i], strerror(errno));
+        int within = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+        if (within < 0) return ld__err(e, LD_ENOMEM, "%s: out of memory", output);
+        if (within)
+            return ld__err(e, LD_EINVAL,
+                           "%s: the merged output would %s the part %s; give another output name",
+                           output, within == 2 ? "replace" : "be written inside", parts[i]);
+    }
+    return LD_OK;
+}
+
+int ld_merge(const char *output, const char *const *parts, size_t nparts, ld_log_fn log,
+             void *log_user, char **errmsg)
+{
+    int rc = LD_OK;
+    ld_err e;
+    ld_merge_log lg = {log, log_user};
+    char **found = NULL;
+    size_t nfound = 0;
+    ld_shard *sh = NULL;
+
+    ld__err_clear(&e);
+    if (errmsg) *errmsg = NULL;
+    LD_CHECK(&e, output && *output, LD_EINVAL, "merge: an output name is required");
+    LD_CHECK(&e, nparts == 0 || parts, LD_EINVAL, "merge: %zu parts announced but none given",
+             nparts);
+    size_t olen = strlen(output);
+    while (olen > 1 && output[olen - 1] == '/')
+        olen--;
+    if (nparts == 0) {
+        LD_TRY(discover(output, &found, &nfound, &e));
+        parts = (const char *const *)found;
+        nparts = nfound;
+        ld__merge_log(&lg, LD_LOG_INFO, "merge: found %zu parts beside %s", nparts, output);
+    }
+    LD_TRY(check_output(output, parts, nparts, &e));
+    /* LMDB parts are directories (the output need not exist yet) */
+    int lmdb = ends_with(output, olen, ".lmdb") || is_dir(parts[0]);
+    sh = calloc(nparts, sizeof *sh);
+    LD_CHECK(&e, sh, LD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nparts; i++) {
+        sh[i].path = parts[i];
+        sh[i].given = i;
+        sh[i].index = sh[i].count = sh[i].first = sh[i].listed = sh[i].total = -1;
+        ld__shard_name(parts[i], &sh[i].name_k, &sh[i].name_n);
+    }
+    if (lmdb) {
+#ifdef LD_HAVE_LMDB
+        rc = ld__lmdb_merge(output, sh, nparts, &lg, &e);
+#else
+        rc = ld__err(&e, LD_ENOTSUP, "%s: LMDB support was not built into this libdata", output);
+#endif
+    } else {
+#ifdef LD_HAVE_HDF5
+        rc = ld__h5_merge(output, sh, nparts, &lg, &e);
+#else
+        rc = ld__err(&e, LD_ENOTSUP, "%s: HDF5 support was not built into this libdata", output);
+#endif
+    }
+fail:
+    if (rc < 0) {
+        if (log) log(log_user, LD_LOG_ERROR, e.msg[0] ? e.msg : ld_strerror(rc));
+        if (errmsg) *errmsg = ld__strdup(e.msg[0] ? e.msg : ld_strerror(rc));
+    }
+    for (size_t i = 0; i < nfound; i++)
+        free(found[i]);
+    free(found);
+    free(sh);
+    return rc;
+}
