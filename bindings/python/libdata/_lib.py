@@ -114,6 +114,7 @@ class Progress(ctypes.Structure):
         ("bytes_out", ctypes.c_uint64),
         ("elapsed", ctypes.c_double),
         ("files_out", ctypes.c_uint32),
+        ("resumed", ctypes.c_uint32),
     ]
 
     def as_dict(self):

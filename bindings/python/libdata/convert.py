@@ -42,6 +42,7 @@ class ConvertProgress:
     bytes_out: int
     elapsed: float
     files_out: int
+    resumed: int
 
     @classmethod
     def from_c(cls, p):
@@ -63,6 +64,7 @@ class ConvertSummary:
     bytes_out: int = 0
     elapsed: float = 0.0
     files_out: int = 0
+    resumed: int = 0
     warnings: List[str] = field(default_factory=list)
 
     @property
