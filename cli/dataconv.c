@@ -17,6 +17,7 @@
 
 #include "bench.h"
 #include "options.h"
+#include "mpi.h"
 #include "progress.h"
 #include "shard.h"
 
@@ -40,11 +41,11 @@ static int is_file(const char *path)
 
 static int print_version(void)
 {
-    printf("dataconv %s (libdata %s; built with:%s%s%s%s)\n", LD_VERSION_STRING,
+    printf("dataconv %s (libdata %s; built with:%s%s%s%s%s)\n", LD_VERSION_STRING,
            ld_version_string(), ld_has_feature(LD_FEATURE_HDF5) ? " hdf5" : "",
            ld_has_feature(LD_FEATURE_LMDB) ? " lmdb" : "",
            ld_has_feature(LD_FEATURE_PNG) ? " png" : "",
-           ld_has_feature(LD_FEATURE_THREADS) ? " threads" : "");
+           ld_has_feature(LD_FEATURE_THREADS) ? " threads" : "", dc_mpi_built() ? " mpi" : "");
     return DC_EXIT_OK;
 }
 
@@ -251,11 +252,13 @@ static void print_hint(const dc_opts *o, int rc, const ld_error_detail *det)
               stderr);
 }
 
-static int cmd_convert(dc_opts *o, int argc, char **argv)
+/* One conversion (of one part with --shard); *given_out receives OUT as given. */
+static int convert_once(dc_opts *o, int argc, char **argv, const char **given_out)
 {
     const char *input = NULL, *list = NULL, *out = NULL;
     int rc = resolve_inputs(o, &input, &list, &out);
     if (rc != DC_EXIT_OK) return rc;
+    *given_out = out;
     const char *fmt = format_name(dc_param_value(o, LD_C_FORMAT, LD_FORMAT_AUTO), out);
     if (strcmp(fmt, "lmdb") == 0 && !ld_has_feature(LD_FEATURE_LMDB))
         return dc_usage_error("%s: this build has no LMDB support; write HDF5 instead "
@@ -274,7 +277,8 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
     if (mpi_size > 1 && nparts == 0)
         return dc_usage_error("started as one of %d processes (%s=%d) without --shard: each "
                               "would convert everything into %s. Give --shard auto to convert one "
-                              "part per process (then: dataconv merge), or run one process",
+                              "part per process (then: dataconv merge), or run one process; a "
+                              "dataconv built with -DLIBDATA_WITH_MPI=ON does both in one mpirun",
                               mpi_size, mpi_var, mpi_size, out);
     char *part = NULL; /* shards: the file this run writes */
     /* LD_EINVAL (K >= N given as --shard-index/--shard-count): the library says so below */
@@ -356,6 +360,15 @@ done:
     free(note);
     ld_free(part);
     return exit_code;
+}
+
+static int cmd_convert(dc_opts *o, int argc, char **argv)
+{
+    /* mpirun/srun started us, without --shard, and MPI is built in: MPI mode */
+    if (dc_mpi_built() && dc_param_value(o, LD_C_SHARD_COUNT, 0) == 0 && dc_shard_mpi_size(NULL))
+        return dc_mpi_convert(o, argc, argv, convert_once);
+    const char *out = NULL;
+    return convert_once(o, argc, argv, &out);
 }
 
 int main(int argc, char **argv)
