@@ -92,6 +92,9 @@ check "library bounds: shard_index >= shard_count is refused by the library too"
 run "$DATACONV" "$tree" "$TMP/bad.h5" --resize 16 --shard-count 2 --shard-index 5
 expect_rc 1
 expect_err "shard_index 5 is not below shard_count 2"
+run "$DATACONV" "$tree" "$TMP/bad.h5" --resize 16 --shard-index 1
+expect_rc 1
+expect_err "shard_index 1 without shard_count"
 check "--shard with --split is refused"
 run "$DATACONV" "$tree" "$TMP/bad.h5" --resize 16 --shard 0/2 --split 1M
 expect_rc 1
