@@ -282,9 +282,8 @@ static int convert_once(dc_opts *o, int argc, char **argv, const char **given_ou
                               mpi_size, mpi_var, mpi_size, out);
     char *part = NULL; /* shards: the file this run writes */
     /* LD_EINVAL (K >= N given as --shard-index/--shard-count): the library says so below */
-    if (nparts > 0 &&
-        ld_shard_part_name(out, (int)dc_param_value(o, LD_C_SHARD_INDEX, 0), (int)nparts,
-                           &part) == LD_ENOMEM) {
+    if (nparts > 0 && ld_shard_part_name(out, (int)dc_param_value(o, LD_C_SHARD_INDEX, 0),
+                                         (int)nparts, &part) == LD_ENOMEM) {
         fprintf(stderr, "dataconv: out of memory\n");
         return DC_EXIT_FAIL;
     }

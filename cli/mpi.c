@@ -45,8 +45,9 @@ static int merge_parts(const dc_opts *o, const char *out, int size)
         if (ld_shard_part_name(out, k, size, &parts[k]) < 0) goto done;
     if (!parts) goto done;
     rc = ld_merge(out, (const char *const *)parts, (size_t)size, merge_log, (void *)o, &err);
-    code = rc >= 0 ? DC_EXIT_OK : rc == LD_EINVAL || rc == LD_EFORMAT ? DC_EXIT_BAD_INPUT
-                                                                     : DC_EXIT_FAIL;
+    code = rc >= 0                               ? DC_EXIT_OK
+           : rc == LD_EINVAL || rc == LD_EFORMAT ? DC_EXIT_BAD_INPUT
+                                                 : DC_EXIT_FAIL;
 done:
     if (rc < 0)
         fprintf(stderr, "dataconv: rank 0: merging the %d parts into %s failed: %s\n", size, out,
@@ -84,8 +85,9 @@ int dc_mpi_convert(dc_opts *o, int argc, char **argv, dc_convert_once_fn once)
                                &o->params[o->nparams + 1]) == DC_EXIT_OK) {
         o->nparams += 2;
         if (!o->quiet && rank == 0)
-            fprintf(stderr, "dataconv: MPI mode: %d ranks, each converts one part; rank 0 "
-                            "merges them\n",
+            fprintf(stderr,
+                    "dataconv: MPI mode: %d ranks, each converts one part; rank 0 "
+                    "merges them\n",
                     size);
         code = once(o, argc, argv, &out);
     }
@@ -98,9 +100,10 @@ int dc_mpi_convert(dc_opts *o, int argc, char **argv, dc_convert_once_fn once)
     MPI_Bcast(&merged, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!all) {
         if (mine)
-            fprintf(stderr, "dataconv: rank %d: another rank failed (its message is above): "
-                            "no merged file written; the complete parts stay, and the same "
-                            "command converts only the missing ones\n",
+            fprintf(stderr,
+                    "dataconv: rank %d: another rank failed (its message is above): "
+                    "no merged file written; the complete parts stay, and the same "
+                    "command converts only the missing ones\n",
                     rank);
         /* a failed rank keeps its own exit code; the others fail too */
         merged = mine ? DC_EXIT_FAIL : code;

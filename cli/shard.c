@@ -79,10 +79,11 @@ static int slurm_array(const char *flag, long long *k, long long *n, char *from,
     int s = env_int("SLURM_ARRAY_TASK_STEP", &step);
     int c = env_int("SLURM_ARRAY_TASK_COUNT", &count);
     if ((s == 1 && step != 1) || (c == 1 && count != hi - lo + 1)) {
-        *rc = dc_usage_error("%s auto: the Slurm array's task ids are not contiguous (ids %lld..%lld, "
-                             "step %lld, %lld tasks): submit --array=%lld-%lld (step 1), or give "
-                             "--shard K/N",
-                             flag, lo, hi, step, c == 1 ? count : hi - lo + 1, lo, hi);
+        *rc = dc_usage_error(
+            "%s auto: the Slurm array's task ids are not contiguous (ids %lld..%lld, "
+            "step %lld, %lld tasks): submit --array=%lld-%lld (step 1), or give "
+            "--shard K/N",
+            flag, lo, hi, step, c == 1 ? count : hi - lo + 1, lo, hi);
         return 1;
     }
     *k = id - lo;
@@ -100,8 +101,8 @@ int dc_shard_parse(const char *flag, const char *val, int *k, int *n, char *from
         if (val[4] == '/' && (!parse_count(val + 5, &given) || given < 1 || given > MAX_PARTS))
             return dc_usage_error("%s %s: expected auto/N with N = 1..%d parts", flag, val,
                                   MAX_PARTS);
-        int found = rank_size(flag, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", &kk, &nn,
-                              from, cap, &rc) ||
+        int found = rank_size(flag, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", &kk, &nn, from,
+                              cap, &rc) ||
                     rank_size(flag, "PMI_RANK", "PMI_SIZE", &kk, &nn, from, cap, &rc) ||
                     slurm_array(flag, &kk, &nn, from, cap, &rc);
         if (rc != DC_EXIT_OK) return rc;

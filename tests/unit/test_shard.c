@@ -49,7 +49,7 @@ Test(shard, part_name_refuses_what_no_run_writes)
  * [floor(K*L/N), floor((K+1)*L/N)), also where K*L overflows 64 bits. */
 Test(shard, ranges_partition_the_listing_exactly)
 {
-    const uint64_t totals[] = {0, 1, 7, 9, 12, 1281167, (uint64_t)1 << 40, UINT64_MAX / 3,
+    const uint64_t totals[] = {0,         1, 7, 9, 12, 1281167, (uint64_t)1 << 40, UINT64_MAX / 3,
                                UINT64_MAX};
     const unsigned counts[] = {1, 2, 3, 8, 16, 1000, 99999};
     for (size_t a = 0; a < sizeof totals / sizeof totals[0]; a++) {
@@ -64,8 +64,7 @@ Test(shard, ranges_partition_the_listing_exactly)
                              (unsigned long long)L, n, k, (unsigned long long)first,
                              (unsigned long long)next);
                 if (L < ((uint64_t)1 << 40)) /* exact formula where it fits in 64 bits */
-                    cr_assert_eq(first, L * k / n, "L %llu N %u K %u", (unsigned long long)L,
-                                 n, k);
+                    cr_assert_eq(first, L * k / n, "L %llu N %u K %u", (unsigned long long)L, n, k);
                 next = first + count;
                 min = count < min ? count : min;
                 max = count > max ? count : max;
@@ -93,7 +92,8 @@ static ld_source *listing(const char *const *rel, const int32_t *labels, size_t 
 
 Test(shard, run_id_changes_with_any_setting_name_label_order_or_count)
 {
-    const char *rel[] = {"a/1.jpg", "a/2.jpg", "b/3.jpg"}, *rel2[] = {"a/1.jpg", "a/2.jpg", "b/4.jpg"};
+    const char *rel[] = {"a/1.jpg", "a/2.jpg", "b/3.jpg"},
+               *rel2[] = {"a/1.jpg", "a/2.jpg", "b/4.jpg"};
     const char *cls[] = {"a", "b"}, *cls2[] = {"a", "c"};
     const int32_t lab[] = {0, 0, 1}, lab2[] = {0, 1, 1};
     const ld_shard_setting set[] = {{"quality", 90}, {"resize_w", 32}};
@@ -114,8 +114,8 @@ Test(shard, run_id_changes_with_any_setting_name_label_order_or_count)
         const ld_shard_setting *set;
         unsigned n;
         ld_source *src;
-    } diff[] = {{"a setting", set2, 4, base}, {"N", set, 5, base},
-                {"a file name", set, 4, names}, {"a label", set, 4, labels},
+    } diff[] = {{"a setting", set2, 4, base},      {"N", set, 5, base},
+                {"a file name", set, 4, names},    {"a label", set, 4, labels},
                 {"a class name", set, 4, classes}, {"the count", set, 4, fewer},
                 {"the order", set, 4, order}};
     for (size_t i = 0; i < sizeof diff / sizeof diff[0]; i++) {

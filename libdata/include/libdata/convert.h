@@ -221,7 +221,8 @@ LD_API const ld_error_detail *ld_convert_error(const ld_convert *c);
 /**
  * The file (or LMDB directory) a shard run writes for `output`: "-KKKKK-of-NNNNN" (five
  * digits each, K 0-based) goes before a final .h5, .hdf5 or .lmdb (any case), else at the end;
- * trailing '/' are dropped: "out.h5", 2, 8 -> "out-00002-of-00008.h5"; "db/" -> "db-00002-of-00008".
+ * trailing '/' are dropped: "out.h5", 2, 8 -> "out-00002-of-00008.h5"; "db/" ->
+ * "db-00002-of-00008".
  * @param name receives the name (release with ld_free()); NULL on failure.
  * @return LD_OK, LD_EINVAL (no output, shard_count outside 1..99999, shard_index outside
  *         0..shard_count-1), LD_ENOMEM. Thread-safe.

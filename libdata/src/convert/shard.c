@@ -114,8 +114,7 @@ char *ld__shard_part_path(const char *output, unsigned k, unsigned n)
     const size_t ext = ext_len(output, len);
     char tag[48];
     snprintf(tag, sizeof tag, LD_SHARD_NAME_FMT, k, n);
-    return ld__asprintf("%.*s%s%.*s", (int)(len - ext), output, tag, (int)ext,
-                        output + len - ext);
+    return ld__asprintf("%.*s%s%.*s", (int)(len - ext), output, tag, (int)ext, output + len - ext);
 }
 
 int ld_shard_part_name(const char *output, int shard_index, int shard_count, char **name)
@@ -177,13 +176,13 @@ int ld__shard_resume_check(const char *part_path, int lmdb, const ld_shard_info 
         return ld__err(e, LD_EINVAL, "%s is part %u of %u parts, this run makes %u parts; %s",
                        part_path, h->index, h->count, want->count, next);
     if (h->index != want->index)
-        return ld__err(e, LD_EINVAL,
-                       "%s holds part %u, not part %u (a renamed file?); %s", part_path,
-                       h->index, want->index, next);
+        return ld__err(e, LD_EINVAL, "%s holds part %u, not part %u (a renamed file?); %s",
+                       part_path, h->index, want->index, next);
     if (strcmp(h->run_id, want->run_id)) {
         first_difference(&have, expect, diff, sizeof diff);
         if (!diff[0] && h->total != want->total)
-            snprintf(diff, sizeof diff, "a listing of %llu samples (this run lists %llu: the "
+            snprintf(diff, sizeof diff,
+                     "a listing of %llu samples (this run lists %llu: the "
                      "input changed)",
                      (unsigned long long)h->total, (unsigned long long)want->total);
         return ld__err(e, LD_EINVAL,

@@ -169,8 +169,7 @@ static int meta_begin(lmdb_writer *w, const ld_writer_opts *o)
                               "\"shard_index\": %u,\n\"shard_count\": %u,\n\"shard_first\": %llu,\n"
                               "\"shard_listed\": %llu,\n\"listing_total\": %llu,\n"
                               "\"run_id\": \"%s\",\n",
-                              o->shard->index, o->shard->count,
-                              (unsigned long long)o->shard->first,
+                              o->shard->index, o->shard->count, (unsigned long long)o->shard->first,
                               (unsigned long long)o->shard->listed,
                               (unsigned long long)o->shard->total, o->shard->run_id));
 fail:

@@ -117,8 +117,8 @@ static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
     ld__h5_quiet_begin(&q);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
-        rc = ld__h5_err(e, LD_EFORMAT, "%s: not a readable HDF5 file (truncated or damaged?)",
-                        path);
+        rc =
+            ld__h5_err(e, LD_EFORMAT, "%s: not a readable HDF5 file (truncated or damaged?)", path);
         goto fail;
     }
     LD_CHECK(e, attr_text(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) && !strcmp(fmt, LD_H5_FORMAT_NAME),
@@ -149,8 +149,8 @@ static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
                  (unsigned long long)end, (long long)bytes);
     } else {
         const int64_t rows = ds_rows(f, LD_H5_DS_DATA);
-        LD_CHECK(e, rows == n, LD_EFORMAT, "%s: incomplete: /data has %lld rows, /label %lld",
-                 path, (long long)rows, (long long)n);
+        LD_CHECK(e, rows == n, LD_EFORMAT, "%s: incomplete: /data has %lld rows, /label %lld", path,
+                 (long long)rows, (long long)n);
     }
     m->samples = (uint64_t)n;
 
@@ -214,8 +214,8 @@ static int lmdb_read(const char *path, ld_part_meta *m, ld_err *e)
              LD_LMDB_SIDECAR);
     LD_TRY(rc);
     const char *t = (const char *)side.p;
-    LD_CHECK(e, ld__lmdb_sidecar_value(t, "format") && side_u64(t, "entries", &entries),
-             LD_EFORMAT, "%s: %s is incomplete (no format or entries)", path, LD_LMDB_SIDECAR);
+    LD_CHECK(e, ld__lmdb_sidecar_value(t, "format") && side_u64(t, "entries", &entries), LD_EFORMAT,
+             "%s: %s is incomplete (no format or entries)", path, LD_LMDB_SIDECAR);
     side_str(t, "storage", m->storage, sizeof m->storage);
     side_str(t, "resize_mode", m->resize_mode, sizeof m->resize_mode);
     side_str(t, "channel_order", m->channel_order, sizeof m->channel_order);

@@ -46,11 +46,11 @@ typedef struct ld_writer_opts {
     size_t max_rel_len;   /* HDF5: longest ld_sample.rel; > 0 stores /filename as fixed-length
                              strings of this size (no global heap, so the writer's memory does
                              not grow with N); 0 = variable-length strings */
-    const ld_shard_info *shard; /* a shard part: its attributes / sidecar keys; NULL = not */
     ld_stale_fn on_stale; /* before making a temporary beside an output name, the writer
                              removes those killed runs left there and reports each; may be
                              NULL (they are still removed) */
     void *on_stale_user;
+    const ld_shard_info *shard; /* a shard part: its attributes / sidecar keys; NULL = not */
 } ld_writer_opts;
 
 /* One sample, in output order. */
