@@ -346,7 +346,7 @@ declare("ld_convert_stats", ctypes.POINTER(Progress), [_vp])
 declare("ld_shard_part_name", _int, [_cp, _int, _int, ctypes.POINTER(_vp)])
 
 
-def shard_part_name(out, index, count):
+def shard_part_name(out: bytes, index: int, count: int) -> bytes:
     """The file a shard run of part `index` of `count` writes for `out` (ld_shard_part_name):
     bytes in, bytes out. ValueError for an index/count the library refuses."""
     name = _vp()
