@@ -252,13 +252,13 @@ static void print_hint(const dc_opts *o, int rc, const ld_error_detail *det)
               stderr);
 }
 
-/* One conversion (of one part with --shard); *given_out receives OUT as given. */
-static int convert_once(dc_opts *o, int argc, char **argv, const char **given_out)
+/* One conversion (of one part with --shard); *res receives OUT as given and what was done. */
+static int convert_once(dc_opts *o, int argc, char **argv, dc_run_result *res)
 {
     const char *input = NULL, *list = NULL, *out = NULL;
     int rc = resolve_inputs(o, &input, &list, &out);
     if (rc != DC_EXIT_OK) return rc;
-    *given_out = out;
+    res->out = out;
     const char *fmt = format_name(dc_param_value(o, LD_C_FORMAT, LD_FORMAT_AUTO), out);
     if (strcmp(fmt, "lmdb") == 0 && !ld_has_feature(LD_FEATURE_LMDB))
         return dc_usage_error("%s: this build has no LMDB support; write HDF5 instead "
@@ -325,6 +325,11 @@ static int convert_once(dc_opts *o, int argc, char **argv, const char **given_ou
 
     rc = ld_convert_run(c, input, given);
     const ld_progress *st = ld_convert_stats(c);
+    if (rc >= 0 && st) {
+        res->converted = st->converted;
+        res->skipped = st->skipped;
+        res->resumed = st->resumed != 0;
+    }
     if (rc >= 0 && st && st->resumed) {
         /* resume: the part is there from an earlier run of the same command */
         dc_progress_clear(&prog);
@@ -366,8 +371,8 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
     /* mpirun/srun started us, without --shard, and MPI is built in: MPI mode */
     if (dc_mpi_built() && dc_param_value(o, LD_C_SHARD_COUNT, 0) == 0 && dc_shard_mpi_size(NULL))
         return dc_mpi_convert(o, argc, argv, convert_once);
-    const char *out = NULL;
-    return convert_once(o, argc, argv, &out);
+    dc_run_result res = {0};
+    return convert_once(o, argc, argv, &res);
 }
 
 int main(int argc, char **argv)

@@ -74,7 +74,7 @@ int dc_mpi_convert(dc_opts *o, int argc, char **argv, dc_convert_once_fn once)
     size_t count = 0;
     const ld_param_desc *t = ld_convert_params(&count);
     int code = DC_EXIT_USAGE;
-    const char *out = NULL;
+    dc_run_result res = {0};
     if (size > 99999)
         fprintf(stderr, "dataconv: %d MPI ranks: at most 99999 parts\n", size);
     else if (o->nparams + 2 > DC_MAX_PARAMS)
@@ -89,14 +89,25 @@ int dc_mpi_convert(dc_opts *o, int argc, char **argv, dc_convert_once_fn once)
                     "dataconv: MPI mode: %d ranks, each converts one part; rank 0 "
                     "merges them\n",
                     size);
-        code = once(o, argc, argv, &out);
+        code = once(o, argc, argv, &res);
     }
 
     /* Every rank's part is there (converted now or complete from before)? */
     int mine = code == DC_EXIT_OK, all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     int merged = DC_EXIT_FAIL;
-    if (all && rank == 0) merged = merge_parts(o, out, size);
+    if (all) {
+        /* the job's summary: which parts were converted now, and the images of all */
+        unsigned long long mine3[3] = {res.converted, res.skipped, (unsigned long long)res.resumed};
+        unsigned long long sum[3] = {0, 0, 0};
+        MPI_Reduce(mine3, sum, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0 && !o->quiet)
+            fprintf(stderr,
+                    "dataconv: MPI mode: all %d parts are there (%llu converted now, %llu "
+                    "complete from an earlier run): %llu images converted, %llu files skipped\n",
+                    size, (unsigned long long)size - sum[2], sum[2], sum[0], sum[1]);
+        if (rank == 0) merged = merge_parts(o, res.out, size);
+    }
     MPI_Bcast(&merged, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!all) {
         if (mine)
@@ -124,8 +135,8 @@ int dc_mpi_built(void)
 
 int dc_mpi_convert(dc_opts *o, int argc, char **argv, dc_convert_once_fn once)
 {
-    const char *out = NULL;
-    return once(o, argc, argv, &out);
+    dc_run_result res = {0};
+    return once(o, argc, argv, &res);
 }
 
 #endif

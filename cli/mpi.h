@@ -14,9 +14,16 @@
 /** 1 if this dataconv was built with MPI. */
 int dc_mpi_built(void);
 
-/** One conversion as dataconv runs it; *out receives OUT as given (argv-owned). Returns an
- *  exit code. */
-typedef int (*dc_convert_once_fn)(dc_opts *o, int argc, char **argv, const char **out);
+/** What one conversion did, for the MPI job's summary. */
+typedef struct dc_run_result {
+    const char *out;    /* OUT as given (argv-owned); NULL before it is known */
+    uint64_t converted; /* samples written */
+    uint64_t skipped;   /* bad files skipped */
+    int resumed;        /* 1: the part was complete from an earlier run */
+} dc_run_result;
+
+/** One conversion as dataconv runs it, filling *res. Returns an exit code. */
+typedef int (*dc_convert_once_fn)(dc_opts *o, int argc, char **argv, dc_run_result *res);
 
 /**
  * Run `once` as one rank of the MPI job this process was started in: MPI_Init, the shard
