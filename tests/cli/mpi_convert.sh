@@ -33,6 +33,7 @@ for spec in "h5 4 --resize 32 --quality 80 --shuffle --seed 3" "h5 3 --resize 24
         expect_rc 0
         expect_err "MPI mode: $n ranks"
         expect_err "merged $n parts"
+        expect_err "all $n parts are there ($n converted now, 0 complete from an earlier run): 288 images converted"
         [ -e "$out" ] || { show; fail "$out not written"; }
         "$DATACONV" "$big" "$TMP/single$n.$kind" $opts -q
         "$PYTHON" "$equal" "$kind" "$TMP/single$n.$kind" "$out"
@@ -41,6 +42,12 @@ for spec in "h5 4 --resize 32 --quality 80 --shuffle --seed 3" "h5 3 --resize 24
         expect_rc 0
         [ "$(grep -c "already complete, skipped" "$TMP/err")" -eq "$n" ] || { show; fail "not all $n parts skipped"; }
         ! grep -q "^dataconv: converted" "$TMP/err" || { show; fail "a part was converted again"; }
+        expect_err "all $n parts are there (0 converted now, $n complete from an earlier run)"
+        check "mpirun -np $n with part 1 removed: only that part is converted, then merged"
+        rm -rf "${out%.*}-00001-of-0000$n.$kind"
+        run mpi "$n" "$DATACONV" "$big" "$out" $opts
+        expect_rc 0
+        expect_err "all $n parts are there (1 converted now, $((n - 1)) complete from an earlier run)"
         "$PYTHON" "$equal" "$kind" "$TMP/single$n.$kind" "$out"
     }
 done
