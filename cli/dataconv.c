@@ -18,7 +18,9 @@
 #include "bench.h"
 #include "merge.h"
 #include "options.h"
+#include "mpi.h"
 #include "progress.h"
+#include "shard.h"
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -40,11 +42,11 @@ static int is_file(const char *path)
 
 static int print_version(void)
 {
-    printf("dataconv %s (libdata %s; built with:%s%s%s%s)\n", LD_VERSION_STRING,
+    printf("dataconv %s (libdata %s; built with:%s%s%s%s%s)\n", LD_VERSION_STRING,
            ld_version_string(), ld_has_feature(LD_FEATURE_HDF5) ? " hdf5" : "",
            ld_has_feature(LD_FEATURE_LMDB) ? " lmdb" : "",
            ld_has_feature(LD_FEATURE_PNG) ? " png" : "",
-           ld_has_feature(LD_FEATURE_THREADS) ? " threads" : "");
+           ld_has_feature(LD_FEATURE_THREADS) ? " threads" : "", dc_mpi_built() ? " mpi" : "");
     return DC_EXIT_OK;
 }
 
@@ -120,6 +122,16 @@ static int output_neutral(char **argv, int i, int argc)
     if ((!strncmp(a, "-j", 2) && a[2] >= '0' && a[2] <= '9') || !strncmp(a, "--threads=", 10) ||
         !strncmp(a, "-threads=", 9))
         return 1;
+    /* --shard K/N (and --shard-index, --shard-count): the parts of one run carry one note;
+     * the part is recorded in the shard attributes */
+    if (a[0] == '-') {
+        const char *name = a + (a[1] == '-' ? 2 : 1);
+        const char *eq = strchr(name, '=');
+        size_t n = eq ? (size_t)(eq - name) : strlen(name);
+        if (dc_name_eq(name, n, "shard") || dc_name_eq(name, n, "shard-index") ||
+            dc_name_eq(name, n, "shard-count"))
+            return eq || i + 1 >= argc ? 1 : 2;
+    }
     return 0;
 }
 
@@ -251,11 +263,13 @@ static void print_hint(const dc_opts *o, int rc, const ld_error_detail *det)
               stderr);
 }
 
-static int cmd_convert(dc_opts *o, int argc, char **argv)
+/* One conversion (of one part with --shard); *res receives OUT as given and what was done. */
+static int convert_once(dc_opts *o, int argc, char **argv, dc_run_result *res)
 {
     const char *input = NULL, *list = NULL, *out = NULL;
     int rc = resolve_inputs(o, &input, &list, &out);
     if (rc != DC_EXIT_OK) return rc;
+    res->out = out;
     const char *fmt = format_name(dc_param_value(o, LD_C_FORMAT, LD_FORMAT_AUTO), out);
     if (strcmp(fmt, "lmdb") == 0 && !ld_has_feature(LD_FEATURE_LMDB))
         return dc_usage_error("%s: this build has no LMDB support; write HDF5 instead "
@@ -266,12 +280,37 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
                               "(a .lmdb name or --format lmdb)",
                               out);
 
+    /* Started by mpirun/srun as one of several processes, without --shard: every process
+     * would convert everything into the same OUT. */
+    const char *mpi_var = NULL;
+    const int mpi_size = dc_shard_mpi_size(&mpi_var);
+    const int64_t nparts = dc_param_value(o, LD_C_SHARD_COUNT, 0);
+    if (mpi_size > 1 && nparts == 0)
+        return dc_usage_error("started as one of %d processes (%s=%d) without --shard: each "
+                              "would convert everything into %s. Give --shard auto to convert one "
+                              "part per process (then: dataconv merge), or run one process; a "
+                              "dataconv built with -DLIBDATA_WITH_MPI=ON does both in one mpirun",
+                              mpi_size, mpi_var, mpi_size, out);
+    char *part = NULL; /* shards: the file this run writes */
+    /* LD_EINVAL (K >= N given as --shard-index/--shard-count): the library says so below */
+    if (nparts > 0 && ld_shard_part_name(out, (int)dc_param_value(o, LD_C_SHARD_INDEX, 0),
+                                         (int)nparts, &part) == LD_ENOMEM) {
+        fprintf(stderr, "dataconv: out of memory\n");
+        return DC_EXIT_FAIL;
+    }
+    if (part && o->shard_from[0] && !o->quiet)
+        fprintf(stderr, "dataconv: --shard auto: part %d of %d (0-based) from %s: %s\n",
+                (int)dc_param_value(o, LD_C_SHARD_INDEX, 0), (int)nparts, o->shard_from, part);
+    const char *given = out; /* the library names the part itself; messages name the part */
+    if (part) out = part;
+
     ld_convert *c = ld_convert_create();
     char *note = join_argv(argc, argv);
     if (!c || !note) {
         fprintf(stderr, "dataconv: out of memory\n");
         ld_convert_free(c);
         free(note);
+        ld_free(part);
         return DC_EXIT_FAIL;
     }
     int exit_code = DC_EXIT_OK;
@@ -295,8 +334,22 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
     ld_convert_set_progress(c, dc_progress_update, &prog);
     dc_signals_install();
 
-    rc = ld_convert_run(c, input, out);
+    rc = ld_convert_run(c, input, given);
     const ld_progress *st = ld_convert_stats(c);
+    if (rc >= 0 && st) {
+        res->converted = st->converted;
+        res->skipped = st->skipped;
+        res->resumed = st->resumed != 0;
+    }
+    if (rc >= 0 && st && st->resumed) {
+        /* resume: the part is there from an earlier run of the same command */
+        dc_progress_clear(&prog);
+        if (!o->quiet)
+            fprintf(stderr, "dataconv: part %d/%d: %s already complete, skipped\n",
+                    (int)dc_param_value(o, LD_C_SHARD_INDEX, 0), (int)nparts, out);
+        exit_code = DC_EXIT_OK;
+        goto done;
+    }
     if (rc >= 0) {
         if (st) dc_progress_summary(&prog, st, out, fmt);
         exit_code = DC_EXIT_OK;
@@ -320,7 +373,17 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
 done:
     ld_convert_free(c);
     free(note);
+    ld_free(part);
     return exit_code;
+}
+
+static int cmd_convert(dc_opts *o, int argc, char **argv)
+{
+    /* mpirun/srun started us, without --shard, and MPI is built in: MPI mode */
+    if (dc_mpi_built() && dc_param_value(o, LD_C_SHARD_COUNT, 0) == 0 && dc_shard_mpi_size(NULL))
+        return dc_mpi_convert(o, argc, argv, convert_once);
+    dc_run_result res = {0};
+    return convert_once(o, argc, argv, &res);
 }
 
 int main(int argc, char **argv)

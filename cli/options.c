@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shard.h"
+
 int dc_usage_error(const char *fmt, ...)
 {
     va_list ap;
@@ -118,7 +120,8 @@ typedef enum opt_id {
     O_MAX_SIDE,
     O_MAX_PIXELS,
     O_ENCODE_TYPE,
-    O_ROOT
+    O_ROOT,
+    O_SHARD
 } opt_id;
 
 typedef struct opt_def {
@@ -149,6 +152,7 @@ static const opt_def OPTS[] = {
     {"encode-type", 0, 1, O_ENCODE_TYPE, NULL},
     {"list", 0, 1, O_PARAM, "list_file"},
     {"root", 0, 1, O_ROOT, NULL},
+    {"shard", 0, 1, O_SHARD, NULL},
 };
 #define NOPTS (sizeof OPTS / sizeof *OPTS)
 
@@ -261,6 +265,12 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
             return DC_EXIT_OK;
         return dc_usage_error("%s '%s': expected jpg or png", flag, val);
     case O_ROOT: o->root = val; return DC_EXIT_OK;
+    case O_SHARD: {
+        int k, n;
+        TRY(dc_shard_parse(flag, val, &k, &n, o->shard_from, sizeof o->shard_from));
+        TRY(add_param(o, flag, LD_C_SHARD_COUNT, n));
+        return add_param(o, flag, LD_C_SHARD_INDEX, k);
+    }
     }
     return DC_EXIT_OK;
 }
@@ -439,6 +449,12 @@ void dc_print_help(void *fp)
         "                         suffix) plus OUT-stem.txt listing them, for Caffe's HDF5Data\n"
         "  --encode-type jpg|png  encoded, and encode_png for png\n"
         "  --list LIST --root ROOT  list_file and the folder its paths are relative to\n"
+        "  --shard K/N            shard_index K and shard_count N: convert part K (from 0) of N\n"
+        "                         into OUT-0000K-of-0000N.h5 (.lmdb); an existing complete part\n"
+        "                         of the same run is skipped. --shard auto takes K/N from\n"
+        "                         mpirun/srun (OMPI_COMM_WORLD_*, PMI_*) or a Slurm array\n"
+        "                         (SLURM_ARRAY_TASK_*); --shard auto/N from JOB_COMPLETION_INDEX\n"
+        "                         (Kubernetes). Then: dataconv merge OUT PARTS...\n"
         "  -j N                   threads;  --grey: gray\n"
         "  -q, --quiet            print errors only\n"
         "  -v, --verbose          also print what the library decided (sizes, layout, threads)\n"
@@ -454,6 +470,8 @@ void dc_print_help(void *fp)
         "  dataconv --list train.txt --root images/ train.h5 --resize 227x227\n"
         "  dataconv -resize_width=256 -resize_height=256 -shuffle images/ train.txt train_lmdb\n"
         "  dataconv images/ big.h5 --resize 224 --split 1G       files of at most 1 GiB + big.txt\n"
+        "  dataconv images/ train.h5 --resize 224 --shard 3/8    part 3 of 8: "
+        "train-00003-of-00008.h5\n"
         "  dataconv info train.h5\n"
         "  dataconv mean train_lmdb mean.binaryproto\n"
         "  dataconv bench train.h5 --batch 256 --shuffle --epochs 3\n"

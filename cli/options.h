@@ -53,6 +53,7 @@ typedef struct dc_opts {
     const char *root;               /* --root DIR */
     dc_value params[DC_MAX_PARAMS]; /* library parameters, in command-line order */
     int nparams;
+    char shard_from[128]; /* --shard auto: the variables K/N came from ("" otherwise) */
 } dc_opts;
 
 /**

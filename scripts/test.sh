@@ -7,12 +7,14 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh test
 jobs=$(nproc)
 root=$(pwd)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBDATA_BUILD_TESTS=ON >/dev/null
+# with dataconv's MPI mode (the library stays MPI-free), so that tests/cli/mpi_*.sh run
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBDATA_BUILD_TESTS=ON -DLIBDATA_WITH_MPI=ON >/dev/null
 cmake --build build -j"$jobs"
 status=0
 (cd build && ctest --output-on-failure -j"$jobs") || status=1
 if [ "${1:-}" != --no-asan ]; then
-    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLIBDATA_SANITIZE=address,undefined -DLIBDATA_BUILD_TESTS=ON >/dev/null
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLIBDATA_SANITIZE=address,undefined -DLIBDATA_BUILD_TESTS=ON \
+        -DLIBDATA_WITH_MPI=ON >/dev/null
     cmake --build build-asan -j"$jobs"
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$root/tests/lsan.supp" \
         ctest --output-on-failure -j"$jobs") || status=1

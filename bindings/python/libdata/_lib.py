@@ -122,6 +122,7 @@ class Progress(ctypes.Structure):
         ("bytes_out", ctypes.c_uint64),
         ("elapsed", ctypes.c_double),
         ("files_out", ctypes.c_uint32),
+        ("resumed", ctypes.c_uint32),
     ]
 
     def as_dict(self) -> Dict[str, Any]:
@@ -388,6 +389,20 @@ declare("ld_convert_set_log", None, [_vp, LOG_FN, _vp])
 declare("ld_convert_set_progress", None, [_vp, PROGRESS_FN, _vp])
 declare("ld_convert_run", _int, [_vp, _cp, _cp], _convert_check)
 declare("ld_convert_stats", ctypes.POINTER(Progress), [_vp])
+declare("ld_shard_part_name", _int, [_cp, _int, _int, ctypes.POINTER(_vp)])
+
+
+def shard_part_name(out: bytes, index: int, count: int) -> bytes:
+    """The file a shard run of part `index` of `count` writes for `out` (ld_shard_part_name):
+    bytes in, bytes out. ValueError for an index/count the library refuses."""
+    name = _vp()
+    rc = api.ld_shard_part_name(out, int(index), int(count), ctypes.byref(name))
+    try:
+        if rc < 0:
+            raise ValueError(f"no part {index} of {count} parts: {strerror(rc)}")
+        return ctypes.string_at(name.value)
+    finally:
+        api.ld_free(name)
 
 
 def strerror(code: Optional[int]) -> str:

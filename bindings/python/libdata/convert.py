@@ -42,6 +42,7 @@ class ConvertProgress:
     bytes_out: int
     elapsed: float
     files_out: int
+    resumed: int
 
     @classmethod
     def from_c(cls, p: _lib.Progress) -> "ConvertProgress":
@@ -63,6 +64,7 @@ class ConvertSummary:
     bytes_out: int = 0
     elapsed: float = 0.0
     files_out: int = 0
+    resumed: int = 0
     warnings: List[str] = field(default_factory=list)
 
     @property
@@ -204,9 +206,18 @@ class Converter(_lib.Handle):
                   seed: Any = None, strict: Any = None, max_pixels: Any = None,
                   split: Any = None, deflate: Any = None, check_size: Any = None,
                   encoded: Any = None, encode_type: Any = None, list_file: Any = None,
-                  note: Any = None, **params: Any) -> None:
+                  note: Any = None, shard: Any = None, **params: Any) -> None:
         """Set options; None leaves an option as it is. See convert() for their meaning."""
         ints: List[Tuple[str, Any]] = []
+        if shard is not None:
+            # dataconv --shard K/N: part K (from 0) of N
+            if not isinstance(shard, (tuple, list)) or len(shard) != 2:
+                raise ValueError(f"shard must be (index, count), e.g. (3, 8), not {shard!r}")
+            k, n = (_lib.check_int(v, "shard") for v in shard)
+            if n < 1:  # shard_count 0 is "not sharded": not what shard=(k, 0) asks for
+                raise ValueError(f"shard={shard!r}: the number of parts must be at least 1 "
+                                 f"(shard=None converts everything into one output)")
+            ints += [("shard_count", n), ("shard_index", k)]
         if quality is not None:
             ints.append(("quality", _lib.check_int(quality, "quality")))
         if resize is not None:
@@ -288,6 +299,9 @@ class Converter(_lib.Handle):
         if sigint.is_set():
             # Ctrl-C came too late to cancel: the output is complete and published.
             raise KeyboardInterrupt
+        count = self.get("shard_count")
+        if count:  # the summary names the part the run wrote (or found complete)
+            out = os.fsdecode(_lib.shard_part_name(bout, self.get("shard_index"), count))
         return self.summary(out)
 
     def summary(self, out: PathLike = "") -> ConvertSummary:
@@ -310,7 +324,7 @@ def convert(src: PathLike, out: PathLike, quality: Optional[int] = None,
             split: Union[None, int, str] = None, deflate: Optional[int] = None,
             check_size: Optional[bool] = None, encoded: Optional[bool] = None,
             encode_type: Optional[str] = None, list_file: Optional[PathLike] = None,
-            note: Optional[str] = None,
+            note: Optional[str] = None, shard: Optional[Tuple[int, int]] = None,
             progress: Optional[Callable[["ConvertProgress"], Any]] = None,
             log: Optional[Callable[[int, str], None]] = None,
             **params: Any) -> "ConvertSummary":
@@ -334,6 +348,10 @@ def convert(src: PathLike, out: PathLike, quality: Optional[int] = None,
     encoded      store encoded images; encode_type "jpg" | "png" (implies encoded)
     list_file    a "path label" list; src is then the root folder of the listed paths
     note         free text stored with the dataset
+    shard        (K, N): convert part K (from 0) of N contiguous parts of the whole listing
+                 into OUT-0000K-of-0000N.h5 (.lmdb); a complete part of the same run is left
+                 as it is (summary.resumed == 1), another run's part is refused. Then merge
+                 the parts (dataconv merge). Same as shard_index=K, shard_count=N.
     progress     callable(ConvertProgress) about 10x a second; return True to cancel
     log          callable(level, message) for every library message
     Returns a ConvertSummary; raises LibdataError (with the library's message) on failure.
@@ -343,5 +361,6 @@ def convert(src: PathLike, out: PathLike, quality: Optional[int] = None,
                    pad_value=pad_value, gray=gray, rgb=rgb, format=format, threads=threads,
                    shuffle=shuffle, seed=seed, strict=strict, max_pixels=max_pixels, split=split,
                    deflate=deflate, check_size=check_size, encoded=encoded,
-                   encode_type=encode_type, list_file=list_file, note=note, **params) as c:
+                   encode_type=encode_type, list_file=list_file, note=note, shard=shard,
+                   **params) as c:
         return c.run(src, out)

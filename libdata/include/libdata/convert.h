@@ -94,6 +94,18 @@ typedef enum ld_convert_param {
                                 images directly in the input folder are skipped with a warning */
     LD_C_SPLIT_PATHS = 20, /**< ld_split_paths: how the LD_C_SPLIT_BYTES list names its files;
                                 default LD_SPLIT_PATHS_ABSOLUTE */
+    LD_C_SHARD_INDEX = 21, /**< shards: which part K (0-based, < LD_C_SHARD_COUNT) this run
+                                converts; default 0 */
+    LD_C_SHARD_COUNT = 22, /**< shards: 0 = not sharded (default); N = 1..99999: the run lists
+                                the whole input (sorted or shuffled with the seed, class names
+                                and labels from all of it), converts only part K, the
+                                contiguous range [floor(K*L/N), floor((K+1)*L/N)) of the L
+                                listed samples, and writes it to ld_shard_part_name(output)
+                                with attributes naming K, N and the run (run_id). A part that
+                                exists complete with the same K, N and run_id is left as it is
+                                (ld_progress.resumed = 1, nothing is read); a part of another
+                                run under that name is refused (LD_EINVAL naming what
+                                differs). Not with LD_C_SPLIT_BYTES. */
     LD_C_LIST_FILE = 100,  /**< string: a "relative/path label" list file; ld_convert_run's
                                 `input` is then the root folder the paths are relative to.
                                 NULL = folder mode (default) */
@@ -127,6 +139,8 @@ typedef struct ld_progress {
     uint64_t bytes_out;      /**< bytes of sample data written (pixels or encoded bytes) */
     double elapsed;          /**< seconds since the run started */
     uint32_t files_out;      /**< dataset files written (more than 1 with LD_C_SPLIT_BYTES) */
+    uint32_t resumed;        /**< shards: 1 = the part existed complete from the same run and
+                                  was left as it is (nothing converted) */
 } ld_progress;
 
 /**
@@ -237,6 +251,17 @@ LD_API const char *ld_convert_errmsg(const ld_convert *c);
  *          ld_convert_param it is about, the input file and its index in the run); valid
  *          until the next call on `c`. Never NULL. */
 LD_API const ld_error_detail *ld_convert_error(const ld_convert *c);
+
+/**
+ * The file (or LMDB directory) a shard run writes for `output`: "-KKKKK-of-NNNNN" (five
+ * digits each, K 0-based) goes before a final .h5, .hdf5 or .lmdb (any case), else at the end;
+ * trailing '/' are dropped: "out.h5", 2, 8 -> "out-00002-of-00008.h5"; "db/" ->
+ * "db-00002-of-00008".
+ * @param name receives the name (release with ld_free()); NULL on failure.
+ * @return LD_OK, LD_EINVAL (no output, shard_count outside 1..99999, shard_index outside
+ *         0..shard_count-1), LD_ENOMEM. Thread-safe.
+ */
+LD_API int ld_shard_part_name(const char *output, int shard_index, int shard_count, char **name);
 
 #ifdef __cplusplus
 }

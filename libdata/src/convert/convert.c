@@ -24,9 +24,11 @@
 
 #include "codec/codec.h"
 #include "common/ld_internal.h"
+#include "convert/shard.h"
 #include "common/ld_params.h"
 #include "resize/resize.h"
 #include "source/source.h"
+#include "store/h5_format.h"
 #include "store/writer.h"
 #include "thread/pool.h"
 
@@ -75,6 +77,11 @@ static const ld_param_desc PARAMS[] = {
     ENUM(LD_C_SPLIT_PATHS, "split_paths", SPLIT_PATHS, LD_SPLIT_PATHS_ABSOLUTE, "absolute",
          LD_SPLIT_PATHS_ABSOLUTE, LD_SPLIT_PATHS_RELATIVE,
          "how the split list names its files: absolute, or relative to the list's folder"),
+    INT(LD_C_SHARD_INDEX, "shard_index", 0, 0, LD_SHARD_MAX - 1, "",
+        "shards: the part this run converts, 0..shard_count-1"),
+    INT(LD_C_SHARD_COUNT, "shard_count", 0, 0, LD_SHARD_MAX, "",
+        "shards: 0 = one output; N = convert part shard_index of N contiguous parts of the "
+        "whole listing into OUT-0000K-of-0000N.h5 (or .lmdb)"),
     STR(LD_C_LIST_FILE, "list_file", "", "a 'relative/path label' list; input is then its root"),
     STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
 };
@@ -576,8 +583,100 @@ typedef struct job {
     const char **class_names;
     out_files outs;
     char *split_list;
+    char *part_path; /* shards: the part's file, which replaces the output */
+    ld_shard_info shard;
+    int resumed; /* shards: the part was complete already; nothing else to do */
     double t0;
 } job;
+
+/* Shards: the run_id over the whole listing, this part's range, and resume. Called after the
+ * whole input is listed (and shuffled) and before the writer exists. Sets *done when the part
+ * is already complete from the same run; otherwise cuts the source down to the part. */
+static int shard_select(ld_convert *c, run *r, ld_source *src, int format, const char *part,
+                        const ld_writer_opts *wo, ld_shard_info *sh, int *done)
+{
+    const ld_shard_setting set[] = {
+        {"format", format},
+        {"encoded", r->encoded},
+        {"keep_original", r->keep_original},
+        {"encode_png", r->encode_png},
+        {"quality", wo->quality},
+        {"resize_w", r->geom.w},
+        {"resize_h", r->geom.h},
+        {"resize_mode", r->geom.mode},
+        {"pad_value", r->geom.pad_value},
+        {"channels", r->channels},
+        {"channel_order", r->order_rgb},
+        {"check_size", r->check_size},
+        {"shuffle", P(c, LD_C_SHUFFLE)},
+        {"seed", P(c, LD_C_SHUFFLE) ? P(c, LD_C_SEED) : 0},
+        {"flat", P(c, LD_C_FLAT)},
+        {"list_mode", c->list_file != NULL},
+        {"max_pixels", (int64_t)r->max_pixels},
+        {"deflate", P(c, LD_C_DEFLATE)},
+    };
+    const uint64_t total = ld__source_count(src);
+    memset(sh, 0, sizeof *sh);
+    sh->index = (uint32_t)P(c, LD_C_SHARD_INDEX);
+    sh->count = (uint32_t)P(c, LD_C_SHARD_COUNT);
+    sh->total = total;
+    ld__shard_range(total, sh->index, sh->count, &sh->first, &sh->listed);
+    ld__shard_run_id(set, sizeof set / sizeof set[0], sh->count, src, sh->run_id);
+
+    static const char *const modes[] = {"squash", "crop", "pad", "max"};
+    ld_part_meta expect;
+    memset(&expect, 0, sizeof expect);
+    snprintf(expect.storage, sizeof expect.storage, "%s", r->encoded ? "encoded" : "raw");
+    snprintf(expect.resize_mode, sizeof expect.resize_mode, "%s",
+             r->geom.w || r->geom.h ? modes[(r->geom.mode - LD_RESIZE_SQUASH) & 3] : "none");
+    snprintf(expect.channel_order, sizeof expect.channel_order, "%s",
+             r->channels == 1 ? "GRAY"
+             : r->order_rgb   ? "RGB"
+                              : "BGR");
+    expect.quality = wo->quality;
+    expect.resize_w = r->geom.w;
+    expect.resize_h = r->geom.h;
+    expect.num_classes = (int32_t)wo->n_classes;
+    int rc = ld__shard_resume_check(part, format == LD_FORMAT_LMDB, sh, &expect, done, &c->err);
+    if (rc < 0) return rc;
+    if (*done) {
+        /* what killed attempts at this part left beside it goes, as a writer would do */
+        ld__sweep_stale_temps(part, stale_removed, c);
+        logf_(c, LD_LOG_INFO, "part %u/%u: %s already complete, skipped", sh->index, sh->count,
+              part);
+        return LD_OK;
+    }
+    logf_(c, LD_LOG_INFO,
+          "shard: part %u of %u parts (0-based): listed samples %llu..%llu of %llu, run_id %s",
+          sh->index, sh->count, (unsigned long long)sh->first,
+          (unsigned long long)(sh->first + sh->listed), (unsigned long long)total, sh->run_id);
+    ld__source_slice(src, (size_t)sh->first, (size_t)sh->listed);
+    r->n = (size_t)sh->listed;
+    return LD_OK;
+}
+
+/* Shards: the checks of the shard parameters and the part's name, which is the output from
+ * here on (*output points into j). */
+static int shard_output(ld_convert *c, const char **output, job *j)
+{
+    int rc = LD_OK;
+    const unsigned nparts = (unsigned)P(c, LD_C_SHARD_COUNT);
+    LD_CHECKP(&c->err, nparts || P(c, LD_C_SHARD_INDEX) == 0, LD_EINVAL, LD_C_SHARD_COUNT,
+              "shard_index %lld without shard_count: set shard_count to the number of parts",
+              (long long)P(c, LD_C_SHARD_INDEX));
+    if (!nparts) return LD_OK;
+    LD_CHECKP(&c->err, P(c, LD_C_SHARD_INDEX) < (int64_t)nparts, LD_EINVAL, LD_C_SHARD_INDEX,
+              "shard_index %lld is not below shard_count %u: parts are numbered 0..%u",
+              (long long)P(c, LD_C_SHARD_INDEX), nparts, nparts - 1);
+    LD_CHECKP(&c->err, P(c, LD_C_SPLIT_BYTES) == 0, LD_EINVAL, LD_C_SPLIT_BYTES,
+              "split_bytes cannot be combined with shards: each part is one file (merge "
+              "the parts into one dataset, or split a single run instead)");
+    j->part_path = ld__shard_part_path(*output, (unsigned)P(c, LD_C_SHARD_INDEX), nparts);
+    LD_CHECK(&c->err, j->part_path, LD_ENOMEM, "out of memory");
+    *output = j->part_path;
+fail:
+    return rc;
+}
 
 /* Step 1: the settings, and the contradictions a user can make with them. */
 static int resolve_settings(ld_convert *c, const char *output, job *j)
@@ -700,6 +799,16 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
         .on_stale = stale_removed,
         .on_stale_user = c,
     };
+    if (j->part_path) {
+        LD_TRY(shard_select(c, r, j->src, j->format, output, &wo, &j->shard, &j->resumed));
+        c->stats.total = r->n;
+        if (j->resumed) {
+            c->stats.resumed = 1;
+            return LD_OK; /* nothing to do */
+        }
+        wo.expected_n = r->n;
+        wo.shard = &j->shard;
+    }
     if (j->format == LD_FORMAT_LMDB)
         LD_TRY(ld__lmdb_writer_create(&wo, &j->wr, &c->err));
     else
@@ -716,7 +825,7 @@ static int start_pool(ld_convert *c, job *j)
     run *r = &j->r;
     int nthreads = (int)P(c, LD_C_THREADS);
     if (nthreads <= 0) nthreads = ld__cpu_count();
-    if ((size_t)nthreads > r->n) nthreads = (int)r->n;
+    if ((size_t)nthreads > r->n) nthreads = r->n ? (int)r->n : 1; /* a shard may list nothing */
     r->window = (size_t)nthreads * 2 + 2;
     logf_(c, LD_LOG_INFO,
           "threads: %d decoding worker%s, at most %zu images in flight; one writer thread "
@@ -831,8 +940,28 @@ static int drain_in_order(ld_convert *c, const char *output, job *j)
                      "canceled: nothing was written to %s", output);
         }
     }
+    /* A shard part may come out empty (it listed nothing, or only bad files): it is still
+     * written, so that a merge finds every part; raw storage of unresized images has no
+     * shape for it, though. */
+    const ld_shard_info *sh = &j->shard;
+    if (j->part_path && c->stats.converted == 0) {
+        LD_CHECKP(&c->err,
+                  r->encoded || j->format == LD_FORMAT_LMDB ||
+                      (r->geom.w && r->geom.mode != LD_RESIZE_MAX),
+                  LD_EFORMAT, LD_C_RESIZE_W,
+                  "part %u/%u: no image could be converted (%llu listed, %llu skipped), and raw "
+                  "HDF5 storage without resize_w/resize_h has no image size for an empty part: "
+                  "give resize_w and resize_h, or quality; nothing was written to %s",
+                  sh->index, sh->count, (unsigned long long)r->n,
+                  (unsigned long long)c->stats.skipped, output);
+        logf_(c, LD_LOG_WARN,
+              "part %u/%u: no image could be converted (%llu listed, %llu skipped): %s holds 0 "
+              "samples",
+              sh->index, sh->count, (unsigned long long)r->n, (unsigned long long)c->stats.skipped,
+              output);
+    }
     /* every input over a limit: the parameter to change is max_pixels */
-    LD_CHECKP(&c->err, c->stats.converted > 0, LD_EFORMAT,
+    LD_CHECKP(&c->err, j->part_path || c->stats.converted > 0, LD_EFORMAT,
               c->stats.skipped && c->stats.skipped_limit == c->stats.skipped ? LD_C_MAX_PIXELS : -1,
               "no image could be converted (%llu skipped%s); nothing was written to %s",
               (unsigned long long)c->stats.skipped,
@@ -865,6 +994,7 @@ static void job_free(job *j)
     free(j->class_names);
     out_files_free(&j->outs);
     free(j->split_list);
+    free(j->part_path);
     ld__source_free(j->src);
 }
 
@@ -878,8 +1008,10 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
     ld__err_clear(&c->err);
     LD_CHECK(&c->err, input && output && *input && *output, LD_EINVAL,
              "convert: an input and an output path are required");
-    LD_TRY(resolve_settings(c, output, &j));
+    LD_TRY(resolve_settings(c, output, &j)); /* the format from the name given, not the part's */
+    LD_TRY(shard_output(c, &output, &j));
     LD_TRY(open_source_and_writer(c, input, output, &j));
+    if (j.resumed) goto fail; /* rc == LD_OK: the part is there from the same run */
     LD_TRY(start_pool(c, &j));
     LD_TRY(drain_in_order(c, output, &j));
 fail:

@@ -218,3 +218,12 @@ void ld__source_shuffle(ld_source *s, uint64_t seed)
         s->items[j] = t;
     }
 }
+
+void ld__source_slice(ld_source *s, size_t first, size_t count)
+{
+    if (!s) return;
+    if (first > s->n) first = s->n;
+    if (count > s->n - first) count = s->n - first;
+    if (first && count) memmove(s->items, s->items + first, count * sizeof *s->items);
+    s->n = count;
+}

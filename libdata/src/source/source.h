@@ -71,4 +71,9 @@ const char *ld__source_class_name(const ld_source *s, size_t i);
  * same order on every platform. */
 void ld__source_shuffle(ld_source *s, uint64_t seed);
 
+/* Keep only items [first, first + count) (clamped to the list), renumbered from 0: a shard's
+ * part of the whole listing. Class names are kept as they are (they come from the whole
+ * listing). The other items' strings stay in the arena until the source is freed. */
+void ld__source_slice(ld_source *s, size_t first, size_t count);
+
 #endif /* LD_SOURCE_H */

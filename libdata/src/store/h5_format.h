@@ -37,6 +37,39 @@
  *
  * Split output (--split): "<stem>-00000.h5", "<stem>-00001.h5", ... each a complete file in
  * the layout above, plus "<stem>.txt" listing them one per line (Caffe HDF5Data `source`).
+ *
+ * Shards (LD_C_SHARD_INDEX K, LD_C_SHARD_COUNT N; dataconv --shard K/N), the contract between
+ * the sharded converter, `dataconv merge` and the reader of merged files:
+ *  - Part names: K is 0-based (0 <= K < N <= LD_SHARD_MAX). LD_SHARD_NAME_FMT goes before a
+ *    final .h5 / .hdf5 / .lmdb (any case; trailing '/' of a directory dropped), else at the
+ *    end: "out.h5" -> "out-00002-of-00008.h5", "out.lmdb" -> "out-00002-of-00008.lmdb",
+ *    "db/" -> "db-00002-of-00008" (ld_shard_part_name()).
+ *  - Selection: every part lists the WHOLE input (class names and labels come from the whole
+ *    listing, sorted, or shuffled with the seed over the whole listing); of the L listed
+ *    samples part K takes the contiguous range [floor(K*L/N), floor((K+1)*L/N)). Skipped bad
+ *    files leave a part with fewer samples than it listed; a part may hold 0 samples.
+ *  - /filename is fixed-length of the longest relative path of the whole listing, so every
+ *    part (and a single run) has the same string type.
+ *  - HDF5 part = a normal libdata file plus these root attributes (LD_H5_ATTR_SHARD_*):
+ *      shard_index   int32  K
+ *      shard_count   int32  N
+ *      shard_first   int64  index in the whole listing of the part's first listed sample
+ *      shard_listed  int64  listed samples in this part (including ones skipped as bad)
+ *      listing_total int64  L
+ *      run_id        string 16 lowercase hex digits: FNV-1a 64 over every setting that changes
+ *                           the output's samples (convert/shard.c lists them), N, L, the class
+ *                           names and the listed relative paths and labels in order. Same
+ *                           command on the same input -> same run_id; any difference -> another.
+ *    The "note" attribute (dataconv's command line) leaves out --shard, so that the parts of
+ *    one run carry the same note.
+ *  - LMDB part = a normal libdata LMDB whose libdata.json sidecar has the same six keys
+ *    ("shard_index": 2, ..., "run_id": "0123456789abcdef"). Its keys are "%08d_<rel>"
+ *    numbered from 0 within the part, like any libdata LMDB (a part is a valid database by
+ *    itself); a merge renumbers them: merged key = "%08d" of the record's index in the merged
+ *    database + the part key from its first '_' on. That is the single run's key.
+ *  - Resume: a run whose part already exists as a complete part with the same K, N and run_id
+ *    does nothing (ld_progress.resumed); a part under that name from another run is refused.
+ * Merged files (`dataconv merge`) are described with the merge code.
  */
 #ifndef LD_H5_FORMAT_H
 #define LD_H5_FORMAT_H
@@ -123,5 +156,16 @@
 #define LD_H5_SPLIT_FMT "-%05u"
 #define LD_H5_SPLIT_EXT ".h5"
 #define LD_H5_LIST_EXT ".txt"
+
+/* shard parts (see the top of this file) */
+#define LD_SHARD_NAME_FMT "-%05u-of-%05u"
+#define LD_SHARD_MAX 99999 /* most parts: five digits in the name */
+#define LD_SHARD_RUN_ID_LEN 16
+#define LD_H5_ATTR_SHARD_INDEX "shard_index"     /* int32 */
+#define LD_H5_ATTR_SHARD_COUNT "shard_count"     /* int32 */
+#define LD_H5_ATTR_SHARD_FIRST "shard_first"     /* int64 */
+#define LD_H5_ATTR_SHARD_LISTED "shard_listed"   /* int64 */
+#define LD_H5_ATTR_LISTING_TOTAL "listing_total" /* int64 */
+#define LD_H5_ATTR_RUN_ID "run_id"               /* string, 16 hex digits */
 
 #endif /* LD_H5_FORMAT_H */

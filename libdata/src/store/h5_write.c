@@ -267,6 +267,7 @@ typedef struct h5w {
     uint64_t expected_n;  /* inputs announced: caps the chunk of small datasets */
     ld_stale_fn on_stale; /* see ld_writer_opts */
     void *on_stale_user;
+    ld_shard_info shard; /* shard.count == 0: not a shard part */
     int finished, failed;
 } h5w;
 
@@ -309,6 +310,14 @@ static int attr_i32(hid_t loc, const char *name, int32_t v)
 {
     hid_t s = H5Screate(H5S_SCALAR);
     int r = s < 0 ? -1 : attr_write(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, s, &v);
+    if (s >= 0) H5Sclose(s);
+    return r;
+}
+
+static int attr_i64(hid_t loc, const char *name, int64_t v)
+{
+    hid_t s = H5Screate(H5S_SCALAR);
+    int r = s < 0 ? -1 : attr_write(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, s, &v);
     if (s >= 0) H5Sclose(s);
     return r;
 }
@@ -370,6 +379,14 @@ static int write_attrs(h5w *w, ld_err *e)
     bad |= attr_str(w, root, LD_H5_ATTR_SOURCE, w->source);
     bad |= attr_str(w, root, LD_H5_ATTR_NOTE, w->note);
     bad |= attr_str(w, root, LD_H5_ATTR_TOOL_VERSION, LD_VERSION_STRING);
+    if (w->shard.count) {
+        bad |= attr_i32(root, LD_H5_ATTR_SHARD_INDEX, (int32_t)w->shard.index);
+        bad |= attr_i32(root, LD_H5_ATTR_SHARD_COUNT, (int32_t)w->shard.count);
+        bad |= attr_i64(root, LD_H5_ATTR_SHARD_FIRST, (int64_t)w->shard.first);
+        bad |= attr_i64(root, LD_H5_ATTR_SHARD_LISTED, (int64_t)w->shard.listed);
+        bad |= attr_i64(root, LD_H5_ATTR_LISTING_TOTAL, (int64_t)w->shard.total);
+        bad |= attr_str(w, root, LD_H5_ATTR_RUN_ID, w->shard.run_id);
+    }
     if (cs >= 0) H5Sclose(cs);
     if (bad) return ld__h5_err(e, LD_EIO, "%s: cannot write attributes", w->tmp[w->n_files - 1]);
     return LD_OK;
@@ -920,6 +937,10 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->expected_n = o->expected_n;
     w->on_stale = o->on_stale;
     w->on_stale_user = o->on_stale_user;
+    if (o->shard) {
+        LD_CHECK(e, !o->split_bytes, LD_EINVAL, "HDF5 writer: a shard part cannot be split");
+        w->shard = *o->shard;
+    }
     w->path = ld__strdup(o->path);
     w->encoding = ld__strdup(o->encoding ? o->encoding : "original");
     w->source = ld__strdup(o->source ? o->source : "");

@@ -165,6 +165,14 @@ static int meta_begin(lmdb_writer *w, const ld_writer_opts *o)
         LD_TRY(json_str(b, o->class_names && o->class_names[i] ? o->class_names[i] : ""));
     }
     LD_TRY(ld__buf_printf(b, "],\n"));
+    if (o->shard) /* a shard part: h5_format.h, "Shards" */
+        LD_TRY(ld__buf_printf(b,
+                              "\"shard_index\": %u,\n\"shard_count\": %u,\n\"shard_first\": %llu,\n"
+                              "\"shard_listed\": %llu,\n\"listing_total\": %llu,\n"
+                              "\"run_id\": \"%s\",\n",
+                              o->shard->index, o->shard->count, (unsigned long long)o->shard->first,
+                              (unsigned long long)o->shard->listed,
+                              (unsigned long long)o->shard->total, o->shard->run_id));
 fail:
     return rc;
 }

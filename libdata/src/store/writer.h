@@ -13,6 +13,15 @@
  * its path, the dead pid, its size in bytes (for an LMDB directory, its data.mdb). */
 typedef void (*ld_stale_fn)(void *user, const char *path, long pid, uint64_t bytes);
 
+/* A shard part's identity (h5_format.h, "Shards"), recorded by both writers. */
+typedef struct ld_shard_info {
+    uint32_t index, count; /* K, N (count > 0) */
+    uint64_t first;        /* index of the part's first listed sample in the whole listing */
+    uint64_t listed;       /* samples the part listed (skipped ones included) */
+    uint64_t total;        /* L: samples in the whole listing */
+    char run_id[17];       /* 16 lowercase hex digits + NUL */
+} ld_shard_info;
+
 /* Everything a writer records about how the dataset was made. Strings and arrays are
  * borrowed for the duration of create(); a writer copies what it keeps. */
 typedef struct ld_writer_opts {
@@ -44,6 +53,7 @@ typedef struct ld_writer_opts {
                              removes those killed runs left there and reports each; may be
                              NULL (they are still removed) */
     void *on_stale_user;
+    const ld_shard_info *shard; /* a shard part: its attributes / sidecar keys; NULL = not */
 } ld_writer_opts;
 
 /* One sample, in output order. */

@@ -1,0 +1,42 @@
+/*
+ * Shards of a conversion (h5_format.h, "Shards"): part names, the contiguous range of the
+ * whole listing a part takes, and the run_id that tells parts of the same run from others.
+ */
+#ifndef LD_SHARD_H
+#define LD_SHARD_H
+
+#include "source/source.h"
+#include "store/writer.h"
+
+/* "out.h5" -> "out-0000K-of-0000N.h5" (ld_shard_part_name's rule). malloc'd, NULL when out of
+ * memory. */
+char *ld__shard_part_path(const char *output, unsigned k, unsigned n);
+
+/* Part k of n of `total` listed samples: [floor(k*total/n), floor((k+1)*total/n)). */
+void ld__shard_range(uint64_t total, unsigned k, unsigned n, uint64_t *first, uint64_t *count);
+
+/* The settings that change a run's output samples, by name, for the run_id (shard.c says
+ * how they are hashed). */
+typedef struct ld_shard_setting {
+    const char *name;
+    int64_t value;
+} ld_shard_setting;
+
+/* run_id (16 lowercase hex digits + NUL into out) of a run with these settings, n parts, over
+ * the whole listing `src` (its order: after the shuffle, before the part is cut out). */
+void ld__shard_run_id(const ld_shard_setting *set, size_t nset, unsigned n, const ld_source *src,
+                      char out[17]);
+
+#include "store/part_meta.h"
+
+/* Resume: what is at `part_path` (an LMDB directory with `lmdb`) against the part this run
+ * would write (`want`; `expect` holds the settings the run records: storage, resize_mode,
+ * channel_order, quality, resize_w/h, num_classes).
+ * LD_OK and *complete = 1: a complete part of this very run (same K, N, run_id): skip it.
+ * LD_OK and *complete = 0: nothing there: convert.
+ * LD_EINVAL: something else is there (a part of another run, a damaged part, another file);
+ * the message names the file and what differs, and says how to go on. */
+int ld__shard_resume_check(const char *part_path, int lmdb, const ld_shard_info *want,
+                           const ld_part_meta *expect, int *complete, ld_err *e);
+
+#endif /* LD_SHARD_H */

@@ -1,0 +1,278 @@
+/*
+ * Reading back a shard part's identity and checking it is complete (part_meta.h).
+ *
+ * "Complete" means what a finished writer leaves: parts are published by rename, so a file
+ * under the part's name was whole when it got there; what this catches is a file damaged or
+ * replaced since (truncated by a full disk or a copy, another tool's file, a stray directory).
+ * HDF5 refuses to open a file shorter than its recorded end; on top of that every per-sample
+ * dataset must have the same length (and /offsets must end at the size of /encoded). For LMDB
+ * the sidecar's entry count must match the database's.
+ */
+#define _GNU_SOURCE
+#include "store/part_meta.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/h5_format.h"
+#ifdef LD_HAVE_HDF5
+#include "store/h5_util.h"
+#endif
+#ifdef LD_HAVE_LMDB
+#include <lmdb.h>
+
+#include "store/lmdb_store.h"
+#endif
+
+/* ---- HDF5 ------------------------------------------------------------------------------- */
+#ifdef LD_HAVE_HDF5
+
+/* A root attribute read as `mtype` (an integer type); 1 if it exists and was read. */
+static int attr_num(hid_t f, const char *name, hid_t mtype, void *out)
+{
+    if (H5Aexists(f, name) <= 0) return 0;
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+    int ok = a >= 0 && H5Aread(a, mtype, out) >= 0;
+    if (a >= 0) H5Aclose(a);
+    return ok;
+}
+
+/* A scalar string root attribute, variable or fixed length, into out[cap]; 1 if read. */
+static int attr_text(hid_t f, const char *name, char *out, size_t cap)
+{
+    int ok = 0;
+    out[0] = '\0';
+    if (H5Aexists(f, name) <= 0) return 0;
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    hid_t mt = t >= 0 ? H5Tcopy(H5T_C_S1) : H5I_INVALID_HID;
+    if (mt >= 0 && H5Tget_class(t) == H5T_STRING) {
+        H5Tset_cset(mt, H5Tget_cset(t));
+        if (H5Tis_variable_str(t) > 0) {
+            char *s = NULL;
+            H5Tset_size(mt, H5T_VARIABLE);
+            if (H5Aread(a, mt, &s) >= 0 && s) {
+                snprintf(out, cap, "%s", s);
+                ok = 1;
+            }
+            if (s) H5free_memory(s);
+        } else {
+            size_t n = H5Tget_size(t);
+            char *s = calloc(1, n + 1);
+            H5Tset_size(mt, n + 1);
+            if (s && H5Aread(a, mt, s) >= 0) {
+                snprintf(out, cap, "%s", s);
+                ok = 1;
+            }
+            free(s);
+        }
+    }
+    if (mt >= 0) H5Tclose(mt);
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
+    return ok;
+}
+
+/* Length along dim 0 of dataset `name`, or -1 when it is missing or not 1..4-D. */
+static int64_t ds_rows(hid_t f, const char *name)
+{
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return -1;
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hsize_t dims[4] = {0};
+    int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    int64_t n = -1;
+    if (r >= 1 && r <= 4 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 0) n = (int64_t)dims[0];
+    if (sp >= 0) H5Sclose(sp);
+    if (d >= 0) H5Dclose(d);
+    return n;
+}
+
+/* The last element of /offsets (n + 1 elements), or UINT64_MAX when it cannot be read. */
+static uint64_t last_offset(hid_t f, uint64_t n)
+{
+    uint64_t v = UINT64_MAX;
+    hid_t d = H5Dopen2(f, LD_H5_DS_OFFSETS, H5P_DEFAULT);
+    hid_t fs = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hsize_t start[1] = {n}, count[1] = {1};
+    hid_t ms = H5Screate_simple(1, count, NULL);
+    if (fs >= 0 && ms >= 0 &&
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+        H5Dread(d, H5T_NATIVE_UINT64, ms, fs, H5P_DEFAULT, &v) < 0)
+        v = UINT64_MAX;
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    if (d >= 0) H5Dclose(d);
+    return v;
+}
+
+static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
+{
+    int rc = LD_OK;
+    char fmt[32];
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        rc =
+            ld__h5_err(e, LD_EFORMAT, "%s: not a readable HDF5 file (truncated or damaged?)", path);
+        goto fail;
+    }
+    LD_CHECK(e, attr_text(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) && !strcmp(fmt, LD_H5_FORMAT_NAME),
+             LD_EFORMAT, "%s: not a libdata HDF5 file (no format=\"libdata\" attribute)", path);
+    attr_text(f, LD_H5_ATTR_STORAGE, m->storage, sizeof m->storage);
+    attr_text(f, LD_H5_ATTR_RESIZE_MODE, m->resize_mode, sizeof m->resize_mode);
+    attr_text(f, LD_H5_ATTR_CHANNEL_ORDER, m->channel_order, sizeof m->channel_order);
+    attr_num(f, LD_H5_ATTR_QUALITY, H5T_NATIVE_INT32, &m->quality);
+    attr_num(f, LD_H5_ATTR_RESIZE_W, H5T_NATIVE_INT32, &m->resize_w);
+    attr_num(f, LD_H5_ATTR_RESIZE_H, H5T_NATIVE_INT32, &m->resize_h);
+    attr_num(f, LD_H5_ATTR_NUM_CLASSES, H5T_NATIVE_INT32, &m->num_classes);
+
+    const int encoded = !strcmp(m->storage, LD_H5_STORAGE_ENCODED);
+    const int64_t n = ds_rows(f, LD_H5_DS_LABEL);
+    const int64_t names = ds_rows(f, LD_H5_DS_FILENAME);
+    LD_CHECK(e, n >= 0 && names == n, LD_EFORMAT,
+             "%s: incomplete: /label has %lld rows, /filename %lld", path, (long long)n,
+             (long long)names);
+    if (encoded) {
+        const int64_t offs = ds_rows(f, LD_H5_DS_OFFSETS), shp = ds_rows(f, LD_H5_DS_SHAPE);
+        const int64_t bytes = ds_rows(f, LD_H5_DS_ENCODED);
+        LD_CHECK(e, offs == n + 1 && shp == n && bytes >= 0, LD_EFORMAT,
+                 "%s: incomplete: %lld samples but /offsets has %lld rows, /shape %lld", path,
+                 (long long)n, (long long)offs, (long long)shp);
+        uint64_t end = last_offset(f, (uint64_t)n);
+        LD_CHECK(e, end == (uint64_t)bytes, LD_EFORMAT,
+                 "%s: incomplete: /offsets ends at %llu but /encoded holds %lld bytes", path,
+                 (unsigned long long)end, (long long)bytes);
+    } else {
+        const int64_t rows = ds_rows(f, LD_H5_DS_DATA);
+        LD_CHECK(e, rows == n, LD_EFORMAT, "%s: incomplete: /data has %lld rows, /label %lld", path,
+                 (long long)rows, (long long)n);
+    }
+    m->samples = (uint64_t)n;
+
+    int32_t k = 0, cnt = 0;
+    int64_t first = 0, listed = 0, total = 0;
+    if (attr_num(f, LD_H5_ATTR_SHARD_COUNT, H5T_NATIVE_INT32, &cnt) && cnt > 0) {
+        int ok = attr_num(f, LD_H5_ATTR_SHARD_INDEX, H5T_NATIVE_INT32, &k) &&
+                 attr_num(f, LD_H5_ATTR_SHARD_FIRST, H5T_NATIVE_INT64, &first) &&
+                 attr_num(f, LD_H5_ATTR_SHARD_LISTED, H5T_NATIVE_INT64, &listed) &&
+                 attr_num(f, LD_H5_ATTR_LISTING_TOTAL, H5T_NATIVE_INT64, &total) &&
+                 attr_text(f, LD_H5_ATTR_RUN_ID, m->shard.run_id, sizeof m->shard.run_id);
+        LD_CHECK(e, ok && k >= 0 && first >= 0 && listed >= 0 && total >= 0, LD_EFORMAT,
+                 "%s: damaged shard attributes (shard_count %d, but shard_index, shard_first, "
+                 "shard_listed, listing_total or run_id missing or negative)",
+                 path, (int)cnt);
+        m->shard.index = (uint32_t)k;
+        m->shard.count = (uint32_t)cnt;
+        m->shard.first = (uint64_t)first;
+        m->shard.listed = (uint64_t)listed;
+        m->shard.total = (uint64_t)total;
+    }
+fail:
+    if (f >= 0) H5Fclose(f);
+    ld__h5_quiet_end(&q);
+    return rc;
+}
+#endif /* LD_HAVE_HDF5 */
+
+/* ---- LMDB -------------------------------------------------------------------------------- */
+#ifdef LD_HAVE_LMDB
+
+static int side_u64(const char *text, const char *key, uint64_t *out)
+{
+    const char *v = ld__lmdb_sidecar_value(text, key);
+    if (!v || *v < '0' || *v > '9') return 0;
+    *out = strtoull(v, NULL, 10);
+    return 1;
+}
+
+static void side_str(const char *text, const char *key, char *out, size_t cap)
+{
+    const char *v = ld__lmdb_sidecar_value(text, key);
+    out[0] = '\0';
+    if (!v || *v != '"') return;
+    size_t n = strcspn(v + 1, "\"\n");
+    snprintf(out, cap, "%.*s", (int)n, v + 1);
+}
+
+static int lmdb_read(const char *path, ld_part_meta *m, ld_err *e)
+{
+    int rc = LD_OK, mr;
+    ld_buf side = {0};
+    MDB_env *env = NULL;
+    MDB_stat ms;
+    uint64_t entries = 0, v = 0;
+    struct stat st;
+    LD_CHECK(e, stat(path, &st) == 0 && S_ISDIR(st.st_mode), LD_EFORMAT,
+             "%s: not an LMDB directory", path);
+    rc = ld__lmdb_sidecar_read(path, &side, e);
+    LD_CHECK(e, rc != LD_END, LD_EFORMAT, "%s: no %s inside: not a libdata LMDB", path,
+             LD_LMDB_SIDECAR);
+    LD_TRY(rc);
+    const char *t = (const char *)side.p;
+    LD_CHECK(e, ld__lmdb_sidecar_value(t, "format") && side_u64(t, "entries", &entries), LD_EFORMAT,
+             "%s: %s is incomplete (no format or entries)", path, LD_LMDB_SIDECAR);
+    side_str(t, "storage", m->storage, sizeof m->storage);
+    side_str(t, "resize_mode", m->resize_mode, sizeof m->resize_mode);
+    side_str(t, "channel_order", m->channel_order, sizeof m->channel_order);
+    if (side_u64(t, "quality", &v)) m->quality = (int32_t)v;
+    if (side_u64(t, "resize_w", &v)) m->resize_w = (int32_t)v;
+    if (side_u64(t, "resize_h", &v)) m->resize_h = (int32_t)v;
+    if (side_u64(t, "num_classes", &v)) m->num_classes = (int32_t)v;
+    if (side_u64(t, "shard_count", &v) && v > 0) {
+        uint64_t k = 0;
+        m->shard.count = (uint32_t)v;
+        int ok = side_u64(t, "shard_index", &k) && side_u64(t, "shard_first", &m->shard.first) &&
+                 side_u64(t, "shard_listed", &m->shard.listed) &&
+                 side_u64(t, "listing_total", &m->shard.total);
+        side_str(t, "run_id", m->shard.run_id, sizeof m->shard.run_id);
+        LD_CHECK(e, ok && m->shard.run_id[0], LD_EFORMAT,
+                 "%s: damaged shard keys in %s (shard_count %llu, but shard_index, shard_first, "
+                 "shard_listed, listing_total or run_id missing)",
+                 path, LD_LMDB_SIDECAR, (unsigned long long)v);
+        m->shard.index = (uint32_t)k;
+    }
+    /* The database itself: opened read-only without the lock file (nobody writes a
+     * published part), its record count against the sidecar's. */
+    mr = mdb_env_create(&env);
+    if (!mr) mr = mdb_env_set_mapsize(env, 0);
+    if (!mr) mr = mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK, 0444);
+    if (!mr) mr = mdb_env_stat(env, &ms);
+    LD_CHECK(e, !mr, LD_EFORMAT, "%s: cannot open the database: %s", path, mdb_strerror(mr));
+    LD_CHECK(e, ms.ms_entries == entries, LD_EFORMAT,
+             "%s: incomplete: the database holds %llu records, %s says %llu", path,
+             (unsigned long long)ms.ms_entries, LD_LMDB_SIDECAR, (unsigned long long)entries);
+    m->samples = entries;
+fail:
+    if (env) mdb_env_close(env);
+    ld__buf_free(&side);
+    return rc;
+}
+#endif /* LD_HAVE_LMDB */
+
+int ld__part_meta_read(const char *path, int lmdb, ld_part_meta *m, ld_err *e)
+{
+    struct stat st;
+    memset(m, 0, sizeof *m);
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT) return LD_END;
+        return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
+    }
+    if (lmdb) {
+#ifdef LD_HAVE_LMDB
+        return lmdb_read(path, m, e);
+#else
+        return ld__err(e, LD_ENOTSUP, "%s: this libdata was built without LMDB", path);
+#endif
+    }
+#ifdef LD_HAVE_HDF5
+    if (!S_ISREG(st.st_mode)) return ld__err(e, LD_EFORMAT, "%s: not a file", path);
+    return h5_read(path, m, e);
+#else
+    return ld__err(e, LD_ENOTSUP, "%s: this libdata was built without HDF5", path);
+#endif
+}
