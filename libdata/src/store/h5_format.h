@@ -72,6 +72,19 @@
 #define LD_H5_ATTR_NOTE "note"
 #define LD_H5_ATTR_TOOL_VERSION "tool_version"
 
+/* sharded conversion (issue 13): part files carry all six, a merged file (virtual datasets
+ * over the parts) shard_count, listing_total, run_id and parts. Reading a merged file:
+ * h5_store.c resolves its virtual datasets into the parts and preads them directly; a
+ * missing or truncated part, one whose dataset differs from its mapping, or one whose run_id
+ * differs from the merged file's is refused, naming the part. */
+#define LD_H5_ATTR_SHARD_INDEX "shard_index"     /* int32 K, 0-based */
+#define LD_H5_ATTR_SHARD_COUNT "shard_count"     /* int32 N */
+#define LD_H5_ATTR_SHARD_FIRST "shard_first"     /* int64 */
+#define LD_H5_ATTR_SHARD_LISTED "shard_listed"   /* int64 */
+#define LD_H5_ATTR_LISTING_TOTAL "listing_total" /* int64 */
+#define LD_H5_ATTR_RUN_ID "run_id"               /* 16 lowercase hex digits */
+#define LD_H5_ATTR_PARTS "parts"                 /* merged: 1-D vlen UTF-8, the part files */
+
 /* attribute values */
 #define LD_H5_STORAGE_RAW "raw"
 #define LD_H5_STORAGE_ENCODED "encoded"
