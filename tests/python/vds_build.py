@@ -31,35 +31,35 @@ def make_parts(dataconv, listfile, root, stem, n, options=(), run_tag=""):
     lines = [ln for ln in open(listfile).read().splitlines() if ln.strip()]
     total = len(lines)
     rid = hashlib.sha1(repr((list(options), n, lines, run_tag)).encode()).hexdigest()[:16]
-    parts = []
-    for k in range(n):
-        lo, hi = k * total // n, (k + 1) * total // n
-        sub = f"{stem}-{k:05d}.list"
-        with open(sub, "w") as f:
-            f.write("".join(ln + "\n" for ln in lines[lo:hi]))
-        out = part_name(stem, k, n)
+    parts = [part_name(stem, k, n) for k in range(n)]
+    ranges = [(k * total // n, (k + 1) * total // n) for k in range(n)]
+    for k, (lo, hi) in enumerate(ranges):
         if hi > lo:
-            subprocess.run([dataconv, "--list", sub, "--root", root, out, "-q", *options],
+            sub = f"{stem}-{k:05d}.list"
+            with open(sub, "w") as f:
+                f.write("".join(ln + "\n" for ln in lines[lo:hi]))
+            subprocess.run([dataconv, "--list", sub, "--root", root, parts[k], "-q", *options],
                            check=True)
-        else:  # an empty part: an empty file of the same layout as the others' (h5py)
-            with h5py.File(part_name(stem, 0, n), "r") as p0, h5py.File(out, "w") as f:
+            os.remove(sub)
+    model = next(parts[k] for k, (lo, hi) in enumerate(ranges) if hi > lo)
+    for k, (lo, hi) in enumerate(ranges):
+        if hi == lo:  # an empty part: the layout of a non-empty one, no rows (h5py)
+            with h5py.File(model, "r") as p0, h5py.File(parts[k], "w") as f:
                 for name, ds in p0.items():
+                    if name == "offsets":
+                        f[name] = np.zeros(1, np.uint64)
+                        continue
                     f.create_dataset(name, shape=(0,) + ds.shape[1:], dtype=ds.dtype,
                                      maxshape=(None,) + ds.shape[1:], chunks=ds.chunks)
                 for key, val in p0.attrs.items():
                     f.attrs[key] = val
-                if "offsets" in f:
-                    del f["offsets"]
-                    f["offsets"] = np.zeros(1, np.uint64)
-        os.remove(sub)
-        with h5py.File(out, "a") as f:
+        with h5py.File(parts[k], "a") as f:
             f.attrs["shard_index"] = np.int32(k)
             f.attrs["shard_count"] = np.int32(n)
             f.attrs["shard_first"] = np.int64(lo)
             f.attrs["shard_listed"] = np.int64(hi - lo)
             f.attrs["listing_total"] = np.int64(total)
             f.attrs["run_id"] = rid
-        parts.append(out)
     return parts
 
 
