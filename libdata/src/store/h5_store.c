@@ -684,12 +684,16 @@ done:
 
 /* Check a virtual dataset d ('/name', dims[rank]) mapped "whole part -> next rows" against its
  * parts, and with want_direct build the parts' direct maps (rows of row_bytes bytes) into
- * s->vds. Returns 1 when s->vds now reads it directly, 0 when it is not of that shape (or a
- * part cannot be read directly: HDF5 reads it, after the checks), < 0 when a part is missing,
- * truncated, of another shape, type or length than its mapping, or from another run. Call
- * after ld__h5_vds_check (which names missing sources as HDF5 looks for them). */
+ * s->vds; with read_buf read the whole dataset into it as read_type, part after part (HDF5's
+ * own VDS read keeps every source file open, half a megabyte of metadata cache each).
+ * Returns 1 when s->vds now reads it directly (want_direct) or read_buf holds it, 0 when it is
+ * not of that shape (or a part cannot be read directly: HDF5 reads it, after the checks),
+ * < 0 when a part is missing, truncated, of another shape, type or length than its mapping,
+ * or from another run. Call after ld__h5_vds_check (which names missing sources as HDF5 looks
+ * for them). */
 static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const hsize_t dims[4],
-                       size_t row_bytes, int want_direct, ld_err *e)
+                       size_t row_bytes, int want_direct, hid_t read_type, void *read_buf,
+                       ld_err *e)
 {
     int rc = 0, direct = want_direct;
     size_t count = 0;
@@ -768,6 +772,16 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
                      "other options, input or part count): re-convert it with the same "
                      "command as the other parts, then merge again",
                      s->path, resolved, rid, s->run_id);
+        if (read_buf && src[0]) {
+            size_t per_row = H5Tget_size(read_type);
+            for (int j = 1; j < rank; j++)
+                per_row *= (size_t)dims[j];
+            LD_CHECK(e,
+                     H5Dread(pd, read_type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                             (char *)read_buf + (size_t)row * per_row) >= 0,
+                     LD_EFORMAT, "%s: dataset '/%s': part %s: cannot read '%s' (damaged?)",
+                     s->path, name, resolved, dset);
+        }
         if (direct) {
             int dr = build_direct(resolved, (uint64_t)sb.st_size, pd, rank, pdims, row_bytes,
                                   &p->map, e);
@@ -789,7 +803,7 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
         pt = pd = pf = -1;
         row += src[0];
     }
-    rc = direct;
+    rc = direct || read_buf;
     if (direct) {
         struct rlimit rl;
         rlim_t cap = VDS_MAX_FDS;
@@ -1069,8 +1083,6 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     LD_CHECK(e, d >= 0 && ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
              "%s: cannot open label dataset '/%s'", s->path, name);
     LD_TRY(ld__h5_vds_check(d, s->path, name, e));
-    LD_TRY(vds_resolve(s, d, name, rank, dims, 0, 0, e)); /* every part as its mapping says */
-    rc = LD_OK;
     LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] == 1), LD_EFORMAT,
              "%s: label dataset '/%s' must have shape (N,) (one number per sample)", s->path, name);
     LD_CHECK(e, dims[0] == n, LD_EFORMAT,
@@ -1094,11 +1106,14 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     LD_CHECK(e, (s->lab_f || wide) && (s->lab_f || s->lab_i), LD_ENOMEM,
              "%s: out of memory for %llu labels", s->path, (unsigned long long)n);
     hid_t mt = s->lab_f ? H5T_NATIVE_DOUBLE : is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
-    if (n)
-        LD_CHECK(
-            e,
-            H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->lab_f ? (void *)s->lab_f : wide) >= 0,
-            LD_EFORMAT, "%s: cannot read labels '/%s' (corrupt?)", s->path, name);
+    void *into = s->lab_f ? (void *)s->lab_f : wide;
+    /* a merged file: every part checked against its mapping, and read one after the other */
+    const int by_parts = vds_resolve(s, d, name, rank, dims, 0, 0, mt, n ? into : NULL, e);
+    LD_TRY(by_parts);
+    rc = LD_OK;
+    if (n && !by_parts)
+        LD_CHECK(e, H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, into) >= 0, LD_EFORMAT,
+                 "%s: cannot read labels '/%s' (corrupt?)", s->path, name);
     if (s->lab_i) {
         /* every label must fit: report the whole range so the user sees what the file holds */
         int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -1186,7 +1201,8 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
              LD_EFORMAT, "%s: sample size overflows", s->path);
     in->block = 1;
     if (is_virtual(s->dset)) {
-        int d = vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes, is_u8 || is_f32, e);
+        int d = vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes, is_u8 || is_f32,
+                            -1, NULL, e);
         LD_TRY(d);
         s->direct = d;
         rc = LD_OK;
@@ -1300,7 +1316,7 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     {
         hsize_t one[4] = {s->enc_len};
         int dr = is_virtual(s->dset)
-                     ? vds_resolve(s, s->dset, name, 1, one, 1, 1, e)
+                     ? vds_resolve(s, s->dset, name, 1, one, 1, 1, -1, NULL, e)
                      : build_direct(s->path, s->file_size, s->dset, 1, one, 1, &s->map, e);
         LD_TRY(dr);
         s->direct = dr;
