@@ -64,7 +64,7 @@ typedef struct direct_map {
     uint64_t *addr;
 } direct_map;
 
-#define VDS_MAX_FDS 256
+#define VDS_MAX_FDS 65536
 
 typedef struct vds_part {
     char *path;     /* the part file, as opened (absolute when it could be resolved) */
@@ -506,8 +506,9 @@ static int read_map(const direct_map *m, int fd, const char *path, uint64_t pos,
  * machinery on every call, serialized).
  *
  * Descriptors: a part's file is opened at its first read and kept open; at most fd_cap of
- * them are open at once (a quarter of RLIMIT_NOFILE, at most VDS_MAX_FDS), the least
- * recently used one without a read in flight is closed when another is needed. Memory is
+ * them are open at once (half of RLIMIT_NOFILE's soft limit, at most VDS_MAX_FDS: the other
+ * half is the application's), the least recently used one without a read in flight is
+ * closed when another is needed, or when open() finds no descriptor left. Memory is
  * per part a path and the chunk table that part's bytes need anyway (a 64-part merge holds
  * the same chunk addresses as one file of the same data, plus one partial chunk per part).
  * At open each part is opened through HDF5 once, checked and closed again (HDF5 keeps no
@@ -558,6 +559,21 @@ static size_t vds_part_of(const vds_parts *v, uint64_t pos)
     return lo;
 }
 
+/* Close the least recently used open part without a read in flight (under v->mu). 1 when
+ * one was closed. */
+static int vds_close_lru(vds_parts *v)
+{
+    size_t old = v->n;
+    for (size_t j = 0; j < v->n; j++)
+        if (v->p[j].fd >= 0 && !v->p[j].users && (old == v->n || v->p[j].last < v->p[old].last))
+            old = j;
+    if (old == v->n) return 0;
+    close(v->p[old].fd);
+    v->p[old].fd = -1;
+    v->fd_open--;
+    return 1;
+}
+
 /* A descriptor of part k for one read (vds_release after it), opening it when needed. */
 static int vds_acquire(vds_parts *v, size_t k, const char *vds_path, int *fd, ld_err *e)
 {
@@ -565,19 +581,10 @@ static int vds_acquire(vds_parts *v, size_t k, const char *vds_path, int *fd, ld
     vds_part *p = &v->p[k];
     pthread_mutex_lock(&v->mu);
     if (p->fd < 0) {
-        if (v->fd_open >= v->fd_cap) { /* close the least recently used idle one */
-            size_t old = v->n;
-            for (size_t j = 0; j < v->n; j++)
-                if (v->p[j].fd >= 0 && !v->p[j].users &&
-                    (old == v->n || v->p[j].last < v->p[old].last))
-                    old = j;
-            if (old < v->n) {
-                close(v->p[old].fd);
-                v->p[old].fd = -1;
-                v->fd_open--;
-            }
-        }
+        if (v->fd_open >= v->fd_cap) vds_close_lru(v);
         int f = open(p->path, O_RDONLY | O_CLOEXEC);
+        while (f < 0 && (errno == EMFILE || errno == ENFILE) && vds_close_lru(v))
+            f = open(p->path, O_RDONLY | O_CLOEXEC); /* the application took the rest */
         struct stat st;
         if (f < 0) {
             rc = ld__err(e, errno == ENOENT ? LD_EFORMAT : LD_EIO,
@@ -808,8 +815,8 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
         struct rlimit rl;
         rlim_t cap = VDS_MAX_FDS;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-            rl.rlim_cur / 4 < cap)
-            cap = rl.rlim_cur / 4;
+            rl.rlim_cur / 2 < cap)
+            cap = rl.rlim_cur / 2;
         v.fd_cap = cap < 4 ? 4 : (int)cap;
         LD_CHECK(e, pthread_mutex_init(&v.mu, NULL) == 0, LD_ENOMEM,
                  "%s: cannot create a mutex (out of resources?)", s->path);
