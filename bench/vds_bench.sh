@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reading a merged file (issue 13 item 5) against the same data as one file: `dataconv bench`
 # sequential and shuffled, one file vs merged from P parts for each P in PARTS, side by side in
-# one run (rounds interleaved, the best of ROUNDS kept), plus peak RSS (/usr/bin/time -v) and
+# one run (rounds interleaved, the best of ROUNDS kept: wall-clock rate and CPU time per
+# sample, "vs one" = one file's cost / this file's), plus peak RSS (/usr/bin/time -v) and
 # how the reader read each (its `how`, from bench -v). Warm page cache: every file is read
 # once before timing. The parts are made by dataconv (one conversion per part of the list)
 # and merged by tests/python/vds_build.py (h5py VirtualLayout, the on-disk contract).
@@ -54,31 +55,41 @@ rate() { # FILE ORDER -> samples/s of the whole run, and peak RSS (KiB) from /us
     [ "$2" = shuffled ] && extra=(--shuffle)
     /usr/bin/time -v "$DATACONV" bench "$1" --batch 64 --epochs "$EPOCHS" -j "$THREADS" \
         "${extra[@]}" >out.txt 2>time.txt
-    local r k
+    local r k u s
     r=$(sed -n 's/^total: .* s: \([0-9.]*\) samples\/s.*/\1/p' out.txt)
     k=$(sed -n 's/.*Maximum resident set size (kbytes): //p' time.txt)
-    echo "$r $k"
+    u=$(sed -n 's/.*User time (seconds): //p' time.txt)
+    s=$(sed -n 's/.*System time (seconds): //p' time.txt)
+    echo "$r $k $(echo "scale=3; ($u + $s) * 1000000 / ($SAMPLES * $EPOCHS)" | bc)"
 }
-declare -A best rss
+declare -A best rss cpu
 for round in $(seq "$ROUNDS"); do
     for order in sequential shuffled; do
         for f in "${files[@]}"; do
-            read -r r k < <(rate "$f" "$order")
+            read -r r k c < <(rate "$f" "$order")
             key="$f/$order"
             if [ -z "${best[$key]:-}" ] || [ "$(echo "$r > ${best[$key]}" | bc)" = 1 ]; then
                 best[$key]=$r
+            fi
+            if [ -z "${cpu[$key]:-}" ] || [ "$(echo "$c < ${cpu[$key]}" | bc)" = 1 ]; then
+                cpu[$key]=$c
             fi
             rss[$key]=$k
         done
     done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (nproc $(nproc)); best of $ROUNDS rounds, $EPOCHS epochs, batch 64, $THREADS threads"
-printf "%-10s %-11s %14s %10s %14s\n" file order "samples/s" "vs one" "peak RSS KiB"
+# CPU time (user + system, all threads, open included) per sample is the steadier figure on a
+# shared machine: other processes lengthen the wall time, not the work done.
+printf "%-10s %-11s %12s %8s %14s %8s %13s\n" file order "samples/s" "vs one" "CPU us/sample" \
+    "vs one" "peak RSS KiB"
 for order in sequential shuffled; do
     for f in "${files[@]}"; do
         key="$f/$order"
         pct=$(echo "scale=1; 100 * ${best[$key]} / ${best[one.h5/$order]}" | bc)
-        printf "%-10s %-11s %14.0f %9s%% %14s\n" "$f" "$order" "${best[$key]}" "$pct" "${rss[$key]}"
+        cpct=$(echo "scale=1; 100 * ${cpu[one.h5/$order]} / ${cpu[$key]}" | bc)
+        printf "%-10s %-11s %12.0f %7s%% %14s %7s%% %13s\n" "$f" "$order" "${best[$key]}" "$pct" \
+            "${cpu[$key]}" "$cpct" "${rss[$key]}"
     done
 done
 echo "(files kept in $WORK)"

@@ -282,7 +282,9 @@ static int join(char *out, size_t cap, const char *dir, size_t dlen, const char 
     return n >= 0 && (size_t)n < cap;
 }
 
-int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
+/* ld__h5_vds_source without opening the file: LD_VDS_OK (found), LD_VDS_NO_FILE,
+ * LD_VDS_PATTERN or LD_EFORMAT. */
+static int vds_locate(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
                       char *dset, size_t dcap, char *resolved, size_t rcap)
 {
     file[0] = dset[0] = resolved[0] = 0;
@@ -328,6 +330,14 @@ int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, si
         }
         if (!found) return LD_VDS_NO_FILE;
     }
+    return LD_VDS_OK;
+}
+
+int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
+                      char *dset, size_t dcap, char *resolved, size_t rcap)
+{
+    int st = vds_locate(dcpl, k, vds_path, file, fcap, dset, dcap, resolved, rcap);
+    if (st != LD_VDS_OK) return st;
     hid_t f = H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return LD_VDS_NOT_HDF5;
     const int have = H5Lexists(f, dset[0] == '/' ? dset + 1 : dset, H5P_DEFAULT) > 0 ||
@@ -702,7 +712,7 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
                        size_t row_bytes, int want_direct, hid_t read_type, void *read_buf,
                        ld_err *e)
 {
-    int rc = 0, direct = want_direct;
+    int rc = 0, direct = want_direct, bad = 0;
     size_t count = 0;
     uint64_t row = 0;
     hsize_t src[4] = {0};
@@ -710,14 +720,13 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
     vds_parts v = {0};
     hid_t dcpl = H5Dget_create_plist(d), vtype = H5Dget_type(d), fapl = -1, pf = -1, pd = -1,
           pt = -1;
-    if (dcpl < 0 || vtype < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL ||
-        H5Pget_virtual_count(dcpl, &count) < 0 || count == 0)
-        goto done;
+    if (dcpl < 0 || vtype < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL) goto done;
+    if (H5Pget_virtual_count(dcpl, &count) < 0 || count == 0) goto generic;
     for (size_t k = 0; k < count; k++) { /* the shape first: other VDS go through HDF5 */
-        if (!vds_whole_rows(dcpl, k, rank, dims, row, src)) goto done;
+        if (!vds_whole_rows(dcpl, k, rank, dims, row, src)) goto generic;
         row += src[0];
     }
-    if (row != dims[0]) goto done;
+    if (row != dims[0]) goto generic;
     v.p = calloc(count, sizeof *v.p);
     LD_CHECK(e, v.p, LD_ENOMEM, "%s: out of memory for %zu parts", s->path, count);
     for (size_t k = 0; k < count; k++)
@@ -732,21 +741,16 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
         hsize_t pdims[4] = {0};
         int prank = 0;
         vds_whole_rows(dcpl, k, rank, dims, row, src);
-        int st = ld__h5_vds_source(dcpl, k, s->path, file, sizeof file, dset, sizeof dset,
-                                   resolved, sizeof resolved);
-        if (st == LD_VDS_PATTERN) { /* "%b" names: HDF5 resolves them */
-            rc = 0;
-            goto done;
+        int st = vds_locate(dcpl, k, s->path, file, sizeof file, dset, sizeof dset, resolved,
+                            sizeof resolved);
+        if (st == LD_VDS_PATTERN) /* "%b" names: HDF5 resolves them */
+            goto generic;
+        pf = st == LD_VDS_OK ? H5Fopen(resolved, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
+        if (pf < 0 ||
+            (dset[0] && H5Lexists(pf, dset[0] == '/' ? dset + 1 : dset, H5P_DEFAULT) <= 0)) {
+            bad = 1; /* missing, not HDF5 or no such dataset: the check says which */
+            goto generic;
         }
-        LD_CHECK(e, st == LD_VDS_OK, LD_EFORMAT,
-                 "%s: dataset '/%s': part %zu of %zu (%s, looked for as %s) is missing or is "
-                 "not an HDF5 file with a dataset '%s': put the part back, or merge again",
-                 s->path, name, k + 1, count, file, resolved, dset);
-        pf = H5Fopen(resolved, H5F_ACC_RDONLY, fapl);
-        LD_CHECK(e, pf >= 0, LD_EFORMAT,
-                 "%s: dataset '/%s': part %s (%zu of %zu) cannot be opened by HDF5: truncated "
-                 "or damaged. Convert that part again (same command), then merge again",
-                 s->path, name, resolved, k + 1, count);
         void *handle = NULL;
         struct stat sb;
         LD_CHECK(e, H5Fget_vfd_handle(pf, H5P_DEFAULT, &handle) >= 0 && handle &&
@@ -824,6 +828,15 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
         s->vds = v;
         memset(&v, 0, sizeof v);
     }
+    goto done;
+generic: /* not of the merged shape, or a source that is not there: HDF5 reads it, once its
+          * sources are found (a missing one is refused with the message naming it) */
+    rc = ld__h5_vds_check(d, s->path, name, e);
+    LD_CHECK(e, rc < 0 || !bad, LD_EFORMAT,
+             "%s: dataset '/%s': part %s cannot be read (not an HDF5 file with a dataset "
+             "'%s'?): put the part back, or merge again",
+             s->path, name, resolved, dset);
+    rc = rc < 0 ? rc : 0;
 done:
 fail:
     vds_free(&v);
@@ -1089,7 +1102,6 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     d = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, d >= 0 && ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
              "%s: cannot open label dataset '/%s'", s->path, name);
-    LD_TRY(ld__h5_vds_check(d, s->path, name, e));
     LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] == 1), LD_EFORMAT,
              "%s: label dataset '/%s' must have shape (N,) (one number per sample)", s->path, name);
     LD_CHECK(e, dims[0] == n, LD_EFORMAT,
@@ -1173,7 +1185,6 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     snprintf(s->dname, sizeof s->dname, "%s", name);
     s->dset = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, s->dset >= 0, LD_EFORMAT, "%s: cannot open dataset '/%s'", s->path, name);
-    LD_TRY(ld__h5_vds_check(s->dset, s->path, name, e));
     LD_CHECK(e, ds_dims(s->dset, dims, &rank) == 0 && rank >= 2, LD_EFORMAT,
              "%s: dataset '/%s' must have 2 to 4 dimensions (N,C,H,W), (N,H,W) or (N,D)", s->path,
              name);
@@ -1262,7 +1273,6 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     s->dset = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, s->dset >= 0 && ds_dims(s->dset, dims, &rank) == 0 && rank == 1, LD_EFORMAT,
              "%s: encoded dataset '/%s' must be 1-D uint8", s->path, name);
-    LD_TRY(ld__h5_vds_check(s->dset, s->path, name, e));
     t = H5Dget_type(s->dset);
     LD_CHECK(e, H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) == 1, LD_EFORMAT,
              "%s: encoded dataset '/%s' must be 1-D uint8", s->path, name);
