@@ -237,3 +237,15 @@ def test_h5py_reads_a_missing_part_as_fill_values(raw3):
     os.rename(parts[1], parts[1] + ".gone")
     with h5py.File(m, "r") as f:
         assert (f["data"][32:64] == 0).all()
+
+
+def test_encoded_offsets_not_matching_the_parts_are_refused(tmp_path):
+    """/offsets is the one real per-sample table of a merged encoded file: a merge that shifted
+    it wrongly would cut samples at other places than the parts' bytes."""
+    m, parts, total = build(tmp_path, 4, ["--resize", "24", "--quality", "80"], single=False)
+    with h5py.File(m, "a") as f:
+        o = f["offsets"][:]
+        o[48] += 1  # part 2 starts at the old o[48]: now inside sample 47
+        f["offsets"][...] = o
+    refused(m, "p-00002-of-00004.h5 starts at byte", "inside sample 47",
+            "offsets do not match its parts")

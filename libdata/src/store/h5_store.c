@@ -1339,6 +1339,22 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
         s->direct = dr;
         rc = LD_OK;
     }
+    for (size_t k = 1; k < s->vds.n; k++) { /* each part starts a sample: /offsets was shifted */
+        const uint64_t b = s->vds.p[k].start;
+        uint64_t lo = 0, hi = in->n; /* the first i with offsets[i] >= b */
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (s->offsets[mid] < b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        LD_CHECK(e, s->offsets[lo] == b, LD_EFORMAT,
+                 "%s: part %s starts at byte %llu of '/%s', inside sample %llu (by '/%s'): "
+                 "the merged file's offsets do not match its parts. Merge again",
+                 s->path, s->vds.p[k].path, (unsigned long long)b, name,
+                 (unsigned long long)(lo ? lo - 1 : 0), LD_H5_DS_OFFSETS);
+    }
     in->ctx_bytes = (size_t)longest; /* the read buffer grows to the longest sample */
     in->store_bytes += s->map.nchunks * 8 + vds_bytes(&s->vds);
     if (s->vds.n)
