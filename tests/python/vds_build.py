@@ -42,6 +42,9 @@ def make_parts(dataconv, listfile, root, stem, n, options=(), run_tag=""):
                            check=True)
             os.remove(sub)
     model = next(parts[k] for k, (lo, hi) in enumerate(ranges) if hi > lo)
+    # class names from the whole listing, as a sharded run records them (dataconv --list names
+    # the classes by label number, 0 .. the largest label: here of the part's own lines)
+    classes = [str(c) for c in range(max(int(ln.rsplit(" ", 1)[1]) for ln in lines) + 1)]
     for k, (lo, hi) in enumerate(ranges):
         if hi == lo:  # an empty part: the layout of a non-empty one, no rows (h5py)
             with h5py.File(model, "r") as p0, h5py.File(parts[k], "w") as f:
@@ -54,6 +57,8 @@ def make_parts(dataconv, listfile, root, stem, n, options=(), run_tag=""):
                 for key, val in p0.attrs.items():
                     f.attrs[key] = val
         with h5py.File(parts[k], "a") as f:
+            f.attrs.create("class_names", classes, dtype=h5py.string_dtype())
+            f.attrs["num_classes"] = np.int32(len(classes))
             f.attrs["shard_index"] = np.int32(k)
             f.attrs["shard_count"] = np.int32(n)
             f.attrs["shard_first"] = np.int64(lo)
