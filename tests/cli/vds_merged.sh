@@ -57,6 +57,17 @@ else
     echo "note: this dataconv has no 'merge' command: only vds_build.py's merged files are read"
 fi
 
+check "parts outside the merged file's folder: absolute mappings, read and described the same"
+mkdir -p other
+"$PYTHON" "$build" merge other/abs.h5 sub/p-000*-of-00032.h5
+run "$DATACONV" info other/abs.h5
+expect_rc 0
+expect_out "^  1: $TMP/sub/p-00000-of-00032.h5: samples 0..2 (3)$"
+run "$DATACONV" bench other/abs.h5 -v --shuffle --batch 10
+expect_rc 0
+expect_err "$n samples (hdf5 raw uint8 virtual, 32 parts, direct pread)"
+[ "$(grep -o "checksum [0-9]*" "$TMP/out")" = "$sum" ] || { cat "$TMP/out"; fail "other bytes"; }
+
 check "32 parts under 'ulimit -n 24': at most 12 part files open at once, same bytes"
 # All 32 parts open at once do not fit in 24 descriptors (HDF5's own VDS reading keeps every
 # source it touched open, and reads the ones it cannot open as fill values, silently); the
