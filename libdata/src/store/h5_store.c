@@ -17,6 +17,9 @@
  * reader works under RLIMIT_AS for any dataset size, with no window to manage) and a file
  * truncated underneath gives a short read (LD_EFORMAT), where a mapping gives SIGBUS.
  *
+ * A merged file (virtual datasets mapping whole part files to consecutive rows, issue 13) is
+ * read the same way from its parts: see "virtual datasets read directly" below.
+ *
  * Everything else (deflate, chunks cut inside a sample, unallocated chunks, non-uint8/float32
  * pixel types) falls back to HDF5 reads of whole chunk rows into a per-context cache, under the
  * lock, with HDF5 converting the type (integers and float64 -> float32).
@@ -512,8 +515,9 @@ static int read_map(const direct_map *m, int fd, const char *path, uint64_t pos,
  * in order, without gaps (what `dataconv merge` writes; any h5py VirtualLayout filled that
  * way), is resolved at open into one part per mapping: the part file, the dataset bytes
  * before it, and the part's own direct map (as for one file). Reads then pread the parts:
- * no HDF5 call, no lock, at one file's speed (HDF5's VDS read path opens the selection
- * machinery on every call, serialized).
+ * no HDF5 call and no HDF5 lock (a per-store mutex is held only to pick the descriptor), at
+ * one file's speed (HDF5's VDS read path builds selections on every call, serialized by the
+ * HDF5 lock, and keeps every source file open).
  *
  * Descriptors: a part's file is opened at its first read and kept open; at most fd_cap of
  * them are open at once (half of RLIMIT_NOFILE's soft limit, at most VDS_MAX_FDS: the other
@@ -521,8 +525,8 @@ static int read_map(const direct_map *m, int fd, const char *path, uint64_t pos,
  * closed when another is needed, or when open() finds no descriptor left. Memory is
  * per part a path and the chunk table that part's bytes need anyway (a 64-part merge holds
  * the same chunk addresses as one file of the same data, plus one partial chunk per part).
- * At open each part is opened through HDF5 once, checked and closed again (HDF5 keeps no
- * file open). When a part is opened for reading it must still be the file checked at open
+ * At open each part is opened through HDF5 once per virtual dataset read (pixels, labels),
+ * checked and closed again (HDF5 keeps no part open; the labels are read part by part). When a part is opened for reading it must still be the file checked at open
  * (device, inode, size, modification time): a part rewritten since gives an error naming it,
  * never other bytes. */
 
@@ -706,8 +710,8 @@ done:
  * Returns 1 when s->vds now reads it directly (want_direct) or read_buf holds it, 0 when it is
  * not of that shape (or a part cannot be read directly: HDF5 reads it, after the checks),
  * < 0 when a part is missing, truncated, of another shape, type or length than its mapping,
- * or from another run. Call after ld__h5_vds_check (which names missing sources as HDF5 looks
- * for them). */
+ * or from another run. A virtual dataset of another shape is checked by ld__h5_vds_check
+ * (every source found, as HDF5 looks for them) and left to HDF5 (0). A non-virtual d: 0. */
 static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const hsize_t dims[4],
                        size_t row_bytes, int want_direct, hid_t read_type, void *read_buf,
                        ld_err *e)
