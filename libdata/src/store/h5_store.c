@@ -1222,7 +1222,8 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
                  ld__mul_size(px, is_u8 ? 1 : 4, &in->sample_bytes),
              LD_EFORMAT, "%s: sample size overflows", s->path);
     in->block = 1;
-    if (is_virtual(s->dset)) {
+    const int virt = is_virtual(s->dset); /* (each look copies all of a VDS's mappings) */
+    if (virt) {
         int d = vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes, is_u8 || is_f32,
                             -1, NULL, e);
         LD_TRY(d);
@@ -1237,7 +1238,7 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     }
     {
         /* Samples per fallback read: the chunk's row count when chunks span whole samples. */
-        hid_t dcpl = H5Dget_create_plist(s->dset);
+        hid_t dcpl = virt ? H5I_INVALID_HID : H5Dget_create_plist(s->dset);
         hsize_t cd[4] = {1, 0, 0, 0};
         s->rows = 1;
         if (s->vds.n && s->vds.p[0].map.nchunks > 1) /* locality: the first part's chunks */
@@ -1256,7 +1257,7 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
                  is_u8 ? "uint8" : "float32", s->vds.n);
     else
         snprintf(s->how, sizeof s->how, "hdf5 raw %s %s%s", is_u8 ? "uint8" : "float32",
-                 is_virtual(s->dset) ? "virtual, " : "",
+                 virt ? "virtual, " : "",
                  s->direct ? (s->map.nchunks == 1 ? "contiguous, direct pread"
                                                   : "chunked, direct pread")
                            : "via HDF5 (serialized)");
@@ -1334,9 +1335,10 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     in->w = s->enc_w;
     in->order = s->enc_c == 1 ? LD_SORDER_GRAY : LD_SORDER_RGB; /* the codec gives RGB */
     in->block = 1;
+    const int virt = is_virtual(s->dset);
     {
         hsize_t one[4] = {s->enc_len};
-        int dr = is_virtual(s->dset)
+        int dr = virt
                      ? vds_resolve(s, s->dset, name, 1, one, 1, 1, -1, NULL, e)
                      : build_direct(s->path, s->file_size, s->dset, 1, one, 1, &s->map, e);
         LD_TRY(dr);
@@ -1365,8 +1367,7 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
         snprintf(s->how, sizeof s->how, "hdf5 encoded virtual, %zu parts, direct pread",
                  s->vds.n);
     else
-        snprintf(s->how, sizeof s->how, "hdf5 encoded %s%s",
-                 is_virtual(s->dset) ? "virtual, " : "",
+        snprintf(s->how, sizeof s->how, "hdf5 encoded %s%s", virt ? "virtual, " : "",
                  s->direct ? "direct pread" : "via HDF5 (serialized)");
 fail:
     free(shp);
@@ -1431,6 +1432,10 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         LD_TRY(open_encoded(s, s->file, dname, e));
     else
         LD_TRY(open_raw(s, s->file, dname, e));
+    if (s->direct) { /* read directly: HDF5's view of the pixels (a VDS: all its mappings) */
+        H5Dclose(s->dset);
+        s->dset = -1;
+    }
     LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));
     if (attr_string(s->file, LD_H5_ATTR_CHANNEL_ORDER, order, sizeof order)) {
         int o = !strcmp(order, LD_H5_ORDER_BGR)    ? LD_SORDER_BGR
@@ -1443,9 +1448,8 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
             s->base.info.order = o;
     }
     if (s->direct) { /* nothing more to ask HDF5: release its caches and the file */
-        H5Dclose(s->dset);
         H5Fclose(s->file);
-        s->dset = s->file = -1;
+        s->file = -1;
     }
 fail:
     if (fapl >= 0) H5Pclose(fapl);
