@@ -249,3 +249,32 @@ def test_encoded_offsets_not_matching_the_parts_are_refused(tmp_path):
         f["offsets"][...] = o
     refused(m, "p-00002-of-00004.h5 starts at byte", "inside sample 47",
             "offsets do not match its parts")
+
+
+def test_other_tools_contiguous_parts_read_directly(tmp_path):
+    """Any VDS of the "whole part -> next rows" shape reads directly, also over h5py's
+    contiguous datasets of (N, H, W) float32 with float labels and no libdata attributes."""
+    rng = np.random.default_rng(7)
+    sizes = [5, 1, 9, 4]
+    total = sum(sizes)
+    lay = h5py.VirtualLayout(shape=(total, 6, 7), dtype=np.float32)
+    llay = h5py.VirtualLayout(shape=(total,), dtype=np.float64)
+    at = 0
+    for k, n in enumerate(sizes):
+        with h5py.File(tmp_path / f"src{k}.h5", "w") as f:
+            f["x"] = rng.random((n, 6, 7), dtype=np.float32)
+            f["y"] = rng.random(n) * 10
+            assert f["x"].chunks is None  # contiguous
+        lay[at:at + n] = h5py.VirtualSource(f"src{k}.h5", "x", shape=(n, 6, 7))
+        llay[at:at + n] = h5py.VirtualSource(f"src{k}.h5", "y", shape=(n,))
+        at += n
+    m = str(tmp_path / "v.h5")
+    with h5py.File(m, "w", libver="latest") as f:
+        f.create_virtual_dataset("x", lay)
+        f.create_virtual_dataset("y", llay)
+        data, label = f["x"][:], f["y"][:]
+    d, lab, ix, logs = read_all(m, batch_size=4, shuffle=True, data_name="x", label_name="y",
+                                label_dtype="float32", dtype="float32")
+    assert "hdf5 raw float32 virtual, 4 parts, direct pread" in how(logs)
+    np.testing.assert_array_equal(d.reshape(total, 6, 7), data[ix])
+    np.testing.assert_array_equal(lab, label[ix].astype(np.float32))
