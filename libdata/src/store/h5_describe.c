@@ -96,6 +96,7 @@ typedef struct desc_ctx {
     const char *path;
     ld_buf problems;
     int nproblems;
+    int merged; /* a merged file: its parts are described once, not per virtual dataset */
 } desc_ctx;
 
 static int problem(desc_ctx *cx, const char *fmt, ...)
@@ -123,7 +124,8 @@ static int describe_vds(desc_ctx *cx, const char *name, hid_t dcpl)
     char file[1024], dset[512], resolved[2048];
     if (H5Pget_virtual_count(dcpl, &count) < 0)
         return problem(cx, "/%s is virtual but its mappings cannot be read", name);
-    LD_TRY(ld__buf_printf(cx->out, ", virtual: %zu source%s\n", count, count == 1 ? "" : "s"));
+    LD_TRY(ld__buf_printf(cx->out, ", virtual: %zu source%s%s\n", count, count == 1 ? "" : "s",
+                          cx->merged ? " (the parts above)" : ""));
     for (size_t k = 0; k < count; k++) {
         int st = ld__h5_vds_source(dcpl, k, cx->path, file, sizeof file, dset, sizeof dset,
                                    resolved, sizeof resolved);
@@ -133,6 +135,8 @@ static int describe_vds(desc_ctx *cx, const char *name, hid_t dcpl)
                           : st == LD_VDS_NO_DATASET ? "MISSING DATASET"
                           : st == LD_VDS_PATTERN    ? "name pattern, not checked"
                                                     : "unreadable mapping";
+        if (cx->merged && (st == LD_VDS_OK || st == LD_VDS_NO_FILE)) /* told under "parts" */
+            continue;
         if (k < 20 || (st != LD_VDS_OK && st != LD_VDS_PATTERN))
             LD_TRY(ld__buf_printf(cx->out, "    source %zu: %s %s: %s%s%s%s\n", k + 1, file, dset,
                                   say, resolved[0] ? " (" : "", resolved, resolved[0] ? ")" : ""));
@@ -253,6 +257,44 @@ static int label_range(hid_t file, const char *name, long long *lo, long long *h
     return ok && *n > 0;
 }
 
+/* label_range of a dataset that may be virtual: a virtual one's sources are read one file
+ * after the other (HDF5's VDS read keeps every source file open, half a megabyte of metadata
+ * cache each: a merged file of 1000 parts would take half a gigabyte). Missing sources are
+ * left out (they are problems of their own). */
+static int label_range_any(const char *path, hid_t file, const char *name, long long *lo,
+                           long long *hi, hsize_t *n)
+{
+    hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+    hid_t dcpl = ds >= 0 ? H5Dget_create_plist(ds) : H5I_INVALID_HID;
+    size_t count = 0;
+    int virt = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL &&
+               H5Pget_virtual_count(dcpl, &count) >= 0;
+    int ok = 0;
+    if (virt) {
+        char vf[1024], vd[512], resolved[2048];
+        *n = 0;
+        for (size_t k = 0; k < count; k++) {
+            long long plo = 0, phi = 0;
+            hsize_t pn = 0;
+            if (ld__h5_vds_source(dcpl, k, path, vf, sizeof vf, vd, sizeof vd, resolved,
+                                  sizeof resolved) != LD_VDS_OK)
+                continue;
+            hid_t pf = H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT);
+            if (pf < 0) continue;
+            if (label_range(pf, vd, &plo, &phi, &pn)) {
+                if (!ok || plo < *lo) *lo = plo;
+                if (!ok || phi > *hi) *hi = phi;
+                *n += pn;
+                ok = 1;
+            }
+            H5Fclose(pf);
+        }
+    }
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (ds >= 0) H5Dclose(ds);
+    return virt ? ok : label_range(file, name, lo, hi, n);
+}
+
 static int describe_classes(hid_t file, ld_buf *out)
 {
     int rc = LD_OK;
@@ -330,6 +372,151 @@ static int sample_counts(desc_ctx *cx, hid_t f, long long *samples)
     return LD_OK;
 }
 
+/* The 1-D variable-length string attribute `name` (NULL entries for unreadable ones); the
+ * caller frees each with H5free_memory and the array with free. 0 when absent. */
+static hssize_t attr_strings(hid_t f, const char *name, char ***out)
+{
+    *out = NULL;
+    if (H5Aexists(f, name) <= 0) return 0;
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    char **v = n > 0 ? calloc((size_t)n, sizeof *v) : NULL;
+    if (!v || t < 0 || H5Tis_variable_str(t) <= 0 || mt < 0 ||
+        H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Tset_cset(mt, H5Tget_cset(t)) < 0 ||
+        H5Aread(a, mt, v) < 0) {
+        free(v);
+        v = NULL;
+        n = 0;
+    }
+    if (mt >= 0) H5Tclose(mt);
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
+    if (a >= 0) H5Aclose(a);
+    *out = v;
+    return n;
+}
+
+/* Parts shown in full at the start and at the end of a merged file's list; in between only
+ * those with a problem, at most PARTS_BAD_SHOWN of them. */
+enum { PARTS_EDGE = 3, PARTS_BAD_SHOWN = 20 };
+
+/* A merged file (a virtual /label over part files, issue 13): its parts in order with their
+ * sample ranges, and each part's problems (missing, not HDF5, another sample count than its
+ * mapping, another run_id): the reader refuses such a file, HDF5 reads fill values. */
+static int describe_parts(desc_ctx *cx, hid_t f)
+{
+    int rc = LD_OK;
+    ld_buf *out = cx->out;
+    size_t count = 0, k = 0, hidden = 0, bad_shown = 0;
+    char file[1024], dset[512], resolved[2048], run_id[64] = "", prid[64];
+    char **listed = NULL;
+    hssize_t nl = 0;
+    long long shard_count = -1, total = -1;
+    hid_t ds = H5Dopen2(f, LD_H5_DS_LABEL, H5P_DEFAULT);
+    hid_t dcpl = ds >= 0 ? H5Dget_create_plist(ds) : H5I_INVALID_HID;
+    if (dcpl < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL || H5Pget_virtual_count(dcpl, &count) < 0)
+        goto fail; /* not a merged file */
+    cx->merged = 1;
+    nl = attr_strings(f, LD_H5_ATTR_PARTS, &listed);
+    attr_i64(f, LD_H5_ATTR_SHARD_COUNT, &shard_count);
+    attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &total);
+    attr_str(f, LD_H5_ATTR_RUN_ID, run_id, sizeof run_id);
+    const size_t entries = nl > 0 ? (size_t)nl : count;
+    LD_TRY(ld__buf_printf(out, "merged: %zu parts (%zu with samples)", entries, count));
+    if (shard_count >= 0) LD_TRY(ld__buf_printf(out, ", shard_count %lld", shard_count));
+    if (total >= 0) LD_TRY(ld__buf_printf(out, ", listing_total %lld", total));
+    if (run_id[0]) LD_TRY(ld__buf_printf(out, ", run_id %s", run_id));
+    LD_TRY(ld__buf_printf(out, "\nparts (virtual datasets over these files, in order):\n"));
+    if (nl <= 0)
+        LD_TRY(problem(cx, "no '%s' attribute: not merged by dataconv (the parts are the "
+                           "virtual sources)", LD_H5_ATTR_PARTS));
+    else if (shard_count >= 0 && shard_count != nl)
+        LD_TRY(problem(cx, "'%s' lists %lld files but shard_count is %lld", LD_H5_ATTR_PARTS,
+                       (long long)nl, shard_count));
+    for (size_t j = 0; j < entries; j++) {
+        const char *name = nl > 0 ? (listed[j] ? listed[j] : "") : NULL;
+        unsigned long long first = 0, rows = 0;
+        int mapped = 0, st = LD_VDS_NO_FILE;
+        if (k < count) {
+            st = ld__h5_vds_source(dcpl, k, cx->path, file, sizeof file, dset, sizeof dset,
+                                   resolved, sizeof resolved);
+            mapped = !name || !strcmp(name, file);
+        }
+        if (mapped) {
+            hid_t vs = H5Pget_virtual_vspace(dcpl, k);
+            hsize_t a[1] = {0}, b[1] = {0};
+            if (vs >= 0 && H5Sget_select_npoints(vs) > 0 && H5Sget_select_bounds(vs, a, b) >= 0) {
+                first = a[0];
+                rows = b[0] - a[0] + 1;
+            }
+            if (vs >= 0) H5Sclose(vs);
+            name = file;
+            k++;
+        } else { /* an empty part: no mapping, looked for next to the merged file */
+            const char *slash = strrchr(cx->path, '/');
+            if (name[0] == '/' || !slash)
+                snprintf(resolved, sizeof resolved, "%s", name);
+            else
+                snprintf(resolved, sizeof resolved, "%.*s/%s", (int)(slash - cx->path),
+                         cx->path, name);
+            struct stat pst;
+            st = stat(resolved, &pst) == 0 ? LD_VDS_OK : LD_VDS_NO_FILE;
+        }
+        char what[2600] = "";
+        hid_t pf = st == LD_VDS_OK ? H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT)
+                                   : H5I_INVALID_HID;
+        if (st == LD_VDS_NO_FILE) {
+            snprintf(what, sizeof what, "MISSING (looked for as %s)", resolved);
+        } else if (pf < 0) {
+            snprintf(what, sizeof what, "NOT READABLE AS HDF5 (truncated or damaged)");
+        } else {
+            long long have = first_dim(pf, LD_H5_DS_LABEL);
+            if (have != (long long)rows)
+                snprintf(what, sizeof what, "HOLDS %lld SAMPLES, the merged file maps %llu", have,
+                         rows);
+            else if (run_id[0] && attr_str(pf, LD_H5_ATTR_RUN_ID, prid, sizeof prid) &&
+                     strcmp(prid, run_id))
+                snprintf(what, sizeof what, "FROM ANOTHER RUN (run_id %s)", prid);
+        }
+        if (pf >= 0) H5Fclose(pf);
+        if (what[0])
+            LD_TRY(problem(cx, "part %zu of %zu, %s: %s: libdata's reader refuses the file "
+                               "(HDF5 reads fill values for it); convert that part again, then "
+                               "merge again", j + 1, entries, name, what));
+        const int edge = j < PARTS_EDGE || j + PARTS_EDGE >= entries;
+        if (edge || (what[0] && bad_shown < PARTS_BAD_SHOWN)) {
+            if (hidden) LD_TRY(ld__buf_printf(out, "  ... %zu more\n", hidden));
+            hidden = 0;
+            bad_shown += !edge;
+            LD_TRY(ld__buf_printf(out, "  %zu: ", j + 1));
+            LD_TRY(ld__describe_escape(out, name));
+            if (rows)
+                LD_TRY(ld__buf_printf(out, ": samples %llu..%llu (%llu)", first,
+                                      first + rows - 1, rows));
+            else
+                LD_TRY(ld__buf_printf(out, ": no samples"));
+            LD_TRY(ld__buf_printf(out, "%s%s\n", what[0] ? ": " : "", what));
+        } else {
+            hidden++;
+        }
+    }
+    if (k < count)
+        LD_TRY(problem(cx, "/%s maps %zu source files that '%s' does not list in that order: "
+                           "merge again", LD_H5_DS_LABEL, count - k, LD_H5_ATTR_PARTS));
+fail:
+    if (listed) {
+        for (hssize_t j = 0; j < nl; j++)
+            if (listed[j]) H5free_memory(listed[j]);
+        free(listed);
+    }
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (ds >= 0) H5Dclose(ds);
+    return rc;
+}
+
 static int describe_ours(desc_ctx *cx, hid_t f)
 {
     ld_buf *out = cx->out;
@@ -350,7 +537,7 @@ static int describe_ours(desc_ctx *cx, hid_t f)
     attr_i64(f, LD_H5_ATTR_WIDTH, &w);
     long long lo = 0, hi = 0, n = 0;
     hsize_t nl = 0;
-    int have_labels = label_range(f, LD_H5_DS_LABEL, &lo, &hi, &nl);
+    int have_labels = label_range_any(cx->path, f, LD_H5_DS_LABEL, &lo, &hi, &nl);
     const int before = cx->nproblems;
     LD_TRY(sample_counts(cx, f, &n));
     LD_TRY(ld__buf_printf(out, "samples: %lld%s\n", n < 0 ? 0 : n,
@@ -364,6 +551,7 @@ static int describe_ours(desc_ctx *cx, hid_t f)
     attr_str(f, LD_H5_ATTR_CHANNEL_ORDER, s, sizeof s);
     LD_TRY(ld__buf_printf(out, "channel order: %s\n", s));
     LD_TRY(describe_classes(f, out));
+    LD_TRY(describe_parts(cx, f));
     if (have_labels) LD_TRY(ld__buf_printf(out, "labels: min %lld, max %lld\n", lo, hi));
     LD_TRY(ld__buf_printf(out, "datasets:\n"));
     const char *names[] = {LD_H5_DS_DATA,  LD_H5_DS_ENCODED, LD_H5_DS_OFFSETS,
@@ -428,7 +616,7 @@ static int describe_file(const char *path, ld_buf *out, ld_err *e)
 {
     int rc = LD_OK;
     char fmt[64];
-    desc_ctx cx = {out, path, {0}, 0};
+    desc_ctx cx = {out, path, {0}, 0, 0};
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
     LD_TRY(out_name(out, "file: ", path));

@@ -17,6 +17,9 @@
  * reader works under RLIMIT_AS for any dataset size, with no window to manage) and a file
  * truncated underneath gives a short read (LD_EFORMAT), where a mapping gives SIGBUS.
  *
+ * A merged file (virtual datasets mapping whole part files to consecutive rows, issue 13) is
+ * read the same way from its parts: see "virtual datasets read directly" below.
+ *
  * Everything else (deflate, chunks cut inside a sample, unallocated chunks, non-uint8/float32
  * pixel types) falls back to HDF5 reads of whole chunk rows into a per-context cache, under the
  * lock, with HDF5 converting the type (integers and float64 -> float32).
@@ -31,12 +34,18 @@
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64
 #endif
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* realpath */
+#endif
 #include "store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +66,31 @@ typedef struct direct_map {
     uint64_t nchunks;
     uint64_t *addr;
 } direct_map;
+
+#define VDS_MAX_FDS 65536
+
+typedef struct vds_part {
+    char *path;     /* the part file, as opened (absolute when it could be resolved) */
+    uint64_t start; /* dataset bytes before this part */
+    uint64_t bytes; /* dataset bytes in this part */
+    direct_map map;
+    dev_t dev; /* the file checked at open */
+    ino_t ino;
+    off_t size;
+    time_t mtime;
+    int fd;         /* -1 while closed; fd, users, last under vds->mu */
+    unsigned users; /* reads in flight */
+    uint64_t last;  /* when last used (vds->tick), for closing the least recently used */
+} vds_part;
+
+typedef struct vds_parts {
+    size_t n;
+    vds_part *p;
+    pthread_mutex_t mu;
+    int mu_ok;
+    int fd_cap, fd_open;
+    uint64_t tick;
+} vds_parts;
 
 typedef struct h5_store {
     ld_store base;
@@ -81,6 +115,8 @@ typedef struct h5_store {
     uint64_t *offsets; /* encoded: n + 1 byte offsets into /encoded */
     uint64_t enc_len;  /* encoded: bytes in /encoded */
     int enc_c, enc_h, enc_w;
+    vds_parts vds;    /* direct reads of a virtual pixel dataset: its parts (n = 0 if not) */
+    char run_id[40];  /* the file's run_id attribute (merged files), "" when none */
     char how[96];
     char dname[64]; /* the pixel dataset's name, for messages */
 } h5_store;
@@ -249,7 +285,9 @@ static int join(char *out, size_t cap, const char *dir, size_t dlen, const char 
     return n >= 0 && (size_t)n < cap;
 }
 
-int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
+/* ld__h5_vds_source without opening the file: LD_VDS_OK (found), LD_VDS_NO_FILE,
+ * LD_VDS_PATTERN or LD_EFORMAT. */
+static int vds_locate(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
                       char *dset, size_t dcap, char *resolved, size_t rcap)
 {
     file[0] = dset[0] = resolved[0] = 0;
@@ -295,6 +333,14 @@ int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, si
         }
         if (!found) return LD_VDS_NO_FILE;
     }
+    return LD_VDS_OK;
+}
+
+int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
+                      char *dset, size_t dcap, char *resolved, size_t rcap)
+{
+    int st = vds_locate(dcpl, k, vds_path, file, fcap, dset, dcap, resolved, rcap);
+    if (st != LD_VDS_OK) return st;
     hid_t f = H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return LD_VDS_NOT_HDF5;
     const int have = H5Lexists(f, dset[0] == '/' ? dset + 1 : dset, H5P_DEFAULT) > 0 ||
@@ -342,11 +388,11 @@ fail:
     return rc;
 }
 
-/* Try to build a direct map for dataset d whose logical rows are `row_bytes` bytes each.
- * Returns 1 when direct access is possible (map filled), 0 when HDF5 must read it, <0 on a
- * corrupt chunk table (message in e). */
-static int build_direct(h5_store *s, hid_t d, int rank, const hsize_t dims[4], size_t row_bytes,
-                        ld_err *e)
+/* Try to build a direct map for dataset d (in the file `path` of `file_size` bytes) whose
+ * logical rows are `row_bytes` bytes each. Returns 1 when direct access is possible (map
+ * filled), 0 when HDF5 must read it, <0 on a corrupt chunk table (message in e). */
+static int build_direct(const char *path, uint64_t file_size, hid_t d, int rank,
+                        const hsize_t dims[4], size_t row_bytes, direct_map *map, ld_err *e)
 {
     int rc = 0;
     hid_t dcpl = H5Dget_create_plist(d);
@@ -357,22 +403,22 @@ static int build_direct(h5_store *s, hid_t d, int rank, const hsize_t dims[4], s
         haddr_t a = H5Dget_offset(d);
         if (a == HADDR_UNDEF) /* never written: HDF5 gives fill values */
             goto done;
-        if (a > s->file_size || total > s->file_size - a) {
+        if (a > file_size || total > file_size - a) {
             rc = ld__err(e, LD_EFORMAT,
                          "%s: contiguous dataset extends beyond the end of the "
                          "file (%llu + %llu > %llu bytes): truncated or corrupt",
-                         s->path, (unsigned long long)a, (unsigned long long)total,
-                         (unsigned long long)s->file_size);
+                         path, (unsigned long long)a, (unsigned long long)total,
+                         (unsigned long long)file_size);
             goto done;
         }
-        s->map.addr = malloc(sizeof(uint64_t));
-        if (!s->map.addr) {
-            rc = ld__err(e, LD_ENOMEM, "%s: out of memory", s->path);
+        map->addr = malloc(sizeof(uint64_t));
+        if (!map->addr) {
+            rc = ld__err(e, LD_ENOMEM, "%s: out of memory", path);
             goto done;
         }
-        s->map.addr[0] = a;
-        s->map.nchunks = 1;
-        s->map.chunk_bytes = total ? total : 1;
+        map->addr[0] = a;
+        map->nchunks = 1;
+        map->chunk_bytes = total ? total : 1;
         rc = 1;
     } else if (lay == H5D_CHUNKED && H5Pget_nfilters(dcpl) == 0) {
         hsize_t cd[4] = {0};
@@ -382,11 +428,11 @@ static int build_direct(h5_store *s, hid_t d, int rank, const hsize_t dims[4], s
                 goto done;
         uint64_t nch = (dims[0] + cd[0] - 1) / cd[0];
         uint64_t cbytes = (uint64_t)cd[0] * row_bytes;
-        s->map.addr = nch <= SIZE_MAX / sizeof(uint64_t) /* 32-bit size_t */
+        map->addr = nch <= SIZE_MAX / sizeof(uint64_t) /* 32-bit size_t */
                           ? malloc((size_t)(nch ? nch : 1) * sizeof(uint64_t))
                           : NULL;
-        if (!s->map.addr) {
-            rc = ld__err(e, LD_ENOMEM, "%s: out of memory for %llu chunk addresses", s->path,
+        if (!map->addr) {
+            rc = ld__err(e, LD_ENOMEM, "%s: out of memory for %llu chunk addresses", path,
                          (unsigned long long)nch);
             goto done;
         }
@@ -396,24 +442,24 @@ static int build_direct(h5_store *s, hid_t d, int rank, const hsize_t dims[4], s
             haddr_t a = HADDR_UNDEF;
             hsize_t sz = 0;
             if (H5Dget_chunk_info_by_coord(d, off, &mask, &a, &sz) < 0 || a == HADDR_UNDEF) {
-                free(s->map.addr); /* unallocated chunk: let HDF5 supply fill values */
-                s->map.addr = NULL;
+                free(map->addr); /* unallocated chunk: let HDF5 supply fill values */
+                map->addr = NULL;
                 goto done;
             }
-            if (sz != cbytes || a > s->file_size || sz > s->file_size - a) {
+            if (sz != cbytes || a > file_size || sz > file_size - a) {
                 rc = ld__err(e, LD_EFORMAT,
                              "%s: chunk %llu at byte %llu, %llu bytes, does not "
                              "fit the file (%llu bytes) or the chunk shape (%llu bytes): "
                              "truncated or corrupt",
-                             s->path, (unsigned long long)j, (unsigned long long)a,
-                             (unsigned long long)sz, (unsigned long long)s->file_size,
+                             path, (unsigned long long)j, (unsigned long long)a,
+                             (unsigned long long)sz, (unsigned long long)file_size,
                              (unsigned long long)cbytes);
                 goto done;
             }
-            s->map.addr[j] = a;
+            map->addr[j] = a;
         }
-        s->map.nchunks = nch;
-        s->map.chunk_bytes = cbytes;
+        map->nchunks = nch;
+        map->chunk_bytes = cbytes;
         rc = 1;
     }
 done:
@@ -421,21 +467,22 @@ done:
     return rc;
 }
 
-/* pread exactly len bytes at off, or fail with a message naming the sample. */
-static int pread_all(const h5_store *s, uint8_t *dst, size_t len, uint64_t off, uint64_t i,
+/* pread exactly len bytes at off of `fd` (the file `path`), or fail with a message naming the
+ * sample. */
+static int pread_all(int fd, const char *path, uint8_t *dst, size_t len, uint64_t off, uint64_t i,
                      ld_err *e)
 {
     while (len) {
-        ssize_t got = pread(s->fd, dst, len, (off_t)off);
+        ssize_t got = pread(fd, dst, len, (off_t)off);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0)
-            return ld__err(e, LD_EIO, "%s: sample %llu: read error at byte %llu: %s", s->path,
+            return ld__err(e, LD_EIO, "%s: sample %llu: read error at byte %llu: %s", path,
                            (unsigned long long)i, (unsigned long long)off, strerror(errno));
         if (got == 0)
             return ld__err(e, LD_EFORMAT,
                            "%s: sample %llu: file ends at byte %llu (truncated "
                            "while open?)",
-                           s->path, (unsigned long long)i, (unsigned long long)off);
+                           path, (unsigned long long)i, (unsigned long long)off);
         dst += got;
         len -= (size_t)got;
         off += (uint64_t)got;
@@ -443,25 +490,367 @@ static int pread_all(const h5_store *s, uint8_t *dst, size_t len, uint64_t off, 
     return LD_OK;
 }
 
-/* Copy logical bytes [pos, pos+len) of the mapped dataset into dst. */
-static int read_direct(const h5_store *s, uint64_t pos, size_t len, uint8_t *dst, uint64_t i,
-                       ld_err *e)
+/* Copy bytes [pos, pos+len) of the dataset mapped by m (in the file fd/path) into dst. */
+static int read_map(const direct_map *m, int fd, const char *path, uint64_t pos, size_t len,
+                    uint8_t *dst, uint64_t i, ld_err *e)
 {
-    const direct_map *m = &s->map;
     while (len) {
         uint64_t j = pos / m->chunk_bytes, in = pos % m->chunk_bytes;
         if (j >= m->nchunks)
-            return ld__err(e, LD_EFORMAT, "%s: sample %llu: bytes beyond the dataset", s->path,
+            return ld__err(e, LD_EFORMAT, "%s: sample %llu: bytes beyond the dataset", path,
                            (unsigned long long)i);
         uint64_t room = m->chunk_bytes - in; /* may exceed size_t on 32-bit machines */
         size_t part = room < len ? (size_t)room : len;
-        int rc = pread_all(s, dst, part, m->addr[j] + in, i, e);
+        int rc = pread_all(fd, path, dst, part, m->addr[j] + in, i, e);
         if (rc < 0) return rc;
         dst += part;
         pos += part;
         len -= part;
     }
     return LD_OK;
+}
+
+/* ---- virtual datasets read directly from their parts ------------------------------------- *
+ * A virtual dataset whose mappings are "the whole source dataset -> the next rows along dim 0"
+ * in order, without gaps (what `dataconv merge` writes; any h5py VirtualLayout filled that
+ * way), is resolved at open into one part per mapping: the part file, the dataset bytes
+ * before it, and the part's own direct map (as for one file). Reads then pread the parts:
+ * no HDF5 call and no HDF5 lock (a per-store mutex is held only to pick the descriptor), at
+ * one file's speed (HDF5's VDS read path builds selections on every call, serialized by the
+ * HDF5 lock, and keeps every source file open).
+ *
+ * Descriptors: a part's file is opened at its first read and kept open; at most fd_cap of
+ * them are open at once (half of RLIMIT_NOFILE's soft limit, at most VDS_MAX_FDS: the other
+ * half is the application's), the least recently used one without a read in flight is
+ * closed when another is needed, or when open() finds no descriptor left. Memory is
+ * per part a path and the chunk table that part's bytes need anyway (a 64-part merge holds
+ * the same chunk addresses as one file of the same data, plus one partial chunk per part).
+ * At open each part is opened through HDF5 once per virtual dataset read (pixels, labels),
+ * checked and closed again (HDF5 keeps no part open; the labels are read part by part). When a part is opened for reading it must still be the file checked at open
+ * (device, inode, size, modification time): a part rewritten since gives an error naming it,
+ * never other bytes. */
+
+static void vds_free(vds_parts *v)
+{
+    for (size_t k = 0; k < v->n; k++) {
+        if (v->p[k].fd >= 0) close(v->p[k].fd);
+        free(v->p[k].path);
+        free(v->p[k].map.addr);
+    }
+    free(v->p);
+    if (v->mu_ok) pthread_mutex_destroy(&v->mu);
+    memset(v, 0, sizeof *v);
+}
+
+/* Memory the parts hold, for the memory budget. */
+static size_t vds_bytes(const vds_parts *v)
+{
+    size_t b = v->n * sizeof *v->p;
+    for (size_t k = 0; k < v->n; k++)
+        b += strlen(v->p[k].path) + 1 + (size_t)v->p[k].map.nchunks * 8;
+    return b;
+}
+
+static int is_virtual(hid_t d)
+{
+    hid_t dcpl = H5Dget_create_plist(d);
+    int v = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL;
+    if (dcpl >= 0) H5Pclose(dcpl);
+    return v;
+}
+
+/* The part holding dataset byte pos (the last part starting at or before it). */
+static size_t vds_part_of(const vds_parts *v, uint64_t pos)
+{
+    size_t lo = 0, hi = v->n;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (v->p[mid].start <= pos)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Close the least recently used open part without a read in flight (under v->mu). 1 when
+ * one was closed. */
+static int vds_close_lru(vds_parts *v)
+{
+    size_t old = v->n;
+    for (size_t j = 0; j < v->n; j++)
+        if (v->p[j].fd >= 0 && !v->p[j].users && (old == v->n || v->p[j].last < v->p[old].last))
+            old = j;
+    if (old == v->n) return 0;
+    close(v->p[old].fd);
+    v->p[old].fd = -1;
+    v->fd_open--;
+    return 1;
+}
+
+/* A descriptor of part k for one read (vds_release after it), opening it when needed. */
+static int vds_acquire(vds_parts *v, size_t k, const char *vds_path, int *fd, ld_err *e)
+{
+    int rc = LD_OK;
+    vds_part *p = &v->p[k];
+    pthread_mutex_lock(&v->mu);
+    if (p->fd < 0) {
+        if (v->fd_open >= v->fd_cap) vds_close_lru(v);
+        int f = open(p->path, O_RDONLY | O_CLOEXEC);
+        while (f < 0 && (errno == EMFILE || errno == ENFILE) && vds_close_lru(v))
+            f = open(p->path, O_RDONLY | O_CLOEXEC); /* the application took the rest */
+        struct stat st;
+        if (f < 0) {
+            rc = ld__err(e, errno == ENOENT ? LD_EFORMAT : LD_EIO,
+                         "%s: part %s cannot be opened: %s (it was there when the merged file "
+                         "was opened: put it back, or merge again)",
+                         vds_path, p->path, strerror(errno));
+            goto out;
+        }
+        if (fstat(f, &st) != 0 || st.st_dev != p->dev || st.st_ino != p->ino ||
+            st.st_size != p->size || st.st_mtime != p->mtime) {
+            close(f);
+            rc = ld__err(e, LD_EFORMAT,
+                         "%s: part %s was replaced or changed since the merged file was opened "
+                         "(its chunk addresses may no longer hold): open the merged file again",
+                         vds_path, p->path);
+            goto out;
+        }
+        p->fd = f;
+        v->fd_open++;
+    }
+    p->users++;
+    p->last = ++v->tick;
+    *fd = p->fd;
+out:
+    pthread_mutex_unlock(&v->mu);
+    return rc;
+}
+
+static void vds_release(vds_parts *v, size_t k)
+{
+    pthread_mutex_lock(&v->mu);
+    v->p[k].users--;
+    pthread_mutex_unlock(&v->mu);
+}
+
+/* Bytes [pos, pos+len) of the virtual dataset, part after part. */
+static int vds_read(vds_parts *v, const char *vds_path, uint64_t pos, size_t len, uint8_t *dst,
+                    uint64_t i, ld_err *e)
+{
+    while (len) {
+        size_t k = vds_part_of(v, pos);
+        const vds_part *p = &v->p[k];
+        if (pos < p->start || pos - p->start >= p->bytes)
+            return ld__err(e, LD_EFORMAT, "%s: sample %llu: bytes beyond the dataset", vds_path,
+                           (unsigned long long)i);
+        uint64_t room = p->bytes - (pos - p->start);
+        size_t part = room < len ? (size_t)room : len;
+        int fd = -1;
+        int rc = vds_acquire(v, k, vds_path, &fd, e);
+        if (rc < 0) return rc;
+        rc = read_map(&p->map, fd, p->path, pos - p->start, part, dst, i, e);
+        vds_release(v, k);
+        if (rc < 0) return rc;
+        dst += part;
+        pos += part;
+        len -= part;
+    }
+    return LD_OK;
+}
+
+/* Bytes [pos, pos+len) of the pixel dataset, from its parts or its one file. */
+static int read_direct(h5_store *s, uint64_t pos, size_t len, uint8_t *dst, uint64_t i, ld_err *e)
+{
+    if (s->vds.n) return vds_read(&s->vds, s->path, pos, len, dst, i, e);
+    return read_map(&s->map, s->fd, s->path, pos, len, dst, i, e);
+}
+
+/* Whether mapping k of dcpl takes the whole of its source to the rows [row, row + src[0]) of
+ * the virtual dataset of dims[] (rank dims), spanning all other dimensions; src[] is then the
+ * extent the source dataset must have. A source selection "all" (h5py's VirtualSource,
+ * `dataconv merge`) is stored without the source's extent (HDF5 gives a scalar space): the
+ * mapped block says it. A hyperslab selection must cover its whole extent. 1 yes, 0 no. */
+static int vds_whole_rows(hid_t dcpl, size_t k, int rank, const hsize_t dims[4], uint64_t row,
+                          hsize_t src[4])
+{
+    int ok = 0;
+    hid_t vs = H5Pget_virtual_vspace(dcpl, k), ss = H5Pget_virtual_srcspace(dcpl, k);
+    hsize_t start[4], end[4], box = 1;
+    if (vs < 0 || ss < 0 || H5Sget_simple_extent_ndims(vs) != rank) goto done;
+    hssize_t vn = H5Sget_select_npoints(vs);
+    if (vn <= 0 || H5Sget_select_bounds(vs, start, end) < 0) goto done;
+    for (int j = 0; j < rank; j++) {
+        src[j] = end[j] - start[j] + 1;
+        box *= src[j];
+    }
+    if (box != (hsize_t)vn || start[0] != row) goto done;
+    for (int j = 1; j < rank; j++)
+        if (start[j] != 0 || src[j] != dims[j]) goto done;
+    if (H5Sget_select_type(ss) != H5S_SEL_ALL) {
+        hsize_t ext[4];
+        if (H5Sget_simple_extent_ndims(ss) != rank || H5Sget_select_npoints(ss) != vn ||
+            H5Sget_simple_extent_npoints(ss) != vn)
+            goto done;
+        H5Sget_simple_extent_dims(ss, ext, NULL);
+        for (int j = 0; j < rank; j++)
+            if (ext[j] != src[j]) goto done;
+    }
+    ok = 1;
+done:
+    if (vs >= 0) H5Sclose(vs);
+    if (ss >= 0) H5Sclose(ss);
+    return ok;
+}
+
+/* Check a virtual dataset d ('/name', dims[rank]) mapped "whole part -> next rows" against its
+ * parts, and with want_direct build the parts' direct maps (rows of row_bytes bytes) into
+ * s->vds; with read_buf read the whole dataset into it as read_type, part after part (HDF5's
+ * own VDS read keeps every source file open, half a megabyte of metadata cache each).
+ * Returns 1 when s->vds now reads it directly (want_direct) or read_buf holds it, 0 when it is
+ * not of that shape (or a part cannot be read directly: HDF5 reads it, after the checks),
+ * < 0 when a part is missing, truncated, of another shape, type or length than its mapping,
+ * or from another run. A virtual dataset of another shape is checked by ld__h5_vds_check
+ * (every source found, as HDF5 looks for them) and left to HDF5 (0). A non-virtual d: 0. */
+static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const hsize_t dims[4],
+                       size_t row_bytes, int want_direct, hid_t read_type, void *read_buf,
+                       ld_err *e)
+{
+    int rc = 0, direct = want_direct, bad = 0;
+    size_t count = 0;
+    uint64_t row = 0;
+    hsize_t src[4] = {0};
+    char file[1024], dset[512], resolved[2048], rid[40];
+    vds_parts v = {0};
+    hid_t dcpl = H5Dget_create_plist(d), vtype = H5Dget_type(d), fapl = -1, pf = -1, pd = -1,
+          pt = -1;
+    if (dcpl < 0 || vtype < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL) goto done;
+    if (H5Pget_virtual_count(dcpl, &count) < 0 || count == 0) goto generic;
+    for (size_t k = 0; k < count; k++) { /* the shape first: other VDS go through HDF5 */
+        if (!vds_whole_rows(dcpl, k, rank, dims, row, src)) goto generic;
+        row += src[0];
+    }
+    if (row != dims[0]) goto generic;
+    v.p = calloc(count, sizeof *v.p);
+    LD_CHECK(e, v.p, LD_ENOMEM, "%s: out of memory for %zu parts", s->path, count);
+    for (size_t k = 0; k < count; k++)
+        v.p[k].fd = -1;
+    v.n = count;
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    LD_CHECK(e, fapl >= 0 && H5Pset_fapl_sec2(fapl) >= 0, LD_ENOMEM,
+             "%s: cannot set up HDF5 file access (out of memory?)", s->path);
+    row = 0;
+    for (size_t k = 0; k < count; k++) {
+        vds_part *p = &v.p[k];
+        hsize_t pdims[4] = {0};
+        int prank = 0;
+        vds_whole_rows(dcpl, k, rank, dims, row, src);
+        int st = vds_locate(dcpl, k, s->path, file, sizeof file, dset, sizeof dset, resolved,
+                            sizeof resolved);
+        if (st == LD_VDS_PATTERN) /* "%b" names: HDF5 resolves them */
+            goto generic;
+        pf = st == LD_VDS_OK ? H5Fopen(resolved, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
+        if (pf < 0 ||
+            (dset[0] && H5Lexists(pf, dset[0] == '/' ? dset + 1 : dset, H5P_DEFAULT) <= 0)) {
+            bad = 1; /* missing, not HDF5 or no such dataset: the check says which */
+            goto generic;
+        }
+        void *handle = NULL;
+        struct stat sb;
+        LD_CHECK(e, H5Fget_vfd_handle(pf, H5P_DEFAULT, &handle) >= 0 && handle &&
+                        fstat(*(const int *)handle, &sb) == 0,
+                 LD_EIO, "%s: part %s: HDF5 does not give its file descriptor", s->path, resolved);
+        pd = H5Dopen2(pf, dset, H5P_DEFAULT);
+        LD_CHECK(e, pd >= 0 && ds_dims(pd, pdims, &prank) == 0, LD_EFORMAT,
+                 "%s: dataset '/%s': part %s has no readable dataset '%s' (damaged?)", s->path,
+                 name, resolved, dset);
+        int same = prank == rank;
+        for (int j = 0; same && j < rank; j++)
+            same = pdims[j] == src[j];
+        LD_CHECK(e, same, LD_EFORMAT,
+                 "%s: dataset '/%s' maps %llu rows of part %s (rows %llu..%llu), but that "
+                 "part's '%s' holds %llu rows%s: the part was rewritten, truncated or swapped "
+                 "after the merge, and HDF5 would read fill values or drop samples. Convert "
+                 "the part again and merge again",
+                 s->path, name, (unsigned long long)src[0], resolved, (unsigned long long)row,
+                 (unsigned long long)(row + src[0] - 1), dset,
+                 (unsigned long long)(prank >= 1 ? pdims[0] : 0),
+                 prank == rank ? " (or other sample dimensions)" : " of another rank");
+        pt = H5Dget_type(pd);
+        LD_CHECK(e, pt >= 0 && H5Tequal(pt, vtype) > 0, LD_EFORMAT,
+                 "%s: dataset '/%s': part %s stores '%s' with another element type than the "
+                 "merged file declares (made with other options?): merge parts of one run only",
+                 s->path, name, resolved, dset);
+        if (s->run_id[0] && attr_string(pf, LD_H5_ATTR_RUN_ID, rid, sizeof rid) && rid[0])
+            LD_CHECK(e, !strcmp(rid, s->run_id), LD_EFORMAT,
+                     "%s: part %s comes from another run (its run_id %s, the merged file's %s: "
+                     "other options, input or part count): re-convert it with the same "
+                     "command as the other parts, then merge again",
+                     s->path, resolved, rid, s->run_id);
+        if (read_buf && src[0]) {
+            size_t per_row = H5Tget_size(read_type);
+            for (int j = 1; j < rank; j++)
+                per_row *= (size_t)dims[j];
+            LD_CHECK(e,
+                     H5Dread(pd, read_type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                             (char *)read_buf + (size_t)row * per_row) >= 0,
+                     LD_EFORMAT, "%s: dataset '/%s': part %s: cannot read '%s' (damaged?)",
+                     s->path, name, resolved, dset);
+        }
+        if (direct) {
+            int dr = build_direct(resolved, (uint64_t)sb.st_size, pd, rank, pdims, row_bytes,
+                                  &p->map, e);
+            LD_TRY(dr);
+            direct = dr;
+        }
+        p->start = row * (uint64_t)row_bytes;
+        p->bytes = src[0] * (uint64_t)row_bytes;
+        p->dev = sb.st_dev;
+        p->ino = sb.st_ino;
+        p->size = sb.st_size;
+        p->mtime = sb.st_mtime;
+        p->path = realpath(resolved, NULL); /* the process may change folder later */
+        if (!p->path) p->path = ld__strdup(resolved);
+        LD_CHECK(e, p->path, LD_ENOMEM, "%s: out of memory", s->path);
+        H5Tclose(pt);
+        H5Dclose(pd);
+        H5Fclose(pf);
+        pt = pd = pf = -1;
+        row += src[0];
+    }
+    rc = direct || read_buf;
+    if (direct) {
+        struct rlimit rl;
+        rlim_t cap = VDS_MAX_FDS;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            rl.rlim_cur / 2 < cap)
+            cap = rl.rlim_cur / 2;
+        v.fd_cap = cap < 4 ? 4 : (int)cap;
+        LD_CHECK(e, pthread_mutex_init(&v.mu, NULL) == 0, LD_ENOMEM,
+                 "%s: cannot create a mutex (out of resources?)", s->path);
+        v.mu_ok = 1;
+        s->vds = v;
+        memset(&v, 0, sizeof v);
+    }
+    goto done;
+generic: /* not of the merged shape, or a source that is not there: HDF5 reads it, once its
+          * sources are found (a missing one is refused with the message naming it) */
+    rc = ld__h5_vds_check(d, s->path, name, e);
+    LD_CHECK(e, rc < 0 || !bad, LD_EFORMAT,
+             "%s: dataset '/%s': part %s cannot be read (not an HDF5 file with a dataset "
+             "'%s'?): put the part back, or merge again",
+             s->path, name, resolved, dset);
+    rc = rc < 0 ? rc : 0;
+done:
+fail:
+    vds_free(&v);
+    if (pt >= 0) H5Tclose(pt);
+    if (pd >= 0) H5Dclose(pd);
+    if (pf >= 0) H5Fclose(pf);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (vtype >= 0) H5Tclose(vtype);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    return rc;
 }
 
 /* ---- vtable -------------------------------------------------------------------------------- */
@@ -614,6 +1003,7 @@ static void h5_close(ld_store *st)
         ld__h5_quiet_end(&q);
     }
     if (s->fd >= 0) close(s->fd);
+    vds_free(&s->vds);
     free(s->map.addr);
     free(s->lab_i);
     free(s->lab_f);
@@ -640,14 +1030,27 @@ static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, si
             pos = i * (uint64_t)st->info.sample_bytes;
             len = st->info.sample_bytes;
         }
+        int fd = s->fd;
+        const direct_map *m = &s->map;
+        size_t k = 0;
+        if (s->vds.n) { /* a sample lies in one part (a merged file's do) or is not advised */
+            k = vds_part_of(&s->vds, pos);
+            const vds_part *p = &s->vds.p[k];
+            if (pos < p->start || pos - p->start + len > p->bytes) continue;
+            ld_err quiet = {0};
+            if (vds_acquire(&s->vds, k, s->path, &fd, &quiet) < 0) continue;
+            m = &p->map;
+            pos -= p->start;
+        }
         while (len) { /* per chunk piece: chunks need not be adjacent in the file */
-            uint64_t j = pos / s->map.chunk_bytes, in = pos % s->map.chunk_bytes;
-            uint64_t part = s->map.chunk_bytes - in < len ? s->map.chunk_bytes - in : len;
-            if (j >= s->map.nchunks) break;
-            posix_fadvise(s->fd, (off_t)(s->map.addr[j] + in), (off_t)part, POSIX_FADV_WILLNEED);
+            uint64_t j = pos / m->chunk_bytes, in = pos % m->chunk_bytes;
+            uint64_t part = m->chunk_bytes - in < len ? m->chunk_bytes - in : len;
+            if (j >= m->nchunks) break;
+            posix_fadvise(fd, (off_t)(m->addr[j] + in), (off_t)part, POSIX_FADV_WILLNEED);
             pos += part;
             len -= part;
         }
+        if (s->vds.n) vds_release(&s->vds, k);
     }
 }
 
@@ -703,7 +1106,6 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     d = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, d >= 0 && ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
              "%s: cannot open label dataset '/%s'", s->path, name);
-    LD_TRY(ld__h5_vds_check(d, s->path, name, e));
     LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] == 1), LD_EFORMAT,
              "%s: label dataset '/%s' must have shape (N,) (one number per sample)", s->path, name);
     LD_CHECK(e, dims[0] == n, LD_EFORMAT,
@@ -727,11 +1129,14 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     LD_CHECK(e, (s->lab_f || wide) && (s->lab_f || s->lab_i), LD_ENOMEM,
              "%s: out of memory for %llu labels", s->path, (unsigned long long)n);
     hid_t mt = s->lab_f ? H5T_NATIVE_DOUBLE : is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
-    if (n)
-        LD_CHECK(
-            e,
-            H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->lab_f ? (void *)s->lab_f : wide) >= 0,
-            LD_EFORMAT, "%s: cannot read labels '/%s' (corrupt?)", s->path, name);
+    void *into = s->lab_f ? (void *)s->lab_f : wide;
+    /* a merged file: every part checked against its mapping, and read one after the other */
+    const int by_parts = vds_resolve(s, d, name, rank, dims, 0, 0, mt, n ? into : NULL, e);
+    LD_TRY(by_parts);
+    rc = LD_OK;
+    if (n && !by_parts)
+        LD_CHECK(e, H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, into) >= 0, LD_EFORMAT,
+                 "%s: cannot read labels '/%s' (corrupt?)", s->path, name);
     if (s->lab_i) {
         /* every label must fit: report the whole range so the user sees what the file holds */
         int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -784,7 +1189,6 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     snprintf(s->dname, sizeof s->dname, "%s", name);
     s->dset = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, s->dset >= 0, LD_EFORMAT, "%s: cannot open dataset '/%s'", s->path, name);
-    LD_TRY(ld__h5_vds_check(s->dset, s->path, name, e));
     LD_CHECK(e, ds_dims(s->dset, dims, &rank) == 0 && rank >= 2, LD_EFORMAT,
              "%s: dataset '/%s' must have 2 to 4 dimensions (N,C,H,W), (N,H,W) or (N,D)", s->path,
              name);
@@ -818,16 +1222,27 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
                  ld__mul_size(px, is_u8 ? 1 : 4, &in->sample_bytes),
              LD_EFORMAT, "%s: sample size overflows", s->path);
     in->block = 1;
-    if (is_u8 || is_f32) {
-        int d = build_direct(s, s->dset, rank, dims, in->sample_bytes, e);
+    const int virt = is_virtual(s->dset); /* (each look copies all of a VDS's mappings) */
+    if (virt) {
+        int d = vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes, is_u8 || is_f32,
+                            -1, NULL, e);
         LD_TRY(d);
         s->direct = d;
+        rc = LD_OK;
+    } else if (is_u8 || is_f32) {
+        int d = build_direct(s->path, s->file_size, s->dset, rank, dims, in->sample_bytes,
+                             &s->map, e);
+        LD_TRY(d);
+        s->direct = d;
+        rc = LD_OK;
     }
     {
         /* Samples per fallback read: the chunk's row count when chunks span whole samples. */
-        hid_t dcpl = H5Dget_create_plist(s->dset);
+        hid_t dcpl = virt ? H5I_INVALID_HID : H5Dget_create_plist(s->dset);
         hsize_t cd[4] = {1, 0, 0, 0};
         s->rows = 1;
+        if (s->vds.n && s->vds.p[0].map.nchunks > 1) /* locality: the first part's chunks */
+            in->block = s->vds.p[0].map.chunk_bytes / in->sample_bytes;
         if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
             H5Pget_chunk(dcpl, rank, cd) == rank && cd[0] >= 1) {
             in->block = cd[0];
@@ -836,11 +1251,16 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
         if (dcpl >= 0) H5Pclose(dcpl);
     }
     in->ctx_bytes = s->direct ? in->sample_bytes : (size_t)s->rows * in->sample_bytes;
-    s->base.info.store_bytes += s->map.nchunks * 8;
-    snprintf(s->how, sizeof s->how, "hdf5 raw %s %s", is_u8 ? "uint8" : "float32",
-             s->direct
-                 ? (s->map.nchunks == 1 ? "contiguous, direct pread" : "chunked, direct pread")
-                 : "via HDF5 (serialized)");
+    s->base.info.store_bytes += s->map.nchunks * 8 + vds_bytes(&s->vds);
+    if (s->vds.n)
+        snprintf(s->how, sizeof s->how, "hdf5 raw %s virtual, %zu parts, direct pread",
+                 is_u8 ? "uint8" : "float32", s->vds.n);
+    else
+        snprintf(s->how, sizeof s->how, "hdf5 raw %s %s%s", is_u8 ? "uint8" : "float32",
+                 virt ? "virtual, " : "",
+                 s->direct ? (s->map.nchunks == 1 ? "contiguous, direct pread"
+                                                  : "chunked, direct pread")
+                           : "via HDF5 (serialized)");
 fail:
     if (t >= 0) H5Tclose(t);
     return rc;
@@ -858,7 +1278,6 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     s->dset = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, s->dset >= 0 && ds_dims(s->dset, dims, &rank) == 0 && rank == 1, LD_EFORMAT,
              "%s: encoded dataset '/%s' must be 1-D uint8", s->path, name);
-    LD_TRY(ld__h5_vds_check(s->dset, s->path, name, e));
     t = H5Dget_type(s->dset);
     LD_CHECK(e, H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) == 1, LD_EFORMAT,
              "%s: encoded dataset '/%s' must be 1-D uint8", s->path, name);
@@ -916,15 +1335,40 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     in->w = s->enc_w;
     in->order = s->enc_c == 1 ? LD_SORDER_GRAY : LD_SORDER_RGB; /* the codec gives RGB */
     in->block = 1;
+    const int virt = is_virtual(s->dset);
     {
         hsize_t one[4] = {s->enc_len};
-        int dr = build_direct(s, s->dset, 1, one, 1, e);
+        int dr = virt
+                     ? vds_resolve(s, s->dset, name, 1, one, 1, 1, -1, NULL, e)
+                     : build_direct(s->path, s->file_size, s->dset, 1, one, 1, &s->map, e);
         LD_TRY(dr);
         s->direct = dr;
+        rc = LD_OK;
+    }
+    for (size_t k = 1; k < s->vds.n; k++) { /* each part starts a sample: /offsets was shifted */
+        const uint64_t b = s->vds.p[k].start;
+        uint64_t lo = 0, hi = in->n; /* the first i with offsets[i] >= b */
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (s->offsets[mid] < b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        LD_CHECK(e, s->offsets[lo] == b, LD_EFORMAT,
+                 "%s: part %s starts at byte %llu of '/%s', inside sample %llu (by '/%s'): "
+                 "the merged file's offsets do not match its parts. Merge again",
+                 s->path, s->vds.p[k].path, (unsigned long long)b, name,
+                 (unsigned long long)(lo ? lo - 1 : 0), LD_H5_DS_OFFSETS);
     }
     in->ctx_bytes = (size_t)longest; /* the read buffer grows to the longest sample */
-    snprintf(s->how, sizeof s->how, "hdf5 encoded %s",
-             s->direct ? "direct pread" : "via HDF5 (serialized)");
+    in->store_bytes += s->map.nchunks * 8 + vds_bytes(&s->vds);
+    if (s->vds.n)
+        snprintf(s->how, sizeof s->how, "hdf5 encoded virtual, %zu parts, direct pread",
+                 s->vds.n);
+    else
+        snprintf(s->how, sizeof s->how, "hdf5 encoded %s%s", virt ? "virtual, " : "",
+                 s->direct ? "direct pread" : "via HDF5 (serialized)");
 fail:
     free(shp);
     if (t >= 0) H5Tclose(t);
@@ -968,6 +1412,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         goto fail;
     }
     attr_string(s->file, LD_H5_ATTR_FORMAT, fmt, sizeof fmt);
+    attr_string(s->file, LD_H5_ATTR_RUN_ID, s->run_id, sizeof s->run_id);
     attr_string(s->file, LD_H5_ATTR_STORAGE, storage, sizeof storage);
     const char *dname = o && o->data_name && *o->data_name ? o->data_name : NULL;
     const char *lname = o && o->label_name && *o->label_name ? o->label_name : LD_H5_DS_LABEL;
@@ -987,6 +1432,10 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         LD_TRY(open_encoded(s, s->file, dname, e));
     else
         LD_TRY(open_raw(s, s->file, dname, e));
+    if (s->direct) { /* read directly: HDF5's view of the pixels (a VDS: all its mappings) */
+        H5Dclose(s->dset);
+        s->dset = -1;
+    }
     LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));
     if (attr_string(s->file, LD_H5_ATTR_CHANNEL_ORDER, order, sizeof order)) {
         int o = !strcmp(order, LD_H5_ORDER_BGR)    ? LD_SORDER_BGR
@@ -999,9 +1448,8 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
             s->base.info.order = o;
     }
     if (s->direct) { /* nothing more to ask HDF5: release its caches and the file */
-        H5Dclose(s->dset);
         H5Fclose(s->file);
-        s->dset = s->file = -1;
+        s->file = -1;
     }
 fail:
     if (fapl >= 0) H5Pclose(fapl);
