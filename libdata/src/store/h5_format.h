@@ -161,11 +161,6 @@
 #define LD_SHARD_NAME_FMT "-%05u-of-%05u"
 #define LD_SHARD_MAX 99999 /* most parts: five digits in the name */
 #define LD_SHARD_RUN_ID_LEN 16
-#define LD_H5_ATTR_SHARD_INDEX "shard_index"     /* int32 */
-#define LD_H5_ATTR_SHARD_COUNT "shard_count"     /* int32 */
-#define LD_H5_ATTR_SHARD_FIRST "shard_first"     /* int64 */
-#define LD_H5_ATTR_SHARD_LISTED "shard_listed"   /* int64 */
-#define LD_H5_ATTR_LISTING_TOTAL "listing_total" /* int64 */
-#define LD_H5_ATTR_RUN_ID "run_id"               /* string, 16 hex digits */
+/* (the shard attribute names are defined with the other root attributes above) */
 
 #endif /* LD_H5_FORMAT_H */
