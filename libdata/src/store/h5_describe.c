@@ -267,8 +267,8 @@ static int label_range_any(const char *path, hid_t file, const char *name, long 
     hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
     hid_t dcpl = ds >= 0 ? H5Dget_create_plist(ds) : H5I_INVALID_HID;
     size_t count = 0;
-    int virt = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL &&
-               H5Pget_virtual_count(dcpl, &count) >= 0;
+    int virt =
+        dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL && H5Pget_virtual_count(dcpl, &count) >= 0;
     int ok = 0;
     if (virt) {
         char vf[1024], vd[512], resolved[2048];
@@ -384,9 +384,8 @@ static hssize_t attr_strings(hid_t f, const char *name, char ***out)
     hid_t mt = H5Tcopy(H5T_C_S1);
     hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
     char **v = n > 0 ? calloc((size_t)n, sizeof *v) : NULL;
-    if (!v || t < 0 || H5Tis_variable_str(t) <= 0 || mt < 0 ||
-        H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Tset_cset(mt, H5Tget_cset(t)) < 0 ||
-        H5Aread(a, mt, v) < 0) {
+    if (!v || t < 0 || H5Tis_variable_str(t) <= 0 || mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 ||
+        H5Tset_cset(mt, H5Tget_cset(t)) < 0 || H5Aread(a, mt, v) < 0) {
         free(v);
         v = NULL;
         n = 0;
@@ -431,8 +430,10 @@ static int describe_parts(desc_ctx *cx, hid_t f)
     if (run_id[0]) LD_TRY(ld__buf_printf(out, ", run_id %s", run_id));
     LD_TRY(ld__buf_printf(out, "\nparts (virtual datasets over these files, in order):\n"));
     if (nl <= 0)
-        LD_TRY(problem(cx, "no '%s' attribute: not merged by dataconv (the parts are the "
-                           "virtual sources)", LD_H5_ATTR_PARTS));
+        LD_TRY(problem(cx,
+                       "no '%s' attribute: not merged by dataconv (the parts are the "
+                       "virtual sources)",
+                       LD_H5_ATTR_PARTS));
     else if (shard_count >= 0 && shard_count != nl)
         LD_TRY(problem(cx, "'%s' lists %lld files but shard_count is %lld", LD_H5_ATTR_PARTS,
                        (long long)nl, shard_count));
@@ -460,14 +461,14 @@ static int describe_parts(desc_ctx *cx, hid_t f)
             if (name[0] == '/' || !slash)
                 snprintf(resolved, sizeof resolved, "%s", name);
             else
-                snprintf(resolved, sizeof resolved, "%.*s/%s", (int)(slash - cx->path),
-                         cx->path, name);
+                snprintf(resolved, sizeof resolved, "%.*s/%s", (int)(slash - cx->path), cx->path,
+                         name);
             struct stat pst;
             st = stat(resolved, &pst) == 0 ? LD_VDS_OK : LD_VDS_NO_FILE;
         }
         char what[2600] = "";
-        hid_t pf = st == LD_VDS_OK ? H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT)
-                                   : H5I_INVALID_HID;
+        hid_t pf =
+            st == LD_VDS_OK ? H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
         if (st == LD_VDS_NO_FILE) {
             snprintf(what, sizeof what, "MISSING (looked for as %s)", resolved);
         } else if (pf < 0) {
@@ -483,9 +484,11 @@ static int describe_parts(desc_ctx *cx, hid_t f)
         }
         if (pf >= 0) H5Fclose(pf);
         if (what[0])
-            LD_TRY(problem(cx, "part %zu of %zu, %s: %s: libdata's reader refuses the file "
-                               "(HDF5 reads fill values for it); convert that part again, then "
-                               "merge again", j + 1, entries, name, what));
+            LD_TRY(problem(cx,
+                           "part %zu of %zu, %s: %s: libdata's reader refuses the file "
+                           "(HDF5 reads fill values for it); convert that part again, then "
+                           "merge again",
+                           j + 1, entries, name, what));
         const int edge = j < PARTS_EDGE || j + PARTS_EDGE >= entries;
         if (edge || (what[0] && bad_shown < PARTS_BAD_SHOWN)) {
             if (hidden) LD_TRY(ld__buf_printf(out, "  ... %zu more\n", hidden));
@@ -494,8 +497,8 @@ static int describe_parts(desc_ctx *cx, hid_t f)
             LD_TRY(ld__buf_printf(out, "  %zu: ", j + 1));
             LD_TRY(ld__describe_escape(out, name));
             if (rows)
-                LD_TRY(ld__buf_printf(out, ": samples %llu..%llu (%llu)", first,
-                                      first + rows - 1, rows));
+                LD_TRY(ld__buf_printf(out, ": samples %llu..%llu (%llu)", first, first + rows - 1,
+                                      rows));
             else
                 LD_TRY(ld__buf_printf(out, ": no samples"));
             LD_TRY(ld__buf_printf(out, "%s%s\n", what[0] ? ": " : "", what));
@@ -504,8 +507,10 @@ static int describe_parts(desc_ctx *cx, hid_t f)
         }
     }
     if (k < count)
-        LD_TRY(problem(cx, "/%s maps %zu source files that '%s' does not list in that order: "
-                           "merge again", LD_H5_DS_LABEL, count - k, LD_H5_ATTR_PARTS));
+        LD_TRY(problem(cx,
+                       "/%s maps %zu source files that '%s' does not list in that order: "
+                       "merge again",
+                       LD_H5_DS_LABEL, count - k, LD_H5_ATTR_PARTS));
 fail:
     if (listed) {
         for (hssize_t j = 0; j < nl; j++)

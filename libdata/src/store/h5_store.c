@@ -115,8 +115,8 @@ typedef struct h5_store {
     uint64_t *offsets; /* encoded: n + 1 byte offsets into /encoded */
     uint64_t enc_len;  /* encoded: bytes in /encoded */
     int enc_c, enc_h, enc_w;
-    vds_parts vds;    /* direct reads of a virtual pixel dataset: its parts (n = 0 if not) */
-    char run_id[40];  /* the file's run_id attribute (merged files), "" when none */
+    vds_parts vds;   /* direct reads of a virtual pixel dataset: its parts (n = 0 if not) */
+    char run_id[40]; /* the file's run_id attribute (merged files), "" when none */
     char how[96];
     char dname[64]; /* the pixel dataset's name, for messages */
 } h5_store;
@@ -429,8 +429,8 @@ static int build_direct(const char *path, uint64_t file_size, hid_t d, int rank,
         uint64_t nch = (dims[0] + cd[0] - 1) / cd[0];
         uint64_t cbytes = (uint64_t)cd[0] * row_bytes;
         map->addr = nch <= SIZE_MAX / sizeof(uint64_t) /* 32-bit size_t */
-                          ? malloc((size_t)(nch ? nch : 1) * sizeof(uint64_t))
-                          : NULL;
+                        ? malloc((size_t)(nch ? nch : 1) * sizeof(uint64_t))
+                        : NULL;
         if (!map->addr) {
             rc = ld__err(e, LD_ENOMEM, "%s: out of memory for %llu chunk addresses", path,
                          (unsigned long long)nch);
@@ -526,9 +526,9 @@ static int read_map(const direct_map *m, int fd, const char *path, uint64_t pos,
  * per part a path and the chunk table that part's bytes need anyway (a 64-part merge holds
  * the same chunk addresses as one file of the same data, plus one partial chunk per part).
  * At open each part is opened through HDF5 once per virtual dataset read (pixels, labels),
- * checked and closed again (HDF5 keeps no part open; the labels are read part by part). When a part is opened for reading it must still be the file checked at open
- * (device, inode, size, modification time): a part rewritten since gives an error naming it,
- * never other bytes. */
+ * checked and closed again (HDF5 keeps no part open; the labels are read part by part). When a part
+ * is opened for reading it must still be the file checked at open (device, inode, size,
+ * modification time): a part rewritten since gives an error naming it, never other bytes. */
 
 static void vds_free(vds_parts *v)
 {
@@ -757,8 +757,9 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
         }
         void *handle = NULL;
         struct stat sb;
-        LD_CHECK(e, H5Fget_vfd_handle(pf, H5P_DEFAULT, &handle) >= 0 && handle &&
-                        fstat(*(const int *)handle, &sb) == 0,
+        LD_CHECK(e,
+                 H5Fget_vfd_handle(pf, H5P_DEFAULT, &handle) >= 0 && handle &&
+                     fstat(*(const int *)handle, &sb) == 0,
                  LD_EIO, "%s: part %s: HDF5 does not give its file descriptor", s->path, resolved);
         pd = H5Dopen2(pf, dset, H5P_DEFAULT);
         LD_CHECK(e, pd >= 0 && ds_dims(pd, pdims, &prank) == 0, LD_EFORMAT,
@@ -794,8 +795,8 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
             LD_CHECK(e,
                      H5Dread(pd, read_type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                              (char *)read_buf + (size_t)row * per_row) >= 0,
-                     LD_EFORMAT, "%s: dataset '/%s': part %s: cannot read '%s' (damaged?)",
-                     s->path, name, resolved, dset);
+                     LD_EFORMAT, "%s: dataset '/%s': part %s: cannot read '%s' (damaged?)", s->path,
+                     name, resolved, dset);
         }
         if (direct) {
             int dr = build_direct(resolved, (uint64_t)sb.st_size, pd, rank, pdims, row_bytes,
@@ -1224,14 +1225,14 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     in->block = 1;
     const int virt = is_virtual(s->dset); /* (each look copies all of a VDS's mappings) */
     if (virt) {
-        int d = vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes, is_u8 || is_f32,
-                            -1, NULL, e);
+        int d = vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes, is_u8 || is_f32, -1,
+                            NULL, e);
         LD_TRY(d);
         s->direct = d;
         rc = LD_OK;
     } else if (is_u8 || is_f32) {
-        int d = build_direct(s->path, s->file_size, s->dset, rank, dims, in->sample_bytes,
-                             &s->map, e);
+        int d =
+            build_direct(s->path, s->file_size, s->dset, rank, dims, in->sample_bytes, &s->map, e);
         LD_TRY(d);
         s->direct = d;
         rc = LD_OK;
@@ -1258,9 +1259,9 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     else
         snprintf(s->how, sizeof s->how, "hdf5 raw %s %s%s", is_u8 ? "uint8" : "float32",
                  virt ? "virtual, " : "",
-                 s->direct ? (s->map.nchunks == 1 ? "contiguous, direct pread"
-                                                  : "chunked, direct pread")
-                           : "via HDF5 (serialized)");
+                 s->direct
+                     ? (s->map.nchunks == 1 ? "contiguous, direct pread" : "chunked, direct pread")
+                     : "via HDF5 (serialized)");
 fail:
     if (t >= 0) H5Tclose(t);
     return rc;
@@ -1338,9 +1339,8 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     const int virt = is_virtual(s->dset);
     {
         hsize_t one[4] = {s->enc_len};
-        int dr = virt
-                     ? vds_resolve(s, s->dset, name, 1, one, 1, 1, -1, NULL, e)
-                     : build_direct(s->path, s->file_size, s->dset, 1, one, 1, &s->map, e);
+        int dr = virt ? vds_resolve(s, s->dset, name, 1, one, 1, 1, -1, NULL, e)
+                      : build_direct(s->path, s->file_size, s->dset, 1, one, 1, &s->map, e);
         LD_TRY(dr);
         s->direct = dr;
         rc = LD_OK;
@@ -1364,8 +1364,7 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     in->ctx_bytes = (size_t)longest; /* the read buffer grows to the longest sample */
     in->store_bytes += s->map.nchunks * 8 + vds_bytes(&s->vds);
     if (s->vds.n)
-        snprintf(s->how, sizeof s->how, "hdf5 encoded virtual, %zu parts, direct pread",
-                 s->vds.n);
+        snprintf(s->how, sizeof s->how, "hdf5 encoded virtual, %zu parts, direct pread", s->vds.n);
     else
         snprintf(s->how, sizeof s->how, "hdf5 encoded %s%s", virt ? "virtual, " : "",
                  s->direct ? "direct pread" : "via HDF5 (serialized)");
