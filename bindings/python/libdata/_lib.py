@@ -400,6 +400,7 @@ def shard_part_name(out: bytes, index: int, count: int) -> bytes:
     try:
         if rc < 0:
             raise ValueError(f"no part {index} of {count} parts: {strerror(rc)}")
+        assert name.value is not None
         return ctypes.string_at(name.value)
     finally:
         api.ld_free(name)

@@ -301,7 +301,8 @@ class Converter(_lib.Handle):
             raise KeyboardInterrupt
         count = self.get("shard_count")
         if count:  # the summary names the part the run wrote (or found complete)
-            out = os.fsdecode(_lib.shard_part_name(bout, self.get("shard_index"), count))
+            index = int(self.get("shard_index") or 0)
+            out = os.fsdecode(_lib.shard_part_name(bout, index, int(count)))
         return self.summary(out)
 
     def summary(self, out: PathLike = "") -> ConvertSummary:

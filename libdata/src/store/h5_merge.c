@@ -282,7 +282,7 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
         H5Eclear2(H5E_DEFAULT);
         return ld__err(e, LD_EFORMAT,
                        "%s: not a readable HDF5 file (truncated, or still being written?): "
-                       "reconvert this part with the same command and its --shard K/N",
+                       "reconvert this part with the same command and its shard_index/shard_count",
                        s->path);
     }
     char storage[32];
@@ -300,7 +300,7 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
                 s->run_id[0];
     LD_CHECK(e, shard && storage[0], LD_EFORMAT,
              "%s: not a part of a sharded conversion (no shard_index, shard_count, run_id... "
-             "attributes): merge takes the files that dataconv SRC OUT --shard K/N writes",
+             "attributes): merge takes the files of a sharded conversion (shard_index/shard_count)",
              s->path);
     s->index = idx;
     s->count = cnt;

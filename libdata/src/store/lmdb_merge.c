@@ -123,7 +123,7 @@ static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *firs
     struct stat sb;
     LD_CHECK(e, stat(s->path, &sb) == 0 && S_ISDIR(sb.st_mode), LD_EFORMAT,
              "%s: not an LMDB directory: an LMDB merge takes the OUT-KKKKK-of-NNNNN.lmdb "
-             "directories that dataconv SRC OUT.lmdb --shard K/N writes",
+             "directories of a sharded conversion (shard_index/shard_count)",
              s->path);
     rc = ld__lmdb_store_open(s->path, NULL, &st, e);
     if (rc < 0) {
@@ -131,7 +131,7 @@ static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *firs
         snprintf(why, sizeof why, "%s", e ? e->msg : "");
         ld__err(e, rc == LD_ENOMEM ? rc : LD_EFORMAT,
                 "%s: not a valid LMDB part (%s): reconvert it with the same command and its "
-                "--shard K/N",
+                "shard_index/shard_count",
                 s->path, why);
         rc = e ? e->code : LD_EFORMAT;
         goto fail;
@@ -141,7 +141,7 @@ static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *firs
     st = NULL;
     rc = ld__lmdb_sidecar_read(s->path, &p->side, e);
     LD_CHECK(e, rc != LD_END, LD_EFORMAT,
-             "%s: no %s: not a part of a sharded conversion (dataconv SRC OUT.lmdb --shard K/N "
+             "%s: no %s: not a part of a sharded conversion (shard_index/shard_count "
              "writes one)",
              s->path, LD_LMDB_SIDECAR);
     LD_TRY(rc);
@@ -152,7 +152,7 @@ static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *firs
                 side_i64(t, "listing_total", &s->total) && side_get(t, "run_id", id, sizeof id);
     LD_CHECK(e, shard, LD_EFORMAT,
              "%s: not a part of a sharded conversion (its %s has no shard_index, shard_count, "
-             "run_id...): merge takes the parts that dataconv SRC OUT.lmdb --shard K/N writes",
+             "run_id...): merge takes the parts of a sharded conversion (shard_index/shard_count)",
              s->path, LD_LMDB_SIDECAR);
     size_t il = strlen(id);
     if (il >= 2 && id[0] == '"' && id[il - 1] == '"') {

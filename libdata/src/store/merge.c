@@ -110,7 +110,7 @@ int ld__merge_check_set(ld_shard *s, size_t n, ld_err *e)
         if (s[i].count < 1 || s[i].index < 0 || s[i].index >= s[i].count)
             return ld__err(e, LD_EFORMAT,
                            "%s: invalid shard values (shard_index %lld, shard_count %lld): not a "
-                           "part written by dataconv --shard; reconvert it",
+                           "part of a sharded conversion; reconvert it",
                            s[i].path, (long long)s[i].index, (long long)s[i].count);
         if (s[i].count != s[0].count)
             return ld__err(e, LD_EINVAL,
@@ -133,7 +133,7 @@ int ld__merge_check_set(ld_shard *s, size_t n, ld_err *e)
     char *name = ld__shard_sibling(s[0].path, k, s[0].count);
     ld__err(e, LD_EINVAL,
             "%s: missing (part %lld of %lld; %zu of the %lld parts were given): convert it with "
-            "the same command and --shard %lld/%lld, then merge all %lld parts",
+            "the same command and shard_index %lld of shard_count %lld, then merge all %lld parts",
             name ? name : "a part", (long long)k, (long long)s[0].count, n, (long long)s[0].count,
             (long long)k, (long long)s[0].count, (long long)s[0].count);
     free(name);
