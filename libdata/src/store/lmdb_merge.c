@@ -189,36 +189,6 @@ fail:
     return rc;
 }
 
-/* Drop (from this process only) the pages of the part's data.mdb that reading mapped: the map
- * is read-only and shared, the pages stay in the page cache (see drop_mapped_pages in
- * lmdb_write.c). Without this the resident memory of a merge grows with the parts' size. */
-static void drop_part_pages(MDB_env *env)
-{
-#ifdef __linux__
-    int fd;
-    struct stat st;
-    if (mdb_env_get_fd(env, &fd) != 0 || fstat(fd, &st) != 0) return;
-    FILE *f = fopen("/proc/self/maps", "re");
-    if (!f) return;
-    char *line = NULL;
-    size_t cap = 0;
-    while (getline(&line, &cap, f) > 0) {
-        unsigned long lo, hi, ino;
-        unsigned long long off;
-        unsigned maj, min;
-        char perms[8];
-        if (sscanf(line, "%lx-%lx %7s %llx %x:%x %lu", &lo, &hi, perms, &off, &maj, &min, &ino) ==
-                7 &&
-            ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev)
-            madvise((void *)(uintptr_t)lo, hi - lo, MADV_DONTNEED);
-    }
-    free(line);
-    fclose(f);
-#else
-    (void)env;
-#endif
-}
-
 /* Copy every record of one part into the writer, in key order. */
 static int copy_part(const ld_shard *s, const lpart *p, ld_writer *w, ld_err *e)
 {
@@ -277,7 +247,7 @@ static int copy_part(const ld_shard *s, const lpart *p, ld_writer *w, ld_err *e)
                          .label = dt.label,
                          .rel = (const char *)rel.p};
         LD_TRY(w->vt->add(w, &smp, e));
-        if (++count % DROP_EVERY == 0) drop_part_pages(env);
+        if (++count % DROP_EVERY == 0) ld__lmdb_drop_pages(env); /* else RSS grows with the parts */
     }
     if (m != MDB_NOTFOUND) LD_TRY(ld__mdb_err(e, m, s->path, "cannot read"));
     LD_CHECK(e, count == p->n, LD_EFORMAT, "%s: %llu records read, %llu counted at open", s->path,
@@ -286,7 +256,7 @@ fail:
     if (cur) mdb_cursor_close(cur);
     if (txn) mdb_txn_abort(txn);
     if (env) {
-        drop_part_pages(env);
+        ld__lmdb_drop_pages(env); /* else RSS grows with the parts */
         mdb_env_close(env);
     }
     ld__buf_free(&rel);

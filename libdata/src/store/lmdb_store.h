@@ -70,6 +70,13 @@ const char *ld__lmdb_sidecar_value(const char *text, const char *key);
  * LD_EIO. Returns that code. The one LMDB error helper of the store and the writer. */
 int ld__mdb_err(ld_err *e, int m, const char *path, const char *what);
 
+/* Drop from this process's address space the pages of env's shared data.mdb map (they stay in
+ * the page cache; LMDB faults them back when needed), so that resident memory does not grow
+ * with the database while writing or merging. Call between transactions. Linux only; a no-op
+ * elsewhere (lmdb_write.c). */
+struct MDB_env;
+void ld__lmdb_drop_pages(struct MDB_env *env);
+
 /* Visit up to `max` records in key order with one cursor (MDB_NEXT: sequential pages, no
  * tree descent per record), for describe and tools that need every record once. Each record
  * is decoded and validated (float_data only counted, not copied); `fn` gets the Datum, or

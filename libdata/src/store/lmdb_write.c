@@ -17,7 +17,7 @@
  *    until commit, so the byte bound keeps the writer at about 2 x 8 MiB (dirty pages + the
  *    replay copy) however large the images are. (32 MiB was no faster: commits without
  *    fsync are cheap.) After each commit the writer drops its mapping of the database's
- *    pages (see drop_mapped_pages): LMDB reads tree pages through its read-only map, and
+ *    pages (see ld__lmdb_drop_pages): LMDB reads tree pages through its read-only map, and
  *    each such read mapped a page-cache folio of up to 2 MiB that stayed resident. The map
  *    starts at 64 MiB and grows on MDB_MAP_FULL: abort the transaction, enlarge the map,
  *    replay the uncommitted batch (kept in memory, bounded by the two limits above). No 1 TB
@@ -311,12 +311,12 @@ fail:
  * LMDB does not tell where it mapped the file (MDB_envinfo.me_mapaddr is only set with
  * MDB_FIXEDMAP), so we look for the shared mapping of data.mdb's inode in /proc/self/maps.
  * Elsewhere than Linux this does nothing. */
-static void drop_mapped_pages(lmdb_writer *w)
+void ld__lmdb_drop_pages(struct MDB_env *env)
 {
 #ifdef __linux__
     int fd;
     struct stat st;
-    if (mdb_env_get_fd(w->env, &fd) != 0 || fstat(fd, &st) != 0) return;
+    if (mdb_env_get_fd(env, &fd) != 0 || fstat(fd, &st) != 0) return;
     FILE *f = fopen("/proc/self/maps", "re");
     if (!f) return;
     char *line = NULL;
@@ -334,7 +334,7 @@ static void drop_mapped_pages(lmdb_writer *w)
     free(line);
     fclose(f);
 #else
-    (void)w;
+    (void)env;
 #endif
 }
 
@@ -354,7 +354,7 @@ static int commit(lmdb_writer *w, ld_err *e)
     }
     w->batch.len = 0;
     w->batch_n = 0;
-    drop_mapped_pages(w);
+    ld__lmdb_drop_pages(w->env);
 fail:
     return rc;
 }
