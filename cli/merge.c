@@ -69,6 +69,21 @@ static int has_glob_chars(const char *s)
     return strpbrk(s, "*?[") != NULL;
 }
 
+/* Room for one more part name in *parts (capacity *cap, n used); 0 (said) when out of memory. */
+static int push_room(char ***parts, size_t *cap, size_t n)
+{
+    if (n < *cap) return 1;
+    size_t c = *cap ? *cap * 2 : 16;
+    char **t = realloc(*parts, c * sizeof *t);
+    if (!t) {
+        fprintf(stderr, "dataconv: out of memory\n");
+        return 0;
+    }
+    *parts = t;
+    *cap = c;
+    return 1;
+}
+
 int dc_merge(int argc, char **argv, int first)
 {
     merge_log lg = {0, 0};
@@ -115,15 +130,9 @@ int dc_merge(int argc, char **argv, int first)
             globbed = 1;
             continue;
         }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **t = realloc(parts, cap * sizeof *t);
-            if (!t) {
-                rc = DC_EXIT_FAIL;
-                fprintf(stderr, "dataconv: out of memory\n");
-                break;
-            }
-            parts = t;
+        if (!push_room(&parts, &cap, n)) {
+            rc = DC_EXIT_FAIL;
+            break;
         }
         parts[n++] = (char *)a;
     }
@@ -132,15 +141,9 @@ int dc_merge(int argc, char **argv, int first)
                             "OUT.lmdb; without parts, OUT-*-of-* beside it)");
     /* the pattern's matches after the parts named one by one */
     for (size_t k = 0; rc == DC_EXIT_OK && globbed && k < g.gl_pathc; k++) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **t = realloc(parts, cap * sizeof *t);
-            if (!t) {
-                rc = DC_EXIT_FAIL;
-                fprintf(stderr, "dataconv: out of memory\n");
-                break;
-            }
-            parts = t;
+        if (!push_room(&parts, &cap, n)) {
+            rc = DC_EXIT_FAIL;
+            break;
         }
         parts[n++] = g.gl_pathv[k];
     }
