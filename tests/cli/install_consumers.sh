@@ -11,7 +11,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$BUILD_DIR" --prefix "$tmp/prefix" >/dev/null
-# The installed dataconv finds the installed libdata.so.0 by its RUNPATH ($ORIGIN/../lib),
+# The installed dataconv finds the installed libdata.so.1 by its RUNPATH ($ORIGIN/../lib),
 # without LD_LIBRARY_PATH or ldconfig (issue 12 item 9: it failed to start).
 if [ -x "$tmp/prefix/bin/dataconv" ]; then
     (unset LD_LIBRARY_PATH; "$tmp/prefix/bin/dataconv" --version) > "$tmp/version.txt" 2>&1 \
@@ -31,7 +31,7 @@ mkdir "$tmp/consumer"
 cat > "$tmp/consumer/CMakeLists.txt" <<CMK
 cmake_minimum_required(VERSION 3.21)
 project(consumer C)
-find_package(libdata 0.1 REQUIRED)
+find_package(libdata 1.0 REQUIRED)
 add_executable(shared_app $SRC/samples/examples/convert_folder.c)
 target_link_libraries(shared_app PRIVATE libdata::libdata)
 add_executable(static_app $SRC/samples/examples/read_batches.c)
@@ -65,7 +65,7 @@ cmake_minimum_required(VERSION 3.21)
 project(h5consumer C)
 find_package(HDF5 REQUIRED COMPONENTS C)
 set(before "${HDF5_C_LIBRARIES}|${HDF5_LIBRARIES}|${HDF5_INCLUDE_DIRS}|${HDF5_VERSION}")
-find_package(libdata 0.1 REQUIRED)
+find_package(libdata 1.0 REQUIRED)
 set(after "${HDF5_C_LIBRARIES}|${HDF5_LIBRARIES}|${HDF5_INCLUDE_DIRS}|${HDF5_VERSION}")
 if(NOT before STREQUAL after)
   message(FATAL_ERROR "find_package(libdata) changed HDF5_*:\n  ${before}\n  ${after}")

@@ -15,7 +15,7 @@ import pytest
 import libdata
 
 PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(libdata.__file__)))
-SONAME = "libdata.so.0"
+SONAME = "libdata.so.1"
 
 
 def system_has_libdata():

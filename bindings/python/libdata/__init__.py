@@ -28,12 +28,12 @@ __all__ = ["convert", "Converter", "ConvertSummary", "ConvertProgress", "Reader"
            "LibdataError", "describe", "stat", "DatasetStat", "version", "version_number", "has_feature", "strerror",
            "convert_params", "reader_params", "library_path", "LD_OK", "LD_END", "LD_ENOMEM", "LD_EINVAL",
            "LD_EIO", "LD_EFORMAT", "LD_ELIMIT", "LD_ECANCELED", "LD_ENOTSUP", "LD_ESTATE"]
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 library_path = _lib.path
 
 
 def version() -> str:
-    """The loaded library's version string, e.g. "0.1.0"."""
+    """The loaded library's version string, e.g. "1.0.0"."""
     return _api.ld_version_string().decode()
 
 

@@ -32,8 +32,8 @@ PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 # The version these bindings were written for; a library with another major version has an
 # incompatible ABI (styled on PyTurboJPEG refusing libraries that lack tj3Init).
-BINDINGS_VERSION = "0.1.0"
-ABI_MAJOR = 0
+BINDINGS_VERSION = "1.0.0"
+ABI_MAJOR = 1
 
 # Status codes (libdata.h; fixed forever).
 LD_OK = 0

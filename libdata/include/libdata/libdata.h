@@ -55,17 +55,17 @@ extern "C" {
 /** @name Version
  * Compile-time version of the header; compare with ld_version_number() at run time. */
 /** @{ */
-#define LD_VERSION_MAJOR 0
-#define LD_VERSION_MINOR 1
+#define LD_VERSION_MAJOR 1
+#define LD_VERSION_MINOR 0
 #define LD_VERSION_PATCH 0
 #define LD_VERSION_NUMBER (LD_VERSION_MAJOR * 10000 + LD_VERSION_MINOR * 100 + LD_VERSION_PATCH)
-#define LD_VERSION_STRING "0.1.0"
+#define LD_VERSION_STRING "1.0.0"
 /** @} */
 
 /** @return the version of the linked library, as LD_VERSION_NUMBER (major*10000+minor*100+patch).
  */
 LD_API unsigned ld_version_number(void);
-/** @return the version of the linked library as a static string such as "0.1.0". */
+/** @return the version of the linked library as a static string such as "1.0.0". */
 LD_API const char *ld_version_string(void);
 
 /** Status codes. Values are fixed forever: never renumbered, never reused. */
