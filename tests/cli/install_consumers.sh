@@ -81,7 +81,11 @@ cmake -S "$tmp/h5consumer" -B "$tmp/h5consumer/b" -DCMAKE_PREFIX_PATH="$tmp/pref
     > "$tmp/h5consumer.log" 2>&1 || { cat "$tmp/h5consumer.log" >&2; echo "FAIL: configure" >&2; exit 1; }
 cmake --build "$tmp/h5consumer/b" > "$tmp/h5consumer.log" 2>&1 \
     || { cat "$tmp/h5consumer.log" >&2; echo "FAIL: build with find_package(HDF5)" >&2; exit 1; }
-"$tmp/h5consumer/b/app" | grep -E "^hdf5 [0-9.]+ libdata 0\." >/dev/null
-"$tmp/h5consumer/b/app_static" | grep -E "^hdf5 [0-9.]+ libdata 0\." >/dev/null
+version=$(sed -n 's/^#define LD_VERSION_STRING "\(.*\)"$/\1/p' "$SRC/libdata/include/libdata/libdata.h")
+for app in app app_static; do
+    "$tmp/h5consumer/b/$app" > "$tmp/app.out"
+    grep -qE "^hdf5 [0-9.]+ libdata ${version//./\\.}\$" "$tmp/app.out" \
+        || { cat "$tmp/app.out" >&2; echo "FAIL: $app does not print libdata $version" >&2; exit 1; }
+done
 echo "install_consumers: pkg-config and find_package (shared + static) consumers work," \
      "also next to the consumer's own find_package(HDF5)"
