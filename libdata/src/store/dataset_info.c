@@ -57,41 +57,11 @@ static int ends_with(const char *s, const char *tail)
 /* ---- HDF5: root attributes ------------------------------------------------------------- */
 
 #ifdef LD_HAVE_HDF5
-/* A scalar string attribute into buf ("" when absent or not a string). */
-static void attr_text(hid_t f, const char *name, char *buf, size_t cap)
+/* A size attribute read as sidecar_int reads the LMDB sidecar: 0 when absent or out of range. */
+static int attr_count(hid_t f, const char *name)
 {
-    buf[0] = '\0';
-    if (H5Aexists(f, name) <= 0) return;
-    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
-    if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING &&
-        H5Sget_simple_extent_npoints(sp) == 1) {
-        if (H5Tis_variable_str(t) > 0) {
-            char *s = NULL;
-            if (H5Aread(a, t, &s) >= 0 && s) snprintf(buf, cap, "%s", s);
-            if (s) H5free_memory(s);
-        } else {
-            const size_t n = H5Tget_size(t);
-            char *s = calloc(1, n + 1);
-            if (s && H5Aread(a, t, s) >= 0) snprintf(buf, cap, "%s", s);
-            free(s);
-        }
-    }
-    if (sp >= 0) H5Sclose(sp);
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
-}
-
-static int attr_int(hid_t f, const char *name)
-{
-    int64_t v = 0;
-    if (H5Aexists(f, name) <= 0) return 0;
-    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-    if (a < 0) return 0;
-    if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0) v = 0;
-    H5Aclose(a);
-    return v >= 0 && v <= 1 << 30 ? (int)v : 0;
+    int v = 0;
+    return ld__h5_attr_int(f, name, &v) && v >= 0 && v <= 1 << 30 ? v : 0;
 }
 
 /* The class_names attribute (variable-length strings). LD_OK (none is fine), LD_ENOMEM. */
@@ -136,17 +106,17 @@ static int h5_made(const char *path, made *m, ld_err *e)
         rc = ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
         goto done;
     }
-    attr_text(f, LD_H5_ATTR_FORMAT, s, sizeof s);
+    ld__h5_attr_text(f, LD_H5_ATTR_FORMAT, s, sizeof s);
     m->ours = strcmp(s, LD_H5_FORMAT_NAME) == 0;
     if (!m->ours) goto done;
-    attr_text(f, LD_H5_ATTR_STORAGE, s, sizeof s);
+    ld__h5_attr_text(f, LD_H5_ATTR_STORAGE, s, sizeof s);
     if (!strcmp(s, LD_H5_STORAGE_ENCODED))
-        attr_text(f, LD_H5_ATTR_ENCODING, m->encoding, sizeof m->encoding);
-    m->quality = attr_int(f, LD_H5_ATTR_QUALITY);
-    attr_text(f, LD_H5_ATTR_RESIZE_MODE, s, sizeof s);
+        ld__h5_attr_text(f, LD_H5_ATTR_ENCODING, m->encoding, sizeof m->encoding);
+    m->quality = attr_count(f, LD_H5_ATTR_QUALITY);
+    ld__h5_attr_text(f, LD_H5_ATTR_RESIZE_MODE, s, sizeof s);
     m->resize_mode = resize_mode_of(s);
-    m->resize_w = attr_int(f, LD_H5_ATTR_RESIZE_W);
-    m->resize_h = attr_int(f, LD_H5_ATTR_RESIZE_H);
+    m->resize_w = attr_count(f, LD_H5_ATTR_RESIZE_W);
+    m->resize_h = attr_count(f, LD_H5_ATTR_RESIZE_H);
     if (attr_names(f, m) < 0) rc = ld__err(e, LD_ENOMEM, "%s: out of memory", path);
 done:
     if (f >= 0) H5Fclose(f);

@@ -23,54 +23,13 @@ static int out_name(ld_buf *out, const char *label, const char *name)
     return rc == LD_OK ? ld__buf_printf(out, "\n") : rc;
 }
 
-/* Read a scalar string attribute (variable- or fixed-length) into buf; 0 if absent/not a string. */
-static int attr_str(hid_t loc, const char *name, char *buf, size_t cap)
-{
-    int ok = 0;
-    buf[0] = '\0';
-    if (H5Aexists(loc, name) <= 0) return 0;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
-        hid_t sp = H5Aget_space(a);
-        int scalar = sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1;
-        if (sp >= 0) H5Sclose(sp);
-        if (scalar && H5Tis_variable_str(t) > 0) {
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            char *s = NULL;
-            if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
-                H5Tset_cset(mt, H5Tget_cset(t)) >= 0 && H5Aread(a, mt, &s) >= 0 && s) {
-                snprintf(buf, cap, "%s", s);
-                ok = 1;
-            }
-            if (s) H5free_memory(s);
-            if (mt >= 0) H5Tclose(mt);
-        } else if (scalar) {
-            size_t n = H5Tget_size(t);
-            char *s = calloc(1, n + 1);
-            hid_t mt = H5Tcopy(t);
-            if (s && mt >= 0 && H5Aread(a, mt, s) >= 0) {
-                snprintf(buf, cap, "%s", s);
-                ok = 1;
-            }
-            free(s);
-            if (mt >= 0) H5Tclose(mt);
-        }
-    }
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
-    return ok;
-}
-
+/* ld__h5_attr_i64 into the long long this file prints with %lld. */
 static int attr_i64(hid_t loc, const char *name, long long *v)
 {
-    if (H5Aexists(loc, name) <= 0) return 0;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    int64_t x = 0;
-    int ok = a >= 0 && H5Aread(a, H5T_NATIVE_INT64, &x) >= 0;
-    if (a >= 0) H5Aclose(a);
+    int64_t x;
+    if (!ld__h5_attr_i64(loc, name, &x)) return 0;
     *v = x;
-    return ok;
+    return 1;
 }
 
 static void type_name(hid_t t, char *buf, size_t cap)
@@ -422,7 +381,7 @@ static int describe_parts(desc_ctx *cx, hid_t f)
     nl = attr_strings(f, LD_H5_ATTR_PARTS, &listed);
     attr_i64(f, LD_H5_ATTR_SHARD_COUNT, &shard_count);
     attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &total);
-    attr_str(f, LD_H5_ATTR_RUN_ID, run_id, sizeof run_id);
+    ld__h5_attr_text(f, LD_H5_ATTR_RUN_ID, run_id, sizeof run_id);
     const size_t entries = nl > 0 ? (size_t)nl : count;
     LD_TRY(ld__buf_printf(out, "merged: %zu parts (%zu with samples)", entries, count));
     if (shard_count >= 0) LD_TRY(ld__buf_printf(out, ", shard_count %lld", shard_count));
@@ -478,7 +437,7 @@ static int describe_parts(desc_ctx *cx, hid_t f)
             if (have != (long long)rows)
                 snprintf(what, sizeof what, "HOLDS %lld SAMPLES, the merged file maps %llu", have,
                          rows);
-            else if (run_id[0] && attr_str(pf, LD_H5_ATTR_RUN_ID, prid, sizeof prid) &&
+            else if (run_id[0] && ld__h5_attr_text(pf, LD_H5_ATTR_RUN_ID, prid, sizeof prid) &&
                      strcmp(prid, run_id))
                 snprintf(what, sizeof what, "FROM ANOTHER RUN (run_id %s)", prid);
         }
@@ -530,9 +489,9 @@ static int describe_ours(desc_ctx *cx, hid_t f)
     long long c = 0, h = 0, w = 0, ver = 0;
     attr_i64(f, LD_H5_ATTR_FORMAT_VERSION, &ver);
     LD_TRY(ld__buf_printf(out, "format: libdata HDF5, format version %lld\n", ver));
-    attr_str(f, LD_H5_ATTR_STORAGE, s, sizeof s);
+    ld__h5_attr_text(f, LD_H5_ATTR_STORAGE, s, sizeof s);
     int encoded = strcmp(s, LD_H5_STORAGE_ENCODED) == 0;
-    attr_str(f, LD_H5_ATTR_ENCODING, enc, sizeof enc);
+    ld__h5_attr_text(f, LD_H5_ATTR_ENCODING, enc, sizeof enc);
     if (encoded)
         LD_TRY(ld__buf_printf(out, "storage: encoded (%s)\n", enc[0] ? enc : "?"));
     else
@@ -547,13 +506,13 @@ static int describe_ours(desc_ctx *cx, hid_t f)
     LD_TRY(sample_counts(cx, f, &n));
     LD_TRY(ld__buf_printf(out, "samples: %lld%s\n", n < 0 ? 0 : n,
                           cx->nproblems > before ? " (but see the problems below)" : ""));
-    attr_str(f, LD_H5_ATTR_LAYOUT, s, sizeof s);
+    ld__h5_attr_text(f, LD_H5_ATTR_LAYOUT, s, sizeof s);
     if (h > 0 && w > 0)
         LD_TRY(ld__buf_printf(
             out, "shape: %lld x %lld x %lld (channels x height x width, layout %s)\n", c, h, w, s));
     else
         LD_TRY(ld__buf_printf(out, "shape: %lld channels, variable height and width\n", c));
-    attr_str(f, LD_H5_ATTR_CHANNEL_ORDER, s, sizeof s);
+    ld__h5_attr_text(f, LD_H5_ATTR_CHANNEL_ORDER, s, sizeof s);
     LD_TRY(ld__buf_printf(out, "channel order: %s\n", s));
     LD_TRY(describe_classes(f, out));
     LD_TRY(describe_parts(cx, f));
@@ -568,7 +527,7 @@ static int describe_ours(desc_ctx *cx, hid_t f)
     attr_i64(f, LD_H5_ATTR_QUALITY, &q);
     attr_i64(f, LD_H5_ATTR_RESIZE_W, &rw);
     attr_i64(f, LD_H5_ATTR_RESIZE_H, &rh);
-    attr_str(f, LD_H5_ATTR_RESIZE_MODE, s, sizeof s);
+    ld__h5_attr_text(f, LD_H5_ATTR_RESIZE_MODE, s, sizeof s);
     char qs[48];
     if (encoded && strcmp(enc, "original") == 0)
         snprintf(qs, sizeof qs, "original file bytes");
@@ -582,9 +541,11 @@ static int describe_ours(desc_ctx *cx, hid_t f)
         LD_TRY(ld__buf_printf(out, "settings: resize %s %lldx%lld, %s\n", s, rw, rh, qs));
     else
         LD_TRY(ld__buf_printf(out, "settings: no resize, %s\n", qs));
-    if (attr_str(f, LD_H5_ATTR_SOURCE, s, sizeof s) && s[0]) LD_TRY(out_name(out, "source: ", s));
-    if (attr_str(f, LD_H5_ATTR_NOTE, s, sizeof s) && s[0]) LD_TRY(out_name(out, "note: ", s));
-    if (attr_str(f, LD_H5_ATTR_TOOL_VERSION, s, sizeof s))
+    if (ld__h5_attr_text(f, LD_H5_ATTR_SOURCE, s, sizeof s) && s[0])
+        LD_TRY(out_name(out, "source: ", s));
+    if (ld__h5_attr_text(f, LD_H5_ATTR_NOTE, s, sizeof s) && s[0])
+        LD_TRY(out_name(out, "note: ", s));
+    if (ld__h5_attr_text(f, LD_H5_ATTR_TOOL_VERSION, s, sizeof s))
         LD_TRY(ld__buf_printf(out, "tool version: libdata %s\n", s));
 fail:
     return rc;
@@ -625,7 +586,8 @@ static int describe_file(const char *path, ld_buf *out, ld_err *e)
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
     LD_TRY(out_name(out, "file: ", path));
-    if (attr_str(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) && strcmp(fmt, LD_H5_FORMAT_NAME) == 0) {
+    if (ld__h5_attr_text(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) &&
+        strcmp(fmt, LD_H5_FORMAT_NAME) == 0) {
         LD_TRY(describe_ours(&cx, f));
     } else {
         long long n = -1;

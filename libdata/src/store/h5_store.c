@@ -134,59 +134,6 @@ static int link_exists(hid_t file, const char *name)
     return name && *name && H5Lexists(file, name, H5P_DEFAULT) > 0;
 }
 
-/* Read a scalar string attribute of the root group (fixed or variable length) into out. */
-static int attr_string(hid_t file, const char *name, char *out, size_t cap)
-{
-    int ok = 0;
-    out[0] = 0;
-    if (H5Aexists(file, name) <= 0) return 0;
-    hid_t a = H5Aopen(file, name, H5P_DEFAULT);
-    hid_t t = a >= 0 ? H5Aget_type(a) : -1;
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
-        if (H5Tis_variable_str(t) > 0) {
-            char *s = NULL;
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, H5T_VARIABLE);
-            H5Tset_cset(mt, H5Tget_cset(t)); /* HDF5 will not convert ASCII <-> UTF-8 */
-            if (H5Aread(a, mt, &s) >= 0 && s) {
-                snprintf(out, cap, "%s", s);
-                ok = 1;
-            }
-            if (s) H5free_memory(s);
-            H5Tclose(mt);
-        } else {
-            size_t n = H5Tget_size(t);
-            char *s = calloc(1, n + 1);
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, n + 1);
-            H5Tset_cset(mt, H5Tget_cset(t));
-            if (s && H5Aread(a, mt, s) >= 0) {
-                snprintf(out, cap, "%s", s);
-                ok = 1;
-            }
-            free(s);
-            H5Tclose(mt);
-        }
-    }
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
-    return ok;
-}
-
-static int attr_int(hid_t file, const char *name, int *out)
-{
-    int ok = 0;
-    if (H5Aexists(file, name) <= 0) return 0;
-    hid_t a = H5Aopen(file, name, H5P_DEFAULT);
-    int32_t v = 0;
-    if (a >= 0 && H5Aread(a, H5T_NATIVE_INT32, &v) >= 0) {
-        *out = v;
-        ok = 1;
-    }
-    if (a >= 0) H5Aclose(a);
-    return ok;
-}
-
 /* Dimensions of a dataset (rank <= 4). */
 static int ds_dims(hid_t d, hsize_t dims[4], int *rank)
 {
@@ -782,7 +729,7 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
                  "%s: dataset '/%s': part %s stores '%s' with another element type than the "
                  "merged file declares (made with other options?): merge parts of one run only",
                  s->path, name, resolved, dset);
-        if (s->run_id[0] && attr_string(pf, LD_H5_ATTR_RUN_ID, rid, sizeof rid) && rid[0])
+        if (s->run_id[0] && ld__h5_attr_text(pf, LD_H5_ATTR_RUN_ID, rid, sizeof rid) && rid[0])
             LD_CHECK(e, !strcmp(rid, s->run_id), LD_EFORMAT,
                      "%s: part %s comes from another run (its run_id %s, the merged file's %s: "
                      "other options, input or part count): re-convert it with the same "
@@ -1306,9 +1253,9 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     }
     /* Decoded shape: the attributes when the writer recorded a common size, else /shape. */
     int c = 0, h = 0, w = 0;
-    attr_int(file, LD_H5_ATTR_CHANNELS, &c);
-    attr_int(file, LD_H5_ATTR_HEIGHT, &h);
-    attr_int(file, LD_H5_ATTR_WIDTH, &w);
+    ld__h5_attr_int(file, LD_H5_ATTR_CHANNELS, &c);
+    ld__h5_attr_int(file, LD_H5_ATTR_HEIGHT, &h);
+    ld__h5_attr_int(file, LD_H5_ATTR_WIDTH, &w);
     if (c > 0 && h > 0 && w > 0) in->max_pixels = (uint64_t)h * (uint64_t)w;
     if (link_exists(file, LD_H5_DS_SHAPE) && in->n && (c <= 0 || h <= 0 || w <= 0)) {
         hid_t sd = H5Dopen2(file, LD_H5_DS_SHAPE, H5P_DEFAULT);
@@ -1410,9 +1357,9 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         rc = REPLACED;
         goto fail;
     }
-    attr_string(s->file, LD_H5_ATTR_FORMAT, fmt, sizeof fmt);
-    attr_string(s->file, LD_H5_ATTR_RUN_ID, s->run_id, sizeof s->run_id);
-    attr_string(s->file, LD_H5_ATTR_STORAGE, storage, sizeof storage);
+    ld__h5_attr_text(s->file, LD_H5_ATTR_FORMAT, fmt, sizeof fmt);
+    ld__h5_attr_text(s->file, LD_H5_ATTR_RUN_ID, s->run_id, sizeof s->run_id);
+    ld__h5_attr_text(s->file, LD_H5_ATTR_STORAGE, storage, sizeof storage);
     const char *dname = o && o->data_name && *o->data_name ? o->data_name : NULL;
     const char *lname = o && o->label_name && *o->label_name ? o->label_name : LD_H5_DS_LABEL;
     int encoded = 0;
@@ -1436,7 +1383,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         s->dset = -1;
     }
     LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));
-    if (attr_string(s->file, LD_H5_ATTR_CHANNEL_ORDER, order, sizeof order)) {
+    if (ld__h5_attr_text(s->file, LD_H5_ATTR_CHANNEL_ORDER, order, sizeof order)) {
         int o = !strcmp(order, LD_H5_ORDER_BGR)    ? LD_SORDER_BGR
                 : !strcmp(order, LD_H5_ORDER_RGB)  ? LD_SORDER_RGB
                 : !strcmp(order, LD_H5_ORDER_GRAY) ? LD_SORDER_GRAY

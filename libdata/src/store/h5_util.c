@@ -1,8 +1,11 @@
 /*
  * The HDF5 helpers every HDF5 file of the library uses (h5_util.h): the process-wide lock
- * around the serial HDF5 library, silencing its error printing, and its error text.
+ * around the serial HDF5 library, silencing its error printing, its error text, and reading
+ * scalar attributes.
  */
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +87,66 @@ int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
     if (e && sys > 0) e->sys_errno = sys;
     H5Eclear2(H5E_DEFAULT);
     return code;
+}
+
+/* ---- scalar attributes ----------------------------------------------------------------- */
+
+int ld__h5_attr_text(hid_t loc, const char *name, char *out, size_t cap)
+{
+    int ok = 0;
+    out[0] = '\0';
+    if (H5Aexists(loc, name) <= 0) return 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    hid_t mt = H5I_INVALID_HID;
+    if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING &&
+        H5Sget_simple_extent_npoints(sp) == 1 && (mt = H5Tcopy(H5T_C_S1)) >= 0 &&
+        H5Tset_cset(mt, H5Tget_cset(t)) >= 0) { /* HDF5 will not convert ASCII <-> UTF-8 */
+        if (H5Tis_variable_str(t) > 0) {
+            char *v = NULL;
+            if (H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) >= 0 && v) {
+                snprintf(out, cap, "%s", v);
+                ok = 1;
+            }
+            if (v) H5free_memory(v);
+        } else {
+            const size_t n = H5Tget_size(t); /* + 1: NUL-terminated whatever the padding */
+            char *v = n > 0 ? calloc(1, n + 1) : NULL;
+            if (v && H5Tset_size(mt, n + 1) >= 0 && H5Aread(a, mt, v) >= 0) {
+                snprintf(out, cap, "%s", v);
+                ok = 1;
+            }
+            free(v);
+        }
+    }
+    if (mt >= 0) H5Tclose(mt);
+    if (sp >= 0) H5Sclose(sp);
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
+    return ok;
+}
+
+int ld__h5_attr_i64(hid_t loc, const char *name, int64_t *v)
+{
+    if (H5Aexists(loc, name) <= 0) return 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    int64_t x = 0;
+    const int ok =
+        sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, H5T_NATIVE_INT64, &x) >= 0;
+    if (sp >= 0) H5Sclose(sp);
+    if (a >= 0) H5Aclose(a);
+    if (ok) *v = x;
+    return ok;
+}
+
+int ld__h5_attr_int(hid_t loc, const char *name, int *v)
+{
+    int64_t x;
+    if (!ld__h5_attr_i64(loc, name, &x) || x < INT_MIN || x > INT_MAX) return 0;
+    *v = (int)x;
+    return 1;
 }
 
 #else /* !LD_HAVE_HDF5 */

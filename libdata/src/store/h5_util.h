@@ -1,6 +1,6 @@
 /*
- * HDF5 helpers shared by the HDF5 store, writer and describer (defined in h5_util.c, except
- * the virtual-dataset checks).
+ * HDF5 helpers shared by the HDF5 store, writer, describer and merge (defined in h5_util.c,
+ * except the virtual-dataset checks).
  *
  * HDF5 prints its error stack to stderr by default; a library must not print. Every HDF5 call
  * of the library is bracketed by ld__h5_quiet_begin/end (the one way to silence HDF5 here),
@@ -30,6 +30,17 @@ int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* Scalar attributes of `loc` (a file or an object), with the HDF5 lock held. Each returns 1
+ * when the attribute exists, is a single value of the right class and was read; 0 otherwise,
+ * leaving *v unchanged and out = "".
+ * ld__h5_attr_text: a string, fixed or variable length, ASCII or UTF-8, into out[cap]
+ *                   (truncated to cap - 1 bytes);
+ * ld__h5_attr_i64:  an integer of any width, converted by HDF5;
+ * ld__h5_attr_int:  the same, 0 also when the value does not fit an int. */
+int ld__h5_attr_text(hid_t loc, const char *name, char *out, size_t cap);
+int ld__h5_attr_i64(hid_t loc, const char *name, int64_t *v);
+int ld__h5_attr_int(hid_t loc, const char *name, int *v);
 
 /* Virtual datasets (VDS). HDF5 reads a mapping whose source file or source dataset is
  * missing as the fill value, without an error; these helpers find such mappings first.

@@ -30,52 +30,6 @@
 /* ---- HDF5 ------------------------------------------------------------------------------- */
 #ifdef LD_HAVE_HDF5
 
-/* A root attribute read as `mtype` (an integer type); 1 if it exists and was read. */
-static int attr_num(hid_t f, const char *name, hid_t mtype, void *out)
-{
-    if (H5Aexists(f, name) <= 0) return 0;
-    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-    int ok = a >= 0 && H5Aread(a, mtype, out) >= 0;
-    if (a >= 0) H5Aclose(a);
-    return ok;
-}
-
-/* A scalar string root attribute, variable or fixed length, into out[cap]; 1 if read. */
-static int attr_text(hid_t f, const char *name, char *out, size_t cap)
-{
-    int ok = 0;
-    out[0] = '\0';
-    if (H5Aexists(f, name) <= 0) return 0;
-    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-    hid_t mt = t >= 0 ? H5Tcopy(H5T_C_S1) : H5I_INVALID_HID;
-    if (mt >= 0 && H5Tget_class(t) == H5T_STRING) {
-        H5Tset_cset(mt, H5Tget_cset(t));
-        if (H5Tis_variable_str(t) > 0) {
-            char *s = NULL;
-            H5Tset_size(mt, H5T_VARIABLE);
-            if (H5Aread(a, mt, &s) >= 0 && s) {
-                snprintf(out, cap, "%s", s);
-                ok = 1;
-            }
-            if (s) H5free_memory(s);
-        } else {
-            size_t n = H5Tget_size(t);
-            char *s = calloc(1, n + 1);
-            H5Tset_size(mt, n + 1);
-            if (s && H5Aread(a, mt, s) >= 0) {
-                snprintf(out, cap, "%s", s);
-                ok = 1;
-            }
-            free(s);
-        }
-    }
-    if (mt >= 0) H5Tclose(mt);
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
-    return ok;
-}
-
 /* Length along dim 0 of dataset `name`, or -1 when it is missing or not 1..4-D. */
 static int64_t ds_rows(hid_t f, const char *name)
 {
@@ -121,15 +75,17 @@ static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
             ld__h5_err(e, LD_EFORMAT, "%s: not a readable HDF5 file (truncated or damaged?)", path);
         goto fail;
     }
-    LD_CHECK(e, attr_text(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) && !strcmp(fmt, LD_H5_FORMAT_NAME),
+    LD_CHECK(e,
+             ld__h5_attr_text(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) &&
+                 !strcmp(fmt, LD_H5_FORMAT_NAME),
              LD_EFORMAT, "%s: not a libdata HDF5 file (no format=\"libdata\" attribute)", path);
-    attr_text(f, LD_H5_ATTR_STORAGE, m->storage, sizeof m->storage);
-    attr_text(f, LD_H5_ATTR_RESIZE_MODE, m->resize_mode, sizeof m->resize_mode);
-    attr_text(f, LD_H5_ATTR_CHANNEL_ORDER, m->channel_order, sizeof m->channel_order);
-    attr_num(f, LD_H5_ATTR_QUALITY, H5T_NATIVE_INT32, &m->quality);
-    attr_num(f, LD_H5_ATTR_RESIZE_W, H5T_NATIVE_INT32, &m->resize_w);
-    attr_num(f, LD_H5_ATTR_RESIZE_H, H5T_NATIVE_INT32, &m->resize_h);
-    attr_num(f, LD_H5_ATTR_NUM_CLASSES, H5T_NATIVE_INT32, &m->num_classes);
+    ld__h5_attr_text(f, LD_H5_ATTR_STORAGE, m->storage, sizeof m->storage);
+    ld__h5_attr_text(f, LD_H5_ATTR_RESIZE_MODE, m->resize_mode, sizeof m->resize_mode);
+    ld__h5_attr_text(f, LD_H5_ATTR_CHANNEL_ORDER, m->channel_order, sizeof m->channel_order);
+    ld__h5_attr_int(f, LD_H5_ATTR_QUALITY, &m->quality);
+    ld__h5_attr_int(f, LD_H5_ATTR_RESIZE_W, &m->resize_w);
+    ld__h5_attr_int(f, LD_H5_ATTR_RESIZE_H, &m->resize_h);
+    ld__h5_attr_int(f, LD_H5_ATTR_NUM_CLASSES, &m->num_classes);
 
     const int encoded = !strcmp(m->storage, LD_H5_STORAGE_ENCODED);
     const int64_t n = ds_rows(f, LD_H5_DS_LABEL);
@@ -154,14 +110,14 @@ static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
     }
     m->samples = (uint64_t)n;
 
-    int32_t k = 0, cnt = 0;
+    int k = 0, cnt = 0;
     int64_t first = 0, listed = 0, total = 0;
-    if (attr_num(f, LD_H5_ATTR_SHARD_COUNT, H5T_NATIVE_INT32, &cnt) && cnt > 0) {
-        int ok = attr_num(f, LD_H5_ATTR_SHARD_INDEX, H5T_NATIVE_INT32, &k) &&
-                 attr_num(f, LD_H5_ATTR_SHARD_FIRST, H5T_NATIVE_INT64, &first) &&
-                 attr_num(f, LD_H5_ATTR_SHARD_LISTED, H5T_NATIVE_INT64, &listed) &&
-                 attr_num(f, LD_H5_ATTR_LISTING_TOTAL, H5T_NATIVE_INT64, &total) &&
-                 attr_text(f, LD_H5_ATTR_RUN_ID, m->shard.run_id, sizeof m->shard.run_id);
+    if (ld__h5_attr_int(f, LD_H5_ATTR_SHARD_COUNT, &cnt) && cnt > 0) {
+        int ok = ld__h5_attr_int(f, LD_H5_ATTR_SHARD_INDEX, &k) &&
+                 ld__h5_attr_i64(f, LD_H5_ATTR_SHARD_FIRST, &first) &&
+                 ld__h5_attr_i64(f, LD_H5_ATTR_SHARD_LISTED, &listed) &&
+                 ld__h5_attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &total) &&
+                 ld__h5_attr_text(f, LD_H5_ATTR_RUN_ID, m->shard.run_id, sizeof m->shard.run_id);
         LD_CHECK(e, ok && k >= 0 && first >= 0 && listed >= 0 && total >= 0, LD_EFORMAT,
                  "%s: damaged shard attributes (shard_count %d, but shard_index, shard_first, "
                  "shard_listed, listing_total or run_id missing or negative)",
