@@ -17,6 +17,7 @@
 
 #include "bench.h"
 #include "merge.h"
+#include "plan.h"
 #include "options.h"
 #include "mpi.h"
 #include "progress.h"
@@ -398,6 +399,7 @@ int main(int argc, char **argv)
     case DC_CMD_MEAN: return cmd_mean(&o);
     case DC_CMD_BENCH: return dc_bench(argc, argv, 2);
     case DC_CMD_MERGE: return dc_merge(argc, argv, 2);
+    case DC_CMD_PLAN: return dc_plan(argc, argv, 2);
     case DC_CMD_CONVERT: return cmd_convert(&o, argc, argv);
     }
     return DC_EXIT_FAIL;

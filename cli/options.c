@@ -318,6 +318,9 @@ int dc_parse(int argc, char **argv, dc_opts *o)
         } else if (strcmp(argv[1], "merge") == 0) {
             o->cmd = DC_CMD_MERGE; /* arguments parsed by merge.c: any number of parts */
             return DC_EXIT_OK;
+        } else if (strcmp(argv[1], "plan") == 0) {
+            o->cmd = DC_CMD_PLAN; /* arguments parsed by plan.c */
+            return DC_EXIT_OK;
         } else if (strcmp(argv[1], "help") == 0) {
             o->cmd = DC_CMD_HELP;
             return DC_EXIT_OK;
@@ -427,6 +430,9 @@ void dc_print_help(void *fp)
         "                                                 memory ('dataconv bench --help')\n"
         "  dataconv merge OUT [PART...]                   one dataset from the parts of\n"
         "                                                 --shard K/N runs ('dataconv merge -h')\n"
+        "  dataconv plan NET.prototxt [--solver S] [--ram 4G]  will a Caffe net fit in memory:\n"
+        "                                                 components, largest batch ('dataconv\n"
+        "                                                 plan -h')\n"
         "\n"
         "OUT ending in .lmdb (or an existing directory) is written as LMDB, anything else as "
         "HDF5.\n"

@@ -37,7 +37,8 @@ typedef enum dc_command {
     DC_CMD_MEAN,
     DC_CMD_MERGE, /* arguments parsed by merge.c from argv[2] on */
     DC_CMD_HELP,
-    DC_CMD_VERSION
+    DC_CMD_VERSION,
+    DC_CMD_PLAN /* arguments parsed by plan.c from argv[2] on */
 } dc_command;
 
 #define DC_MAX_PARAMS 64

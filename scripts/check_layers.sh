@@ -23,6 +23,7 @@ declare -A allowed=(
     [store]="common thread codec"
     [reader]="common thread codec resize store"
     [convert]="common thread codec resize source store"
+    [plan]="common"
 )
 
 bad=0

@@ -1,0 +1,90 @@
+/*
+ * libdata plan: will a Caffe net fit in memory? Parses a Caffe text-format net (and solver),
+ * infers every blob's shape from its data layers, and estimates the host memory (peak RSS)
+ * that BVLC Caffe 1.0 (CPU) allocates for it, component by component, following Caffe's own
+ * allocation rules; then the largest batch that fits a memory figure. `dataconv plan` prints it.
+ */
+#ifndef LIBDATA_PLAN_H
+#define LIBDATA_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libdata/libdata.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The net phase to estimate. */
+typedef enum ld_plan_phase {
+    LD_PLAN_TRAIN = 0, /**< `caffe train`: the TRAIN net with backward and solver state, plus
+                            the TEST net when the solver has test_iter/test_interval */
+    LD_PLAN_TEST = 1   /**< the TEST net alone, forward only (`caffe test`, deployment) */
+} ld_plan_phase;
+
+/** One component of the estimate. */
+typedef struct ld_plan_item {
+    const char *name;   /**< what it is, e.g. "train: top data (activations)", "HDF5Data
+                             'data': current file as float32" */
+    uint64_t bytes;     /**< bytes at the plan's batch size */
+    uint64_t per_sample;/**< how much of `bytes` grows with each sample of the batch */
+} ld_plan_item;
+
+/** One blob and its shape, as Caffe's log prints it ("Top shape: 64 3 227 227"). */
+typedef struct ld_plan_blob {
+    const char *phase;  /**< "TRAIN" or "TEST" */
+    const char *layer;  /**< the layer that produces it */
+    const char *name;   /**< the top's name */
+    int ndims;          /**< dimensions */
+    const int64_t *dims;/**< ndims sizes */
+} ld_plan_blob;
+
+/**
+ * The estimate, filled by ld_plan(). ABI: one block allocated by the library (release it with
+ * ld_free()); later 1.x versions only add fields at the end.
+ */
+typedef struct ld_plan_info {
+    int batch;                   /**< the TRAIN (or, LD_PLAN_TEST, TEST) batch size used */
+    uint64_t total;              /**< predicted peak host memory (bytes) */
+    uint64_t ram;                /**< the memory figure the largest batch is fitted to */
+    int64_t largest_batch;       /**< largest batch whose total fits `ram`; 0 when not even
+                                      batch 1 fits */
+    size_t nitems;
+    const ld_plan_item *items;   /**< the components; their bytes add up to `total` */
+    size_t nblobs;
+    const ld_plan_blob *blobs;   /**< every top blob of the net(s), in layer order */
+    size_t nadvice;
+    const char *const *advice;   /**< sentences: what to change (may be 0) */
+} ld_plan_info;
+
+/**
+ * Estimate Caffe's host memory for a net.
+ *
+ * @param net     a train_val (or deploy) prototxt, Caffe text format (`layer` or legacy
+ *                `layers`). Data sources (LMDB, HDF5 lists, libdata datasets) named by its
+ *                data layers are opened to learn the sample shape; relative paths are taken
+ *                from the current directory, as caffe does.
+ * @param solver  a solver prototxt or NULL: its type (SGD, Nesterov, Adam...), test_iter /
+ *                test_interval (test net) and max_iter; `net:` in it is used when `net` is NULL.
+ * @param phase   an ld_plan_phase.
+ * @param batch   batch size of the planned phase's data layers; 0 keeps the net's own. The
+ *                other phase's batch keeps its own.
+ * @param ram     bytes the run may use (for largest_batch); 0: the machine's MemAvailable.
+ * @param shapes  NULL, or input shapes that override the data layers': "NAME=C,H,W" or
+ *                "NAME=N,C,H,W" items separated by ';' (a top name; N replaced by the batch).
+ * @param info    on success: the estimate (release with ld_free()); NULL on failure.
+ * @param errmsg  on failure, a message naming the file, the line:column and the reason
+ *                (release with ld_free()); NULL on success. May be NULL.
+ * @return LD_OK, LD_EIO (a file cannot be read), LD_EFORMAT (malformed text, a layer type it
+ *         does not know, a missing bottom, inconsistent shapes), LD_ELIMIT (sizes that
+ *         overflow, nesting too deep), LD_EINVAL (bad argument), LD_ENOMEM.
+ * Thread-safe: no shared state besides the HDF5 lock (data sources are opened).
+ */
+LD_API int ld_plan(const char *net, const char *solver, int phase, int batch, uint64_t ram,
+                   const char *shapes, ld_plan_info **info, char **errmsg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LIBDATA_PLAN_H */

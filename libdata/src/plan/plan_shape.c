@@ -1,0 +1,884 @@
+/*
+ * Shapes and memory of one net, layer by layer, as Caffe 1.0 computes and allocates them.
+ *
+ * Shapes follow each layer's Reshape() in caffe/src/caffe/layers/. Memory follows Caffe's
+ * allocation rules (docs/caffe_memory.md): a SyncedMemory is allocated (malloc + memset, so
+ * resident) on its first access only; a top's data on the first forward, its diff when
+ * backward first writes or reads it; in-place tops share the bottom's blob; Split tops share
+ * the data and own a diff; Flatten/Reshape tops share data and diff; Data/ImageData/LibData
+ * tops borrow the prefetch buffers. Per-layer buffers: im2col, bias multipliers, pooling
+ * masks, dropout masks, LRN/BatchNorm/Scale/Softmax scratch.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plan_net.h"
+
+typedef struct pblob {
+    const char *name;
+    int nd;
+    int64_t d[LD_PLAN_MAXD];
+    int alias;       /* data (and diff) of another blob: Flatten/Reshape (-1: none) */
+    int data_shared; /* data not allocated here (Split tops, borrowed prefetch buffers) */
+    int diff;        /* diff allocated (train) */
+    int need_bw;
+} pblob;
+
+typedef struct player {
+    int *bot, *top;           /* blob ids */
+    int nb, nt;
+    int lr_params;            /* has a parameter with lr_mult != 0 */
+    int loss;                 /* a top has a loss weight */
+    int need_bw;
+    int *bot_bw;              /* propagate down to bottom k */
+    uint64_t col_fwd, col_bw; /* im2col bytes allocated on forward / on backward only */
+    uint64_t buf_train_only;  /* scratch allocated only in training (backward, dropout) */
+} player;
+
+typedef struct est {
+    ld_plan_net *net;
+    const ld_plan_cfg *cfg;
+    ld_err *e;
+    pblob *b;
+    size_t nb, cap;
+    player *pl;
+    ld_plan_mem *m;
+} est;
+
+static int64_t count_of(const pblob *b, int from, int to)
+{
+    int64_t c = 1;
+    for (int i = from; i < to && i < b->nd; i++) c *= b->d[i];
+    return c;
+}
+
+/* Add n floats (4 bytes) to component k, checked. */
+static int add_bytes(est *s, int k, int64_t n, int bytes_per)
+{
+    uint64_t v;
+    if (n < 0 || __builtin_mul_overflow((uint64_t)n, (uint64_t)bytes_per, &v) ||
+        __builtin_add_overflow(s->m->c[k], v, &s->m->c[k]))
+        return ld__err(s->e, LD_ELIMIT, "%s: the memory total overflows 64 bits: absurd sizes",
+                       s->cfg->file);
+    return LD_OK;
+}
+
+static int lerr(est *s, const ld_plan_layer *L, int code, const char *fmt, const char *detail)
+{
+    return ld__err(s->e, code, "%s:%d: layer '%s' (%s): %s%s", s->cfg->file, L->line, L->name,
+                   L->type, fmt, detail ? detail : "");
+}
+
+static int find_blob(const est *s, const char *name)
+{
+    for (size_t i = s->nb; i-- > 0;)
+        if (!strcmp(s->b[i].name, name)) return (int)i;
+    return -1;
+}
+
+static int new_blob(est *s, const ld_plan_layer *L, const char *name, int nd, const int64_t *d)
+{
+    if (nd > LD_PLAN_MAXD) return lerr(s, L, LD_ELIMIT, "more axes than this tool handles", NULL);
+    int64_t c = 1;
+    for (int i = 0; i < nd; i++) {
+        if (d[i] < 0 || (d[i] > 0 && c > INT_MAX / d[i])) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "top '%s' would have more than 2^31-1 elements (or a negative "
+                     "size): Caffe refuses it (Blob count over INT_MAX)", name);
+            return lerr(s, L, LD_ELIMIT, msg, NULL);
+        }
+        c *= d[i];
+    }
+    if (s->nb == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        pblob *t = realloc(s->b, cap * sizeof *t);
+        if (!t) return ld__err(s->e, LD_ENOMEM, "out of memory");
+        s->b = t;
+        s->cap = cap;
+    }
+    pblob *b = &s->b[s->nb];
+    memset(b, 0, sizeof *b);
+    b->name = name;
+    b->nd = nd;
+    b->alias = -1;
+    memcpy(b->d, d, (size_t)nd * sizeof *d);
+    /* Record the shape for the caller (Caffe's "Top shape" lines). */
+    ld_plan_net *net = s->net;
+    ld_plan_shape *t = realloc(net->shapes, (net->nshapes + 1) * sizeof *t);
+    if (!t) return ld__err(s->e, LD_ENOMEM, "out of memory");
+    net->shapes = t;
+    ld_plan_shape *sh = &t[net->nshapes];
+    memset(sh, 0, sizeof *sh);
+    sh->layer = ld__strdup(L->name);
+    sh->name = ld__strdup(name);
+    sh->nd = nd;
+    memcpy(sh->d, d, (size_t)nd * sizeof *d);
+    net->nshapes++;
+    if (!sh->layer || !sh->name) return ld__err(s->e, LD_ENOMEM, "out of memory");
+    return (int)s->nb++;
+}
+
+/* Repeated or single spatial values: kernel_size / kernel_h+kernel_w etc. */
+static int spatial(est *s, const ld_plan_layer *L, const ld_pt_node *p, const char *rep,
+                   const char *hname, const char *wname, int nsp, int64_t def, int64_t lo,
+                   int64_t *out)
+{
+    int rc;
+    size_t n = ld__pt_count(p, rep);
+    int64_t h, w;
+    if (ld__pt_get(p, hname) || ld__pt_get(p, wname)) {
+        if (nsp != 2) return lerr(s, L, LD_EFORMAT, hname, " is for 2 spatial axes only");
+        if (n) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "both %s and %s/%s given: use one", rep, hname, wname);
+            return lerr(s, L, LD_EFORMAT, msg, NULL);
+        }
+        if ((rc = ld__pt_get_int(p, hname, def, lo, INT_MAX, &h, s->e)) != LD_OK) return rc;
+        if ((rc = ld__pt_get_int(p, wname, def, lo, INT_MAX, &w, s->e)) != LD_OK) return rc;
+        out[0] = h;
+        out[1] = w;
+        return LD_OK;
+    }
+    if (n != 0 && n != 1 && n != (size_t)nsp) return lerr(s, L, LD_EFORMAT, rep, ": give 1 value or one per spatial axis");
+    for (int i = 0; i < nsp; i++) {
+        if (!n) {
+            out[i] = def;
+            continue;
+        }
+        if ((rc = ld__pt_int(ld__pt_nth(p, rep, n == 1 ? 0 : (size_t)i), lo, INT_MAX, &out[i], rep,
+                             s->e)) != LD_OK)
+            return rc;
+    }
+    if (def < 0 && !n) return lerr(s, L, LD_EFORMAT, rep, " is required");
+    return LD_OK;
+}
+
+static int has_lr(const ld_plan_layer *L, int nparams)
+{
+    /* param { lr_mult } per parameter blob (legacy: blobs_lr); missing = 1. */
+    size_t np = ld__pt_count(L->node, "param"), nl = ld__pt_count(L->node, "blobs_lr");
+    for (int i = 0; i < nparams; i++) {
+        const char *v = NULL;
+        if ((size_t)i < np) v = ld__pt_get_str(ld__pt_nth(L->node, "param", (size_t)i), "lr_mult", NULL);
+        else if ((size_t)i < nl) v = ld__pt_nth(L->node, "blobs_lr", (size_t)i)->value;
+        if (!v || strtod(v, NULL) != 0.0) return 1;
+    }
+    return 0;
+}
+
+static int axis_of(est *s, const ld_plan_layer *L, const ld_pt_node *p, const char *field,
+                   int64_t def, int nd, int *axis)
+{
+    int64_t a;
+    int rc = ld__pt_get_int(p, field, def, -nd, nd - 1, &a, s->e);
+    if (rc != LD_OK) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s out of range for a %d-axis bottom", field, nd);
+        return lerr(s, L, LD_EFORMAT, msg, NULL);
+    }
+    *axis = (int)(a < 0 ? a + nd : a);
+    return LD_OK;
+}
+
+/* Shape overrides "NAME=C,H,W;NAME2=N,C,H,W". 1 when `name` is given (dims filled). */
+int ld__plan_shape_override(const char *shapes, const char *name, int64_t *d, int *nd)
+{
+    if (!shapes) return 0;
+    size_t nl = strlen(name);
+    const char *p = shapes;
+    while (*p) {
+        const char *end = strchr(p, ';');
+        if (!end) end = p + strlen(p);
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (eq && (size_t)(eq - p) == nl && !strncmp(p, name, nl)) {
+            int n = 0;
+            const char *q = eq + 1;
+            while (q < end && n < LD_PLAN_MAXD) {
+                char *e2;
+                d[n++] = strtoll(q, &e2, 10);
+                q = e2;
+                if (q < end && (*q == ',' || *q == 'x')) q++;
+                else break;
+            }
+            *nd = n;
+            return 1;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+static int batch_of(est *s, const ld_plan_layer *L, const char *param, int64_t *batch)
+{
+    int rc = ld__pt_get_int(ld__pt_get(L->node, param), "batch_size", 0, 0, INT_MAX, batch, s->e);
+    if (rc != LD_OK) return rc;
+    if (s->cfg->batch > 0) *batch = s->cfg->batch;
+    if (*batch <= 0) return lerr(s, L, LD_EFORMAT, param, ".batch_size is missing or 0");
+    if (!s->m->batch) s->m->batch = (int)*batch;
+    return LD_OK;
+}
+
+/* Data layers: tops and what they allocate. */
+static int data_layer(est *s, const ld_plan_layer *L, player *P)
+{
+    const char *t = L->type;
+    int rc;
+    int64_t d[LD_PLAN_MAXD];
+    int nd = 0;
+    if (!strcmp(t, "Input") || !strcmp(t, "NetInput") || !strcmp(t, "DummyData")) {
+        const ld_pt_node *root = s->net->root;
+        for (int k = 0; k < L->nt; k++) {
+            nd = 0;
+            if (!ld__plan_shape_override(s->cfg->shapes, L->top[k], d, &nd)) {
+                const ld_pt_node *sh = NULL;
+                if (!strcmp(t, "NetInput")) {
+                    if (ld__pt_count(root, "input_shape")) {
+                        sh = ld__pt_nth(root, "input_shape", (size_t)k);
+                    } else if (ld__pt_count(root, "input_dim")) {
+                        for (size_t i = 0; i < 4; i++) {
+                            const ld_pt_node *f = ld__pt_nth(root, "input_dim", (size_t)k * 4 + i);
+                            if (!f) return lerr(s, L, LD_EFORMAT, "input_dim: 4 per input expected", NULL);
+                            if ((rc = ld__pt_int(f, 0, INT_MAX, &d[nd++], "input_dim", s->e)) != LD_OK) return rc;
+                        }
+                    }
+                } else {
+                    const ld_pt_node *ip = ld__pt_get(L->node, !strcmp(t, "Input") ? "input_param"
+                                                                                  : "dummy_data_param");
+                    size_t ns = ld__pt_count(ip, "shape");
+                    sh = ld__pt_nth(ip, "shape", ns == 1 ? 0 : (size_t)k);
+                }
+                if (sh) {
+                    size_t n = ld__pt_count(sh, "dim");
+                    if (n > LD_PLAN_MAXD) return lerr(s, L, LD_ELIMIT, "too many dims", NULL);
+                    for (size_t i = 0; i < n; i++)
+                        if ((rc = ld__pt_int(ld__pt_nth(sh, "dim", i), 0, INT_MAX, &d[nd++], "dim",
+                                             s->e)) != LD_OK)
+                            return rc;
+                }
+                if (!nd) {
+                    char msg[200];
+                    snprintf(msg, sizeof msg, "no shape for input '%s': give one with --shape %s=C,H,W",
+                             L->top[k], L->top[k]);
+                    return lerr(s, L, LD_EFORMAT, msg, NULL);
+                }
+            } else if (nd == 3) {
+                memmove(d + 1, d, 3 * sizeof *d);
+                d[0] = s->cfg->batch > 0 ? s->cfg->batch : 1;
+                nd = 4;
+            }
+            if (s->cfg->batch > 0 && nd > 0) d[0] = s->cfg->batch;
+            if (!s->m->batch && nd) s->m->batch = (int)d[0];
+            int id = new_blob(s, L, L->top[k], nd, d);
+            if (id < 0) return id;
+            P->top[k] = id;
+        }
+        return LD_OK;
+    }
+    int is_h5 = !strcmp(t, "HDF5Data"), is_img = !strcmp(t, "ImageData");
+    int64_t batch;
+    if ((rc = batch_of(s, L, is_h5 ? "hdf5_data_param" : is_img ? "image_data_param" : "data_param",
+                       &batch)) != LD_OK)
+        return rc;
+    int64_t c = 0, h = 0, w = 0;
+    ld_plan_src *src = L->src;
+    if (L->nt > 0 && ld__plan_shape_override(s->cfg->shapes, L->top[0], d, &nd)) {
+        if (nd < 3) return lerr(s, L, LD_EINVAL, "--shape for a data layer needs C,H,W", NULL);
+        c = d[nd - 3];
+        h = d[nd - 2];
+        w = d[nd - 1];
+    } else if (is_img) {
+        const ld_pt_node *ip = ld__pt_get(L->node, "image_data_param");
+        int64_t nh, nw, crop;
+        int color;
+        if ((rc = ld__pt_get_int(ip, "new_height", 0, 0, INT_MAX, &nh, s->e)) != LD_OK) return rc;
+        if ((rc = ld__pt_get_int(ip, "new_width", 0, 0, INT_MAX, &nw, s->e)) != LD_OK) return rc;
+        if ((rc = ld__pt_get_bool(ip, "is_color", 1, &color, s->e)) != LD_OK) return rc;
+        if ((rc = ld__pt_get_int(ld__pt_get(L->node, "transform_param"), "crop_size", 0, 0, INT_MAX,
+                                 &crop, s->e)) != LD_OK)
+            return rc;
+        if (!nh || !nw) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "the image size depends on the files (no new_height/new_width): "
+                     "give it with --shape %s=C,H,W", L->nt ? L->top[0] : "data");
+            return lerr(s, L, LD_EFORMAT, msg, NULL);
+        }
+        c = color ? 3 : 1;
+        h = crop ? crop : nh;
+        w = crop ? crop : nw;
+    } else if (src && src->known) {
+        c = src->c;
+        h = src->h;
+        w = src->w;
+    } else {
+        char msg[240];
+        snprintf(msg, sizeof msg, "the sample size of %s is not recorded (images of different "
+                 "sizes?): give it with --shape %s=C,H,W", src && src->path ? src->path : "the source",
+                 L->nt ? L->top[0] : "data");
+        return lerr(s, L, LD_EFORMAT, msg, NULL);
+    }
+    int64_t sd[4] = {batch, c, h, w}, ld1[1] = {batch};
+    for (int k = 0; k < L->nt; k++) {
+        int id = k == 0 ? new_blob(s, L, L->top[k], 4, sd) : new_blob(s, L, L->top[k], 1, ld1);
+        if (id < 0) return id;
+        P->top[k] = id;
+        /* Prefetching layers (and LibData's data top) lend their buffers to the tops. */
+        if (!is_h5 && (k == 0 || strcmp(t, "LibData") != 0)) s->b[id].data_shared = 1;
+    }
+    int64_t sample = c * h * w;
+    if (!strcmp(t, "Data") || is_img) {
+        int64_t prefetch;
+        if ((rc = ld__pt_get_int(ld__pt_get(L->node, "data_param"), "prefetch", 4, 1, 1 << 20,
+                                 &prefetch, s->e)) != LD_OK)
+            return rc;
+        if ((rc = add_bytes(s, LD_PM_PREFETCH, prefetch * batch * (sample + (L->nt > 1)), 4)) != LD_OK)
+            return rc;
+        if (src && src->file_bytes && src->samples) {
+            /* LMDB pages the cursor touched stay mapped: counted in RSS (file-backed). */
+            uint64_t rec = src->file_bytes / src->samples;
+            uint64_t reads = s->cfg->iters > 0 ? (uint64_t)(s->cfg->iters + prefetch + 1) * (uint64_t)batch
+                                               : src->samples;
+            if (reads > src->samples) reads = src->samples;
+            if ((rc = add_bytes(s, LD_PM_SOURCE, (int64_t)(reads * rec), 1)) != LD_OK) return rc;
+        }
+    } else if (is_h5) {
+        /* The whole current file as float32 (data and labels). */
+        uint64_t n = src ? src->samples : 0;
+        if (src && s->cfg->iters > 0 && (uint64_t)(s->cfg->iters * batch) > n) n = src->max_file_samples;
+        if (src && s->cfg->iters == 0) n = src->max_file_samples;
+        if ((rc = add_bytes(s, LD_PM_SOURCE, (int64_t)n * (sample + 1), 4)) != LD_OK) return rc;
+    } else if (!strcmp(t, "LibData") && src) {
+        int64_t mem = src->reader_mem1 + (src->reader_mem2 - src->reader_mem1) * (batch - 1);
+        if ((rc = add_bytes(s, LD_PM_PREFETCH, mem, 1)) != LD_OK) return rc;
+    }
+    return LD_OK;
+}
+
+static int same_shape(const pblob *a, const pblob *b)
+{
+    if (a->nd != b->nd) return 0;
+    for (int i = 0; i < a->nd; i++)
+        if (a->d[i] != b->d[i]) return 0;
+    return 1;
+}
+
+static int is_loss_type(const char *t)
+{
+    size_t n = strlen(t);
+    return n >= 4 && !strcmp(t + n - 4, "Loss");
+}
+
+/* Shapes of the tops of one (non-data) layer into td/tnd; memory of its params and buffers. */
+static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][LD_PLAN_MAXD],
+                        int *tnd)
+{
+    const char *t = L->type;
+    const ld_pt_node *n = L->node;
+    const pblob *b0 = P->nb ? &s->b[P->bot[0]] : NULL;
+    int rc, train = s->cfg->train;
+    int64_t params = 0;
+    int nparams = 0;
+    for (int k = 0; k < L->nt; k++) { /* default: the bottom's shape */
+        if (b0) {
+            tnd[k] = b0->nd;
+            memcpy(td[k], b0->d, sizeof td[k]);
+        } else {
+            tnd[k] = 0;
+        }
+    }
+    if (!b0 && strcmp(t, "Silence") != 0) return lerr(s, L, LD_EFORMAT, "no bottom", NULL);
+    if (!strcmp(t, "Convolution") || !strcmp(t, "Deconvolution")) {
+        int deconv = t[0] == 'D';
+        const ld_pt_node *p = ld__pt_get(n, "convolution_param");
+        int axis;
+        if ((rc = axis_of(s, L, p, "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
+        int nsp = b0->nd - axis - 1;
+        if (nsp < 1 || nsp > LD_PLAN_MAXD - 2) return lerr(s, L, LD_EFORMAT, "bottom has no spatial axes", NULL);
+        int64_t k[LD_PLAN_MAXD], st[LD_PLAN_MAXD], pad[LD_PLAN_MAXD], dil[LD_PLAN_MAXD], nout, group;
+        int bias;
+        if ((rc = spatial(s, L, p, "kernel_size", "kernel_h", "kernel_w", nsp, -1, 1, k)) != LD_OK) return rc;
+        if ((rc = spatial(s, L, p, "stride", "stride_h", "stride_w", nsp, 1, 1, st)) != LD_OK) return rc;
+        if ((rc = spatial(s, L, p, "pad", "pad_h", "pad_w", nsp, 0, 0, pad)) != LD_OK) return rc;
+        if ((rc = spatial(s, L, p, "dilation", "dilation_h", "dilation_w", nsp, 1, 1, dil)) != LD_OK) return rc;
+        if ((rc = ld__pt_get_int(p, "num_output", 0, 1, INT_MAX, &nout, s->e)) != LD_OK) return rc;
+        if (!nout) return lerr(s, L, LD_EFORMAT, "convolution_param.num_output is required", NULL);
+        if ((rc = ld__pt_get_int(p, "group", 1, 1, INT_MAX, &group, s->e)) != LD_OK) return rc;
+        if ((rc = ld__pt_get_bool(p, "bias_term", 1, &bias, s->e)) != LD_OK) return rc;
+        int64_t cin = b0->d[axis];
+        if (cin % group || nout % group)
+            return lerr(s, L, LD_EFORMAT, "channels and num_output must be multiples of group", NULL);
+        int64_t ksz = 1, in_sp = 1, out_sp = 1;
+        int one = 1;
+        for (int i = 0; i < nsp; i++) {
+            int64_t in = b0->d[axis + 1 + i], ext = dil[i] * (k[i] - 1) + 1, o;
+            if (deconv) {
+                o = st[i] * (in - 1) + ext - 2 * pad[i];
+            } else {
+                if (in + 2 * pad[i] < ext) return lerr(s, L, LD_EFORMAT, "kernel larger than the padded input", NULL);
+                o = (in + 2 * pad[i] - ext) / st[i] + 1;
+            }
+            if (o <= 0) return lerr(s, L, LD_EFORMAT, "output size is not positive", NULL);
+            td[0][axis + 1 + i] = o;
+            ksz *= k[i];
+            in_sp *= in;
+            out_sp *= o;
+            one &= k[i] == 1 && st[i] == 1 && pad[i] == 0;
+        }
+        td[0][axis] = nout;
+        for (int q = 1; q < L->nt; q++) memcpy(td[q], td[0], sizeof td[q]);
+        params = (deconv ? cin * (nout / group) : nout * (cin / group)) * ksz + (bias ? nout : 0);
+        nparams = bias ? 2 : 1;
+        /* im2col buffer, one image: [C_in * k, out spatial] (deconv: [num_output * k, top
+         * spatial]); a 1x1 conv uses it only when computing its bottom's gradient. */
+        int64_t col = deconv ? nout * ksz * out_sp : cin * ksz * out_sp;
+        (void)in_sp;
+        if (!one) P->col_fwd = (uint64_t)col * 4;
+        else P->col_bw = (uint64_t)col * 4;
+        if (bias && (rc = add_bytes(s, LD_PM_LAYER_BUF, out_sp, 4)) != LD_OK) return rc;
+    } else if (!strcmp(t, "Pooling")) {
+        const ld_pt_node *p = ld__pt_get(n, "pooling_param");
+        if (b0->nd != 4) return lerr(s, L, LD_EFORMAT, "Pooling needs a 4-axis bottom", NULL);
+        int global;
+        int64_t k[2], st[2], pad[2];
+        if ((rc = ld__pt_get_bool(p, "global_pooling", 0, &global, s->e)) != LD_OK) return rc;
+        if (global) {
+            k[0] = b0->d[2];
+            k[1] = b0->d[3];
+            st[0] = st[1] = 1;
+            pad[0] = pad[1] = 0;
+        } else if ((rc = spatial(s, L, p, "kernel_size", "kernel_h", "kernel_w", 2, -1, 1, k)) != LD_OK) {
+            return rc;
+        }
+        if (!global) {
+            if ((rc = spatial(s, L, p, "stride", "stride_h", "stride_w", 2, 1, 1, st)) != LD_OK) return rc;
+            if ((rc = spatial(s, L, p, "pad", "pad_h", "pad_w", 2, 0, 0, pad)) != LD_OK) return rc;
+        }
+        for (int i = 0; i < 2; i++) {
+            int64_t in = b0->d[2 + i];
+            if (pad[i] >= k[i]) return lerr(s, L, LD_EFORMAT, "pad must be smaller than the kernel", NULL);
+            if (in + 2 * pad[i] < k[i]) return lerr(s, L, LD_EFORMAT, "kernel larger than the padded input", NULL);
+            /* Caffe: ceil, then clip so the last window starts inside the (unpadded+pad) image. */
+            int64_t o = (in + 2 * pad[i] - k[i] + st[i] - 1) / st[i] + 1;
+            if (pad[i] && (o - 1) * st[i] >= in + pad[i]) o--;
+            td[0][2 + i] = o;
+        }
+        for (int q = 1; q < L->nt; q++) memcpy(td[q], td[0], sizeof td[q]);
+        const char *pool = ld__pt_get_str(p, "pool", "MAX");
+        int64_t cnt = td[0][0] * td[0][1] * td[0][2] * td[0][3];
+        if (!strcmp(pool, "MAX") && L->nt == 1) {
+            if ((rc = add_bytes(s, LD_PM_LAYER_BUF, cnt, 4)) != LD_OK) return rc;
+        } else if (!strcmp(pool, "STOCHASTIC") && train) {
+            if ((rc = add_bytes(s, LD_PM_LAYER_BUF, cnt, 4)) != LD_OK) return rc;
+        }
+    } else if (!strcmp(t, "InnerProduct")) {
+        const ld_pt_node *p = ld__pt_get(n, "inner_product_param");
+        int axis, bias;
+        int64_t nout;
+        if ((rc = axis_of(s, L, p, "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
+        if ((rc = ld__pt_get_int(p, "num_output", 0, 1, INT_MAX, &nout, s->e)) != LD_OK) return rc;
+        if (!nout) return lerr(s, L, LD_EFORMAT, "inner_product_param.num_output is required", NULL);
+        if ((rc = ld__pt_get_bool(p, "bias_term", 1, &bias, s->e)) != LD_OK) return rc;
+        int64_t K = count_of(b0, axis, b0->nd), M = count_of(b0, 0, axis);
+        tnd[0] = axis + 1;
+        td[0][axis] = nout;
+        if (nout > INT_MAX / (K ? K : 1)) return lerr(s, L, LD_ELIMIT, "weights over 2^31-1 elements", NULL);
+        params = nout * K + (bias ? nout : 0);
+        nparams = bias ? 2 : 1;
+        if (bias && (rc = add_bytes(s, LD_PM_LAYER_BUF, M, 4)) != LD_OK) return rc;
+    } else if (!strcmp(t, "ReLU") || !strcmp(t, "Sigmoid") || !strcmp(t, "TanH") || !strcmp(t, "ELU") ||
+               !strcmp(t, "Power") || !strcmp(t, "AbsVal") || !strcmp(t, "BNLL") || !strcmp(t, "Exp") ||
+               !strcmp(t, "Log") || !strcmp(t, "Threshold") || !strcmp(t, "Split")) {
+        /* same shape, no buffers */
+    } else if (!strcmp(t, "PReLU")) {
+        int shared;
+        if ((rc = ld__pt_get_bool(ld__pt_get(n, "prelu_param"), "channel_shared", 0, &shared, s->e)) != LD_OK) return rc;
+        params = shared ? 1 : (b0->nd > 1 ? b0->d[1] : 1);
+        nparams = 1;
+        int64_t c1 = count_of(b0, 1, b0->nd);
+        if ((rc = add_bytes(s, LD_PM_LAYER_BUF, 2 * c1, 4)) != LD_OK) return rc;
+        if (L->nt && !strcmp(L->top[0], L->bottom[0]) && (rc = add_bytes(s, LD_PM_LAYER_BUF, count_of(b0, 0, b0->nd), 4)) != LD_OK) return rc;
+    } else if (!strcmp(t, "Dropout")) {
+        if (train) P->buf_train_only += (uint64_t)count_of(b0, 0, b0->nd) * 4; /* rand_vec_ */
+    } else if (!strcmp(t, "LRN")) {
+        const ld_pt_node *p = ld__pt_get(n, "lrn_param");
+        int64_t size;
+        if ((rc = ld__pt_get_int(p, "local_size", 5, 1, INT_MAX, &size, s->e)) != LD_OK) return rc;
+        if (!(size & 1)) return lerr(s, L, LD_EFORMAT, "lrn_param.local_size must be odd", NULL);
+        if (b0->nd != 4) return lerr(s, L, LD_EFORMAT, "LRN needs a 4-axis bottom", NULL);
+        const char *reg = ld__pt_get_str(p, "norm_region", "ACROSS_CHANNELS");
+        int64_t cnt = count_of(b0, 0, 4), hw = b0->d[2] * b0->d[3];
+        if (!strcmp(reg, "WITHIN_CHANNEL")) {
+            if ((rc = add_bytes(s, LD_PM_LAYER_BUF, 4 * cnt, 4)) != LD_OK) return rc;
+        } else {
+            /* scale_ (bottom-sized) and padded_square (C + size - 1) x H x W */
+            if ((rc = add_bytes(s, LD_PM_LAYER_BUF, cnt + (b0->d[1] + size - 1) * hw, 4)) != LD_OK) return rc;
+            if (train) P->buf_train_only += (uint64_t)((b0->d[1] + size - 1) * hw + hw) * 4;
+        }
+    } else if (!strcmp(t, "BatchNorm")) {
+        int64_t C = b0->nd > 1 ? b0->d[1] : 1, N = b0->d[0], cnt = count_of(b0, 0, b0->nd);
+        params = 2 * C + 1;
+        nparams = 3;
+        /* temp_ and x_norm_ (bottom-sized), mean/variance, multipliers, num_by_chans */
+        if ((rc = add_bytes(s, LD_PM_LAYER_BUF, 2 * cnt + 2 * C + N + count_of(b0, 2, b0->nd) + N * C, 4)) != LD_OK)
+            return rc;
+    } else if (!strcmp(t, "Scale") || !strcmp(t, "Bias")) {
+        int scale = t[0] == 'S';
+        const ld_pt_node *p = ld__pt_get(n, scale ? "scale_param" : "bias_param");
+        int axis, bias = 0;
+        int64_t na;
+        if ((rc = axis_of(s, L, p, "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
+        if ((rc = ld__pt_get_int(p, "num_axes", 1, -1, b0->nd, &na, s->e)) != LD_OK) return rc;
+        if (scale && (rc = ld__pt_get_bool(p, "bias_term", 0, &bias, s->e)) != LD_OK) return rc;
+        int end = na < 0 ? b0->nd : axis + (int)na;
+        if (end > b0->nd) return lerr(s, L, LD_EFORMAT, "num_axes past the bottom's axes", NULL);
+        int64_t pc = P->nb > 1 ? 0 : count_of(b0, axis, end), inner = count_of(b0, end, b0->nd);
+        if (P->nb == 1) {
+            params = pc * (1 + (scale && bias));
+            nparams = 1 + (scale && bias);
+        }
+        int64_t buf = bias || !scale ? inner : 0; /* bias_multiplier_ */
+        if (scale) {
+            if (L->nt && P->nb && !strcmp(L->top[0], L->bottom[0])) buf += count_of(b0, 0, b0->nd); /* temp_ */
+            if (train) P->buf_train_only += (uint64_t)(inner + count_of(b0, 0, end)) * 4; /* sum_* */
+        }
+        if ((rc = add_bytes(s, LD_PM_LAYER_BUF, buf, 4)) != LD_OK) return rc;
+    } else if (!strcmp(t, "Eltwise")) {
+        for (int i = 1; i < P->nb; i++)
+            if (!same_shape(b0, &s->b[P->bot[i]])) return lerr(s, L, LD_EFORMAT, "bottoms of different shapes", NULL);
+        const char *op = ld__pt_get_str(ld__pt_get(n, "eltwise_param"), "operation", "SUM");
+        if (!strcmp(op, "MAX") && (rc = add_bytes(s, LD_PM_LAYER_BUF, count_of(b0, 0, b0->nd), 4)) != LD_OK) return rc;
+    } else if (!strcmp(t, "Concat")) {
+        const ld_pt_node *p = ld__pt_get(n, "concat_param");
+        int axis;
+        if ((rc = axis_of(s, L, p, ld__pt_get(p, "concat_dim") ? "concat_dim" : "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
+        int64_t sum = 0;
+        for (int i = 0; i < P->nb; i++) {
+            const pblob *bi = &s->b[P->bot[i]];
+            if (bi->nd != b0->nd) return lerr(s, L, LD_EFORMAT, "bottoms with different axis counts", NULL);
+            for (int a = 0; a < b0->nd; a++)
+                if (a != axis && bi->d[a] != b0->d[a])
+                    return lerr(s, L, LD_EFORMAT, "bottoms differ outside the concat axis", NULL);
+            sum += bi->d[axis];
+        }
+        td[0][axis] = sum;
+    } else if (!strcmp(t, "Slice")) {
+        const ld_pt_node *p = ld__pt_get(n, "slice_param");
+        int axis;
+        if ((rc = axis_of(s, L, p, ld__pt_get(p, "slice_dim") ? "slice_dim" : "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
+        size_t np = ld__pt_count(p, "slice_point");
+        int64_t dim = b0->d[axis], prev = 0;
+        if (np) {
+            if (np + 1 != (size_t)L->nt) return lerr(s, L, LD_EFORMAT, "slice_point count must be tops - 1", NULL);
+            for (int q = 0; q < L->nt; q++) {
+                int64_t sp = dim;
+                if ((size_t)q < np && (rc = ld__pt_int(ld__pt_nth(p, "slice_point", (size_t)q), prev + 1, dim - 1, &sp, "slice_point", s->e)) != LD_OK) return rc;
+                td[q][axis] = sp - prev;
+                prev = sp;
+            }
+        } else {
+            if (!L->nt || dim % L->nt) return lerr(s, L, LD_EFORMAT, "the axis does not divide evenly among the tops", NULL);
+            for (int q = 0; q < L->nt; q++) td[q][axis] = dim / L->nt;
+        }
+    } else if (!strcmp(t, "Flatten")) {
+        const ld_pt_node *p = ld__pt_get(n, "flatten_param");
+        int axis, end;
+        if ((rc = axis_of(s, L, p, "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
+        if ((rc = axis_of(s, L, p, "end_axis", -1, b0->nd, &end)) != LD_OK) return rc;
+        int q = 0;
+        for (int a = 0; a < axis; a++) td[0][q++] = b0->d[a];
+        td[0][q++] = count_of(b0, axis, end + 1);
+        for (int a = end + 1; a < b0->nd; a++) td[0][q++] = b0->d[a];
+        tnd[0] = q;
+    } else if (!strcmp(t, "Reshape")) {
+        const ld_pt_node *p = ld__pt_get(n, "reshape_param"), *sh = ld__pt_get(p, "shape");
+        int axis;
+        int64_t na;
+        if ((rc = ld__pt_get_int(p, "num_axes", -1, -1, b0->nd, &na, s->e)) != LD_OK) return rc;
+        if ((rc = axis_of(s, L, p, "axis", 0, b0->nd + 1, &axis)) != LD_OK) return rc;
+        int end = na < 0 ? b0->nd : axis + (int)na;
+        if (end > b0->nd) return lerr(s, L, LD_EFORMAT, "axis + num_axes past the bottom's axes", NULL);
+        size_t nds = ld__pt_count(sh, "dim");
+        if ((size_t)axis + nds + (size_t)(b0->nd - end) > LD_PLAN_MAXD) return lerr(s, L, LD_ELIMIT, "too many axes", NULL);
+        int q = 0, infer = -1;
+        for (int a = 0; a < axis; a++) td[0][q++] = b0->d[a];
+        for (size_t i = 0; i < nds; i++) {
+            int64_t v;
+            if ((rc = ld__pt_int(ld__pt_nth(sh, "dim", i), -1, INT_MAX, &v, "dim", s->e)) != LD_OK) return rc;
+            if (v == 0) {
+                if (axis + (int)i >= b0->nd) return lerr(s, L, LD_EFORMAT, "dim 0 copies a bottom axis that does not exist", NULL);
+                v = b0->d[axis + (int)i];
+            } else if (v == -1) {
+                if (infer >= 0) return lerr(s, L, LD_EFORMAT, "more than one -1 dim", NULL);
+                infer = q;
+                v = 1;
+            }
+            td[0][q++] = v;
+        }
+        for (int a = end; a < b0->nd; a++) td[0][q++] = b0->d[a];
+        tnd[0] = q;
+        int64_t have = count_of(b0, 0, b0->nd), got = 1;
+        for (int a = 0; a < q; a++) got *= td[0][a];
+        if (infer >= 0) {
+            if (!got || have % got) return lerr(s, L, LD_EFORMAT, "cannot infer the -1 dim", NULL);
+            td[0][infer] = have / got;
+        } else if (got != have) {
+            return lerr(s, L, LD_EFORMAT, "the new shape has another element count than the bottom", NULL);
+        }
+    } else if (!strcmp(t, "Softmax") || !strcmp(t, "SoftmaxWithLoss")) {
+        const ld_pt_node *p = ld__pt_get(n, "softmax_param");
+        int axis;
+        if ((rc = axis_of(s, L, p, "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
+        int64_t outer = count_of(b0, 0, axis), inner = count_of(b0, axis + 1, b0->nd);
+        int64_t buf = outer * inner + b0->d[axis]; /* scale_, sum_multiplier_ */
+        if (t[7] == 'W') {
+            buf += count_of(b0, 0, b0->nd); /* prob_ */
+            tnd[0] = 0;
+        }
+        if ((rc = add_bytes(s, LD_PM_LAYER_BUF, buf, 4)) != LD_OK) return rc;
+    } else if (!strcmp(t, "Accuracy")) {
+        tnd[0] = 0;
+        if (L->nt > 1) {
+            tnd[1] = 1;
+            td[1][0] = b0->nd > 1 ? b0->d[1] : 1;
+        }
+    } else if (!strcmp(t, "EuclideanLoss")) {
+        if (P->nb < 2 || count_of(b0, 0, b0->nd) != count_of(&s->b[P->bot[1]], 0, s->b[P->bot[1]].nd))
+            return lerr(s, L, LD_EFORMAT, "EuclideanLoss needs two bottoms of the same size", NULL);
+        tnd[0] = 0;
+        if ((rc = add_bytes(s, LD_PM_LAYER_BUF, count_of(b0, 0, b0->nd), 4)) != LD_OK) return rc;
+    } else if (is_loss_type(t)) {
+        tnd[0] = 0; /* other losses: a scalar */
+    } else if (!strcmp(t, "Crop")) {
+        if (P->nb < 2) return lerr(s, L, LD_EFORMAT, "Crop needs two bottoms", NULL);
+        const pblob *b1 = &s->b[P->bot[1]];
+        const ld_pt_node *p = ld__pt_get(n, "crop_param");
+        int axis;
+        if ((rc = axis_of(s, L, p, "axis", 2, b0->nd, &axis)) != LD_OK) return rc;
+        if (b1->nd != b0->nd) return lerr(s, L, LD_EFORMAT, "bottoms with different axis counts", NULL);
+        size_t no = ld__pt_count(p, "offset");
+        if (no > 1 && no != (size_t)(b0->nd - axis)) return lerr(s, L, LD_EFORMAT, "give 1 offset or one per cropped axis", NULL);
+        for (int a = axis; a < b0->nd; a++) {
+            int64_t off = 0;
+            if (no && (rc = ld__pt_int(ld__pt_nth(p, "offset", no == 1 ? 0 : (size_t)(a - axis)), 0, INT_MAX, &off, "offset", s->e)) != LD_OK) return rc;
+            if (b1->d[a] + off > b0->d[a]) return lerr(s, L, LD_EFORMAT, "crop offset + size past the bottom", NULL);
+            td[0][a] = b1->d[a];
+        }
+    } else if (!strcmp(t, "Silence")) {
+        /* no tops */
+    } else {
+        char msg[200];
+        snprintf(msg, sizeof msg, "layer type '%s' is not one `dataconv plan` knows: its memory cannot be "
+                 "estimated (see docs/caffe.md for the supported types)", t);
+        return ld__err(s->e, LD_EFORMAT, "%s:%d: layer '%s': %s", s->cfg->file, L->line, L->name, msg);
+    }
+    if (params) {
+        if ((rc = add_bytes(s, LD_PM_PARAM, params, 4)) != LD_OK) return rc;
+        s->m->param_count += (uint64_t)params;
+        P->lr_params = has_lr(L, nparams) && strcmp(t, "BatchNorm") != 0;
+    }
+    return LD_OK;
+}
+
+int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem *m, ld_err *e)
+{
+    memset(m, 0, sizeof *m);
+    for (size_t i = 0; i < net->nshapes; i++) {
+        free(net->shapes[i].layer);
+        free(net->shapes[i].name);
+    }
+    net->nshapes = 0;
+    est s = {net, cfg, e, NULL, 0, 0, NULL, m};
+    int rc = LD_OK;
+    size_t nl = net->nlayers;
+    s.pl = calloc(nl, sizeof *s.pl);
+    if (!s.pl) return ld__err(e, LD_ENOMEM, "out of memory");
+    int64_t (*td)[LD_PLAN_MAXD] = NULL;
+    int *tnd = NULL;
+    for (size_t i = 0; i < nl && rc == LD_OK; i++) {
+        ld_plan_layer *L = &net->layers[i];
+        player *P = &s.pl[i];
+        P->bot = calloc((size_t)L->nb + 1, sizeof *P->bot);
+        P->bot_bw = calloc((size_t)L->nb + 1, sizeof *P->bot_bw);
+        P->top = calloc((size_t)L->nt + 1, sizeof *P->top);
+        free(td);
+        free(tnd);
+        td = calloc((size_t)L->nt + 1, sizeof *td);
+        tnd = calloc((size_t)L->nt + 1, sizeof *tnd);
+        if (!P->bot || !P->top || !P->bot_bw || !td || !tnd) {
+            rc = ld__err(e, LD_ENOMEM, "out of memory");
+            break;
+        }
+        P->nb = L->nb;
+        P->nt = L->nt;
+        for (int k = 0; k < L->nb; k++) {
+            int id = find_blob(&s, L->bottom[k]);
+            if (id < 0) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "bottom '%.100s' is not produced by any earlier layer (a missing "
+                         "layer, a typo, or a cycle)", L->bottom[k]);
+                rc = lerr(&s, L, LD_EFORMAT, msg, NULL);
+                break;
+            }
+            P->bot[k] = id;
+        }
+        if (rc != LD_OK) break;
+        const char *t = L->type;
+        if (!strcmp(t, "Data") || !strcmp(t, "HDF5Data") || !strcmp(t, "LibData") ||
+            !strcmp(t, "ImageData") || !strcmp(t, "Input") || !strcmp(t, "NetInput") ||
+            !strcmp(t, "DummyData")) {
+            rc = data_layer(&s, L, P);
+            continue;
+        }
+        if ((rc = layer_shapes(&s, L, P, td, tnd)) != LD_OK) break;
+        /* loss weights: explicit loss_weight fields, or 1 on a loss layer's first top */
+        if (ld__pt_count(L->node, "loss_weight")) {
+            for (size_t q = 0; q < ld__pt_count(L->node, "loss_weight"); q++) {
+                const char *v = ld__pt_nth(L->node, "loss_weight", q)->value;
+                if (v && strtod(v, NULL) != 0.0) P->loss = 1;
+            }
+        } else if (is_loss_type(t) && !L->is_split) {
+            P->loss = 1;
+        }
+        for (int k = 0; k < L->nt; k++) {
+            int inplace = -1;
+            for (int q = 0; q < L->nb; q++)
+                if (!strcmp(L->top[k], L->bottom[q])) inplace = P->bot[q];
+            if (inplace >= 0) {
+                pblob tmp = s.b[inplace];
+                tmp.nd = tnd[k];
+                memcpy(tmp.d, td[k], sizeof tmp.d);
+                if (!same_shape(&tmp, &s.b[inplace])) {
+                    rc = lerr(&s, L, LD_EFORMAT, "in-place layer changes the shape", NULL);
+                    break;
+                }
+                P->top[k] = inplace;
+                /* record the shape line as Caffe logs it for in-place tops too */
+                ld_plan_shape *sh = realloc(net->shapes, (net->nshapes + 1) * sizeof *sh);
+                if (!sh) {
+                    rc = ld__err(e, LD_ENOMEM, "out of memory");
+                    break;
+                }
+                net->shapes = sh;
+                sh = &sh[net->nshapes++];
+                memset(sh, 0, sizeof *sh);
+                sh->layer = ld__strdup(L->name);
+                sh->name = ld__strdup(L->top[k]);
+                sh->nd = tmp.nd;
+                memcpy(sh->d, tmp.d, sizeof sh->d);
+                if (!sh->layer || !sh->name) rc = ld__err(e, LD_ENOMEM, "out of memory");
+                continue;
+            }
+            int id = new_blob(&s, L, L->top[k], tnd[k], td[k]);
+            if (id < 0) {
+                rc = id;
+                break;
+            }
+            P->top[k] = id;
+            if (L->is_split || !strcmp(t, "Split")) s.b[id].data_shared = 1;
+            if (!strcmp(t, "Flatten") || !strcmp(t, "Reshape")) s.b[id].alias = P->bot[0];
+        }
+        if (rc == LD_OK && P->col_fwd && !cfg->train) rc = add_bytes(&s, LD_PM_COL, (int64_t)P->col_fwd, 1);
+    }
+    free(td);
+    free(tnd);
+    if (rc != LD_OK) goto done;
+
+    /* Backward (Net::Init): which layers and blobs need it. */
+    if (cfg->train) {
+        for (size_t i = 0; i < nl; i++) {
+            player *P = &s.pl[i];
+            int nb = P->lr_params;
+            for (int k = 0; k < P->nb; k++) nb |= s.b[P->bot[k]].need_bw;
+            P->need_bw = nb;
+            for (int k = 0; k < P->nb; k++) {
+                P->bot_bw[k] = s.b[P->bot[k]].need_bw;
+                const ld_pt_node *pd = ld__pt_nth(net->layers[i].node, "propagate_down", (size_t)k);
+                if (pd && pd->value && !net->layers[i].is_split)
+                    P->bot_bw[k] = strcmp(pd->value, "false") && strcmp(pd->value, "0");
+            }
+            if (nb)
+                for (int k = 0; k < P->nt; k++) s.b[P->top[k]].need_bw = 1;
+        }
+        /* Prune layers that do not contribute to a loss (names, as Caffe does). */
+        size_t nbot = 1;
+        for (size_t i = 0; i < nl; i++) nbot += (size_t)s.pl[i].nb;
+        char **under = calloc(nbot, sizeof *under), **skip = calloc(nbot, sizeof *skip);
+        size_t nu = 0, ns = 0;
+        if (!under || !skip) {
+            free(under);
+            free(skip);
+            rc = ld__err(e, LD_ENOMEM, "out of memory");
+            goto done;
+        }
+        for (size_t i = nl; i-- > 0;) {
+            player *P = &s.pl[i];
+            ld_plan_layer *L = &net->layers[i];
+            int contributes = 0, skip_pd = 1;
+            for (int k = 0; k < P->nt; k++) {
+                int hit = P->loss && k == 0, sk = 0;
+                for (size_t q = 0; q < nu && !hit; q++) hit = !strcmp(under[q], L->top[k]);
+                for (size_t q = 0; q < ns && !sk; q++) sk = !strcmp(skip[q], L->top[k]);
+                contributes |= hit;
+                if (!sk) skip_pd = 0;
+            }
+            if (P->need_bw && skip_pd) {
+                P->need_bw = 0;
+                for (int k = 0; k < P->nb; k++) P->bot_bw[k] = 0;
+            }
+            if (!contributes) P->need_bw = 0;
+            for (int k = 0; k < P->nb; k++) {
+                if (contributes) {
+                    if (nu < nbot) under[nu++] = L->bottom[k];
+                } else {
+                    P->bot_bw[k] = 0;
+                }
+                if (!P->bot_bw[k] && ns < nbot) skip[ns++] = L->bottom[k];
+            }
+        }
+        free(under);
+        free(skip);
+        /* Diffs: tops of layers that run backward (read), bottoms they propagate to (written),
+         * and loss tops (SetLossWeights). Flatten/Reshape share their bottom's diff. */
+        for (size_t i = 0; i < nl; i++) {
+            player *P = &s.pl[i];
+            for (int k = 0; k < P->nt; k++)
+                if (P->need_bw || (P->loss && k == 0)) s.b[P->top[k]].diff = 1;
+            for (int k = 0; k < P->nb; k++)
+                if (P->need_bw && P->bot_bw[k]) s.b[P->bot[k]].diff = 1;
+            if (P->need_bw || P->col_fwd) {
+                uint64_t col = P->col_fwd;
+                if (P->need_bw) {
+                    int any_pd = 0;
+                    for (int k = 0; k < P->nb; k++) any_pd |= P->bot_bw[k];
+                    if (!col && any_pd) col = P->col_bw;
+                    if ((rc = add_bytes(&s, LD_PM_LAYER_BUF, (int64_t)P->buf_train_only, 1)) != LD_OK) goto done;
+                }
+                if ((rc = add_bytes(&s, LD_PM_COL, (int64_t)col, 1)) != LD_OK) goto done;
+            } else if (!strcmp(net->layers[i].type, "Dropout")) {
+                if ((rc = add_bytes(&s, LD_PM_LAYER_BUF, (int64_t)P->buf_train_only, 1)) != LD_OK) goto done;
+            }
+        }
+    } else {
+        for (size_t i = 0; i < nl; i++)
+            for (int k = 0; k < s.pl[i].nt; k++)
+                if (s.pl[i].loss && k == 0) s.b[s.pl[i].top[k]].diff = 1;
+    }
+    for (size_t i = 0; i < s.nb; i++) {
+        const pblob *b = &s.b[i];
+        int64_t cnt = count_of(b, 0, b->nd);
+        if (b->alias >= 0) continue;
+        if (!b->data_shared && (rc = add_bytes(&s, LD_PM_TOP_DATA, cnt, 4)) != LD_OK) goto done;
+        if (b->diff && (rc = add_bytes(&s, LD_PM_TOP_DIFF, cnt, 4)) != LD_OK) goto done;
+    }
+    if (cfg->train) m->c[LD_PM_PARAM_DIFF] = m->c[LD_PM_PARAM];
+done:
+    for (size_t i = 0; i < nl; i++) {
+        free(s.pl[i].bot);
+        free(s.pl[i].top);
+        free(s.pl[i].bot_bw);
+    }
+    free(s.pl);
+    free(s.b);
+    return rc;
+}
