@@ -152,7 +152,7 @@ int dc_plan(int argc, char **argv, int first)
         }
     }
     human(p->total, h, sizeof h);
-    printf("  %12s  total (predicted peak RSS)\n", h);
+    printf("  %12s  total (predicted peak RSS: %" PRIu64 " bytes)\n", h, p->total);
     human(p->ram, h, sizeof h);
     printf("\nLargest batch that fits in %s%s: %" PRId64 "\n", h, ram ? "" : " (MemAvailable)",
            p->largest_batch);
