@@ -23,9 +23,10 @@ from .convert import PathLike as _PathLike
 
 from .reader import Reader, DatasetInfo
 from .dataset import stat, DatasetStat
+from .plan import plan, Plan, PlanItem, PlanBlob
 
 __all__ = ["convert", "Converter", "ConvertSummary", "ConvertProgress", "Reader", "DatasetInfo",
-           "LibdataError", "describe", "stat", "DatasetStat", "version", "version_number", "has_feature", "strerror",
+           "LibdataError", "describe", "stat", "DatasetStat", "plan", "Plan", "PlanItem", "PlanBlob", "version", "version_number", "has_feature", "strerror",
            "convert_params", "reader_params", "library_path", "LD_OK", "LD_END", "LD_ENOMEM", "LD_EINVAL",
            "LD_EIO", "LD_EFORMAT", "LD_ELIMIT", "LD_ECANCELED", "LD_ENOTSUP", "LD_ESTATE"]
 __version__ = "1.0.0"
