@@ -185,7 +185,8 @@ static int add_advice(char ***adv, size_t *n, char *s, ld_err *e)
 static void human(uint64_t b, char *out, size_t cap)
 {
     if (b >= (uint64_t)1 << 30) snprintf(out, cap, "%.1f GB", (double)b / (1 << 30));
-    else snprintf(out, cap, "%.0f MB", (double)b / (1 << 20) + 0.5);
+    else if (b >= (uint64_t)1 << 20) snprintf(out, cap, "%.0f MB", (double)b / (1 << 20));
+    else snprintf(out, cap, "%.0f KB", (double)b / 1024);
 }
 
 /* Largest b in [1, 2^24] with total(b) <= ram (totals grow with b); 0 if none. */
