@@ -522,6 +522,8 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         /* temp_ and x_norm_ (bottom-sized), mean/variance, multipliers, num_by_chans */
         if ((rc = add_bytes(s, LD_PM_LAYER_BUF, 2 * cnt + 2 * C + N + count_of(b0, 2, b0->nd) + N * C, 4)) != LD_OK)
             return rc;
+        /* in place, Backward_cpu copies the top's diff into x_norm_'s diff first */
+        if (L->nt && !strcmp(L->top[0], L->bottom[0])) P->buf_train_only += (uint64_t)cnt * 4;
     } else if (!strcmp(t, "Scale") || !strcmp(t, "Bias")) {
         int scale = t[0] == 'S';
         const ld_pt_node *p = ld__pt_get(n, scale ? "scale_param" : "bias_param");
