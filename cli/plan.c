@@ -154,15 +154,22 @@ int dc_plan(int argc, char **argv, int first)
     human(p->total, h, sizeof h);
     printf("  %12s  total (predicted peak RSS: %" PRIu64 " bytes)\n", h, p->total);
     human(p->ram, h, sizeof h);
-    printf("\nLargest batch that fits in %s%s: %" PRId64 "\n", h, ram ? "" : " (MemAvailable)",
-           p->largest_batch);
+    if (p->largest_batch > 0)
+        printf("\nLargest batch that fits in %s%s: %" PRId64 "\n", h, ram ? "" : " (MemAvailable)",
+               p->largest_batch);
+    else
+        printf("\nLargest batch that fits in %s%s: none (not even batch 1)\n", h, ram ? "" : " (MemAvailable)");
     for (size_t i = 0; i < p->nadvice; i++) printf("advice: %s\n", p->advice[i]);
     int fits = p->total <= p->ram;
     if (!fits) {
         human(p->total, h, sizeof h);
         human(p->ram, h2, sizeof h2);
-        fprintf(stderr, "dataconv: plan: batch %d needs %s, more than %s: use --batch %" PRId64
-                " or less, or the advice above\n", p->batch, h, h2, p->largest_batch);
+        if (p->largest_batch > 0)
+            fprintf(stderr, "dataconv: plan: batch %d needs %s, more than %s: use --batch %" PRId64
+                    " or less, or the advice above\n", p->batch, h, h2, p->largest_batch);
+        else
+            fprintf(stderr, "dataconv: plan: batch %d needs %s, more than %s, and no batch fits: follow "
+                    "the advice above\n", p->batch, h, h2);
     }
     ld_free(p);
     if (fflush(stdout) != 0) return DC_EXIT_FAIL;

@@ -312,10 +312,12 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     if (total > ram) {
         human(total, h1, sizeof h1);
         human(ram, h2, sizeof h2);
-        if ((rc = add_advice(&adv, &nadv, ld__asprintf("batch %d needs %s, more than the %s available: the "
-                                                       "largest batch that fits is %lld", used_batch, h1, h2,
-                                                       (long long)best), &e)) != LD_OK)
-            goto fail;
+        char *a = best > 0 ? ld__asprintf("batch %d needs %s, more than the %s available: the largest batch "
+                                          "that fits is %lld", used_batch, h1, h2, (long long)best)
+                           : ld__asprintf("batch %d needs %s, more than the %s available, and no batch size "
+                                          "fits: what does not grow with the batch is too large (below)",
+                                          used_batch, h1, h2);
+        if ((rc = add_advice(&adv, &nadv, a, &e)) != LD_OK) goto fail;
     }
     for (size_t i = 0; i < c.main.nlayers; i++) {
         const ld_plan_layer *L = &c.main.layers[i];
