@@ -334,8 +334,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         char *libdata_part = NULL;
         {
             /* the LibData layer's ring for this file at this batch */
-            if (ld__plan_reader_memory(s->first_file, 1, crop, &m1, &re) == LD_OK &&
-                ld__plan_reader_memory(s->first_file, 2, crop, &m2, &re) == LD_OK) {
+            if (ld__plan_reader_memory(s->first_file, 1, crop, 0, &m1, &re) == LD_OK &&
+                ld__plan_reader_memory(s->first_file, 2, crop, 0, &m2, &re) == LD_OK) {
                 human((uint64_t)(m1 + (m2 - m1) * (used_batch - 1)), h3, sizeof h3);
                 libdata_part = ld__asprintf(" or use the LibData layer (bindings/caffe; its reader needs %s "
                                             "at batch %d)", h3, used_batch);

@@ -137,7 +137,8 @@ done:
     return rc;
 }
 
-int ld__plan_reader_memory(const char *path, int batch, int64_t crop, int64_t *mem, ld_err *e)
+int ld__plan_reader_memory(const char *path, int batch, int64_t crop, int64_t prefetch, int64_t *mem,
+                           ld_err *e)
 {
     ld_reader *r = ld_reader_create();
     if (!r) return ld__err(e, LD_ENOMEM, "out of memory");
@@ -145,6 +146,7 @@ int ld__plan_reader_memory(const char *path, int batch, int64_t crop, int64_t *m
     if (rc == LD_OK) rc = ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32);
     if (rc == LD_OK) rc = ld_reader_set(r, LD_R_LAYOUT, LD_LAYOUT_NCHW);
     if (rc == LD_OK) rc = ld_reader_set(r, LD_R_LABEL_DTYPE, LD_DTYPE_F32);
+    if (rc == LD_OK && prefetch > 0) rc = ld_reader_set(r, LD_R_PREFETCH, prefetch);
     if (rc == LD_OK && crop > 0) rc = ld_reader_set(r, LD_R_CROP_W, crop);
     if (rc == LD_OK && crop > 0) rc = ld_reader_set(r, LD_R_CROP_H, crop);
     if (rc == LD_OK) rc = ld_reader_open(r, path);
@@ -213,8 +215,11 @@ static int open_source(ld_plan_layer *L, const ld_plan_cfg *cfg, ld_err *e)
         s->h = s->w = crop;
     }
     if (is_ld && s->known) {
-        if ((rc = ld__plan_reader_memory(src, 1, crop, &s->reader_mem1, e)) != LD_OK) return rc;
-        if ((rc = ld__plan_reader_memory(src, 2, crop, &s->reader_mem2, e)) != LD_OK) return rc;
+        /* the LibData layer passes data_param.prefetch to its reader when given */
+        int64_t prefetch = 0;
+        if ((rc = ld__pt_get_int(p, "prefetch", 0, 0, 1 << 20, &prefetch, e)) != LD_OK) return rc;
+        if ((rc = ld__plan_reader_memory(src, 1, crop, prefetch, &s->reader_mem1, e)) != LD_OK) return rc;
+        if ((rc = ld__plan_reader_memory(src, 2, crop, prefetch, &s->reader_mem2, e)) != LD_OK) return rc;
     }
     return LD_OK;
 }

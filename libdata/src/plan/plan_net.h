@@ -86,8 +86,9 @@ int ld__plan_net_load(ld_plan_net *net, const char *text, size_t len, int phase,
 int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem *m, ld_err *e);
 void ld__plan_net_free(ld_plan_net *net);
 /* Bytes a libdata reader (the LibData layer's) allocates for `path` at `batch` (float32,
- * NCHW, crop). */
-int ld__plan_reader_memory(const char *path, int batch, int64_t crop, int64_t *mem, ld_err *e);
+ * NCHW, crop, prefetch; 0: the reader's default). */
+int ld__plan_reader_memory(const char *path, int batch, int64_t crop, int64_t prefetch, int64_t *mem,
+                           ld_err *e);
 /* --shape overrides "NAME=C,H,W;NAME2=N,C,H,W": 1 when `name` is given (d, nd filled). */
 int ld__plan_shape_override(const char *shapes, const char *name, int64_t *d, int *nd);
 /* Whether the net has a layer of this phase at all / its data layer batch size. */
