@@ -121,6 +121,8 @@ int dc_plan(int argc, char **argv, int first)
     int rc = ld_plan(net, solver, phase, batch, (uint64_t)ram, sl ? shapes : NULL, &p, &err);
     if (rc != LD_OK) {
         fprintf(stderr, "dataconv: plan: %s\n", err ? err : ld_strerror(rc));
+        if (rc == LD_EFORMAT)
+            fprintf(stderr, "dataconv: plan: (`shapes` in a message: give them with --shape NAME=C,H,W)\n");
         ld_free(err);
         return rc == LD_EIO ? DC_EXIT_FAIL : rc == LD_EINVAL ? DC_EXIT_USAGE : DC_EXIT_BAD_INPUT;
     }
@@ -160,6 +162,10 @@ int dc_plan(int argc, char **argv, int first)
     else
         printf("\nLargest batch that fits in %s%s: none (not even batch 1)\n", h, ram ? "" : " (MemAvailable)");
     for (size_t i = 0; i < p->nadvice; i++) printf("advice: %s\n", p->advice[i]);
+    /* The library names conversion parameters; these are their flags here. */
+    if (p->nadvice)
+        printf("(split_bytes: dataconv --split SIZE; resize_w/resize_h: dataconv --resize WxH; a data "
+               "top's shape: --shape NAME=C,H,W)\n");
     int fits = p->total <= p->ram;
     if (!fits) {
         human(p->total, h, sizeof h);

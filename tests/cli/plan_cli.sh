@@ -46,9 +46,10 @@ expect_out "$want  data source (HDF5 file as float32"
 expect_out "TRAIN data  *data  *4 3 64 64 (49152)"
 expect_out "TRAIN conv  *conv  *4 16 62 62 (246016)"
 expect_out "advice: HDF5Data 'data' holds a whole file of $TMP/list.txt as float32"
-expect_out "dataconv ... --split 256M"
+expect_out "convert it again with split_bytes 256M"
+expect_out "(split_bytes: dataconv --split SIZE; resize_w/resize_h: dataconv --resize WxH"
 expect_out "or use the LibData layer"
-expect_out "advice: with 40x40 input instead of 64x64 (e.g. --resize 40"
+expect_out "advice: with 40x40 input instead of 64x64 (e.g. resize_w/resize_h 40"
 
 check "a --ram it does not fit: exit 4, the largest batch named, and that batch fits"
 run "$DATACONV" plan "$TMP/net.prototxt" --ram 70M --batch 64 && expect_rc 4

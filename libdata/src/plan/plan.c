@@ -345,7 +345,7 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         human((uint64_t)(ratio * (256 << 20)), h2, sizeof h2);
         rc = add_advice(&adv, &nadv,
                         ld__asprintf("HDF5Data '%s' holds a whole file of %s as float32: %s for %s (%.1fx "
-                                     "its size on disk); convert with `dataconv ... --split 256M` "
+                                     "its size on disk); convert it again with split_bytes 256M "
                                      "(files of <= %s as float32)%s", L->name, s->path, h1,
                                      s->first_file, ratio, h2, libdata_part ? libdata_part : ""),
                         &e);
@@ -377,8 +377,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         free(ov);
         if (r2 == LD_OK && b2 > best) {
             rc = add_advice(&adv, &nadv,
-                            ld__asprintf("with %lldx%lld input instead of %lldx%lld (e.g. --resize %lld at "
-                                         "conversion%s) the largest batch is %lld instead of %lld",
+                            ld__asprintf("with %lldx%lld input instead of %lldx%lld (e.g. resize_w/resize_h "
+                                         "%lld at conversion%s) the largest batch is %lld instead of %lld",
                                          (long long)nw, (long long)nh, (long long)L->src->w,
                                          (long long)L->src->h, (long long)(nw > nh ? nw : nh),
                                          ld__pt_get(ld__pt_get(L->node, "transform_param"), "crop_size")

@@ -259,7 +259,7 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
                 }
                 if (!nd) {
                     char msg[200];
-                    snprintf(msg, sizeof msg, "no shape for input '%s': give one with --shape %s=C,H,W",
+                    snprintf(msg, sizeof msg, "no shape for input '%s': give one in shapes (%s=C,H,W)",
                              L->top[k], L->top[k]);
                     return lerr(s, L, LD_EFORMAT, msg, NULL);
                 }
@@ -284,7 +284,7 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
     int64_t c = 0, h = 0, w = 0;
     ld_plan_src *src = L->src;
     if (L->nt > 0 && ld__plan_shape_override(s->cfg->shapes, L->top[0], d, &nd)) {
-        if (nd < 3) return lerr(s, L, LD_EINVAL, "--shape for a data layer needs C,H,W", NULL);
+        if (nd < 3) return lerr(s, L, LD_EINVAL, "shapes: a data layer's needs C,H,W", NULL);
         c = d[nd - 3];
         h = d[nd - 2];
         w = d[nd - 1];
@@ -301,7 +301,7 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
         if (!nh || !nw) {
             char msg[200];
             snprintf(msg, sizeof msg, "the image size depends on the files (no new_height/new_width): "
-                     "give it with --shape %s=C,H,W", L->nt ? L->top[0] : "data");
+                     "give it in shapes (%s=C,H,W)", L->nt ? L->top[0] : "data");
             return lerr(s, L, LD_EFORMAT, msg, NULL);
         }
         c = color ? 3 : 1;
@@ -314,7 +314,7 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
     } else {
         char msg[240];
         snprintf(msg, sizeof msg, "the sample size of %s is not recorded (images of different "
-                 "sizes?): give it with --shape %s=C,H,W", src && src->path ? src->path : "the source",
+                 "sizes?): give it in shapes (%s=C,H,W)", src && src->path ? src->path : "the source",
                  L->nt ? L->top[0] : "data");
         return lerr(s, L, LD_EFORMAT, msg, NULL);
     }
