@@ -341,3 +341,50 @@ Test(plan, mutated_nets_never_crash, .timeout = 120)
         }
     }
 }
+
+/* Untrusted text cannot ask for unbounded work: layer and link counts are bounded. */
+Test(plan, too_many_layers_are_refused)
+{
+    size_t cap = 5100 * 64 + 512, n = 0;
+    char *t = malloc(cap);
+    cr_assert_not_null(t);
+    n += (size_t)snprintf(t, cap, "%s", head);
+    for (int i = 0; i < 5001; i++)
+        n += (size_t)snprintf(t + n, cap - n, "layer { name: \"r%d\" type: \"ReLU\" bottom: \"data\" top: \"data\" }\n", i);
+    char m[1024];
+    cr_assert_eq(plan_text(t, LD_PLAN_TRAIN, 0, NULL, m, sizeof m), LD_ELIMIT);
+    cr_assert(strstr(m, "more than 5000 layers"), "%s", m);
+    free(t);
+}
+
+/* An older solver names its TEST net in a file of its own (test_net:). */
+Test(plan, solver_with_a_separate_test_net)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%slayer { name: \"ip\" type: \"InnerProduct\" bottom: \"data\" top: \"ip\"\n"
+             "  inner_product_param { num_output: 10 } }\n"
+             "layer { name: \"loss\" type: \"SoftmaxWithLoss\" bottom: \"ip\" bottom: \"label\" top: \"l\" }\n",
+             head);
+    char train[512], test[512], solver[512];
+    snprintf(train, sizeof train, "%s", write_net("train.prototxt", text));
+    /* the test net: batch 50 instead of 4 */
+    char *t50 = strdup(text);
+    cr_assert_not_null(t50);
+    char *at = strstr(t50, "dim: 4 dim: 3");
+    memcpy(at, "dim: 9", 6);
+    snprintf(test, sizeof test, "%s", write_net("test.prototxt", t50));
+    free(t50);
+    char stext[2048];
+    snprintf(stext, sizeof stext, "train_net: \"%s\"\ntest_net: \"%s\"\ntest_iter: 1\ntest_interval: 5\n"
+             "max_iter: 10\ntype: \"Adam\"\n", train, test);
+    snprintf(solver, sizeof solver, "%s", write_net("solver.prototxt", stext));
+    ld_plan_info *info = NULL;
+    char *err = NULL;
+    cr_assert_eq(ld_plan(NULL, solver, LD_PLAN_TRAIN, 0, (uint64_t)1 << 30, NULL, &info, &err), LD_OK, "%s", err);
+    int test_batch = 0;
+    for (size_t i = 0; i < info->nblobs; i++)
+        if (!strcmp(info->blobs[i].phase, "TEST") && !strcmp(info->blobs[i].name, "data"))
+            test_batch = (int)info->blobs[i].dims[0];
+    cr_assert_eq(test_batch, 9, "the TEST net comes from test_net");
+    ld_free(info);
+}

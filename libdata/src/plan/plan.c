@@ -19,7 +19,7 @@ typedef struct solver {
     const char *type;
     int64_t max_iter, test_interval, test_iter;
     int test_init, l1;
-    const char *net;
+    const char *net, *test_net;
 } solver;
 
 static int read_text(const char *path, char **out, size_t *len, ld_err *e)
@@ -89,6 +89,7 @@ static int parse_solver(const char *path, ld_pt_node **root, solver *s, ld_err *
     s->l1 = reg && !strcmp(reg, "L1");
     s->net = ld__pt_get_str(r, "net", NULL);
     if (!s->net) s->net = ld__pt_get_str(r, "train_net", NULL);
+    s->test_net = ld__pt_get_str(r, "test_net", NULL); /* older solvers: a separate TEST net file */
     return LD_OK;
 bad:
     return ld__err(e, rc, "%s: %s", path, e ? e->msg : "bad field");
@@ -233,8 +234,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     ctx c;
     memset(&c, 0, sizeof c);
     ld_pt_node *sroot = NULL;
-    char *text = NULL, *net_owned = NULL;
-    size_t len = 0, ni = 0, nadv = 0;
+    char *text = NULL, *net_owned = NULL, *test_text = NULL;
+    size_t len = 0, test_len = 0, ni = 0, nadv = 0;
     char **adv = NULL;
     item items[2 * LD_PM_N + 2];
     uint64_t bytes[2 * LD_PM_N + 2], total = 0;
@@ -272,7 +273,13 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     if (c.has_test) {
         int64_t ntests = c.sol.max_iter / c.sol.test_interval + c.sol.test_init;
         c.cfg_test = (ld_plan_cfg){0, 0, c.sol.test_iter * (ntests ? ntests : 1), shapes, net_path, ""};
-        if ((rc = ld__plan_net_load(&c.test, text, len, 1, &c.cfg_test, &e)) != LD_OK) goto fail;
+        if (c.sol.test_net) {
+            if ((rc = read_text(c.sol.test_net, &test_text, &test_len, &e)) != LD_OK) goto fail;
+            c.cfg_test.file = c.sol.test_net;
+        }
+        if ((rc = ld__plan_net_load(&c.test, test_text ? test_text : text, test_text ? test_len : len, 1,
+                                    &c.cfg_test, &e)) != LD_OK)
+            goto fail;
     }
     /* The components. */
     for (int k = 0; k < LD_PM_N; k++) {
@@ -472,6 +479,7 @@ fail:
     for (size_t i = 0; i < nadv; i++) free(adv[i]);
     free(adv);
     free(text);
+    free(test_text);
     free(net_owned);
     ld__pt_free(sroot);
     ld__plan_net_free(&c.main);

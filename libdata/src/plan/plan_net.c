@@ -313,8 +313,8 @@ static int insert_splits(ld_plan_net *net, ld_err *e)
             S->col = L->col;
             S->name = ld__asprintf("%s_%s_%d_split", L->top[t], L->name, t);
             S->type = ld__strdup("Split");
-            S->nb = 1;
             S->bottom = calloc(1, sizeof *S->bottom);
+            S->nb = S->bottom ? 1 : 0;
             S->top = calloc((size_t)cnt[k], sizeof *S->top);
             if (S->bottom) S->bottom[0] = ld__strdup(L->top[t]);
             if (S->top) {
@@ -397,6 +397,12 @@ int ld__plan_net_load(ld_plan_net *net, const char *text, size_t len, int phase,
     if (!net->nlayers)
         return ld__err(e, LD_EFORMAT, "%s: no layer of phase %s (is it a Caffe net prototxt?)",
                        cfg->file, phase ? "TEST" : "TRAIN");
+    /* Blob names are resolved by search: bound the work untrusted text can ask for. */
+    size_t links = 0;
+    for (size_t i = 0; i < net->nlayers; i++) links += (size_t)(net->layers[i].nb + net->layers[i].nt);
+    if (links > LD_PLAN_MAX_LINKS)
+        return ld__err(e, LD_ELIMIT, "%s: %zu bottoms and tops in all: more than %d, not a net this tool "
+                       "plans", cfg->file, links, LD_PLAN_MAX_LINKS);
     /* Sources first (their errors are the most useful), then the splits. */
     for (size_t i = 0; i < net->nlayers; i++)
         if ((rc = open_source(&net->layers[i], cfg, e)) != LD_OK) return rc;

@@ -11,7 +11,8 @@
 #include "plan/prototxt.h"
 
 #define LD_PLAN_MAXD 8        /* blob axes (Caffe's kMaxBlobAxes is 32; nets use <= 5) */
-#define LD_PLAN_MAX_LAYERS 20000
+#define LD_PLAN_MAX_LAYERS 5000  /* ResNet-152 has ~500 */
+#define LD_PLAN_MAX_LINKS 20000  /* bottoms + tops of all layers */
 
 /* A data layer's source, learned once (opening it) and reused for every batch tried. */
 typedef struct ld_plan_src {
