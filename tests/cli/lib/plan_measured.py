@@ -91,10 +91,41 @@ def variant_seds(var, b):
     return ssed, psed
 
 
+# Runs whose measured peak is a transient, not the steady state the estimate is for: a net of
+# the data layer alone (+ Silence) for 3 iterations ends before Caffe's prefetch thread has
+# filled its 4 batches and read their LMDB records (the consumer does no work; the measured
+# peak moved from 92.8 to 106.0 MiB between two runs of ours). The estimate must stay above it
+# (an upper bound); the same net at 40 iterations is held to +-10 % like every other run.
+TRANSIENT = {("dataonly", "data", "iters=3")}
+
+
+def write_dataonly(v, b, var):
+    """plan_measure.sh's EXTRAS=lmdb runs: caffenet's TRAIN data layer + Silence, SGD."""
+    it = int(var.split("=", 1)[1])
+    stem = f"dataonly_{v}_b{b}_it{it}"
+    src = open(os.path.join(PLAN, "nets", "caffenet", f"{v}_train_val.prototxt")).read().splitlines()
+    out, on = [], False
+    for line in src:
+        on = on or "phase: TRAIN" in line
+        if on:
+            out.append(line.replace("TRAIN_BATCH", str(b)))
+            if line.rstrip().endswith("} }"):
+                break
+    out.append('layer { name: "sink" type: "Silence" bottom: "data" bottom: "label" }')
+    open(os.path.join(WORK, "runs", stem + ".prototxt"), "w").write("\n".join(out) + "\n")
+    sp = os.path.join("runs", stem + "_solver.prototxt")
+    open(os.path.join(WORK, sp), "w").write(
+        f'net: "runs/{stem}.prototxt"\ntype: "SGD" base_lr: 0.01 lr_policy: "fixed" max_iter: {it}\n'
+        'display: 0 snapshot_after_train: false solver_mode: CPU\n')
+    return sp
+
+
 def write_run(net, v, b, var):
+    os.makedirs(os.path.join(WORK, "runs"), exist_ok=True)
+    if net == "dataonly":
+        return write_dataonly(v, b, var)
     d = os.path.join(PLAN, "nets", net)
     stem = f"{net}_{v}_b{b}" + ("" if var == "-" else "_" + var.replace("=", "-"))
-    os.makedirs(os.path.join(WORK, "runs"), exist_ok=True)
     ssed, psed = variant_seds(var, b)
     text = open(os.path.join(d, f"{v}_train_val.prototxt")).read().replace("TRAIN_BATCH", str(b))
     for a, r in psed:
@@ -129,6 +160,12 @@ def main():
         pred = int(m.group(1))
         meas = max(peaks)
         err = 100.0 * (pred - meas) / meas
+        if (net, v, var) in TRANSIENT:
+            bad += err < 0
+            lines.append(f"{net}\t{v}\t{b}\t{var}\t{pred // 1024}\t{meas // 1024}\t{err:+.1f}")
+            print(f"{net:9s} {v:8s} b={b:<4d} {var:16s} predicted {pred / 2**20:8.1f} MiB  measured "
+                  f"{meas / 2**20:8.1f} MiB  {err:+5.1f} %  (transient: the estimate must be above)")
+            continue
         flag = "" if abs(err) <= TOLERANCE else "  <-- over 10 %"
         bad += bool(flag)
         line = f"{net}\t{v}\t{b}\t{var}\t{pred // 1024}\t{meas // 1024}\t{err:+.1f}"
