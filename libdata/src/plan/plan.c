@@ -132,6 +132,7 @@ typedef struct ctx {
     solver sol;
     int has_solver;
     int phase;
+    int main_batch; /* the planned net's batch at the last evaluate() */
 } ctx;
 
 /* Bytes of every item at batch b (main net); returns the total. */
@@ -166,7 +167,7 @@ static int evaluate(ctx *c, int batch, uint64_t *bytes, size_t nitems, const ite
             return ld__err(e, LD_ELIMIT, "the memory total overflows 64 bits: absurd sizes");
     }
     *total = sum;
-    c->cfg_main.batch = batch;
+    c->main_batch = mm.batch;
     return LD_OK;
 }
 
@@ -295,23 +296,16 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     if (!ram) ram = mem_available();
     if ((rc = largest(&c, ram, tmp, ni, items, &best, &e)) != LD_OK) goto fail;
     if ((rc = evaluate(&c, batch, bytes, ni, items, &total, &e)) != LD_OK) goto fail;
-    int used_batch = c.main.nlayers ? 0 : 0;
-    {
-        ld_plan_mem mm;
-        c.cfg_main.batch = batch;
-        if ((rc = ld__plan_net_estimate(&c.main, &c.cfg_main, &mm, &e)) != LD_OK) goto fail;
-        used_batch = mm.batch;
-    }
+    int used_batch = c.main_batch;
     uint64_t per[2 * LD_PM_N + 2];
     {
+        /* what grows per sample: the difference to one more */
         uint64_t t1;
         if (evaluate(&c, used_batch + 1, tmp, ni, items, &t1, &e) == LD_OK) {
             for (size_t i = 0; i < ni; i++) per[i] = tmp[i] > bytes[i] ? tmp[i] - bytes[i] : 0;
         } else {
             memset(per, 0, sizeof per);
         }
-        if ((rc = evaluate(&c, batch, bytes, ni, items, &total, &e)) != LD_OK) goto fail;
-        if ((rc = ld__plan_net_estimate(&c.main, &c.cfg_main, &(ld_plan_mem){0}, &e)) != LD_OK) goto fail;
     }
 
     /* Advice tied to this project. */
@@ -397,6 +391,7 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         }
         break;
     }
+    /* The numbers (and the shapes kept in the nets) at the planned batch. */
     if ((rc = evaluate(&c, batch, bytes, ni, items, &total, &e)) != LD_OK) goto fail;
 
     /* Pack everything into one block. */

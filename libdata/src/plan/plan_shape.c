@@ -408,7 +408,7 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         int64_t cin = b0->d[axis];
         if (cin % group || nout % group)
             return lerr(s, L, LD_EFORMAT, "channels and num_output must be multiples of group", NULL);
-        int64_t ksz = 1, in_sp = 1, out_sp = 1;
+        int64_t ksz = 1, out_sp = 1;
         int one = 1;
         for (int i = 0; i < nsp; i++) {
             int64_t in = b0->d[axis + 1 + i], ext = dil[i] * (k[i] - 1) + 1, o;
@@ -421,7 +421,6 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
             if (o <= 0) return lerr(s, L, LD_EFORMAT, "output size is not positive", NULL);
             td[0][axis + 1 + i] = o;
             ksz *= k[i];
-            in_sp *= in;
             out_sp *= o;
             one &= k[i] == 1 && st[i] == 1 && pad[i] == 0;
         }
@@ -432,7 +431,6 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         /* im2col buffer, one image: [C_in * k, out spatial] (deconv: [num_output * k, top
          * spatial]); a 1x1 conv uses it only when computing its bottom's gradient. */
         int64_t col = deconv ? nout * ksz * out_sp : cin * ksz * out_sp;
-        (void)in_sp;
         if (!one) P->col_fwd = (uint64_t)col * 4;
         else P->col_bw = (uint64_t)col * 4;
         if (bias && (rc = add_bytes(s, LD_PM_LAYER_BUF, out_sp, 4)) != LD_OK) return rc;
