@@ -34,7 +34,8 @@ void dc_plan_help(void *fp)
           "  --solver FILE   the solver: its type (SGD 1x, Nesterov/AdaGrad/RMSProp 2x, Adam 3x,\n"
           "                  AdaDelta 4x the parameters), max_iter, and the test net when it has\n"
           "                  test_iter and test_interval\n"
-          "  --ram SIZE      memory to fit in (K/M/G suffix); default: MemAvailable now\n"
+          "  --ram SIZE      memory to fit in (K/M/G suffix); default: MemAvailable now. 5% of it\n"
+          "                  is kept for the estimate's error\n"
           "  --batch N       the planned phase's batch size (default: the net's batch_size)\n"
           "  --phase P       train (default: the TRAIN net, backward, solver, test net) or test\n"
           "                  (the TEST net alone, forward: caffe test / deployment)\n"
@@ -45,7 +46,7 @@ void dc_plan_help(void *fp)
           "\n"
           "Accuracy: within 10% of Caffe 1.0's measured peak RSS on the nets of tests/data/plan\n"
           "(docs/caffe.md). A layer type it does not know is an error naming it and its line.\n"
-          "Exit codes: 0 fits (or no --ram given and it fits MemAvailable); 1 error reading a\n"
+          "Exit codes: 0 the batch fits (--ram, or MemAvailable, less 5%); 1 error reading a\n"
           "file; 2 usage error; 3 the net is refused (malformed, unknown layer, bad shapes);\n"
           "4 the batch does not fit.\n"
           "\n"
@@ -156,20 +157,22 @@ int dc_plan(int argc, char **argv, int first)
     human(p->total, h, sizeof h);
     printf("  %12s  total (predicted peak RSS: %" PRIu64 " bytes)\n", h, p->total);
     human(p->ram, h, sizeof h);
+    human(p->usable, h2, sizeof h2);
     if (p->largest_batch > 0)
-        printf("\nLargest batch that fits in %s%s: %" PRId64 "\n", h, ram ? "" : " (MemAvailable)",
-               p->largest_batch);
+        printf("\nLargest batch that fits in %s%s less %d%% for the estimate's error (%s): %" PRId64 "\n", h,
+               ram ? "" : " (MemAvailable)", LD_PLAN_HEADROOM_PCT, h2, p->largest_batch);
     else
-        printf("\nLargest batch that fits in %s%s: none (not even batch 1)\n", h, ram ? "" : " (MemAvailable)");
+        printf("\nLargest batch that fits in %s%s less %d%% for the estimate's error (%s): none (not even "
+               "batch 1)\n", h, ram ? "" : " (MemAvailable)", LD_PLAN_HEADROOM_PCT, h2);
     for (size_t i = 0; i < p->nadvice; i++) printf("advice: %s\n", p->advice[i]);
     /* The library names conversion parameters; these are their flags here. */
     if (p->nadvice)
         printf("(split_bytes: dataconv --split SIZE; resize_w/resize_h: dataconv --resize WxH; a data "
                "top's shape: --shape NAME=C,H,W)\n");
-    int fits = p->total <= p->ram;
+    int fits = p->total <= p->usable;
     if (!fits) {
         human(p->total, h, sizeof h);
-        human(p->ram, h2, sizeof h2);
+        human(p->usable, h2, sizeof h2);
         if (p->largest_batch > 0)
             fprintf(stderr, "dataconv: plan: batch %d needs %s, more than %s: use --batch %" PRId64
                     " or less, or the advice above\n", p->batch, h, h2, p->largest_batch);

@@ -66,6 +66,7 @@ def test_largest_batch_is_a_boundary(net):
     first = libdata.plan(net[0], net[1], ram=100 << 20)
     n = first.largest_batch
     assert n >= 1
+    assert first.usable == (100 << 20) - (100 << 20) // 100 * 5
     assert libdata.plan(net[0], net[1], batch=n, ram=100 << 20).fits
     assert not libdata.plan(net[0], net[1], batch=n + 1, ram=100 << 20).fits
 

@@ -11,6 +11,7 @@ from ._lib import LibdataError, api
 from .convert import PathLike
 
 PHASES = {"train": 0, "test": 1}
+HEADROOM_PCT = 5  # plan.h LD_PLAN_HEADROOM_PCT: percent of ram kept for the estimate's error
 
 
 @dataclass(frozen=True)
@@ -32,10 +33,12 @@ class PlanBlob:
 
 @dataclass(frozen=True)
 class Plan:
-    """The estimate: `total` bytes of peak host memory at `batch`; `largest_batch` fits `ram`."""
+    """The estimate: `total` bytes of peak host memory at `batch`; `largest_batch` fits `usable`
+    (`ram` less HEADROOM_PCT percent for the estimate's error)."""
     batch: int
     total: int
     ram: int
+    usable: int
     largest_batch: int
     items: List[PlanItem]
     blobs: List[PlanBlob]
@@ -43,7 +46,7 @@ class Plan:
 
     @property
     def fits(self) -> bool:
-        return self.total <= self.ram
+        return self.total <= self.usable
 
 
 class _Item(ctypes.Structure):
@@ -61,7 +64,8 @@ class _Info(ctypes.Structure):
                 ("largest_batch", ctypes.c_int64),
                 ("nitems", ctypes.c_size_t), ("items", ctypes.POINTER(_Item)),
                 ("nblobs", ctypes.c_size_t), ("blobs", ctypes.POINTER(_Blob)),
-                ("nadvice", ctypes.c_size_t), ("advice", ctypes.POINTER(ctypes.c_char_p))]
+                ("nadvice", ctypes.c_size_t), ("advice", ctypes.POINTER(ctypes.c_char_p)),
+                ("usable", ctypes.c_uint64)]
 
 
 _lib.declare("ld_plan", ctypes.c_int,
@@ -114,7 +118,7 @@ def plan(net: Optional[PathLike] = None, solver: Optional[PathLike] = None, *, p
                           tuple(int(d.blobs[i].dims[k]) for k in range(d.blobs[i].ndims)))
                  for i in range(d.nblobs)]
         advice = [_text(d.advice[i]) for i in range(d.nadvice)]
-        return Plan(batch=int(d.batch), total=int(d.total), ram=int(d.ram),
+        return Plan(batch=int(d.batch), total=int(d.total), ram=int(d.ram), usable=int(d.usable),
                     largest_batch=int(d.largest_batch), items=items, blobs=blobs, advice=advice)
     finally:
         if out:

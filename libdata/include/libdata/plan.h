@@ -48,15 +48,22 @@ typedef struct ld_plan_info {
     int batch;                   /**< the TRAIN (or, LD_PLAN_TEST, TEST) batch size used */
     uint64_t total;              /**< predicted peak host memory (bytes) */
     uint64_t ram;                /**< the memory figure the largest batch is fitted to */
-    int64_t largest_batch;       /**< largest batch whose total fits `ram`; 0 when not even
-                                      batch 1 fits */
+    int64_t largest_batch;       /**< largest batch whose total fits `usable`; 0 when not
+                                      even batch 1 fits */
     size_t nitems;
     const ld_plan_item *items;   /**< the components; their bytes add up to `total` */
     size_t nblobs;
     const ld_plan_blob *blobs;   /**< every top blob of the net(s), in layer order */
     size_t nadvice;
     const char *const *advice;   /**< sentences: what to change (may be 0) */
+    uint64_t usable;             /**< `ram` less LD_PLAN_HEADROOM_PCT percent for the estimate's
+                                      error: what largest_batch is fitted to, and what a batch
+                                      "fits" in (total <= usable) */
 } ld_plan_info;
+
+/** Percent of `ram` kept free for the estimate's error (measured: -2.1 % to +4.7 % of Caffe's
+ *  peak RSS, docs/caffe.md). */
+#define LD_PLAN_HEADROOM_PCT 5
 
 /**
  * Estimate Caffe's host memory for a net.
@@ -70,7 +77,8 @@ typedef struct ld_plan_info {
  * @param phase   an ld_plan_phase.
  * @param batch   batch size of the planned phase's data layers; 0 keeps the net's own. The
  *                other phase's batch keeps its own.
- * @param ram     bytes the run may use (for largest_batch); 0: the machine's MemAvailable.
+ * @param ram     bytes the run may use; 0: the machine's MemAvailable. largest_batch is fitted
+ *                to it less LD_PLAN_HEADROOM_PCT percent (`usable`).
  * @param shapes  NULL, or input shapes that override the data layers': "NAME=C,H,W" or
  *                "NAME=N,C,H,W" items separated by ';' (a top name; N replaced by the batch).
  * @param info    on success: the estimate (release with ld_free()); NULL on failure.

@@ -294,7 +294,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
 
     uint64_t tmp[2 * LD_PM_N + 2];
     if (!ram) ram = mem_available();
-    if ((rc = largest(&c, ram, tmp, ni, items, &best, &e)) != LD_OK) goto fail;
+    const uint64_t usable = ram - ram / 100 * LD_PLAN_HEADROOM_PCT;
+    if ((rc = largest(&c, usable, tmp, ni, items, &best, &e)) != LD_OK) goto fail;
     if ((rc = evaluate(&c, batch, bytes, ni, items, &total, &e)) != LD_OK) goto fail;
     int used_batch = c.main_batch;
     uint64_t per[2 * LD_PM_N + 2];
@@ -310,12 +311,12 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
 
     /* Advice tied to this project. */
     char h1[32], h2[32], h3[32];
-    if (total > ram) {
+    if (total > usable) {
         human(total, h1, sizeof h1);
-        human(ram, h2, sizeof h2);
-        char *a = best > 0 ? ld__asprintf("batch %d needs %s, more than the %s available: the largest batch "
+        human(usable, h2, sizeof h2);
+        char *a = best > 0 ? ld__asprintf("batch %d needs %s, more than the %s usable: the largest batch "
                                           "that fits is %lld", used_batch, h1, h2, (long long)best)
-                           : ld__asprintf("batch %d needs %s, more than the %s available, and no batch size "
+                           : ld__asprintf("batch %d needs %s, more than the %s usable, and no batch size "
                                           "fits: what does not grow with the batch is too large (below)",
                                           used_batch, h1, h2);
         if ((rc = add_advice(&adv, &nadv, a, &e)) != LD_OK) goto fail;
@@ -372,7 +373,7 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         int64_t b2 = 0;
         ld_err e2;
         ld__err_clear(&e2);
-        int r2 = largest(&c, ram, tmp, ni, items, &b2, &e2);
+        int r2 = largest(&c, usable, tmp, ni, items, &b2, &e2);
         c.cfg_main.shapes = save_m;
         c.cfg_test.shapes = save_t;
         free(ov);
@@ -463,6 +464,7 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     r->total = total;
     r->ram = ram;
     r->largest_batch = best;
+    r->usable = usable;
     r->nitems = ni;
     r->items = its;
     r->nblobs = nblobs;
