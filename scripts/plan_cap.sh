@@ -71,7 +71,8 @@ trap cleanup EXIT
 run_capped() { # run_capped BATCH -> "status killed peak_cgroup_kib peak_rss_kib"
     local s log=cap/${NET}_${V}_b$1.log pid hwm=0 killed=0 st
     s=$(write_run "$1")
-    [ -w "$peak_file" ] && echo 0 >"$peak_file" 2>/dev/null || true
+    if [ -w "$peak_file" ]; then echo 0 >"$peak_file" 2>/dev/null || true; fi
+    # shellcheck disable=SC2016 # $$ and $1 are the inner shell's
     env GLOG_logtostderr=1 OPENBLAS_NUM_THREADS=1 ${PRELOAD:+LD_PRELOAD=$PRELOAD} \
         sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
         "$CAFFE" train --solver="$s" >"$log" 2>&1 &
@@ -99,7 +100,7 @@ run_capped() { # run_capped BATCH -> "status killed peak_cgroup_kib peak_rss_kib
 s=$(write_run 1)
 plan=$("$DATACONV" plan --solver "$s" --ram "$RAM" 2>&1 || true)
 best=$(echo "$plan" | sed -n 's/^Largest batch that fits in .*: \([0-9]*\)$/\1/p')
-[ -n "$best" ] && [ "$best" -gt 0 ] || { echo "$plan"; echo "no batch fits $RAM" >&2; exit 1; }
+if [ -z "$best" ] || [ "$best" -le 0 ]; then echo "$plan"; echo "no batch fits $RAM" >&2; exit 1; fi
 # The smallest batch predicted above RAM x (1 + MARGIN %): one more than the largest that fits
 # that figure (dataconv plan fits to --ram less its 5 % headroom, so ask for RAM_OVER / 0.95).
 ram_over=$(python3 -c "print(int($bytes * (1 + $MARGIN / 100) / 0.95) + 1)")

@@ -55,7 +55,7 @@ check "a --ram it does not fit: exit 4, the largest batch named, and that batch 
 run "$DATACONV" plan "$TMP/net.prototxt" --ram 70M --batch 64 && expect_rc 4
 expect_err "batch 64 needs"
 n=$(sed -n 's/^Largest batch that fits in .*: \([0-9]*\)$/\1/p' "$TMP/out")
-[ -n "$n" ] && [ "$n" -lt 64 ] || fail "largest batch '$n'"
+if [ -z "$n" ] || [ "$n" -ge 64 ]; then fail "largest batch '$n'"; fi
 run "$DATACONV" plan "$TMP/net.prototxt" --ram 70M --batch "$n" && expect_rc 0
 run "$DATACONV" plan "$TMP/net.prototxt" --ram 70M --batch $((n + 1)) && expect_rc 4
 
