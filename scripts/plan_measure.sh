@@ -78,10 +78,10 @@ if [ ! -e lists.done ]; then
     for _ in 1 2 3 4 5 6; do cat train.txt; done >big.txt
     touch lists.done
 fi
-dc() { # dc LIST OUT ARGS...: dataconv unless OUT exists
+dc() { # dc LIST OUT ARGS...: dataconv unless OUT (with --split: its list OUT-stem.txt) exists
     local list=$1 out=$2
     shift 2
-    [ -e "$out" ] && return 0
+    [ -e "$out" ] || [ -e "${out%.h5}.txt" ] && return 0
     echo "dataconv photos/ $list $out $*"
     "$DATACONV" -q photos/ "$list" "$out" "$@"
 }
@@ -223,7 +223,7 @@ batches() {
     esac
 }
 # solver_value FILE KEY: the value of KEY in a solver prototxt (first match)
-solver_value() { grep -o "$2: [^ ]*" "$1" | head -n 1 | sed 's/^[^:]*: //; s/"//g'; }
+solver_value() { { grep -o "$2: [^ ]*" "$1" || true; } | head -n 1 | sed 's/^[^:]*: //; s/"//g'; }
 
 one_net() { # one_net NET VARIANT BATCH [SOLVER_SED PROTO_SED TAG]
     local net=$1 v=$2 b=$3 ssed=${4:-} psed=${5:-} tag=${6:--}
