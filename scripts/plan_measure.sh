@@ -13,12 +13,19 @@
 # Optional environment:
 #   DATACONV, LIBDATA_CAFFE_LAYER   default: the newest build*/ of this checkout (configure
 #                                   libdata with -DLIBDATA_BUILD_CAFFE=ON -DCAFFE_ROOT=...)
-#   NETS="lenet caffenet vgg resnet"  which nets;  VARIANTS="data hdf5 libdata hdf5big"
+#   NETS="lenet caffenet vgg resnet"  which nets (empty: none, e.g. for EXTRAS only);  VARIANTS="data hdf5 libdata hdf5big"
 #   RUNS=2                          runs per (net, variant, batch); every run is a row
 #   OUT=tests/data/plan             where the table, dataset list and shapes are written
 #   APPEND=1                        append to measured.tsv instead of starting it anew
 #   BASELINE=0                      skip the two baseline rows (e.g. with APPEND=1)
-#   EXTRAS=1                        also the one-component-at-a-time runs (solver type, prefetch)
+#   EXTRAS="solver prefetch lmdb"   also these one-component-at-a-time runs (default: none):
+#                                   solver: caffenet+Data at batch 8 with each solver type;
+#                                   prefetch: caffenet at batch 8 with data_param.prefetch 1;
+#                                   lmdb: a data-layer-only net (Data/HDF5Data/LibData + Silence,
+#                                   caffenet's data layers) for 3 and for 40 iterations (2 epochs)
+#                                   at batch 16: what reading the whole dataset adds (LMDB map)
+# At the end scripts/plan_rules.py writes OUT/rules_vs_measured.tsv (the rules of
+# docs/caffe_memory.md applied to every measured row).
 # Every run: OPENBLAS_NUM_THREADS=1 (OpenBLAS's per-thread buffers are part of the baseline; a
 # fixed count makes runs comparable), GLOG_logtostderr=1. Only the LibData runs (and the
 # "baseline+layer" row) LD_PRELOAD libdata's layer; the stock layers run plain Caffe.
@@ -28,7 +35,7 @@ SRC=$(cd "$HERE/.." && pwd)
 : "${CAFFE_ROOT:?set CAFFE_ROOT to a Caffe build: its source tree (Makefile) or build/install directory (CMake)}"
 WORK=${1:-/tmp/libdata-plan}
 OUT=${OUT:-$SRC/tests/data/plan}
-NETS=${NETS:-lenet caffenet vgg resnet}
+NETS=${NETS-lenet caffenet vgg resnet}
 VARIANTS=${VARIANTS:-data hdf5 libdata hdf5big}
 RUNS=${RUNS:-2}
 PY=/usr/bin/python3
@@ -264,9 +271,8 @@ for net in $NETS; do
     fi
 done
 
-if [ "${EXTRAS:-0}" = 1 ]; then
-    # One component at a time, caffenet + Data at batch 8: the solver's history (same net, each
-    # solver type), and the Data layer's prefetch queue (data_param.prefetch 1 instead of 4).
+case " ${EXTRAS:-} " in *" solver "*)
+    # The solver's history: same net, each solver type (caffenet + Data, batch 8).
     for t in SGD Adam AdaDelta AdaGrad RMSProp; do
         extra=""
         case $t in
@@ -279,8 +285,32 @@ if [ "${EXTRAS:-0}" = 1 ]; then
         esac
         [ "$t" = AdaDelta ] && ssed="$ssed; s/base_lr: 0.001/base_lr: 1.0/"
         one_net caffenet data 8 "$ssed" "" "solver=$t"
-    done
+    done ;;
+esac
+case " ${EXTRAS:-} " in *" prefetch "*)
+    # The prefetch queue: data_param.prefetch 1 instead of the default (Data 4, LibData 2).
     one_net caffenet data 8 "" 's/backend: LMDB/backend: LMDB prefetch: 1/' prefetch=1
-    one_net caffenet libdata 8 "" 's/batch_size: 8/batch_size: 8 prefetch: 1/' prefetch=1
+    one_net caffenet libdata 8 "" 's/batch_size: 8/batch_size: 8 prefetch: 1/' prefetch=1 ;;
+esac
+case " ${EXTRAS:-} " in *" lmdb "*)
+    # What reading the dataset costs by itself: caffenet's TRAIN data layer + Silence, batch 16,
+    # 3 iterations (7 batches read with the prefetch) and 40 iterations (2 epochs of 320 images).
+    for v in data hdf5 libdata; do
+        for it in 3 40; do
+            stem=dataonly_${v}_b16_it$it
+            { awk '/phase: TRAIN/ { p = 1 } p { print } p && /\} \}$/ { exit }' \
+                  "$SRC/tests/data/plan/nets/caffenet/${v}_train_val.prototxt" | sed 's/TRAIN_BATCH/16/'
+              echo 'layer { name: "sink" type: "Silence" bottom: "data" bottom: "label" }'; } \
+                >"runs/$stem.prototxt"
+            printf 'net: "runs/%s.prototxt"\ntype: "SGD" base_lr: 0.01 lr_policy: "fixed" max_iter: %s\ndisplay: 0 snapshot_after_train: false solver_mode: CPU\n' \
+                "$stem" "$it" >"runs/${stem}_solver.prototxt"
+            pre=""
+            [ "$v" = libdata ] && pre=$PRELOAD
+            row dataonly "$v" train 16 - "$it" 0 SGD "iters=$it" "$pre" "runs/${stem}_solver.prototxt" "$stem"
+        done
+    done ;;
+esac
+if [ -e "$OUT/shapes/lenet.txt" ]; then
+    "$PY" "$HERE/plan_rules.py" --tsv "$OUT" "$WORK" >"$OUT/rules_vs_measured.tsv"
 fi
 echo "table: $TSV"
