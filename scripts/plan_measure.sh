@@ -23,7 +23,10 @@
 #                                   prefetch: caffenet at batch 8 with data_param.prefetch 1;
 #                                   lmdb: a data-layer-only net (Data/HDF5Data/LibData + Silence,
 #                                   caffenet's data layers) for 3 and for 40 iterations (2 epochs)
-#                                   at batch 16: what reading the whole dataset adds (LMDB map)
+#                                   at batch 16: what reading the whole dataset adds (LMDB map);
+#                                   vm: each net x data layer at its middle batch, once, sampling
+#                                   /proc/PID/status every 50 ms: VmPeak (address space, what
+#                                   ulimit -v caps) next to VmHWM (peak RSS) -> OUT/measured_vm.tsv
 # At the end scripts/plan_rules.py writes OUT/rules_vs_measured.tsv (the rules of
 # docs/caffe_memory.md applied to every measured row).
 # Every run: OPENBLAS_NUM_THREADS=1 (OpenBLAS's per-thread buffers are part of the baseline; a
@@ -169,7 +172,8 @@ if [ "${APPEND:-0}" != 1 ] || [ ! -e "$TSV" ]; then
 #   iterations   max_iter (training iterations run);  test_passes: test passes run (test_iter each)
 #   solver       solver type;  variant: what differs from the committed net (- = nothing)
 #   peak_rss_kib "Maximum resident set size (kbytes)" of /usr/bin/time -v for the whole process
-#   run          1..RUNS: each run is its own row (same command)
+#   run          1, 2, ...: each run of the same command is its own row (lenet: 4, from two
+#                invocations of the script a few minutes apart)
 #   elapsed_s    wall time;  status: caffe's exit status (0 = ok)
 #   date         UTC date of the run;  caffe: Caffe build (version-commit-buildsystem-cpu-BLAS)
 # All runs: OPENBLAS_NUM_THREADS=1, GLOG_logtostderr=1, datasets in tests/data/plan/datasets.tsv.
@@ -232,13 +236,19 @@ batches() {
 # solver_value FILE KEY: the value of KEY in a solver prototxt (first match)
 solver_value() { { grep -o "$2: [^ ]*" "$1" || true; } | head -n 1 | sed 's/^[^:]*: //; s/"//g'; }
 
-one_net() { # one_net NET VARIANT BATCH [SOLVER_SED PROTO_SED TAG]
+prep_net() { # prep_net NET VARIANT BATCH [SOLVER_SED PROTO_SED TAG]: write runs/STEM*.prototxt
     local net=$1 v=$2 b=$3 ssed=${4:-} psed=${5:-} tag=${6:--}
-    local dir=$SRC/tests/data/plan/nets/$net stem="${net}_${v}_b${b}"
+    local dir=$SRC/tests/data/plan/nets/$net
+    stem="${net}_${v}_b${b}"
     [ "$tag" = - ] || stem="${stem}_$tag"
     sed "s/TRAIN_BATCH/$b/${psed:+; $psed}" "$dir/${v}_train_val.prototxt" >"runs/$stem.prototxt"
     sed "s|^net: .*|net: \"runs/$stem.prototxt\"|${ssed:+; $ssed}" "$dir/${v}_solver.prototxt" \
         >"runs/${stem}_solver.prototxt"
+}
+
+one_net() { # one_net NET VARIANT BATCH [SOLVER_SED PROTO_SED TAG]: RUNS rows
+    local net=$1 v=$2 b=$3 tag=${6:--} stem
+    prep_net "$@"
     local s=runs/${stem}_solver.prototxt
     local iters tint titer tb=- phase=train tpasses=0 type
     iters=$(solver_value "$s" max_iter)
@@ -307,6 +317,41 @@ case " ${EXTRAS:-} " in *" lmdb "*)
             pre=""
             [ "$v" = libdata ] && pre=$PRELOAD
             row dataonly "$v" train 16 - "$it" 0 SGD "iters=$it" "$pre" "runs/${stem}_solver.prototxt" "$stem"
+        done
+    done ;;
+esac
+case " ${EXTRAS:-} " in *" vm "*)
+    VM=$OUT/measured_vm.tsv
+    {
+        echo "# Peak address space vs peak RSS of the same runs as measured.tsv (EXTRAS=vm of"
+        echo "# scripts/plan_measure.sh): caffe train sampled every 50 ms from /proc/PID/status."
+        echo "# vm_peak_kib: VmPeak (virtual; what ulimit -v / RLIMIT_AS limits and what makes"
+        echo "# malloc fail); vm_hwm_kib: VmHWM (peak RSS, = time -v's maximum resident set size)."
+        printf "net\tdata_layer\tbatch\tvm_peak_kib\tvm_hwm_kib\tstatus\tdate\tcaffe\n"
+    } >"$VM"
+    for net in lenet caffenet vgg resnet; do
+        b=$(batches "$net" | awk '{ print $2 }')
+        for v in data hdf5 libdata; do
+            prep_net "$net" "$v" "$b"
+            s=runs/${stem}_solver.prototxt
+            pre=""
+            [ "$v" = libdata ] && pre=$PRELOAD
+            env ${pre:+LD_PRELOAD=$pre} OPENBLAS_NUM_THREADS=1 GLOG_logtostderr=1 \
+                "$CAFFE" train --solver="$s" >"logs/vm_${net}_${v}_b$b.log" 2>&1 &
+            pid=$!
+            peak=0 hwm=0
+            while kill -0 "$pid" 2>/dev/null; do
+                p=$(awk '/^VmPeak:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+                h=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+                [ -n "$p" ] && [ "$p" -gt "$peak" ] && peak=$p
+                [ -n "$h" ] && [ "$h" -gt "$hwm" ] && hwm=$h
+                sleep 0.05
+            done
+            st=0
+            wait "$pid" || st=$?
+            printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$net" "$v" "$b" "$peak" "$hwm" "$st" \
+                "$(date -u +%F)" "$BUILD" >>"$VM"
+            echo "vm: $net $v b$b: VmPeak $peak KiB, VmHWM $hwm KiB, status $st"
         done
     done ;;
 esac

@@ -272,6 +272,11 @@ def main():
         runs[k].append(int(r["peak_rss_kib"]))
         meta[k] = r
     if tsv:
+        print("# docs/caffe_memory.md's allocation rules applied to every measured.tsv row by")
+        print("# scripts/plan_rules.py (shapes as Caffe logged them, tests/data/plan/shapes/). A check of")
+        print("# the rules, not dataconv plan's output. rule_mib: sum of the resident components;")
+        print("# measured_mib: mean peak RSS of the runs; error_pct = (rule - measured) / measured;")
+        print("# components in MiB, '(virtual)' ones allocated but never written (not in rule_mib).")
         print("net\tdata_layer\tbatch\tvariant\tparams\trule_mib\tmeasured_mib\terror_pct\tcomponents")
     for k in sorted(runs, key=lambda k: (k[0], k[1], k[3], k[2])):
         net, v, b, var = k
