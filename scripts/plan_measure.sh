@@ -67,7 +67,7 @@ caffe_build() {
     local commit="" lib kind=cmake
     commit=$(git -C "$CAFFE_ROOT" rev-parse --short HEAD 2>/dev/null || true)
     lib=$(ldd "$CAFFE" | awk '/libcaffe/ { print $3 }')
-    [ -e "$CAFFE_ROOT/Makefile.config" ] && kind=make
+    [ -e "$CAFFE_ROOT/Makefile.config" ] && kind="make"
     local blas
     blas=$(ldd "$lib" 2>/dev/null | awk '/libopenblas|libmkl|libatlas|libcblas/ { print $1; exit }')
     echo "BVLC-caffe-$(basename "$(readlink -f "$lib")" | sed 's/^libcaffe.so.//')${commit:+-$commit}-$kind-cpu-${blas%%.so*}"
@@ -250,11 +250,10 @@ one_net() { # one_net NET VARIANT BATCH [SOLVER_SED PROTO_SED TAG]: RUNS rows
     local net=$1 v=$2 b=$3 tag=${6:--} stem
     prep_net "$@"
     local s=runs/${stem}_solver.prototxt
-    local iters tint titer tb=- phase=train tpasses=0 type
+    local iters tint tb=- phase=train tpasses=0 type
     iters=$(solver_value "$s" max_iter)
     type=$(solver_value "$s" type)
     tint=$(solver_value "$s" test_interval)
-    titer=$(solver_value "$s" test_iter)
     if [ -n "$tint" ]; then
         phase=train+test
         tb=$(awk '/phase: TEST/ { t = 1 } t && /batch_size/ { sub(/.*batch_size: /, ""); print $1; exit }' \

@@ -27,6 +27,8 @@ F = 4  # bytes per float
 SOLVER_X = {"SGD": 1, "Nesterov": 2, "AdaGrad": 2, "RMSProp": 2, "AdaDelta": 4, "Adam": 3}
 PREFETCH = 4  # data_param.prefetch default (caffe.proto:694)
 MIB = 1 << 20
+# the nets as committed (PLAN_DIR may be another output directory of plan_measure.sh)
+NETS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "plan", "nets")
 # Components allocated but never written. This Caffe build's compiler fused SyncedMemory::to_cpu's
 # malloc + memset(0) into calloc (objdump: to_cpu calls calloc@plt), and glibc's calloc of a
 # fresh mmap'ed block writes nothing: such a buffer costs address space (malloc failure,
@@ -98,7 +100,7 @@ def ksize(p, attr):
 def estimate(net, variant, batch, test_batch, solver, shapes, b0, work, plan_dir, iters, tpasses,
              titer):
     """Components (bytes) for one run."""
-    proto = net_param(os.path.join(plan_dir, "nets", net, f"{variant}_train_val.prototxt"), batch)
+    proto = net_param(os.path.join(NETS_DIR, net, f"{variant}_train_val.prototxt"), batch)
     comp = defaultdict(int)
     params = 0
     for phase in ("TRAIN", "TEST"):
