@@ -13,12 +13,13 @@
 # Optional environment:
 #   DATACONV, LIBDATA_CAFFE_LAYER   default: the newest build*/ of this checkout (configure
 #                                   libdata with -DLIBDATA_BUILD_CAFFE=ON -DCAFFE_ROOT=...)
-#   NETS="lenet caffenet vgg resnet"  which nets (empty: none, e.g. for EXTRAS only);  VARIANTS="data hdf5 libdata hdf5big"
+#   NETS="lenet caffenet vgg resnet"  which nets (empty: none, e.g. for EXTRAS only)
+#   VARIANTS="data hdf5 libdata hdf5big"  which data layers (hdf5big: caffenet only)
 #   RUNS=2                          runs per (net, variant, batch); every run is a row
 #   OUT=tests/data/plan             where the table, dataset list and shapes are written
 #   APPEND=1                        append to measured.tsv instead of starting it anew
 #   BASELINE=0                      skip the two baseline rows (e.g. with APPEND=1)
-#   EXTRAS="solver prefetch lmdb"   also these one-component-at-a-time runs (default: none):
+#   EXTRAS="solver prefetch lmdb vm"  also these one-component-at-a-time runs (default: none):
 #                                   solver: caffenet+Data at batch 8 with each solver type;
 #                                   prefetch: caffenet at batch 8 with data_param.prefetch 1;
 #                                   lmdb: a data-layer-only net (Data/HDF5Data/LibData + Silence,
@@ -28,7 +29,13 @@
 #                                   /proc/PID/status every 50 ms: VmPeak (address space, what
 #                                   ulimit -v caps) next to VmHWM (peak RSS) -> OUT/measured_vm.tsv
 # At the end scripts/plan_rules.py writes OUT/rules_vs_measured.tsv (the rules of
-# docs/caffe_memory.md applied to every measured row).
+# docs/caffe_memory.md applied to every measured row; needs Caffe's caffe_pb2.py: CAFFE_PB2_DIR).
+# Needs /usr/bin/python3 with numpy, PIL, h5py, lmdb, protobuf (scripts/deps.sh test) and GNU time.
+# A full run takes about 20 minutes on 2 cores and ~2.5 GB of RAM at its peak (hdf5big).
+# The committed table was made in five invocations: NETS=lenet (baseline + lenet), lenet again
+# with APPEND=1 BASELINE=0 (so lenet has 4 runs), NETS="caffenet vgg resnet" APPEND=1 BASELINE=0
+# EXTRAS="solver prefetch", then NETS= APPEND=1 BASELINE=0 EXTRAS=lmdb, and the same with
+# EXTRAS=vm.
 # Every run: OPENBLAS_NUM_THREADS=1 (OpenBLAS's per-thread buffers are part of the baseline; a
 # fixed count makes runs comparable), GLOG_logtostderr=1. Only the LibData runs (and the
 # "baseline+layer" row) LD_PRELOAD libdata's layer; the stock layers run plain Caffe.
@@ -355,6 +362,11 @@ case " ${EXTRAS:-} " in *" vm "*)
     done ;;
 esac
 if [ -e "$OUT/shapes/lenet.txt" ]; then
-    "$PY" "$HERE/plan_rules.py" --tsv "$OUT" "$WORK" >"$OUT/rules_vs_measured.tsv"
+    if "$PY" "$HERE/plan_rules.py" --tsv "$OUT" "$WORK" >"$WORK/rules_vs_measured.tsv"; then
+        mv "$WORK/rules_vs_measured.tsv" "$OUT/rules_vs_measured.tsv"
+    else
+        echo "plan_rules.py failed: rules_vs_measured.tsv not updated (CAFFE_PB2_DIR: the folder" \
+             "of Caffe's caffe_pb2.py, e.g. a CMake build's include/caffe/proto)" >&2
+    fi
 fi
 echo "table: $TSV"
