@@ -16,6 +16,9 @@
 #   NETS="lenet caffenet vgg resnet"  which nets (empty: none, e.g. for EXTRAS only)
 #   VARIANTS="data hdf5 libdata hdf5big"  which data layers (hdf5big: caffenet only)
 #   RUNS=2                          runs per (net, variant, batch); every run is a row
+#   BATCHES="32"                    TRAIN batch sizes for every net in NETS instead of each net's
+#                                   own list (lenet 16 64 256, caffenet 4 8 16, vgg 4 8 16,
+#                                   resnet 16 64 128)
 #   OUT=tests/data/plan             where the table, dataset list and shapes are written
 #   APPEND=1                        append to measured.tsv instead of starting it anew
 #   BASELINE=0                      skip the two baseline rows (e.g. with APPEND=1)
@@ -35,7 +38,7 @@
 # The committed table was made in five invocations: NETS=lenet (baseline + lenet), lenet again
 # with APPEND=1 BASELINE=0 (so lenet has 4 runs), NETS="caffenet vgg resnet" APPEND=1 BASELINE=0
 # EXTRAS="solver prefetch", then NETS= APPEND=1 BASELINE=0 EXTRAS=lmdb, and the same with
-# EXTRAS=vm.
+# EXTRAS=vm; then NETS="caffenet vgg" BATCHES=32 APPEND=1 BASELINE=0 (a fourth, larger batch).
 # Every run: OPENBLAS_NUM_THREADS=1 (OpenBLAS's per-thread buffers are part of the baseline; a
 # fixed count makes runs comparable), GLOG_logtostderr=1. Only the LibData runs (and the
 # "baseline+layer" row) LD_PRELOAD libdata's layer; the stock layers run plain Caffe.
@@ -275,7 +278,7 @@ one_net() { # one_net NET VARIANT BATCH [SOLVER_SED PROTO_SED TAG]: RUNS rows
 for net in $NETS; do
     for v in $VARIANTS; do
         [ -e "$SRC/tests/data/plan/nets/$net/${v}_train_val.prototxt" ] || continue
-        for b in $(batches "$net"); do
+        for b in ${BATCHES:-$(batches "$net")}; do
             one_net "$net" "$v" "$b"
         done
     done
