@@ -13,8 +13,14 @@
  *   baselines --decode SECONDS FILE.jpg...
  *
  * The baseline for encoded reading: plain libjpeg-turbo (jpeg_read_scanlines into a reused
- * RGB buffer, default settings), one thread, the files held in memory; prints one JSON line
- * with images/s.
+ * RGB buffer, default settings), one thread, the first 64 files held in memory; prints one
+ * JSON line with images/s and this process's CPU ms per image (the CPU figure holds up on a
+ * busy machine, the wall-time rate does not).
+ *
+ *   baselines --decode-all SECONDS FILE.jpg...
+ *
+ * The same over every file given (bench/suite_convert.py: the limit of `dataconv -j1`, decode
+ * alone of the very files it converts).
  *
  * A CMake target with -DLIBDATA_BUILD_BENCH=ON (bench/CMakeLists.txt): BUILD/bench/baselines.
  */
@@ -106,11 +112,19 @@ static int io_experiment(const char *path, size_t sb)
     return 0;
 }
 
-static int decode_baseline(double seconds, int nfiles, char **files)
+static double cpu_now(void)
 {
-    unsigned char *data[64];
-    unsigned long len[64];
-    int n = nfiles < 64 ? nfiles : 64;
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int decode_baseline(double seconds, int nfiles, char **files, int max_files)
+{
+    int n = nfiles < max_files ? nfiles : max_files;
+    unsigned char **data = calloc((size_t)n, sizeof *data);
+    unsigned long *len = calloc((size_t)n, sizeof *len);
+    if (!data || !len) return 1;
     for (int k = 0; k < n; k++) {
         FILE *f = fopen(files[k], "rb");
         if (!f) return 1;
@@ -127,7 +141,7 @@ static int decode_baseline(double seconds, int nfiles, char **files)
     jpeg_create_decompress(&d);
     unsigned char *px = NULL;
     size_t cap = 0, done = 0;
-    double t0 = now();
+    double t0 = now(), c0 = cpu_now();
     while (now() - t0 < seconds || done < (size_t)n) {
         int k = (int)(done % (size_t)n);
         jpeg_mem_src(&d, data[k], len[k]);
@@ -147,23 +161,30 @@ static int decode_baseline(double seconds, int nfiles, char **files)
         jpeg_finish_decompress(&d);
         done++;
     }
-    double dt = now() - t0;
+    double dt = now() - t0, cpu = cpu_now() - c0;
     jpeg_destroy_decompress(&d);
-    printf("{\"images\": %zu, \"seconds\": %.3f, \"images_per_s\": %.1f}\n", done, dt, done / dt);
+    printf("{\"images\": %zu, \"files\": %d, \"seconds\": %.3f, \"images_per_s\": %.1f, "
+           "\"cpu_ms_per_image\": %.4f}\n",
+           done, n, dt, done / dt, 1e3 * cpu / done);
     free(px);
     for (int k = 0; k < n; k++)
         free(data[k]);
+    free(data);
+    free(len);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--decode"))
-        return decode_baseline(atof(argv[2]), argc - 3, argv + 3);
+        return decode_baseline(atof(argv[2]), argc - 3, argv + 3, 64);
+    if (argc >= 4 && !strcmp(argv[1], "--decode-all"))
+        return decode_baseline(atof(argv[2]), argc - 3, argv + 3, argc - 3);
     if (argc == 4 && !strcmp(argv[1], "--io"))
         return io_experiment(argv[2], (size_t)atoll(argv[3]));
     fprintf(stderr,
-            "usage: %s --io FILE SAMPLE_BYTES | --decode SECONDS FILE.jpg...\n"
+            "usage: %s --io FILE SAMPLE_BYTES | --decode SECONDS FILE.jpg... | --decode-all "
+            "SECONDS FILE.jpg...\n"
             "(the reader is measured by `dataconv bench FILE`)\n",
             argv[0]);
     return 2;

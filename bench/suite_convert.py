@@ -15,6 +15,10 @@ Contenders, each on the same folder, page cache warm, one process per run:
     q70): no container at all, so a lower bound of what a pipeline around them costs. One
     process per file, from a pool of 1 or N at a time (MAGICK_THREAD_LIMIT=1 and
     VIPS_CONCURRENCY=1: the parallelism is the pool's).
+The limit of `dataconv -j1` raw → HDF5 is libjpeg-turbo decoding the same files alone
+(BUILD/bench/baselines --decode-all: the files in memory, one thread, default settings); each
+repeat runs it right before `dataconv -j1`, and the row `limit` keeps both and their ratio, by
+wall time and by CPU time (the CPU ratio holds up on a busy machine, the wall one does not).
 Throughput is images / seconds, where seconds is the wall time of the process for CLI tools and
 the script's own time from listing the files to closing the output for the Python scripts
 (interpreter start-up and imports, ~0.3 s, excluded). CPU seconds (user + system, all threads
@@ -146,6 +150,40 @@ def _which_convert():
     return shutil.which("convert")
 
 
+def decode_limit(res, dataconv, photos, items, out_h5, reps):
+    """dataconv -j1 raw → HDF5 as a ratio to libjpeg-turbo decoding the same files alone, the
+    two run back to back in each repeat; one row in section "convlimit"."""
+    exe = os.path.join(os.path.dirname(dataconv), "bench", "baselines")
+    if not os.access(exe, os.X_OK):
+        res.add("convlimit", "raw → HDF5", "libjpeg-turbo decode only",
+                error=f"{exe} not built (-DLIBDATA_BUILD_BENCH=ON)")
+        return
+    n = len(items)
+
+    def go():
+        if os.path.exists(out_h5):
+            os.unlink(out_h5)
+        sc.warm(photos)
+        d = sc.run_json([exe, "--decode-all", "1.0"] + [p for p, _, _ in items])
+        o, dt, rss = sc.run([dataconv, photos, out_h5, "--resize", str(S), "-j", "1", "--quiet"])
+        conv_cpu = 1e3 * sc.run.last_cpu / n
+        return {"dec_ips": d["images_per_s"], "dec_cpu": d["cpu_ms_per_image"],
+                "conv_ips": n / dt, "conv_cpu": conv_cpu,
+                "ratio_wall": n / dt / d["images_per_s"],
+                "ratio_cpu": d["cpu_ms_per_image"] / conv_cpu}
+    got, err = sc.repeat(reps, go)
+    row = res.add("convlimit", "raw → HDF5", "libjpeg-turbo decode only", images=n,
+                  **{k: sc.summarize([g[k] for g in got]) for k in
+                     ("dec_ips", "dec_cpu", "conv_ips", "conv_cpu", "ratio_wall", "ratio_cpu")},
+                  error=None if got else err)
+    if got:
+        sc.log(f"  decode-only limit: libjpeg-turbo {row['dec_ips']['median']:,.0f} img/s "
+               f"({row['dec_cpu']['median']:.2f} CPU ms/img); dataconv -j1 "
+               f"{row['conv_ips']['median']:,.0f} img/s ({row['conv_cpu']['median']:.2f} CPU "
+               f"ms/img): ratio {row['ratio_wall']['median']:.2f} by wall time, "
+               f"{row['ratio_cpu']['median']:.2f} by CPU time")
+
+
 def measure(res, dataconv, photos, work, reps, n_perfile):
     """Run every conversion contender REPS times on PHOTOS; adds rows to RES."""
     cores = os.cpu_count()
@@ -153,6 +191,7 @@ def measure(res, dataconv, photos, work, reps, n_perfile):
     n = len(items)
     out_h5, out_lmdb = os.path.join(work, "conv.h5"), os.path.join(work, "conv.lmdb")
     me = os.path.abspath(__file__)
+    decode_limit(res, dataconv, photos, items, out_h5, reps)
 
     def clean():
         if os.path.exists(out_h5):

@@ -62,7 +62,25 @@ def convert_tables(rows, cores):
             lines.append(f"| {r['name']} | {rng(r['ips'])} | {ratio(med(r['ips']), base)} | "
                          f"{rng(r['cpu_ms'], '{:.2f}')} | {rng(r['rss_mb'], '{:.0f}')} |")
         lines.append("")
+        lines += decode_limit_lines(rows, name)
     return lines
+
+
+def decode_limit_lines(rows, group):
+    """The ratio of dataconv -j1 to libjpeg-turbo decoding the same files alone (section
+    convlimit of suite_convert.decode_limit), for the group it was measured on."""
+    lim = next((r for r in rows if r["section"] == "convlimit" and r["group"] == group), None)
+    if not lim:
+        return []
+    if not lim.get("ratio_wall"):
+        return [f"Decode-only limit: not measured ({(lim.get('error') or '?').splitlines()[0]})",
+                ""]
+    return [f"Decode-only limit, the same {lim['images']} files, run right before each "
+            f"`dataconv -j1`: libjpeg-turbo alone {rng(lim['dec_ips'])} images/s "
+            f"({rng(lim['dec_cpu'], '{:.2f}')} CPU ms/image) against dataconv -j1 "
+            f"{rng(lim['conv_ips'])} images/s ({rng(lim['conv_cpu'], '{:.2f}')} CPU ms/image): "
+            f"**dataconv -j1 = {rng(lim['ratio_wall'], '{:.2f}')} of decode alone by wall time, "
+            f"{rng(lim['ratio_cpu'], '{:.2f}')} by CPU time** (goal ≥ 0.75).", ""]
 
 
 def read_tables(rows, cores):
@@ -157,6 +175,12 @@ def key_ratios(rows, cores):
         out.append(f"- convert {group}: dataconv -j1 {ratio(one, b)} {base}, "
                    f"{ratio(one, c)} {cv}; -j{cores} {ratio(allc, b)} {base} "
                    f"(scaling -j{cores}/-j1 {ratio(allc, one)})")
+        lim = next((r for r in rows if r["section"] == "convlimit" and r["group"] == group
+                    and r.get("ratio_wall")), None)
+        if lim:
+            out.append(f"- convert {group}: dataconv -j1 = {med(lim['ratio_wall']):.2f} of "
+                       f"libjpeg-turbo decode alone of the same files by wall time, "
+                       f"{med(lim['ratio_cpu']):.2f} by CPU time (goal ≥ 0.75)")
     rg = groups(rows, "read")
     lim = [r for r in rows if r["section"] == "limit"]
     memc = next((med(r["sps"]) for r in lim if r["group"] == "memcpy"
@@ -226,7 +250,11 @@ def charts(data, outdir):
         n = len(g)
         fig, axes = plt.subplots((n + 1) // 2, 2, figsize=(13, 2.1 * ((n + 1) // 2) + 0.8))
         for ax, (name, rs) in zip(axes.flat, g.items()):
-            bars(ax, rs, "ips", f"{name}: images/s (log)")
+            lim = next((r for r in rows if r["section"] == "convlimit" and r["group"] == name
+                        and r.get("dec_ips")), None)
+            bars(ax, rs, "ips", f"{name}: images/s (log)",
+                 limit=med(lim["dec_ips"]) if lim else None,
+                 limit_name="libjpeg-turbo decode alone" if lim else None)
         for ax in list(axes.flat)[n:]:
             ax.axis("off")
         fig.suptitle("Conversion, ~500×375 photos → 224×224 (median, bars: min–max)",

@@ -18,6 +18,13 @@ r = json.load(open(sys.argv[1]))
 assert r["images"] >= 4 and r["images_per_s"] > 0, r' "$TMP/decode.json" ||
     fail "baselines --decode: $(cat "$TMP/decode.json")"
 
+echo "check: baselines --decode-all decodes every file given and reports CPU ms per image"
+"$BENCH_DIR/baselines" --decode-all 0 "${photos[@]}" > "$TMP/decode_all.json"
+"$PYTHON" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["files"] == 4 and r["images"] >= 4 and r["cpu_ms_per_image"] > 0, r' "$TMP/decode_all.json" ||
+    fail "baselines --decode-all: $(cat "$TMP/decode_all.json")"
+
 echo "check: baselines --io on a 64 MiB file prints the seven access methods"
 truncate -s 64M "$TMP/zeros.bin"
 "$BENCH_DIR/baselines" --io "$TMP/zeros.bin" 150528 > "$TMP/io.txt"

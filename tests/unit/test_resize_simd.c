@@ -111,8 +111,8 @@ Test(resize_simd, dispatched_kernels_match_portable_code_on_photos)
 
 Test(resize_simd, dispatched_kernels_match_portable_code_on_awkward_sizes)
 {
-    const int sizes[][2] = {{500, 375}, {375, 500}, {17, 9}, {1, 1}, {3, 400}, {401, 2},
-                            {1001, 333}};
+    const int sizes[][2] = {{500, 375}, {375, 500}, {17, 9},    {1, 1},
+                            {3, 400},   {401, 2},   {1001, 333}};
     ld_resizer *fast = ld__resizer_create(), *port = port_resizer_create();
     cr_assert(fast && port);
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
@@ -133,8 +133,8 @@ Test(resize_simd, cached_tables_give_the_same_bytes_as_a_fresh_resizer)
 {
     ld_image land = texture(500, 375, 3, 11), port_im = texture(375, 500, 3, 12),
              odd = texture(333, 444, 3, 13);
-    const ld_image *seq[] = {&land, &port_im, &land, &land, &port_im, &odd, &land, &port_im,
-                             &odd, &port_im};
+    const ld_image *seq[] = {&land, &port_im, &land,    &land, &port_im,
+                             &odd,  &land,    &port_im, &odd,  &port_im};
     const ld_geometry g = {LD_RESIZE_SQUASH, 224, 224, 0};
     ld_resizer *fast = ld__resizer_create();
     cr_assert_not_null(fast);
