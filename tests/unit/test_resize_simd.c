@@ -5,7 +5,8 @@
  * bench/kernel_rate_sse2 does) under other names, and compares the two on real photographs
  * (the fixtures' resize/ pixels) and on textured images of awkward sizes, in every mode, RGB
  * and gray, shrinking and enlarging, and with one resizer switching between geometries (its
- * cached coefficient tables). Conversion output must not depend on the CPU it ran on.
+ * cached coefficient tables), interleaved and as planes (ld__resize_planar, whose AVX2 path
+ * writes CHW from the last pass). Conversion output must not depend on the CPU it ran on.
  * On a CPU without AVX2 both copies run the same code and the test passes trivially.
  */
 #include <criterion/criterion.h>
@@ -18,15 +19,19 @@
 #define ld__resizer_create port_resizer_create
 #define ld__resizer_free port_resizer_free
 #define ld__resize port_resize
+#define ld__resize_planar port_resize_planar
 #include "resize/resample.c"
 #undef ld__resizer_create
 #undef ld__resizer_free
 #undef ld__resize
+#undef ld__resize_planar
 
 /* The library's own (dispatching) copy, as libdata_obj built it. */
 ld_resizer *ld__resizer_create(void);
 void ld__resizer_free(ld_resizer *r);
 int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst, ld_err *e);
+int ld__resize_planar(ld_resizer *r, const ld_image *src, const ld_geometry *g, const int ch[3],
+                      ld_buf *out, int *out_w, int *out_h, ld_err *e);
 
 static int load_px(const char *path, ld_image *im)
 {
@@ -78,6 +83,36 @@ static void same(ld_resizer *fast, ld_resizer *port, const ld_image *src, const 
                  "code, first at byte %zu (%d vs %d)",
                  what, src->w, src->h, src->c, g->w, g->h, g->mode, diff, n, first,
                  first < n ? a.px[first] : 0, first < n ? b.px[first] : 0);
+
+    /* Planar output (what raw conversion stores), both channel orders: the same bytes as
+     * the portable interleaved result, deinterleaved. */
+    const int orders[2][3] = {{2, 1, 0}, {0, 1, 2}};
+    uint8_t *want = malloc(n ? n : 1);
+    cr_assert_not_null(want);
+    for (int o = 0; o < 2; o++) {
+        ld_buf planes = {0};
+        int pw = 0, ph = 0;
+        if (b.c == 3)
+            ld__deinterleave3(b.px, (size_t)b.w * 3, b.h, b.w, orders[o], 0, want);
+        else
+            memcpy(want, b.px, n);
+        cr_assert_eq(ld__resize_planar(fast, src, g, orders[o], &planes, &pw, &ph, &e), LD_OK,
+                     "%s: %s", what, e.msg);
+        cr_assert(pw == b.w && ph == b.h && planes.len == n, "%s: planar size %dx%d, %zu bytes",
+                  what, pw, ph, planes.len);
+        size_t pd = 0, pfirst = n;
+        for (size_t i = 0; i < n; i++)
+            if (planes.p[i] != want[i]) {
+                pd++;
+                if (pfirst == n) pfirst = i;
+            }
+        cr_expect_eq(pd, 0,
+                     "%s (%dx%dx%d -> %dx%d mode %d, order %d): planar output: %zu of %zu bytes "
+                     "differ from the portable code deinterleaved, first at byte %zu",
+                     what, src->w, src->h, src->c, g->w, g->h, g->mode, o, pd, n, pfirst);
+        ld__buf_free(&planes);
+    }
+    free(want);
     ld__image_free(&a);
     ld__image_free(&b);
 }

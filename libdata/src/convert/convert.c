@@ -306,6 +306,14 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
     LD_TRY(ld__img_decode(wk->codec, wk->file.p, wk->file.len, it->path, &dopt, &wk->dec, e));
 
     const ld_image *im = &wk->dec;
+    const int raw = !r->keep_original && !r->encoded;
+    if ((r->geom.w || r->geom.h) && raw) {
+        /* Raw output: the resizer writes the planes itself (no transpose of the result). */
+        const int ch[3] = {r->order_rgb ? 0 : 2, 1, r->order_rgb ? 2 : 0};
+        LD_TRY(ld__resize_planar(wk->resizer, &wk->dec, &r->geom, ch, &sl->out, &sl->w, &sl->h, e));
+        sl->c = wk->dec.c;
+        return LD_OK;
+    }
     if (r->geom.w || r->geom.h) {
         LD_TRY(ld__resize(wk->resizer, &wk->dec, &r->geom, &wk->resized, e));
         im = &wk->resized;

@@ -82,6 +82,7 @@ struct ld_resizer {
     size_t tmp_cap;
     int32_t *acc; /* accumulator row of the vertical pass */
     size_t acc_cap;
+    ld_image img; /* ld__resize_planar's interleaved result when it cannot write planes */
 };
 
 /* Grow-only scratch: realloc only when larger than ever before. */
@@ -299,51 +300,65 @@ __attribute__((target("ssse3"))) static int hrow_rgb_ssse3(const uint8_t *s, con
  * ksize taps (those past count[i] weigh 0), with the weight pairs read ready-broadcast from
  * a->wb instead of shuffled out of a->w, so the result is identical. About a third of the
  * instructions per pixel: 500x375 -> 224x224 RGB spent 56 % of its time in hrow_rgb_ssse3.
- * One bounds check per row (the pixel with the largest start reads furthest). Returns the
- * first pixel it did not do (0 when the row's reads could pass `end`); the caller finishes
- * the row. */
-__attribute__((target("avx2"))) static int hrow_rgb_avx2(const uint8_t *s, const axis_coeffs *a,
-                                                         int xoff, const uint8_t *end, uint8_t *d)
+ * Returns pixels i..i+3 as dwords [r g b x] in order. The caller checks the reads (at most
+ * ksize / 4 * 12 + 4 bytes from each pixel's first tap). */
+__attribute__((target("avx2"))) static inline __m128i
+quad_rgb_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, int i)
 {
     const __m256i lo = _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1, 0,
                                         -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
     const __m256i hi = _mm256_setr_epi8(6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1,
                                         6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1);
-    /* pixels i, i+1, i+2, i+3 as dwords 0, 4, 1, 5 after the packs: put them in order, then
-     * drop every fourth byte */
+    /* pixels i, i+1, i+2, i+3 are dwords 0, 4, 1, 5 after the packs: put them in order */
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const int groups = a->ksize / 4;
+    const uint8_t *p0 = s + (size_t)(a->start[i] - xoff) * 3;
+    const uint8_t *p1 = s + (size_t)(a->start[i + 1] - xoff) * 3;
+    const uint8_t *p2 = s + (size_t)(a->start[i + 2] - xoff) * 3;
+    const uint8_t *p3 = s + (size_t)(a->start[i + 3] - xoff) * 3;
+    const __m256i *w01 = (const __m256i *)(a->wb + (size_t)(i / 2) * groups * 32);
+    const __m256i *w23 = w01 + 2 * groups;
+    __m256i acc01 = _mm256_set1_epi32(QHALF), acc23 = acc01;
+    for (int g = 0; g < groups; g++, p0 += 12, p1 += 12, p2 += 12, p3 += 12) {
+        const __m256i x01 =
+            _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p0)),
+                                    _mm_loadu_si128((const __m128i *)p1), 1);
+        const __m256i x23 =
+            _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p2)),
+                                    _mm_loadu_si128((const __m128i *)p3), 1);
+        acc01 = _mm256_add_epi32(acc01, _mm256_madd_epi16(_mm256_shuffle_epi8(x01, lo),
+                                                          _mm256_loadu_si256(w01 + 2 * g)));
+        acc23 = _mm256_add_epi32(acc23, _mm256_madd_epi16(_mm256_shuffle_epi8(x23, lo),
+                                                          _mm256_loadu_si256(w23 + 2 * g)));
+        acc01 = _mm256_add_epi32(acc01, _mm256_madd_epi16(_mm256_shuffle_epi8(x01, hi),
+                                                          _mm256_loadu_si256(w01 + 2 * g + 1)));
+        acc23 = _mm256_add_epi32(acc23, _mm256_madd_epi16(_mm256_shuffle_epi8(x23, hi),
+                                                          _mm256_loadu_si256(w23 + 2 * g + 1)));
+    }
+    const __m256i s16 =
+        _mm256_packs_epi32(_mm256_srai_epi32(acc01, QBITS), _mm256_srai_epi32(acc23, QBITS));
+    return _mm256_castsi256_si128(
+        _mm256_permutevar8x32_epi32(_mm256_packus_epi16(s16, s16), order));
+}
+
+/* Can quad_rgb_avx2 read every pixel of this row? One check per row: the pixel with the
+ * largest start reads furthest. */
+static int row_fits_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, const uint8_t *end)
+{
+    return (size_t)(end - (s + (size_t)(a->max_start - xoff) * 3)) >= (size_t)a->ksize / 4 * 12 + 4;
+}
+
+/* One interleaved RGB row with quad_rgb_avx2. Returns the first pixel it did not do (0 when
+ * the row's reads could pass `end`); the caller finishes the row. */
+__attribute__((target("avx2"))) static int hrow_rgb_avx2(const uint8_t *s, const axis_coeffs *a,
+                                                         int xoff, const uint8_t *end, uint8_t *d)
+{
     const __m128i rgb = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
-    const int groups = a->ksize / 4, n = a->out_size;
-    if ((size_t)(end - (s + (size_t)(a->max_start - xoff) * 3)) < (size_t)groups * 12 + 4) return 0;
+    const int n = a->out_size;
+    if (!row_fits_avx2(s, a, xoff, end)) return 0;
     int i = 0;
     for (; i + 4 <= n; i += 4) {
-        const uint8_t *p0 = s + (size_t)(a->start[i] - xoff) * 3;
-        const uint8_t *p1 = s + (size_t)(a->start[i + 1] - xoff) * 3;
-        const uint8_t *p2 = s + (size_t)(a->start[i + 2] - xoff) * 3;
-        const uint8_t *p3 = s + (size_t)(a->start[i + 3] - xoff) * 3;
-        const __m256i *w01 = (const __m256i *)(a->wb + (size_t)(i / 2) * groups * 32);
-        const __m256i *w23 = w01 + 2 * groups;
-        __m256i acc01 = _mm256_set1_epi32(QHALF), acc23 = acc01;
-        for (int g = 0; g < groups; g++, p0 += 12, p1 += 12, p2 += 12, p3 += 12) {
-            const __m256i x01 = _mm256_inserti128_si256(
-                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p0)),
-                _mm_loadu_si128((const __m128i *)p1), 1);
-            const __m256i x23 = _mm256_inserti128_si256(
-                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p2)),
-                _mm_loadu_si128((const __m128i *)p3), 1);
-            acc01 = _mm256_add_epi32(acc01, _mm256_madd_epi16(_mm256_shuffle_epi8(x01, lo),
-                                                              _mm256_loadu_si256(w01 + 2 * g)));
-            acc23 = _mm256_add_epi32(acc23, _mm256_madd_epi16(_mm256_shuffle_epi8(x23, lo),
-                                                              _mm256_loadu_si256(w23 + 2 * g)));
-            acc01 = _mm256_add_epi32(acc01, _mm256_madd_epi16(_mm256_shuffle_epi8(x01, hi),
-                                                              _mm256_loadu_si256(w01 + 2 * g + 1)));
-            acc23 = _mm256_add_epi32(acc23, _mm256_madd_epi16(_mm256_shuffle_epi8(x23, hi),
-                                                              _mm256_loadu_si256(w23 + 2 * g + 1)));
-        }
-        const __m256i s16 =
-            _mm256_packs_epi32(_mm256_srai_epi32(acc01, QBITS), _mm256_srai_epi32(acc23, QBITS));
-        const __m256i u8 = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(s16, s16), order);
-        const __m128i px = _mm_shuffle_epi8(_mm256_castsi256_si128(u8), rgb);
+        const __m128i px = _mm_shuffle_epi8(quad_rgb_avx2(s, a, xoff, i), rgb);
         uint8_t *o = d + 3 * i;
         if (i + 6 <= n) { /* 16-byte store: the 4 extra bytes belong to pixels done next */
             _mm_storeu_si128((__m128i *)o, px);
@@ -352,6 +367,28 @@ __attribute__((target("avx2"))) static int hrow_rgb_avx2(const uint8_t *s, const
             const int32_t last = _mm_extract_epi32(px, 2);
             memcpy(o + 8, &last, 4);
         }
+    }
+    return i;
+}
+
+/* The same row written straight into three planes (pl[k] gets channel k): the CHW layout of
+ * raw datasets without a separate transpose of the resized image. Same return value. */
+__attribute__((target("avx2"))) static int hrow_rgb_planar_avx2(const uint8_t *s,
+                                                                const axis_coeffs *a, int xoff,
+                                                                const uint8_t *end,
+                                                                uint8_t *const pl[3])
+{
+    const __m128i planar = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, -1, -1, -1, -1);
+    const int n = a->out_size;
+    if (!row_fits_avx2(s, a, xoff, end)) return 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m128i px = _mm_shuffle_epi8(quad_rgb_avx2(s, a, xoff, i), planar);
+        const int32_t r = _mm_cvtsi128_si32(px), g = _mm_extract_epi32(px, 1),
+                      b = _mm_extract_epi32(px, 2);
+        memcpy(pl[0] + i, &r, 4);
+        memcpy(pl[1] + i, &g, 4);
+        memcpy(pl[2] + i, &b, 4);
     }
     return i;
 }
@@ -369,6 +406,34 @@ static inline uint8_t h_gray_sse2(const uint8_t *p, const int16_t *w, int count)
     acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, _MM_SHUFFLE(1, 0, 3, 2)));
     acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, _MM_SHUFFLE(2, 3, 0, 1)));
     return clamp_q(_mm_cvtsi128_si32(acc) + QHALF);
+}
+#endif
+
+/* The horizontal pass of RGB rows into planes: planes[k] + y * pstride is row y of channel k.
+ * Only with the AVX2 kernel (ld__resize_planar checks); pixels it leaves (a row's last < 4,
+ * rows whose reads would pass `end`) take the scalar sums, which are the same integers. */
+#ifdef LD_X86_DISPATCH
+static void hpass_planar(const uint8_t *src, size_t sstride, int rows, const axis_coeffs *a,
+                         int xoff, const uint8_t *end, uint8_t *const planes[3], size_t pstride)
+{
+    for (int y = 0; y < rows; y++) {
+        const uint8_t *s = src + (size_t)y * sstride;
+        uint8_t *const pl[3] = {planes[0] + (size_t)y * pstride, planes[1] + (size_t)y * pstride,
+                                planes[2] + (size_t)y * pstride};
+        for (int i = hrow_rgb_planar_avx2(s, a, xoff, end, pl); i < a->out_size; i++) {
+            const int16_t *w = a->w + (size_t)i * a->ksize;
+            const uint8_t *p = s + (size_t)(a->start[i] - xoff) * 3;
+            int32_t r0 = QHALF, r1 = QHALF, r2 = QHALF;
+            for (int k = 0; k < a->count[i]; k++, p += 3) {
+                r0 += w[k] * p[0];
+                r1 += w[k] * p[1];
+                r2 += w[k] * p[2];
+            }
+            pl[0][i] = clamp_q(r0);
+            pl[1][i] = clamp_q(r1);
+            pl[2][i] = clamp_q(r2);
+        }
+    }
 }
 #endif
 
@@ -595,6 +660,7 @@ void ld__resizer_free(ld_resizer *r)
     free(r->fw);
     free(r->tmp);
     free(r->acc);
+    ld__image_free(&r->img);
     free(r);
 }
 
@@ -603,6 +669,51 @@ static double axis_taps(const axis_coeffs *a)
 {
     double scale = a->len / a->out_size;
     return 2.0 * LANCZOS_A * (scale > 1.0 ? scale : 1.0);
+}
+
+/* The two passes of one resize: coefficient tables, order, intermediate image. */
+typedef struct passes {
+    const axis_coeffs *ax, *ay;
+    int h_first;
+    size_t tmp_stride, tmp_bytes;
+} passes;
+
+static int prepare(ld_resizer *r, const ld_image *src, const ld_resize_plan *p, passes *ps,
+                   ld_err *e)
+{
+    int rc = LD_OK;
+    const int c = src->c;
+    rc = axis_build(r, r->ax, &r->ax_next, src->w, p->crop_x, p->crop_w, p->scaled_w, &ps->ax);
+    if (rc == LD_OK)
+        rc = axis_build(r, r->ay, &r->ay_next, src->h, p->crop_y, p->crop_h, p->scaled_h, &ps->ay);
+    LD_CHECK(e, rc == LD_OK, LD_ENOMEM, "resize: out of memory for filter coefficients");
+    const axis_coeffs *ax = ps->ax, *ay = ps->ay;
+    const int yrows = ay->hi - ay->lo, xcols = ax->hi - ax->lo;
+    /* Cost of each order in rough SIMD instructions per (tap x output pixel): the vertical
+     * pass does about 0.35 per byte, the horizontal one about 2 per RGB pixel and 1 per gray
+     * pixel (instruction counts of the loops above plus their gathers; on a 2-core EPYC VM
+     * 500x375 -> 224x224 took 0.48 ms vertical-first vs 0.56 ms horizontal-first for RGB,
+     * 0.27 vs 0.42 ms for gray). The estimate decides the output bytes (the 8-bit intermediate
+     * differs), so it stays as it is even where faster kernels shifted the real costs. */
+    const double hw = c == 3 ? 2.0 : (c == 1 ? 1.0 : 3.0 * c), vw = 0.35 * c;
+    const double cost_hv = (double)yrows * p->scaled_w * axis_taps(ax) * hw +
+                           (double)p->scaled_h * p->scaled_w * axis_taps(ay) * vw;
+    const double cost_vh = (double)p->scaled_h * xcols * axis_taps(ay) * vw +
+                           (double)p->scaled_h * p->scaled_w * axis_taps(ax) * hw;
+    ps->h_first = cost_hv <= cost_vh;
+    ps->tmp_stride = ps->h_first ? (size_t)p->scaled_w * c : (size_t)xcols * c;
+    const int tmp_rows = ps->h_first ? yrows : p->scaled_h;
+    const size_t acc_elems = ps->h_first ? ps->tmp_stride : (size_t)p->scaled_w * c;
+    LD_CHECK(e, ld__mul_size(ps->tmp_stride, (size_t)tmp_rows, &ps->tmp_bytes), LD_ENOMEM,
+             "resize: intermediate image too large");
+    rc = grow((void **)&r->tmp, &r->tmp_cap, ps->tmp_bytes, 1);
+    if (rc == LD_OK)
+        rc = grow((void **)&r->acc, &r->acc_cap,
+                  acc_elems > ps->tmp_stride ? acc_elems : ps->tmp_stride, sizeof(int32_t));
+    LD_CHECK(e, rc == LD_OK, LD_ENOMEM, "resize: out of memory for a %zu-byte scratch image",
+             ps->tmp_bytes);
+fail:
+    return rc;
 }
 
 int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst, ld_err *e)
@@ -625,47 +736,64 @@ int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_imag
         memset(dst->px, g->pad_value, dstride * p.out_h);
     uint8_t *out = dst->px + (size_t)p.off_y * dstride + (size_t)p.off_x * c;
 
-    const axis_coeffs *ax = NULL, *ay = NULL;
-    rc = axis_build(r, r->ax, &r->ax_next, src->w, p.crop_x, p.crop_w, p.scaled_w, &ax);
-    if (rc == LD_OK)
-        rc = axis_build(r, r->ay, &r->ay_next, src->h, p.crop_y, p.crop_h, p.scaled_h, &ay);
-    LD_CHECK(e, rc == LD_OK, LD_ENOMEM, "resize: out of memory for filter coefficients");
-
+    passes ps;
+    LD_TRY(prepare(r, src, &p, &ps, e));
     const size_t sstride = (size_t)src->w * c;
-    const int ylo = ay->lo, yrows = ay->hi - ay->lo;
-    const int xlo = ax->lo, xcols = ax->hi - ax->lo;
-    /* Cost of each order in rough SIMD instructions per (tap x output pixel): the vertical
-     * pass does about 0.35 per byte, the horizontal one about 2 per RGB pixel and 1 per gray
-     * pixel (instruction counts of the loops above plus their gathers; on a 2-core EPYC VM
-     * 500x375 -> 224x224 took 0.48 ms vertical-first vs 0.56 ms horizontal-first for RGB,
-     * 0.27 vs 0.42 ms for gray). */
-    const double hw = c == 3 ? 2.0 : (c == 1 ? 1.0 : 3.0 * c), vw = 0.35 * c;
-    const double cost_hv = (double)yrows * p.scaled_w * axis_taps(ax) * hw +
-                           (double)p.scaled_h * p.scaled_w * axis_taps(ay) * vw;
-    const double cost_vh = (double)p.scaled_h * xcols * axis_taps(ay) * vw +
-                           (double)p.scaled_h * p.scaled_w * axis_taps(ax) * hw;
-    const int h_first = cost_hv <= cost_vh;
-    const size_t tmp_stride = h_first ? (size_t)p.scaled_w * c : (size_t)xcols * c;
-    const int tmp_rows = h_first ? yrows : p.scaled_h;
-    const size_t acc_elems = h_first ? tmp_stride : (size_t)p.scaled_w * c;
-    size_t tmp_bytes;
-    LD_CHECK(e, ld__mul_size(tmp_stride, (size_t)tmp_rows, &tmp_bytes), LD_ENOMEM,
-             "resize: intermediate image too large");
-    rc = grow((void **)&r->tmp, &r->tmp_cap, tmp_bytes, 1);
-    if (rc == LD_OK)
-        rc = grow((void **)&r->acc, &r->acc_cap, acc_elems > tmp_stride ? acc_elems : tmp_stride,
-                  sizeof(int32_t));
-    LD_CHECK(e, rc == LD_OK, LD_ENOMEM, "resize: out of memory for a %zu-byte scratch image",
-             tmp_bytes);
-
-    if (h_first) {
-        hpass(src->px + (size_t)ylo * sstride, sstride, yrows, c, ax, 0, src->px + sstride * src->h,
-              r->tmp, tmp_stride);
-        vpass(r->tmp, tmp_stride, ylo, tmp_stride, ay, out, dstride, r->acc);
+    const int ylo = ps.ay->lo, yrows = ps.ay->hi - ps.ay->lo, xlo = ps.ax->lo;
+    if (ps.h_first) {
+        hpass(src->px + (size_t)ylo * sstride, sstride, yrows, c, ps.ax, 0,
+              src->px + sstride * src->h, r->tmp, ps.tmp_stride);
+        vpass(r->tmp, ps.tmp_stride, ylo, ps.tmp_stride, ps.ay, out, dstride, r->acc);
     } else {
-        vpass(src->px + (size_t)xlo * c, sstride, 0, tmp_stride, ay, r->tmp, tmp_stride, r->acc);
-        hpass(r->tmp, tmp_stride, p.scaled_h, c, ax, xlo, r->tmp + tmp_bytes, out, dstride);
+        vpass(src->px + (size_t)xlo * c, sstride, 0, ps.tmp_stride, ps.ay, r->tmp, ps.tmp_stride,
+              r->acc);
+        hpass(r->tmp, ps.tmp_stride, p.scaled_h, c, ps.ax, xlo, r->tmp + ps.tmp_bytes, out,
+              dstride);
     }
+fail:
+    return rc;
+}
+
+int ld__resize_planar(ld_resizer *r, const ld_image *src, const ld_geometry *g, const int ch[3],
+                      ld_buf *out, int *out_w, int *out_h, ld_err *e)
+{
+    int rc = LD_OK;
+    ld_resize_plan p;
+    LD_CHECK(e, src && src->px && src->w > 0 && src->h > 0 && (src->c == 1 || src->c == 3),
+             LD_EINVAL, "resize: invalid source image for planar output");
+    LD_TRY(ld__resize_plan(g, src->w, src->h, &p, e));
+    const int c = src->c;
+    const size_t plane = (size_t)p.out_w * p.out_h;
+    LD_CHECK(e, ld__buf_reserve(out, plane * c) == LD_OK, LD_ENOMEM,
+             "resize: cannot allocate a %dx%dx%d image", p.out_w, p.out_h, c);
+    out->len = plane * c;
+    *out_w = p.out_w;
+    *out_h = p.out_h;
+#ifdef LD_X86_DISPATCH
+    if (c == 3 && !p.identity && __builtin_cpu_supports("avx2")) {
+        passes ps;
+        LD_TRY(prepare(r, src, &p, &ps, e));
+        if (!ps.h_first) { /* the horizontal pass is the last: it writes the planes */
+            if (p.scaled_w != p.out_w || p.scaled_h != p.out_h)
+                memset(out->p, g->pad_value, plane * 3);
+            uint8_t *pl[3];
+            for (int k = 0; k < 3; k++)
+                pl[ch[k]] = out->p + plane * k + (size_t)p.off_y * p.out_w + p.off_x;
+            const size_t sstride = (size_t)src->w * 3;
+            vpass(src->px + (size_t)ps.ax->lo * 3, sstride, 0, ps.tmp_stride, ps.ay, r->tmp,
+                  ps.tmp_stride, r->acc);
+            hpass_planar(r->tmp, ps.tmp_stride, p.scaled_h, ps.ax, ps.ax->lo, r->tmp + ps.tmp_bytes,
+                         pl, (size_t)p.out_w);
+            return LD_OK;
+        }
+    }
+#endif
+    /* Otherwise: interleaved into the resizer's scratch image, then planes. */
+    LD_TRY(ld__resize(r, src, g, &r->img, e));
+    if (c == 1)
+        memcpy(out->p, r->img.px, plane);
+    else
+        ld__deinterleave3(r->img.px, (size_t)p.out_w * 3, p.out_h, p.out_w, ch, 0, out->p);
 fail:
     return rc;
 }

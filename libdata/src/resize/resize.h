@@ -43,4 +43,12 @@ void ld__resizer_free(ld_resizer *r);
  * LD_OK, LD_ENOMEM, LD_EINVAL. */
 int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst, ld_err *e);
 
+/* The same result as planes (CHW, what raw datasets store) in `out` (grown if needed; out->len
+ * set to out_w * out_h * c): plane p holds channel ch[p] of a 3-channel source (ignored for
+ * 1 channel). The same bytes as ld__resize + ld__deinterleave3; with the AVX2 kernel the last
+ * pass writes the planes itself (no transpose of the resized image). src->c is 1 or 3.
+ * LD_OK, LD_ENOMEM, LD_EINVAL. */
+int ld__resize_planar(ld_resizer *r, const ld_image *src, const ld_geometry *g, const int ch[3],
+                      ld_buf *out, int *out_w, int *out_h, ld_err *e);
+
 #endif /* LD_RESIZE_H */
