@@ -302,7 +302,7 @@ __attribute__((target("ssse3"))) static int hrow_rgb_ssse3(const uint8_t *s, con
  * instructions per pixel: 500x375 -> 224x224 RGB spent 56 % of its time in hrow_rgb_ssse3.
  * Returns pixels i..i+3 as dwords [r g b x] in order. The caller checks the reads (at most
  * ksize / 4 * 12 + 4 bytes from each pixel's first tap). */
-__attribute__((target("avx2"))) static inline __m128i
+__attribute__((target("avx2"), always_inline)) static inline __m128i
 quad_rgb_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, int i)
 {
     const __m256i lo = _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1, 0,
