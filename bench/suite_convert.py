@@ -170,7 +170,7 @@ def decode_limit(res, dataconv, photos, items, out_h5, reps):
         return {"dec_ips": d["images_per_s"], "dec_cpu": d["cpu_ms_per_image"],
                 "conv_ips": n / dt, "conv_cpu": conv_cpu,
                 "ratio_wall": n / dt / d["images_per_s"],
-                "ratio_cpu": d["cpu_ms_per_image"] / conv_cpu}
+                "ratio_cpu": d["cpu_ms_per_image"] / conv_cpu if conv_cpu > 0 else None}
     got, err = sc.repeat(reps, go)
     row = res.add("convlimit", "raw → HDF5", "libjpeg-turbo decode only", images=n,
                   **{k: sc.summarize([g[k] for g in got]) for k in

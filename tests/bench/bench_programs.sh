@@ -58,4 +58,26 @@ assert b[:4] == b"LDPX" and (w, h, c) == (40, 30, 3) and len(b) == 16 + 40 * 30 
 ' "$TMP/out.px" || fail "resize_quality output"
 "$BENCH_DIR/resize_quality" --time crop 32 32 3 < "$TMP/in.px" | grep -q 'best .* us over 3 runs' ||
     fail "resize_quality --time"
+echo "check: suite_convert.decode_limit times dataconv -j1 against decode alone of the same files"
+mkdir -p "$TMP/photos/c0"
+cp "${photos[@]}" "$TMP/photos/c0/"
+"$PYTHON" - "$BENCH_DIR/../dataconv" "$TMP" "$(cd "$(dirname "$0")/../../bench" && pwd)" <<'PY' ||
+import os, sys
+dataconv, tmp, bench = sys.argv[1:4]
+sys.path.insert(0, bench)
+import suite_common as sc, suite_convert, suite_report
+res = sc.Results(os.path.join(tmp, "results.json"), {})
+items = suite_convert.list_images(os.path.join(tmp, "photos"))
+suite_convert.decode_limit(res, dataconv, os.path.join(tmp, "photos"), items,
+                           os.path.join(tmp, "conv.h5"), 2)
+row = res.data["rows"][0]
+assert row["section"] == "convlimit" and not row.get("error"), row
+assert row["images"] == 4 and row["dec_ips"]["n"] == 2, row
+for k in ("dec_ips", "dec_cpu", "conv_ips", "ratio_wall", "ratio_cpu"):
+    assert row[k]["median"] > 0, (k, row)
+text = "\n".join(suite_report.decode_limit_lines(res.data["rows"], "raw → HDF5"))
+want = f"dataconv -j1 = {row['ratio_wall']['median']:.2f}"
+assert want in text and "by CPU time" in text, text
+PY
+    fail "suite_convert.decode_limit"
 echo "ok"
