@@ -61,9 +61,9 @@ typedef struct axis_coeffs {
     int32_t *start, *count;
     int16_t *w;
     size_t out_cap, w_cap;
-    /* The same weights for hrow_rgb_avx2, pre-broadcast: per pair of output pixels (i, i+1)
+    /* The x axis' weights for quad_rgb_avx2, pre-broadcast: per pair of output pixels (i, i+1)
      * and group of 4 taps, two 16-int16 vectors: [w_i(k, k+1) x 4 | w_i+1(k, k+1) x 4] and the
-     * same for taps k+2, k+3 (x86 builds only; NULL elsewhere). */
+     * same for taps k+2, k+3 (x86 builds only, x axis only; NULL elsewhere). */
     int16_t *wb;
     size_t wb_cap;
 } axis_coeffs;
@@ -125,9 +125,9 @@ static int axis_broadcast(axis_coeffs *a);
 
 /* Build the table mapping source interval [x0, x0 + len) of an in_size axis onto out_size
  * pixels, or find it among the cached ones (set: AXIS_CACHE entries, *next: the one to
- * replace). Pixel j's center is at j + 0.5. */
+ * replace); broadcast: also fill wb (the x axis). Pixel j's center is at j + 0.5. */
 static int axis_build(ld_resizer *r, axis_coeffs *set, int *next, int in_size, double x0,
-                      double len, int out_size, const axis_coeffs **out)
+                      double len, int out_size, int broadcast, const axis_coeffs **out)
 {
     for (int k = 0; k < AXIS_CACHE; k++) {
         const axis_coeffs *c = &set[k];
@@ -208,7 +208,7 @@ static int axis_build(ld_resizer *r, axis_coeffs *set, int *next, int in_size, d
     a->ksize = ksize;
     a->in_size = in_size;
     a->out_size = out_size;
-    if (axis_broadcast(a) < 0) return LD_ENOMEM;
+    if (broadcast && axis_broadcast(a) < 0) return LD_ENOMEM;
     a->x0 = x0;
     a->len = len;
     a->valid = 1;
@@ -683,9 +683,10 @@ static int prepare(ld_resizer *r, const ld_image *src, const ld_resize_plan *p, 
 {
     int rc = LD_OK;
     const int c = src->c;
-    rc = axis_build(r, r->ax, &r->ax_next, src->w, p->crop_x, p->crop_w, p->scaled_w, &ps->ax);
+    rc = axis_build(r, r->ax, &r->ax_next, src->w, p->crop_x, p->crop_w, p->scaled_w, 1, &ps->ax);
     if (rc == LD_OK)
-        rc = axis_build(r, r->ay, &r->ay_next, src->h, p->crop_y, p->crop_h, p->scaled_h, &ps->ay);
+        rc = axis_build(r, r->ay, &r->ay_next, src->h, p->crop_y, p->crop_h, p->scaled_h, 0,
+                        &ps->ay);
     LD_CHECK(e, rc == LD_OK, LD_ENOMEM, "resize: out of memory for filter coefficients");
     const axis_coeffs *ax = ps->ax, *ay = ps->ay;
     const int yrows = ay->hi - ay->lo, xcols = ax->hi - ax->lo;
