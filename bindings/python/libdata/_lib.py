@@ -707,6 +707,9 @@ declare("ld_reader_param_bounds", _int, [_int, c_int64_p, c_int64_p], _plain_che
 declare("ld_reader_open", _int, [_vp, _cp], _reader_check)
 declare("ld_reader_next", _int, [_vp, ctypes.POINTER(ctypes.POINTER(Batch))], _reader_check)
 declare("ld_reader_set_log", None, [_vp, LOG_FN, _vp])
+declare("ld_reader_take_data", _int, [_vp, _vp], _reader_check)
+declare("ld_reader_buffer_alloc", _vp, [_vp, ctypes.POINTER(ctypes.c_size_t)])
+declare("ld_reader_buffer_free", None, [_vp])
 
 def reader_params() -> Dict[str, Param]:
     return param_table("reader")

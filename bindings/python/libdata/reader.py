@@ -14,6 +14,9 @@ is the lower-level call that continues the current epoch until it returns None.
 
 Batches are NumPy copies by default. With copy=False they are read-only views of the
 reader's own buffer, valid only until the next batch is taken (as in C): copy what you keep.
+A copy costs no copying: the reader hands over the batch's buffer (ld_reader_take_data) and
+continues with a buffer of a batch the program has dropped (at most two kept spare), so
+copies are as fast as views and memory stays bounded by the batches the program holds.
 
 Fork: a reader belongs to the process that opened it. Using it in a forked child raises
 LibdataError(LD_ESTATE) (its worker threads do not exist there); open a new Reader in the child.
@@ -226,6 +229,7 @@ class Reader(_lib.Handle):
         # dropped Reader is freed at once.
         self._log_cb = _lib.weak_callback(_lib.LOG_FN, self, "_on_log", None) if log else None
         self._owner: Optional[_Owner] = None
+        self._pool: Optional[_BufferPool] = None
         self._open(self._epoch)
 
     def _open(self, epoch: int) -> None:
@@ -239,6 +243,7 @@ class Reader(_lib.Handle):
             raise LibdataError(_lib.LD_ENOMEM, None, "ld_reader_create: out of memory")
         self._h = ctypes.c_void_p(h)
         self._owner = _Owner(self._h, self._log_cb)
+        self._pool = _BufferPool() if self._copy else None  # this handle's batch size
         try:
             with self._calling() as hh:
                 if self._log_cb is not None:
@@ -274,6 +279,7 @@ class Reader(_lib.Handle):
         never points at freed memory."""
         self._h = None
         self._batch = ctypes.POINTER(_lib.Batch)()
+        self._pool = None  # its buffers are freed as the batches using them go
         owner, self._owner = getattr(self, "_owner", None), None
         del owner  # frees now unless views hold it
 
@@ -383,20 +389,35 @@ class Reader(_lib.Handle):
                 self._mid_epoch = False
                 batch = None
             else:
-                batch = self._take(self._batch.contents)
+                batch = self._take(self._batch.contents, h)
                 self._mid_epoch = True
         self._raise_log_error()
         return batch
 
-    def _take(self, b: _lib.Batch) -> Batch:
+    def _take(self, b: _lib.Batch, h: Any) -> Batch:
         n = b.n
         if b.layout == _NHWC:
             shape = (n, b.h, b.w, b.c)
         else:
             shape = (n, b.c, b.h, b.w)
-        keep = None if self._copy else self._owner
+        keep: Any = None if self._copy else self._owner
         np_types = _np_types()
-        data = _view(b.data, np_types[b.dtype], shape, b.data_bytes, keep)
+        pool = self._pool
+        if pool is not None and n and b.data:
+            # copy=True without copying: the batch's buffer becomes the array's (returned to
+            # the pool when the array and its views are gone), a spare one takes its place
+            spare = pool.get(h)
+            try:
+                api.ld_reader_take_data(h, spare)
+            except BaseException:
+                pool.put(spare)
+                raise
+            data = _view(b.data, np_types[b.dtype], shape, b.data_bytes,
+                         _Recycled(b.data, pool), writeable=True)
+        else:
+            data = _view(b.data, np_types[b.dtype], shape, b.data_bytes, keep)
+            if self._copy:
+                data = data.copy()
         labels = _view(b.labels, np_types[b.label_dtype], (n,), None, keep)
         # int64, not the C uint64: NumPy turns uint64 + int into float64, so `indices[j] + 1`
         # would stop being usable as an index.
@@ -405,7 +426,7 @@ class Reader(_lib.Handle):
         self.batch_epoch, self.batch_number = b.epoch, b.number
         self._epoch = b.epoch
         if self._copy:
-            return data.copy(), labels.copy()
+            return data, labels.copy()
         return data, labels
 
     def __iter__(self) -> Iterator[Batch]:
@@ -473,10 +494,67 @@ class _Owner:
                 pass
 
 
+class _BufferPool:
+    """The spare pixel buffers of one open C reader (copy=True): a batch's buffer is taken
+    from the reader with ld_reader_take_data() and given to the user's array; when that array
+    and every view of it are gone, the buffer comes back here (_Recycled) and replaces the
+    buffer of a later batch. Buffers are already faulted in, so a batch costs neither a copy
+    nor page faults. At most KEEP spares are kept, the rest freed; a pool outlives its reader
+    while batches use its buffers (they are plain memory, ld_reader_buffer_free())."""
+    KEEP = 2
+
+    def __init__(self) -> None:
+        self.spare: List[int] = []
+
+    def get(self, h: Any) -> int:
+        """A spare buffer, or a new one of the open reader `h` (held by the caller)."""
+        try:
+            return self.spare.pop()
+        except IndexError:
+            pass
+        p = api.ld_reader_buffer_alloc(h, ctypes.byref(ctypes.c_size_t()))
+        if not p:
+            raise LibdataError(_lib.LD_ENOMEM, None,
+                               "out of memory for a batch buffer (the program holds many "
+                               "batches: drop the ones it no longer needs)")
+        return int(p)
+
+    def put(self, p: int) -> None:
+        """Any thread (the garbage collector's): list.append is atomic."""
+        if len(self.spare) < self.KEEP:
+            self.spare.append(p)
+        else:
+            api.ld_reader_buffer_free(p)
+
+    def __del__(self) -> None:
+        spare, self.spare = self.spare, []
+        for p in spare:
+            try:
+                api.ld_reader_buffer_free(p)
+            except Exception:  # interpreter shutdown
+                pass
+
+
+class _Recycled:
+    """Held by a copy=True batch array (through its buffer): gives the buffer back to the
+    pool when the array and its views are gone."""
+    __slots__ = ("ptr", "pool")
+
+    def __init__(self, ptr: int, pool: _BufferPool) -> None:
+        self.ptr, self.pool = ptr, pool
+
+    def __del__(self) -> None:
+        try:
+            self.pool.put(self.ptr)
+        except Exception:  # interpreter shutdown
+            pass
+
+
 def _view(ptr: Optional[int], dtype: Any, shape: Tuple[int, ...], nbytes: Optional[int],
-          keep: Any = None) -> np.ndarray:
-    """A read-only NumPy view of reader-owned memory (valid until the next batch); `keep` is
-    referenced by the view so that the memory outlives it."""
+          keep: Any = None, writeable: bool = False) -> np.ndarray:
+    """A NumPy view of memory the array does not own: read-only reader memory (valid until
+    the next batch), or a taken buffer (writeable). `keep` is referenced by the view so that
+    the memory outlives it."""
     dtype = np.dtype(dtype)
     count = int(np.prod(shape, dtype=np.int64))
     need = count * dtype.itemsize
@@ -488,5 +566,5 @@ def _view(ptr: Optional[int], dtype: Any, shape: Tuple[int, ...], nbytes: Option
     buf = (ctypes.c_char * need).from_address(ptr)
     buf._keep = keep
     arr = np.frombuffer(buf, dtype=dtype, count=count).reshape(shape)
-    arr.flags.writeable = False
+    arr.flags.writeable = writeable
     return arr

@@ -299,6 +299,33 @@ LD_API int ld_reader_open(ld_reader *r, const char *path);
  */
 LD_API int ld_reader_next(ld_reader *r, const ld_batch **b);
 
+/**
+ * Keep the pixels of the batch ld_reader_next() returned last, without copying them: its
+ * `data` buffer becomes the caller's (valid until ld_reader_buffer_free(), also after
+ * ld_reader_free()), and the reader goes on with `replacement` in its place. For bindings
+ * that hand out batches the user may keep (libdata.Reader's copy=True): recycling the buffers
+ * the user dropped costs nothing per batch, where a copy costs a memcpy and a fresh buffer
+ * page faults as well. The batch's labels and indices stay the reader's (copy them).
+ *
+ * @param replacement a buffer from ld_reader_buffer_alloc() of this reader since it was
+ *        opened, that nothing else uses; the reader owns and frees it from now on.
+ * @return LD_OK; LD_EINVAL (replacement NULL); LD_ESTATE when the reader holds no batch for
+ *         the caller (not open, no batch taken yet, after LD_END or an error, or this batch's
+ *         data already taken).
+ */
+LD_API int ld_reader_take_data(ld_reader *r, void *replacement);
+
+/**
+ * A buffer for ld_reader_take_data(): the size of one batch's pixels of the open reader
+ * (stored in *bytes), its pages already touched (no page faults later), on transparent huge
+ * pages where the system offers them.
+ * @return the buffer, or NULL when out of memory or the reader is not open.
+ */
+LD_API void *ld_reader_buffer_alloc(const ld_reader *r, size_t *bytes);
+
+/** Free a buffer of ld_reader_buffer_alloc() or ld_reader_take_data(). NULL is a no-op. */
+LD_API void ld_reader_buffer_free(void *buffer);
+
 /** @return the last failure's message ("" if none); valid until the next call on `r`. */
 LD_API const char *ld_reader_errmsg(const ld_reader *r);
 

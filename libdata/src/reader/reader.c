@@ -142,6 +142,7 @@ struct ld_reader {
     worker *workers;
     ld_pool *pool;
     uint64_t take; /* the next batch next() returns */
+    int holding;   /* the caller holds batch take - 1, its data still in its slot */
     ld_batch out;
 };
 
@@ -537,6 +538,7 @@ static void close_reader(ld_reader *r)
     free(r->path);
     r->path = NULL;
     r->is_open = 0;
+    r->holding = 0;
     r->nthreads = r->nslots = 0;
 }
 
@@ -638,12 +640,12 @@ static int alloc_ring(ld_reader *r, ld_err *e)
         /* Touch every page now (calloc of a large block is lazily zero-mapped): the faults are
          * paid once at open, not during the first epoch. */
         s->data = ring_alloc(r->cap * r->out_bytes);
+        if (s->data) memset(s->data, 0, r->cap * r->out_bytes);
         s->labels = malloc(r->cap * 4);
         s->indices = malloc(r->cap * sizeof(uint64_t));
         LD_CHECK(e, s->data && s->labels && s->indices, LD_ENOMEM,
                  "out of memory for batch buffer %d of %d (%zu bytes each)", k + 1, r->nslots,
                  (size_t)(r->cap * r->out_bytes));
-        memset(s->data, 0, r->cap * r->out_bytes);
         memset(s->labels, 0, r->cap * 4);
         memset(s->indices, 0, r->cap * sizeof(uint64_t));
     }
@@ -922,10 +924,45 @@ int ld_reader_open(ld_reader *r, const char *path)
     return rc;
 }
 
+int ld_reader_take_data(ld_reader *r, void *replacement)
+{
+    if (!r) return LD_EINVAL;
+    if (!replacement)
+        return ld__err(&r->err, LD_EINVAL,
+                       "reader: take_data needs a replacement buffer (ld_reader_buffer_alloc)");
+    if (!r->is_open || !r->holding)
+        return ld__err(&r->err, LD_ESTATE,
+                       "reader: take_data: no batch is held (call it after ld_reader_next "
+                       "returned a batch, once per batch)");
+    /* The slot of batch take - 1 is not released to the workers before the next call of
+     * next(), so no worker writes it now. */
+    r->slots[(r->take - 1) % (uint64_t)r->nslots].data = replacement;
+    r->holding = 0;
+    return LD_OK;
+}
+
+void *ld_reader_buffer_alloc(const ld_reader *r, size_t *bytes)
+{
+    if (bytes) *bytes = 0;
+    if (!r || !r->is_open) return NULL;
+    const size_t n = (size_t)r->cap * r->out_bytes; /* checked to fit at open */
+    uint8_t *p = ring_alloc(n);
+    if (!p) return NULL;
+    memset(p, 0, n); /* the faults now, not while a worker fills it */
+    if (bytes) *bytes = n;
+    return p;
+}
+
+void ld_reader_buffer_free(void *buffer)
+{
+    free(buffer);
+}
+
 int ld_reader_next(ld_reader *r, const ld_batch **b)
 {
     int rc = LD_OK;
     *b = NULL;
+    r->holding = 0;
     if (!r->is_open) return ld__err(&r->err, LD_ESTATE, "reader: not open");
     if (r->take == r->nbatches) {
         /* End of the epoch: every batch is finished and the workers are idle. Build the next
@@ -960,6 +997,7 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     o->epoch = r->epoch;
     o->number = r->take;
     r->take++;
+    r->holding = 1;
     *b = o;
     return LD_OK;
 }
