@@ -73,7 +73,8 @@ def main():
                 "libdata Python and the DataLoader peers on LMDB, and DataLoader in sequential "
                 "order or on sequential JPEG batches: the same code paths as the rows shown",
                 "GPU input pipelines (DALI, torchvision.io.decode_jpeg on GPU): no GPU here",
-                "cold-cache (disk-bound) reading: every measurement reads from a warm page cache"]}
+                "cold-cache (disk-bound) reading other than libdata's block shuffle against "
+                "dd: the peers and the other orders read from a warm page cache"]}
     cores = os.cpu_count()
     res = sc.Results(os.path.join(work, "results.json"), meta)
     sc.log(f"bench: {'quick' if a.quick else 'full'} run, {cores} cores, load "
@@ -126,6 +127,8 @@ def main():
         rd.limits(jp)
         sc.log(f"reading: {cfg['read']} raw samples, {cfg['read_enc']} JPEG, {reps} repeats ...")
         rd.throughput(ds, cfg["read"], cfg["read_enc"])
+        sc.log("reading with a cold cache ...")
+        rd.cold(ds[("raw", "h5", cfg["read"])], cfg["read"])
         lap("reading")
     if "memory" in only:
         sc.log("memory against dataset size: conversion ...")

@@ -7,7 +7,8 @@ Readers (one process per run, page cache warm, a warm-up batch or epoch first):
   libdata C        `dataconv bench` (cli/bench.c: the public reader API, touching one byte per
                    cache line of each batch), all cores and 1 thread; warm-up: one untimed
                    epoch
-  libdata Python   libdata.Reader(copy=True): each batch a new NumPy array
+  libdata Python   libdata.Reader(copy=True): each batch a NumPy array the program keeps
+                   (copies), and copy=False (views valid until the next batch)
   h5py slicing     d[s:s+256] (sequential), and read_direct into one reused array
   h5py fancy       d[sorted(batch indices)] (shuffled; h5py wants increasing indices)
   h5py loop        np.stack([d[i] for i in batch indices]) (shuffled)
@@ -23,6 +24,9 @@ same 224x224 q70 JPEGs (BUILD/bench/baselines --decode, the CMake target of benc
 jpeg_read_scanlines into a reused buffer) times the number of cores.
 Python readers run until at least --seconds have passed (whole batches, several epochs when
 the dataset is small); the C reader runs whole epochs.
+Cold cache: block-shuffled reading of the raw HDF5 file right after its pages were dropped
+(posix_fadvise DONTNEED on the file, checked with fincore; not /proc/sys/vm/drop_caches, which
+would empty every other process's cache too), against `dd bs=4M` of the same file, cold.
 
     suite_read.py worker KIND PATH seq|shuffle BATCH SECONDS [THREADS] [MAX_SAMPLES]
     suite_read.py memcpy THREADS
@@ -56,12 +60,17 @@ def _epochs(n, batch, shuffle, seed=1):
             yield order[s:s + batch]
 
 
-def gen_libdata_py(path, shuffle, batch, threads):
+def gen_libdata_py(path, shuffle, batch, threads, copy=True):
     import libdata
-    r = libdata.Reader(path, batch_size=batch, shuffle=shuffle, seed=1, threads=threads)
+    r = libdata.Reader(path, batch_size=batch, shuffle=shuffle, seed=1, threads=threads,
+                       copy=copy)
     while True:
         for data, labels in r:
             yield data, labels
+
+
+def gen_libdata_py_views(path, shuffle, batch, threads):
+    return gen_libdata_py(path, shuffle, batch, threads, copy=False)
 
 
 def gen_h5py(path, shuffle, batch, threads):
@@ -193,7 +202,7 @@ def gen_dataloader(path, shuffle, batch, workers):
             yield x, y
 
 
-GENS = {"libdata-py": gen_libdata_py, "h5py": gen_h5py, "h5py-loop": gen_h5py_loop,
+GENS = {"libdata-py": gen_libdata_py, "libdata-py-views": gen_libdata_py_views, "h5py": gen_h5py, "h5py-loop": gen_h5py_loop,
         "h5py-direct": gen_h5py_direct,
         "lmdb": gen_lmdb,
         "dataloader": gen_dataloader}
@@ -299,16 +308,18 @@ class Reading:
         self.env = {"LIBDATA_LIBRARY": os.path.join(build, "libdata.so"),
                     "PYTHONPATH": os.path.join(ROOT, "bindings", "python")}
 
-    def c_reader(self, path, shuffle, threads, n, rate=50000, epochs=None):
+    def c_reader(self, path, shuffle, threads, n, rate=50000, epochs=None, order=None,
+                 warmup=True):
         """One run of the C reader: whole epochs, about self.seconds long at RATE samples/s
         (a guess: being off only makes the run shorter or longer)."""
         epochs = epochs or max(1, min(50, round(self.seconds * rate / max(n, 1))))
+        order = order or ("shuffle" if shuffle else "seq")
         out, dt, rss = sc.run([self.dataconv, "bench", path, "--batch", self.batch,
-                               "--order", "shuffle" if shuffle else "seq", "-j", threads,
-                               "--epochs", epochs + 1])
+                               "--order", order, "-j", threads,
+                               "--epochs", epochs + warmup])
         # `dataconv bench` prints one line per epoch: skip epoch 0 (the warm-up)
         rates = [float(ln.split("in ")[1].split(" s")[0]) for ln in out.splitlines()
-                 if ln.startswith("epoch ") and not ln.startswith("epoch 0:")]
+                 if ln.startswith("epoch ") and not (warmup and ln.startswith("epoch 0:"))]
         return n * len(rates) / sum(rates), rss, sc.run.last_anon
 
     def py_reader(self, kind, path, shuffle, arg, max_samples=0, seconds=None):
@@ -373,6 +384,9 @@ class Reading:
             self.measure(g, f"libdata Python, HDF5, {T} threads", raw_h5,
                          lambda: self.py_reader("libdata-py", raw_h5, shuffle, T),
                          tool="libdata Python", fmt="HDF5", threads=T)
+            self.measure(g, f"libdata Python views, HDF5, {T} threads", raw_h5,
+                         lambda: self.py_reader("libdata-py-views", raw_h5, shuffle, T),
+                         tool="libdata Python", fmt="HDF5", threads=T, views=True)
             self.measure(g, "h5py " + ("fancy indexing" if shuffle else "slicing"), raw_h5,
                          lambda: self.py_reader("h5py", raw_h5, shuffle, 1), tool="h5py",
                          fmt="HDF5", threads=1)
@@ -416,6 +430,51 @@ class Reading:
                 self.measure(g, f"DataLoader over h5py + Pillow, {w} workers", q_h5,
                              lambda w=w: self.py_reader("dataloader", q_h5, True, w),
                              tool="DataLoader", fmt="HDF5", threads=max(w, 1))
+
+    def cold(self, path, n):
+        """Block-shuffled reading of PATH with its pages dropped from the cache, against dd of
+        the same file, cold. Rows: limit "dd of the file, cold"; read group "uint8, block
+        shuffle, cold cache"."""
+        T = self.cores
+
+        def drop():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+            try:  # resident bytes left (util-linux fincore), if it is installed
+                out = subprocess.run(["fincore", "-b", "-n", "-o", "RES", path],
+                                     capture_output=True, text=True, check=True).stdout
+                if int(out.split()[0]) > os.path.getsize(path) // 20:
+                    raise sc.Failed(f"{path} stays in the page cache after DONTNEED")
+            except (OSError, subprocess.CalledProcessError, ValueError, IndexError):
+                pass
+
+        def dd():
+            drop()
+            _, dt, _ = sc.run(["dd", f"if={path}", "of=/dev/null", "bs=4M"])
+            return os.path.getsize(path) / dt / 1e9
+
+        got, err = sc.repeat(self.reps, dd)
+        s = sc.summarize(got)
+        self.res.add("limit", "dd", "dd of the file, cold (bs=4M)", gbs=s,
+                     sps=sc.summarize([g * 1e9 / SAMPLE for g in got]), error=None if got else err)
+        sc.log(f"  dd cold: {sc.fmt_rate(s, ' GB/s')}")
+
+        def bench():
+            drop()
+            return self.c_reader(path, False, T, n, epochs=1, order="block", warmup=False)
+        t0 = time.perf_counter()
+        got, err = sc.repeat(self.reps, bench)
+        row = self.res.add("read", "uint8, block shuffle, cold cache",
+                           f"libdata C, HDF5, {T} threads", path=os.path.basename(path),
+                           sps=sc.summarize([g[0] for g in got]),
+                           rss_mb=sc.summarize([g[1] for g in got]),
+                           anon_mb=sc.summarize([g[2] for g in got]),
+                           error=None if got else err, tool="libdata C", fmt="HDF5", threads=T)
+        sc.log(f"  {'uint8, block shuffle, cold':30} {'libdata C, HDF5':42} "
+               f"{sc.fmt_rate(row['sps'], ' samples/s'):>34}  [{time.perf_counter() - t0:.1f} s]")
 
     def memory(self, ds, sizes):
         """Peak RSS of one shuffled epoch (uint8) against dataset size."""
