@@ -15,8 +15,9 @@ is the lower-level call that continues the current epoch until it returns None.
 Batches are NumPy copies by default. With copy=False they are read-only views of the
 reader's own buffer, valid only until the next batch is taken (as in C): copy what you keep.
 A copy costs no copying: the reader hands over the batch's buffer (ld_reader_take_data) and
-continues with a buffer of a batch the program has dropped (at most two kept spare), so
-copies are as fast as views and memory stays bounded by the batches the program holds.
+continues with a buffer of a batch the program has dropped (two spares, allocated at open), so
+copies are as fast as views; memory is the reader's ring, the two spares and the batches the
+program holds.
 
 Fork: a reader belongs to the process that opened it. Using it in a forked child raises
 LibdataError(LD_ESTATE) (its worker threads do not exist there); open a new Reader in the child.
@@ -256,6 +257,8 @@ class Reader(_lib.Handle):
                     api.ld_reader_set_mean_image(
                         hh, mean_image.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), c, hgt, w)
                 api.ld_reader_open(hh, bpath)
+                if self._pool is not None:
+                    self._pool.fill(hh)
             self._raise_log_error()
         except BaseException:
             self.close()
@@ -506,12 +509,21 @@ class _BufferPool:
     def __init__(self) -> None:
         self.spare: List[int] = []
 
+    def fill(self, h: Any) -> None:
+        """Allocate the spares now, at open: fresh memory is slow to touch (page faults, and
+        huge page compaction), which would stall the first batches instead."""
+        while len(self.spare) < self.KEEP:
+            self.spare.append(self._new(h))
+
     def get(self, h: Any) -> int:
         """A spare buffer, or a new one of the open reader `h` (held by the caller)."""
         try:
             return self.spare.pop()
         except IndexError:
-            pass
+            return self._new(h)
+
+    @staticmethod
+    def _new(h: Any) -> int:
         p = api.ld_reader_buffer_alloc(h, ctypes.byref(ctypes.c_size_t()))
         if not p:
             raise LibdataError(_lib.LD_ENOMEM, None,
