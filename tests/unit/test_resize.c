@@ -12,6 +12,7 @@
 
 #include "libdata/convert.h"
 #include "resize/resize.h"
+#include "test_px.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -41,23 +42,6 @@ static int resize(const ld_image *src, int mode, int w, int h, uint8_t pad, ld_i
 static uint8_t px(const ld_image *im, int x, int y, int ch)
 {
     return im->px[((size_t)y * im->w + x) * im->c + ch];
-}
-
-/* Load a fixture .px file: "LDPX" + uint32 LE w, h, c + pixels. */
-static int load_px(const char *path, ld_image *im)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    unsigned char hdr[16];
-    int ok = fread(hdr, 1, 16, f) == 16 && memcmp(hdr, "LDPX", 4) == 0;
-    uint32_t d[3] = {0, 0, 0};
-    for (int i = 0; ok && i < 3; i++)
-        d[i] = hdr[4 + 4 * i] | hdr[5 + 4 * i] << 8 | hdr[6 + 4 * i] << 16 |
-               (uint32_t)hdr[7 + 4 * i] << 24;
-    ok = ok && ld__image_alloc(im, (int)d[0], (int)d[1], (int)d[2]) == LD_OK;
-    ok = ok && fread(im->px, 1, (size_t)d[0] * d[1] * d[2], f) == (size_t)d[0] * d[1] * d[2];
-    fclose(f);
-    return ok ? 0 : -1;
 }
 
 static double psnr(const ld_image *a, const ld_image *b)

@@ -26,28 +26,14 @@
 #undef ld__resize
 #undef ld__resize_planar
 
+#include "test_px.h"
+
 /* The library's own (dispatching) copy, as libdata_obj built it. */
 ld_resizer *ld__resizer_create(void);
 void ld__resizer_free(ld_resizer *r);
 int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst, ld_err *e);
 int ld__resize_planar(ld_resizer *r, const ld_image *src, const ld_geometry *g, const int ch[3],
                       ld_buf *out, int *out_w, int *out_h, ld_err *e);
-
-static int load_px(const char *path, ld_image *im)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    unsigned char hdr[16];
-    int ok = fread(hdr, 1, 16, f) == 16 && memcmp(hdr, "LDPX", 4) == 0;
-    uint32_t d[3] = {0, 0, 0};
-    for (int i = 0; ok && i < 3; i++)
-        d[i] = hdr[4 + 4 * i] | hdr[5 + 4 * i] << 8 | hdr[6 + 4 * i] << 16 |
-               (uint32_t)hdr[7 + 4 * i] << 24;
-    ok = ok && ld__image_alloc(im, (int)d[0], (int)d[1], (int)d[2]) == LD_OK;
-    ok = ok && fread(im->px, 1, (size_t)d[0] * d[1] * d[2], f) == (size_t)d[0] * d[1] * d[2];
-    fclose(f);
-    return ok ? 0 : -1;
-}
 
 /* Texture with hard edges and extremes (Lanczos overshoot clips at both ends). */
 static ld_image texture(int w, int h, int c, uint32_t seed)

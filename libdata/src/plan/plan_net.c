@@ -12,19 +12,44 @@
 
 /* Legacy V1 `layers { type: CONVOLUTION }` enum names -> layer types. */
 static const char *const v1_types[][2] = {
-    {"ABSVAL", "AbsVal"}, {"ACCURACY", "Accuracy"}, {"ARGMAX", "ArgMax"}, {"BNLL", "BNLL"},
-    {"CONCAT", "Concat"}, {"CONTRASTIVE_LOSS", "ContrastiveLoss"},
-    {"CONVOLUTION", "Convolution"}, {"DATA", "Data"}, {"DECONVOLUTION", "Deconvolution"},
-    {"DROPOUT", "Dropout"}, {"DUMMY_DATA", "DummyData"}, {"EUCLIDEAN_LOSS", "EuclideanLoss"},
-    {"ELTWISE", "Eltwise"}, {"EXP", "Exp"}, {"FLATTEN", "Flatten"}, {"HDF5_DATA", "HDF5Data"},
-    {"HDF5_OUTPUT", "HDF5Output"}, {"HINGE_LOSS", "HingeLoss"}, {"IM2COL", "Im2col"},
-    {"IMAGE_DATA", "ImageData"}, {"INFOGAIN_LOSS", "InfogainLoss"},
-    {"INNER_PRODUCT", "InnerProduct"}, {"LRN", "LRN"}, {"MEMORY_DATA", "MemoryData"},
-    {"MULTINOMIAL_LOGISTIC_LOSS", "MultinomialLogisticLoss"}, {"MVN", "MVN"},
-    {"POOLING", "Pooling"}, {"POWER", "Power"}, {"RELU", "ReLU"}, {"SIGMOID", "Sigmoid"},
-    {"SIGMOID_CROSS_ENTROPY_LOSS", "SigmoidCrossEntropyLoss"}, {"SILENCE", "Silence"},
-    {"SOFTMAX", "Softmax"}, {"SOFTMAX_LOSS", "SoftmaxWithLoss"}, {"SPLIT", "Split"},
-    {"SLICE", "Slice"}, {"TANH", "TanH"}, {"WINDOW_DATA", "WindowData"},
+    {"ABSVAL", "AbsVal"},
+    {"ACCURACY", "Accuracy"},
+    {"ARGMAX", "ArgMax"},
+    {"BNLL", "BNLL"},
+    {"CONCAT", "Concat"},
+    {"CONTRASTIVE_LOSS", "ContrastiveLoss"},
+    {"CONVOLUTION", "Convolution"},
+    {"DATA", "Data"},
+    {"DECONVOLUTION", "Deconvolution"},
+    {"DROPOUT", "Dropout"},
+    {"DUMMY_DATA", "DummyData"},
+    {"EUCLIDEAN_LOSS", "EuclideanLoss"},
+    {"ELTWISE", "Eltwise"},
+    {"EXP", "Exp"},
+    {"FLATTEN", "Flatten"},
+    {"HDF5_DATA", "HDF5Data"},
+    {"HDF5_OUTPUT", "HDF5Output"},
+    {"HINGE_LOSS", "HingeLoss"},
+    {"IM2COL", "Im2col"},
+    {"IMAGE_DATA", "ImageData"},
+    {"INFOGAIN_LOSS", "InfogainLoss"},
+    {"INNER_PRODUCT", "InnerProduct"},
+    {"LRN", "LRN"},
+    {"MEMORY_DATA", "MemoryData"},
+    {"MULTINOMIAL_LOGISTIC_LOSS", "MultinomialLogisticLoss"},
+    {"MVN", "MVN"},
+    {"POOLING", "Pooling"},
+    {"POWER", "Power"},
+    {"RELU", "ReLU"},
+    {"SIGMOID", "Sigmoid"},
+    {"SIGMOID_CROSS_ENTROPY_LOSS", "SigmoidCrossEntropyLoss"},
+    {"SILENCE", "Silence"},
+    {"SOFTMAX", "Softmax"},
+    {"SOFTMAX_LOSS", "SoftmaxWithLoss"},
+    {"SPLIT", "Split"},
+    {"SLICE", "Slice"},
+    {"TANH", "TanH"},
+    {"WINDOW_DATA", "WindowData"},
     {"THRESHOLD", "Threshold"},
 };
 
@@ -40,8 +65,10 @@ static int rule_meets(const ld_pt_node *r, int phase)
     if (p && strcmp(p, phase ? "TEST" : "TRAIN") != 0) return 0;
     int64_t v = 0;
     const char *s;
-    if ((s = ld__pt_get_str(r, "min_level", NULL)) != NULL && (v = strtoll(s, NULL, 0)) > 0) return 0;
-    if ((s = ld__pt_get_str(r, "max_level", NULL)) != NULL && (v = strtoll(s, NULL, 0)) < 0) return 0;
+    if ((s = ld__pt_get_str(r, "min_level", NULL)) != NULL && (v = strtoll(s, NULL, 0)) > 0)
+        return 0;
+    if ((s = ld__pt_get_str(r, "max_level", NULL)) != NULL && (v = strtoll(s, NULL, 0)) < 0)
+        return 0;
     if (ld__pt_get(r, "stage")) return 0; /* the net state has no stages */
     return 1;
 }
@@ -62,7 +89,8 @@ static int layer_in_phase(const ld_pt_node *l, int phase)
 static int push_layer(ld_plan_net *net, ld_plan_layer **out, ld_err *e)
 {
     if (net->nlayers >= LD_PLAN_MAX_LAYERS)
-        return ld__err(e, LD_ELIMIT, "more than %d layers: not a net this tool plans", LD_PLAN_MAX_LAYERS);
+        return ld__err(e, LD_ELIMIT, "more than %d layers: not a net this tool plans",
+                       LD_PLAN_MAX_LAYERS);
     if (net->nlayers == net->cap) {
         size_t c = net->cap ? net->cap * 2 : 32;
         ld_plan_layer *t = realloc(net->layers, c * sizeof *t);
@@ -81,7 +109,8 @@ static int strv_from(const ld_pt_node *l, const char *field, char ***out, int *n
     *n = 0;
     *out = NULL;
     if (!k) return LD_OK;
-    if (k > 4096) return ld__err(e, LD_ELIMIT, "%d:%d: more than 4096 %s fields", l->line, l->col, field);
+    if (k > 4096)
+        return ld__err(e, LD_ELIMIT, "%d:%d: more than 4096 %s fields", l->line, l->col, field);
     *out = calloc(k, sizeof **out);
     if (!*out) return ld__err(e, LD_ENOMEM, "out of memory");
     for (size_t i = 0; i < k; i++) {
@@ -112,7 +141,8 @@ static int stat_hdf5_list(ld_plan_src *s, const char *list, ld_err *e)
             char *msg = NULL;
             int r = ld_dataset_stat(tok, &info, &msg);
             if (r != LD_OK) {
-                rc = ld__err(e, r, "HDF5Data source %s lists %s: %s", list, tok, msg ? msg : ld_strerror(r));
+                rc = ld__err(e, r, "HDF5Data source %s lists %s: %s", list, tok,
+                             msg ? msg : ld_strerror(r));
                 ld_free(msg);
                 goto done;
             }
@@ -137,8 +167,8 @@ done:
     return rc;
 }
 
-int ld__plan_reader_memory(const char *path, int batch, int64_t crop, int64_t prefetch, int64_t *mem,
-                           ld_err *e)
+int ld__plan_reader_memory(const char *path, int batch, int64_t crop, int64_t prefetch,
+                           int64_t *mem, ld_err *e)
 {
     ld_reader *r = ld_reader_create();
     if (!r) return ld__err(e, LD_ENOMEM, "out of memory");
@@ -168,8 +198,8 @@ static int open_source(ld_plan_layer *L, const ld_plan_cfg *cfg, ld_err *e)
     const ld_pt_node *p = ld__pt_get(L->node, is_h5 ? "hdf5_data_param" : "data_param");
     const char *src = ld__pt_get_str(p, "source", NULL);
     if (!src || !*src)
-        return ld__err(e, LD_EFORMAT, "%s:%d: %s layer '%s' has no %s.source", cfg->file, L->line, t,
-                       L->name, is_h5 ? "hdf5_data_param" : "data_param");
+        return ld__err(e, LD_EFORMAT, "%s:%d: %s layer '%s' has no %s.source", cfg->file, L->line,
+                       t, L->name, is_h5 ? "hdf5_data_param" : "data_param");
     ld_plan_src *s = calloc(1, sizeof *s);
     if (!s || !(s->path = ld__strdup(src))) {
         free(s);
@@ -209,19 +239,41 @@ static int open_source(ld_plan_layer *L, const ld_plan_cfg *cfg, ld_err *e)
     if ((rc = ld__pt_get_int(tp, "crop_size", 0, 0, 1 << 20, &crop, e)) != LD_OK) return rc;
     if (crop > 0 && s->known) {
         if (crop > s->h || crop > s->w)
-            return ld__err(e, LD_EFORMAT, "%s:%d: %s layer '%s': crop_size %lld is larger than the "
-                           "%lldx%lld samples of %s", cfg->file, L->line, t, L->name, (long long)crop,
-                           (long long)s->w, (long long)s->h, src);
+            return ld__err(e, LD_EFORMAT,
+                           "%s:%d: %s layer '%s': crop_size %lld is larger than the "
+                           "%lldx%lld samples of %s",
+                           cfg->file, L->line, t, L->name, (long long)crop, (long long)s->w,
+                           (long long)s->h, src);
         s->h = s->w = crop;
     }
     if (is_ld && s->known) {
         /* the LibData layer passes data_param.prefetch to its reader when given */
         int64_t prefetch = 0;
         if ((rc = ld__pt_get_int(p, "prefetch", 0, 0, 1 << 20, &prefetch, e)) != LD_OK) return rc;
-        if ((rc = ld__plan_reader_memory(src, 1, crop, prefetch, &s->reader_mem1, e)) != LD_OK) return rc;
-        if ((rc = ld__plan_reader_memory(src, 2, crop, prefetch, &s->reader_mem2, e)) != LD_OK) return rc;
+        if ((rc = ld__plan_reader_memory(src, 1, crop, prefetch, &s->reader_mem1, e)) != LD_OK)
+            return rc;
+        if ((rc = ld__plan_reader_memory(src, 2, crop, prefetch, &s->reader_mem2, e)) != LD_OK)
+            return rc;
     }
     return LD_OK;
+}
+
+/* Which top a bottom named `name` of layer `i` reads: the latest earlier layer `j` with a top
+ * of that name (its last such top, `t`). 0 when no earlier layer makes it. */
+static int producer(const ld_plan_net *net, size_t i, const char *name, size_t *j, int *t)
+{
+    for (size_t k = i; k-- > 0;) {
+        const ld_plan_layer *P = &net->layers[k];
+        int hit = -1;
+        for (int q = 0; q < P->nt; q++)
+            if (!strcmp(P->top[q], name)) hit = q;
+        if (hit >= 0) {
+            *j = k;
+            *t = hit;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* Caffe's InsertSplits: a top read by several bottoms gets a Split layer right after its
@@ -233,32 +285,28 @@ static int insert_splits(ld_plan_net *net, ld_err *e)
     int *cnt = NULL;
     int rc = LD_OK;
     size_t ntops = 0;
-    for (size_t i = 0; i < n; i++) ntops += (size_t)net->layers[i].nt;
+    for (size_t i = 0; i < n; i++)
+        ntops += (size_t)net->layers[i].nt;
     size_t *base = calloc(n + 1, sizeof *base);
     cnt = calloc(ntops + 1, sizeof *cnt);
     if (!base || !cnt) {
         rc = ld__err(e, LD_ENOMEM, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < n; i++) base[i + 1] = base[i] + (size_t)net->layers[i].nt;
+    for (size_t i = 0; i < n; i++)
+        base[i + 1] = base[i] + (size_t)net->layers[i].nt;
     /* Count readers: for each bottom, the latest earlier layer with that top. */
     for (size_t i = 0; i < n; i++) {
         ld_plan_layer *L = &net->layers[i];
         for (int b = 0; b < L->nb; b++) {
-            for (size_t j = i; j-- > 0;) {
-                ld_plan_layer *P = &net->layers[j];
-                int hit = -1;
-                for (int t = 0; t < P->nt; t++)
-                    if (!strcmp(P->top[t], L->bottom[b])) hit = t;
-                if (hit >= 0) {
-                    cnt[base[j] + (size_t)hit]++;
-                    break;
-                }
-            }
+            size_t j;
+            int hit;
+            if (producer(net, i, L->bottom[b], &j, &hit)) cnt[base[j] + (size_t)hit]++;
         }
     }
     size_t extra = 0;
-    for (size_t k = 0; k < ntops; k++) extra += cnt[k] > 1;
+    for (size_t k = 0; k < ntops; k++)
+        extra += cnt[k] > 1;
     if (!extra) goto done;
     /* Rebuild the layer list with the splits. */
     ld_plan_layer *nl = calloc(n + extra, sizeof *nl);
@@ -281,15 +329,14 @@ static int insert_splits(ld_plan_net *net, ld_err *e)
         ld_plan_layer *L = &net->layers[i];
         /* Rename bottoms that read a split top. */
         for (int b = 0; b < L->nb; b++) {
-            for (size_t j = i; j-- > 0;) {
-                ld_plan_layer *P = &net->layers[j];
-                int hit = -1;
-                for (int t = 0; t < P->nt; t++)
-                    if (!strcmp(P->top[t], L->bottom[b])) hit = t;
-                if (hit < 0) continue;
+            size_t j;
+            int hit;
+            if (producer(net, i, L->bottom[b], &j, &hit)) {
+                const ld_plan_layer *P = &net->layers[j];
                 size_t k = base[j] + (size_t)hit;
                 if (cnt[k] > 1) {
-                    char *nn = ld__asprintf("%s_%s_%d_split_%d", P->top[hit], P->name, hit, seen[k]++);
+                    char *nn =
+                        ld__asprintf("%s_%s_%d_split_%d", P->top[hit], P->name, hit, seen[k]++);
                     if (!nn) {
                         rc = ld__err(e, LD_ENOMEM, "out of memory");
                     } else {
@@ -297,7 +344,6 @@ static int insert_splits(ld_plan_net *net, ld_err *e)
                         L->bottom[b] = nn;
                     }
                 }
-                break;
             }
         }
         newpos[i] = o;
@@ -351,8 +397,10 @@ int ld__plan_net_load(ld_plan_net *net, const char *text, size_t len, int phase,
     const ld_pt_node *root = net->root;
     size_t nv2 = ld__pt_count(root, "layer"), nv1 = ld__pt_count(root, "layers");
     if (nv2 && nv1)
-        return ld__err(e, LD_EFORMAT, "%s: both 'layer' and legacy 'layers' fields: use one (Caffe "
-                       "refuses the mix)", cfg->file);
+        return ld__err(e, LD_EFORMAT,
+                       "%s: both 'layer' and legacy 'layers' fields: use one (Caffe "
+                       "refuses the mix)",
+                       cfg->file);
     const char *field = nv1 ? "layers" : "layer";
     /* Net inputs: input: "data" + input_shape { dim } / input_dim (legacy). */
     size_t nin = ld__pt_count(root, "input");
@@ -399,10 +447,13 @@ int ld__plan_net_load(ld_plan_net *net, const char *text, size_t len, int phase,
                        cfg->file, phase ? "TEST" : "TRAIN");
     /* Blob names are resolved by search: bound the work untrusted text can ask for. */
     size_t links = 0;
-    for (size_t i = 0; i < net->nlayers; i++) links += (size_t)(net->layers[i].nb + net->layers[i].nt);
+    for (size_t i = 0; i < net->nlayers; i++)
+        links += (size_t)(net->layers[i].nb + net->layers[i].nt);
     if (links > LD_PLAN_MAX_LINKS)
-        return ld__err(e, LD_ELIMIT, "%s: %zu bottoms and tops in all: more than %d, not a net this tool "
-                       "plans", cfg->file, links, LD_PLAN_MAX_LINKS);
+        return ld__err(e, LD_ELIMIT,
+                       "%s: %zu bottoms and tops in all: more than %d, not a net this tool "
+                       "plans",
+                       cfg->file, links, LD_PLAN_MAX_LINKS);
     /* Sources first (their errors are the most useful), then the splits. */
     for (size_t i = 0; i < net->nlayers; i++)
         if ((rc = open_source(&net->layers[i], cfg, e)) != LD_OK) return rc;
@@ -414,8 +465,10 @@ void ld__plan_net_free(ld_plan_net *net)
     if (!net) return;
     for (size_t i = 0; i < net->nlayers; i++) {
         ld_plan_layer *L = &net->layers[i];
-        for (int k = 0; k < L->nb; k++) free(L->bottom[k]);
-        for (int k = 0; k < L->nt; k++) free(L->top[k]);
+        for (int k = 0; k < L->nb; k++)
+            free(L->bottom[k]);
+        for (int k = 0; k < L->nt; k++)
+            free(L->top[k]);
         free(L->bottom);
         free(L->top);
         free(L->name);
@@ -432,7 +485,8 @@ void ld__plan_net_free(ld_plan_net *net)
         free(net->shapes[i].name);
     }
     free(net->shapes);
-    for (size_t i = 0; i < net->nadvice; i++) free(net->advice[i]);
+    for (size_t i = 0; i < net->nadvice; i++)
+        free(net->advice[i]);
     free(net->advice);
     ld__pt_free(net->root);
     memset(net, 0, sizeof *net);
