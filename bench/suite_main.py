@@ -25,6 +25,7 @@ import suite_convert  # noqa: E402
 import suite_photos  # noqa: E402
 import suite_read  # noqa: E402
 import suite_report  # noqa: E402
+import rrc_bench  # noqa: E402
 
 # sizes: full run for a 2-core, 24 GiB machine (~25 min); quick for everyday checks
 SIZES = {
@@ -42,7 +43,7 @@ def main():
     ap.add_argument("--work", default="/tmp/ld_bench_suite")
     ap.add_argument("--out")
     ap.add_argument("--reps", type=int)
-    ap.add_argument("--only", default="convert,read,memory")
+    ap.add_argument("--only", default="convert,read,memory,rrc")
     a = ap.parse_args()
     cfg = dict(SIZES["quick" if a.quick else "full"])
     reps = a.reps or cfg["reps"]
@@ -137,6 +138,15 @@ def main():
         sc.log("memory against dataset size: reading ...")
         rd.memory(ds, cfg["read_mem"])
         lap("memory, reading")
+
+    if "rrc" in only:
+        sc.log(f"random resized crop: libdata vs torchvision, {cores} threads/workers ...")
+        rr = rrc_bench.measure(a.build, photos, work, cores, cfg["seconds"], reps)
+        for name, v in rr.items():
+            res.add("rrc", "RandomResizedCrop(224) + flip", name, threads=cores,
+                    sps_core=sc.summarize(v["cpu"]), sps_wall=sc.summarize(v["wall"]))
+        sc.log(rrc_bench.report(rr, cores))
+        lap("random resized crop")
 
     meta["load_after"] = round(os.getloadavg()[0], 2)
     meta["minutes"] = (time.time() - t_start) / 60

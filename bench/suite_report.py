@@ -133,6 +133,27 @@ def limit_table(rows):
     return lines + [""]
 
 
+def rrc_table(rows):
+    """bench/rrc_bench.py's rows: RandomResizedCrop(224) + flip, samples/s per core."""
+    rs = [r for r in rows if r["section"] == "rrc"]
+    if not rs:
+        return []
+    t = rs[0].get("threads", "?")
+    lines = ["### Random resized crop", "",
+             f"RandomResizedCrop(224) + RandomHorizontalFlip, uint8 output, {t} threads (libdata) "
+             f"or DataLoader worker processes (torchvision): samples per CPU second of the "
+             "whole pipeline (threads and worker processes), and wall samples/s divided by "
+             "the threads (bench/rrc_bench.py). Goals: (a) ≥ 1.5× (b), (a) ≥ 4× (c).", "",
+             "| pipeline | samples per CPU s | vs (b) | vs (c) | wall samples/s per thread |",
+             "|---|---:|---:|---:|---:|"]
+    b = med(rs[1]["sps_core"]) if len(rs) > 1 else None
+    c = med(rs[2]["sps_core"]) if len(rs) > 2 else None
+    for r in rs:
+        lines.append(f"| {r['name']} | {rng(r['sps_core'])} | {ratio(med(r['sps_core']), b)} | "
+                     f"{ratio(med(r['sps_core']), c)} | {rng(r.get('sps_wall'))} |")
+    return lines + [""]
+
+
 def memory_tables(rows):
     lines = []
     for sec, what, unit in (("memconv", "conversion (raw 224×224, all cores for dataconv)",
@@ -406,6 +427,7 @@ def markdown(data, chart_paths, outdir):
           "row's rate.", ""]
     L += ["### Limits measured in the same run", ""] + limit_table(rows)
     L += read_tables(rows, cores)
+    L += rrc_table(rows)
     L += ["## Memory against dataset size", "",
           "Peak RSS: the larger of GNU time's maximum RSS and the sum of VmRSS over the whole "
           "process tree sampled every 20 ms (DataLoader workers are processes). Mapped files "

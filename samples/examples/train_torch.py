@@ -7,8 +7,10 @@
 samples/images (4 classes: circle, square, stripes, triangle) is converted once with
 libdata.convert() from the Caffe list files samples/train.txt (128 images) and samples/val.txt
 (32 images), fitted into --size x --size (mode "pad": shapes keep their aspect). Training reads
-random crops with random mirroring, float32 with the mean removed and scaled by 1/255, through
-libdata.torch.Dataset and a DataLoader with worker processes; validation reads center crops.
+random resized crops (torchvision's RandomResizedCrop: a random 35-100 % of the area at an
+aspect ratio of 3/4 to 4/3, resampled to --crop x --crop) with random mirroring, float32 with
+the mean removed and scaled by 1/255, through libdata.torch.Dataset and a DataLoader with
+worker processes; validation reads center crops.
 Prints the validation accuracy after each epoch and at the end (chance is 25%).
 """
 import argparse
@@ -89,10 +91,13 @@ def main():
 
     crop = args.crop or args.size * 7 // 8
     train_h5, val_h5 = make(args.out, "train", args.size), make(args.out, "val", args.size)
-    common = dict(dtype="float32", mean=MEAN, scale=1 / 255, crop=crop)
+    common = dict(dtype="float32", mean=MEAN, scale=1 / 255)
+    # ImageNet's recipe is random_resized_crop=(224, (0.08, 1.0), (3/4, 4/3)); these 32-pixel
+    # shapes keep at least 35 % of their area so that the class stays visible.
     train = libdata.torch.Dataset(train_h5, batch_size=args.batch, shuffle=True, seed=1,
-                                  random_crop=True, mirror=True, **common)
-    val = libdata.torch.Dataset(val_h5, batch_size=64, **common)
+                                  random_resized_crop=(crop, (0.35, 1.0), (3 / 4, 4 / 3)),
+                                  mirror=True, **common)
+    val = libdata.torch.Dataset(val_h5, batch_size=64, crop=crop, **common)
     train_loader = DataLoader(train, batch_size=None, num_workers=args.workers,
                               persistent_workers=args.workers > 0)
     val_loader = DataLoader(val, batch_size=None, num_workers=0)

@@ -46,6 +46,8 @@ def expected_default(p):
         return "none"
     if p.type == "double":
         return f"{p.default:g}"
+    if p.type == "floats":
+        return ",".join(f"{v:g}" for v in p.default)
     text = str(p.default)
     return f"{text} {p.unit}" if p.type == "int" and p.unit else text
 

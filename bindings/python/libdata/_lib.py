@@ -566,15 +566,15 @@ class Param:
         self.choices: Dict[str, int] = {d.choices[i].name.decode(): int(d.choices[i].value)
                         for i in range(d.nchoices if d.choices else 0)}
         text = (d.def_text or b"").decode()
-        self.default: Union[str, bool, float, int, None]
+        self.default: Union[str, bool, float, int, Tuple[float, ...], None]
         if self.type == "enum":
             self.default = text
         elif self.type == "bool":
             self.default = bool(d.default)
         elif self.type == "double":
             self.default = float(text)
-        elif self.type == "floats":
-            self.default = None
+        elif self.type == "floats":  # the numbers of def_text ("0.08,1"), or None
+            self.default = tuple(float(v) for v in text.split(",")) if text else None
         elif self.type == "string":
             self.default = text or None
         else:
@@ -710,6 +710,17 @@ declare("ld_reader_set_log", None, [_vp, LOG_FN, _vp])
 declare("ld_reader_take_data", _int, [_vp, _vp], _reader_check)
 declare("ld_reader_buffer_alloc", _vp, [_vp, ctypes.POINTER(ctypes.c_size_t)])
 declare("ld_reader_buffer_free", None, [_vp])
+
+
+class CropBox(ctypes.Structure):
+    """struct ld_crop_box (reader.h; the caller allocates it, its layout is fixed in 1.x)."""
+    _fields_ = [("x", ctypes.c_int), ("y", ctypes.c_int), ("w", ctypes.c_int),
+                ("h", ctypes.c_int), ("mirror", ctypes.c_int)]
+
+
+declare("ld_reader_crop_box", _int,
+        [_vp, ctypes.c_uint64, ctypes.c_uint64, _int, _int, ctypes.POINTER(CropBox)],
+        _plain_check)
 
 def reader_params() -> Dict[str, Param]:
     return param_table("reader")

@@ -107,6 +107,32 @@ def _dtype(value: Any, what: str) -> str:
     return dt.name
 
 
+def _rrc_params(value: Any) -> Dict[str, Any]:
+    """random_resized_crop=size | (size,) | (size, scale) | (size, scale, ratio), size being N
+    or (width, height): the table parameters rrc_w, rrc_h, rrc_scale, rrc_ratio."""
+    def pair(v: Any, what: str, cast: Callable[[Any], Any]) -> Tuple[Any, Any]:
+        if not isinstance(v, (tuple, list)) or len(v) != 2:
+            raise ValueError(f"random_resized_crop: {what} must be a pair, not {v!r}")
+        return cast(v[0]), cast(v[1])
+    parts = list(value) if isinstance(value, (tuple, list)) else [value]
+    if len(parts) == 2 and all(isinstance(v, (int, np.integer)) for v in parts):
+        parts = [tuple(parts)]  # (width, height)
+    if not 1 <= len(parts) <= 3:
+        raise ValueError("random_resized_crop must be size, (size, scale) or (size, scale, "
+                         f"ratio), e.g. (224, (0.08, 1.0), (3/4, 4/3)), not {value!r}")
+    size = parts[0]
+    if isinstance(size, (tuple, list)):
+        w, h = pair(size, "size", lambda v: _lib.check_int(v, "random_resized_crop"))
+    else:
+        w = h = _lib.check_int(size, "random_resized_crop")
+    out: Dict[str, Any] = {"rrc_w": w, "rrc_h": h}
+    if len(parts) > 1:
+        out["rrc_scale"] = list(pair(parts[1], "scale", float))
+    if len(parts) > 2:
+        out["rrc_ratio"] = list(pair(parts[2], "ratio", float))
+    return out
+
+
 class Reader(_lib.Handle):
     """A libdata reader (ld_reader): a context manager and an iterator of (data, labels).
 
@@ -120,6 +146,13 @@ class Reader(_lib.Handle):
       layout         "NCHW" (default) | "NHWC"
       crop           N or (width, height); random_crop: random position instead of the center
       mirror         random left-right flips
+      random_resized_crop
+                     torchvision's RandomResizedCrop: size N or (width, height), or
+                     (size, (scale_min, scale_max)) or (size, scale, (ratio_min, ratio_max)),
+                     e.g. (224, (0.08, 1.0), (3/4, 4/3)) (those are the defaults); with
+                     mirror=True it is RandomResizedCrop + RandomHorizontalFlip. JPEGs decode
+                     only the crop box at a reduced DCT scale; rrc_full_decode=True decodes
+                     them whole (reference). crop_box() gives a sample's box.
       mean           per-channel values (sequence), a mean image file (path: Caffe's
                      .binaryproto or NumPy .npy, C x H x W or H x W x C), or a (C,H,W) ndarray;
                      float output only
@@ -141,6 +174,7 @@ class Reader(_lib.Handle):
                  threads: Optional[int] = None, prefetch: Optional[int] = None,
                  dtype: Any = None, layout: Optional[str] = None,
                  crop: Union[None, int, Tuple[int, int]] = None,
+                 random_resized_crop: Any = None,
                  random_crop: Optional[bool] = None, mirror: Optional[bool] = None,
                  mean: Union[None, PathLike, Sequence[float], np.ndarray] = None,
                  scale: Optional[float] = None, memory_budget: Optional[int] = None,
@@ -203,6 +237,8 @@ class Reader(_lib.Handle):
             else:
                 cw = ch = _lib.check_int(crop, "crop")
             given["crop_w"], given["crop_h"] = cw, ch
+        if random_resized_crop is not None:
+            given.update(_rrc_params(random_resized_crop))
         mean_image = None
         if mean is not None:
             if isinstance(mean, (str, bytes, os.PathLike)):
@@ -309,6 +345,18 @@ class Reader(_lib.Handle):
             raise exc
 
     # -- information -----------------------------------------------------------------------
+    def crop_box(self, epoch: int, index: int, width: int, height: int) -> Tuple[int, int, int, int, bool]:
+        """The random resized crop box of dataset sample `index` in `epoch` for an image of
+        width x height (decoded, after EXIF orientation): (x, y, w, h, mirrored), as the
+        reader takes it (ld_reader_crop_box). Crop those pixels, resample them to the output
+        size and flip them when mirrored to reproduce the reader's sample."""
+        box = _lib.CropBox()
+        with self._calling() as h:
+            api.ld_reader_crop_box(h, _lib.check_int(epoch, "epoch"),
+                                   _lib.check_int(index, "index"), _lib.check_int(width, "width"),
+                                   _lib.check_int(height, "height"), ctypes.byref(box))
+        return box.x, box.y, box.w, box.h, bool(box.mirror)
+
     def get(self, name: str) -> int:
         """An integer, boolean or enum parameter (an enum as its C value), or a read-only info
         value, by name ("batch_size", "samples", "epoch_batches", ...)."""

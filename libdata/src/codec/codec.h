@@ -53,6 +53,20 @@ int ld__img_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
 int ld__img_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
                    const ld_decode_opts *opts, ld_image *out, ld_err *e);
 
+/* Decode only the box (x, y, w, h) = box[0..3] of a JPEG (in full-size pixels; the box must
+ * lie inside the image) at the smallest DCT scale n/8 (n = 1, 2, 4, 8) at which the box still
+ * spans 1.5 x opts->min_w by 1.5 x opts->min_h pixels (0 = full scale; the margin keeps the
+ * result within 35 dB of a full decode, see jpeg_crop.c), reading only the box's rows and,
+ * rounded out to the iMCU grid, its columns (jpeg_crop.c). `out` receives those pixels (HWC,
+ * opts->channels) and rect[0..3] the box in out's pixel coordinates, fractional (x, y, w, h),
+ * for the resampler (ld_geometry.rect). LD_OK; LD_ENOTSUP without a message when the image needs
+ * ld__img_decode (an EXIF orientation other than 1 with opts->apply_orientation, CMYK);
+ * LD_EFORMAT, LD_ELIMIT, LD_ENOMEM as ld__img_decode; LD_EINVAL for a box outside the image.
+ * Damage below the box is not detected (decoding stops at its last row). */
+int ld__jpeg_decode_box(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                        const ld_decode_opts *opts, const int box[4], ld_image *out, double rect[4],
+                        ld_err *e);
+
 /* Encode `im` (gray or RGB, HWC) as JPEG at quality 1..100 (4:2:0 for quality < 90,
  * 4:4:4 otherwise, baseline, optimized Huffman off) into `out` (out->len set; buffer reused). */
 int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, ld_buf *out, ld_err *e);

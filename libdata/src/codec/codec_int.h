@@ -22,6 +22,8 @@ int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
 int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
                     const ld_decode_opts *opts, ld_image *out, ld_err *e);
 void ld__jdec_free(struct ld_jdec *d);
+/* jpeg_dec.c's decompressor, shared with the other JPEG decoders of codec/: codec/jpeg_int.h
+ * (it needs jpeglib.h). */
 void ld__jenc_free(struct ld_jenc *j);
 
 #ifdef LD_HAVE_PNG

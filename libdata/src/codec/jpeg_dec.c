@@ -23,6 +23,7 @@
 #include <jpeglib.h>
 
 #include "codec/codec_int.h"
+#include "codec/jpeg_int.h"
 
 struct ld_jdec {
     struct jpeg_decompress_struct d;
@@ -236,4 +237,33 @@ fail:
     /* Back to the idle state after any failure, so the struct serves the next image. */
     if (rc < 0) jpeg_abort_decompress(j);
     return rc;
+}
+
+/* ---- for the other JPEG decoders of codec/ (jpeg_crop.c), which share this decompressor,
+ * its error handling and its fresh-tables-per-file rule ---------------------------------- */
+
+struct ld_jdec *ld__jdec_get(ld_codec *c)
+{
+    return jdec_get(c);
+}
+
+jmp_buf *ld__jdec_jmp(struct ld_jdec *d)
+{
+    return &d->jb;
+}
+
+j_decompress_ptr ld__jdec_header(struct ld_jdec *d, const uint8_t *buf, size_t len)
+{
+    read_header(d, buf, len);
+    return &d->d;
+}
+
+const char *ld__jdec_msg(const struct ld_jdec *d)
+{
+    return d->msg;
+}
+
+int ld__jdec_orientation(struct ld_jdec *d)
+{
+    return orientation_of(&d->d);
 }

@@ -28,8 +28,9 @@
 #include "store/store.h"
 #include "thread/pool.h"
 #include "reader/xform.h"
+#include "reader/rrc.h"
 
-#define NPARAM 23 /* integer parameters 1..22 */
+#define NPARAM 26 /* integer parameters 1..25 */
 #define NSTR 5    /* string parameters 100..104 */
 #define AUTO_PREFETCH 2
 #define MAX_AUTO_PREFETCH 4
@@ -86,6 +87,15 @@ static const ld_param_desc params[] = {
     STR(LD_R_MEAN_FILE, "mean_file", "", "mean image (.binaryproto or .npy), float output"),
     {LD_R_SCALE, "scale", LD_PARAM_DOUBLE, 0, 0, 0, "", NULL, 0, "1",
      "multiplier applied after the mean (float output)"},
+    INT(LD_R_RRC_W, "rrc_w", 0, 0, 65535, "pixels",
+        "random resized crop (torchvision's RandomResizedCrop): output width (0 = off)"),
+    INT(LD_R_RRC_H, "rrc_h", 0, 0, 65535, "pixels", "random resized crop: output height"),
+    BOOL(LD_R_RRC_FULL_DECODE, "rrc_full_decode",
+         "random resized crop: decode whole images (reference path), not just the box"),
+    {LD_R_RRC_SCALE, "rrc_scale", LD_PARAM_FLOATS, 0, 0, 2, "", NULL, 0, "0.08,1",
+     "random resized crop: min,max fraction of the image area"},
+    {LD_R_RRC_RATIO, "rrc_ratio", LD_PARAM_FLOATS, 0, 0, 2, "", NULL, 0, "0.75,1.33333",
+     "random resized crop: min,max aspect ratio (width / height)"},
 };
 #define NPARAMS (sizeof params / sizeof params[0])
 
@@ -101,6 +111,7 @@ typedef struct worker {
     uint8_t *scratch; /* one stored sample, when it cannot go straight to the batch */
     ld_codec *codec;
     ld_image img;
+    ld_rrc_scratch rrc;
     double labels[MAX_RUN]; /* labels of one read_run */
     ld_err err;
 } worker;
@@ -112,6 +123,7 @@ struct ld_reader {
     float scale;
     float mean_vals[4];
     int n_mean;
+    double rrc_scale[2], rrc_ratio[2]; /* LD_R_RRC_SCALE, LD_R_RRC_RATIO */
     ld_log_fn log;
     void *log_user;
 
@@ -125,6 +137,7 @@ struct ld_reader {
                      larger than the rank's epoch does not allocate for samples that
                      can never come */
     ld_xform xf;
+    ld_rrc rrc;       /* the random resized crop (rrc.w == 0: none) */
     char xf_what[96]; /* xf.what */
     float *mean_img;
     float *mean_given; /* ld_reader_set_mean_image's copy (C x H x W), or NULL */
@@ -166,6 +179,14 @@ int ld_reader_param_bounds(ld_reader_param p, int64_t *min, int64_t *max)
     return LD_OK;
 }
 
+/* torchvision's defaults: scale (0.08, 1), ratio (3/4, 4/3) */
+static void rrc_defaults(ld_reader *r, int p)
+{
+    double *v = p == LD_R_RRC_SCALE ? r->rrc_scale : r->rrc_ratio;
+    v[0] = p == LD_R_RRC_SCALE ? 0.08 : 3.0 / 4.0;
+    v[1] = p == LD_R_RRC_SCALE ? 1.0 : 4.0 / 3.0;
+}
+
 ld_reader *ld_reader_create(void)
 {
     ld_reader *r = calloc(1, sizeof(*r));
@@ -173,6 +194,8 @@ ld_reader *ld_reader_create(void)
     for (size_t k = 0; k < NPARAMS; k++)
         if (params[k].id < NPARAM) r->p[params[k].id] = params[k].def;
     r->scale = 1.0f;
+    rrc_defaults(r, LD_R_RRC_SCALE);
+    rrc_defaults(r, LD_R_RRC_RATIO);
     ld__err_clear(&r->err);
     return r;
 }
@@ -242,6 +265,31 @@ int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
     return LD_OK;
 }
 
+int ld_reader_crop_box(const ld_reader *r, uint64_t epoch, uint64_t index, int src_w, int src_h,
+                       ld_crop_box *box)
+{
+    if (!r || !box || !r->p[LD_R_RRC_W] || !r->p[LD_R_RRC_H] || src_w < 1 || src_h < 1)
+        return LD_EINVAL;
+    ld_rrc q = {(int)r->p[LD_R_RRC_W],
+                (int)r->p[LD_R_RRC_H],
+                {r->rrc_scale[0], r->rrc_scale[1]},
+                {r->rrc_ratio[0], r->rrc_ratio[1]},
+                0,
+                (uint64_t)r->p[LD_R_SEED]};
+    int b[4];
+    ld__rrc_box(&q, epoch, index, src_w, src_h, b);
+    box->x = b[0];
+    box->y = b[1];
+    box->w = b[2];
+    box->h = b[3];
+    box->mirror = 0;
+    if (r->p[LD_R_MIRROR]) { /* xform.c's draw: the first of the sample's plain stream */
+        ld_rng g = ld__rng_sample((uint64_t)r->p[LD_R_SEED], epoch, index);
+        box->mirror = (int)(ld__rng_next(&g) >> 63);
+    }
+    return LD_OK;
+}
+
 int ld_reader_set_double(ld_reader *r, ld_reader_param p, double value)
 {
     const ld_param_desc *d;
@@ -271,6 +319,26 @@ int ld_reader_set_floats(ld_reader *r, ld_reader_param p, const float *values, s
             return (
                 ld__err(&r->err, LD_EINVAL, "reader: %s: value %zu is not finite", d->name, k + 1),
                 ld__err_param(&r->err, d->id));
+    if (p == LD_R_RRC_SCALE || p == LD_R_RRC_RATIO) {
+        if (n && n != 2)
+            return (ld__err(&r->err, LD_EINVAL,
+                            "reader: %s takes two numbers min,max (e.g. %s), not %zu", d->name,
+                            d->def_text, n),
+                    ld__err_param(&r->err, d->id));
+        if (n && !(values[0] > 0 && values[0] <= values[1]))
+            return (ld__err(&r->err, LD_EINVAL,
+                            "reader: %s = %g,%g: it needs 0 < min <= max (e.g. %s)", d->name,
+                            (double)values[0], (double)values[1], d->def_text),
+                    ld__err_param(&r->err, d->id));
+        double *v = p == LD_R_RRC_SCALE ? r->rrc_scale : r->rrc_ratio;
+        if (n) {
+            v[0] = values[0];
+            v[1] = values[1];
+        } else {
+            rrc_defaults(r, p);
+        }
+        return LD_OK;
+    }
     if (n) memcpy(r->mean_vals, values, sizeof(float) * n);
     r->n_mean = (int)n;
     return LD_OK;
@@ -382,6 +450,13 @@ static int decode_sample(const ld_reader *r, worker *w, uint64_t i, const ld_rec
                  "to 1 to read them gray (force_gray)",
                  (unsigned long long)i);
     }
+    if (r->rrc.w) { /* crop and resample to the output size (rrc.c) */
+        LD_TRY(ld__rrc_encoded(&r->rrc, w->codec, &w->rrc, rec->data, rec->len, name, &o, r->epoch,
+                               i, &w->err));
+        LD_CHECK(&w->err, w->rrc.out.c == r->xf.c, LD_EFORMAT, "sample %llu: %d channels, not %d",
+                 (unsigned long long)i, w->rrc.out.c, r->xf.c);
+        return LD_OK;
+    }
     LD_TRY(ld__img_decode(w->codec, rec->data, rec->len, name, &o, &w->img, &w->err));
     const ld_image *im = &w->img;
     LD_CHECK(&w->err, im->c == r->xf.c, LD_EFORMAT, "sample %llu: %d channels, not %d",
@@ -442,6 +517,12 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             ld_xsrc src = {rec.data, in->dtype == LD_SDT_F32, in->h,
                            in->w,    (size_t)in->h * in->w,   (size_t)in->w,
                            1};
+            if (r->rrc.w) {
+                LD_TRY(ld__rrc_raw(&r->rrc, &w->rrc, rec.data, in->c, in->h, in->w, r->epoch, i,
+                                   &w->err));
+                const ld_image *im = &w->rrc.out;
+                src = (ld_xsrc){im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
+            }
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
         } else {
             LD_TRY(st->vt->read(st, w->cx, i, NULL, 0, &rec, &w->err));
@@ -449,7 +530,7 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
                 ld__err_where(&w->err, NULL, (int64_t)i); /* its messages name the sample */
                 goto fail;
             }
-            const ld_image *im = &w->img;
+            const ld_image *im = r->rrc.w ? &w->rrc.out : &w->img;
             ld_xsrc src = {im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
         }
@@ -518,6 +599,7 @@ static void close_reader(ld_reader *r)
             free(w->scratch);
             ld__codec_free(w->codec);
             ld__image_free(&w->img);
+            ld__rrc_scratch_free(&w->rrc);
         }
         free(r->workers);
         r->workers = NULL;
@@ -690,6 +772,60 @@ fail:
     return rc;
 }
 
+/* Equal as the float32 values ld_reader_set_floats() takes, or their 6-digit spelling. */
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-5 * fabs(b);
+}
+
+/* The random resized crop's settings (r->rrc), and the settings it excludes. */
+static int plan_rrc(ld_reader *r, const char *path)
+{
+    int rc = LD_OK;
+    ld_err *e = &r->err;
+    const int64_t *p = r->p;
+    const ld_store_info *in = &r->store->info;
+    memset(&r->rrc, 0, sizeof r->rrc);
+    if (!p[LD_R_RRC_W] && !p[LD_R_RRC_H]) {
+        LD_CHECKP(e,
+                  !p[LD_R_RRC_FULL_DECODE] && near(r->rrc_scale[0], 0.08) &&
+                      near(r->rrc_scale[1], 1.0) && near(r->rrc_ratio[0], 3.0 / 4.0) &&
+                      near(r->rrc_ratio[1], 4.0 / 3.0),
+                  LD_EINVAL, LD_R_RRC_W,
+                  "reader: rrc_full_decode, rrc_scale and rrc_ratio set the random resized "
+                  "crop, which is off: set its output size too (rrc_w and rrc_h)");
+        return LD_OK;
+    }
+    LD_CHECKP(e, p[LD_R_RRC_W] && p[LD_R_RRC_H], LD_EINVAL, LD_R_RRC_W,
+              "reader: set both rrc_w and rrc_h (the random resized crop's output size), or "
+              "neither");
+    LD_CHECKP(e, !p[LD_R_CROP_W] && !p[LD_R_CROP_H], LD_EINVAL, LD_R_CROP_W,
+              "reader: crop_w/crop_h and the random resized crop (rrc_w, rrc_h) exclude each "
+              "other: the random resized crop picks its own box and resamples it to rrc_w x "
+              "rrc_h; unset crop_w and crop_h");
+    LD_CHECKP(e, !p[LD_R_RANDOM_CROP], LD_EINVAL, LD_R_RANDOM_CROP,
+              "reader: random_crop and the random resized crop (rrc_w, rrc_h) exclude each "
+              "other: the random resized crop places its box at random already; unset "
+              "random_crop");
+    LD_CHECKP(e, !p[LD_R_DCT_SCALE], LD_EINVAL, LD_R_DCT_SCALE,
+              "reader: dct_scale applies to crop_w/crop_h; the random resized crop (rrc_w, "
+              "rrc_h) picks its own DCT scale per box (rrc_full_decode decodes whole images "
+              "instead); unset dct_scale");
+    LD_CHECKP(e, in->encoded || in->dtype == LD_SDT_U8, LD_EINVAL, LD_R_RRC_W,
+              "%s: the random resized crop (rrc_w, rrc_h) resamples 8-bit pixels and this "
+              "dataset stores float32 ones: read it without rrc_w/rrc_h, or convert the images "
+              "to uint8 (or encoded) pixels",
+              path);
+    r->rrc.w = (int)p[LD_R_RRC_W];
+    r->rrc.h = (int)p[LD_R_RRC_H];
+    memcpy(r->rrc.scale, r->rrc_scale, sizeof r->rrc.scale);
+    memcpy(r->rrc.ratio, r->rrc_ratio, sizeof r->rrc.ratio);
+    r->rrc.full_decode = (int)p[LD_R_RRC_FULL_DECODE];
+    r->rrc.seed = (uint64_t)p[LD_R_SEED];
+fail:
+    return rc;
+}
+
 /* open, step 2, the output plan: geometry, channel order, mean and scale of one output
  * sample (r->xf, r->out_bytes), then the epoch's batches (r->order, r->nbatches, r->cap). */
 static int plan_output(ld_reader *r, const char *path)
@@ -707,15 +843,16 @@ static int plan_output(ld_reader *r, const char *path)
     /* Channels not recorded for every sample (a Caffe --encoded LMDB takes the first image's):
      * decoding must not turn a later colour image gray without being asked to. */
     r->check_gray = !want_c && in->encoded && x->c == 1 && in->shape_from;
-    x->oh = p[LD_R_CROP_H] ? (int)p[LD_R_CROP_H] : in->h;
-    x->ow = p[LD_R_CROP_W] ? (int)p[LD_R_CROP_W] : in->w;
+    LD_TRY(plan_rrc(r, path));
+    x->oh = r->rrc.h ? r->rrc.h : p[LD_R_CROP_H] ? (int)p[LD_R_CROP_H] : in->h;
+    x->ow = r->rrc.w ? r->rrc.w : p[LD_R_CROP_W] ? (int)p[LD_R_CROP_W] : in->w;
     LD_CHECKP(e, x->oh > 0 && x->ow > 0, LD_EINVAL, LD_R_CROP_W,
               "%s: the images vary in size: set a crop "
               "(crop_w, crop_h) no larger than the smallest image",
               path);
-    LD_CHECKP(e, (in->h == 0 || x->oh <= in->h) && (in->w == 0 || x->ow <= in->w), LD_EINVAL,
-              LD_R_CROP_W, "%s: crop %dx%d is larger than the %dx%d samples", path, x->ow, x->oh,
-              in->w, in->h);
+    LD_CHECKP(e, r->rrc.w || ((in->h == 0 || x->oh <= in->h) && (in->w == 0 || x->ow <= in->w)),
+              LD_EINVAL, LD_R_CROP_W, "%s: crop %dx%d is larger than the %dx%d samples", path,
+              x->ow, x->oh, in->w, in->h);
     x->random_crop = (int)p[LD_R_RANDOM_CROP];
     x->mirror = (int)p[LD_R_MIRROR];
     x->seed = (uint64_t)p[LD_R_SEED];
@@ -763,11 +900,12 @@ static int plan_output(ld_reader *r, const char *path)
         x->mean_vals = r->mean_vals;
     }
     if (r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME] || r->mean_given)
-        LD_TRY(load_mean(r, in->h, in->w, e));
+        LD_TRY(load_mean(r, r->rrc.w ? x->oh : in->h, r->rrc.w ? x->ow : in->w, e));
     LD_CHECKP(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
               LD_R_DTYPE, "reader: a mean or a scale needs float32 output (set dtype to float32)");
     ld__xform_init(x, in->h, in->w);
-    size_t elems; /* 32-bit: a 1 GiB uint8 sample is 4 GiB as float32, past size_t */
+    if (r->rrc.w) x->plain = 0; /* the output is never the stored sample */
+    size_t elems;               /* 32-bit: a 1 GiB uint8 sample is 4 GiB as float32, past size_t */
     LD_CHECK(e,
              ld__mul_size((size_t)x->c, (size_t)x->oh, &elems) &&
                  ld__mul_size(elems, (size_t)x->ow, &elems) &&
@@ -817,6 +955,14 @@ static int plan_memory(ld_reader *r, const char *path)
                          : in->h && in->w ? (uint64_t)in->h * in->w * x->c
                                           : (uint64_t)x->oh * x->ow * x->c * 2;
     uint64_t per_thread = in->ctx_bytes + (r->direct_out ? 0 : in->sample_bytes) + dec_bytes;
+    if (r->rrc.w) { /* the box (encoded: decoded where dec_bytes counted the image, unused
+                       then), the resampled output, and the resampler's intermediate image:
+                       the box's rows by the output's width or the reverse, estimated as
+                       the image plus the output (an estimate, as for undeclared image sizes) */
+        const uint64_t src = in->encoded ? dec_bytes : (uint64_t)in->h * in->w * x->c;
+        const uint64_t out = (uint64_t)x->oh * x->ow * x->c;
+        per_thread += (in->encoded ? 0 : src) + src + 2 * out;
+    }
     uint64_t fixed = in->store_bytes + (uint64_t)threads * per_thread +
                      (r->xf.mean_img ? (uint64_t)x->c * x->mh * x->mw * 4 : 0);
     uint64_t per_sample = r->out_bytes + 4 + 8, per_batch;
@@ -889,6 +1035,17 @@ static int start_workers(ld_reader *r, const char *path)
                              .pieces = batch_pieces,
                              .user = r};
     LD_TRY(ld__pool_create(&po, r->nbatches, &r->pool, e));
+    if (r->rrc.w)
+        logf_(r, LD_LOG_INFO,
+              "reader: random resized crop to %dx%d, area %g-%g, ratio %g-%g, resampled with "
+              "Lanczos-3 (torchvision's RandomResizedCrop resamples bilinear); %s",
+              r->rrc.w, r->rrc.h, r->rrc.scale[0], r->rrc.scale[1], r->rrc.ratio[0],
+              r->rrc.ratio[1],
+              !in->encoded ? "raw samples cropped and resampled"
+              : r->rrc.full_decode
+                  ? "images decoded whole (rrc_full_decode), then cropped"
+                  : "JPEGs decoded over the box only, at a DCT scale that keeps it >= 1.5x the "
+                    "output (rrc_full_decode = 1 decodes them whole)");
     logf_(r, LD_LOG_INFO,
           "reader: %s: %llu samples (%s), %llu per rank per epoch in %llu "
           "batches, %d threads, prefetch %d, %llu bytes",

@@ -31,6 +31,28 @@ static void plan_identity(int src_w, int src_h, ld_resize_plan *p)
     p->identity = 1;
 }
 
+/* ld_geometry.rect: the given source rectangle to w x h. */
+static int plan_rect(const ld_geometry *g, int src_w, int src_h, ld_resize_plan *p, ld_err *e)
+{
+    int rc = LD_OK;
+    LD_CHECK(e,
+             g->rx >= 0 && g->ry >= 0 && g->rw > 0 && g->rh > 0 && g->rx + g->rw <= src_w + 1e-9 &&
+                 g->ry + g->rh <= src_h + 1e-9 && g->w > 0 && g->h > 0,
+             LD_EINVAL, "resize: rectangle %g,%g %gx%g of the %dx%d image to %dx%d: not inside",
+             g->rx, g->ry, g->rw, g->rh, src_w, src_h, g->w, g->h);
+    p->crop_x = g->rx;
+    p->crop_y = g->ry;
+    p->crop_w = g->rw;
+    p->crop_h = g->rh;
+    p->scaled_w = p->out_w = g->w;
+    p->scaled_h = p->out_h = g->h;
+    p->off_x = p->off_y = 0;
+    p->identity = g->w == src_w && g->h == src_h && g->rx == 0.0 && g->ry == 0.0 &&
+                  g->rw == src_w && g->rh == src_h;
+fail:
+    return rc;
+}
+
 int ld__resize_plan(const ld_geometry *g, int src_w, int src_h, ld_resize_plan *p, ld_err *e)
 {
     int rc = LD_OK;
@@ -43,6 +65,7 @@ int ld__resize_plan(const ld_geometry *g, int src_w, int src_h, ld_resize_plan *
              "resize: unknown resize mode %d (not an ld_resize_mode)", g->mode);
 
     plan_identity(src_w, src_h, p);
+    if (g->rect) return plan_rect(g, src_w, src_h, p, e);
     if (w == 0 && h == 0) return LD_OK;
     /* MAX only needs a bound on the longer side; the others need both sides. */
     LD_CHECK(e, g->mode == LD_RESIZE_MAX || (w > 0 && h > 0), LD_EINVAL,

@@ -13,6 +13,12 @@ typedef struct ld_geometry {
     int mode; /* ld_resize_mode (libdata/convert.h) */
     int w, h; /* target; w == 0 && h == 0: no resize */
     uint8_t pad_value;
+    /* rect = 1: resample the source rectangle (rx, ry, rw, rh) (pixels, fractional, inside the
+     * image) to w x h, whatever the mode (the random resized crop, reader/rrc.c). The filter
+     * reads the pixels just outside the rectangle where the image has any, as Pillow's
+     * resize(box=...) does. */
+    int rect;
+    double rx, ry, rw, rh;
 } ld_geometry;
 
 /* What to do with a src_w x src_h image:

@@ -1,0 +1,162 @@
+#!/usr/bin/python3
+"""RandomResizedCrop(224) + RandomHorizontalFlip, three ways, over the same photos (issue 16
+item 3), per core (all with T threads / worker processes): samples per CPU second of the whole
+pipeline (threads and worker processes; robust on a busy machine), and wall samples/s / T:
+
+  (a) libdata, random_resized_crop: JPEG box decoder (only the box, reduced DCT scale)
+  (b) libdata, the same transform by full decode + crop + resize (rrc_full_decode)
+  (c) torchvision: ImageFolder + RandomResizedCrop(224) + RandomHorizontalFlip + PILToTensor
+      through a DataLoader with T worker processes (uint8 tensors, as libdata's uint8 output)
+
+libdata reads the photos' own bytes (dataconv --encoded, the same files torchvision opens);
+(a') also reads the documented recipe (dataconv --max-side 256 --quality 90).
+
+    rrc_bench.py [--build DIR] [--photos DIR | --make N] [--work DIR] [--threads T]
+                 [--seconds S] [--json OUT]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def proc_cpu(pids):
+    """CPU seconds (user + system) used so far by the processes `pids` (/proc/PID/stat)."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+class Meter:
+    """Samples per wall second and per CPU second (all threads, worker processes included):
+    on a busy machine the CPU figure still says what one core delivers."""
+
+    def __init__(self, seconds, pids=()):
+        self.seconds, self.pids, self.n, self.t0 = seconds, list(pids), 0, None
+
+    def cpu(self):
+        return time.process_time() + proc_cpu(self.pids)
+
+    def add(self, n):
+        """False once `seconds` have passed. The first batch pays for the start: not timed."""
+        if self.t0 is None:
+            self.t0, self.c0 = time.perf_counter(), self.cpu()
+            return True
+        self.n += n
+        return time.perf_counter() - self.t0 < self.seconds
+
+    def rates(self):
+        wall, cpu = time.perf_counter() - self.t0, self.cpu() - self.c0
+        return self.n / wall, self.n / cpu
+
+
+def libdata_rate(path, threads, seconds, **kw):
+    import libdata
+    m = Meter(seconds)
+    with libdata.Reader(path, batch_size=64, shuffle=True, threads=threads, mirror=True,
+                        random_resized_crop=224, copy=False, **kw) as r:
+        while True:
+            for data, _labels in r:
+                if not m.add(len(data)):
+                    return m.rates()
+
+
+def torchvision_rate(folder, threads, seconds):
+    import torch
+    from torchvision import datasets, transforms
+    tf = transforms.Compose([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip(),
+                             transforms.PILToTensor()])
+    ds = datasets.ImageFolder(folder, transform=tf)
+    dl = torch.utils.data.DataLoader(ds, batch_size=64, shuffle=True, num_workers=threads,
+                                     persistent_workers=threads > 0)
+    m = None
+    while True:
+        it = iter(dl)
+        if m is None:
+            m = Meter(seconds, [w.pid for w in getattr(it, "_workers", [])])
+        for data, _labels in it:
+            if not m.add(len(data)):
+                return m.rates()
+
+
+def measure(build, photos, work, threads, seconds, reps=3):
+    """{name: [samples/s per core, ...]} of `reps` runs each."""
+    dataconv = os.path.join(build, "dataconv")
+    os.makedirs(work, exist_ok=True)
+    orig, recipe = os.path.join(work, "rrc_original.h5"), os.path.join(work, "rrc_recipe.h5")
+    for out, flags in ((orig, ["--encoded"]), (recipe, ["--max-side", "256", "--quality", "90"])):
+        if not os.path.exists(out):
+            subprocess.run([dataconv, photos, out, "--rgb", *flags], check=True,
+                           capture_output=True)
+    os.environ.setdefault("LIBDATA_LIBRARY", os.path.join(build, "libdata.so"))
+    sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
+    runs = {
+        "(a) libdata RRC, box decoder": lambda: libdata_rate(orig, threads, seconds),
+        "(b) libdata RRC, full decode + crop + resize":
+            lambda: libdata_rate(orig, threads, seconds, rrc_full_decode=True),
+        "(c) torchvision ImageFolder + DataLoader":
+            lambda: torchvision_rate(photos, threads, seconds),
+        "(a') libdata RRC, box decoder, --max-side 256 --quality 90 dataset":
+            lambda: libdata_rate(recipe, threads, seconds),
+    }
+    res = {k: {"wall": [], "cpu": []} for k in runs}
+    for _ in range(reps):  # interleaved, so drifting machine load hits every row alike
+        for k, fn in runs.items():
+            wall, cpu = fn()
+            res[k]["wall"].append(wall / threads)
+            res[k]["cpu"].append(cpu)
+    return res
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2]
+
+
+def report(res, threads):
+    lines = [f"RandomResizedCrop(224) + flip, {threads} threads / workers: samples per CPU "
+             "second (all threads and worker processes), and wall samples/s / threads; "
+             "median (range)"]
+    for k, v in res.items():
+        lines.append(f"  {k:66s} {median(v['cpu']):6.0f} ({min(v['cpu']):.0f}-"
+                     f"{max(v['cpu']):.0f})   wall {median(v['wall']):6.0f} "
+                     f"({min(v['wall']):.0f}-{max(v['wall']):.0f})")
+    for how in ("cpu", "wall"):
+        a, b, c = (median(res[k][how]) for k in list(res)[:3])
+        lines.append(f"  {how}: (a)/(b) = {a / b:.2f} (goal >= 1.5), (a)/(c) = {a / c:.2f} "
+                     "(goal >= 4)")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
+    ap.add_argument("--photos")
+    ap.add_argument("--make", type=int, default=400, help="photos to make (suite_photos.py)")
+    ap.add_argument("--work", default="/tmp/ld_bench_rrc")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    photos = a.photos
+    if not photos:
+        import suite_photos
+        photos = suite_photos.make(os.path.join(a.work, f"photos{a.make}"), a.make)
+    res = measure(a.build, photos, a.work, a.threads, a.seconds, a.reps)
+    print(report(res, a.threads))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"threads": a.threads, "samples_per_core": res}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
