@@ -104,11 +104,16 @@ static void same(ld_resizer *fast, ld_resizer *port, const ld_image *src, const 
 }
 
 static const ld_geometry GEOMS[] = {
-    {LD_RESIZE_SQUASH, 224, 224, 0}, {LD_RESIZE_SQUASH, 223, 97, 0},
-    {LD_RESIZE_CROP, 227, 227, 0},   {LD_RESIZE_CROP, 99, 301, 0},
-    {LD_RESIZE_PAD, 200, 150, 7},    {LD_RESIZE_MAX, 131, 131, 0},
-    {LD_RESIZE_SQUASH, 1, 3, 0},     {LD_RESIZE_SQUASH, 640, 700, 0},
-    {LD_RESIZE_SQUASH, 31, 640, 0},  {LD_RESIZE_CROP, 5, 5, 0},
+    {.mode = LD_RESIZE_SQUASH, .w = 224, .h = 224, .pad_value = 0},
+    {.mode = LD_RESIZE_SQUASH, .w = 223, .h = 97, .pad_value = 0},
+    {.mode = LD_RESIZE_CROP, .w = 227, .h = 227, .pad_value = 0},
+    {.mode = LD_RESIZE_CROP, .w = 99, .h = 301, .pad_value = 0},
+    {.mode = LD_RESIZE_PAD, .w = 200, .h = 150, .pad_value = 7},
+    {.mode = LD_RESIZE_MAX, .w = 131, .h = 131, .pad_value = 0},
+    {.mode = LD_RESIZE_SQUASH, .w = 1, .h = 3, .pad_value = 0},
+    {.mode = LD_RESIZE_SQUASH, .w = 640, .h = 700, .pad_value = 0},
+    {.mode = LD_RESIZE_SQUASH, .w = 31, .h = 640, .pad_value = 0},
+    {.mode = LD_RESIZE_CROP, .w = 5, .h = 5, .pad_value = 0},
 };
 #define NGEOMS (sizeof GEOMS / sizeof GEOMS[0])
 
@@ -156,7 +161,7 @@ Test(resize_simd, cached_tables_give_the_same_bytes_as_a_fresh_resizer)
              odd = texture(333, 444, 3, 13);
     const ld_image *seq[] = {&land, &port_im, &land,    &land, &port_im,
                              &odd,  &land,    &port_im, &odd,  &port_im};
-    const ld_geometry g = {LD_RESIZE_SQUASH, 224, 224, 0};
+    const ld_geometry g = {.mode = LD_RESIZE_SQUASH, .w = 224, .h = 224};
     ld_resizer *fast = ld__resizer_create();
     cr_assert_not_null(fast);
     for (size_t i = 0; i < sizeof seq / sizeof *seq; i++) {
