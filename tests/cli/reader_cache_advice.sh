@@ -16,10 +16,10 @@ with h5py.File('$TMP/raw.h5', 'w') as f:
     f['data'] = np.random.default_rng(1).integers(0, 255, (1200, 3, 96, 96), dtype=np.uint8)
     f['label'] = np.arange(1200, dtype=np.int32) % 10
 "
-# advice_count ARGS...: fadvise64(WILLNEED) calls of one `dataconv bench` run, and its stdout in
+# advice_count ARGS...: fadvise64 / fadvise64_64 (i386) WILLNEED calls of one `dataconv bench` run, and its stdout in
 # $TMP/out
 advice_count() {
-    strace -f -qq -e trace=fadvise64 -o "$TMP/trace" "$DATACONV" bench "$TMP/raw.h5" \
+    strace -f -qq -e trace=/^fadvise64 -o "$TMP/trace" "$DATACONV" bench "$TMP/raw.h5" \
         --batch 128 --shuffle -j 2 "$@" > "$TMP/out" 2> "$TMP/err" || { show; fail "bench failed"; }
     grep -c 'POSIX_FADV_WILLNEED' "$TMP/trace" || true
 }
