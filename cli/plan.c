@@ -123,7 +123,7 @@ int dc_plan(int argc, char **argv, int first)
     if (rc != LD_OK) {
         fprintf(stderr, "dataconv: plan: %s\n", err ? err : ld_strerror(rc));
         if (rc == LD_EFORMAT)
-            fprintf(stderr, "dataconv: plan: (`shapes` in a message: give them with --shape NAME=C,H,W)\n");
+            fprintf(stderr, "dataconv: plan: (where this says `shapes`, give the shape with --shape NAME=C,H,W)\n");
         ld_free(err);
         return rc == LD_EIO ? DC_EXIT_FAIL : rc == LD_EINVAL ? DC_EXIT_USAGE : DC_EXIT_BAD_INPUT;
     }
