@@ -58,10 +58,14 @@ void dc_plan_help(void *fp)
 
 static void human(uint64_t b, char *out, size_t cap)
 {
-    if (b >= (uint64_t)1 << 30) snprintf(out, cap, "%.2f GiB", (double)b / (1 << 30));
-    else if (b >= (uint64_t)1 << 20) snprintf(out, cap, "%.1f MiB", (double)b / (1 << 20));
-    else if (b >= 1024) snprintf(out, cap, "%.1f KiB", (double)b / 1024);
-    else snprintf(out, cap, "%" PRIu64 " B", b);
+    if (b >= (uint64_t)1 << 30)
+        snprintf(out, cap, "%.2f GiB", (double)b / (1 << 30));
+    else if (b >= (uint64_t)1 << 20)
+        snprintf(out, cap, "%.1f MiB", (double)b / (1 << 20));
+    else if (b >= 1024)
+        snprintf(out, cap, "%.1f KiB", (double)b / 1024);
+    else
+        snprintf(out, cap, "%" PRIu64 " B", b);
 }
 
 int dc_plan(int argc, char **argv, int first)
@@ -88,21 +92,28 @@ int dc_plan(int argc, char **argv, int first)
                 solver = v;
             } else if (!strcmp(a, "--ram")) {
                 if (!dc_parse_size(v, &ram) || ram <= 0)
-                    return dc_usage_error("plan: --ram '%s': a size such as 4G or 512M expected", v);
+                    return dc_usage_error("plan: --ram '%s': a size such as 4G or 512M expected",
+                                          v);
             } else if (!strcmp(a, "--batch")) {
                 if (!dc_parse_i64(v, &n) || n < 1 || n > (1 << 24))
-                    return dc_usage_error("plan: --batch '%s': a number from 1 to 16777216 expected", v);
+                    return dc_usage_error(
+                        "plan: --batch '%s': a number from 1 to 16777216 expected", v);
                 batch = (int)n;
             } else if (!strcmp(a, "--phase")) {
-                if (!strcmp(v, "train") || !strcmp(v, "TRAIN")) phase = LD_PLAN_TRAIN;
-                else if (!strcmp(v, "test") || !strcmp(v, "TEST")) phase = LD_PLAN_TEST;
-                else return dc_usage_error("plan: --phase '%s': train or test expected", v);
+                if (!strcmp(v, "train") || !strcmp(v, "TRAIN"))
+                    phase = LD_PLAN_TRAIN;
+                else if (!strcmp(v, "test") || !strcmp(v, "TEST"))
+                    phase = LD_PLAN_TEST;
+                else
+                    return dc_usage_error("plan: --phase '%s': train or test expected", v);
             } else {
                 const char *eq = strchr(v, '=');
                 if (!eq || eq == v || !eq[1])
-                    return dc_usage_error("plan: --shape '%s': NAME=C,H,W expected (NAME: a data top)", v);
+                    return dc_usage_error(
+                        "plan: --shape '%s': NAME=C,H,W expected (NAME: a data top)", v);
                 size_t n2 = strlen(v);
-                if (sl + n2 + 2 > sizeof shapes) return dc_usage_error("plan: too many --shape values");
+                if (sl + n2 + 2 > sizeof shapes)
+                    return dc_usage_error("plan: too many --shape values");
                 if (sl) shapes[sl++] = ';';
                 memcpy(shapes + sl, v, n2 + 1);
                 sl += n2;
@@ -116,14 +127,16 @@ int dc_plan(int argc, char **argv, int first)
         }
     }
     if (!net && !solver)
-        return dc_usage_error("plan: missing the net: dataconv plan TRAIN_VAL.prototxt [--solver S] [--ram 4G]");
+        return dc_usage_error(
+            "plan: missing the net: dataconv plan TRAIN_VAL.prototxt [--solver S] [--ram 4G]");
     ld_plan_info *p = NULL;
     char *err = NULL;
     int rc = ld_plan(net, solver, phase, batch, (uint64_t)ram, sl ? shapes : NULL, &p, &err);
     if (rc != LD_OK) {
         fprintf(stderr, "dataconv: plan: %s\n", err ? err : ld_strerror(rc));
         if (rc == LD_EFORMAT)
-            fprintf(stderr, "dataconv: plan: (where this says `shapes`, give the shape with --shape NAME=C,H,W)\n");
+            fprintf(stderr, "dataconv: plan: (where this says `shapes`, give the shape with "
+                            "--shape NAME=C,H,W)\n");
         ld_free(err);
         return rc == LD_EIO ? DC_EXIT_FAIL : rc == LD_EINVAL ? DC_EXIT_USAGE : DC_EXIT_BAD_INPUT;
     }
@@ -159,26 +172,35 @@ int dc_plan(int argc, char **argv, int first)
     human(p->ram, h, sizeof h);
     human(p->usable, h2, sizeof h2);
     if (p->largest_batch > 0)
-        printf("\nLargest batch that fits in %s%s less %d%% for the estimate's error (%s): %" PRId64 "\n", h,
-               ram ? "" : " (MemAvailable)", LD_PLAN_HEADROOM_PCT, h2, p->largest_batch);
+        printf("\nLargest batch that fits in %s%s less %d%% for the estimate's error (%s): %" PRId64
+               "\n",
+               h, ram ? "" : " (MemAvailable)", LD_PLAN_HEADROOM_PCT, h2, p->largest_batch);
     else
-        printf("\nLargest batch that fits in %s%s less %d%% for the estimate's error (%s): none (not even "
-               "batch 1)\n", h, ram ? "" : " (MemAvailable)", LD_PLAN_HEADROOM_PCT, h2);
-    for (size_t i = 0; i < p->nadvice; i++) printf("advice: %s\n", p->advice[i]);
+        printf("\nLargest batch that fits in %s%s less %d%% for the estimate's error (%s): none "
+               "(not even "
+               "batch 1)\n",
+               h, ram ? "" : " (MemAvailable)", LD_PLAN_HEADROOM_PCT, h2);
+    for (size_t i = 0; i < p->nadvice; i++)
+        printf("advice: %s\n", p->advice[i]);
     /* The library names conversion parameters; these are their flags here. */
     if (p->nadvice)
-        printf("(split_bytes: dataconv --split SIZE; resize_w/resize_h: dataconv --resize WxH; a data "
-               "top's shape: --shape NAME=C,H,W)\n");
+        printf(
+            "(split_bytes: dataconv --split SIZE; resize_w/resize_h: dataconv --resize WxH; a data "
+            "top's shape: --shape NAME=C,H,W)\n");
     int fits = p->total <= p->usable;
     if (!fits) {
         human(p->total, h, sizeof h);
         human(p->usable, h2, sizeof h2);
         if (p->largest_batch > 0)
-            fprintf(stderr, "dataconv: plan: batch %d needs %s, more than %s: use --batch %" PRId64
-                    " or less, or the advice above\n", p->batch, h, h2, p->largest_batch);
+            fprintf(stderr,
+                    "dataconv: plan: batch %d needs %s, more than %s: use --batch %" PRId64
+                    " or less, or the advice above\n",
+                    p->batch, h, h2, p->largest_batch);
         else
-            fprintf(stderr, "dataconv: plan: batch %d needs %s, more than %s, and no batch fits: follow "
-                    "the advice above\n", p->batch, h, h2);
+            fprintf(stderr,
+                    "dataconv: plan: batch %d needs %s, more than %s, and no batch fits: follow "
+                    "the advice above\n",
+                    p->batch, h, h2);
     }
     ld_free(p);
     if (fflush(stdout) != 0) return DC_EXIT_FAIL;

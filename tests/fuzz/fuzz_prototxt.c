@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (msg) abort();
     uint64_t sum = 0;
-    for (size_t i = 0; i < info->nitems; i++) sum += info->items[i].bytes;
+    for (size_t i = 0; i < info->nitems; i++)
+        sum += info->items[i].bytes;
     if (sum != info->total) abort();
     for (size_t i = 0; i < info->nblobs; i++)
         for (int k = 0; k < info->blobs[i].ndims; k++)

@@ -28,7 +28,8 @@ static const char *write_net(const char *name, const char *text)
 }
 
 /* ld_plan on a text; returns the status, *msg the message (static copy) or "". */
-static int plan_text(const char *text, int phase, int batch, ld_plan_info **info, char *msg, size_t cap)
+static int plan_text(const char *text, int phase, int batch, ld_plan_info **info, char *msg,
+                     size_t cap)
 {
     const char *p = write_net("net.prototxt", text);
     char *err = NULL;
@@ -36,8 +37,10 @@ static int plan_text(const char *text, int phase, int batch, ld_plan_info **info
     int rc = ld_plan(p, NULL, phase, batch, (uint64_t)8 << 30, NULL, &i, &err);
     snprintf(msg, cap, "%s", err ? err : "");
     ld_free(err);
-    if (info) *info = i;
-    else ld_free(i);
+    if (info)
+        *info = i;
+    else
+        ld_free(i);
     return rc;
 }
 
@@ -107,12 +110,16 @@ Test(plan, parser_bounds_nesting)
     cr_assert_not_null(t);
     for (int depth = 100; depth <= 101; depth++) {
         size_t n = 0;
-        for (int i = 0; i < depth; i++) n += (size_t)sprintf(t + n, "a { ");
-        for (int i = 0; i < depth; i++) n += (size_t)sprintf(t + n, "} ");
+        for (int i = 0; i < depth; i++)
+            n += (size_t)sprintf(t + n, "a { ");
+        for (int i = 0; i < depth; i++)
+            n += (size_t)sprintf(t + n, "} ");
         char m[1024];
         int rc = parse_err(t, m, sizeof m);
-        if (depth == 100) cr_assert_eq(rc, LD_OK, "%s", m);
-        else cr_assert(rc == LD_ELIMIT && strstr(m, "nested more than 100"), "%d %s", rc, m);
+        if (depth == 100)
+            cr_assert_eq(rc, LD_OK, "%s", m);
+        else
+            cr_assert(rc == LD_ELIMIT && strstr(m, "nested more than 100"), "%d %s", rc, m);
     }
     free(t);
 }
@@ -124,7 +131,8 @@ static const char *const head =
 Test(plan, unknown_layer_type_is_named_with_its_line)
 {
     char text[2048], m[1024];
-    snprintf(text, sizeof text, "%s\nlayer { name: \"odd\" type: \"Python\" bottom: \"data\" top: \"o\" }\n", head);
+    snprintf(text, sizeof text,
+             "%s\nlayer { name: \"odd\" type: \"Python\" bottom: \"data\" top: \"o\" }\n", head);
     cr_assert_eq(plan_text(text, LD_PLAN_TRAIN, 0, NULL, m, sizeof m), LD_EFORMAT);
     cr_assert(strstr(m, "net.prototxt:4:") && strstr(m, "'Python'") && strstr(m, "odd"), "%s", m);
 }
@@ -132,13 +140,17 @@ Test(plan, unknown_layer_type_is_named_with_its_line)
 Test(plan, missing_bottom_and_cycle_are_refused_with_the_line)
 {
     char text[2048], m[1024];
-    snprintf(text, sizeof text, "%slayer { name: \"ip\" type: \"InnerProduct\" bottom: \"dta\" top: \"ip\"\n"
-             "  inner_product_param { num_output: 2 } }\n", head);
+    snprintf(text, sizeof text,
+             "%slayer { name: \"ip\" type: \"InnerProduct\" bottom: \"dta\" top: \"ip\"\n"
+             "  inner_product_param { num_output: 2 } }\n",
+             head);
     cr_assert_eq(plan_text(text, LD_PLAN_TRAIN, 0, NULL, m, sizeof m), LD_EFORMAT);
     cr_assert(strstr(m, ":3:") && strstr(m, "'dta'") && strstr(m, "not produced"), "%s", m);
     /* a cycle: a reads b, which only a later layer produces from a */
-    snprintf(text, sizeof text, "%slayer { name: \"a\" type: \"ReLU\" bottom: \"b\" top: \"a\" }\n"
-             "layer { name: \"b\" type: \"ReLU\" bottom: \"a\" top: \"b\" }\n", head);
+    snprintf(text, sizeof text,
+             "%slayer { name: \"a\" type: \"ReLU\" bottom: \"b\" top: \"a\" }\n"
+             "layer { name: \"b\" type: \"ReLU\" bottom: \"a\" top: \"b\" }\n",
+             head);
     cr_assert_eq(plan_text(text, LD_PLAN_TRAIN, 0, NULL, m, sizeof m), LD_EFORMAT);
     cr_assert(strstr(m, ":3:") && strstr(m, "'b'") && strstr(m, "cycle"), "%s", m);
 }
@@ -158,13 +170,17 @@ Test(plan, absurd_sizes_are_refused_not_overflowed)
     cr_assert(strstr(m, "2:") && strstr(m, "too large"), "%s", m);
     /* num_output over INT_MAX */
     char text[2048];
-    snprintf(text, sizeof text, "%slayer { name: \"c\" type: \"Convolution\" bottom: \"data\" top: \"c\"\n"
-             "  convolution_param { num_output: 4294967296 kernel_size: 3 } }\n", head);
+    snprintf(text, sizeof text,
+             "%slayer { name: \"c\" type: \"Convolution\" bottom: \"data\" top: \"c\"\n"
+             "  convolution_param { num_output: 4294967296 kernel_size: 3 } }\n",
+             head);
     cr_assert_eq(plan_text(text, LD_PLAN_TRAIN, 0, NULL, m, sizeof m), LD_ELIMIT);
     cr_assert(strstr(m, "4:") && strstr(m, "num_output"), "%s", m);
     /* an InnerProduct whose weights overflow */
-    snprintf(text, sizeof text, "%slayer { name: \"ip\" type: \"InnerProduct\" bottom: \"data\" top: \"ip\"\n"
-             "  inner_product_param { num_output: 2000000000 } }\n", head);
+    snprintf(text, sizeof text,
+             "%slayer { name: \"ip\" type: \"InnerProduct\" bottom: \"data\" top: \"ip\"\n"
+             "  inner_product_param { num_output: 2000000000 } }\n",
+             head);
     cr_assert_eq(plan_text(text, LD_PLAN_TRAIN, 0, NULL, m, sizeof m), LD_ELIMIT);
     cr_assert(strstr(m, ":3:") && strstr(m, "2^31-1"), "%s", m);
 }
@@ -174,8 +190,8 @@ Test(plan, shapes_of_every_layer_kind_match_caffe)
 {
     ld_plan_info *info = NULL;
     char *err = NULL;
-    int rc = ld_plan(LD_SOURCE_DIR "/tests/data/plan_layers/layers.prototxt", NULL, LD_PLAN_TRAIN, 0,
-                     (uint64_t)1 << 30, NULL, &info, &err);
+    int rc = ld_plan(LD_SOURCE_DIR "/tests/data/plan_layers/layers.prototxt", NULL, LD_PLAN_TRAIN,
+                     0, (uint64_t)1 << 30, NULL, &info, &err);
     cr_assert_eq(rc, LD_OK, "%s", err ? err : "");
     FILE *f = fopen(LD_SOURCE_DIR "/tests/data/plan_layers/shapes.txt", "r");
     cr_assert_not_null(f);
@@ -192,7 +208,8 @@ Test(plan, shapes_of_every_layer_kind_match_caffe)
         char got[256] = "";
         size_t n = 0;
         for (int k = 0; k < b->ndims; k++)
-            n += (size_t)snprintf(got + n, sizeof got - n, "%s%lld", k ? " " : "", (long long)b->dims[k]);
+            n += (size_t)snprintf(got + n, sizeof got - n, "%s%lld", k ? " " : "",
+                                  (long long)b->dims[k]);
         if (!b->ndims) snprintf(got, sizeof got, "(scalar)");
         cr_expect_str_eq(b->layer, line, "top %zu: layer %s, Caffe: %s", i, b->layer, line);
         cr_expect_str_eq(got, tab + 1, "layer %s: shape %s, Caffe logged %s", line, got, tab + 1);
@@ -204,13 +221,14 @@ Test(plan, shapes_of_every_layer_kind_match_caffe)
 
 Test(plan, legacy_v1_layers_and_net_inputs)
 {
-    const char *t = "input: \"data\"\ninput_dim: 2 input_dim: 3 input_dim: 10 input_dim: 12\n"
-                    "layers { name: \"c\" type: CONVOLUTION bottom: \"data\" top: \"c\"\n"
-                    "  blobs_lr: 1 blobs_lr: 2 convolution_param { num_output: 4 kernel_size: 3 } }\n"
-                    "layers { name: \"p\" type: POOLING bottom: \"c\" top: \"p\"\n"
-                    "  pooling_param { pool: MAX kernel_size: 3 stride: 2 } }\n"
-                    "layers { name: \"t\" type: SOFTMAX_LOSS bottom: \"p\" bottom: \"p\" top: \"l\""
-                    "  include { phase: TEST } }\n";
+    const char *t =
+        "input: \"data\"\ninput_dim: 2 input_dim: 3 input_dim: 10 input_dim: 12\n"
+        "layers { name: \"c\" type: CONVOLUTION bottom: \"data\" top: \"c\"\n"
+        "  blobs_lr: 1 blobs_lr: 2 convolution_param { num_output: 4 kernel_size: 3 } }\n"
+        "layers { name: \"p\" type: POOLING bottom: \"c\" top: \"p\"\n"
+        "  pooling_param { pool: MAX kernel_size: 3 stride: 2 } }\n"
+        "layers { name: \"t\" type: SOFTMAX_LOSS bottom: \"p\" bottom: \"p\" top: \"l\""
+        "  include { phase: TEST } }\n";
     ld_plan_info *info = NULL;
     char m[1024];
     cr_assert_eq(plan_text(t, LD_PLAN_TRAIN, 0, &info, m, sizeof m), LD_OK, "%s", m);
@@ -222,8 +240,8 @@ Test(plan, legacy_v1_layers_and_net_inputs)
     cr_assert_eq(info->blobs[2].dims[3], 5); /* ceil((10 - 3) / 2) + 1 */
     ld_free(info);
     /* both layer and layers: refused */
-    cr_assert_eq(plan_text("layer { type: \"ReLU\" }\nlayers { type: RELU }\n", LD_PLAN_TRAIN, 0, NULL, m,
-                           sizeof m),
+    cr_assert_eq(plan_text("layer { type: \"ReLU\" }\nlayers { type: RELU }\n", LD_PLAN_TRAIN, 0,
+                           NULL, m, sizeof m),
                  LD_EFORMAT);
     cr_assert(strstr(m, "legacy"), "%s", m);
 }
@@ -232,11 +250,13 @@ Test(plan, legacy_v1_layers_and_net_inputs)
 Test(plan, largest_batch_is_the_boundary)
 {
     char text[2048], m[1024];
-    snprintf(text, sizeof text, "%slayer { name: \"c\" type: \"Convolution\" bottom: \"data\" top: \"c\"\n"
+    snprintf(text, sizeof text,
+             "%slayer { name: \"c\" type: \"Convolution\" bottom: \"data\" top: \"c\"\n"
              "  convolution_param { num_output: 64 kernel_size: 3 pad: 1 } }\n"
              "layer { name: \"ip\" type: \"InnerProduct\" bottom: \"c\" top: \"ip\" "
              "inner_product_param { num_output: 10 } }\n"
-             "layer { name: \"loss\" type: \"SoftmaxWithLoss\" bottom: \"ip\" bottom: \"label\" top: \"l\" }\n",
+             "layer { name: \"loss\" type: \"SoftmaxWithLoss\" bottom: \"ip\" bottom: \"label\" "
+             "top: \"l\" }\n",
              head);
     const char *p = write_net("b.prototxt", text);
     uint64_t ram = (uint64_t)300 << 20;
@@ -245,15 +265,18 @@ Test(plan, largest_batch_is_the_boundary)
     cr_assert_eq(ld_plan(p, NULL, LD_PLAN_TRAIN, 0, ram, NULL, &a, &err), LD_OK, "%s", err);
     cr_assert_gt(a->largest_batch, 4);
     cr_assert_eq(a->batch, 4);
-    cr_assert_eq(ld_plan(p, NULL, LD_PLAN_TRAIN, (int)a->largest_batch, ram, NULL, &b, &err), LD_OK);
-    cr_assert_eq(ld_plan(p, NULL, LD_PLAN_TRAIN, (int)a->largest_batch + 1, ram, NULL, &c, &err), LD_OK);
+    cr_assert_eq(ld_plan(p, NULL, LD_PLAN_TRAIN, (int)a->largest_batch, ram, NULL, &b, &err),
+                 LD_OK);
+    cr_assert_eq(ld_plan(p, NULL, LD_PLAN_TRAIN, (int)a->largest_batch + 1, ram, NULL, &c, &err),
+                 LD_OK);
     /* fitted to ram less the headroom for the estimate's error */
     cr_assert_eq(a->usable, ram - ram / 100 * LD_PLAN_HEADROOM_PCT);
     cr_assert_leq(b->total, a->usable);
     cr_assert_gt(c->total, a->usable);
     /* components add up and grow with the batch */
     uint64_t sum = 0;
-    for (size_t i = 0; i < b->nitems; i++) sum += b->items[i].bytes;
+    for (size_t i = 0; i < b->nitems; i++)
+        sum += b->items[i].bytes;
     cr_assert_eq(sum, b->total);
     cr_assert_gt(c->total, a->total);
     ld_free(a);
@@ -270,13 +293,15 @@ Test(plan, bad_arguments_and_missing_files)
     cr_assert_not_null(err);
     ld_free(err);
     err = NULL;
-    cr_assert_eq(ld_plan("/nonexistent/net.prototxt", NULL, LD_PLAN_TRAIN, 0, 0, NULL, &info, &err), LD_EIO);
+    cr_assert_eq(ld_plan("/nonexistent/net.prototxt", NULL, LD_PLAN_TRAIN, 0, 0, NULL, &info, &err),
+                 LD_EIO);
     cr_assert(err && strstr(err, "/nonexistent/net.prototxt"), "%s", err);
     ld_free(err);
     /* a Data layer whose LMDB is missing: the message names the layer and the source */
     err = NULL;
-    const char *p = write_net("d.prototxt", "layer { name: \"d\" type: \"Data\" top: \"data\"\n"
-                                            "  data_param { source: \"/nonexistent/x.lmdb\" batch_size: 2 } }\n");
+    const char *p = write_net("d.prototxt",
+                              "layer { name: \"d\" type: \"Data\" top: \"data\"\n"
+                              "  data_param { source: \"/nonexistent/x.lmdb\" batch_size: 2 } }\n");
     cr_assert_neq(ld_plan(p, NULL, LD_PLAN_TRAIN, 0, 0, NULL, &info, &err), LD_OK);
     cr_assert(err && strstr(err, "/nonexistent/x.lmdb") && strstr(err, "line 1"), "%s", err);
     cr_assert_null(info);
@@ -288,7 +313,8 @@ Test(plan, bad_arguments_and_missing_files)
  * or fails with a message naming line:column, nothing crashes (ASan build: nothing leaks). */
 Test(plan, mutated_nets_never_crash, .timeout = 120)
 {
-    static const char *const seeds[] = {"layers", "resnet", "small", "syntax", "legacy_v1", "solver"};
+    static const char *const seeds[] = {"layers", "resnet",    "small",
+                                        "syntax", "legacy_v1", "solver"};
     static const char inserts[] = "{}<>[]:;,\"'\\#\n 0-9e.";
     unsigned seed = 12345;
     for (size_t s = 0; s < sizeof seeds / sizeof *seeds; s++) {
@@ -308,7 +334,10 @@ Test(plan, mutated_nets_never_crash, .timeout = 120)
                 size_t at = (size_t)rand_r(&seed) % len;
                 switch (rand_r(&seed) % 4) {
                 case 0: buf[at] = (char)rand_r(&seed); break;
-                case 1: memmove(buf + at, buf + at + 1, len - at - 1); len--; break;
+                case 1:
+                    memmove(buf + at, buf + at + 1, len - at - 1);
+                    len--;
+                    break;
                 case 2:
                     if (len < sizeof buf - 1) {
                         memmove(buf + at + 1, buf + at, len - at);
@@ -335,8 +364,7 @@ Test(plan, mutated_nets_never_crash, .timeout = 120)
             fclose(o);
             ld_plan_info *info = NULL;
             char *err = NULL;
-            rc = ld_plan(mp, NULL, LD_PLAN_TRAIN, 0, (uint64_t)1 << 30, NULL,
-                         &info, &err);
+            rc = ld_plan(mp, NULL, LD_PLAN_TRAIN, 0, (uint64_t)1 << 30, NULL, &info, &err);
             (void)rc;
             ld_free(info);
             ld_free(err);
@@ -352,7 +380,9 @@ Test(plan, too_many_layers_are_refused)
     cr_assert_not_null(t);
     n += (size_t)snprintf(t, cap, "%s", head);
     for (int i = 0; i < 5001; i++)
-        n += (size_t)snprintf(t + n, cap - n, "layer { name: \"r%d\" type: \"ReLU\" bottom: \"data\" top: \"data\" }\n", i);
+        n += (size_t)snprintf(
+            t + n, cap - n,
+            "layer { name: \"r%d\" type: \"ReLU\" bottom: \"data\" top: \"data\" }\n", i);
     char m[1024];
     cr_assert_eq(plan_text(t, LD_PLAN_TRAIN, 0, NULL, m, sizeof m), LD_ELIMIT);
     cr_assert(strstr(m, "more than 5000 layers"), "%s", m);
@@ -363,9 +393,11 @@ Test(plan, too_many_layers_are_refused)
 Test(plan, solver_with_a_separate_test_net)
 {
     char text[2048];
-    snprintf(text, sizeof text, "%slayer { name: \"ip\" type: \"InnerProduct\" bottom: \"data\" top: \"ip\"\n"
+    snprintf(text, sizeof text,
+             "%slayer { name: \"ip\" type: \"InnerProduct\" bottom: \"data\" top: \"ip\"\n"
              "  inner_product_param { num_output: 10 } }\n"
-             "layer { name: \"loss\" type: \"SoftmaxWithLoss\" bottom: \"ip\" bottom: \"label\" top: \"l\" }\n",
+             "layer { name: \"loss\" type: \"SoftmaxWithLoss\" bottom: \"ip\" bottom: \"label\" "
+             "top: \"l\" }\n",
              head);
     char train[512], test[512], solver[512];
     snprintf(train, sizeof train, "%s", write_net("train.prototxt", text));
@@ -377,12 +409,15 @@ Test(plan, solver_with_a_separate_test_net)
     snprintf(test, sizeof test, "%s", write_net("test.prototxt", t50));
     free(t50);
     char stext[2048];
-    snprintf(stext, sizeof stext, "train_net: \"%s\"\ntest_net: \"%s\"\ntest_iter: 1\ntest_interval: 5\n"
-             "max_iter: 10\ntype: \"Adam\"\n", train, test);
+    snprintf(stext, sizeof stext,
+             "train_net: \"%s\"\ntest_net: \"%s\"\ntest_iter: 1\ntest_interval: 5\n"
+             "max_iter: 10\ntype: \"Adam\"\n",
+             train, test);
     snprintf(solver, sizeof solver, "%s", write_net("solver.prototxt", stext));
     ld_plan_info *info = NULL;
     char *err = NULL;
-    cr_assert_eq(ld_plan(NULL, solver, LD_PLAN_TRAIN, 0, (uint64_t)1 << 30, NULL, &info, &err), LD_OK, "%s", err);
+    cr_assert_eq(ld_plan(NULL, solver, LD_PLAN_TRAIN, 0, (uint64_t)1 << 30, NULL, &info, &err),
+                 LD_OK, "%s", err);
     int test_batch = 0;
     for (size_t i = 0; i < info->nblobs; i++)
         if (!strcmp(info->blobs[i].phase, "TEST") && !strcmp(info->blobs[i].name, "data"))

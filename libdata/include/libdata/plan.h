@@ -25,19 +25,19 @@ typedef enum ld_plan_phase {
 
 /** One component of the estimate. */
 typedef struct ld_plan_item {
-    const char *name;   /**< what it is, e.g. "train: top data (activations)", "HDF5Data
-                             'data': current file as float32" */
-    uint64_t bytes;     /**< bytes at the plan's batch size */
-    uint64_t per_sample;/**< how much of `bytes` grows with each sample of the batch */
+    const char *name;    /**< what it is, e.g. "train: top data (activations)", "HDF5Data
+                              'data': current file as float32" */
+    uint64_t bytes;      /**< bytes at the plan's batch size */
+    uint64_t per_sample; /**< how much of `bytes` grows with each sample of the batch */
 } ld_plan_item;
 
 /** One blob and its shape, as Caffe's log prints it ("Top shape: 64 3 227 227"). */
 typedef struct ld_plan_blob {
-    const char *phase;  /**< "TRAIN" or "TEST" */
-    const char *layer;  /**< the layer that produces it */
-    const char *name;   /**< the top's name */
-    int ndims;          /**< dimensions */
-    const int64_t *dims;/**< ndims sizes */
+    const char *phase;   /**< "TRAIN" or "TEST" */
+    const char *layer;   /**< the layer that produces it */
+    const char *name;    /**< the top's name */
+    int ndims;           /**< dimensions */
+    const int64_t *dims; /**< ndims sizes */
 } ld_plan_blob;
 
 /**
@@ -45,20 +45,20 @@ typedef struct ld_plan_blob {
  * ld_free()); later 1.x versions only add fields at the end.
  */
 typedef struct ld_plan_info {
-    int batch;                   /**< the TRAIN (or, LD_PLAN_TEST, TEST) batch size used */
-    uint64_t total;              /**< predicted peak host memory (bytes) */
-    uint64_t ram;                /**< the memory figure the largest batch is fitted to */
-    int64_t largest_batch;       /**< largest batch whose total fits `usable`; 0 when not
-                                      even batch 1 fits */
+    int batch;             /**< the TRAIN (or, LD_PLAN_TEST, TEST) batch size used */
+    uint64_t total;        /**< predicted peak host memory (bytes) */
+    uint64_t ram;          /**< the memory figure the largest batch is fitted to */
+    int64_t largest_batch; /**< largest batch whose total fits `usable`; 0 when not
+                                even batch 1 fits */
     size_t nitems;
-    const ld_plan_item *items;   /**< the components; their bytes add up to `total` */
+    const ld_plan_item *items; /**< the components; their bytes add up to `total` */
     size_t nblobs;
-    const ld_plan_blob *blobs;   /**< every top blob of the net(s), in layer order */
+    const ld_plan_blob *blobs; /**< every top blob of the net(s), in layer order */
     size_t nadvice;
-    const char *const *advice;   /**< sentences: what to change (may be 0) */
-    uint64_t usable;             /**< `ram` less LD_PLAN_HEADROOM_PCT percent for the estimate's
-                                      error: what largest_batch is fitted to, and what a batch
-                                      "fits" in (total <= usable) */
+    const char *const *advice; /**< sentences: what to change (may be 0) */
+    uint64_t usable;           /**< `ram` less LD_PLAN_HEADROOM_PCT percent for the estimate's
+                                    error: what largest_batch is fitted to, and what a batch
+                                    "fits" in (total <= usable) */
 } ld_plan_info;
 
 /** Percent of `ram` kept free for the estimate's error (measured: -2.1 % to +4.7 % of Caffe's

@@ -32,7 +32,8 @@ static int read_text(const char *path, char **out, size_t *len, ld_err *e)
     int rc = LD_OK;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         if (b.len + n > LD_PT_MAX_INPUT) {
-            rc = ld__err(e, LD_ELIMIT, "%s: larger than %zu MiB: not a prototxt", path, LD_PT_MAX_INPUT >> 20);
+            rc = ld__err(e, LD_ELIMIT, "%s: larger than %zu MiB: not a prototxt", path,
+                         LD_PT_MAX_INPUT >> 20);
             break;
         }
         if (ld__buf_append(&b, chunk, n) != LD_OK) {
@@ -42,7 +43,8 @@ static int read_text(const char *path, char **out, size_t *len, ld_err *e)
     }
     if (rc == LD_OK && ferror(f)) rc = ld__err(e, LD_EIO, "%s: read error", path);
     fclose(f);
-    if (rc == LD_OK && ld__buf_reserve(&b, b.len + 1) != LD_OK) rc = ld__err(e, LD_ENOMEM, "out of memory");
+    if (rc == LD_OK && ld__buf_reserve(&b, b.len + 1) != LD_OK)
+        rc = ld__err(e, LD_ENOMEM, "out of memory");
     if (rc != LD_OK) {
         ld__buf_free(&b);
         return rc;
@@ -68,21 +70,25 @@ static int parse_solver(const char *path, ld_pt_node **root, solver *s, ld_err *
     const ld_pt_node *r = *root;
     s->type = ld__pt_get_str(r, "type", NULL);
     if (!s->type) s->type = ld__pt_get_str(r, "solver_type", "SGD");
-    static const char *const known[][2] = {{"SGD", "SGD"}, {"NESTEROV", "Nesterov"}, {"ADAGRAD", "AdaGrad"},
-                                           {"RMSPROP", "RMSProp"}, {"ADADELTA", "AdaDelta"}, {"ADAM", "Adam"},
-                                           {"Nesterov", "Nesterov"}, {"AdaGrad", "AdaGrad"},
-                                           {"RMSProp", "RMSProp"}, {"AdaDelta", "AdaDelta"}, {"Adam", "Adam"}};
+    static const char *const known[][2] = {
+        {"SGD", "SGD"},           {"NESTEROV", "Nesterov"}, {"ADAGRAD", "AdaGrad"},
+        {"RMSPROP", "RMSProp"},   {"ADADELTA", "AdaDelta"}, {"ADAM", "Adam"},
+        {"Nesterov", "Nesterov"}, {"AdaGrad", "AdaGrad"},   {"RMSProp", "RMSProp"},
+        {"AdaDelta", "AdaDelta"}, {"Adam", "Adam"}};
     const char *t = NULL;
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
         if (!strcmp(s->type, known[i][0])) t = known[i][1];
     if (!t) {
         const ld_pt_node *f = ld__pt_get(r, "type");
-        return ld__err(e, LD_EFORMAT, "%s:%d: solver type '%s' is not one of Caffe 1.0's (SGD, Nesterov, "
-                       "AdaGrad, RMSProp, AdaDelta, Adam)", path, f ? f->line : 1, s->type);
+        return ld__err(e, LD_EFORMAT,
+                       "%s:%d: solver type '%s' is not one of Caffe 1.0's (SGD, Nesterov, "
+                       "AdaGrad, RMSProp, AdaDelta, Adam)",
+                       path, f ? f->line : 1, s->type);
     }
     s->type = t;
     if ((rc = ld__pt_get_int(r, "max_iter", 0, 0, INT32_MAX, &s->max_iter, e)) != LD_OK) goto bad;
-    if ((rc = ld__pt_get_int(r, "test_interval", 0, 0, INT32_MAX, &s->test_interval, e)) != LD_OK) goto bad;
+    if ((rc = ld__pt_get_int(r, "test_interval", 0, 0, INT32_MAX, &s->test_interval, e)) != LD_OK)
+        goto bad;
     if ((rc = ld__pt_get_int(r, "test_iter", 0, 0, INT32_MAX, &s->test_iter, e)) != LD_OK) goto bad;
     if ((rc = ld__pt_get_bool(r, "test_initialization", 1, &s->test_init, e)) != LD_OK) goto bad;
     const char *reg = ld__pt_get_str(r, "regularization_type", "L2");
@@ -99,12 +105,12 @@ bad:
 static int history_factor(const solver *s)
 {
     if (!s) return 1; /* training always has a solver: SGD's unless told */
-    if (!strcmp(s->type, "SGD")) return 1 + s->l1;              /* history_ (+ temp_ for L1) */
-    if (!strcmp(s->type, "Nesterov")) return 2 + s->l1;         /* history_, update_ */
-    if (!strcmp(s->type, "AdaGrad")) return 2 + s->l1;          /* history_, update_ */
-    if (!strcmp(s->type, "RMSProp")) return 2 + s->l1;          /* history_, update_ */
-    if (!strcmp(s->type, "AdaDelta")) return 4;                 /* 2 histories, update_, temp_ */
-    return 3;                                                    /* Adam: m, v, temp_ */
+    if (!strcmp(s->type, "SGD")) return 1 + s->l1;      /* history_ (+ temp_ for L1) */
+    if (!strcmp(s->type, "Nesterov")) return 2 + s->l1; /* history_, update_ */
+    if (!strcmp(s->type, "AdaGrad")) return 2 + s->l1;  /* history_, update_ */
+    if (!strcmp(s->type, "RMSProp")) return 2 + s->l1;  /* history_, update_ */
+    if (!strcmp(s->type, "AdaDelta")) return 4;         /* 2 histories, update_, temp_ */
+    return 3;                                           /* Adam: m, v, temp_ */
 }
 
 static uint64_t mem_available(void)
@@ -150,18 +156,26 @@ static int evaluate(ctx *c, int batch, uint64_t *bytes, size_t nitems, const ite
     /* One LMDB mapped by both nets counts once. */
     if (c->has_test && mt.c[LD_PM_SOURCE] && mm.c[LD_PM_SOURCE]) {
         const ld_plan_layer *a = NULL, *b = NULL;
-        for (size_t i = 0; i < c->main.nlayers && !a; i++) if (c->main.layers[i].src) a = &c->main.layers[i];
-        for (size_t i = 0; i < c->test.nlayers && !b; i++) if (c->test.layers[i].src) b = &c->test.layers[i];
-        if (a && b && !strcmp(a->src->path, b->src->path) && !strcmp(a->type, "Data") && !strcmp(b->type, "Data"))
-            mt.c[LD_PM_SOURCE] = mt.c[LD_PM_SOURCE] > mm.c[LD_PM_SOURCE] ? mt.c[LD_PM_SOURCE] - mm.c[LD_PM_SOURCE] : 0;
+        for (size_t i = 0; i < c->main.nlayers && !a; i++)
+            if (c->main.layers[i].src) a = &c->main.layers[i];
+        for (size_t i = 0; i < c->test.nlayers && !b; i++)
+            if (c->test.layers[i].src) b = &c->test.layers[i];
+        if (a && b && !strcmp(a->src->path, b->src->path) && !strcmp(a->type, "Data") &&
+            !strcmp(b->type, "Data"))
+            mt.c[LD_PM_SOURCE] = mt.c[LD_PM_SOURCE] > mm.c[LD_PM_SOURCE]
+                                     ? mt.c[LD_PM_SOURCE] - mm.c[LD_PM_SOURCE]
+                                     : 0;
     }
     uint64_t sum = 0;
     for (size_t i = 0; i < nitems; i++) {
         const item *it = &items[i];
         uint64_t v;
-        if (it->comp == -2) v = LD_PLAN_BASELINE;
-        else if (it->comp == -1) v = mm.param_count * 4 * (uint64_t)history_factor(c->has_solver ? &c->sol : NULL);
-        else v = (it->phase ? mt : mm).c[it->comp];
+        if (it->comp == -2)
+            v = LD_PLAN_BASELINE;
+        else if (it->comp == -1)
+            v = mm.param_count * 4 * (uint64_t)history_factor(c->has_solver ? &c->sol : NULL);
+        else
+            v = (it->phase ? mt : mm).c[it->comp];
         bytes[i] = v;
         if (__builtin_add_overflow(sum, v, &sum))
             return ld__err(e, LD_ELIMIT, "the memory total overflows 64 bits: absurd sizes");
@@ -186,14 +200,17 @@ static int add_advice(char ***adv, size_t *n, char *s, ld_err *e)
 
 static void human(uint64_t b, char *out, size_t cap)
 {
-    if (b >= (uint64_t)1 << 30) snprintf(out, cap, "%.1f GB", (double)b / (1 << 30));
-    else if (b >= (uint64_t)1 << 20) snprintf(out, cap, "%.0f MB", (double)b / (1 << 20));
-    else snprintf(out, cap, "%.0f KB", (double)b / 1024);
+    if (b >= (uint64_t)1 << 30)
+        snprintf(out, cap, "%.1f GB", (double)b / (1 << 30));
+    else if (b >= (uint64_t)1 << 20)
+        snprintf(out, cap, "%.0f MB", (double)b / (1 << 20));
+    else
+        snprintf(out, cap, "%.0f KB", (double)b / 1024);
 }
 
 /* Largest b in [1, 2^24] with total(b) <= ram (totals grow with b); 0 if none. */
-static int largest(ctx *c, uint64_t ram, uint64_t *bytes, size_t ni, const item *items, int64_t *out,
-                   ld_err *e)
+static int largest(ctx *c, uint64_t ram, uint64_t *bytes, size_t ni, const item *items,
+                   int64_t *out, ld_err *e)
 {
     uint64_t tot;
     int rc;
@@ -215,17 +232,24 @@ static int largest(ctx *c, uint64_t ram, uint64_t *bytes, size_t ni, const item 
         int64_t mid = lo + (hi - lo) / 2;
         rc = evaluate(c, (int)mid, bytes, ni, items, &tot, e);
         if (rc != LD_OK && rc != LD_ELIMIT) return rc;
-        if (rc == LD_OK && tot <= ram) lo = mid;
-        else hi = mid;
+        if (rc == LD_OK && tot <= ram)
+            lo = mid;
+        else
+            hi = mid;
     }
     *out = lo;
     return LD_OK;
 }
 
 static const char *const comp_names[LD_PM_N] = {
-    "activations (top data)", "gradients (top diff)", "parameters", "parameter gradients",
-    "layer buffers (pooling masks, BatchNorm, LRN, dropout, softmax)", "im2col buffers",
-    "data layer batches (prefetch / reader ring)", "data source (HDF5 file as float32 / LMDB pages mapped)"};
+    "activations (top data)",
+    "gradients (top diff)",
+    "parameters",
+    "parameter gradients",
+    "layer buffers (pooling masks, BatchNorm, LRN, dropout, softmax)",
+    "im2col buffers",
+    "data layer batches (prefetch / reader ring)",
+    "data source (HDF5 file as float32 / LMDB pages mapped)"};
 
 int ld_plan(const char *net_path, const char *solver_path, int phase, int batch, uint64_t ram,
             const char *shapes, ld_plan_info **info, char **errmsg)
@@ -244,8 +268,10 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     int rc = LD_OK;
     if (info) *info = NULL;
     if (errmsg) *errmsg = NULL;
-    if (!info || (!net_path && !solver_path) || (phase != LD_PLAN_TRAIN && phase != LD_PLAN_TEST) || batch < 0) {
-        rc = ld__err(&e, LD_EINVAL, "ld_plan: a net or a solver path, a phase (LD_PLAN_TRAIN/TEST) and a "
+    if (!info || (!net_path && !solver_path) || (phase != LD_PLAN_TRAIN && phase != LD_PLAN_TEST) ||
+        batch < 0) {
+        rc = ld__err(&e, LD_EINVAL,
+                     "ld_plan: a net or a solver path, a phase (LD_PLAN_TRAIN/TEST) and a "
                      "batch >= 0 are required");
         goto fail;
     }
@@ -254,8 +280,10 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         c.has_solver = 1;
         if (!net_path) {
             if (!c.sol.net) {
-                rc = ld__err(&e, LD_EINVAL, "%s: the solver names no net (net: or train_net:): give the net "
-                             "prototxt", solver_path);
+                rc = ld__err(&e, LD_EINVAL,
+                             "%s: the solver names no net (net: or train_net:): give the net "
+                             "prototxt",
+                             solver_path);
                 goto fail;
             }
             net_path = net_owned = ld__strdup(c.sol.net);
@@ -267,29 +295,33 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     }
     if ((rc = read_text(net_path, &text, &len, &e)) != LD_OK) goto fail;
     c.phase = phase;
-    c.cfg_main = (ld_plan_cfg){phase == LD_PLAN_TRAIN, batch, c.has_solver ? c.sol.max_iter : 0, shapes,
-                               net_path, ""};
+    c.cfg_main = (ld_plan_cfg){
+        phase == LD_PLAN_TRAIN, batch, c.has_solver ? c.sol.max_iter : 0, shapes, net_path, ""};
     if ((rc = ld__plan_net_load(&c.main, text, len, phase, &c.cfg_main, &e)) != LD_OK) goto fail;
-    c.has_test = phase == LD_PLAN_TRAIN && c.has_solver && c.sol.test_iter > 0 && c.sol.test_interval > 0;
+    c.has_test =
+        phase == LD_PLAN_TRAIN && c.has_solver && c.sol.test_iter > 0 && c.sol.test_interval > 0;
     if (c.has_test) {
         int64_t ntests = c.sol.max_iter / c.sol.test_interval + c.sol.test_init;
-        c.cfg_test = (ld_plan_cfg){0, 0, c.sol.test_iter * (ntests ? ntests : 1), shapes, net_path, ""};
+        c.cfg_test =
+            (ld_plan_cfg){0, 0, c.sol.test_iter * (ntests ? ntests : 1), shapes, net_path, ""};
         if (c.sol.test_net) {
             if ((rc = read_text(c.sol.test_net, &test_text, &test_len, &e)) != LD_OK) goto fail;
             c.cfg_test.file = c.sol.test_net;
         }
-        if ((rc = ld__plan_net_load(&c.test, test_text ? test_text : text, test_text ? test_len : len, 1,
-                                    &c.cfg_test, &e)) != LD_OK)
+        if ((rc = ld__plan_net_load(&c.test, test_text ? test_text : text,
+                                    test_text ? test_len : len, 1, &c.cfg_test, &e)) != LD_OK)
             goto fail;
     }
     /* The components. */
     for (int k = 0; k < LD_PM_N; k++) {
         items[ni++] = (item){comp_names[k], 0, k};
-        if (k == LD_PM_PARAM_DIFF && phase == LD_PLAN_TRAIN) items[ni++] = (item){"solver history", 0, -1};
+        if (k == LD_PM_PARAM_DIFF && phase == LD_PLAN_TRAIN)
+            items[ni++] = (item){"solver history", 0, -1};
     }
     if (c.has_test)
         for (int k = 0; k < LD_PM_N; k++)
-            if (k != LD_PM_TOP_DIFF && k != LD_PM_PARAM && k != LD_PM_PARAM_DIFF) items[ni++] = (item){comp_names[k], 1, k};
+            if (k != LD_PM_TOP_DIFF && k != LD_PM_PARAM && k != LD_PM_PARAM_DIFF)
+                items[ni++] = (item){comp_names[k], 1, k};
     items[ni++] = (item){"process baseline (caffe, libraries, BLAS and malloc arenas)", 2, -2};
 
     uint64_t tmp[2 * LD_PM_N + 2];
@@ -303,7 +335,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         /* what grows per sample: the difference to one more */
         uint64_t t1;
         if (evaluate(&c, used_batch + 1, tmp, ni, items, &t1, &e) == LD_OK) {
-            for (size_t i = 0; i < ni; i++) per[i] = tmp[i] > bytes[i] ? tmp[i] - bytes[i] : 0;
+            for (size_t i = 0; i < ni; i++)
+                per[i] = tmp[i] > bytes[i] ? tmp[i] - bytes[i] : 0;
         } else {
             memset(per, 0, sizeof per);
         }
@@ -314,16 +347,19 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     if (total > usable) {
         human(total, h1, sizeof h1);
         human(usable, h2, sizeof h2);
-        char *a = best > 0 ? ld__asprintf("batch %d needs %s, more than the %s usable: the largest batch "
-                                          "that fits is %lld", used_batch, h1, h2, (long long)best)
-                           : ld__asprintf("batch %d needs %s, more than the %s usable, and no batch size "
-                                          "fits: what does not grow with the batch is too large (below)",
-                                          used_batch, h1, h2);
+        char *a =
+            best > 0 ? ld__asprintf("batch %d needs %s, more than the %s usable: the largest batch "
+                                    "that fits is %lld",
+                                    used_batch, h1, h2, (long long)best)
+                     : ld__asprintf("batch %d needs %s, more than the %s usable, and no batch size "
+                                    "fits: what does not grow with the batch is too large (below)",
+                                    used_batch, h1, h2);
         if ((rc = add_advice(&adv, &nadv, a, &e)) != LD_OK) goto fail;
     }
     for (size_t i = 0; i < c.main.nlayers; i++) {
         const ld_plan_layer *L = &c.main.layers[i];
-        if (!L->src || strcmp(L->type, "HDF5Data") || !L->src->first_file || !L->src->samples) continue;
+        if (!L->src || strcmp(L->type, "HDF5Data") || !L->src->first_file || !L->src->samples)
+            continue;
         const ld_plan_src *s = L->src;
         uint64_t per_sample_f = (uint64_t)(s->c * s->h * s->w + 1) * 4;
         uint64_t fl = s->max_file_samples * per_sample_f;
@@ -332,25 +368,30 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         ld_err re;
         ld__err_clear(&re);
         int64_t crop = 0;
-        ld__pt_get_int(ld__pt_get(L->node, "transform_param"), "crop_size", 0, 0, 1 << 20, &crop, &re);
+        ld__pt_get_int(ld__pt_get(L->node, "transform_param"), "crop_size", 0, 0, 1 << 20, &crop,
+                       &re);
         char *libdata_part = NULL;
         {
             /* the LibData layer's ring for this file at this batch */
             if (ld__plan_reader_memory(s->first_file, 1, crop, 0, &m1, &re) == LD_OK &&
                 ld__plan_reader_memory(s->first_file, 2, crop, 0, &m2, &re) == LD_OK) {
                 human((uint64_t)(m1 + (m2 - m1) * (used_batch - 1)), h3, sizeof h3);
-                libdata_part = ld__asprintf(" or use the LibData layer (bindings/caffe; its reader needs %s "
-                                            "at batch %d)", h3, used_batch);
+                libdata_part =
+                    ld__asprintf(" or use the LibData layer (bindings/caffe; its reader needs %s "
+                                 "at batch %d)",
+                                 h3, used_batch);
             }
         }
         human(fl, h1, sizeof h1);
         human((uint64_t)(ratio * (256 << 20)), h2, sizeof h2);
-        rc = add_advice(&adv, &nadv,
-                        ld__asprintf("HDF5Data '%s' holds a whole file of %s as float32: %s for %s (%.1fx "
-                                     "its size on disk); convert it again with split_bytes 256M "
-                                     "(files of <= %s as float32)%s", L->name, s->path, h1,
-                                     s->first_file, ratio, h2, libdata_part ? libdata_part : ""),
-                        &e);
+        rc = add_advice(
+            &adv, &nadv,
+            ld__asprintf("HDF5Data '%s' holds a whole file of %s as float32: %s for %s (%.1fx "
+                         "its size on disk); convert it again with split_bytes 256M "
+                         "(files of <= %s as float32)%s",
+                         L->name, s->path, h1, s->first_file, ratio, h2,
+                         libdata_part ? libdata_part : ""),
+            &e);
         free(libdata_part);
         if (rc != LD_OK) goto fail;
     }
@@ -362,8 +403,9 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         int ond;
         if (ld__plan_shape_override(shapes, L->top[0], od, &ond)) break;
         int64_t nh = L->src->h * 5 / 8, nw = L->src->w * 5 / 8;
-        char *ov = ld__asprintf("%s=%lld,%lld,%lld%s%s", L->top[0], (long long)L->src->c, (long long)nh,
-                                (long long)nw, shapes ? ";" : "", shapes ? shapes : "");
+        char *ov =
+            ld__asprintf("%s=%lld,%lld,%lld%s%s", L->top[0], (long long)L->src->c, (long long)nh,
+                         (long long)nw, shapes ? ";" : "", shapes ? shapes : "");
         if (!ov) {
             rc = ld__err(&e, LD_ENOMEM, "out of memory");
             goto fail;
@@ -378,16 +420,17 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         c.cfg_test.shapes = save_t;
         free(ov);
         if (r2 == LD_OK && b2 > best) {
-            rc = add_advice(&adv, &nadv,
-                            ld__asprintf("with %lldx%lld input instead of %lldx%lld (e.g. resize_w/resize_h "
-                                         "%lld at conversion%s) the largest batch is %lld instead of %lld",
-                                         (long long)nw, (long long)nh, (long long)L->src->w,
-                                         (long long)L->src->h, (long long)(nw > nh ? nw : nh),
-                                         ld__pt_get(ld__pt_get(L->node, "transform_param"), "crop_size")
-                                             ? ", and a crop_size to match"
-                                             : "",
-                                         (long long)b2, (long long)best),
-                            &e);
+            rc = add_advice(
+                &adv, &nadv,
+                ld__asprintf("with %lldx%lld input instead of %lldx%lld (e.g. resize_w/resize_h "
+                             "%lld at conversion%s) the largest batch is %lld instead of %lld",
+                             (long long)nw, (long long)nh, (long long)L->src->w,
+                             (long long)L->src->h, (long long)(nw > nh ? nw : nh),
+                             ld__pt_get(ld__pt_get(L->node, "transform_param"), "crop_size")
+                                 ? ", and a crop_size to match"
+                                 : "",
+                             (long long)b2, (long long)best),
+                &e);
             if (rc != LD_OK) goto fail;
         }
         break;
@@ -399,7 +442,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     size_t nblobs = c.main.nshapes + (c.has_test ? c.test.nshapes : 0);
     size_t need = sizeof(ld_plan_info) + ni * sizeof(ld_plan_item) + nblobs * sizeof(ld_plan_blob) +
                   nadv * sizeof(char *) + 16;
-    for (size_t i = 0; i < ni; i++) need += strlen(items[i].name) + 16;
+    for (size_t i = 0; i < ni; i++)
+        need += strlen(items[i].name) + 16;
     for (int p = 0; p < 2; p++) {
         const ld_plan_net *n = p ? &c.test : &c.main;
         if (p && !c.has_test) break;
@@ -407,7 +451,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
             need += strlen(n->shapes[i].layer) + strlen(n->shapes[i].name) + 2 +
                     (size_t)n->shapes[i].nd * sizeof(int64_t) + 8;
     }
-    for (size_t i = 0; i < nadv; i++) need += strlen(adv[i]) + 1;
+    for (size_t i = 0; i < nadv; i++)
+        need += strlen(adv[i]) + 1;
     char *blk = calloc(1, need);
     if (!blk) {
         rc = ld__err(&e, LD_ENOMEM, "out of memory");
@@ -425,7 +470,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     for (int p = 0; p < 2; p++) {
         const ld_plan_net *n = p ? &c.test : &c.main;
         if (p && !c.has_test) break;
-        for (size_t i = 0; i < n->nshapes; i++) nd_total += (size_t)n->shapes[i].nd;
+        for (size_t i = 0; i < n->nshapes; i++)
+            nd_total += (size_t)n->shapes[i].nd;
     }
     off += nd_total * sizeof(int64_t);
     const char **advp = (const char **)(blk + off);
@@ -433,8 +479,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     char *str = blk + off;
     static const char *const pre[3] = {"", "TEST net: ", ""};
     for (size_t i = 0; i < ni; i++) {
-        int w = sprintf(str, "%s%s%s", pre[items[i].phase], items[i].phase == 0 && c.has_test ? "TRAIN net: " : "",
-                        items[i].name);
+        int w = sprintf(str, "%s%s%s", pre[items[i].phase],
+                        items[i].phase == 0 && c.has_test ? "TRAIN net: " : "", items[i].name);
         its[i].name = str;
         str += w + 1;
         its[i].bytes = bytes[i];
@@ -453,7 +499,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
             str += sprintf(str, "%s", sh->name) + 1;
             bl[bi].ndims = sh->nd;
             bl[bi].dims = dims + di;
-            for (int k = 0; k < sh->nd; k++) dims[di++] = sh->d[k];
+            for (int k = 0; k < sh->nd; k++)
+                dims[di++] = sh->d[k];
         }
     }
     for (size_t i = 0; i < nadv; i++) {
@@ -473,7 +520,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     r->advice = advp;
     *info = r;
 fail:
-    for (size_t i = 0; i < nadv; i++) free(adv[i]);
+    for (size_t i = 0; i < nadv; i++)
+        free(adv[i]);
     free(adv);
     free(text);
     free(test_text);

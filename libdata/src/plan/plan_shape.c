@@ -27,10 +27,10 @@ typedef struct pblob {
 } pblob;
 
 typedef struct player {
-    int *bot, *top;           /* blob ids */
+    int *bot, *top; /* blob ids */
     int nb, nt;
-    int lr_params;            /* has a parameter with lr_mult != 0 */
-    int loss;                 /* a top has a loss weight */
+    int lr_params; /* has a parameter with lr_mult != 0 */
+    int loss;      /* a top has a loss weight */
     int need_bw;
     int *bot_bw;              /* propagate down to bottom k */
     uint64_t col_fwd, col_bw; /* im2col bytes allocated on forward / on backward only */
@@ -50,7 +50,8 @@ typedef struct est {
 static int64_t count_of(const pblob *b, int from, int to)
 {
     int64_t c = 1;
-    for (int i = from; i < to && i < b->nd; i++) c *= b->d[i];
+    for (int i = from; i < to && i < b->nd; i++)
+        c *= b->d[i];
     return c;
 }
 
@@ -85,8 +86,10 @@ static int new_blob(est *s, const ld_plan_layer *L, const char *name, int nd, co
     for (int i = 0; i < nd; i++) {
         if (d[i] < 0 || (d[i] > 0 && c > INT_MAX / d[i])) {
             char msg[160];
-            snprintf(msg, sizeof msg, "top '%s' would have more than 2^31-1 elements (or a negative "
-                     "size): Caffe refuses it (Blob count over INT_MAX)", name);
+            snprintf(msg, sizeof msg,
+                     "top '%s' would have more than 2^31-1 elements (or a negative "
+                     "size): Caffe refuses it (Blob count over INT_MAX)",
+                     name);
             return lerr(s, L, LD_ELIMIT, msg, NULL);
         }
         c *= d[i];
@@ -141,7 +144,8 @@ static int spatial(est *s, const ld_plan_layer *L, const ld_pt_node *p, const ch
         out[1] = w;
         return LD_OK;
     }
-    if (n != 0 && n != 1 && n != (size_t)nsp) return lerr(s, L, LD_EFORMAT, rep, ": give 1 value or one per spatial axis");
+    if (n != 0 && n != 1 && n != (size_t)nsp)
+        return lerr(s, L, LD_EFORMAT, rep, ": give 1 value or one per spatial axis");
     for (int i = 0; i < nsp; i++) {
         if (!n) {
             out[i] = def;
@@ -161,8 +165,10 @@ static int has_lr(const ld_plan_layer *L, int nparams)
     size_t np = ld__pt_count(L->node, "param"), nl = ld__pt_count(L->node, "blobs_lr");
     for (int i = 0; i < nparams; i++) {
         const char *v = NULL;
-        if ((size_t)i < np) v = ld__pt_get_str(ld__pt_nth(L->node, "param", (size_t)i), "lr_mult", NULL);
-        else if ((size_t)i < nl) v = ld__pt_nth(L->node, "blobs_lr", (size_t)i)->value;
+        if ((size_t)i < np)
+            v = ld__pt_get_str(ld__pt_nth(L->node, "param", (size_t)i), "lr_mult", NULL);
+        else if ((size_t)i < nl)
+            v = ld__pt_nth(L->node, "blobs_lr", (size_t)i)->value;
         if (!v || strtod(v, NULL) != 0.0) return 1;
     }
     return 0;
@@ -199,8 +205,10 @@ int ld__plan_shape_override(const char *shapes, const char *name, int64_t *d, in
                 char *e2;
                 d[n++] = strtoll(q, &e2, 10);
                 q = e2;
-                if (q < end && (*q == ',' || *q == 'x')) q++;
-                else break;
+                if (q < end && (*q == ',' || *q == 'x'))
+                    q++;
+                else
+                    break;
             }
             *nd = n;
             return 1;
@@ -239,13 +247,17 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
                     } else if (ld__pt_count(root, "input_dim")) {
                         for (size_t i = 0; i < 4; i++) {
                             const ld_pt_node *f = ld__pt_nth(root, "input_dim", (size_t)k * 4 + i);
-                            if (!f) return lerr(s, L, LD_EFORMAT, "input_dim: 4 per input expected", NULL);
-                            if ((rc = ld__pt_int(f, 0, INT_MAX, &d[nd++], "input_dim", s->e)) != LD_OK) return rc;
+                            if (!f)
+                                return lerr(s, L, LD_EFORMAT, "input_dim: 4 per input expected",
+                                            NULL);
+                            if ((rc = ld__pt_int(f, 0, INT_MAX, &d[nd++], "input_dim", s->e)) !=
+                                LD_OK)
+                                return rc;
                         }
                     }
                 } else {
-                    const ld_pt_node *ip = ld__pt_get(L->node, !strcmp(t, "Input") ? "input_param"
-                                                                                  : "dummy_data_param");
+                    const ld_pt_node *ip = ld__pt_get(
+                        L->node, !strcmp(t, "Input") ? "input_param" : "dummy_data_param");
                     size_t ns = ld__pt_count(ip, "shape");
                     sh = ld__pt_nth(ip, "shape", ns == 1 ? 0 : (size_t)k);
                 }
@@ -259,8 +271,9 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
                 }
                 if (!nd) {
                     char msg[200];
-                    snprintf(msg, sizeof msg, "no shape for input '%s': give one in shapes (%s=C,H,W)",
-                             L->top[k], L->top[k]);
+                    snprintf(msg, sizeof msg,
+                             "no shape for input '%s': give one in shapes (%s=C,H,W)", L->top[k],
+                             L->top[k]);
                     return lerr(s, L, LD_EFORMAT, msg, NULL);
                 }
             } else if (nd == 3) {
@@ -278,7 +291,10 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
     }
     int is_h5 = !strcmp(t, "HDF5Data"), is_img = !strcmp(t, "ImageData");
     int64_t batch;
-    if ((rc = batch_of(s, L, is_h5 ? "hdf5_data_param" : is_img ? "image_data_param" : "data_param",
+    if ((rc = batch_of(s, L,
+                       is_h5    ? "hdf5_data_param"
+                       : is_img ? "image_data_param"
+                                : "data_param",
                        &batch)) != LD_OK)
         return rc;
     int64_t c = 0, h = 0, w = 0;
@@ -300,8 +316,10 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
             return rc;
         if (!nh || !nw) {
             char msg[200];
-            snprintf(msg, sizeof msg, "the image size depends on the files (no new_height/new_width): "
-                     "give it in shapes (%s=C,H,W)", L->nt ? L->top[0] : "data");
+            snprintf(msg, sizeof msg,
+                     "the image size depends on the files (no new_height/new_width): "
+                     "give it in shapes (%s=C,H,W)",
+                     L->nt ? L->top[0] : "data");
             return lerr(s, L, LD_EFORMAT, msg, NULL);
         }
         c = color ? 3 : 1;
@@ -313,9 +331,10 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
         w = src->w;
     } else {
         char msg[240];
-        snprintf(msg, sizeof msg, "the sample size of %s is not recorded (images of different "
-                 "sizes?): give it in shapes (%s=C,H,W)", src && src->path ? src->path : "the source",
-                 L->nt ? L->top[0] : "data");
+        snprintf(msg, sizeof msg,
+                 "the sample size of %s is not recorded (images of different "
+                 "sizes?): give it in shapes (%s=C,H,W)",
+                 src && src->path ? src->path : "the source", L->nt ? L->top[0] : "data");
         return lerr(s, L, LD_EFORMAT, msg, NULL);
     }
     int64_t sd[4] = {batch, c, h, w}, ld1[1] = {batch};
@@ -332,20 +351,23 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
         if ((rc = ld__pt_get_int(ld__pt_get(L->node, "data_param"), "prefetch", 4, 1, 1 << 20,
                                  &prefetch, s->e)) != LD_OK)
             return rc;
-        if ((rc = add_bytes(s, LD_PM_PREFETCH, prefetch * batch * (sample + (L->nt > 1)), 4)) != LD_OK)
+        if ((rc = add_bytes(s, LD_PM_PREFETCH, prefetch * batch * (sample + (L->nt > 1)), 4)) !=
+            LD_OK)
             return rc;
         if (src && src->file_bytes && src->samples) {
             /* LMDB pages the cursor touched stay mapped: counted in RSS (file-backed). */
             uint64_t rec = src->file_bytes / src->samples;
-            uint64_t reads = s->cfg->iters > 0 ? (uint64_t)(s->cfg->iters + prefetch + 1) * (uint64_t)batch
-                                               : src->samples;
+            uint64_t reads = s->cfg->iters > 0
+                                 ? (uint64_t)(s->cfg->iters + prefetch + 1) * (uint64_t)batch
+                                 : src->samples;
             if (reads > src->samples) reads = src->samples;
             if ((rc = add_bytes(s, LD_PM_SOURCE, (int64_t)(reads * rec), 1)) != LD_OK) return rc;
         }
     } else if (is_h5) {
         /* The whole current file as float32 (data and labels). */
         uint64_t n = src ? src->samples : 0;
-        if (src && s->cfg->iters > 0 && (uint64_t)(s->cfg->iters * batch) > n) n = src->max_file_samples;
+        if (src && s->cfg->iters > 0 && (uint64_t)(s->cfg->iters * batch) > n)
+            n = src->max_file_samples;
         if (src && s->cfg->iters == 0) n = src->max_file_samples;
         if ((rc = add_bytes(s, LD_PM_SOURCE, (int64_t)n * (sample + 1), 4)) != LD_OK) return rc;
     } else if (!strcmp(t, "LibData") && src) {
@@ -394,20 +416,27 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         int axis;
         if ((rc = axis_of(s, L, p, "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
         int nsp = b0->nd - axis - 1;
-        if (nsp < 1 || nsp > LD_PLAN_MAXD - 2) return lerr(s, L, LD_EFORMAT, "bottom has no spatial axes", NULL);
-        int64_t k[LD_PLAN_MAXD], st[LD_PLAN_MAXD], pad[LD_PLAN_MAXD], dil[LD_PLAN_MAXD], nout, group;
+        if (nsp < 1 || nsp > LD_PLAN_MAXD - 2)
+            return lerr(s, L, LD_EFORMAT, "bottom has no spatial axes", NULL);
+        int64_t k[LD_PLAN_MAXD], st[LD_PLAN_MAXD], pad[LD_PLAN_MAXD], dil[LD_PLAN_MAXD], nout,
+            group;
         int bias;
-        if ((rc = spatial(s, L, p, "kernel_size", "kernel_h", "kernel_w", nsp, -1, 1, k)) != LD_OK) return rc;
-        if ((rc = spatial(s, L, p, "stride", "stride_h", "stride_w", nsp, 1, 1, st)) != LD_OK) return rc;
+        if ((rc = spatial(s, L, p, "kernel_size", "kernel_h", "kernel_w", nsp, -1, 1, k)) != LD_OK)
+            return rc;
+        if ((rc = spatial(s, L, p, "stride", "stride_h", "stride_w", nsp, 1, 1, st)) != LD_OK)
+            return rc;
         if ((rc = spatial(s, L, p, "pad", "pad_h", "pad_w", nsp, 0, 0, pad)) != LD_OK) return rc;
-        if ((rc = spatial(s, L, p, "dilation", "dilation_h", "dilation_w", nsp, 1, 1, dil)) != LD_OK) return rc;
+        if ((rc = spatial(s, L, p, "dilation", "dilation_h", "dilation_w", nsp, 1, 1, dil)) !=
+            LD_OK)
+            return rc;
         if ((rc = ld__pt_get_int(p, "num_output", 0, 1, INT_MAX, &nout, s->e)) != LD_OK) return rc;
         if (!nout) return lerr(s, L, LD_EFORMAT, "convolution_param.num_output is required", NULL);
         if ((rc = ld__pt_get_int(p, "group", 1, 1, INT_MAX, &group, s->e)) != LD_OK) return rc;
         if ((rc = ld__pt_get_bool(p, "bias_term", 1, &bias, s->e)) != LD_OK) return rc;
         int64_t cin = b0->d[axis];
         if (cin % group || nout % group)
-            return lerr(s, L, LD_EFORMAT, "channels and num_output must be multiples of group", NULL);
+            return lerr(s, L, LD_EFORMAT, "channels and num_output must be multiples of group",
+                        NULL);
         int64_t ksz = 1, out_sp = 1;
         int one = 1;
         for (int i = 0; i < nsp; i++) {
@@ -415,7 +444,8 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
             if (deconv) {
                 o = st[i] * (in - 1) + ext - 2 * pad[i];
             } else {
-                if (in + 2 * pad[i] < ext) return lerr(s, L, LD_EFORMAT, "kernel larger than the padded input", NULL);
+                if (in + 2 * pad[i] < ext)
+                    return lerr(s, L, LD_EFORMAT, "kernel larger than the padded input", NULL);
                 o = (in + 2 * pad[i] - ext) / st[i] + 1;
             }
             if (o <= 0) return lerr(s, L, LD_EFORMAT, "output size is not positive", NULL);
@@ -425,14 +455,17 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
             one &= k[i] == 1 && st[i] == 1 && pad[i] == 0;
         }
         td[0][axis] = nout;
-        for (int q = 1; q < L->nt; q++) memcpy(td[q], td[0], sizeof td[q]);
+        for (int q = 1; q < L->nt; q++)
+            memcpy(td[q], td[0], sizeof td[q]);
         params = (deconv ? cin * (nout / group) : nout * (cin / group)) * ksz + (bias ? nout : 0);
         nparams = bias ? 2 : 1;
         /* im2col buffer, one image: [C_in * k, out spatial] (deconv: [num_output * k, top
          * spatial]); a 1x1 conv uses it only when computing its bottom's gradient. */
         int64_t col = deconv ? nout * ksz * out_sp : cin * ksz * out_sp;
-        if (!one) P->col_fwd = (uint64_t)col * 4;
-        else P->col_bw = (uint64_t)col * 4;
+        if (!one)
+            P->col_fwd = (uint64_t)col * 4;
+        else
+            P->col_bw = (uint64_t)col * 4;
         if (bias && (rc = add_bytes(s, LD_PM_LAYER_BUF, out_sp, 4)) != LD_OK) return rc;
     } else if (!strcmp(t, "Pooling")) {
         const ld_pt_node *p = ld__pt_get(n, "pooling_param");
@@ -445,23 +478,28 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
             k[1] = b0->d[3];
             st[0] = st[1] = 1;
             pad[0] = pad[1] = 0;
-        } else if ((rc = spatial(s, L, p, "kernel_size", "kernel_h", "kernel_w", 2, -1, 1, k)) != LD_OK) {
+        } else if ((rc = spatial(s, L, p, "kernel_size", "kernel_h", "kernel_w", 2, -1, 1, k)) !=
+                   LD_OK) {
             return rc;
         }
         if (!global) {
-            if ((rc = spatial(s, L, p, "stride", "stride_h", "stride_w", 2, 1, 1, st)) != LD_OK) return rc;
+            if ((rc = spatial(s, L, p, "stride", "stride_h", "stride_w", 2, 1, 1, st)) != LD_OK)
+                return rc;
             if ((rc = spatial(s, L, p, "pad", "pad_h", "pad_w", 2, 0, 0, pad)) != LD_OK) return rc;
         }
         for (int i = 0; i < 2; i++) {
             int64_t in = b0->d[2 + i];
-            if (pad[i] >= k[i]) return lerr(s, L, LD_EFORMAT, "pad must be smaller than the kernel", NULL);
-            if (in + 2 * pad[i] < k[i]) return lerr(s, L, LD_EFORMAT, "kernel larger than the padded input", NULL);
+            if (pad[i] >= k[i])
+                return lerr(s, L, LD_EFORMAT, "pad must be smaller than the kernel", NULL);
+            if (in + 2 * pad[i] < k[i])
+                return lerr(s, L, LD_EFORMAT, "kernel larger than the padded input", NULL);
             /* Caffe: ceil, then clip so the last window starts inside the (unpadded+pad) image. */
             int64_t o = (in + 2 * pad[i] - k[i] + st[i] - 1) / st[i] + 1;
             if (pad[i] && (o - 1) * st[i] >= in + pad[i]) o--;
             td[0][2 + i] = o;
         }
-        for (int q = 1; q < L->nt; q++) memcpy(td[q], td[0], sizeof td[q]);
+        for (int q = 1; q < L->nt; q++)
+            memcpy(td[q], td[0], sizeof td[q]);
         const char *pool = ld__pt_get_str(p, "pool", "MAX");
         int64_t cnt = td[0][0] * td[0][1] * td[0][2] * td[0][3];
         if (!strcmp(pool, "MAX") && L->nt == 1) {
@@ -475,27 +513,34 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         int64_t nout;
         if ((rc = axis_of(s, L, p, "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
         if ((rc = ld__pt_get_int(p, "num_output", 0, 1, INT_MAX, &nout, s->e)) != LD_OK) return rc;
-        if (!nout) return lerr(s, L, LD_EFORMAT, "inner_product_param.num_output is required", NULL);
+        if (!nout)
+            return lerr(s, L, LD_EFORMAT, "inner_product_param.num_output is required", NULL);
         if ((rc = ld__pt_get_bool(p, "bias_term", 1, &bias, s->e)) != LD_OK) return rc;
         int64_t K = count_of(b0, axis, b0->nd), M = count_of(b0, 0, axis);
         tnd[0] = axis + 1;
         td[0][axis] = nout;
-        if (nout > INT_MAX / (K ? K : 1)) return lerr(s, L, LD_ELIMIT, "weights over 2^31-1 elements", NULL);
+        if (nout > INT_MAX / (K ? K : 1))
+            return lerr(s, L, LD_ELIMIT, "weights over 2^31-1 elements", NULL);
         params = nout * K + (bias ? nout : 0);
         nparams = bias ? 2 : 1;
         if (bias && (rc = add_bytes(s, LD_PM_LAYER_BUF, M, 4)) != LD_OK) return rc;
-    } else if (!strcmp(t, "ReLU") || !strcmp(t, "Sigmoid") || !strcmp(t, "TanH") || !strcmp(t, "ELU") ||
-               !strcmp(t, "Power") || !strcmp(t, "AbsVal") || !strcmp(t, "BNLL") || !strcmp(t, "Exp") ||
-               !strcmp(t, "Log") || !strcmp(t, "Threshold") || !strcmp(t, "Split")) {
+    } else if (!strcmp(t, "ReLU") || !strcmp(t, "Sigmoid") || !strcmp(t, "TanH") ||
+               !strcmp(t, "ELU") || !strcmp(t, "Power") || !strcmp(t, "AbsVal") ||
+               !strcmp(t, "BNLL") || !strcmp(t, "Exp") || !strcmp(t, "Log") ||
+               !strcmp(t, "Threshold") || !strcmp(t, "Split")) {
         /* same shape, no buffers */
     } else if (!strcmp(t, "PReLU")) {
         int shared;
-        if ((rc = ld__pt_get_bool(ld__pt_get(n, "prelu_param"), "channel_shared", 0, &shared, s->e)) != LD_OK) return rc;
+        if ((rc = ld__pt_get_bool(ld__pt_get(n, "prelu_param"), "channel_shared", 0, &shared,
+                                  s->e)) != LD_OK)
+            return rc;
         params = shared ? 1 : (b0->nd > 1 ? b0->d[1] : 1);
         nparams = 1;
         int64_t c1 = count_of(b0, 1, b0->nd);
         if ((rc = add_bytes(s, LD_PM_LAYER_BUF, 2 * c1, 4)) != LD_OK) return rc;
-        if (L->nt && !strcmp(L->top[0], L->bottom[0]) && (rc = add_bytes(s, LD_PM_LAYER_BUF, count_of(b0, 0, b0->nd), 4)) != LD_OK) return rc;
+        if (L->nt && !strcmp(L->top[0], L->bottom[0]) &&
+            (rc = add_bytes(s, LD_PM_LAYER_BUF, count_of(b0, 0, b0->nd), 4)) != LD_OK)
+            return rc;
     } else if (!strcmp(t, "Dropout")) {
         if (train) P->buf_train_only += (uint64_t)count_of(b0, 0, b0->nd) * 4; /* rand_vec_ */
     } else if (!strcmp(t, "LRN")) {
@@ -510,7 +555,8 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
             if ((rc = add_bytes(s, LD_PM_LAYER_BUF, 4 * cnt, 4)) != LD_OK) return rc;
         } else {
             /* scale_ (bottom-sized) and padded_square (C + size - 1) x H x W */
-            if ((rc = add_bytes(s, LD_PM_LAYER_BUF, cnt + (b0->d[1] + size - 1) * hw, 4)) != LD_OK) return rc;
+            if ((rc = add_bytes(s, LD_PM_LAYER_BUF, cnt + (b0->d[1] + size - 1) * hw, 4)) != LD_OK)
+                return rc;
             if (train) P->buf_train_only += (uint64_t)((b0->d[1] + size - 1) * hw + hw) * 4;
         }
     } else if (!strcmp(t, "BatchNorm")) {
@@ -518,7 +564,8 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         params = 2 * C + 1;
         nparams = 3;
         /* temp_ and x_norm_ (bottom-sized), mean/variance, multipliers, num_by_chans */
-        if ((rc = add_bytes(s, LD_PM_LAYER_BUF, 2 * cnt + 2 * C + N + count_of(b0, 2, b0->nd) + N * C, 4)) != LD_OK)
+        if ((rc = add_bytes(s, LD_PM_LAYER_BUF,
+                            2 * cnt + 2 * C + N + count_of(b0, 2, b0->nd) + N * C, 4)) != LD_OK)
             return rc;
         /* in place, Backward_cpu copies the top's diff into x_norm_'s diff first */
         if (L->nt && !strcmp(L->top[0], L->bottom[0])) P->buf_train_only += (uint64_t)cnt * 4;
@@ -539,23 +586,31 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         }
         int64_t buf = bias || !scale ? inner : 0; /* bias_multiplier_ */
         if (scale) {
-            if (L->nt && P->nb && !strcmp(L->top[0], L->bottom[0])) buf += count_of(b0, 0, b0->nd); /* temp_ */
-            if (train) P->buf_train_only += (uint64_t)(inner + count_of(b0, 0, end)) * 4; /* sum_* */
+            if (L->nt && P->nb && !strcmp(L->top[0], L->bottom[0]))
+                buf += count_of(b0, 0, b0->nd); /* temp_ */
+            if (train)
+                P->buf_train_only += (uint64_t)(inner + count_of(b0, 0, end)) * 4; /* sum_* */
         }
         if ((rc = add_bytes(s, LD_PM_LAYER_BUF, buf, 4)) != LD_OK) return rc;
     } else if (!strcmp(t, "Eltwise")) {
         for (int i = 1; i < P->nb; i++)
-            if (!same_shape(b0, &s->b[P->bot[i]])) return lerr(s, L, LD_EFORMAT, "bottoms of different shapes", NULL);
+            if (!same_shape(b0, &s->b[P->bot[i]]))
+                return lerr(s, L, LD_EFORMAT, "bottoms of different shapes", NULL);
         const char *op = ld__pt_get_str(ld__pt_get(n, "eltwise_param"), "operation", "SUM");
-        if (!strcmp(op, "MAX") && (rc = add_bytes(s, LD_PM_LAYER_BUF, count_of(b0, 0, b0->nd), 4)) != LD_OK) return rc;
+        if (!strcmp(op, "MAX") &&
+            (rc = add_bytes(s, LD_PM_LAYER_BUF, count_of(b0, 0, b0->nd), 4)) != LD_OK)
+            return rc;
     } else if (!strcmp(t, "Concat")) {
         const ld_pt_node *p = ld__pt_get(n, "concat_param");
         int axis;
-        if ((rc = axis_of(s, L, p, ld__pt_get(p, "concat_dim") ? "concat_dim" : "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
+        if ((rc = axis_of(s, L, p, ld__pt_get(p, "concat_dim") ? "concat_dim" : "axis", 1, b0->nd,
+                          &axis)) != LD_OK)
+            return rc;
         int64_t sum = 0;
         for (int i = 0; i < P->nb; i++) {
             const pblob *bi = &s->b[P->bot[i]];
-            if (bi->nd != b0->nd) return lerr(s, L, LD_EFORMAT, "bottoms with different axis counts", NULL);
+            if (bi->nd != b0->nd)
+                return lerr(s, L, LD_EFORMAT, "bottoms with different axis counts", NULL);
             for (int a = 0; a < b0->nd; a++)
                 if (a != axis && bi->d[a] != b0->d[a])
                     return lerr(s, L, LD_EFORMAT, "bottoms differ outside the concat axis", NULL);
@@ -565,20 +620,29 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
     } else if (!strcmp(t, "Slice")) {
         const ld_pt_node *p = ld__pt_get(n, "slice_param");
         int axis;
-        if ((rc = axis_of(s, L, p, ld__pt_get(p, "slice_dim") ? "slice_dim" : "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
+        if ((rc = axis_of(s, L, p, ld__pt_get(p, "slice_dim") ? "slice_dim" : "axis", 1, b0->nd,
+                          &axis)) != LD_OK)
+            return rc;
         size_t np = ld__pt_count(p, "slice_point");
         int64_t dim = b0->d[axis], prev = 0;
         if (np) {
-            if (np + 1 != (size_t)L->nt) return lerr(s, L, LD_EFORMAT, "slice_point count must be tops - 1", NULL);
+            if (np + 1 != (size_t)L->nt)
+                return lerr(s, L, LD_EFORMAT, "slice_point count must be tops - 1", NULL);
             for (int q = 0; q < L->nt; q++) {
                 int64_t sp = dim;
-                if ((size_t)q < np && (rc = ld__pt_int(ld__pt_nth(p, "slice_point", (size_t)q), prev + 1, dim - 1, &sp, "slice_point", s->e)) != LD_OK) return rc;
+                if ((size_t)q < np &&
+                    (rc = ld__pt_int(ld__pt_nth(p, "slice_point", (size_t)q), prev + 1, dim - 1,
+                                     &sp, "slice_point", s->e)) != LD_OK)
+                    return rc;
                 td[q][axis] = sp - prev;
                 prev = sp;
             }
         } else {
-            if (!L->nt || dim % L->nt) return lerr(s, L, LD_EFORMAT, "the axis does not divide evenly among the tops", NULL);
-            for (int q = 0; q < L->nt; q++) td[q][axis] = dim / L->nt;
+            if (!L->nt || dim % L->nt)
+                return lerr(s, L, LD_EFORMAT, "the axis does not divide evenly among the tops",
+                            NULL);
+            for (int q = 0; q < L->nt; q++)
+                td[q][axis] = dim / L->nt;
         }
     } else if (!strcmp(t, "Flatten")) {
         const ld_pt_node *p = ld__pt_get(n, "flatten_param");
@@ -586,9 +650,11 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         if ((rc = axis_of(s, L, p, "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
         if ((rc = axis_of(s, L, p, "end_axis", -1, b0->nd, &end)) != LD_OK) return rc;
         int q = 0;
-        for (int a = 0; a < axis; a++) td[0][q++] = b0->d[a];
+        for (int a = 0; a < axis; a++)
+            td[0][q++] = b0->d[a];
         td[0][q++] = count_of(b0, axis, end + 1);
-        for (int a = end + 1; a < b0->nd; a++) td[0][q++] = b0->d[a];
+        for (int a = end + 1; a < b0->nd; a++)
+            td[0][q++] = b0->d[a];
         tnd[0] = q;
     } else if (!strcmp(t, "Reshape")) {
         const ld_pt_node *p = ld__pt_get(n, "reshape_param"), *sh = ld__pt_get(p, "shape");
@@ -597,16 +663,22 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         if ((rc = ld__pt_get_int(p, "num_axes", -1, -1, b0->nd, &na, s->e)) != LD_OK) return rc;
         if ((rc = axis_of(s, L, p, "axis", 0, b0->nd + 1, &axis)) != LD_OK) return rc;
         int end = na < 0 ? b0->nd : axis + (int)na;
-        if (end > b0->nd) return lerr(s, L, LD_EFORMAT, "axis + num_axes past the bottom's axes", NULL);
+        if (end > b0->nd)
+            return lerr(s, L, LD_EFORMAT, "axis + num_axes past the bottom's axes", NULL);
         size_t nds = ld__pt_count(sh, "dim");
-        if ((size_t)axis + nds + (size_t)(b0->nd - end) > LD_PLAN_MAXD) return lerr(s, L, LD_ELIMIT, "too many axes", NULL);
+        if ((size_t)axis + nds + (size_t)(b0->nd - end) > LD_PLAN_MAXD)
+            return lerr(s, L, LD_ELIMIT, "too many axes", NULL);
         int q = 0, infer = -1;
-        for (int a = 0; a < axis; a++) td[0][q++] = b0->d[a];
+        for (int a = 0; a < axis; a++)
+            td[0][q++] = b0->d[a];
         for (size_t i = 0; i < nds; i++) {
             int64_t v;
-            if ((rc = ld__pt_int(ld__pt_nth(sh, "dim", i), -1, INT_MAX, &v, "dim", s->e)) != LD_OK) return rc;
+            if ((rc = ld__pt_int(ld__pt_nth(sh, "dim", i), -1, INT_MAX, &v, "dim", s->e)) != LD_OK)
+                return rc;
             if (v == 0) {
-                if (axis + (int)i >= b0->nd) return lerr(s, L, LD_EFORMAT, "dim 0 copies a bottom axis that does not exist", NULL);
+                if (axis + (int)i >= b0->nd)
+                    return lerr(s, L, LD_EFORMAT, "dim 0 copies a bottom axis that does not exist",
+                                NULL);
                 v = b0->d[axis + (int)i];
             } else if (v == -1) {
                 if (infer >= 0) return lerr(s, L, LD_EFORMAT, "more than one -1 dim", NULL);
@@ -615,15 +687,18 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
             }
             td[0][q++] = v;
         }
-        for (int a = end; a < b0->nd; a++) td[0][q++] = b0->d[a];
+        for (int a = end; a < b0->nd; a++)
+            td[0][q++] = b0->d[a];
         tnd[0] = q;
         int64_t have = count_of(b0, 0, b0->nd), got = 1;
-        for (int a = 0; a < q; a++) got *= td[0][a];
+        for (int a = 0; a < q; a++)
+            got *= td[0][a];
         if (infer >= 0) {
             if (!got || have % got) return lerr(s, L, LD_EFORMAT, "cannot infer the -1 dim", NULL);
             td[0][infer] = have / got;
         } else if (got != have) {
-            return lerr(s, L, LD_EFORMAT, "the new shape has another element count than the bottom", NULL);
+            return lerr(s, L, LD_EFORMAT, "the new shape has another element count than the bottom",
+                        NULL);
         }
     } else if (!strcmp(t, "Softmax") || !strcmp(t, "SoftmaxWithLoss")) {
         const ld_pt_node *p = ld__pt_get(n, "softmax_param");
@@ -643,7 +718,8 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
             td[1][0] = b0->nd > 1 ? b0->d[1] : 1;
         }
     } else if (!strcmp(t, "EuclideanLoss")) {
-        if (P->nb < 2 || count_of(b0, 0, b0->nd) != count_of(&s->b[P->bot[1]], 0, s->b[P->bot[1]].nd))
+        if (P->nb < 2 ||
+            count_of(b0, 0, b0->nd) != count_of(&s->b[P->bot[1]], 0, s->b[P->bot[1]].nd))
             return lerr(s, L, LD_EFORMAT, "EuclideanLoss needs two bottoms of the same size", NULL);
         tnd[0] = 0;
         if ((rc = add_bytes(s, LD_PM_LAYER_BUF, count_of(b0, 0, b0->nd), 4)) != LD_OK) return rc;
@@ -655,22 +731,30 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         const ld_pt_node *p = ld__pt_get(n, "crop_param");
         int axis;
         if ((rc = axis_of(s, L, p, "axis", 2, b0->nd, &axis)) != LD_OK) return rc;
-        if (b1->nd != b0->nd) return lerr(s, L, LD_EFORMAT, "bottoms with different axis counts", NULL);
+        if (b1->nd != b0->nd)
+            return lerr(s, L, LD_EFORMAT, "bottoms with different axis counts", NULL);
         size_t no = ld__pt_count(p, "offset");
-        if (no > 1 && no != (size_t)(b0->nd - axis)) return lerr(s, L, LD_EFORMAT, "give 1 offset or one per cropped axis", NULL);
+        if (no > 1 && no != (size_t)(b0->nd - axis))
+            return lerr(s, L, LD_EFORMAT, "give 1 offset or one per cropped axis", NULL);
         for (int a = axis; a < b0->nd; a++) {
             int64_t off = 0;
-            if (no && (rc = ld__pt_int(ld__pt_nth(p, "offset", no == 1 ? 0 : (size_t)(a - axis)), 0, INT_MAX, &off, "offset", s->e)) != LD_OK) return rc;
-            if (b1->d[a] + off > b0->d[a]) return lerr(s, L, LD_EFORMAT, "crop offset + size past the bottom", NULL);
+            if (no && (rc = ld__pt_int(ld__pt_nth(p, "offset", no == 1 ? 0 : (size_t)(a - axis)), 0,
+                                       INT_MAX, &off, "offset", s->e)) != LD_OK)
+                return rc;
+            if (b1->d[a] + off > b0->d[a])
+                return lerr(s, L, LD_EFORMAT, "crop offset + size past the bottom", NULL);
             td[0][a] = b1->d[a];
         }
     } else if (!strcmp(t, "Silence")) {
         /* no tops */
     } else {
         char msg[200];
-        snprintf(msg, sizeof msg, "layer type '%s' is not one `dataconv plan` knows: its memory cannot be "
-                 "estimated (see docs/caffe.md for the supported types)", t);
-        return ld__err(s->e, LD_EFORMAT, "%s:%d: layer '%s': %s", s->cfg->file, L->line, L->name, msg);
+        snprintf(msg, sizeof msg,
+                 "layer type '%s' is not one `dataconv plan` knows: its memory cannot be "
+                 "estimated (see docs/caffe.md for the supported types)",
+                 t);
+        return ld__err(s->e, LD_EFORMAT, "%s:%d: layer '%s': %s", s->cfg->file, L->line, L->name,
+                       msg);
     }
     if (params) {
         if ((rc = add_bytes(s, LD_PM_PARAM, params, 4)) != LD_OK) return rc;
@@ -693,7 +777,7 @@ int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem 
     size_t nl = net->nlayers;
     s.pl = calloc(nl, sizeof *s.pl);
     if (!s.pl) return ld__err(e, LD_ENOMEM, "out of memory");
-    int64_t (*td)[LD_PLAN_MAXD] = NULL;
+    int64_t(*td)[LD_PLAN_MAXD] = NULL;
     int *tnd = NULL;
     for (size_t i = 0; i < nl && rc == LD_OK; i++) {
         ld_plan_layer *L = &net->layers[i];
@@ -715,8 +799,10 @@ int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem 
             int id = find_blob(&s, L->bottom[k]);
             if (id < 0) {
                 char msg[200];
-                snprintf(msg, sizeof msg, "bottom '%.100s' is not produced by any earlier layer (a missing "
-                         "layer, a typo, or a cycle)", L->bottom[k]);
+                snprintf(msg, sizeof msg,
+                         "bottom '%.100s' is not produced by any earlier layer (a missing "
+                         "layer, a typo, or a cycle)",
+                         L->bottom[k]);
                 rc = lerr(&s, L, LD_EFORMAT, msg, NULL);
                 break;
             }
@@ -778,7 +864,8 @@ int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem 
             if (L->is_split || !strcmp(t, "Split")) s.b[id].data_shared = 1;
             if (!strcmp(t, "Flatten") || !strcmp(t, "Reshape")) s.b[id].alias = P->bot[0];
         }
-        if (rc == LD_OK && P->col_fwd && !cfg->train) rc = add_bytes(&s, LD_PM_COL, (int64_t)P->col_fwd, 1);
+        if (rc == LD_OK && P->col_fwd && !cfg->train)
+            rc = add_bytes(&s, LD_PM_COL, (int64_t)P->col_fwd, 1);
     }
     free(td);
     free(tnd);
@@ -789,7 +876,8 @@ int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem 
         for (size_t i = 0; i < nl; i++) {
             player *P = &s.pl[i];
             int nb = P->lr_params;
-            for (int k = 0; k < P->nb; k++) nb |= s.b[P->bot[k]].need_bw;
+            for (int k = 0; k < P->nb; k++)
+                nb |= s.b[P->bot[k]].need_bw;
             P->need_bw = nb;
             for (int k = 0; k < P->nb; k++) {
                 P->bot_bw[k] = s.b[P->bot[k]].need_bw;
@@ -798,11 +886,13 @@ int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem 
                     P->bot_bw[k] = strcmp(pd->value, "false") && strcmp(pd->value, "0");
             }
             if (nb)
-                for (int k = 0; k < P->nt; k++) s.b[P->top[k]].need_bw = 1;
+                for (int k = 0; k < P->nt; k++)
+                    s.b[P->top[k]].need_bw = 1;
         }
         /* Prune layers that do not contribute to a loss (names, as Caffe does). */
         size_t nbot = 1;
-        for (size_t i = 0; i < nl; i++) nbot += (size_t)s.pl[i].nb;
+        for (size_t i = 0; i < nl; i++)
+            nbot += (size_t)s.pl[i].nb;
         char **under = calloc(nbot, sizeof *under), **skip = calloc(nbot, sizeof *skip);
         size_t nu = 0, ns = 0;
         if (!under || !skip) {
@@ -817,14 +907,17 @@ int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem 
             int contributes = 0, skip_pd = 1;
             for (int k = 0; k < P->nt; k++) {
                 int hit = P->loss && k == 0, sk = 0;
-                for (size_t q = 0; q < nu && !hit; q++) hit = !strcmp(under[q], L->top[k]);
-                for (size_t q = 0; q < ns && !sk; q++) sk = !strcmp(skip[q], L->top[k]);
+                for (size_t q = 0; q < nu && !hit; q++)
+                    hit = !strcmp(under[q], L->top[k]);
+                for (size_t q = 0; q < ns && !sk; q++)
+                    sk = !strcmp(skip[q], L->top[k]);
                 contributes |= hit;
                 if (!sk) skip_pd = 0;
             }
             if (P->need_bw && skip_pd) {
                 P->need_bw = 0;
-                for (int k = 0; k < P->nb; k++) P->bot_bw[k] = 0;
+                for (int k = 0; k < P->nb; k++)
+                    P->bot_bw[k] = 0;
             }
             if (!contributes) P->need_bw = 0;
             for (int k = 0; k < P->nb; k++) {
@@ -850,13 +943,17 @@ int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem 
                 uint64_t col = P->col_fwd;
                 if (P->need_bw) {
                     int any_pd = 0;
-                    for (int k = 0; k < P->nb; k++) any_pd |= P->bot_bw[k];
+                    for (int k = 0; k < P->nb; k++)
+                        any_pd |= P->bot_bw[k];
                     if (!col && any_pd) col = P->col_bw;
-                    if ((rc = add_bytes(&s, LD_PM_LAYER_BUF, (int64_t)P->buf_train_only, 1)) != LD_OK) goto done;
+                    if ((rc = add_bytes(&s, LD_PM_LAYER_BUF, (int64_t)P->buf_train_only, 1)) !=
+                        LD_OK)
+                        goto done;
                 }
                 if ((rc = add_bytes(&s, LD_PM_COL, (int64_t)col, 1)) != LD_OK) goto done;
             } else if (!strcmp(net->layers[i].type, "Dropout")) {
-                if ((rc = add_bytes(&s, LD_PM_LAYER_BUF, (int64_t)P->buf_train_only, 1)) != LD_OK) goto done;
+                if ((rc = add_bytes(&s, LD_PM_LAYER_BUF, (int64_t)P->buf_train_only, 1)) != LD_OK)
+                    goto done;
             }
         }
     } else {

@@ -30,7 +30,8 @@ static void skip_ws(lexer *L)
     while (L->p < L->end) {
         unsigned char c = (unsigned char)*L->p;
         if (c == '#') {
-            while (L->p < L->end && *L->p != '\n') adv(L);
+            while (L->p < L->end && *L->p != '\n')
+                adv(L);
         } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
             adv(L);
         } else {
@@ -130,15 +131,43 @@ static int lex_string(lexer *L, ld_buf *b)
         unsigned v = 0;
         c = *L->p;
         switch (c) {
-        case 'n': v = '\n'; adv(L); break;
-        case 't': v = '\t'; adv(L); break;
-        case 'r': v = '\r'; adv(L); break;
-        case 'a': v = '\a'; adv(L); break;
-        case 'b': v = '\b'; adv(L); break;
-        case 'f': v = '\f'; adv(L); break;
-        case 'v': v = '\v'; adv(L); break;
-        case '\\': case '\'': case '"': case '?': v = (unsigned char)c; adv(L); break;
-        case 'x': case 'X': {
+        case 'n':
+            v = '\n';
+            adv(L);
+            break;
+        case 't':
+            v = '\t';
+            adv(L);
+            break;
+        case 'r':
+            v = '\r';
+            adv(L);
+            break;
+        case 'a':
+            v = '\a';
+            adv(L);
+            break;
+        case 'b':
+            v = '\b';
+            adv(L);
+            break;
+        case 'f':
+            v = '\f';
+            adv(L);
+            break;
+        case 'v':
+            v = '\v';
+            adv(L);
+            break;
+        case '\\':
+        case '\'':
+        case '"':
+        case '?':
+            v = (unsigned char)c;
+            adv(L);
+            break;
+        case 'x':
+        case 'X': {
             adv(L);
             int digits = 0;
             while (digits < 2 && L->p < L->end && hexval(*L->p) >= 0) {
@@ -147,7 +176,8 @@ static int lex_string(lexer *L, ld_buf *b)
                 digits++;
             }
             if (!digits)
-                return ld__err(L->e, LD_EFORMAT, "%d:%d: \\x without hex digits in a string", el, ec);
+                return ld__err(L->e, LD_EFORMAT, "%d:%d: \\x without hex digits in a string", el,
+                               ec);
             break;
         }
         default:
@@ -157,7 +187,8 @@ static int lex_string(lexer *L, ld_buf *b)
                     adv(L);
                 }
                 if (v > 255)
-                    return ld__err(L->e, LD_EFORMAT, "%d:%d: octal escape over \\377 in a string", el, ec);
+                    return ld__err(L->e, LD_EFORMAT, "%d:%d: octal escape over \\377 in a string",
+                                   el, ec);
             } else {
                 return ld__err(L->e, LD_EFORMAT, "%d:%d: unknown escape '\\%c' in a string", el, ec,
                                (c >= 0x21 && c < 0x7f) ? c : '?');
@@ -182,9 +213,9 @@ static int lex_value(lexer *L, ld_pt_node *n)
     } else {
         const char *s = L->p;
         if (L->p < L->end && (*L->p == '-' || *L->p == '+')) adv(L);
-        while (L->p < L->end && (is_ident(*L->p) || *L->p == '.' ||
-                                 ((*L->p == '-' || *L->p == '+') &&
-                                  (L->p[-1] == 'e' || L->p[-1] == 'E'))))
+        while (L->p < L->end &&
+               (is_ident(*L->p) || *L->p == '.' ||
+                ((*L->p == '-' || *L->p == '+') && (L->p[-1] == 'e' || L->p[-1] == 'E'))))
             adv(L);
         if (L->p == s || (L->p == s + 1 && (*s == '-' || *s == '+'))) {
             rc = fail(L, L->line, L->col, "a value expected");
@@ -221,8 +252,9 @@ static int parse_message_body(lexer *L, ld_pt_node *n, int depth)
     int rc = parse_fields(L, n, close, depth + 1);
     if (rc != LD_OK) return rc;
     if (L->p >= L->end)
-        return ld__err(L->e, LD_EFORMAT, "%d:%d: '%c' opened here is not closed at the end of the file",
-                       line, col, open);
+        return ld__err(L->e, LD_EFORMAT,
+                       "%d:%d: '%c' opened here is not closed at the end of the file", line, col,
+                       open);
     adv(L); /* the closing brace */
     return LD_OK;
 }
@@ -240,7 +272,8 @@ static int parse_fields(lexer *L, ld_pt_node *m, char close, int depth)
         }
         int line = L->line, col = L->col;
         const char *s = L->p;
-        while (L->p < L->end && is_ident((unsigned char)*L->p)) adv(L);
+        while (L->p < L->end && is_ident((unsigned char)*L->p))
+            adv(L);
         size_t nl = (size_t)(L->p - s);
         skip_ws(L);
         int colon = 0;
@@ -250,8 +283,9 @@ static int parse_fields(lexer *L, ld_pt_node *m, char close, int depth)
             skip_ws(L);
         }
         if (L->p >= L->end)
-            return ld__err(L->e, LD_EFORMAT, "%d:%d: field '%.*s' has no value at the end of the file",
-                           line, col, (int)(nl > 64 ? 64 : nl), s);
+            return ld__err(L->e, LD_EFORMAT,
+                           "%d:%d: field '%.*s' has no value at the end of the file", line, col,
+                           (int)(nl > 64 ? 64 : nl), s);
         int list = 0;
         if (colon && *L->p == '[') {
             list = 1;
@@ -280,8 +314,7 @@ static int parse_fields(lexer *L, ld_pt_node *m, char close, int depth)
             if (L->p < L->end && (*L->p == '{' || *L->p == '<'))
                 rc = parse_message_body(L, n, depth);
             else if (!colon)
-                return fail(L, L->line, L->col,
-                            "':' or '{' expected after a field name");
+                return fail(L, L->line, L->col, "':' or '{' expected after a field name");
             else
                 rc = lex_value(L, n);
             if (rc != LD_OK) return rc;
@@ -314,7 +347,8 @@ int ld__pt_parse(const char *text, size_t len, ld_pt_node **root, ld_err *e)
     ld_pt_node *r = new_node(&L, 1, 1);
     if (!r) return e ? e->code : LD_ENOMEM;
     int rc = parse_fields(&L, r, 0, 0);
-    if (rc == LD_OK && L.p < L.end) rc = fail(&L, L.line, L.col, "a closing brace without an opening one");
+    if (rc == LD_OK && L.p < L.end)
+        rc = fail(&L, L.line, L.col, "a closing brace without an opening one");
     if (rc != LD_OK) {
         ld__pt_free(r);
         return rc;
@@ -327,7 +361,8 @@ void ld__pt_free(ld_pt_node *n)
 {
     if (!n) return;
     /* Iterative over siblings, recursive over depth (bounded by LD_PT_MAX_DEPTH). */
-    for (size_t i = 0; i < n->nkids; i++) ld__pt_free(n->kids[i]);
+    for (size_t i = 0; i < n->nkids; i++)
+        ld__pt_free(n->kids[i]);
     free(n->kids);
     free(n->name);
     free(n->value);
@@ -351,7 +386,8 @@ size_t ld__pt_count(const ld_pt_node *m, const char *name)
 {
     size_t n = 0;
     if (!m) return 0;
-    for (size_t i = 0; i < m->nkids; i++) n += strcmp(m->kids[i]->name, name) == 0;
+    for (size_t i = 0; i < m->nkids; i++)
+        n += strcmp(m->kids[i]->name, name) == 0;
     return n;
 }
 
@@ -364,11 +400,11 @@ int ld__pt_int(const ld_pt_node *f, int64_t lo, int64_t hi, int64_t *out, const 
     char *end = NULL;
     long long v = strtoll(f->value, &end, 0);
     if (end == f->value || *end || errno == ERANGE)
-        return ld__err(e, LD_EFORMAT, "%d:%d: %s: '%.40s' is not an integer (or too large)", f->line,
-                       f->col, what, f->value);
+        return ld__err(e, LD_EFORMAT, "%d:%d: %s: '%.40s' is not an integer (or too large)",
+                       f->line, f->col, what, f->value);
     if (v < lo || v > hi)
-        return ld__err(e, LD_ELIMIT, "%d:%d: %s: %lld is out of range [%lld, %lld]", f->line, f->col,
-                       what, v, (long long)lo, (long long)hi);
+        return ld__err(e, LD_ELIMIT, "%d:%d: %s: %lld is out of range [%lld, %lld]", f->line,
+                       f->col, what, v, (long long)lo, (long long)hi);
     *out = v;
     return LD_OK;
 }

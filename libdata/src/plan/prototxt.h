@@ -13,19 +13,19 @@
 
 #include "common/ld_internal.h"
 
-#define LD_PT_MAX_DEPTH 100                 /* nested messages */
-#define LD_PT_MAX_INPUT ((size_t)64 << 20)  /* bytes of text */
-#define LD_PT_MAX_NODES ((size_t)4 << 20)   /* fields in all */
+#define LD_PT_MAX_DEPTH 100                /* nested messages */
+#define LD_PT_MAX_INPUT ((size_t)64 << 20) /* bytes of text */
+#define LD_PT_MAX_NODES ((size_t)4 << 20)  /* fields in all */
 
 typedef struct ld_pt_node ld_pt_node;
 struct ld_pt_node {
-    char *name;          /* field name */
-    char *value;         /* scalar: the text (strings unescaped, may hold NUL: see len); NULL
-                            for a message */
-    size_t len;          /* bytes of value */
-    int is_string;       /* value came from a quoted string */
-    int line, col;       /* where the field name starts (1-based) */
-    ld_pt_node **kids;   /* a message's fields, in order */
+    char *name;        /* field name */
+    char *value;       /* scalar: the text (strings unescaped, may hold NUL: see len); NULL
+                          for a message */
+    size_t len;        /* bytes of value */
+    int is_string;     /* value came from a quoted string */
+    int line, col;     /* where the field name starts (1-based) */
+    ld_pt_node **kids; /* a message's fields, in order */
     size_t nkids, cap;
 };
 
