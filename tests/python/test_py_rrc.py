@@ -1,7 +1,8 @@
 """Random resized crop (issue 16 item 3): torchvision's RandomResizedCrop box rule, the pixels of
 the JPEG box decoder and of the full-decode reference path against Pillow (decode + crop(box) +
-LANCZOS resize, PSNR >= 35 dB), raw datasets, thread-count independence, and the settings it
-refuses.
+resize with the same filter: BILINEAR, torchvision's, for rrc_filter="bilinear" (the default), and
+LANCZOS for "lanczos3"; PSNR >= 35 dB), raw datasets, thread-count independence, and the settings
+it refuses.
 
 Run: LIBDATA_LIBRARY=build/libdata.so LD_TEST_DATA=build/testdata DATACONV=build/dataconv \
      PYTHONPATH=bindings/python /usr/bin/python3 -m pytest -q tests/python/test_py_rrc.py
@@ -73,10 +74,17 @@ def first_epochs(path, epochs=2, **kw):
     return out
 
 
-def check_against_pillow(path, images, size, **kw):
-    """Every sample of two epochs vs Pillow: the reader's box, cropped, LANCZOS-resized and
-    mirrored as the reader says. Returns the boxes."""
+PIL_FILTERS = {"bilinear": Image.BILINEAR, "lanczos3": Image.LANCZOS}
+
+
+def check_against_pillow(path, images, size, rrc_filter=None, **kw):
+    """Every sample of two epochs vs Pillow: the reader's box, cropped, resized with the
+    filter's Pillow twin (rrc_filter None: the reader's default, torchvision's BILINEAR) and
+    mirrored as the reader says. Returns the boxes and the worst PSNR."""
     kw.setdefault("mirror", True)
+    if rrc_filter is not None:
+        kw["rrc_filter"] = rrc_filter
+    pil_filter = PIL_FILTERS[rrc_filter or "bilinear"]
     boxes, worst = [], math.inf
     with libdata.Reader(path, layout="NHWC", channel_order="RGB", batch_size=8, shuffle=True,
                         seed=7, random_resized_crop=size, **kw) as r:
@@ -88,7 +96,7 @@ def check_against_pillow(path, images, size, **kw):
                     im = images[int(i)]
                     x, y, w, h, m = r.crop_box(r.batch_epoch, int(i), im.width, im.height)
                     ref = np.asarray(im.crop((x, y, x + w, y + h)).resize((ow, oh),
-                                                                           Image.LANCZOS))
+                                                                           pil_filter))
                     if m:
                         ref = ref[:, ::-1]
                     p = psnr(data[j], ref)
@@ -98,27 +106,48 @@ def check_against_pillow(path, images, size, **kw):
     return boxes, worst
 
 
+@pytest.mark.parametrize("rrc_filter", [None, "bilinear", "lanczos3"])
 @pytest.mark.parametrize("full", [False, True])
-def test_recipe_jpeg_matches_pillow(datasets, full):
+def test_recipe_jpeg_matches_pillow(datasets, full, rrc_filter):
     path = datasets["recipe"]
-    boxes, worst = check_against_pillow(path, encoded_images(path), 224, rrc_full_decode=full)
+    boxes, worst = check_against_pillow(path, encoded_images(path), 224, rrc_filter,
+                                        rrc_full_decode=full)
     assert {m for _w, _h, m in boxes} == {False, True}  # both mirror states were checked
 
 
+@pytest.mark.parametrize("rrc_filter", ["bilinear", "lanczos3"])
 @pytest.mark.parametrize("full", [False, True])
-def test_dct_scaled_boxes_match_pillow(datasets, full):
+def test_dct_scaled_boxes_match_pillow(datasets, full, rrc_filter):
     """64x56 output from 500x375 JPEGs with boxes of 30-100 % of the area: boxes >= 2x and
     >= 4x the output, so the box decoder runs at DCT scales 1/2 and 1/4."""
     path = datasets["original"]
-    boxes, _ = check_against_pillow(path, encoded_images(path), (64, 56), rrc_scale=(0.3, 1.0),
-                                    rrc_full_decode=full)
+    boxes, _ = check_against_pillow(path, encoded_images(path), (64, 56), rrc_filter,
+                                    rrc_scale=(0.3, 1.0), rrc_full_decode=full)
     assert any(w >= 4 * 64 and h >= 4 * 56 for w, h, _m in boxes)  # scale 1/4
     assert any(w < 4 * 64 or h < 4 * 56 for w, h, _m in boxes)      # scale 1/2
 
 
-def test_png_and_raw_match_pillow(datasets):
-    check_against_pillow(datasets["png"], encoded_images(datasets["png"]), 64)
-    check_against_pillow(datasets["raw"], raw_images(datasets["raw"]), (64, 80))
+@pytest.mark.parametrize("rrc_filter", ["bilinear", "lanczos3"])
+def test_png_and_raw_match_pillow(datasets, rrc_filter):
+    check_against_pillow(datasets["png"], encoded_images(datasets["png"]), 64, rrc_filter)
+    check_against_pillow(datasets["raw"], raw_images(datasets["raw"]), (64, 80), rrc_filter)
+
+
+def test_filters_differ_and_bilinear_is_pillows(datasets):
+    """The two filters give different pixels, and bilinear is nearer Pillow's BILINEAR than
+    Lanczos-3 is (so the PSNR checks above can tell the filters apart)."""
+    path = datasets["original"]
+    images = encoded_images(path)
+    kw = dict(batch_size=8, seed=5, random_resized_crop=(64, (0.3, 1.0)), rrc_full_decode=True)
+    bil, lan = (first_epochs(path, epochs=1, rrc_filter=f, **kw) for f in ("bilinear", "lanczos3"))
+    with libdata.Reader(path, **kw) as r:
+        for (e, idx, db), (_e, _i, dl) in zip(bil, lan):
+            assert not np.array_equal(db, dl)
+            for j, i in enumerate(idx):
+                im = images[int(i)]
+                x, y, w, h, _m = r.crop_box(e, int(i), im.width, im.height)
+                ref = np.asarray(im.crop((x, y, x + w, y + h)).resize((64, 64), Image.BILINEAR))
+                assert psnr(db[j], ref) > psnr(dl[j], ref) + 3.0, (int(i), (x, y, w, h))
 
 
 def test_fast_path_agrees_with_full_decode(datasets):
@@ -131,9 +160,10 @@ def test_fast_path_agrees_with_full_decode(datasets):
         assert psnr(d1, d2) >= 33.0
 
 
+@pytest.mark.parametrize("rrc_filter", ["bilinear", "lanczos3"])
 @pytest.mark.parametrize("name", ["recipe", "original", "raw"])
-def test_same_for_any_thread_count(datasets, name):
-    kw = dict(batch_size=5, shuffle=True, seed=11, mirror=True,
+def test_same_for_any_thread_count(datasets, name, rrc_filter):
+    kw = dict(batch_size=5, shuffle=True, seed=11, mirror=True, rrc_filter=rrc_filter,
               random_resized_crop=(64, (0.08, 1.0), (3 / 4, 4 / 3)))
     one = first_epochs(datasets[name], threads=1, **kw)
     two = first_epochs(datasets[name], threads=2, **kw)
@@ -215,11 +245,15 @@ def test_refused_settings(datasets):
         (dict(random_resized_crop=(64, (0.9, 0.2))), "0 < min <= max"),
         (dict(random_resized_crop=(64, (0.08, 1.0), (0, 1))), "0 < min <= max"),
         (dict(rrc_ratio=(1.0,), rrc_w=8, rrc_h=8), "two numbers"),
+        (dict(rrc_filter="lanczos3"), "rrc_w and rrc_h"),
     ]
     for kw, words in bad:
         with pytest.raises(libdata.LibdataError) as ei:
             libdata.Reader(path, **kw)
         assert words in str(ei.value), (kw, str(ei.value))
+    for value in ("bicubic", 3, 0x7ff):  # the bindings name the choices
+        with pytest.raises(ValueError, match="'bilinear', 'lanczos3'"):
+            libdata.Reader(path, random_resized_crop=64, rrc_filter=value)
 
 
 def test_torch_adapter(datasets):
@@ -239,13 +273,16 @@ def test_torch_adapter(datasets):
         assert np.array_equal(g.numpy(), w)
 
 
-def test_open_says_what_it_does(datasets):
-    """The design choices (Lanczos-3, not torchvision's bilinear; the box decoder) are logged
-    at open."""
+@pytest.mark.parametrize("rrc_filter,words", [(None, "bilinear, antialiased"),
+                                              ("lanczos3", "Lanczos-3 (rrc_filter = lanczos3")])
+def test_open_says_what_it_does(datasets, rrc_filter, words):
+    """The design choices (the filter, bilinear as torchvision by default; the box decoder) are
+    logged at open."""
     msgs = []
+    kw = {} if rrc_filter is None else {"rrc_filter": rrc_filter}
     with libdata.Reader(datasets["recipe"], random_resized_crop=32,
-                        log=lambda level, m: msgs.append(m)):
+                        log=lambda level, m: msgs.append(m), **kw):
         pass
     text = "\n".join(msgs)
-    assert "random resized crop to 32x32" in text and "Lanczos-3" in text
+    assert "random resized crop to 32x32" in text and words in text, text
     assert "decoded over the box only" in text, text

@@ -30,7 +30,7 @@
 #include "reader/xform.h"
 #include "reader/rrc.h"
 
-#define NPARAM 26 /* integer parameters 1..25 */
+#define NPARAM 27 /* integer parameters 1..26 */
 #define NSTR 5    /* string parameters 100..104 */
 #define AUTO_PREFETCH 2
 #define MAX_AUTO_PREFETCH 4
@@ -46,6 +46,8 @@ static const ld_param_choice ORDERS[] = {{"sequential", LD_ORDER_SEQUENTIAL},
 static const ld_param_choice DTYPES[] = {{"uint8", LD_DTYPE_U8}, {"float32", LD_DTYPE_F32}};
 static const ld_param_choice LABEL_DTYPES[] = {{"float32", LD_DTYPE_F32}, {"int32", LD_DTYPE_I32}};
 static const ld_param_choice LAYOUTS[] = {{"nchw", LD_LAYOUT_NCHW}, {"nhwc", LD_LAYOUT_NHWC}};
+static const ld_param_choice RRC_FILTERS[] = {{"bilinear", LD_RRC_FILTER_BILINEAR},
+                                              {"lanczos3", LD_RRC_FILTER_LANCZOS3}};
 static const ld_param_choice CHANNELS[] = {
     {"as_stored", LD_CHANNELS_AS_STORED}, {"bgr", LD_CHANNELS_BGR}, {"rgb", LD_CHANNELS_RGB}};
 
@@ -92,6 +94,9 @@ static const ld_param_desc params[] = {
     INT(LD_R_RRC_H, "rrc_h", 0, 0, 65535, "pixels", "random resized crop: output height"),
     BOOL(LD_R_RRC_FULL_DECODE, "rrc_full_decode",
          "random resized crop: decode whole images (reference path), not just the box"),
+    ENUM(LD_R_RRC_FILTER, "rrc_filter", RRC_FILTERS, LD_RRC_FILTER_BILINEAR, "bilinear",
+         LD_RRC_FILTER_BILINEAR, LD_RRC_FILTER_LANCZOS3,
+         "random resized crop: resampling filter (bilinear as torchvision, or lanczos3)"),
     {LD_R_RRC_SCALE, "rrc_scale", LD_PARAM_FLOATS, 0, 0, 2, "", NULL, 0, "0.08,1",
      "random resized crop: min,max fraction of the image area"},
     {LD_R_RRC_RATIO, "rrc_ratio", LD_PARAM_FLOATS, 0, 0, 2, "", NULL, 0, "0.75,1.33333",
@@ -270,12 +275,11 @@ int ld_reader_crop_box(const ld_reader *r, uint64_t epoch, uint64_t index, int s
 {
     if (!r || !box || !r->p[LD_R_RRC_W] || !r->p[LD_R_RRC_H] || src_w < 1 || src_h < 1)
         return LD_EINVAL;
-    ld_rrc q = {(int)r->p[LD_R_RRC_W],
-                (int)r->p[LD_R_RRC_H],
-                {r->rrc_scale[0], r->rrc_scale[1]},
-                {r->rrc_ratio[0], r->rrc_ratio[1]},
-                0,
-                (uint64_t)r->p[LD_R_SEED]};
+    ld_rrc q = {.w = (int)r->p[LD_R_RRC_W],
+                .h = (int)r->p[LD_R_RRC_H],
+                .scale = {r->rrc_scale[0], r->rrc_scale[1]},
+                .ratio = {r->rrc_ratio[0], r->rrc_ratio[1]},
+                .seed = (uint64_t)r->p[LD_R_SEED]};
     int b[4];
     ld__rrc_box(&q, epoch, index, src_w, src_h, b);
     box->x = b[0];
@@ -788,12 +792,13 @@ static int plan_rrc(ld_reader *r, const char *path)
     memset(&r->rrc, 0, sizeof r->rrc);
     if (!p[LD_R_RRC_W] && !p[LD_R_RRC_H]) {
         LD_CHECKP(e,
-                  !p[LD_R_RRC_FULL_DECODE] && near(r->rrc_scale[0], 0.08) &&
+                  !p[LD_R_RRC_FULL_DECODE] && p[LD_R_RRC_FILTER] == LD_RRC_FILTER_BILINEAR &&
+                      near(r->rrc_scale[0], 0.08) &&
                       near(r->rrc_scale[1], 1.0) && near(r->rrc_ratio[0], 3.0 / 4.0) &&
                       near(r->rrc_ratio[1], 4.0 / 3.0),
                   LD_EINVAL, LD_R_RRC_W,
-                  "reader: rrc_full_decode, rrc_scale and rrc_ratio set the random resized "
-                  "crop, which is off: set its output size too (rrc_w and rrc_h)");
+                  "reader: rrc_full_decode, rrc_filter, rrc_scale and rrc_ratio set the random "
+                  "resized crop, which is off: set its output size too (rrc_w and rrc_h)");
         return LD_OK;
     }
     LD_CHECKP(e, p[LD_R_RRC_W] && p[LD_R_RRC_H], LD_EINVAL, LD_R_RRC_W,
@@ -821,6 +826,8 @@ static int plan_rrc(ld_reader *r, const char *path)
     memcpy(r->rrc.scale, r->rrc_scale, sizeof r->rrc.scale);
     memcpy(r->rrc.ratio, r->rrc_ratio, sizeof r->rrc.ratio);
     r->rrc.full_decode = (int)p[LD_R_RRC_FULL_DECODE];
+    r->rrc.filter =
+        p[LD_R_RRC_FILTER] == LD_RRC_FILTER_LANCZOS3 ? LD_FILTER_LANCZOS3 : LD_FILTER_BILINEAR;
     r->rrc.seed = (uint64_t)p[LD_R_SEED];
 fail:
     return rc;
@@ -1037,10 +1044,13 @@ static int start_workers(ld_reader *r, const char *path)
     LD_TRY(ld__pool_create(&po, r->nbatches, &r->pool, e));
     if (r->rrc.w)
         logf_(r, LD_LOG_INFO,
-              "reader: random resized crop to %dx%d, area %g-%g, ratio %g-%g, resampled with "
-              "Lanczos-3 (torchvision's RandomResizedCrop resamples bilinear); %s",
+              "reader: random resized crop to %dx%d, area %g-%g, ratio %g-%g, resampled %s; %s",
               r->rrc.w, r->rrc.h, r->rrc.scale[0], r->rrc.scale[1], r->rrc.ratio[0],
               r->rrc.ratio[1],
+              r->rrc.filter == LD_FILTER_BILINEAR
+                  ? "bilinear, antialiased (rrc_filter = bilinear: torchvision's default)"
+                  : "Lanczos-3 (rrc_filter = lanczos3; torchvision's RandomResizedCrop "
+                    "resamples bilinear)",
               !in->encoded ? "raw samples cropped and resampled"
               : r->rrc.full_decode
                   ? "images decoded whole (rrc_full_decode), then cropped"

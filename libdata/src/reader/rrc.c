@@ -74,7 +74,8 @@ static int resample(const ld_rrc *p, ld_rrc_scratch *s, const double rect[4], ld
                            .rx = rect[0],
                            .ry = rect[1],
                            .rw = rect[2],
-                           .rh = rect[3]};
+                           .rh = rect[3],
+                           .filter = p->filter};
     return ld__resize(s->rs, &s->src, &g, &s->out, e);
 }
 

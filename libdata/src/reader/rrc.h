@@ -19,6 +19,7 @@ typedef struct ld_rrc {
     double scale[2]; /* area fraction range */
     double ratio[2]; /* aspect ratio (w / h) range */
     int full_decode; /* 1 = decode whole images (the reference path) */
+    int filter;      /* ld_filter (resize/resize.h) of the resampling */
     uint64_t seed;
 } ld_rrc;
 

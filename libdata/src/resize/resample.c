@@ -1,5 +1,7 @@
 /*
- * Separable, antialiased Lanczos-3 resampler on 8-bit HWC images.
+ * Separable, antialiased Lanczos-3 (or bilinear: ld_geometry.filter) resampler on 8-bit HWC
+ * images. Both filters go through the same fixed-point tables and SIMD kernels (which take any
+ * tap count); only the weight function and its support differ.
  *
  * Algorithm (the classic one of Pillow's ImagingResample, libvips' reduce and ImageMagick):
  * each axis gets a table of per-output-pixel filter coefficients; the image is filtered
@@ -54,6 +56,7 @@
 typedef struct axis_coeffs {
     int valid;
     int in_size, out_size;
+    int filter; /* ld_filter */
     double x0, len;
     int ksize;
     int lo, hi;    /* union of the source pixels read: [lo, hi) */
@@ -121,18 +124,35 @@ static void lanczos_taps(double *fw, int lo, int hi, double center, double fscal
     }
 }
 
+/* Bilinear (Pillow's BILINEAR: the triangle 1 - |x| on support 1) weights of source pixels
+ * lo..hi-1, the kernel stretched by fscale as lanczos_taps does. */
+static void triangle_taps(double *fw, int lo, int hi, double center, double fscale)
+{
+    const double inv = 1.0 / fscale;
+    for (int j = lo; j < hi; j++) {
+        const double ax = fabs((j + 0.5 - center) * inv);
+        fw[j - lo] = ax < 1.0 ? 1.0 - ax : 0.0;
+    }
+}
+
+/* The filter's support (half-width, in output-pixel units before stretching). */
+static double filter_support(int filter)
+{
+    return filter == LD_FILTER_BILINEAR ? 1.0 : LANCZOS_A;
+}
+
 static int axis_broadcast(axis_coeffs *a);
 
 /* Build the table mapping source interval [x0, x0 + len) of an in_size axis onto out_size
  * pixels, or find it among the cached ones (set: AXIS_CACHE entries, *next: the one to
  * replace); broadcast: also fill wb (the x axis). Pixel j's center is at j + 0.5. */
-static int axis_build(ld_resizer *r, axis_coeffs *set, int *next, int in_size, double x0,
-                      double len, int out_size, int broadcast, const axis_coeffs **out)
+static int axis_build(ld_resizer *r, axis_coeffs *set, int *next, int filter, int in_size,
+                      double x0, double len, int out_size, int broadcast, const axis_coeffs **out)
 {
     for (int k = 0; k < AXIS_CACHE; k++) {
         const axis_coeffs *c = &set[k];
         if (c->valid && c->in_size == in_size && c->out_size == out_size && c->x0 == x0 &&
-            c->len == len) {
+            c->len == len && c->filter == filter) {
             *out = c;
             return LD_OK;
         }
@@ -142,7 +162,7 @@ static int axis_build(ld_resizer *r, axis_coeffs *set, int *next, int in_size, d
     a->valid = 0;
     const double scale = len / out_size;
     const double fscale = scale > 1.0 ? scale : 1.0;
-    const double support = LANCZOS_A * fscale;
+    const double support = filter_support(filter) * fscale;
     /* Rows of weights are padded with zeros to a multiple of 8 taps: the SIMD loops read taps
      * in pairs (RGB) or eights (gray) without a scalar tail. */
     const int ksize = ((int)ceil(2.0 * support) + 1 + 7) & ~7;
@@ -170,7 +190,10 @@ static int axis_build(ld_resizer *r, axis_coeffs *set, int *next, int in_size, d
             hi = lo + 1;
         }
         double total = 0.0;
-        lanczos_taps(r->fw, lo, hi, center, fscale);
+        if (filter == LD_FILTER_BILINEAR)
+            triangle_taps(r->fw, lo, hi, center, fscale);
+        else
+            lanczos_taps(r->fw, lo, hi, center, fscale);
         for (int j = lo; j < hi; j++)
             total += r->fw[j - lo];
         int16_t *w = a->w + (size_t)i * ksize;
@@ -211,6 +234,7 @@ static int axis_build(ld_resizer *r, axis_coeffs *set, int *next, int in_size, d
     if (broadcast && axis_broadcast(a) < 0) return LD_ENOMEM;
     a->x0 = x0;
     a->len = len;
+    a->filter = filter;
     a->valid = 1;
     *out = a;
     return LD_OK;
@@ -668,7 +692,7 @@ void ld__resizer_free(ld_resizer *r)
 static double axis_taps(const axis_coeffs *a)
 {
     double scale = a->len / a->out_size;
-    return 2.0 * LANCZOS_A * (scale > 1.0 ? scale : 1.0);
+    return 2.0 * filter_support(a->filter) * (scale > 1.0 ? scale : 1.0);
 }
 
 /* The two passes of one resize: coefficient tables, order, intermediate image. */
@@ -678,15 +702,18 @@ typedef struct passes {
     size_t tmp_stride, tmp_bytes;
 } passes;
 
-static int prepare(ld_resizer *r, const ld_image *src, const ld_resize_plan *p, passes *ps,
-                   ld_err *e)
+static int prepare(ld_resizer *r, const ld_image *src, const ld_resize_plan *p, int filter,
+                   passes *ps, ld_err *e)
 {
     int rc = LD_OK;
     const int c = src->c;
-    rc = axis_build(r, r->ax, &r->ax_next, src->w, p->crop_x, p->crop_w, p->scaled_w, 1, &ps->ax);
+    LD_CHECK(e, filter == LD_FILTER_LANCZOS3 || filter == LD_FILTER_BILINEAR, LD_EINVAL,
+             "resize: unknown filter %d", filter);
+    rc = axis_build(r, r->ax, &r->ax_next, filter, src->w, p->crop_x, p->crop_w, p->scaled_w, 1,
+                    &ps->ax);
     if (rc == LD_OK)
-        rc = axis_build(r, r->ay, &r->ay_next, src->h, p->crop_y, p->crop_h, p->scaled_h, 0,
-                        &ps->ay);
+        rc = axis_build(r, r->ay, &r->ay_next, filter, src->h, p->crop_y, p->crop_h, p->scaled_h,
+                        0, &ps->ay);
     LD_CHECK(e, rc == LD_OK, LD_ENOMEM, "resize: out of memory for filter coefficients");
     const axis_coeffs *ax = ps->ax, *ay = ps->ay;
     const int yrows = ay->hi - ay->lo, xcols = ax->hi - ax->lo;
@@ -738,7 +765,7 @@ int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_imag
     uint8_t *out = dst->px + (size_t)p.off_y * dstride + (size_t)p.off_x * c;
 
     passes ps;
-    LD_TRY(prepare(r, src, &p, &ps, e));
+    LD_TRY(prepare(r, src, &p, g->filter, &ps, e));
     const size_t sstride = (size_t)src->w * c;
     const int ylo = ps.ay->lo, yrows = ps.ay->hi - ps.ay->lo, xlo = ps.ax->lo;
     if (ps.h_first) {
@@ -773,7 +800,7 @@ int ld__resize_planar(ld_resizer *r, const ld_image *src, const ld_geometry *g, 
 #ifdef LD_X86_DISPATCH
     if (c == 3 && !p.identity && __builtin_cpu_supports("avx2")) {
         passes ps;
-        LD_TRY(prepare(r, src, &p, &ps, e));
+        LD_TRY(prepare(r, src, &p, g->filter, &ps, e));
         if (!ps.h_first) { /* the horizontal pass is the last: it writes the planes */
             if (p.scaled_w != p.out_w || p.scaled_h != p.out_h)
                 memset(out->p, g->pad_value, plane * 3);

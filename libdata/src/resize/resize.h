@@ -19,7 +19,13 @@ typedef struct ld_geometry {
      * resize(box=...) does. */
     int rect;
     double rx, ry, rw, rh;
+    int filter; /* ld_filter; 0 (zero-initialized) = Lanczos-3, what conversion uses */
 } ld_geometry;
+
+/* The resampling kernel. Both are antialiased the same way: when shrinking by s the kernel is
+ * stretched by s. Lanczos-3 (support 3) is the conversion's; bilinear is Pillow's BILINEAR
+ * (triangle 1 - |x|, support 1), what torchvision's RandomResizedCrop uses on PIL images. */
+typedef enum ld_filter { LD_FILTER_LANCZOS3 = 0, LD_FILTER_BILINEAR = 1 } ld_filter;
 
 /* What to do with a src_w x src_h image:
  * take the source rectangle (crop_x, crop_y, crop_w, crop_h) (in source pixels, fractional),
