@@ -135,19 +135,6 @@ static void triangle_taps(double *fw, int lo, int hi, double center, double fsca
     }
 }
 
-/* lround() without the library call (it was a tenth of a table's build): round half away from
- * zero. v - trunc(v) is exact for |v| < 2^52, so this is lround's result bit for bit. */
-static inline long round_away(double v)
-{
-    long t = (long)v;
-    const double f = v - (double)t;
-    if (f >= 0.5)
-        t++;
-    else if (f <= -0.5)
-        t--;
-    return t;
-}
-
 /* The filter's support (half-width, in output-pixel units before stretching). */
 static double filter_support(int filter)
 {
@@ -216,16 +203,10 @@ static int axis_build(ld_resizer *r, axis_coeffs *set, int *next, int filter, in
             hi = lo + 1;
             r->fw[0] = total = 1.0;
         }
-        /* Quantize, then give the residue to the largest tap: the row sums to QONE exactly.
-         * Lanczos-3 divides each tap by the total (the conversion's bytes depend on it); the
-         * bilinear tables, new with the random resized crop, which rebuilds them for every
-         * box, multiply by the reciprocal instead (a division per tap was a sixth of the
-         * build). */
-        const double inv = filter == LD_FILTER_BILINEAR ? QONE / total : 0.0;
+        /* Quantize, then give the residue to the largest tap: the row sums to QONE exactly. */
         int sum = 0, big = 0;
         for (int j = 0; j < hi - lo; j++) {
-            long q = round_away(filter == LD_FILTER_BILINEAR ? r->fw[j] * inv
-                                                             : r->fw[j] / total * QONE);
+            long q = lround(r->fw[j] / total * QONE);
             if (q > INT16_MAX) q = INT16_MAX;
             if (q < INT16_MIN) q = INT16_MIN;
             w[j] = (int16_t)q;
@@ -234,12 +215,9 @@ static int axis_build(ld_resizer *r, axis_coeffs *set, int *next, int filter, in
         }
         w[big] = (int16_t)(w[big] + (QONE - sum));
         /* Drop zero taps at both ends (common when the kernel is clipped or quantized away). */
-        int zeros = 0;
-        while (hi - lo - zeros > 1 && w[zeros] == 0)
-            zeros++;
-        if (zeros) {
-            memmove(w, w + zeros, (size_t)(hi - lo - zeros) * sizeof *w);
-            lo += zeros;
+        while (hi - lo > 1 && w[0] == 0) {
+            memmove(w, w + 1, (size_t)(hi - lo - 1) * sizeof *w);
+            lo++;
         }
         while (hi - lo > 1 && w[hi - lo - 1] == 0)
             hi--;
