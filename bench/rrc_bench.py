@@ -3,13 +3,16 @@
 item 3), per core (all with T threads / worker processes): samples per CPU second of the whole
 pipeline (threads and worker processes; robust on a busy machine), and wall samples/s / T:
 
-  (a) libdata, random_resized_crop: JPEG box decoder (only the box, reduced DCT scale)
-  (b) libdata, the same transform by full decode + crop + resize (rrc_full_decode)
+  (a) libdata, random_resized_crop: JPEG box decoder (only the box, reduced DCT scale), with
+      the default filter (rrc_filter="bilinear", torchvision's)
+  (b) libdata, the same transform and filter by full decode + crop + resize (rrc_full_decode):
+      (a)/(b) isolates the box decoder
   (c) torchvision: ImageFolder + RandomResizedCrop(224) + RandomHorizontalFlip + PILToTensor
       through a DataLoader with T worker processes (uint8 tensors, as libdata's uint8 output)
 
 libdata reads the photos' own bytes (dataconv --encoded, the same files torchvision opens);
-(a') also reads the documented recipe (dataconv --max-side 256 --quality 90).
+(a') also reads the documented recipe (dataconv --max-side 256 --quality 90); (a-L) and (b-L)
+are (a) and (b) with rrc_filter="lanczos3" (the conversion's filter).
 
     rrc_bench.py [--build DIR] [--photos DIR | --make N] [--work DIR] [--threads T]
                  [--seconds S] [--json OUT]
@@ -106,6 +109,11 @@ def measure(build, photos, work, threads, seconds, reps=3):
             lambda: torchvision_rate(photos, threads, seconds),
         "(a') libdata RRC, box decoder, --max-side 256 --quality 90 dataset":
             lambda: libdata_rate(recipe, threads, seconds),
+        "(a-L) libdata RRC, box decoder, rrc_filter=lanczos3":
+            lambda: libdata_rate(orig, threads, seconds, rrc_filter="lanczos3"),
+        "(b-L) libdata RRC, full decode + crop + resize, rrc_filter=lanczos3":
+            lambda: libdata_rate(orig, threads, seconds, rrc_full_decode=True,
+                                 rrc_filter="lanczos3"),
     }
     res = {k: {"wall": [], "cpu": []} for k in runs}
     for _ in range(reps):  # interleaved, so drifting machine load hits every row alike
@@ -126,13 +134,18 @@ def report(res, threads):
              "second (all threads and worker processes), and wall samples/s / threads; "
              "median (range)"]
     for k, v in res.items():
-        lines.append(f"  {k:66s} {median(v['cpu']):6.0f} ({min(v['cpu']):.0f}-"
+        lines.append(f"  {k:70s} {median(v['cpu']):6.0f} ({min(v['cpu']):.0f}-"
                      f"{max(v['cpu']):.0f})   wall {median(v['wall']):6.0f} "
                      f"({min(v['wall']):.0f}-{max(v['wall']):.0f})")
     for how in ("cpu", "wall"):
         a, b, c = (median(res[k][how]) for k in list(res)[:3])
         lines.append(f"  {how}: (a)/(b) = {a / b:.2f} (goal >= 1.5), (a)/(c) = {a / c:.2f} "
                      "(goal >= 4)")
+    names = list(res)
+    if len(names) >= 6:  # the lanczos3 pair
+        aL, bL = (median(res[k]["cpu"]) for k in names[4:6])
+        lines.append(f"  cpu, rrc_filter=lanczos3: (a-L)/(b-L) = {aL / bL:.2f}, (a-L)/(c) = "
+                     f"{aL / median(res[names[2]]['cpu']):.2f}")
     return "\n".join(lines)
 
 
