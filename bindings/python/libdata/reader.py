@@ -152,7 +152,9 @@ class Reader(_lib.Handle):
                      e.g. (224, (0.08, 1.0), (3/4, 4/3)) (those are the defaults); with
                      mirror=True it is RandomResizedCrop + RandomHorizontalFlip. JPEGs decode
                      only the crop box at a reduced DCT scale; rrc_full_decode=True decodes
-                     them whole (reference). crop_box() gives a sample's box.
+                     them whole (reference). rrc_filter="bilinear" (default: torchvision's
+                     antialiased bilinear) or "lanczos3" (the converter's, sharper, slower).
+                     crop_box() gives a sample's box.
       mean           per-channel values (sequence), a mean image file (path: Caffe's
                      .binaryproto or NumPy .npy, C x H x W or H x W x C), or a (C,H,W) ndarray;
                      float output only
