@@ -177,3 +177,27 @@ Test(resize_simd, cached_tables_give_the_same_bytes_as_a_fresh_resizer)
     ld__image_free(&port_im);
     ld__image_free(&odd);
 }
+
+/* The random resized crop's bilinear filter (fractional boxes, shrinking and enlarging) goes
+ * through the same kernels: the same bytes with and without them. */
+Test(resize_simd, bilinear_boxes_match_portable_code)
+{
+    const ld_geometry boxes[] = {
+        {.mode = LD_RESIZE_SQUASH, .w = 224, .h = 224, .rect = 1, .rx = 13.5, .ry = 7.25,
+         .rw = 431.0, .rh = 350.5, .filter = LD_FILTER_BILINEAR},
+        {.mode = LD_RESIZE_SQUASH, .w = 224, .h = 224, .rect = 1, .rx = 100.75, .ry = 40,
+         .rw = 151.5, .rh = 120.25, .filter = LD_FILTER_BILINEAR},
+        {.mode = LD_RESIZE_SQUASH, .w = 64, .h = 56, .rect = 1, .rx = 0, .ry = 0, .rw = 500,
+         .rh = 375, .filter = LD_FILTER_BILINEAR},
+    };
+    ld_resizer *fast = ld__resizer_create(), *port = port_resizer_create();
+    cr_assert(fast && port);
+    for (int c = 1; c <= 3; c += 2) {
+        ld_image src = texture(500, 375, c, (uint32_t)(40 + c));
+        for (size_t g = 0; g < sizeof boxes / sizeof *boxes; g++)
+            same(fast, port, &src, &boxes[g], "bilinear box");
+        ld__image_free(&src);
+    }
+    ld__resizer_free(fast);
+    port_resizer_free(port);
+}
