@@ -241,6 +241,8 @@ Test(rrc, contradictory_settings_are_refused)
     refused(half, 2, NULL, 0, FIX "enc.h5", LD_R_RRC_W, "set both rrc_w and rrc_h");
     const int64_t off[] = {LD_R_RRC_FULL_DECODE, 1};
     refused(off, 2, NULL, 0, FIX "enc.h5", LD_R_RRC_W, "set its output size too");
+    const int64_t filt[] = {LD_R_RRC_FILTER, LD_RRC_FILTER_LANCZOS3};
+    refused(filt, 2, NULL, 0, FIX "enc.h5", LD_R_RRC_W, "set its output size too");
     const float sc[2] = {0.2f, 0.5f};
     refused(NULL, 0, sc, 2, FIX "enc.h5", LD_R_RRC_W, "set its output size too");
     ld_reader *r = ld_reader_create();
@@ -258,6 +260,13 @@ Test(rrc, contradictory_settings_are_refused)
         cr_assert_eq(ld_reader_set_floats(r, LD_R_RRC_RATIO, bad[k], 2), LD_EINVAL);
         cr_assert(strstr(ld_reader_errmsg(r), "0 < min <= max"), "%s", ld_reader_errmsg(r));
     }
+    /* rrc_filter takes its two enum values only (0x800, 0x801), not 0/1 or another enum's */
+    const int64_t bad_filters[] = {0, 1, 0x7ff, 0x802, LD_LAYOUT_NHWC};
+    for (int k = 0; k < 5; k++)
+        cr_assert_eq(ld_reader_set(r, LD_R_RRC_FILTER, bad_filters[k]), LD_EINVAL, "%lld",
+                     (long long)bad_filters[k]);
+    cr_assert_eq(ld_reader_set(r, LD_R_RRC_FILTER, LD_RRC_FILTER_BILINEAR), LD_OK);
+    cr_assert_eq(ld_reader_set(r, LD_R_RRC_FILTER, LD_RRC_FILTER_LANCZOS3), LD_OK);
     cr_assert_eq(ld_reader_set_floats(r, LD_R_RRC_RATIO, bad[0], 1), LD_EINVAL);
     cr_assert(strstr(ld_reader_errmsg(r), "two numbers"), "%s", ld_reader_errmsg(r));
     cr_assert_eq(ld_reader_set_floats(r, LD_R_RRC_RATIO, NULL, 0), LD_OK); /* default again */
