@@ -31,8 +31,8 @@ static ld_image noise(int w, int h, int c, uint32_t seed)
 }
 
 /* Pillow's BILINEAR value of output pixel i along an axis: samples p[j * step], j < in. */
-static double pillow_bilinear(const uint8_t *p, size_t step, int in, double x0, double len,
-                              int n, int i)
+static double pillow_bilinear(const uint8_t *p, size_t step, int in, double x0, double len, int n,
+                              int i)
 {
     const double scale = len / n, s = scale > 1.0 ? scale : 1.0;
     const double centre = x0 + (i + 0.5) * scale;
@@ -99,8 +99,9 @@ static void check_axis(int axis, int c, const axis_case *t)
                 const int d = abs(got - (int)lround(ref));
                 err_sum += fabs(got - ref);
                 if (d > worst) worst = d;
-                cr_assert(d <= 1, "axis %d, c %d, %d -> %d from %g+%g: pixel (%d,%d,%d) is %d, "
-                                  "Pillow's rule gives %.3f",
+                cr_assert(d <= 1,
+                          "axis %d, c %d, %d -> %d from %g+%g: pixel (%d,%d,%d) is %d, "
+                          "Pillow's rule gives %.3f",
                           axis, c, t->in, t->out, t->x0, t->len, x, y, ch, got, ref);
             }
     /* Rounding alone: the mean error of a correct filter stays near 0.25-0.5 levels. */
@@ -132,8 +133,14 @@ Test(resize_bilinear, y_axis_follows_pillows_rule)
 Test(resize_bilinear, cached_tables_are_per_filter)
 {
     ld_image src = noise(300, 220, 3, 99);
-    ld_geometry g = {.mode = LD_RESIZE_SQUASH, .w = 112, .h = 96, .rect = 1,
-                     .rx = 10.5, .ry = 7.25, .rw = 250, .rh = 200};
+    ld_geometry g = {.mode = LD_RESIZE_SQUASH,
+                     .w = 112,
+                     .h = 96,
+                     .rect = 1,
+                     .rx = 10.5,
+                     .ry = 7.25,
+                     .rw = 250,
+                     .rh = 200};
     ld_image want[2] = {{0}}, got = {0};
     ld_err e = {0};
     for (int f = 0; f < 2; f++) {

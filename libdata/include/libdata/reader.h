@@ -159,8 +159,9 @@ typedef enum ld_reader_param {
                                   random aspect ratio w/h (LD_R_RRC_RATIO, drawn log-uniform) is
                                   taken (up to 10 draws; when none fits, the whole image, or its
                                   center cut to the nearest ratio bound) and resampled (antialiased,
-                                  LD_R_RRC_FILTER: bilinear by default) to LD_R_RRC_W x LD_R_RRC_H; the box is a function of
-                                  (seed, epoch, sample) alone: ld_reader_crop_box(). Then mirror
+                                  LD_R_RRC_FILTER: bilinear by default) to LD_R_RRC_W x
+                                  LD_R_RRC_H; the box is a function of (seed, epoch, sample)
+                                  alone: ld_reader_crop_box(). Then mirror
                                   (LD_R_MIRROR: torchvision's RandomHorizontalFlip), channel order,
                                   mean, scale, dtype, layout as usual. Encoded JPEGs decode only
                                   the box's rows and columns, at the smallest DCT scale (1/8, 1/4,

@@ -793,9 +793,8 @@ static int plan_rrc(ld_reader *r, const char *path)
     if (!p[LD_R_RRC_W] && !p[LD_R_RRC_H]) {
         LD_CHECKP(e,
                   !p[LD_R_RRC_FULL_DECODE] && p[LD_R_RRC_FILTER] == LD_RRC_FILTER_BILINEAR &&
-                      near(r->rrc_scale[0], 0.08) &&
-                      near(r->rrc_scale[1], 1.0) && near(r->rrc_ratio[0], 3.0 / 4.0) &&
-                      near(r->rrc_ratio[1], 4.0 / 3.0),
+                      near(r->rrc_scale[0], 0.08) && near(r->rrc_scale[1], 1.0) &&
+                      near(r->rrc_ratio[0], 3.0 / 4.0) && near(r->rrc_ratio[1], 4.0 / 3.0),
                   LD_EINVAL, LD_R_RRC_W,
                   "reader: rrc_full_decode, rrc_filter, rrc_scale and rrc_ratio set the random "
                   "resized crop, which is off: set its output size too (rrc_w and rrc_h)");

@@ -712,8 +712,8 @@ static int prepare(ld_resizer *r, const ld_image *src, const ld_resize_plan *p, 
     rc = axis_build(r, r->ax, &r->ax_next, filter, src->w, p->crop_x, p->crop_w, p->scaled_w, 1,
                     &ps->ax);
     if (rc == LD_OK)
-        rc = axis_build(r, r->ay, &r->ay_next, filter, src->h, p->crop_y, p->crop_h, p->scaled_h,
-                        0, &ps->ay);
+        rc = axis_build(r, r->ay, &r->ay_next, filter, src->h, p->crop_y, p->crop_h, p->scaled_h, 0,
+                        &ps->ay);
     LD_CHECK(e, rc == LD_OK, LD_ENOMEM, "resize: out of memory for filter coefficients");
     const axis_coeffs *ax = ps->ax, *ay = ps->ay;
     const int yrows = ay->hi - ay->lo, xcols = ax->hi - ax->lo;
