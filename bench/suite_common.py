@@ -192,8 +192,10 @@ def machine():
                 "imagemagick-6.q16", "python3-numpy", "mate-backgrounds",
                 "plasma-workspace-wallpapers", "python3-skimage"):
         try:
-            v = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg],
-                               capture_output=True, text=True).stdout.strip()
+            # one line per installed architecture (the 32-bit CI adds :i386 and :armhf copies)
+            out = subprocess.run(["dpkg-query", "-W", "-f", "${Version}\n", pkg],
+                                 capture_output=True, text=True).stdout.split()
+            v = "/".join(dict.fromkeys(out))
         except OSError:
             v = ""
         if v:
