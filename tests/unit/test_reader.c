@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "test_tmp.h"
+#include "test_file.h"
 #include "libdata/reader.h"
 #include "reader/sampler.h"
 #include "reader/mean.h"
@@ -77,21 +78,6 @@ static void free_epoch(epoch_out *o)
     free(o->data);
     free(o->labels);
     free(o->idx);
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "%s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(n ? (size_t)n : 1);
-    cr_assert(p);
-    cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return p;
 }
 
 /* Run reader_dump.py MODE on the given indices; returns its output. */

@@ -11,26 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_file.h"
 #include "codec/codec.h"
 #include "libdata/reader.h"
 
 #define FIX LD_TEST_DATA "/reader/"
 #define PHOTO LD_TEST_DATA "/photos/p01.jpg"
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "%s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(n ? (size_t)n : 1);
-    cr_assert(p);
-    cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return p;
-}
 
 /* `part` is the region of `ref` at (x0, y0): equal but for the chroma upsampling context
  * at the first iMCU row boundary after jpeg_skip_scanlines (libjpeg-turbo restarts the fancy
