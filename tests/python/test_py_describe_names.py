@@ -46,3 +46,30 @@ def test_class_names_come_back_as_fsdecode_gives_them(tmp_path, names, out):
     if out.endswith(".h5") and names is CONTROL:
         line = [l for l in text.splitlines() if l.startswith("classes:")]
         assert line == ["classes: 4: caf\\xe9, new\\nline, ok, tab\\tand\\\\slash"], text
+
+
+@pytest.mark.parametrize("kind", ["fixed-ascii", "vlen-ascii", "vlen-utf8", "fixed-utf8"])
+def test_class_names_written_by_other_tools(tmp_path, kind):
+    """class_names as h5py or NumPy users write it: fixed-length ('S') or variable-length
+    strings, ASCII or UTF-8. Reader.info.classes and describe() read every form."""
+    import h5py
+    import numpy as np
+    os.mkdir(tmp_path / "src")
+    tree = make_tree(tmp_path / "src", [b"bird", b"car", b"cat"])
+    path = str(tmp_path / "out.h5")
+    libdata.convert(tree, path, resize=16, threads=1)
+    names = ["bird", "car", "cat"]
+    with h5py.File(path, "r+") as f:
+        del f.attrs["class_names"]
+        if kind == "fixed-ascii":
+            f.attrs["class_names"] = np.array([n.encode() for n in names], dtype="S5")
+        elif kind == "fixed-utf8":
+            f.attrs.create("class_names", [n.encode() for n in names],
+                           dtype=h5py.string_dtype("utf-8", 8))
+        else:
+            enc = "ascii" if kind == "vlen-ascii" else "utf-8"
+            f.attrs.create("class_names", names, dtype=h5py.string_dtype(enc))
+    with libdata.Reader(path, batch_size=2, threads=1) as r:
+        assert r.info.classes == names
+    text = libdata.describe(path)
+    assert "classes: 3: bird, car, cat" in text, text

@@ -64,33 +64,17 @@ static int attr_count(hid_t f, const char *name)
     return ld__h5_attr_int(f, name, &v) && v >= 0 && v <= 1 << 30 ? v : 0;
 }
 
-/* The class_names attribute (variable-length strings). LD_OK (none is fine), LD_ENOMEM. */
+/* The class_names attribute. LD_OK (none is fine), LD_ENOMEM. */
 static int attr_names(hid_t f, made *m)
 {
-    int rc = LD_OK;
-    if (H5Aexists(f, LD_H5_ATTR_CLASS_NAMES) <= 0) return LD_OK;
-    hid_t a = H5Aopen(f, LD_H5_ATTR_CLASS_NAMES, H5P_DEFAULT);
-    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
-    hid_t mt = H5Tcopy(H5T_C_S1);
-    const hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
-    char **raw = n > 0 ? calloc((size_t)n, sizeof *raw) : NULL;
-    if (n > 0 && !raw) rc = LD_ENOMEM;
-    if (raw && mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
-        H5Tset_cset(mt, H5T_CSET_UTF8) >= 0 && H5Aread(a, mt, raw) >= 0) {
-        m->class_names = calloc((size_t)n, sizeof *m->class_names);
-        if (!m->class_names) rc = LD_ENOMEM;
-        for (hssize_t i = 0; rc == LD_OK && i < n; i++) {
-            m->class_names[i] = strdup(raw[i] ? raw[i] : "");
-            if (!m->class_names[i]) rc = LD_ENOMEM;
-            m->n_classes = (size_t)i + 1;
-        }
-        for (hssize_t i = 0; i < n; i++)
-            if (raw[i]) H5free_memory(raw[i]);
-    }
-    free(raw);
-    if (mt >= 0) H5Tclose(mt);
-    if (sp >= 0) H5Sclose(sp);
-    if (a >= 0) H5Aclose(a);
+    char **v = NULL;
+    size_t n = 0;
+    int rc = ld__h5_attr_strings(f, LD_H5_ATTR_CLASS_NAMES, &v, &n);
+    if (rc != LD_OK) return rc == LD_ENOMEM ? LD_ENOMEM : LD_OK;
+    if (n && !(m->class_names = calloc(n, sizeof *m->class_names))) rc = LD_ENOMEM;
+    for (size_t i = 0; rc == LD_OK && i < n; i++, m->n_classes++)
+        if (!(m->class_names[i] = strdup(v[i]))) rc = LD_ENOMEM;
+    free(v);
     return rc;
 }
 

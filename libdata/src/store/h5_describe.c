@@ -256,32 +256,22 @@ static int label_range_any(const char *path, hid_t file, const char *name, long 
 
 static int describe_classes(hid_t file, ld_buf *out)
 {
-    int rc = LD_OK;
-    if (H5Aexists(file, LD_H5_ATTR_CLASS_NAMES) <= 0) return LD_OK;
-    hid_t a = H5Aopen(file, LD_H5_ATTR_CLASS_NAMES, H5P_DEFAULT);
-    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
-    hid_t mt = H5Tcopy(H5T_C_S1);
-    hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
-    char **names = n > 0 ? calloc((size_t)n, sizeof *names) : NULL;
-    if (n > 0 && names && mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
-        H5Tset_cset(mt, H5T_CSET_UTF8) >= 0 && H5Aread(a, mt, names) >= 0) {
-        LD_TRY(ld__buf_printf(out, "classes: %lld:", (long long)n));
-        for (hssize_t i = 0; i < n && i < 20; i++) {
+    char **names = NULL;
+    size_t n = 0;
+    int rc = ld__h5_attr_strings(file, LD_H5_ATTR_CLASS_NAMES, &names, &n);
+    if (rc != LD_OK) return rc == LD_END ? LD_OK : rc;
+    if (n == 0) {
+        LD_TRY(ld__buf_printf(out, "classes: none recorded\n"));
+    } else {
+        LD_TRY(ld__buf_printf(out, "classes: %zu:", n));
+        for (size_t i = 0; i < n && i < 20; i++) {
             LD_TRY(ld__buf_printf(out, "%s ", i ? "," : ""));
-            LD_TRY(ld__describe_escape(out, names[i] ? names[i] : ""));
+            LD_TRY(ld__describe_escape(out, names[i]));
         }
         LD_TRY(ld__buf_printf(out, "%s\n", n > 20 ? ", ..." : ""));
-    } else if (n == 0) {
-        LD_TRY(ld__buf_printf(out, "classes: none recorded\n"));
     }
 fail:
-    if (names && n > 0)
-        for (hssize_t i = 0; i < n; i++)
-            if (names[i]) H5free_memory(names[i]);
     free(names);
-    if (mt >= 0) H5Tclose(mt);
-    if (sp >= 0) H5Sclose(sp);
-    if (a >= 0) H5Aclose(a);
     return rc;
 }
 
@@ -331,32 +321,6 @@ static int sample_counts(desc_ctx *cx, hid_t f, long long *samples)
     return LD_OK;
 }
 
-/* The 1-D variable-length string attribute `name` (NULL entries for unreadable ones); the
- * caller frees each with H5free_memory and the array with free. 0 when absent. */
-static hssize_t attr_strings(hid_t f, const char *name, char ***out)
-{
-    *out = NULL;
-    if (H5Aexists(f, name) <= 0) return 0;
-    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
-    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-    hid_t mt = H5Tcopy(H5T_C_S1);
-    hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
-    char **v = n > 0 ? calloc((size_t)n, sizeof *v) : NULL;
-    if (!v || t < 0 || H5Tis_variable_str(t) <= 0 || mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 ||
-        H5Tset_cset(mt, H5Tget_cset(t)) < 0 || H5Aread(a, mt, v) < 0) {
-        free(v);
-        v = NULL;
-        n = 0;
-    }
-    if (mt >= 0) H5Tclose(mt);
-    if (t >= 0) H5Tclose(t);
-    if (sp >= 0) H5Sclose(sp);
-    if (a >= 0) H5Aclose(a);
-    *out = v;
-    return n;
-}
-
 /* Parts shown in full at the start and at the end of a merged file's list; in between only
  * those with a problem, at most PARTS_BAD_SHOWN of them. */
 enum { PARTS_EDGE = 3, PARTS_BAD_SHOWN = 20 };
@@ -371,33 +335,36 @@ static int describe_parts(desc_ctx *cx, hid_t f)
     size_t count = 0, k = 0, hidden = 0, bad_shown = 0;
     char file[1024], dset[512], resolved[2048], run_id[64] = "", prid[64];
     char **listed = NULL;
-    hssize_t nl = 0;
+    size_t nl = 0;
     long long shard_count = -1, total = -1;
     hid_t ds = H5Dopen2(f, LD_H5_DS_LABEL, H5P_DEFAULT);
     hid_t dcpl = ds >= 0 ? H5Dget_create_plist(ds) : H5I_INVALID_HID;
     if (dcpl < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL || H5Pget_virtual_count(dcpl, &count) < 0)
         goto fail; /* not a merged file */
     cx->merged = 1;
-    nl = attr_strings(f, LD_H5_ATTR_PARTS, &listed);
+    if (ld__h5_attr_strings(f, LD_H5_ATTR_PARTS, &listed, &nl) == LD_ENOMEM) {
+        rc = LD_ENOMEM;
+        goto fail;
+    }
     attr_i64(f, LD_H5_ATTR_SHARD_COUNT, &shard_count);
     attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &total);
     ld__h5_attr_text(f, LD_H5_ATTR_RUN_ID, run_id, sizeof run_id);
-    const size_t entries = nl > 0 ? (size_t)nl : count;
+    const size_t entries = nl > 0 ? nl : count;
     LD_TRY(ld__buf_printf(out, "merged: %zu parts (%zu with samples)", entries, count));
     if (shard_count >= 0) LD_TRY(ld__buf_printf(out, ", shard_count %lld", shard_count));
     if (total >= 0) LD_TRY(ld__buf_printf(out, ", listing_total %lld", total));
     if (run_id[0]) LD_TRY(ld__buf_printf(out, ", run_id %s", run_id));
     LD_TRY(ld__buf_printf(out, "\nparts (virtual datasets over these files, in order):\n"));
-    if (nl <= 0)
+    if (nl == 0)
         LD_TRY(problem(cx,
                        "no '%s' attribute: not merged by dataconv (the parts are the "
                        "virtual sources)",
                        LD_H5_ATTR_PARTS));
-    else if (shard_count >= 0 && shard_count != nl)
+    else if (shard_count >= 0 && shard_count != (long long)nl)
         LD_TRY(problem(cx, "'%s' lists %lld files but shard_count is %lld", LD_H5_ATTR_PARTS,
                        (long long)nl, shard_count));
     for (size_t j = 0; j < entries; j++) {
-        const char *name = nl > 0 ? (listed[j] ? listed[j] : "") : NULL;
+        const char *name = nl > 0 ? listed[j] : NULL;
         unsigned long long first = 0, rows = 0;
         int mapped = 0, st = LD_VDS_NO_FILE;
         if (k < count) {
@@ -471,11 +438,7 @@ static int describe_parts(desc_ctx *cx, hid_t f)
                        "merge again",
                        LD_H5_DS_LABEL, count - k, LD_H5_ATTR_PARTS));
 fail:
-    if (listed) {
-        for (hssize_t j = 0; j < nl; j++)
-            if (listed[j]) H5free_memory(listed[j]);
-        free(listed);
-    }
+    free(listed);
     if (dcpl >= 0) H5Pclose(dcpl);
     if (ds >= 0) H5Dclose(ds);
     return rc;

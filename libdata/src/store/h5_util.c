@@ -1,7 +1,7 @@
 /*
  * The HDF5 helpers every HDF5 file of the library uses (h5_util.h): the process-wide lock
  * around the serial HDF5 library, silencing its error printing, its error text, and reading
- * scalar attributes.
+ * attributes.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -147,6 +147,74 @@ int ld__h5_attr_int(hid_t loc, const char *name, int *v)
     if (!ld__h5_attr_i64(loc, name, &x) || x < INT_MIN || x > INT_MAX) return 0;
     *v = (int)x;
     return 1;
+}
+
+/* ---- string lists -------------------------------------------------------------------- */
+
+/* The strings HDF5 read into `raw` (n char * for variable length, else n records of `fixed`
+ * NUL-terminated bytes) copied into one block: n pointers, then the text. NULL: no memory. */
+static char **strings_block(const void *raw, size_t n, size_t fixed)
+{
+    size_t total = 0, at;
+    if (!ld__mul_size(n, sizeof(char *), &at)) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = fixed ? (const char *)raw + i * fixed : ((char *const *)raw)[i];
+        total += (s ? strlen(s) : 0) + 1; /* bounded by what HDF5 already holds in memory */
+    }
+    char **v = malloc(at + total);
+    if (!v) return NULL;
+    char *text = (char *)v + at;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = fixed ? (const char *)raw + i * fixed : ((char *const *)raw)[i];
+        const size_t len = s ? strlen(s) : 0;
+        v[i] = text;
+        memcpy(text, s ? s : "", len);
+        text[len] = '\0';
+        text += len + 1;
+    }
+    return v;
+}
+
+int ld__h5_attr_strings(hid_t loc, const char *name, char ***out, size_t *n)
+{
+    int rc = LD_END;
+    *out = NULL;
+    *n = 0;
+    if (H5Aexists(loc, name) <= 0) return LD_END;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    hid_t mt = H5I_INVALID_HID;
+    const hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    int vlen = 0, read = 0;
+    size_t fixed = 0, bytes = 0;
+    void *raw = NULL;
+    if (t < 0 || np < 0 || np > (1 << 24) || H5Tget_class(t) != H5T_STRING ||
+        (mt = H5Tcopy(H5T_C_S1)) < 0 || H5Tset_cset(mt, H5Tget_cset(t)) < 0)
+        goto done; /* HDF5 will not convert ASCII <-> UTF-8: read in the file's own set */
+    vlen = H5Tis_variable_str(t) > 0;
+    fixed = vlen ? 0 : H5Tget_size(t) + 1; /* + 1: NUL-terminated whatever the padding */
+    if (!ld__mul_size(vlen ? sizeof(char *) : fixed, np ? (size_t)np : 1, &bytes) ||
+        !(raw = calloc(1, bytes))) {
+        rc = LD_ENOMEM;
+        goto done;
+    }
+    read = H5Tset_size(mt, vlen ? H5T_VARIABLE : fixed) >= 0 && H5Aread(a, mt, raw) >= 0;
+    if (read) {
+        *out = strings_block(raw, (size_t)np, fixed);
+        rc = *out ? LD_OK : LD_ENOMEM;
+        *n = *out ? (size_t)np : 0;
+    }
+done:
+    if (read && vlen)
+        for (hssize_t i = 0; i < np; i++)
+            if (((char **)raw)[i]) H5free_memory(((char **)raw)[i]);
+    free(raw);
+    if (mt >= 0) H5Tclose(mt);
+    if (sp >= 0) H5Sclose(sp);
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
+    return rc;
 }
 
 #else /* !LD_HAVE_HDF5 */

@@ -42,6 +42,11 @@ int ld__h5_attr_text(hid_t loc, const char *name, char *out, size_t cap);
 int ld__h5_attr_i64(hid_t loc, const char *name, int64_t *v);
 int ld__h5_attr_int(hid_t loc, const char *name, int *v);
 
+/* A 1-D string attribute (fixed or variable length, ASCII or UTF-8, at most 2^24 entries) as
+ * *n strings in one block, *out, freed with free(); entries HDF5 cannot give are "". LD_OK when
+ * read (*n may be 0), LD_END when absent or not strings (*out = NULL, *n = 0), LD_ENOMEM. */
+int ld__h5_attr_strings(hid_t loc, const char *name, char ***out, size_t *n);
+
 /* Virtual datasets (VDS). HDF5 reads a mapping whose source file or source dataset is
  * missing as the fill value, without an error; these helpers find such mappings first.
  * Defined in h5_store.c; call them with the HDF5 lock held.
