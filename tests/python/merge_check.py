@@ -16,7 +16,7 @@ import json
 import sys
 
 import h5py
-import lmdb
+from lmdb_records import records
 import numpy as np
 from PIL import Image
 
@@ -73,10 +73,7 @@ def check_h5(single, merged):
 
 
 def check_lmdb(single, merged):
-    ea = lmdb.open(single, readonly=True, lock=False)
-    eb = lmdb.open(merged, readonly=True, lock=False)
-    with ea.begin() as ta, eb.begin() as tb:
-        ra, rb = list(ta.cursor()), list(tb.cursor())
+    ra, rb = records(single), records(merged)
     if len(ra) != len(rb):
         fail(f"{merged}: {len(rb)} records, single run {len(ra)}")
     for i, ((ka, va), (kb, vb)) in enumerate(zip(ra, rb)):

@@ -36,14 +36,8 @@ def h5(single, merged):
 
 
 def lmdb_(single, merged):
-    import lmdb
+    from lmdb_records import records
 
-    def records(path):
-        env = lmdb.open(path, readonly=True, lock=False)
-        with env.begin() as t:
-            out = list(t.cursor())
-        env.close()
-        return out
 
     a, b = records(single), records(merged)
     if a != b:

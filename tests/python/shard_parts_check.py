@@ -120,14 +120,8 @@ def h5(single, parts):
 
 
 def lmdb_(single, parts):
-    import lmdb
+    from lmdb_records import records
 
-    def records(path):
-        env = lmdb.open(path, readonly=True, lock=False)
-        with env.begin() as t:
-            out = list(t.cursor())
-        env.close()
-        return out
 
     def sidecar(path):
         with open(os.path.join(path, "libdata.json")) as f:
