@@ -16,7 +16,8 @@ if [ "${1:-}" != --no-asan ]; then
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLIBDATA_SANITIZE=address,undefined -DLIBDATA_BUILD_TESTS=ON \
         -DLIBDATA_WITH_MPI=ON >/dev/null
     cmake --build build-asan -j"$jobs"
+    # LIBDATA_PY_ASAN=1: the Python suites too, with the ASan runtime preloaded into python3
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$root/tests/lsan.supp" \
-        ctest --output-on-failure -j"$jobs") || status=1
+        LIBDATA_PY_ASAN=1 ctest --output-on-failure -j"$jobs") || status=1
 fi
 exit $status

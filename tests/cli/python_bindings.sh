@@ -19,10 +19,11 @@ if [ "$lib_bits" = 1 ] && [ "$py_bits" = 64 ]; then
 fi
 
 # An ASan-instrumented library cannot be dlopen()ed by an uninstrumented python3 (the ASan
-# runtime must come first in the process). Say so instead of failing. LIBDATA_PY_ASAN=1 runs
-# the suites anyway with the runtimes preloaded (leak checks off: python itself "leaks"; the
-# RSS-growth test and the tests that start other processes are left out: ASan's quarantine
-# holds freed memory, and preloading into dataconv or a second python is not the point).
+# runtime must come first in the process). Say so instead of failing. LIBDATA_PY_ASAN=1 (set by
+# scripts/test.sh for its ASan build) runs the suites anyway with the runtimes preloaded (leak
+# checks off: python itself "leaks"). $DATACONV is then the ASan build's own dataconv, so the
+# tests that make their datasets with it run too. Left out: the RSS-growth test (ASan's
+# quarantine holds freed memory) and the tests that start a second python (not the point).
 # (Captured, not piped into grep -q: with pipefail, grep's early exit fails the pipeline.)
 deps=$(ldd "$LIBDATA_LIBRARY" 2>&1 || true)
 select=()
@@ -37,7 +38,6 @@ case "$deps" in
     case "$deps" in *libubsan*) LD_PRELOAD="$LD_PRELOAD $(gcc -print-file-name=libubsan.so)";;
     esac
     export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0
-    unset DATACONV
     select=(-k "not memory_growth and not package_folder and not bad_environment and not importing")
     echo "note: running under ASan with LD_PRELOAD=$LD_PRELOAD" ;;
 *libtsan*)
