@@ -14,6 +14,12 @@ libdata reads the photos' own bytes (dataconv --encoded, the same files torchvis
 (a') also reads the documented recipe (dataconv --max-side 256 --quality 90); (a-L) and (b-L)
 are (a) and (b) with rrc_filter="lanczos3" (the conversion's filter).
 
+The bound of (a)/(b) (BUILD/bench/rrc_rate, built with -DLIBDATA_BUILD_BENCH=ON): for the
+reader's boxes, one thread, files in memory, the CPU time of box decode alone against full
+decode alone (the most a box decoder can gain), and of the two whole transforms (decode +
+the resampling both share): their ratio is the most (a)/(b) can be, the reader adding the same
+batch work to both.
+
     rrc_bench.py [--build DIR] [--photos DIR | --make N] [--work DIR] [--threads T]
                  [--seconds S] [--json OUT]
 """
@@ -124,12 +130,37 @@ def measure(build, photos, work, threads, seconds, reps=3):
     return res
 
 
+def bound(build, photos, seconds):
+    """BUILD/bench/rrc_rate on the photos: {full_us, box_us, rrc_full_us, rrc_box_us,
+    decode_ratio, bound}, or None (with a note on stderr) when it is not built."""
+    prog = os.path.join(build, "bench", "rrc_rate")
+    if not os.path.exists(prog):
+        print(f"rrc_bench: no {prog}, so no bound of (a)/(b): build it with cmake -S . -B "
+              f"{build} -DLIBDATA_BUILD_BENCH=ON && cmake --build {build} --target rrc_rate",
+              file=sys.stderr)
+        return None
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(photos) for f in fs
+                   if f.lower().endswith((".jpg", ".jpeg")))
+    out = subprocess.run([prog, "--seconds", str(seconds), *files], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def bound_line(bd):
+    """The bound in words (report and bench/run)."""
+    return (f"  bound (bench/rrc_rate, 1 thread, same boxes, files in memory): box decode "
+            f"alone is {bd['decode_ratio']:.2f}x full decode ({bd['box_us']:.0f} vs "
+            f"{bd['full_us']:.0f} us/image); with the resampling both share "
+            f"({bd['rrc_box_us'] - bd['box_us']:.0f} and {bd['rrc_full_us'] - bd['full_us']:.0f}"
+            f" us), (a)/(b) can at most be {bd['bound']:.2f}")
+
+
 def median(v):
     v = sorted(v)
     return v[len(v) // 2]
 
 
-def report(res, threads):
+def report(res, threads, bd=None):
     lines = [f"RandomResizedCrop(224) + flip, {threads} threads / workers: samples per CPU "
              "second (all threads and worker processes), and wall samples/s / threads; "
              "median (range)"]
@@ -146,6 +177,8 @@ def report(res, threads):
         aL, bL = (median(res[k]["cpu"]) for k in names[4:6])
         lines.append(f"  cpu, rrc_filter=lanczos3: (a-L)/(b-L) = {aL / bL:.2f}, (a-L)/(c) = "
                      f"{aL / median(res[names[2]]['cpu']):.2f}")
+    if bd:
+        lines.append(bound_line(bd))
     return "\n".join(lines)
 
 
@@ -165,10 +198,12 @@ def main():
         import suite_photos
         photos = suite_photos.make(os.path.join(a.work, f"photos{a.make}"), a.make)
     res = measure(a.build, photos, a.work, a.threads, a.seconds, a.reps)
-    print(report(res, a.threads))
+    bd = bound(a.build, photos, a.seconds)
+    print(report(res, a.threads, bd))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"threads": a.threads, "samples_per_core": res}, f, indent=1)
+            json.dump({"threads": a.threads, "samples_per_core": res, "bound": bd}, f,
+                      indent=1)
 
 
 if __name__ == "__main__":

@@ -145,7 +145,10 @@ def main():
         for name, v in rr.items():
             res.add("rrc", "RandomResizedCrop(224) + flip", name, threads=cores,
                     sps_core=sc.summarize(v["cpu"]), sps_wall=sc.summarize(v["wall"]))
-        sc.log(rrc_bench.report(rr, cores))
+        bd = rrc_bench.bound(a.build, photos, cfg["seconds"])
+        if bd:
+            res.add("rrc_bound", "RandomResizedCrop(224): decode alone", "bound", **bd)
+        sc.log(rrc_bench.report(rr, cores, bd))
         lap("random resized crop")
 
     meta["load_after"] = round(os.getloadavg()[0], 2)

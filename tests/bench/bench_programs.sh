@@ -80,4 +80,22 @@ want = f"dataconv -j1 = {row['ratio_wall']['median']:.2f}"
 assert want in text and "by CPU time" in text, text
 PY
     fail "suite_convert.decode_limit"
+
+echo "check: rrc_rate times box vs full decode of the reader's boxes; rrc_bench reports the bound"
+"$PYTHON" - "$BENCH_DIR/.." "$TMP/photos" "$(cd "$(dirname "$0")/../../bench" && pwd)" <<'PY' ||
+import sys
+build, photos, bench = sys.argv[1:4]
+sys.path.insert(0, bench)
+import rrc_bench
+bd = rrc_bench.bound(build, photos, 0)
+assert bd and bd["images"] == 4 and bd["size"] == 224, bd
+for k in ("full_us", "box_us", "rrc_full_us", "rrc_box_us", "decode_ratio", "bound"):
+    assert bd[k] > 0, (k, bd)
+# the whole transforms include their decode
+assert bd["rrc_full_us"] > bd["full_us"] * 0.9 and bd["rrc_box_us"] > bd["box_us"] * 0.9, bd
+line = rrc_bench.bound_line(bd)
+assert f"(a)/(b) can at most be {bd['bound']:.2f}" in line, line
+PY
+    fail "rrc_rate / rrc_bench.bound"
+"$BENCH_DIR/rrc_rate" --only sideways "${photos[0]}" 2>/dev/null && fail "rrc_rate took --only sideways"
 echo "ok"
