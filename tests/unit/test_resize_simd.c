@@ -179,7 +179,8 @@ Test(resize_simd, cached_tables_give_the_same_bytes_as_a_fresh_resizer)
 }
 
 /* The random resized crop's bilinear filter (fractional boxes, shrinking and enlarging) goes
- * through the same kernels: the same bytes with and without them. */
+ * through the same kernels (and hrow_rgb_avx2_short, which reads only the tap groups in use):
+ * the same bytes with and without them. */
 Test(resize_simd, bilinear_boxes_match_portable_code)
 {
     const ld_geometry boxes[] = {
@@ -209,6 +210,17 @@ Test(resize_simd, bilinear_boxes_match_portable_code)
          .ry = 0,
          .rw = 500,
          .rh = 375,
+         .filter = LD_FILTER_BILINEAR},
+        /* shrink 3.6: tables of 16 taps of which at most 8 are used (hrow_rgb_avx2_short
+         * reads 2 of the 4 groups) */
+        {.mode = LD_RESIZE_SQUASH,
+         .w = 112,
+         .h = 100,
+         .rect = 1,
+         .rx = 31.3,
+         .ry = 2.5,
+         .rw = 403.2,
+         .rh = 360,
          .filter = LD_FILTER_BILINEAR},
     };
     ld_resizer *fast = ld__resizer_create(), *port = port_resizer_create();
