@@ -52,8 +52,8 @@ static const char *const mode_names[M_COUNT] = {"full", "box", "rrc_full", "rrc_
 /* One pass of mode m over every file; exits on a decode error (the photos are valid). */
 static void pass(bench *b, int m)
 {
-    const ld_decode_opts o = {.channels = 3, .max_pixels = (uint64_t)1 << 28,
-                              .apply_orientation = 1};
+    const ld_decode_opts o = {
+        .channels = 3, .max_pixels = (uint64_t)1 << 28, .apply_orientation = 1};
     ld_decode_opts bo = o;
     bo.min_w = bo.min_h = b->size;
     ld_err e;
@@ -76,8 +76,10 @@ static void pass(bench *b, int m)
                                  (uint64_t)i, &e);
         }
         if (rc == LD_ENOTSUP) {
-            fprintf(stderr, "rrc_rate: image %d is EXIF-rotated or CMYK, which the box decoder "
-                    "leaves to a full decode: give plain photos\n", i);
+            fprintf(stderr,
+                    "rrc_rate: image %d is EXIF-rotated or CMYK, which the box decoder "
+                    "leaves to a full decode: give plain photos\n",
+                    i);
             exit(1);
         }
         if (rc != LD_OK) {

@@ -463,9 +463,9 @@ __attribute__((target("avx2"))) static int hrow_rgb_avx2_short(const uint8_t *s,
         }
         const __m256i s16 =
             _mm256_packs_epi32(_mm256_srai_epi32(acc01, QBITS), _mm256_srai_epi32(acc23, QBITS));
-        const __m128i px = _mm_shuffle_epi8(
-            _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_packus_epi16(s16, s16), order)),
-            rgb);
+        const __m128i px = _mm_shuffle_epi8(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+                                                _mm256_packus_epi16(s16, s16), order)),
+                                            rgb);
         uint8_t *o = d + 3 * i;
         if (i + 6 <= n) { /* 16-byte store: the 4 extra bytes belong to pixels done next */
             _mm_storeu_si128((__m128i *)o, px);
@@ -551,8 +551,10 @@ static void hpass(const uint8_t *src, size_t sstride, int rows, int c, const axi
         if (c == 3) {
             int i0 = 0;
 #ifdef LD_X86_DISPATCH
-            if (used) i0 = hrow_rgb_avx2_short(s, a, xoff, end, used, d);
-            else if (avx2) i0 = hrow_rgb_avx2(s, a, xoff, end, d);
+            if (used)
+                i0 = hrow_rgb_avx2_short(s, a, xoff, end, used, d);
+            else if (avx2)
+                i0 = hrow_rgb_avx2(s, a, xoff, end, d);
             if (ssse3) i0 = hrow_rgb_ssse3(s, a, i0, xoff, end, d);
 #endif
             for (int i = i0; i < n; i++) {
