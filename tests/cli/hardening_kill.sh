@@ -59,7 +59,7 @@ PY
 t0=$(date +%s.%N)
 "$DATACONV" "$big" "$TMP/full.h5" "${ARGS[@]}"
 t1=$(date +%s.%N)
-T=$(echo "$t1 - $t0" | bc)
+T=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 [ "$(count "$TMP/full.h5")" -eq "$N" ] || fail "the reference run did not write $N samples"
 echo "one run: $N images in ${T}s"
 
@@ -77,9 +77,9 @@ kill_run() {
         # points from 2% to 100% of the measured run time (the last ones hit the finish)
         local at
         if [ "$i" -lt "$points" ]; then
-            at=$(echo "scale=3; $T * (2 + 98 * $i / ($points - 1)) / 100" | bc)
+            at=$(awk -v t="$T" -v i="$i" -v n="$points" 'BEGIN { printf "%.3f", t * (2 + 98 * i / (n - 1)) / 100 }')
         else
-            at=$(echo "scale=3; $T * (5 + ($i * 37) % 70) / 100" | bc)
+            at=$(awk -v t="$T" -v i="$i" 'BEGIN { printf "%.3f", t * (5 + (i * 37) % 70) / 100 }')
         fi
         set +e
         "$DATACONV" "$big" "$out" "${ARGS[@]}" 2>"$TMP/err" &
