@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a terminal (a pseudo-terminal from script(1)) dataconv draws a progress bar on stderr
 # (done/total, images/s, ETA) that it clears before warnings and the summary; --quiet draws
-# nothing. --split prints the files it wrote.
+# nothing, and so does a terminal that says it cannot (TERM=dumb: Emacs shells, some CI logs).
+# --split prints the files it wrote.
 source "$(dirname "$0")/lib/common.sh"
 
 command -v script >/dev/null || { echo "SKIP: script(1) not installed (util-linux)"; exit 77; }
@@ -11,7 +12,7 @@ cp -r "$LD_TEST_DATA/tree" "$tree"
 
 check "on a TTY: a bar with done/total, img/s and ETA; the warning and the summary"
 set +e
-script -qefc "'$DATACONV' '$tree' '$TMP/out.h5' --resize 32 -j 1" /dev/null > "$TMP/tty" 2>&1
+TERM=xterm script -qefc "'$DATACONV' '$tree' '$TMP/out.h5' --resize 32 -j 1" /dev/null > "$TMP/tty" 2>&1
 rc=$?
 set -e
 expect_rc 0
@@ -24,11 +25,20 @@ grep -q $'\033\\[Kdataconv: converted 9 of 10' "$TMP/tty" ||
 
 check "--quiet on a TTY: no bar, no summary"
 set +e
-script -qefc "'$DATACONV' '$tree' '$TMP/q.h5' --resize 32 --quiet" /dev/null > "$TMP/tty" 2>&1
+TERM=xterm script -qefc "'$DATACONV' '$tree' '$TMP/q.h5' --resize 32 --quiet" /dev/null > "$TMP/tty" 2>&1
 rc=$?
 set -e
 expect_rc 0
 [ ! -s "$TMP/tty" ] || { cat -v "$TMP/tty"; fail "--quiet printed on a TTY"; }
+
+check "TERM=dumb on a TTY: no bar, the summary as on a pipe"
+set +e
+TERM=dumb script -qefc "'$DATACONV' '$tree' '$TMP/d.h5' --resize 32 -j 1" /dev/null > "$TMP/tty" 2>&1
+rc=$?
+set -e
+expect_rc 0
+! grep -q 'img/s ETA' "$TMP/tty" || { cat -v "$TMP/tty"; fail "a bar on TERM=dumb"; }
+grep -q "dataconv: converted 9 of 10" "$TMP/tty" || { cat -v "$TMP/tty"; fail "no summary on TERM=dumb"; }
 
 check "--split 20K: several files listed in OUT-stem.txt, named in the summary"
 run "$DATACONV" "$LD_TEST_DATA/tree" "$TMP/parts.h5" --resize 32 --split 20K
