@@ -21,7 +21,7 @@ fi
 # An ASan-instrumented library cannot be dlopen()ed by an uninstrumented python3 (the ASan
 # runtime must come first in the process). Say so instead of failing. LIBDATA_PY_ASAN=1 (set by
 # scripts/test.sh for its ASan build) runs the suites anyway with the runtimes preloaded (leak
-# checks off: python itself "leaks"). $DATACONV is then the ASan build's own dataconv, so the
+# checks off: python itself "leaks"). DATACONV is then the ASan build's own dataconv, so the
 # tests that make their datasets with it run too. Left out: the RSS-growth test (ASan's
 # quarantine holds freed memory) and the tests that start a second python (not the point).
 # (Captured, not piped into grep -q: with pipefail, grep's early exit fails the pipeline.)
