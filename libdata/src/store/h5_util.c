@@ -205,8 +205,8 @@ int ld__h5_attr_strings(hid_t loc, const char *name, char ***out, size_t *n)
         rc = *out ? LD_OK : LD_ENOMEM;
         *n = *out ? (size_t)np : 0;
     }
-done:
-    if (read && vlen)
+done: /* a failed read may have allocated some strings already: raw starts zeroed */
+    if (raw && vlen)
         for (hssize_t i = 0; i < np; i++)
             if (((char **)raw)[i]) H5free_memory(((char **)raw)[i]);
     free(raw);
