@@ -20,6 +20,10 @@ The limit of `dataconv -j1` raw → HDF5 is libjpeg-turbo decoding the same file
 repeat runs it right before `dataconv -j1`, and the row `limit` keeps both and their ratio, by
 wall time and by CPU time (the CPU ratio holds up on a busy machine, the wall one does not;
 dataconv's CPU time includes its start-up, about 15 ms: 0.1 ms per image in a 160-image run).
+Between the two, BUILD/bench/convert_ceiling runs libdata's own decode + resize of the same
+in-memory files on one thread with no I/O, no container and no hand-off: the pixels dataconv
+makes, and so the ceiling of any conversion that makes them; the row keeps (i) decode alone,
+(ii) decode + resize, (iii) dataconv -j1, and the ratios (iii)/(i), (ii)/(i), (iii)/(ii).
 Throughput is images / seconds, where seconds is the wall time of the process for CLI tools and
 the script's own time from listing the files to closing the output for the Python scripts
 (interpreter start-up and imports, ~0.3 s, excluded). CPU seconds (user + system, all threads
@@ -160,12 +164,17 @@ def decode_limit(res, dataconv, photos, items, out_h5, reps):
                 error=f"{exe} not built (-DLIBDATA_BUILD_BENCH=ON)")
         return
     n = len(items)
+    ceiling = os.path.join(os.path.dirname(exe), "convert_ceiling")
+    has_ceiling = os.access(ceiling, os.X_OK)
 
     def go():
         if os.path.exists(out_h5):
             os.unlink(out_h5)
         sc.warm(photos)
         d = sc.run_json([exe, "--decode-all", "1.0"] + [p for p, _, _ in items])
+        # (ii): libdata's decode + resize of the same files, in memory, one thread
+        cl = sc.run_json([ceiling, "1.0", str(S)] + [p for p, _, _ in items]) \
+            if has_ceiling else None
         # CPU time from the children's rusage (microseconds; /usr/bin/time prints 10 ms steps,
         # 6 % of a 160-image run)
         r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
@@ -173,14 +182,27 @@ def decode_limit(res, dataconv, photos, items, out_h5, reps):
                        check=True, stdout=subprocess.DEVNULL)
         dt, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
         conv_cpu = 1e3 * (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / n
-        return {"dec_ips": d["images_per_s"], "dec_cpu": d["cpu_ms_per_image"],
-                "conv_ips": n / dt, "conv_cpu": conv_cpu,
-                "ratio_wall": n / dt / d["images_per_s"],
-                "ratio_cpu": d["cpu_ms_per_image"] / conv_cpu if conv_cpu > 0 else None}
+        r = {"dec_ips": d["images_per_s"], "dec_cpu": d["cpu_ms_per_image"],
+             "conv_ips": n / dt, "conv_cpu": conv_cpu,
+             "ratio_wall": n / dt / d["images_per_s"],
+             "ratio_cpu": d["cpu_ms_per_image"] / conv_cpu if conv_cpu > 0 else None}
+        if cl:
+            r.update({"ceil_ips": cl["decode_resize_ips"], "ceil_cpu": cl["decode_resize_cpu_ms"],
+                      "ceil_dec_cpu": cl["part_decode_cpu_ms"],
+                      "ceil_resize_cpu": cl["part_resize_cpu_ms"],
+                      "ceil_ratio_wall": cl["decode_resize_ips"] / d["images_per_s"],
+                      "ceil_ratio_cpu": d["cpu_ms_per_image"] / cl["decode_resize_cpu_ms"],
+                      "conv_ceil_wall": n / dt / cl["decode_resize_ips"],
+                      "conv_ceil_cpu": cl["decode_resize_cpu_ms"] / conv_cpu
+                      if conv_cpu > 0 else None})
+        return r
     got, err = sc.repeat(reps, go)
+    keys = ["dec_ips", "dec_cpu", "conv_ips", "conv_cpu", "ratio_wall", "ratio_cpu"]
+    if has_ceiling:
+        keys += ["ceil_ips", "ceil_cpu", "ceil_dec_cpu", "ceil_resize_cpu", "ceil_ratio_wall",
+                 "ceil_ratio_cpu", "conv_ceil_wall", "conv_ceil_cpu"]
     row = res.add("convlimit", "raw → HDF5", "libjpeg-turbo decode only", images=n,
-                  **{k: sc.summarize([g[k] for g in got]) for k in
-                     ("dec_ips", "dec_cpu", "conv_ips", "conv_cpu", "ratio_wall", "ratio_cpu")},
+                  **{k: sc.summarize([g[k] for g in got]) for k in keys},
                   error=None if got else err)
     if got:
         sc.log(f"  decode-only limit: libjpeg-turbo {row['dec_ips']['median']:,.0f} img/s "
@@ -188,6 +210,14 @@ def decode_limit(res, dataconv, photos, items, out_h5, reps):
                f"{row['conv_ips']['median']:,.0f} img/s ({row['conv_cpu']['median']:.2f} CPU "
                f"ms/img): ratio {row['ratio_wall']['median']:.2f} by wall time, "
                f"{row['ratio_cpu']['median']:.2f} by CPU time")
+    if got and row.get("ceil_ips"):
+        sc.log(f"  ceiling: libdata decode + resize, in memory, 1 thread "
+               f"{row['ceil_ips']['median']:,.0f} img/s ({row['ceil_cpu']['median']:.2f} CPU "
+               f"ms/img, resize {row['ceil_resize_cpu']['median']:.2f}): "
+               f"{row['ceil_ratio_wall']['median']:.2f} of decode alone by wall time, "
+               f"{row['ceil_ratio_cpu']['median']:.2f} by CPU; dataconv -j1 = "
+               f"{row['conv_ceil_wall']['median']:.2f} of it by wall time, "
+               f"{row['conv_ceil_cpu']['median']:.2f} by CPU")
 
 
 def measure(res, dataconv, photos, work, reps, n_perfile):

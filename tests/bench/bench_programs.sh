@@ -58,6 +58,22 @@ assert b[:4] == b"LDPX" and (w, h, c) == (40, 30, 3) and len(b) == 16 + 40 * 30 
 ' "$TMP/out.px" || fail "resize_quality output"
 "$BENCH_DIR/resize_quality" --time crop 32 32 3 < "$TMP/in.px" | grep -q 'best .* us over 3 runs' ||
     fail "resize_quality --time"
+echo "check: convert_ceiling times decode alone and decode + resize of every file given"
+"$BENCH_DIR/convert_ceiling" 0 224 "${photos[@]}" > "$TMP/ceiling.json"
+"$PYTHON" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["files"] == 4 and r["size"] == 224, r
+assert r["decode_images"] >= 4 and r["decode_resize_images"] >= 4, r
+for k in ("decode_ips", "decode_cpu_ms", "decode_resize_ips", "decode_resize_cpu_ms",
+          "part_decode_cpu_ms", "part_resize_cpu_ms"):
+    assert r[k] > 0, (k, r)
+# the same decode plus a resize costs more CPU than the decode alone
+assert r["decode_resize_cpu_ms"] > r["part_decode_cpu_ms"], r' "$TMP/ceiling.json" ||
+    fail "convert_ceiling: $(cat "$TMP/ceiling.json")"
+"$BENCH_DIR/convert_ceiling" 0 224 "$TMP/ceiling.json" > /dev/null 2> "$TMP/ceiling.err" &&
+    fail "convert_ceiling accepted a file that is not an image"
+grep -q 'ceiling.json' "$TMP/ceiling.err" || { cat "$TMP/ceiling.err"; fail "convert_ceiling error names no file"; }
+
 echo "check: suite_convert.decode_limit times dataconv -j1 against decode alone of the same files"
 mkdir -p "$TMP/photos/c0"
 cp "${photos[@]}" "$TMP/photos/c0/"
@@ -73,11 +89,13 @@ suite_convert.decode_limit(res, dataconv, os.path.join(tmp, "photos"), items,
 row = res.data["rows"][0]
 assert row["section"] == "convlimit" and not row.get("error"), row
 assert row["images"] == 4 and row["dec_ips"]["n"] == 2, row
-for k in ("dec_ips", "dec_cpu", "conv_ips", "ratio_wall", "ratio_cpu"):
+for k in ("dec_ips", "dec_cpu", "conv_ips", "ratio_wall", "ratio_cpu", "ceil_ips", "ceil_cpu",
+          "ceil_resize_cpu", "ceil_ratio_wall", "ceil_ratio_cpu", "conv_ceil_wall"):
     assert row[k]["median"] > 0, (k, row)
 text = "\n".join(suite_report.decode_limit_lines(res.data["rows"], "raw → HDF5"))
 want = f"dataconv -j1 = {row['ratio_wall']['median']:.2f}"
 assert want in text and "by CPU time" in text, text
+assert f"(ii)/(i) = {row['ceil_ratio_wall']['median']:.2f}" in text, text
 PY
     fail "suite_convert.decode_limit"
 
