@@ -22,6 +22,14 @@
  * The same over every file given (bench/suite_convert.py: the limit of `dataconv -j1`, decode
  * alone of the very files it converts).
  *
+ *   baselines --touch BYTES
+ *
+ * Fault in BYTES of anonymous memory (transparent huge pages where the kernel allows them) and
+ * free it: bench/suite_read.py's preparation of a cold-cache run. On a VM with free page
+ * reporting the memory the guest freed is handed back to the host, and the page cache's next
+ * 2 MiB folios come from it at the cost of a host fault per page; touching it first puts dd and
+ * the reader in the same state, that of a machine without that cost. Prints the seconds taken.
+ *
  * A CMake target with -DLIBDATA_BUILD_BENCH=ON (bench/CMakeLists.txt): BUILD/bench/baselines.
  */
 #define _GNU_SOURCE
@@ -174,16 +182,33 @@ static int decode_baseline(double seconds, int nfiles, char **files, int max_fil
     return 0;
 }
 
+static int touch(size_t bytes)
+{
+    double t = now();
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return 1;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE); /* fewer faults; refused where THP is off: no matter */
+#endif
+    memset(p, 1, bytes);
+    munmap(p, bytes);
+    printf("{\"seconds\": %.3f}\n", now() - t);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--decode"))
         return decode_baseline(atof(argv[2]), argc - 3, argv + 3, 64);
     if (argc >= 4 && !strcmp(argv[1], "--decode-all"))
         return decode_baseline(atof(argv[2]), argc - 3, argv + 3, argc - 3);
+    if (argc == 3 && !strcmp(argv[1], "--touch") && atoll(argv[2]) > 0)
+        return touch((size_t)atoll(argv[2]));
     if (argc == 4 && !strcmp(argv[1], "--io"))
         return io_experiment(argv[2], (size_t)atoll(argv[3]));
     fprintf(stderr,
-            "usage: %s --io FILE SAMPLE_BYTES | --decode SECONDS FILE.jpg... | --decode-all "
+            "usage: %s --io FILE SAMPLE_BYTES | --touch BYTES | --decode SECONDS FILE.jpg... | "
+            "--decode-all "
             "SECONDS FILE.jpg...\n"
             "(the reader is measured by `dataconv bench FILE`)\n",
             argv[0]);

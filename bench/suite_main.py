@@ -30,9 +30,11 @@ import rrc_bench  # noqa: E402
 # sizes: full run for a 2-core, 24 GiB machine (~25 min); quick for everyday checks
 SIZES = {
     "full": dict(photos=2000, convert=600, perfile=100, read=9000, read_enc=2000,
-                 read_mem=[1000, 3000, 9000], conv_mem=[500, 1500, 5000], seconds=1.5, reps=3),
+                 read_mem=[1000, 3000, 9000], conv_mem=[500, 1500, 5000], seconds=1.5, reps=3,
+                 cold=16000, cold_pairs=5),
     "quick": dict(photos=240, convert=160, perfile=16, read=1024, read_enc=512,
-                  read_mem=[256, 1024], conv_mem=[120, 480], seconds=0.5, reps=3),
+                  read_mem=[256, 1024], conv_mem=[120, 480], seconds=0.5, reps=3,
+                  cold=1024, cold_pairs=2),
 }
 
 
@@ -43,7 +45,9 @@ def main():
     ap.add_argument("--work", default="/tmp/ld_bench_suite")
     ap.add_argument("--out")
     ap.add_argument("--reps", type=int)
-    ap.add_argument("--only", default="convert,read,memory,rrc")
+    ap.add_argument("--only", default="convert,read,memory,rrc",
+                    help="sections: convert, read, memory, rrc; cold (the cold-cache reading "
+                    "row alone, part of read)")
     a = ap.parse_args()
     cfg = dict(SIZES["quick" if a.quick else "full"])
     reps = a.reps or cfg["reps"]
@@ -109,11 +113,13 @@ def main():
         suite_convert.measure(res, dataconv, folder(cfg["convert"]), work, reps, cfg["perfile"])
         lap("conversion")
 
-    if "read" in only or "memory" in only:
+    if only & {"read", "memory", "cold"}:
         sc.log("reading datasets ...")
         fm = [("raw", f, n) for n in sorted(set(cfg["read_mem"] + [cfg["read"]]))
-              for f in ("h5", "lmdb")]
-        fm += [("q70", f, cfg["read_enc"]) for f in ("h5", "lmdb")]
+              for f in ("h5", "lmdb")] if only & {"read", "memory"} else []
+        fm += [("q70", f, cfg["read_enc"]) for f in ("h5", "lmdb")] if fm else []
+        if only & {"read", "cold"}:  # the cold-cache file: >= 2 GB, one run takes seconds
+            fm.append(("raw", "h5", cfg["cold"]))
         ds = suite_read.make_datasets(dataconv, photos, work, fm)
         rd = suite_read.Reading(res, a.build, dataconv, work, reps, cfg["seconds"], 256)
         lap("datasets")
@@ -128,8 +134,10 @@ def main():
         rd.limits(jp)
         sc.log(f"reading: {cfg['read']} raw samples, {cfg['read_enc']} JPEG, {reps} repeats ...")
         rd.throughput(ds, cfg["read"], cfg["read_enc"])
-        sc.log("reading with a cold cache ...")
-        rd.cold(ds[("raw", "h5", cfg["read"])], cfg["read"])
+    if only & {"read", "cold"}:
+        sc.log(f"reading with a cold cache: {cfg['cold']} raw samples, {cfg['cold_pairs']} "
+               "pairs with dd ...")
+        rd.cold(ds[("raw", "h5", cfg["cold"])], cfg["cold"], cfg["cold_pairs"])
         lap("reading")
     if "memory" in only:
         sc.log("memory against dataset size: conversion ...")

@@ -24,12 +24,24 @@ same 224x224 q70 JPEGs (BUILD/bench/baselines --decode, the CMake target of benc
 jpeg_read_scanlines into a reused buffer) times the number of cores.
 Python readers run until at least --seconds have passed (whole batches, several epochs when
 the dataset is small); the C reader runs whole epochs.
-Cold cache: block-shuffled reading of the raw HDF5 file right after its pages were dropped
-(posix_fadvise DONTNEED on the file, checked with fincore; not /proc/sys/vm/drop_caches, which
-would empty every other process's cache too), against `dd bs=4M` of the same file, cold.
+Cold cache: block-shuffled reading of a raw HDF5 file of >= 2 GB (16,000 samples, 2.4 GB, made
+for this row) right after its pages were dropped (posix_fadvise DONTNEED on the file, checked
+with fincore; not /proc/sys/vm/drop_caches, which would empty every other process's cache
+too), against `dd bs=4M` of the same file, cold, measured in interleaved pairs (prepare, dd,
+prepare, reader; the order reversed every other pair) and reported as the median of the
+per-pair ratios with their range. `dd iflag=direct` (no page cache) is measured in each pair
+too, as a second figure. "Prepare" is the drop, then touching and freeing as much anonymous
+memory as the file (the `touch` mode below): on a VM with free page reporting (virtio-balloon,
+as the test machine), memory the guest freed is handed back to the host within seconds, and
+the first touch of such memory costs a host fault per page. The kernel's read-ahead for read()
+takes 2 MiB folios, exactly the blocks that were handed back, so `dd` ran at 0.36-0.67 GB/s
+(3.5 s of system time copying 2.4 GB) when it started a few seconds after a drop and at
+1.4-1.7 GB/s (0.3 s) when it started at once: the disk was the same. Touching the memory first
+puts every run in the state of a machine without that cost.
 
     suite_read.py worker KIND PATH seq|shuffle BATCH SECONDS [THREADS] [MAX_SAMPLES]
     suite_read.py memcpy THREADS
+    suite_read.py touch BYTES
 """
 import io
 import json
@@ -431,13 +443,15 @@ class Reading:
                              lambda w=w: self.py_reader("dataloader", q_h5, True, w),
                              tool="DataLoader", fmt="HDF5", threads=max(w, 1))
 
-    def cold(self, path, n):
+    def cold(self, path, n, pairs):
         """Block-shuffled reading of PATH with its pages dropped from the cache, against dd of
-        the same file, cold. Rows: limit "dd of the file, cold"; read group "uint8, block
-        shuffle, cold cache"."""
+        the same file, cold, in PAIRS interleaved pairs (module docstring). Rows: limits "dd of
+        the file, cold" and "dd iflag=direct"; read group "uint8, block shuffle, cold cache",
+        whose row holds the per-pair ratios (ratio_dd, ratio_direct) and the pairs."""
         T = self.cores
+        size = os.path.getsize(path)
 
-        def drop():
+        def prepare(touch=True):
             fd = os.open(path, os.O_RDONLY)
             try:
                 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
@@ -446,35 +460,69 @@ class Reading:
             try:  # resident bytes left (util-linux fincore), if it is installed
                 out = subprocess.run(["fincore", "-b", "-n", "-o", "RES", path],
                                      capture_output=True, text=True, check=True).stdout
-                if int(out.split()[0]) > os.path.getsize(path) // 20:
+                if int(out.split()[0]) > size // 20:
                     raise sc.Failed(f"{path} stays in the page cache after DONTNEED")
             except (OSError, subprocess.CalledProcessError, ValueError, IndexError):
                 pass
+            if touch:  # BUILD/bench/baselines --touch (huge pages: ~1 s for 2.4 GB), or NumPy
+                sc.run([self.baselines, "--touch", size] if self.baselines else
+                       [sc.PY, os.path.abspath(__file__), "touch", size])
 
-        def dd():
-            drop()
-            _, dt, _ = sc.run(["dd", f"if={path}", "of=/dev/null", "bs=4M"])
-            return os.path.getsize(path) / dt / 1e9
+        def dd(*flags):
+            prepare(touch=not flags)  # iflag=direct: no page cache, nothing to prepare
+            _, dt, _ = sc.run(["dd", f"if={path}", "of=/dev/null", "bs=4M", *flags])
+            return size / dt / 1e9
 
-        got, err = sc.repeat(self.reps, dd)
-        s = sc.summarize(got)
-        self.res.add("limit", "dd", "dd of the file, cold (bs=4M)", gbs=s,
-                     sps=sc.summarize([g * 1e9 / SAMPLE for g in got]), error=None if got else err)
-        sc.log(f"  dd cold: {sc.fmt_rate(s, ' GB/s')}")
-
-        def bench():
-            drop()
-            return self.c_reader(path, False, T, n, epochs=1, order="block", warmup=False)
+        def reader():
+            prepare()
+            sps, rss, anon = self.c_reader(path, False, T, n, epochs=1, order="block",
+                                           warmup=False)
+            return sps * SAMPLE / 1e9, sps, rss, anon
+        runs = [("dd", dd), ("reader", reader), ("direct", lambda: dd("iflag=direct"))]
         t0 = time.perf_counter()
-        got, err = sc.repeat(self.reps, bench)
+        got, err = [], None
+        for k in range(pairs):
+            one = {}
+            for name, fn in (runs if k % 2 == 0 else runs[::-1]):
+                r, e = sc.repeat(1, fn)
+                if r:
+                    one[name] = r[0]
+                err = e or err
+            if "dd" in one and "reader" in one:
+                got.append(one)
+                sc.log(f"    pair {k + 1}: dd {one['dd']:.2f} GB/s, reader "
+                       f"{one['reader'][0]:.2f} GB/s = {one['reader'][0] / one['dd']:.2f}"
+                       + (f"; dd iflag=direct {one['direct']:.2f} GB/s" if "direct" in one
+                          else ""))
+        dds = [g["dd"] for g in got]
+        direct = [g["direct"] for g in got if "direct" in g]
+        s = sc.summarize(dds)
+        self.res.add("limit", "dd", "dd of the file, cold (bs=4M)", gbs=s,
+                     sps=sc.summarize([g * 1e9 / SAMPLE for g in dds]), pairs=len(got),
+                     file_gb=size / 1e9, error=None if got else err)
+        self.res.add("limit", "dd_direct", "dd iflag=direct of the file (bs=4M, no page cache)",
+                     gbs=sc.summarize(direct),
+                     sps=sc.summarize([g * 1e9 / SAMPLE for g in direct]),
+                     error=None if direct else err)
         row = self.res.add("read", "uint8, block shuffle, cold cache",
                            f"libdata C, HDF5, {T} threads", path=os.path.basename(path),
-                           sps=sc.summarize([g[0] for g in got]),
-                           rss_mb=sc.summarize([g[1] for g in got]),
-                           anon_mb=sc.summarize([g[2] for g in got]),
-                           error=None if got else err, tool="libdata C", fmt="HDF5", threads=T)
+                           sps=sc.summarize([g["reader"][1] for g in got]),
+                           gbs=sc.summarize([g["reader"][0] for g in got]),
+                           rss_mb=sc.summarize([g["reader"][2] for g in got]),
+                           anon_mb=sc.summarize([g["reader"][3] for g in got]),
+                           ratio_dd=sc.summarize([g["reader"][0] / g["dd"] for g in got]),
+                           ratio_direct=sc.summarize([g["reader"][0] / g["direct"] for g in got
+                                                      if "direct" in g]),
+                           pairs=[{"dd": g["dd"], "reader": g["reader"][0],
+                                   "direct": g.get("direct")} for g in got],
+                           file_gb=size / 1e9, error=None if got else err, tool="libdata C",
+                           fmt="HDF5", threads=T)
+        rd = row["ratio_dd"]
         sc.log(f"  {'uint8, block shuffle, cold':30} {'libdata C, HDF5':42} "
-               f"{sc.fmt_rate(row['sps'], ' samples/s'):>34}  [{time.perf_counter() - t0:.1f} s]")
+               f"{sc.fmt_rate(row['sps'], ' samples/s'):>34}  [{time.perf_counter() - t0:.1f} s]"
+               + (f"\n  reader / dd, per pair: median {rd['median']:.2f} ({rd['min']:.2f}-"
+                  f"{rd['max']:.2f}); dd {s['median']:.2f} ({s['min']:.2f}-{s['max']:.2f}) GB/s"
+                  if rd else ""))
 
     def memory(self, ds, sizes):
         """Peak RSS of one shuffled epoch (uint8) against dataset size."""
@@ -533,6 +581,8 @@ def main():
         worker(kind, path, order, int(batch), float(seconds), threads, mx)
     elif len(sys.argv) == 3 and sys.argv[1] == "memcpy":
         memcpy_worker(int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "touch":
+        np.ones(int(sys.argv[2]), np.uint8)  # faulted in, then freed at exit
     else:
         sys.exit(__doc__)
 
