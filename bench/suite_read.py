@@ -453,7 +453,8 @@ class Reading:
 
         def prepare(touch=True):
             fd = os.open(path, os.O_RDONLY)
-            try:
+            try:  # written back first: DONTNEED leaves dirty pages (a file just made) cached
+                os.fsync(fd)
                 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
             finally:
                 os.close(fd)

@@ -116,4 +116,32 @@ assert f"(a)/(b) can at most be {bd['bound']:.2f}" in line, line
 PY
     fail "rrc_rate / rrc_bench.bound"
 "$BENCH_DIR/rrc_rate" --only sideways "${photos[0]}" 2>/dev/null && fail "rrc_rate took --only sideways"
+echo "check: baselines --touch; suite_read cold: interleaved dd / reader pairs, per-pair ratios"
+"$BENCH_DIR/baselines" --touch 8000000 | grep -q '"seconds"' || fail "baselines --touch"
+"$PYTHON" - "$BENCH_DIR/.." "$TMP" "$(cd "$(dirname "$0")/../../bench" && pwd)" <<'PY' ||
+import os, sys
+import h5py, numpy as np
+build, tmp, bench = sys.argv[1:4]
+sys.path.insert(0, bench)
+import suite_common as sc, suite_read, suite_report
+path = os.path.join(tmp, "cold.h5")
+with h5py.File(path, "w") as f:  # 300 samples of 3x224x224 in chunks of 6, as dataconv writes
+    f.create_dataset("data", data=np.random.default_rng(1).integers(0, 255, (300, 3, 224, 224),
+                     dtype=np.uint8), chunks=(6, 3, 224, 224))
+    f["label"] = np.arange(300, dtype=np.int32) % 4
+res = sc.Results(os.path.join(tmp, "cold.json"), {})
+rd = suite_read.Reading(res, build, os.path.join(build, "dataconv"), tmp, 1, 0.1, 256)
+rd.cold(path, 300, 2)
+rows = {r["group"]: r for r in res.data["rows"]}
+row, dd = rows["uint8, block shuffle, cold cache"], rows["dd"]
+assert not row.get("error") and len(row["pairs"]) == 2, row
+assert row["ratio_dd"]["n"] == 2 and dd["gbs"]["n"] == 2 and rows["dd_direct"]["gbs"]["n"] == 2
+for p in row["pairs"]:  # each ratio is the reader's rate over the dd run of its own pair
+    assert p["dd"] > 0 and p["reader"] > 0, p
+assert sorted(row["ratio_dd"]["values"]) == sorted(p["reader"] / p["dd"] for p in row["pairs"])
+text = "\n".join(suite_report.key_ratios(res.data["rows"], os.cpu_count()))
+want = f"median of the per-pair ratios {row['ratio_dd']['median']:.2f}"
+assert want in text and "2 interleaved pairs" in text, text
+PY
+    fail "suite_read cold pairs"
 echo "ok"
