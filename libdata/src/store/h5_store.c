@@ -126,30 +126,19 @@ typedef struct h5_store {
  * cache for every page it is given, even when all are cached: on warm data it cost 11 % of a
  * worker's time (perf, shuffled 150 KB samples), as much as a tenth of the copy itself. So
  * direct reads first try preadv2(RWF_NOWAIT), which copies what is cached and stops at the
- * first page that is not, and will_read keeps the piece's samples (`plan`) instead of advising
- * them at once:
- *  - a context whose last piece was read wholly from the cache without advice is warm: the next
- *    piece is not advised (no system call) unless one of its reads misses;
- *  - otherwise the first sample of the piece is probed (a 1-byte RWF_NOWAIT read): cached, the
- *    advice waits for a miss; not cached, the whole piece is advised now;
- *  - the first read of a piece that misses advises the rest of the piece at once.
- * A piece that was advised never makes the context warm: its reads hit the cache because of
- * the advice (an earlier rule took that for a warm cache and left every other piece of a cold
- * block-shuffled epoch unadvised, read one sample at a time: 1.05 vs 1.27 GB/s, 2.4 GB file).
- * The advice is given in file order, adjacent byte ranges merged (a block-shuffled piece is a
- * few whole chunks: a few large requests, not one per sample in shuffled order). Kernels or
- * file systems without RWF_NOWAIT (EOPNOTSUPP, EINVAL, ENOSYS) turn the probe off for the
- * context: it then always advises. */
+ * first page that is not; a context whose last batch piece was served wholly from the cache
+ * is "warm" and skips the advice for the next piece (its reads still probe: the first miss
+ * makes the context cold again, and the rest of that read waits with a plain pread). A cold
+ * context advises every piece, as before, so a cold cache or a disk still sees a whole
+ * batch's requests at once. Kernels or file systems without RWF_NOWAIT (EOPNOTSUPP, EINVAL,
+ * ENOSYS) turn the probe off for the context: it then always advises. */
 struct ld_store_ctx {
     ld_buf buf;     /* fallback cache (raw rows) or encoded bytes */
     uint64_t first; /* raw fallback: first sample held in buf, count held */
     uint64_t count;
-    int probe;      /* reads try RWF_NOWAIT first */
-    int missed;     /* a probed read of this piece found pages not cached */
-    int warm;       /* the last piece was read from the cache without advice */
-    int advised;    /* this piece's plan was advised */
-    uint64_t *plan; /* this piece's samples (will_read), plan_n of them */
-    size_t plan_n, plan_cap;
+    int probe;  /* reads try RWF_NOWAIT first */
+    int missed; /* a probed read since the last will_read found pages not cached */
+    int pieces; /* will_read calls so far (the first piece is always advised) */
 };
 
 /* ---- small HDF5 helpers (call between ld__h5_quiet_begin and _end) ------------------------ */
@@ -650,17 +639,12 @@ static int vds_read(vds_parts *v, const char *vds_path, uint64_t pos, size_t len
     return LD_OK;
 }
 
-static void advise_plan(h5_store *s, ld_store_ctx *cx);
-
-/* Bytes [pos, pos+len) of the pixel dataset, from its parts or its one file; a probed read that
- * missed advises the rest of the piece (struct ld_store_ctx). */
+/* Bytes [pos, pos+len) of the pixel dataset, from its parts or its one file. */
 static int read_direct(h5_store *s, ld_store_ctx *cx, uint64_t pos, size_t len, uint8_t *dst,
                        uint64_t i, ld_err *e)
 {
-    const int rc = s->vds.n ? vds_read(&s->vds, s->path, pos, len, dst, i, cx, e)
-                            : read_map(&s->map, s->fd, s->path, pos, len, dst, i, cx, e);
-    if (cx && cx->missed && !cx->advised && cx->plan_n) advise_plan(s, cx); /* see ld_store_ctx */
-    return rc;
+    if (s->vds.n) return vds_read(&s->vds, s->path, pos, len, dst, i, cx, e);
+    return read_map(&s->map, s->fd, s->path, pos, len, dst, i, cx, e);
 }
 
 /* Whether mapping k of dcpl takes the whole of its source to the rows [row, row + src[0]) of
@@ -869,7 +853,6 @@ static void h5_ctx_free(ld_store *st, ld_store_ctx *cx)
     (void)st;
     if (!cx) return;
     ld__buf_free(&cx->buf);
-    free(cx->plan);
     free(cx);
 }
 
@@ -1015,152 +998,51 @@ static void h5_close(ld_store *st)
     free(s);
 }
 
-/* Where dataset byte pos lies: its file (fd, from vds_acquire for a part: *k, released with
- * vds_release), the map of that file and pos within it. 0, or -1 when pos is beyond the data. */
-static int locate(h5_store *s, uint64_t *pos, uint64_t len, int *fd, const direct_map **m,
-                  size_t *k)
+/* Ask the kernel to start reading a batch's byte ranges now (they are read one after the
+ * other right after), so a cold cache or a disk sees all requests at once instead of one
+ * sample at a time; skipped while the context reads from the cache (struct ld_store_ctx). */
+static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, size_t n)
 {
-    *fd = s->fd;
-    *m = &s->map;
-    *k = 0;
-    if (!s->vds.n) return 0;
-    /* a sample lies in one part (a merged file's do) or is not advised */
-    *k = vds_part_of(&s->vds, *pos);
-    const vds_part *p = &s->vds.p[*k];
-    if (*pos < p->start || *pos - p->start + len > p->bytes) return -1;
-    ld_err quiet = {0};
-    if (vds_acquire(&s->vds, *k, s->path, fd, &quiet) < 0) return -1;
-    *m = &p->map;
-    *pos -= p->start;
-    return 0;
-}
-
-/* The dataset bytes of sample i. */
-static void sample_span(const h5_store *s, uint64_t i, uint64_t *pos, uint64_t *len)
-{
-    if (s->base.info.encoded) {
-        *pos = s->offsets[i];
-        *len = s->offsets[i + 1] - *pos;
-    } else {
-        *pos = i * (uint64_t)s->base.info.sample_bytes;
-        *len = s->base.info.sample_bytes;
+    h5_store *s = (h5_store *)st;
+    if (!s->direct) return;
+    if (cx) {
+        const int warm = cx->probe && !cx->missed && cx->pieces;
+        cx->pieces = 1;
+        cx->missed = 0;
+        if (warm) return;
     }
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* posix_fadvise(WILLNEED) over the samples idx[0..n), sorted (sorts idx), adjacent file ranges
- * merged into one call. */
-static void advise_sorted(h5_store *s, uint64_t *idx, size_t n)
-{
-    qsort(idx, n, sizeof *idx, cmp_u64);
-    int cur_fd = -1;
-    uint64_t cur_off = 0, cur_len = 0;
-    for (size_t q = 0; q < n; q++) {
-        uint64_t i = idx[q], pos, len;
-        if (i >= s->base.info.n) continue;
-        sample_span(s, i, &pos, &len);
-        int fd;
-        const direct_map *m;
-        size_t k;
-        if (locate(s, &pos, len, &fd, &m, &k) < 0) continue;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t i = idx[k], pos, len;
+        if (i >= st->info.n) continue;
+        if (st->info.encoded) {
+            pos = s->offsets[i];
+            len = s->offsets[i + 1] - pos;
+        } else {
+            pos = i * (uint64_t)st->info.sample_bytes;
+            len = st->info.sample_bytes;
+        }
+        int fd = s->fd;
+        const direct_map *m = &s->map;
+        size_t k = 0;
+        if (s->vds.n) { /* a sample lies in one part (a merged file's do) or is not advised */
+            k = vds_part_of(&s->vds, pos);
+            const vds_part *p = &s->vds.p[k];
+            if (pos < p->start || pos - p->start + len > p->bytes) continue;
+            ld_err quiet = {0};
+            if (vds_acquire(&s->vds, k, s->path, &fd, &quiet) < 0) continue;
+            m = &p->map;
+            pos -= p->start;
+        }
         while (len) { /* per chunk piece: chunks need not be adjacent in the file */
             uint64_t j = pos / m->chunk_bytes, in = pos % m->chunk_bytes;
             uint64_t part = m->chunk_bytes - in < len ? m->chunk_bytes - in : len;
             if (j >= m->nchunks) break;
-            const uint64_t off = m->addr[j] + in;
-            if (fd == cur_fd && off == cur_off + cur_len) {
-                cur_len += part;
-            } else {
-                if (cur_len)
-                    posix_fadvise(cur_fd, (off_t)cur_off, (off_t)cur_len, POSIX_FADV_WILLNEED);
-                cur_fd = fd;
-                cur_off = off;
-                cur_len = part;
-            }
+            posix_fadvise(fd, (off_t)(m->addr[j] + in), (off_t)part, POSIX_FADV_WILLNEED);
             pos += part;
             len -= part;
         }
-        if (s->vds.n) { /* the part's descriptor is only ours until released */
-            if (cur_len) posix_fadvise(cur_fd, (off_t)cur_off, (off_t)cur_len, POSIX_FADV_WILLNEED);
-            cur_len = 0;
-            cur_fd = -1;
-            vds_release(&s->vds, k);
-        }
+        if (s->vds.n) vds_release(&s->vds, k);
     }
-    if (cur_len) posix_fadvise(cur_fd, (off_t)cur_off, (off_t)cur_len, POSIX_FADV_WILLNEED);
-}
-
-static void advise_plan(h5_store *s, ld_store_ctx *cx)
-{
-    cx->advised = 1;
-    advise_sorted(s, cx->plan, cx->plan_n);
-}
-
-/* 1 when the first byte of sample i is in the page cache, 0 when it is not (or cannot be
- * told: then the samples are advised). */
-static int sample_cached(h5_store *s, uint64_t i)
-{
-#if defined(RWF_NOWAIT)
-    uint64_t pos, len;
-    if (i >= s->base.info.n) return 0;
-    sample_span(s, i, &pos, &len);
-    int fd;
-    const direct_map *m;
-    size_t k;
-    if (!len || locate(s, &pos, len, &fd, &m, &k) < 0) return 0;
-    const uint64_t j = pos / m->chunk_bytes;
-    uint8_t byte;
-    struct iovec v = {&byte, 1};
-    const int hit = j < m->nchunks &&
-                    preadv2(fd, &v, 1, (off_t)(m->addr[j] + pos % m->chunk_bytes), RWF_NOWAIT) == 1;
-    if (s->vds.n) vds_release(&s->vds, k);
-    return hit;
-#else
-    (void)s;
-    (void)i;
-    return 0;
-#endif
-}
-
-/* A piece of a batch is about to be read: samples idx[0..n), in this order. Advise them now when
- * they are not cached, or keep them to advise at the first read that misses (struct
- * ld_store_ctx). A cold cache or a disk then sees the whole piece's requests at once. */
-static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, size_t n)
-{
-    h5_store *s = (h5_store *)st;
-    if (!s->direct || !n) return;
-    if (!cx) { /* no context to keep them in: advise now, in the given order */
-        for (size_t q = 0; q < n; q++) {
-            uint64_t one = idx[q];
-            advise_sorted(s, &one, 1);
-        }
-        return;
-    }
-    cx->warm = cx->plan_n && !cx->advised && !cx->missed; /* the piece before this one */
-    cx->missed = 0;
-    cx->advised = 0;
-    cx->plan_n = 0;
-    if (n > cx->plan_cap) {
-        uint64_t *p = realloc(cx->plan, n * sizeof *p);
-        if (!p) { /* out of memory: advise sample by sample, as the piece is read */
-            for (size_t q = 0; q < n; q++) {
-                uint64_t one = idx[q];
-                advise_sorted(s, &one, 1);
-            }
-            return;
-        }
-        cx->plan = p;
-        cx->plan_cap = n;
-    }
-    memcpy(cx->plan, idx, n * sizeof *idx);
-    cx->plan_n = n;
-    if (cx->probe && (cx->warm || sample_cached(s, idx[0]))) return; /* advised at a miss */
-    advise_plan(s, cx);
 }
 
 static int read_samples(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t count, uint8_t *dst,
