@@ -302,6 +302,92 @@ def key_ratios(rows, cores):
     return out
 
 
+# issue 16's table: each path against its limit measured in the same run, with its goal
+def goals(rows, cores):
+    """[(path, ratio, (lo, hi) or None, goal, what it is measured against)], from the rows the
+    other sections report; paths that were not measured are left out."""
+    out = []
+    for lim in (r for r in rows if r["section"] == "convlimit" and r.get("ratio_wall")):
+        w = lim["ratio_wall"]
+        ceil = (f"; decode + libdata's resize in memory, no I/O: {med(lim['ceil_ratio_wall']):.2f}"
+                if lim.get("ceil_ratio_wall") else "")
+        out.append((f"dataconv -j1, {lim['group']}", w["median"], (w["min"], w["max"]), 0.75,
+                    f"libjpeg-turbo decode alone of the same files, wall time{ceil}"))
+    lim = [r for r in rows if r["section"] == "limit"]
+    mem1 = next((med(r["sps"]) for r in lim if r["group"] == "memcpy" and r.get("threads") == 1),
+                None)
+    for group, rs in groups(rows, "read").items():
+        ref = next((r for r in rs if r["name"].startswith("libdata C, HDF5")
+                    and r.get("threads") == cores and med(r.get("sps"))), None)
+        if not ref:
+            continue
+        if group == "uint8, block shuffle, cold cache" and ref.get("ratio_dd"):
+            d = ref["ratio_dd"]
+            out.append((f"reader, {group}", d["median"], (d["min"], d["max"]), 0.9,
+                        f"dd of the file, cold (median of {d['n']} interleaved pairs)"))
+        elif group in ("uint8, shuffled", "uint8, sequential") and mem1:
+            out.append((f"reader, {group}", med(ref["sps"]) / mem1, None,
+                        0.8 if group == "uint8, shuffled" else 0.85, "memcpy, one core"))
+            for r in rs:
+                if r.get("tool") == "libdata Python" and med(r.get("sps")):
+                    out.append((f"Python {'views' if r.get('views') else 'copies'}, {group}",
+                                med(r["sps"]) / med(ref["sps"]), None, 0.9,
+                                "libdata C (dataconv bench), same file and options"))
+    rr = [r for r in rows if r["section"] == "rrc"]
+    if len(rr) >= 3:
+        a, b, c = (med(r["sps_core"]) for r in rr[:3])
+        bound = next((r["bound"] for r in rows if r["section"] == "rrc_bound"), None)
+        out.append(("random resized crop, box decoder (a)", a / b, None, 1.5,
+                    "(b) full decode + crop + resize, per core"
+                    + (f"; bound of the box decoder: {bound:.2f}" if bound else "")))
+        out.append(("random resized crop, box decoder (a)", a / c, None, 4.0,
+                    "(c) torchvision ImageFolder + DataLoader, per core"))
+    return out
+
+
+def goal_table(rows, cores):
+    gs = goals(rows, cores)
+    if not gs:
+        return []
+    lines = ["| path | ratio to its limit, median (range) | goal | limit, measured in this run |",
+             "|---|---:|---:|---|"]
+    for path, v, r, goal, what in gs:
+        rtxt = f"{v:.2f}" + (f" ({r[0]:.2f}–{r[1]:.2f})" if r else "")
+        mark = "met" if v >= goal else "not met"
+        lines.append(f"| {path} | {rtxt} | ≥ {goal:g} ({mark}) | {what} |")
+    return lines + [""]
+
+
+def goal_chart(rows, cores, foot, outdir, plt):
+    gs = goals(rows, cores)
+    if not gs:
+        return None
+    fig, ax = plt.subplots(figsize=(11, 0.42 * len(gs) + 1.4))
+    names = [f"{p}\nvs {w.split(';')[0].split(',')[0]}" for p, _, _, _, w in gs][::-1]
+    vals = [v / g for _, v, _, g, _ in gs][::-1]
+    err = [[(v - r[0]) / g if r else 0 for _, v, r, g, _ in gs][::-1],
+           [(r[1] - v) / g if r else 0 for _, v, r, g, _ in gs][::-1]]
+    cols = ["#2a7ab0" if x >= 1 else "#d9822b" for x in vals]
+    ax.barh(range(len(vals)), vals, xerr=err, color=cols, capsize=2, error_kw={"lw": 0.8})
+    ax.axvline(1, color="k", ls="--", lw=1)
+    ax.set_yticks(range(len(vals)))
+    ax.set_yticklabels(names, fontsize=7)
+    for i, (_, v, _, g, _) in enumerate(gs[::-1]):
+        ax.text(vals[i] + max(err[1][i], 0) + 0.02, i, f"{v:.2f} (goal {g:g})", va="center",
+                fontsize=7)
+    ax.set_xlim(0, max(vals + [1]) * 1.35)
+    ax.set_xlabel("ratio to its limit ÷ goal (dashed line: the goal; orange: not met)",
+                  fontsize=8)
+    ax.set_title("Against the machine's limits, measured in the same run (issue 16)",
+                 fontsize=10)
+    fig.text(0.01, 0.005, foot, fontsize=7)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    p = os.path.join(outdir, "bench_limits.png")
+    fig.savefig(p, dpi=90)
+    plt.close(fig)
+    return p
+
+
 def charts(data, outdir):
     import matplotlib
     matplotlib.use("Agg")
@@ -430,6 +516,9 @@ def charts(data, outdir):
         fig.savefig(p, dpi=90)
         plt.close(fig)
         made.append(p)
+    p = goal_chart(rows, cores, foot, outdir, plt)
+    if p:
+        made.insert(0, p)
     return made
 
 
@@ -459,6 +548,12 @@ def markdown(data, chart_paths, outdir):
          f"plasma-workspace-wallpapers ship ({meta.get('photo_sources', '?')} source photos; "
          "bench/suite_photos.py). Reading datasets were made from them by dataconv "
          "(224×224 squash, BGR; raw and JPEG q70).", ""]
+    gt = goal_table(rows, cores)
+    if gt:
+        L += ["## Against the machine's limits", "",
+              "Each path as a ratio to its limit, both measured in this run (issue 16's goals). "
+              "The sections below give the figures, the ranges and how each was measured.", ""]
+        L += gt
     L += ["## Key ratios", ""] + key_ratios(rows, cores) + [""]
     for p in chart_paths:
         L += [f"![{os.path.basename(p)}]({os.path.relpath(p, outdir)})", ""]

@@ -96,6 +96,9 @@ text = "\n".join(suite_report.decode_limit_lines(res.data["rows"], "raw → HDF5
 want = f"dataconv -j1 = {row['ratio_wall']['median']:.2f}"
 assert want in text and "by CPU time" in text, text
 assert f"(ii)/(i) = {row['ceil_ratio_wall']['median']:.2f}" in text, text
+goals = "\n".join(suite_report.goal_table(res.data["rows"], 2))  # issue 16's table
+assert f"| dataconv -j1, raw → HDF5 | {row['ratio_wall']['median']:.2f} (" in goals, goals
+assert f"no I/O: {row['ceil_ratio_wall']['median']:.2f}" in goals and "≥ 0.75" in goals, goals
 PY
     fail "suite_convert.decode_limit"
 
@@ -142,6 +145,8 @@ assert sorted(row["ratio_dd"]["values"]) == sorted(p["reader"] / p["dd"] for p i
 text = "\n".join(suite_report.key_ratios(res.data["rows"], os.cpu_count()))
 want = f"median of the per-pair ratios {row['ratio_dd']['median']:.2f}"
 assert want in text and "2 interleaved pairs" in text, text
+goals = "\n".join(suite_report.goal_table(res.data["rows"], os.cpu_count()))
+assert f"cold cache | {row['ratio_dd']['median']:.2f} (" in goals and "≥ 0.9" in goals, goals
 PY
     fail "suite_read cold pairs"
 echo "ok"
