@@ -7,8 +7,7 @@
  * and gray, shrinking and enlarging, and with one resizer switching between geometries (its
  * cached coefficient tables), interleaved and as planes (ld__resize_planar, whose AVX2 path
  * writes CHW from the last pass). Conversion output must not depend on the CPU it ran on.
- * On a CPU without AVX2 both copies run the same code and the test passes trivially; on one
- * with AVX512-VNNI (+VL) the planar cases also check the VNNI kernels of ld__resize_planar.
+ * On a CPU without AVX2 both copies run the same code and the test passes trivially.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>

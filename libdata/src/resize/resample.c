@@ -486,68 +486,6 @@ static int tap_groups(const axis_coeffs *a)
         if (a->count[i] > most) most = a->count[i];
     return (most + 3) / 4;
 }
-
-/* The same two functions with AVX512-VNNI (+VL, on 256-bit vectors): vpdpwssd does pmaddwd and
- * the add of its result in one instruction, with the same wrap-around int32 arithmetic (no
- * saturation), so the sums and bytes are the same; about a quarter fewer instructions in the
- * tap loop. Only the conversion's planar path (ld__resize_planar) uses them. */
-__attribute__((target("avx2,avx512vnni,avx512vl"), always_inline)) static inline __m128i
-quad_rgb_vnni(const uint8_t *s, const axis_coeffs *a, int xoff, int i)
-{
-    const __m256i lo = _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1, 0,
-                                        -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
-    const __m256i hi = _mm256_setr_epi8(6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1,
-                                        6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1);
-    /* pixels i, i+1, i+2, i+3 are dwords 0, 4, 1, 5 after the packs: put them in order */
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    const int groups = a->ksize / 4;
-    const uint8_t *p0 = s + (size_t)(a->start[i] - xoff) * 3;
-    const uint8_t *p1 = s + (size_t)(a->start[i + 1] - xoff) * 3;
-    const uint8_t *p2 = s + (size_t)(a->start[i + 2] - xoff) * 3;
-    const uint8_t *p3 = s + (size_t)(a->start[i + 3] - xoff) * 3;
-    const __m256i *w01 = (const __m256i *)(a->wb + (size_t)(i / 2) * groups * 32);
-    const __m256i *w23 = w01 + 2 * groups;
-    __m256i acc01 = _mm256_set1_epi32(QHALF), acc23 = acc01;
-    for (int g = 0; g < groups; g++, p0 += 12, p1 += 12, p2 += 12, p3 += 12) {
-        const __m256i x01 =
-            _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p0)),
-                                    _mm_loadu_si128((const __m128i *)p1), 1);
-        const __m256i x23 =
-            _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p2)),
-                                    _mm_loadu_si128((const __m128i *)p3), 1);
-        acc01 = _mm256_dpwssd_epi32(acc01, _mm256_shuffle_epi8(x01, lo),
-                                    _mm256_loadu_si256(w01 + 2 * g));
-        acc23 = _mm256_dpwssd_epi32(acc23, _mm256_shuffle_epi8(x23, lo),
-                                    _mm256_loadu_si256(w23 + 2 * g));
-        acc01 = _mm256_dpwssd_epi32(acc01, _mm256_shuffle_epi8(x01, hi),
-                                    _mm256_loadu_si256(w01 + 2 * g + 1));
-        acc23 = _mm256_dpwssd_epi32(acc23, _mm256_shuffle_epi8(x23, hi),
-                                    _mm256_loadu_si256(w23 + 2 * g + 1));
-    }
-    const __m256i s16 =
-        _mm256_packs_epi32(_mm256_srai_epi32(acc01, QBITS), _mm256_srai_epi32(acc23, QBITS));
-    return _mm256_castsi256_si128(
-        _mm256_permutevar8x32_epi32(_mm256_packus_epi16(s16, s16), order));
-}
-
-__attribute__((target("avx2,avx512vnni,avx512vl"))) static int
-hrow_rgb_planar_vnni(const uint8_t *s, const axis_coeffs *a, int xoff, const uint8_t *end,
-                     uint8_t *const pl[3])
-{
-    const __m128i planar = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, -1, -1, -1, -1);
-    const int n = a->out_size;
-    if (!row_fits_avx2(s, a, xoff, end)) return 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const __m128i px = _mm_shuffle_epi8(quad_rgb_vnni(s, a, xoff, i), planar);
-        const int32_t r = _mm_cvtsi128_si32(px), g = _mm_extract_epi32(px, 1),
-                      b = _mm_extract_epi32(px, 2);
-        memcpy(pl[0] + i, &r, 4);
-        memcpy(pl[1] + i, &g, 4);
-        memcpy(pl[2] + i, &b, 4);
-    }
-    return i;
-}
 #endif
 
 /* One gray output pixel: eight taps per pmaddwd. */
@@ -570,16 +508,13 @@ static inline uint8_t h_gray_sse2(const uint8_t *p, const int16_t *w, int count)
  * rows whose reads would pass `end`) take the scalar sums, which are the same integers. */
 #ifdef LD_X86_DISPATCH
 static void hpass_planar(const uint8_t *src, size_t sstride, int rows, const axis_coeffs *a,
-                         int xoff, const uint8_t *end, uint8_t *const planes[3], size_t pstride,
-                         int vnni)
+                         int xoff, const uint8_t *end, uint8_t *const planes[3], size_t pstride)
 {
     for (int y = 0; y < rows; y++) {
         const uint8_t *s = src + (size_t)y * sstride;
         uint8_t *const pl[3] = {planes[0] + (size_t)y * pstride, planes[1] + (size_t)y * pstride,
                                 planes[2] + (size_t)y * pstride};
-        const int done = vnni ? hrow_rgb_planar_vnni(s, a, xoff, end, pl)
-                              : hrow_rgb_planar_avx2(s, a, xoff, end, pl);
-        for (int i = done; i < a->out_size; i++) {
+        for (int i = hrow_rgb_planar_avx2(s, a, xoff, end, pl); i < a->out_size; i++) {
             const int16_t *w = a->w + (size_t)i * a->ksize;
             const uint8_t *p = s + (size_t)(a->start[i] - xoff) * 3;
             int32_t r0 = QHALF, r1 = QHALF, r2 = QHALF;
@@ -714,49 +649,6 @@ vrow_avx2(const uint8_t *s0, size_t sstride, const int16_t *w, int count, uint8_
         _mm256_storeu_si256((__m256i *)(d + x0), _mm256_packus_epi16(a0, a2));
     }
     return x0;
-}
-
-/* vrow_avx2 with AVX512-VNNI (see hrow_rgb_planar_vnni): the same sums and bytes. */
-__attribute__((target("avx2,avx512vnni,avx512vl"))) static size_t
-vrow_vnni(const uint8_t *s0, size_t sstride, const int16_t *w, int count, uint8_t *d, size_t elems)
-{
-    const __m256i zero = _mm256_setzero_si256();
-    size_t x0 = 0;
-    if (elems < 32) return 0;
-    for (; x0 < elems; x0 += 32) {
-        /* The row's last block overlaps the one before: the overlap is computed twice, to the
-         * same bytes, instead of going through the SSE2 and scalar loops (a 500-pixel RGB
-         * row ends in 28 bytes that cost a sixth of the row's time). */
-        if (x0 + 32 > elems) x0 = elems - 32;
-        __m256i a0 = _mm256_set1_epi32(QHALF), a1 = a0, a2 = a0, a3 = a0;
-        for (int k = 0; k < count; k += 2) {
-            const uint8_t *r0 = s0 + (size_t)k * sstride + x0;
-            const uint8_t *r1 = k + 1 < count ? r0 + sstride : r0; /* weight 0 then */
-            const __m256i v0 = _mm256_loadu_si256((const __m256i *)r0);
-            const __m256i v1 = _mm256_loadu_si256((const __m256i *)r1);
-            int32_t wp;
-            memcpy(&wp, w + k, 4);
-            const __m256i wv = _mm256_set1_epi32(wp);
-            const __m256i lo = _mm256_unpacklo_epi8(v0, v1), hi = _mm256_unpackhi_epi8(v0, v1);
-            a0 = _mm256_dpwssd_epi32(a0, _mm256_unpacklo_epi8(lo, zero), wv);
-            a1 = _mm256_dpwssd_epi32(a1, _mm256_unpackhi_epi8(lo, zero), wv);
-            a2 = _mm256_dpwssd_epi32(a2, _mm256_unpacklo_epi8(hi, zero), wv);
-            a3 = _mm256_dpwssd_epi32(a3, _mm256_unpackhi_epi8(hi, zero), wv);
-        }
-        a0 = _mm256_packs_epi32(_mm256_srai_epi32(a0, QBITS), _mm256_srai_epi32(a1, QBITS));
-        a2 = _mm256_packs_epi32(_mm256_srai_epi32(a2, QBITS), _mm256_srai_epi32(a3, QBITS));
-        _mm256_storeu_si256((__m256i *)(d + x0), _mm256_packus_epi16(a0, a2));
-    }
-    return x0;
-}
-
-/* The vertical pass of ld__resize_planar with vrow_vnni, for rows of at least 32 bytes. */
-static void vpass_vnni(const uint8_t *src, size_t sstride, size_t elems, const axis_coeffs *a,
-                       uint8_t *dst, size_t dstride)
-{
-    for (int i = 0; i < a->out_size; i++)
-        vrow_vnni(src + (size_t)a->start[i] * sstride, sstride, a->w + (size_t)i * a->ksize,
-                  a->count[i], dst + (size_t)i * dstride, elems);
 }
 #endif
 
@@ -991,16 +883,10 @@ int ld__resize_planar(ld_resizer *r, const ld_image *src, const ld_geometry *g, 
             for (int k = 0; k < 3; k++)
                 pl[ch[k]] = out->p + plane * k + (size_t)p.off_y * p.out_w + p.off_x;
             const size_t sstride = (size_t)src->w * 3;
-            const int vnni =
-                __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
-            if (vnni && ps.tmp_stride >= 32)
-                vpass_vnni(src->px + (size_t)ps.ax->lo * 3, sstride, ps.tmp_stride, ps.ay, r->tmp,
-                           ps.tmp_stride);
-            else
-                vpass(src->px + (size_t)ps.ax->lo * 3, sstride, 0, ps.tmp_stride, ps.ay, r->tmp,
-                      ps.tmp_stride, r->acc);
+            vpass(src->px + (size_t)ps.ax->lo * 3, sstride, 0, ps.tmp_stride, ps.ay, r->tmp,
+                  ps.tmp_stride, r->acc);
             hpass_planar(r->tmp, ps.tmp_stride, p.scaled_h, ps.ax, ps.ax->lo, r->tmp + ps.tmp_bytes,
-                         pl, (size_t)p.out_w, vnni);
+                         pl, (size_t)p.out_w);
             return LD_OK;
         }
     }
