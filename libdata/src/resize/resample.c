@@ -325,9 +325,11 @@ __attribute__((target("ssse3"))) static int hrow_rgb_ssse3(const uint8_t *s, con
  * a->wb instead of shuffled out of a->w, so the result is identical. About a third of the
  * instructions per pixel: 500x375 -> 224x224 RGB spent 56 % of its time in hrow_rgb_ssse3.
  * Returns pixels i..i+3 as dwords [r g b x] in order. The caller checks the reads (at most
- * ksize / 4 * 12 + 4 bytes from each pixel's first tap). */
+ * ksize / 4 * 12 + 4 bytes from each pixel's first tap). Only the first `used` groups of four
+ * taps are summed: ksize / 4, or fewer when every pixel's taps fit in them (the weights past
+ * count are zero, so the sums are the same). */
 __attribute__((target("avx2"), always_inline)) static inline __m128i
-quad_rgb_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, int i)
+quad_rgb_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, int i, int used)
 {
     const __m256i lo = _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1, 0,
                                         -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
@@ -343,7 +345,7 @@ quad_rgb_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, int i)
     const __m256i *w01 = (const __m256i *)(a->wb + (size_t)(i / 2) * groups * 32);
     const __m256i *w23 = w01 + 2 * groups;
     __m256i acc01 = _mm256_set1_epi32(QHALF), acc23 = acc01;
-    for (int g = 0; g < groups; g++, p0 += 12, p1 += 12, p2 += 12, p3 += 12) {
+    for (int g = 0; g < used; g++, p0 += 12, p1 += 12, p2 += 12, p3 += 12) {
         const __m256i x01 =
             _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p0)),
                                     _mm_loadu_si128((const __m128i *)p1), 1);
@@ -372,17 +374,18 @@ static int row_fits_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, const
     return (size_t)(end - (s + (size_t)(a->max_start - xoff) * 3)) >= (size_t)a->ksize / 4 * 12 + 4;
 }
 
-/* One interleaved RGB row with quad_rgb_avx2. Returns the first pixel it did not do (0 when
- * the row's reads could pass `end`); the caller finishes the row. */
+/* One interleaved RGB row with quad_rgb_avx2 over `used` tap groups. Returns the first pixel it
+ * did not do (0 when the row's reads could pass `end`); the caller finishes the row. */
 __attribute__((target("avx2"))) static int hrow_rgb_avx2(const uint8_t *s, const axis_coeffs *a,
-                                                         int xoff, const uint8_t *end, uint8_t *d)
+                                                         int xoff, const uint8_t *end, int used,
+                                                         uint8_t *d)
 {
     const __m128i rgb = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
     const int n = a->out_size;
     if (!row_fits_avx2(s, a, xoff, end)) return 0;
     int i = 0;
     for (; i + 4 <= n; i += 4) {
-        const __m128i px = _mm_shuffle_epi8(quad_rgb_avx2(s, a, xoff, i), rgb);
+        const __m128i px = _mm_shuffle_epi8(quad_rgb_avx2(s, a, xoff, i, used), rgb);
         uint8_t *o = d + 3 * i;
         if (i + 6 <= n) { /* 16-byte store: the 4 extra bytes belong to pixels done next */
             _mm_storeu_si128((__m128i *)o, px);
@@ -407,7 +410,7 @@ __attribute__((target("avx2"))) static int hrow_rgb_planar_avx2(const uint8_t *s
     if (!row_fits_avx2(s, a, xoff, end)) return 0;
     int i = 0;
     for (; i + 4 <= n; i += 4) {
-        const __m128i px = _mm_shuffle_epi8(quad_rgb_avx2(s, a, xoff, i), planar);
+        const __m128i px = _mm_shuffle_epi8(quad_rgb_avx2(s, a, xoff, i, a->ksize / 4), planar);
         const int32_t r = _mm_cvtsi128_si32(px), g = _mm_extract_epi32(px, 1),
                       b = _mm_extract_epi32(px, 2);
         memcpy(pl[0] + i, &r, 4);
@@ -417,68 +420,10 @@ __attribute__((target("avx2"))) static int hrow_rgb_planar_avx2(const uint8_t *s
     return i;
 }
 
-/* hrow_rgb_avx2 for the random resized crop's bilinear tables (hpass picks it for
- * LD_FILTER_BILINEAR): the same steps over only the first `used` groups of four taps, where
- * every pixel's taps fit (used * 4 >= the largest count; the weights past count are zero, so
- * the sums and bytes are those of hrow_rgb_avx2). Its tables are padded to 8 taps (ksize), but
- * a box shrunk by at most 2 has at most 4 taps: one group instead of two, half the work of
- * the pass that was 14 % of a box decoder sample (perf, dataconv bench --rrc-w 224). */
-__attribute__((target("avx2"))) static int hrow_rgb_avx2_short(const uint8_t *s,
-                                                               const axis_coeffs *a, int xoff,
-                                                               const uint8_t *end, int used,
-                                                               uint8_t *d)
-{
-    const __m256i lo = _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1, 0,
-                                        -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
-    const __m256i hi = _mm256_setr_epi8(6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1,
-                                        6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1);
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    const __m128i rgb = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
-    const int n = a->out_size, groups = a->ksize / 4;
-    if (!row_fits_avx2(s, a, xoff, end)) return 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const uint8_t *p0 = s + (size_t)(a->start[i] - xoff) * 3;
-        const uint8_t *p1 = s + (size_t)(a->start[i + 1] - xoff) * 3;
-        const uint8_t *p2 = s + (size_t)(a->start[i + 2] - xoff) * 3;
-        const uint8_t *p3 = s + (size_t)(a->start[i + 3] - xoff) * 3;
-        const __m256i *w01 = (const __m256i *)(a->wb + (size_t)(i / 2) * groups * 32);
-        const __m256i *w23 = w01 + 2 * groups;
-        __m256i acc01 = _mm256_set1_epi32(QHALF), acc23 = acc01;
-        for (int g = 0; g < used; g++, p0 += 12, p1 += 12, p2 += 12, p3 += 12) {
-            const __m256i x01 = _mm256_inserti128_si256(
-                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p0)),
-                _mm_loadu_si128((const __m128i *)p1), 1);
-            const __m256i x23 = _mm256_inserti128_si256(
-                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p2)),
-                _mm_loadu_si128((const __m128i *)p3), 1);
-            acc01 = _mm256_add_epi32(acc01, _mm256_madd_epi16(_mm256_shuffle_epi8(x01, lo),
-                                                              _mm256_loadu_si256(w01 + 2 * g)));
-            acc23 = _mm256_add_epi32(acc23, _mm256_madd_epi16(_mm256_shuffle_epi8(x23, lo),
-                                                              _mm256_loadu_si256(w23 + 2 * g)));
-            acc01 = _mm256_add_epi32(acc01, _mm256_madd_epi16(_mm256_shuffle_epi8(x01, hi),
-                                                              _mm256_loadu_si256(w01 + 2 * g + 1)));
-            acc23 = _mm256_add_epi32(acc23, _mm256_madd_epi16(_mm256_shuffle_epi8(x23, hi),
-                                                              _mm256_loadu_si256(w23 + 2 * g + 1)));
-        }
-        const __m256i s16 =
-            _mm256_packs_epi32(_mm256_srai_epi32(acc01, QBITS), _mm256_srai_epi32(acc23, QBITS));
-        const __m128i px = _mm_shuffle_epi8(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
-                                                _mm256_packus_epi16(s16, s16), order)),
-                                            rgb);
-        uint8_t *o = d + 3 * i;
-        if (i + 6 <= n) { /* 16-byte store: the 4 extra bytes belong to pixels done next */
-            _mm_storeu_si128((__m128i *)o, px);
-        } else {
-            _mm_storel_epi64((__m128i *)o, px);
-            const int32_t last = _mm_extract_epi32(px, 2);
-            memcpy(o + 8, &last, 4);
-        }
-    }
-    return i;
-}
-
-/* Groups of four taps that hold every pixel's taps of an axis (ceil(max count / 4)). */
+/* Groups of four taps that hold every pixel's taps of an axis (ceil(max count / 4)). The random
+ * resized crop's bilinear tables are padded to 8 taps (ksize), but a box shrunk by at most 2 has
+ * at most 4: one group instead of two, half the work of the horizontal pass that was 14 % of a
+ * box decoder sample (perf, dataconv bench --rrc-w 224). */
 static int tap_groups(const axis_coeffs *a)
 {
     int most = 1;
@@ -542,8 +487,8 @@ static void hpass(const uint8_t *src, size_t sstride, int rows, int c, const axi
 #ifdef LD_X86_DISPATCH
     const int ssse3 = __builtin_cpu_supports("ssse3");
     const int avx2 = __builtin_cpu_supports("avx2");
-    /* bilinear (the random resized crop's): only the tap groups in use (hrow_rgb_avx2_short) */
-    const int used = c == 3 && avx2 && a->filter == LD_FILTER_BILINEAR ? tap_groups(a) : 0;
+    /* bilinear (the random resized crop's): only the tap groups in use (tap_groups) */
+    const int used = a->filter == LD_FILTER_BILINEAR ? tap_groups(a) : ks / 4;
 #endif
     for (int y = 0; y < rows; y++) {
         const uint8_t *s = src + (size_t)y * sstride;
@@ -551,10 +496,7 @@ static void hpass(const uint8_t *src, size_t sstride, int rows, int c, const axi
         if (c == 3) {
             int i0 = 0;
 #ifdef LD_X86_DISPATCH
-            if (used)
-                i0 = hrow_rgb_avx2_short(s, a, xoff, end, used, d);
-            else if (avx2)
-                i0 = hrow_rgb_avx2(s, a, xoff, end, d);
+            if (avx2) i0 = hrow_rgb_avx2(s, a, xoff, end, used, d);
             if (ssse3) i0 = hrow_rgb_ssse3(s, a, i0, xoff, end, d);
 #endif
             for (int i = i0; i < n; i++) {
