@@ -179,7 +179,7 @@ Test(resize_simd, cached_tables_give_the_same_bytes_as_a_fresh_resizer)
 }
 
 /* The random resized crop's bilinear filter (fractional boxes, shrinking and enlarging) goes
- * through the same kernels (and hrow_rgb_avx2_short, which reads only the tap groups in use):
+ * through the same kernels (hrow_rgb_avx2 reading only the tap groups in use):
  * the same bytes with and without them. */
 Test(resize_simd, bilinear_boxes_match_portable_code)
 {
@@ -211,7 +211,7 @@ Test(resize_simd, bilinear_boxes_match_portable_code)
          .rw = 500,
          .rh = 375,
          .filter = LD_FILTER_BILINEAR},
-        /* shrink 3.6: tables of 16 taps of which at most 8 are used (hrow_rgb_avx2_short
+        /* shrink 3.6: tables of 16 taps of which at most 8 are used (hrow_rgb_avx2
          * reads 2 of the 4 groups) */
         {.mode = LD_RESIZE_SQUASH,
          .w = 112,
