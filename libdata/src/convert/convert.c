@@ -220,6 +220,7 @@ typedef struct slot {
     int status;  /* LD_OK, or why the file was skipped */
     int fatal;   /* the failure stops the run whatever LD_C_STRICT says */
     int read_rc; /* the caller thread's read of the file: LD_OK, or why not (err filled) */
+    ld_buf path; /* the input's full path, composed by the caller thread; reused */
     ld_buf file; /* the input file's bytes, read by the caller thread; reused */
     ld_buf out;  /* raw CHW pixels or encoded bytes; reused */
     int c, h, w;
@@ -233,7 +234,6 @@ typedef struct worker {
     ld_codec *codec;
     ld_resizer *resizer;
     ld_image dec, resized;
-    ld_buf path; /* the input's full path, composed per item (the source keeps only rel) */
 } worker;
 
 /* An output file that exists already (and so might be one of the inputs). */
@@ -272,10 +272,10 @@ static void to_chw(const ld_image *im, int order_rgb, uint8_t *dst)
     ld__deinterleave3(s, (size_t)im->w * 3, im->h, im->w, ch, 0, dst);
 }
 
-/* On the caller thread, before image idx may start: read its file into its slot. The
- * outcome is the slot's (a file that cannot be read is skipped by the worker like one that
- * does not decode); the path buffer is the caller's. */
-static void read_ahead(run *r, size_t idx, ld_buf *path)
+/* On the caller thread, before image idx may start: compose its path and read its file into
+ * its slot. The outcome is the slot's (a file that cannot be read is skipped by the worker like
+ * one that does not decode). */
+static void read_ahead(run *r, size_t idx)
 {
     slot *sl = &r->slots[idx % r->window];
     ld_err *e = &sl->err;
@@ -285,8 +285,8 @@ static void read_ahead(run *r, size_t idx, ld_buf *path)
 
     sl->fatal = 0;
     sl->bytes_in = 0;
-    LD_CHECK(e, ld__source_get(r->src, idx, path, &item) == LD_OK, LD_ENOMEM, "%s: out of memory",
-             ld__source_rel(r->src, idx));
+    LD_CHECK(e, ld__source_get(r->src, idx, &sl->path, &item) == LD_OK, LD_ENOMEM,
+             "%s: out of memory", ld__source_rel(r->src, idx));
     if (r->n_outs) {
         /* One stat per input, only when the output exists already (a re-run). */
         struct stat st;
@@ -314,15 +314,13 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
     run *r = wk->run;
     int rc = LD_OK;
     ld_img_info info;
-    ld_item item = {0};
+    const ld_item item = {.path = (const char *)sl->path.p}; /* read_ahead composed it */
     const ld_item *it = &item;
 
     if (sl->read_rc < 0) { /* the caller thread could not read it: its message stands */
         *e = sl->err;
         return sl->read_rc;
     }
-    LD_CHECK(e, ld__source_get(r->src, idx, &wk->path, &item) == LD_OK, LD_ENOMEM,
-             "%s: out of memory", ld__source_rel(r->src, idx));
     LD_TRY(ld__img_info(wk->codec, sl->file.p, sl->file.len, it->path, &info, e));
     LD_CHECKP(e, (uint64_t)info.w * (uint64_t)info.h <= r->max_pixels, LD_ELIMIT, LD_C_MAX_PIXELS,
               "%s: %dx%d is over the %llu-pixel limit (raise it with max_pixels)", it->path, info.w,
@@ -394,7 +392,6 @@ static void worker_free(worker *wk)
     ld__resizer_free(wk->resizer);
     ld__image_free(&wk->dec);
     ld__image_free(&wk->resized);
-    ld__buf_free(&wk->path);
 }
 
 static void logf_(ld_convert *c, int level, const char *fmt, ...)
@@ -858,7 +855,6 @@ static int start_pool(ld_convert *c, job *j)
 {
     int rc = LD_OK;
     run *r = &j->r;
-    ld_buf path = {0}; /* the caller thread's, for read_ahead */
     int nthreads = (int)P(c, LD_C_THREADS);
     if (nthreads <= 0) nthreads = ld__cpu_count();
     if ((size_t)nthreads > r->n) nthreads = r->n ? (int)r->n : 1; /* a shard may list nothing */
@@ -881,12 +877,11 @@ static int start_pool(ld_convert *c, job *j)
     /* The first window's files, before any worker may start them (drain_in_order reads the
      * next one each time it frees a slot). */
     for (size_t idx = 0; idx < r->window && idx < r->n; idx++)
-        read_ahead(r, idx, &path);
+        read_ahead(r, idx);
     const ld_pool_opts po = {
         .threads = nthreads, .window = r->window, .task = convert_task, .user = r};
     LD_TRY(ld__pool_create(&po, r->n, &j->pool, &c->err));
 fail:
-    ld__buf_free(&path);
     return rc;
 }
 
@@ -908,7 +903,7 @@ static int drain_in_order(ld_convert *c, const char *output, job *j)
     int rc = LD_OK;
     run *r = &j->r;
     ld_writer *wr = j->wr;
-    ld_buf path = {0}; /* an input's full path: read_ahead's, and a message's */
+    ld_buf path = {0}; /* an input's full path, for the one message that names it */
     double last_progress = 0;
     int first_c = 0, first_h = 0, first_w = 0;
     const char *first_rel = NULL;
@@ -972,7 +967,7 @@ static int drain_in_order(ld_convert *c, const char *output, job *j)
         c->stats.done++;
 
         /* The slot is free: the file of the image that will take it, then let it start. */
-        if (idx + r->window < r->n) read_ahead(r, idx + r->window, &path);
+        if (idx + r->window < r->n) read_ahead(r, idx + r->window);
         ld__pool_release(j->pool, idx + 1);
 
         double now = ld__now();
@@ -1032,6 +1027,7 @@ static void job_free(job *j)
     for (size_t i = 0; j->r.slots && i < j->r.window; i++) {
         ld__buf_free(&j->r.slots[i].out);
         ld__buf_free(&j->r.slots[i].file);
+        ld__buf_free(&j->r.slots[i].path);
     }
     free(j->r.slots);
     free(j->r.workers);
