@@ -59,6 +59,7 @@ typedef struct axis_coeffs {
     int filter; /* ld_filter */
     double x0, len;
     int ksize;
+    int groups;    /* groups of 4 taps holding every pixel's taps: ceil(max count / 4) */
     int lo, hi;    /* union of the source pixels read: [lo, hi) */
     int max_start; /* largest start[i] */
     int32_t *start, *count;
@@ -229,6 +230,9 @@ static int axis_build(ld_resizer *r, axis_coeffs *set, int *next, int filter, in
         if (lo > a->max_start) a->max_start = lo;
     }
     a->ksize = ksize;
+    a->groups = 1;
+    for (int i = 0; i < out_size; i++)
+        if ((a->count[i] + 3) / 4 > a->groups) a->groups = (a->count[i] + 3) / 4;
     a->in_size = in_size;
     a->out_size = out_size;
     if (broadcast && axis_broadcast(a) < 0) return LD_ENOMEM;
@@ -325,11 +329,12 @@ __attribute__((target("ssse3"))) static int hrow_rgb_ssse3(const uint8_t *s, con
  * a->wb instead of shuffled out of a->w, so the result is identical. About a third of the
  * instructions per pixel: 500x375 -> 224x224 RGB spent 56 % of its time in hrow_rgb_ssse3.
  * Returns pixels i..i+3 as dwords [r g b x] in order. The caller checks the reads (at most
- * ksize / 4 * 12 + 4 bytes from each pixel's first tap). Only the first `used` groups of four
- * taps are summed: ksize / 4, or fewer when every pixel's taps fit in them (the weights past
- * count are zero, so the sums are the same). */
+ * ksize / 4 * 12 + 4 bytes from each pixel's first tap). Only the a->groups groups of four
+ * taps that hold taps are summed (the weights past count are zero, so the sums are the same):
+ * the random resized crop's bilinear tables are padded to 8 taps, but a box shrunk by at most 2
+ * has at most 4, half the work of the pass that was 14 % of a box decoder sample. */
 __attribute__((target("avx2"), always_inline)) static inline __m128i
-quad_rgb_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, int i, int used)
+quad_rgb_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, int i)
 {
     const __m256i lo = _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1, 0,
                                         -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
@@ -337,15 +342,15 @@ quad_rgb_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, int i, int used)
                                         6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1);
     /* pixels i, i+1, i+2, i+3 are dwords 0, 4, 1, 5 after the packs: put them in order */
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    const int groups = a->ksize / 4;
+    const int stride = a->ksize / 4; /* groups per pixel in wb */
     const uint8_t *p0 = s + (size_t)(a->start[i] - xoff) * 3;
     const uint8_t *p1 = s + (size_t)(a->start[i + 1] - xoff) * 3;
     const uint8_t *p2 = s + (size_t)(a->start[i + 2] - xoff) * 3;
     const uint8_t *p3 = s + (size_t)(a->start[i + 3] - xoff) * 3;
-    const __m256i *w01 = (const __m256i *)(a->wb + (size_t)(i / 2) * groups * 32);
-    const __m256i *w23 = w01 + 2 * groups;
+    const __m256i *w01 = (const __m256i *)(a->wb + (size_t)(i / 2) * stride * 32);
+    const __m256i *w23 = w01 + 2 * stride;
     __m256i acc01 = _mm256_set1_epi32(QHALF), acc23 = acc01;
-    for (int g = 0; g < used; g++, p0 += 12, p1 += 12, p2 += 12, p3 += 12) {
+    for (int g = 0; g < a->groups; g++, p0 += 12, p1 += 12, p2 += 12, p3 += 12) {
         const __m256i x01 =
             _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p0)),
                                     _mm_loadu_si128((const __m128i *)p1), 1);
@@ -374,18 +379,17 @@ static int row_fits_avx2(const uint8_t *s, const axis_coeffs *a, int xoff, const
     return (size_t)(end - (s + (size_t)(a->max_start - xoff) * 3)) >= (size_t)a->ksize / 4 * 12 + 4;
 }
 
-/* One interleaved RGB row with quad_rgb_avx2 over `used` tap groups. Returns the first pixel it
- * did not do (0 when the row's reads could pass `end`); the caller finishes the row. */
+/* One interleaved RGB row with quad_rgb_avx2. Returns the first pixel it did not do (0 when
+ * the row's reads could pass `end`); the caller finishes the row. */
 __attribute__((target("avx2"))) static int hrow_rgb_avx2(const uint8_t *s, const axis_coeffs *a,
-                                                         int xoff, const uint8_t *end, int used,
-                                                         uint8_t *d)
+                                                         int xoff, const uint8_t *end, uint8_t *d)
 {
     const __m128i rgb = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
     const int n = a->out_size;
     if (!row_fits_avx2(s, a, xoff, end)) return 0;
     int i = 0;
     for (; i + 4 <= n; i += 4) {
-        const __m128i px = _mm_shuffle_epi8(quad_rgb_avx2(s, a, xoff, i, used), rgb);
+        const __m128i px = _mm_shuffle_epi8(quad_rgb_avx2(s, a, xoff, i), rgb);
         uint8_t *o = d + 3 * i;
         if (i + 6 <= n) { /* 16-byte store: the 4 extra bytes belong to pixels done next */
             _mm_storeu_si128((__m128i *)o, px);
@@ -410,7 +414,7 @@ __attribute__((target("avx2"))) static int hrow_rgb_planar_avx2(const uint8_t *s
     if (!row_fits_avx2(s, a, xoff, end)) return 0;
     int i = 0;
     for (; i + 4 <= n; i += 4) {
-        const __m128i px = _mm_shuffle_epi8(quad_rgb_avx2(s, a, xoff, i, a->ksize / 4), planar);
+        const __m128i px = _mm_shuffle_epi8(quad_rgb_avx2(s, a, xoff, i), planar);
         const int32_t r = _mm_cvtsi128_si32(px), g = _mm_extract_epi32(px, 1),
                       b = _mm_extract_epi32(px, 2);
         memcpy(pl[0] + i, &r, 4);
@@ -420,17 +424,6 @@ __attribute__((target("avx2"))) static int hrow_rgb_planar_avx2(const uint8_t *s
     return i;
 }
 
-/* Groups of four taps that hold every pixel's taps of an axis (ceil(max count / 4)). The random
- * resized crop's bilinear tables are padded to 8 taps (ksize), but a box shrunk by at most 2 has
- * at most 4: one group instead of two, half the work of the horizontal pass that was 14 % of a
- * box decoder sample (perf, dataconv bench --rrc-w 224). */
-static int tap_groups(const axis_coeffs *a)
-{
-    int most = 1;
-    for (int i = 0; i < a->out_size; i++)
-        if (a->count[i] > most) most = a->count[i];
-    return (most + 3) / 4;
-}
 #endif
 
 /* One gray output pixel: eight taps per pmaddwd. */
@@ -487,8 +480,6 @@ static void hpass(const uint8_t *src, size_t sstride, int rows, int c, const axi
 #ifdef LD_X86_DISPATCH
     const int ssse3 = __builtin_cpu_supports("ssse3");
     const int avx2 = __builtin_cpu_supports("avx2");
-    /* bilinear (the random resized crop's): only the tap groups in use (tap_groups) */
-    const int used = a->filter == LD_FILTER_BILINEAR ? tap_groups(a) : ks / 4;
 #endif
     for (int y = 0; y < rows; y++) {
         const uint8_t *s = src + (size_t)y * sstride;
@@ -496,7 +487,7 @@ static void hpass(const uint8_t *src, size_t sstride, int rows, int c, const axi
         if (c == 3) {
             int i0 = 0;
 #ifdef LD_X86_DISPATCH
-            if (avx2) i0 = hrow_rgb_avx2(s, a, xoff, end, used, d);
+            if (avx2) i0 = hrow_rgb_avx2(s, a, xoff, end, d);
             if (ssse3) i0 = hrow_rgb_ssse3(s, a, i0, xoff, end, d);
 #endif
             for (int i = i0; i < n; i++) {
