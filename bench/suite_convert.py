@@ -155,6 +155,32 @@ def _which_convert():
     return shutil.which("convert")
 
 
+def quality(out_h5, items, count=300):
+    """Mean and worst PSNR (dB) against Pillow's decode + LANCZOS resize to 224x224 of the first
+    COUNT photos: dataconv's raw HDF5 output (OUT_H5), and, for scale, the resizes the users'
+    scripts above make (Pillow's default filter, OpenCV's INTER_LINEAR) of the same photos."""
+    import cv2
+    import h5py
+    import numpy as np
+    from PIL import Image
+
+    def psnr(a, b):
+        mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+        return 99.0 if mse == 0 else 10 * np.log10(255.0 ** 2 / mse)
+    scores = {"dataconv": [], "pil_default": [], "cv2_linear": []}
+    with h5py.File(out_h5, "r") as f:
+        data = f["data"]
+        for i, (path, _, _) in enumerate(items[:count]):
+            im = Image.open(path).convert("RGB")
+            ref = np.asarray(im.resize((S, S), Image.LANCZOS))
+            scores["dataconv"].append(psnr(data[i].transpose(1, 2, 0)[:, :, ::-1], ref))
+            scores["pil_default"].append(psnr(np.asarray(im.resize((S, S))), ref))
+            bgr = cv2.resize(cv2.imread(path), (S, S), interpolation=cv2.INTER_LINEAR)
+            scores["cv2_linear"].append(psnr(bgr[:, :, ::-1], ref))
+    return {k: {"mean": float(np.mean(v)), "worst": float(np.min(v)), "n": len(v)}
+            for k, v in scores.items()}
+
+
 def decode_limit(res, dataconv, photos, items, out_h5, reps):
     """dataconv -j1 raw → HDF5 as a ratio to libjpeg-turbo decoding the same files alone, the
     two run back to back in each repeat; one row in section "convlimit"."""
@@ -201,9 +227,15 @@ def decode_limit(res, dataconv, photos, items, out_h5, reps):
     if has_ceiling:
         keys += ["ceil_ips", "ceil_cpu", "ceil_dec_cpu", "ceil_resize_cpu", "ceil_ratio_wall",
                  "ceil_ratio_cpu", "conv_ceil_wall", "conv_ceil_cpu"]
+    q = quality(out_h5, items) if got else None
     row = res.add("convlimit", "raw → HDF5", "libjpeg-turbo decode only", images=n,
-                  **{k: sc.summarize([g[k] for g in got]) for k in keys},
+                  **{k: sc.summarize([g[k] for g in got]) for k in keys}, psnr=q,
                   error=None if got else err)
+    if q:
+        sc.log(f"  quality vs Pillow LANCZOS, {q['dataconv']['n']} photos: dataconv "
+               f"{q['dataconv']['mean']:.2f} dB (worst {q['dataconv']['worst']:.2f}); Pillow "
+               f"default {q['pil_default']['mean']:.2f}; OpenCV INTER_LINEAR "
+               f"{q['cv2_linear']['mean']:.2f}")
     if got:
         sc.log(f"  decode-only limit: libjpeg-turbo {row['dec_ips']['median']:,.0f} img/s "
                f"({row['dec_cpu']['median']:.2f} CPU ms/img); dataconv -j1 "

@@ -81,7 +81,21 @@ def decode_limit_lines(rows, group):
             f"{rng(lim['conv_ips'])} images/s ({rng(lim['conv_cpu'], '{:.2f}')} CPU ms/image): "
             f"**dataconv -j1 = {rng(lim['ratio_wall'], '{:.2f}')} of decode alone by wall time, "
             f"{rng(lim['ratio_cpu'], '{:.2f}')} by CPU time** (goal ≥ 0.75).", ""] + \
-        ceiling_lines(lim)
+        ceiling_lines(lim) + quality_lines(lim)
+
+
+def quality_lines(lim):
+    """PSNR of dataconv's output against Pillow's decode + LANCZOS resize (issue 16 keeps it
+    within 0.1 dB while conversion gets faster), with the users' scripts' resizes for scale."""
+    q = lim.get("psnr")
+    if not q:
+        return []
+    d = q["dataconv"]
+    return [f"Quality of those pixels, the first {d['n']} photos against Pillow's decode + "
+            f"LANCZOS resize to 224x224: **dataconv {d['mean']:.2f} dB** mean PSNR (worst "
+            f"{d['worst']:.2f}); the scripts' resizes of the same photos: Pillow's default "
+            f"filter {q['pil_default']['mean']:.2f} dB, OpenCV INTER_LINEAR "
+            f"{q['cv2_linear']['mean']:.2f} dB.", ""]
 
 
 def ceiling_lines(lim):
