@@ -99,6 +99,10 @@ assert f"(ii)/(i) = {row['ceil_ratio_wall']['median']:.2f}" in text, text
 goals = "\n".join(suite_report.goal_table(res.data["rows"], 2))  # issue 16's table
 assert f"| dataconv -j1, raw → HDF5 | {row['ratio_wall']['median']:.2f} (" in goals, goals
 assert f"no I/O: {row['ceil_ratio_wall']['median']:.2f}" in goals and "≥ 0.75" in goals, goals
+q = row["psnr"]  # dataconv's pixels against Pillow's LANCZOS: the same filter, so close
+assert q["dataconv"]["n"] == 4 and q["dataconv"]["worst"] > 40, q
+assert q["pil_default"]["n"] == 4 and q["cv2_linear"]["mean"] > 20, q
+assert f"**dataconv {q['dataconv']['mean']:.2f} dB** mean PSNR" in text, text
 PY
     fail "suite_convert.decode_limit"
 
