@@ -106,6 +106,16 @@ assert f"**dataconv {q['dataconv']['mean']:.2f} dB** mean PSNR" in text, text
 PY
     fail "suite_convert.decode_limit"
 
+echo "check: dct_scale_quality scores each reduced DCT scale against Pillow's full decode + LANCZOS"
+mkdir -p "$TMP/dct"
+cp "${photos[@]}" "$TMP/dct/"
+"$PYTHON" "$(dirname "$0")/../../bench/dct_scale_quality.py" 64 "$TMP/dct" 4 > "$TMP/dct.txt" ||
+    fail "dct_scale_quality"
+# 8/8 is Pillow's own decode (same libjpeg-turbo): identical; every reduced scale loses quality
+grep -qE '^scale 8/8: +4 of 4 images, mean +99.00 dB' "$TMP/dct.txt" &&
+    [ "$(grep -cE '^scale [4-7]/8: +4 of 4 images, mean +[1-4][0-9]\.[0-9]{2} dB' "$TMP/dct.txt")" -eq 4 ] ||
+    { cat "$TMP/dct.txt"; fail "dct_scale_quality output"; }
+
 echo "check: rrc_rate times box vs full decode of the reader's boxes; rrc_bench reports the bound"
 "$PYTHON" - "$BENCH_DIR/.." "$TMP/photos" "$(cd "$(dirname "$0")/../../bench" && pwd)" <<'PY' ||
 import sys
