@@ -29,6 +29,8 @@ void ld__codec_free(ld_codec *c)
     ld__jenc_free(c->jenc);
     ld__image_free(&c->tmp);
     ld__buf_free(&c->rows);
+    ld__buf_free(&c->splice);
+    ld__buf_free(&c->segs);
     free(c);
 }
 

@@ -62,13 +62,18 @@ int ld__img_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
  * for the resampler (ld_geometry.rect). LD_OK; LD_ENOTSUP without a message when the image needs
  * ld__img_decode (an EXIF orientation other than 1 with opts->apply_orientation, CMYK);
  * LD_EFORMAT, LD_ELIMIT, LD_ENOMEM as ld__img_decode; LD_EINVAL for a box outside the image.
- * Damage below the box is not detected (decoding stops at its last row). */
+ * Damage below the box is not detected (decoding stops at its last row). A baseline JPEG with
+ * restart markers every R MCUs, R dividing the MCUs per row (what ld__jpeg_encode writes) or a
+ * multiple of them, is cut down to the box's restart segments first (jpeg_splice.c): only those
+ * are Huffman-decoded, and the box's pixels are exactly a full decode's. */
 int ld__jpeg_decode_box(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
                         const ld_decode_opts *opts, const int box[4], ld_image *out, double rect[4],
                         ld_err *e);
 
 /* Encode `im` (gray or RGB, HWC) as JPEG at quality 1..100 (4:2:0 for quality < 90,
- * 4:4:4 otherwise, baseline, optimized Huffman off) into `out` (out->len set; buffer reused). */
+ * 4:4:4 otherwise, baseline, optimized Huffman off, restart markers every R MCUs with R
+ * dividing the MCUs per row, for ld__jpeg_decode_box: jpeg_enc.c) into `out` (out->len set;
+ * buffer reused). */
 int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, ld_buf *out, ld_err *e);
 
 /* Encode `im` as PNG (default compression) into `out`. */

@@ -15,6 +15,7 @@ struct ld_codec {
     struct ld_jenc *jenc; /* created on first JPEG encode */
     ld_image tmp;         /* orientation / colour conversion scratch */
     ld_buf rows;          /* row buffers (CMYK rows, PNG row pointers) */
+    ld_buf splice, segs;  /* the box decoder's spliced JPEG and its segment offsets */
 };
 
 int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,

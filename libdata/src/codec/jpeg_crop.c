@@ -62,13 +62,27 @@ int ld__jpeg_decode_box(ld_codec *c, const uint8_t *buf, size_t len, const char 
     LD_CHECK(e, !opts->max_pixels || npix <= opts->max_pixels, LD_ELIMIT,
              "%s: JPEG is %ux%u = %llu pixels, over the limit of %llu", name, j->image_width,
              j->image_height, (unsigned long long)npix, (unsigned long long)opts->max_pixels);
-    const int bx = box[0], by = box[1], bw = box[2], bh = box[3];
     LD_CHECK(e,
-             bx >= 0 && by >= 0 && bw > 0 && bh > 0 &&
-                 (int64_t)bx + bw <= (int64_t)j->image_width &&
-                 (int64_t)by + bh <= (int64_t)j->image_height,
-             LD_EINVAL, "%s: crop box %d,%d %dx%d is outside the %ux%u image", name, bx, by, bw, bh,
-             j->image_width, j->image_height);
+             box[0] >= 0 && box[1] >= 0 && box[2] > 0 && box[3] > 0 &&
+                 (int64_t)box[0] + box[2] <= (int64_t)j->image_width &&
+                 (int64_t)box[1] + box[3] <= (int64_t)j->image_height,
+             LD_EINVAL, "%s: crop box %d,%d %dx%d is outside the %ux%u image", name, box[0],
+             box[1], box[2], box[3], j->image_width, j->image_height);
+    /* Restart segments: decode a JPEG of only the box's segments (jpeg_splice.c), from its
+     * top row (no jpeg_skip_scanlines: the rows above the box are at most two MCU rows, and
+     * the upsampler then sees what a full decode sees). */
+    int sub[4] = {0, 0, 0, 0}, skip = 1;
+    const int sp = ld__jpeg_splice(j, buf, len, box, &c->splice, &c->segs, sub);
+    LD_CHECK(e, sp >= 0, sp, "%s: out of memory cutting the box out of the JPEG", name);
+    if (sp == 1) {
+        jpeg_abort_decompress(j);
+        j = ld__jdec_header(d, c->splice.p, c->splice.len);
+        LD_CHECK(e, (int)j->image_width == sub[2] && (int)j->image_height == sub[3], LD_EFORMAT,
+                 "%s: JPEG: the box's restart segments read as %ux%u, not %dx%d", name,
+                 j->image_width, j->image_height, sub[2], sub[3]);
+        skip = 0;
+    }
+    const int bx = box[0] - sub[0], by = box[1] - sub[1], bw = box[2], bh = box[3];
     const int ch = opts->channels;
     j->out_color_space = ch == 1 ? JCS_GRAYSCALE : JCS_RGB;
     const int n = box_scale(bw, bh, opts->min_w, opts->min_h);
@@ -78,7 +92,13 @@ int ld__jpeg_decode_box(ld_codec *c, const uint8_t *buf, size_t len, const char 
     const double s = n / 8.0;
     const double fx = bx * s, fy = by * s, fw = bw * s, fh = bh * s;
     JDIMENSION x0 = (JDIMENSION)floor(fx), x1 = (JDIMENSION)ceil(fx + fw);
-    JDIMENSION y0 = (JDIMENSION)floor(fy), y1 = (JDIMENSION)ceil(fy + fh);
+    JDIMENSION y1 = (JDIMENSION)ceil(fy + fh), y0 = skip ? (JDIMENSION)floor(fy) : 0;
+    if (j->num_components > 1 && (j->max_h_samp_factor > 1 || j->max_v_samp_factor > 1)) {
+        /* Subsampled chroma: two more columns each side, so that the columns the upsampler
+         * replicates at the edges of the cropped region are not the box's. */
+        x0 = x0 >= 2 ? x0 - 2 : 0;
+        x1 += 2;
+    }
     if (x1 > j->output_width) x1 = j->output_width;
     if (y1 > j->output_height) y1 = j->output_height;
     JDIMENSION xoff = x0, cw = x1 - x0;

@@ -27,4 +27,11 @@ const char *ld__jdec_msg(const struct ld_jdec *d);
 /* EXIF orientation 1..8 of the file whose header was read (1 when absent). */
 int ld__jdec_orientation(struct ld_jdec *d);
 
+/* jpeg_splice.c: for j, whose header was read from buf (len bytes), build in `out` a JPEG of
+ * only the restart segments covering box (x, y, w, h; inside the image), with sub = the
+ * sub-image's place (x, y, w, h) in the image, and return 1; 0 when the file does not allow
+ * it (the caller decodes the original instead); LD_ENOMEM. `segs` is scratch. */
+int ld__jpeg_splice(j_decompress_ptr j, const uint8_t *buf, size_t len, const int box[4],
+                    ld_buf *out, ld_buf *segs, int sub[4]);
+
 #endif /* LD_JPEG_INT_H */
