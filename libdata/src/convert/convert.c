@@ -52,7 +52,8 @@ static const ld_param_desc PARAMS[] = {
          "output format (auto: LMDB for a name ending in "
          ".lmdb or an existing folder, else HDF5)"),
     INT(LD_C_QUALITY, "quality", 0, 0, 100, "",
-        "0 = raw pixels; 1..100 = re-encode as JPEG at this quality"),
+        "0 = raw pixels; 1..100 = re-encode as JPEG at this quality (with restart markers, "
+        "for the random resized crop: ~5 % larger)"),
     INT(LD_C_RESIZE_W, "resize_w", 0, 0, 65535, "pixels", "target width (0 = keep)"),
     INT(LD_C_RESIZE_H, "resize_h", 0, 0, 65535, "pixels", "target height (0 = keep)"),
     ENUM(LD_C_RESIZE_MODE, "resize_mode", MODES, LD_RESIZE_SQUASH, "squash", LD_RESIZE_SQUASH,

@@ -1,0 +1,101 @@
+"""Restart markers in the JPEGs dataconv writes, and the box decoder's splicing of them (issue 16
+item 3): every re-encoded image carries a DRI whose interval divides its MCUs per row (or is whole
+rows); independent decoders read the files (Pillow and djpeg agree), and the markers do not change
+the pixels (jpegtran -restart 0 rewrites the same coefficients without them: same pixels). The
+box decoder's pixels on such files: tests/unit/test_jpeg_splice.c; the reader's random resized
+crop on the recipe files against Pillow: test_py_rrc.py.
+
+Run: LIBDATA_LIBRARY=build/libdata.so LD_TEST_DATA=build/testdata DATACONV=build/dataconv \
+     PYTHONPATH=bindings/python /usr/bin/python3 -m pytest -q tests/python/test_py_restart_markers.py
+"""
+import io
+import os
+import shutil
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+from PIL import Image
+
+TESTDATA = os.environ.get("LD_TEST_DATA", "")
+PHOTOS = os.path.join(TESTDATA, "photos")
+DATACONV = os.environ.get("DATACONV")
+
+pytestmark = pytest.mark.skipif(not (os.path.isdir(PHOTOS) and DATACONV),
+                                reason="LD_TEST_DATA (made fixtures) and DATACONV must be set")
+
+
+def convert(tmp, name, *flags):
+    out = os.path.join(tmp, name)
+    subprocess.run([DATACONV, PHOTOS, out, "--flat", *flags], check=True, capture_output=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory):
+    tmp = str(tmp_path_factory.mktemp("rst"))
+    return {
+        "recipe": convert(tmp, "recipe.h5", "--rgb", "--max-side", "256", "--quality", "90"),
+        "q80": convert(tmp, "q80.h5", "--rgb", "--max-side", "256", "--quality", "80"),
+        "gray": convert(tmp, "gray.h5", "--gray", "--max-side", "256", "--quality", "90"),
+            }
+
+
+def samples(path):
+    with h5py.File(path, "r") as f:
+        e, o = f["encoded"][:], f["offsets"][:]
+    return [e[o[i]:o[i + 1]].tobytes() for i in range(len(o) - 1)]
+
+
+def header(b):
+    """(width, height, [(h, v) per component], restart interval or 0) from the markers."""
+    p, dri, sof = 2, 0, None
+    while p + 4 <= len(b):
+        assert b[p] == 0xFF, f"no marker at {p}"
+        m, n = b[p + 1], b[p + 2] << 8 | b[p + 3]
+        if m in (0xC0, 0xC1):
+            h, w, nc = b[p + 5] << 8 | b[p + 6], b[p + 7] << 8 | b[p + 8], b[p + 9]
+            sof = (w, h, [(b[p + 11 + 3 * k] >> 4, b[p + 11 + 3 * k] & 15) for k in range(nc)])
+        elif m == 0xDD:
+            dri = b[p + 4] << 8 | b[p + 5]
+        elif m == 0xDA:
+            break
+        p += 2 + n
+    assert sof, "no baseline SOF"
+    return (*sof, dri)
+
+
+@pytest.mark.parametrize("name", ["recipe", "q80", "gray"])
+def test_reencoded_files_carry_restart_markers(datasets, name):
+    for b in samples(datasets[name]):
+        w, h, comps, dri = header(b)
+        mcu = 8 * max(c[0] for c in comps) if len(comps) > 1 else 8
+        per_row = (w + mcu - 1) // mcu
+        assert dri > 0, "no DRI"
+        assert per_row % dri == 0 or dri % per_row == 0, f"{dri} vs {per_row} MCUs per row"
+        assert dri <= 4 or dri == per_row
+        # the recipe is 4:4:4, quality 80 is 4:2:0
+        if name == "q80":
+            assert comps[0] == (2, 2)
+        # as many RST markers as segments
+        count = sum(b.count(bytes([0xFF, 0xD0 + k])) for k in range(8))
+        mcus = per_row * ((h + (8 * max(c[1] for c in comps) if len(comps) > 1 else 8) - 1)
+                          // (8 * max(c[1] for c in comps) if len(comps) > 1 else 8))
+        assert count == (mcus + dri - 1) // dri - 1
+
+
+@pytest.mark.skipif(not (shutil.which("djpeg") and shutil.which("jpegtran")),
+                    reason="djpeg and jpegtran (libjpeg-turbo-progs) are needed")
+@pytest.mark.parametrize("name", ["recipe", "q80", "gray"])
+def test_independent_decoders_same_pixels_as_without_markers(datasets, name):
+    for b in samples(datasets[name])[:12]:
+        pil = np.asarray(Image.open(io.BytesIO(b)))
+        dj = subprocess.run(["djpeg", "-pnm"], input=b, capture_output=True, check=True)
+        assert dj.stderr == b"", dj.stderr  # djpeg prints libjpeg's warnings
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(dj.stdout))), pil)
+        plain = subprocess.run(["jpegtran", "-restart", "0", "-copy", "none"], input=b,
+                               capture_output=True, check=True).stdout
+        assert header(plain)[3] == 0, "jpegtran kept the DRI"
+        assert len(plain) < len(b)
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(plain))), pil)
