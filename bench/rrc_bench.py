@@ -11,14 +11,17 @@ pipeline (threads and worker processes; robust on a busy machine), and wall samp
       through a DataLoader with T worker processes (uint8 tensors, as libdata's uint8 output)
 
 libdata reads the photos' own bytes (dataconv --encoded, the same files torchvision opens);
-(a') also reads the documented recipe (dataconv --max-side 256 --quality 90); (a-L) and (b-L)
-are (a) and (b) with rrc_filter="lanczos3" (the conversion's filter).
+(a') and (b') read the documented recipe (dataconv --max-side 256 --quality 90), whose JPEGs
+carry restart markers, so that the box decoder Huffman-decodes only the box's restart segments
+(libdata/src/codec/jpeg_splice.c); (a-L) and (b-L) are (a) and (b) with rrc_filter="lanczos3"
+(the conversion's filter).
 
 The bound of (a)/(b) (BUILD/bench/rrc_rate, built with -DLIBDATA_BUILD_BENCH=ON): for the
 reader's boxes, one thread, files in memory, the CPU time of box decode alone against full
 decode alone (the most a box decoder can gain), and of the two whole transforms (decode +
 the resampling both share): their ratio is the most (a)/(b) can be, the reader adding the same
-batch work to both.
+batch work to both. The same on the recipe's JPEGs (taken out of its HDF5 file) bounds
+(a')/(b').
 
     rrc_bench.py [--build DIR] [--photos DIR | --make N] [--work DIR] [--threads T]
                  [--seconds S] [--json OUT]
@@ -115,6 +118,8 @@ def measure(build, photos, work, threads, seconds, reps=3):
             lambda: torchvision_rate(photos, threads, seconds),
         "(a') libdata RRC, box decoder, --max-side 256 --quality 90 dataset":
             lambda: libdata_rate(recipe, threads, seconds),
+        "(b') libdata RRC, full decode + crop + resize, --max-side 256 --quality 90 dataset":
+            lambda: libdata_rate(recipe, threads, seconds, rrc_full_decode=True),
         "(a-L) libdata RRC, box decoder, rrc_filter=lanczos3":
             lambda: libdata_rate(orig, threads, seconds, rrc_filter="lanczos3"),
         "(b-L) libdata RRC, full decode + crop + resize, rrc_filter=lanczos3":
@@ -130,29 +135,47 @@ def measure(build, photos, work, threads, seconds, reps=3):
     return res
 
 
-def bound(build, photos, seconds):
-    """BUILD/bench/rrc_rate on the photos: {full_us, box_us, rrc_full_us, rrc_box_us,
-    decode_ratio, bound}, or None (with a note on stderr) when it is not built."""
+def recipe_files(work):
+    """The recipe dataset's JPEGs (WORK/rrc_recipe.h5, made by measure()) as files in
+    WORK/recipe_jpegs/, for rrc_rate. Returns their paths."""
+    import h5py
+    out = os.path.join(work, "recipe_jpegs")
+    stamp = os.path.join(out, ".complete")
+    if not os.path.exists(stamp):
+        os.makedirs(out, exist_ok=True)
+        with h5py.File(os.path.join(work, "rrc_recipe.h5"), "r") as f:
+            e, o = f["encoded"][:], f["offsets"][:]
+        for i in range(len(o) - 1):
+            with open(os.path.join(out, f"{i:06d}.jpg"), "wb") as g:
+                g.write(e[o[i]:o[i + 1]].tobytes())
+        open(stamp, "w").close()
+    return sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith(".jpg"))
+
+
+def bound(build, photos, seconds, files=None):
+    """BUILD/bench/rrc_rate on the photos (or on `files`): {full_us, box_us, rrc_full_us,
+    rrc_box_us, decode_ratio, bound}, or None (with a note on stderr) when it is not built."""
     prog = os.path.join(build, "bench", "rrc_rate")
     if not os.path.exists(prog):
         print(f"rrc_bench: no {prog}, so no bound of (a)/(b): build it with cmake -S . -B "
               f"{build} -DLIBDATA_BUILD_BENCH=ON && cmake --build {build} --target rrc_rate",
               file=sys.stderr)
         return None
-    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(photos) for f in fs
-                   if f.lower().endswith((".jpg", ".jpeg")))
+    if files is None:
+        files = sorted(os.path.join(d, f) for d, _, fs in os.walk(photos) for f in fs
+                       if f.lower().endswith((".jpg", ".jpeg")))
     out = subprocess.run([prog, "--seconds", str(seconds), *files], check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
-def bound_line(bd):
+def bound_line(bd, what="the photos", pair="(a)/(b)"):
     """The bound in words (report and bench/run)."""
-    return (f"  bound (bench/rrc_rate, 1 thread, same boxes, files in memory): box decode "
-            f"alone is {bd['decode_ratio']:.2f}x full decode ({bd['box_us']:.0f} vs "
+    return (f"  bound on {what} (bench/rrc_rate, 1 thread, same boxes, files in memory): box "
+            f"decode alone is {bd['decode_ratio']:.2f}x full decode ({bd['box_us']:.0f} vs "
             f"{bd['full_us']:.0f} us/image); with the resampling both share "
             f"({bd['rrc_box_us'] - bd['box_us']:.0f} and {bd['rrc_full_us'] - bd['full_us']:.0f}"
-            f" us), (a)/(b) can at most be {bd['bound']:.2f}")
+            f" us), {pair} can at most be {bd['bound']:.2f}")
 
 
 def median(v):
@@ -160,7 +183,7 @@ def median(v):
     return v[len(v) // 2]
 
 
-def report(res, threads, bd=None):
+def report(res, threads, bd=None, bd_recipe=None):
     lines = [f"RandomResizedCrop(224) + flip, {threads} threads / workers: samples per CPU "
              "second (all threads and worker processes), and wall samples/s / threads; "
              "median (range)"]
@@ -173,12 +196,20 @@ def report(res, threads, bd=None):
         lines.append(f"  {how}: (a)/(b) = {a / b:.2f} (goal >= 1.5), (a)/(c) = {a / c:.2f} "
                      "(goal >= 4)")
     names = list(res)
-    if len(names) >= 6:  # the lanczos3 pair
-        aL, bL = (median(res[k]["cpu"]) for k in names[4:6])
+    c = median(res[names[2]]["cpu"])
+    key = {k.split(" ")[0]: k for k in names}
+    if "(a')" in key and "(b')" in key:
+        a1, b1 = (median(res[key[k]]["cpu"]) for k in ("(a')", "(b')"))
+        lines.append(f"  cpu, recipe (restart markers): (a')/(b') = {a1 / b1:.2f}, (a')/(c) = "
+                     f"{a1 / c:.2f}")
+    if "(a-L)" in key and "(b-L)" in key:
+        aL, bL = (median(res[key[k]]["cpu"]) for k in ("(a-L)", "(b-L)"))
         lines.append(f"  cpu, rrc_filter=lanczos3: (a-L)/(b-L) = {aL / bL:.2f}, (a-L)/(c) = "
-                     f"{aL / median(res[names[2]]['cpu']):.2f}")
+                     f"{aL / c:.2f}")
     if bd:
         lines.append(bound_line(bd))
+    if bd_recipe:
+        lines.append(bound_line(bd_recipe, "the recipe's JPEGs (restart markers)", "(a')/(b')"))
     return "\n".join(lines)
 
 
@@ -199,11 +230,12 @@ def main():
         photos = suite_photos.make(os.path.join(a.work, f"photos{a.make}"), a.make)
     res = measure(a.build, photos, a.work, a.threads, a.seconds, a.reps)
     bd = bound(a.build, photos, a.seconds)
-    print(report(res, a.threads, bd))
+    bdr = bound(a.build, photos, a.seconds, recipe_files(a.work))
+    print(report(res, a.threads, bd, bdr))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"threads": a.threads, "samples_per_core": res, "bound": bd}, f,
-                      indent=1)
+            json.dump({"threads": a.threads, "samples_per_core": res, "bound": bd,
+                       "bound_recipe": bdr}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,10 @@
  *
  * Prints one line per measure and a last line of JSON with the same figures. --only MODE runs
  * that mode alone for S seconds (for perf record) and prints its line only.
+ *
+ * Files with restart markers (a DRI before the scan, as dataconv --quality writes them) let the
+ * box decoder cut out the box's restart segments (libdata/src/codec/jpeg_splice.c): the report
+ * says how many of the files have them ("restart_files" in the JSON).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +93,20 @@ static void pass(bench *b, int m)
     }
 }
 
+/* 1 when the JPEG's header (up to its first SOS) has a DRI with a non-zero interval. */
+static int has_restarts(const uint8_t *p, size_t len)
+{
+    size_t i = 2;
+    while (i + 4 <= len && p[i] == 0xFF) {
+        const uint8_t m = p[i + 1];
+        const size_t n = (size_t)p[i + 2] << 8 | p[i + 3];
+        if (m == 0xDA) return 0;
+        if (m == 0xDD && n == 4 && i + 6 <= len) return (p[i + 4] | p[i + 5]) != 0;
+        i += 2 + n;
+    }
+    return 0;
+}
+
 static int cmp_double(const void *x, const void *y)
 {
     const double a = *(const double *)x, c = *(const double *)y;
@@ -122,6 +140,7 @@ int main(int argc, char **argv)
     }
     static ld_buf files[MAX_FILES];
     static int boxes[MAX_FILES][4];
+    int restart_files = 0;
     ld_err e;
     bench b = {.codec = ld__codec_create(), .files = files, .n = n, .size = size, .box = boxes};
     if (!b.codec) {
@@ -147,6 +166,7 @@ int main(int argc, char **argv)
             return 1;
         }
         ld__rrc_box(&b.rrc_box, 0, (uint64_t)i, ii.w, ii.h, boxes[i]);
+        restart_files += has_restarts(files[i].p, files[i].len);
     }
     /* Rounds of one pass per mode, interleaved (drifting load hits every mode alike), until
      * `seconds` of CPU time; the best round per mode: on a shared machine, other processes
@@ -189,10 +209,13 @@ int main(int argc, char **argv)
     printf("decode alone: full / box = %.2f; with the resampling (%.0f us full path, %.0f us box "
            "path): rrc_full / rrc_box = %.2f, the bound of (a)/(b)\n",
            x, r_full, r_box, y);
+    printf("%d of %d files have restart markers (the box decoder splices their segments)\n",
+           restart_files, n);
     printf("{\"images\": %d, \"rounds\": %d, \"size\": %d, \"full_us\": %.2f, \"box_us\": %.2f, "
            "\"rrc_full_us\": %.2f, \"rrc_box_us\": %.2f, \"decode_ratio\": %.4f, "
-           "\"bound\": %.4f}\n",
-           n, rounds, size, us[M_FULL], us[M_BOX], us[M_RRC_FULL], us[M_RRC_BOX], x, y);
+           "\"bound\": %.4f, \"restart_files\": %d}\n",
+           n, rounds, size, us[M_FULL], us[M_BOX], us[M_RRC_FULL], us[M_RRC_BOX], x, y,
+           restart_files);
 done:
     ld__rrc_scratch_free(&b.scratch);
     ld__image_free(&b.im);

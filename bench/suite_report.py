@@ -192,10 +192,12 @@ def rrc_table(rows):
         lines.append(f"| {r['name']} | {rng(r['sps_core'])} | {ratio(med(r['sps_core']), b)} | "
                      f"{ratio(med(r['sps_core']), c)} | {rng(r.get('sps_wall'))} |")
     for bd in (r for r in rows if r["section"] == "rrc_bound"):
-        lines += ["", f"The bound of (a)/(b) (bench/rrc_rate: the same boxes, one thread, files "
+        on = ("the recipe's JPEGs (restart markers), of (a')/(b')"
+              if bd["name"].endswith("recipe") else "the photos, of (a)/(b)")
+        lines += ["", f"The bound on {on} (bench/rrc_rate: the same boxes, one thread, files "
                   f"in memory): box decode alone is {bd['decode_ratio']:.2f}× full decode "
                   f"({bd['box_us']:.0f} vs {bd['full_us']:.0f} µs per image); with the "
-                  f"resampling both share, (a)/(b) can at most be {bd['bound']:.2f}."]
+                  f"resampling both share, the ratio can at most be {bd['bound']:.2f}."]
     return lines + [""]
 
 
