@@ -10,9 +10,14 @@
  * Scales are 1/8, 2/8, 4/8 and 8/8 only, as in jpeg_dec.c's DCT scaling (the others go through
  * libjpeg-turbo's generic scaled IDCTs, slower than a full-size decode).
  *
- * The pixels are a full decode's (at the same scale), except near the first iMCU row boundary
- * after the skipped rows, where libjpeg-turbo restarts the fancy chroma upsampler: measured at
- * most 5 levels on under 0.7 % of the values (tests/unit/test_rrc.c).
+ * Files with restart markers whose interval fits the MCU grid (what our encoder writes) are cut
+ * down first to the box's restart segments (jpeg_splice.c), so that libjpeg also Huffman-decodes
+ * only those; that small JPEG is decoded from its top row (at most two MCU rows above the box),
+ * and the box's pixels are exactly a full decode's (tests/unit/test_jpeg_splice.c).
+ *
+ * Otherwise the pixels are a full decode's (at the same scale), except near the first iMCU row
+ * boundary after the skipped rows, where libjpeg-turbo restarts the fancy chroma upsampler:
+ * measured at most 5 levels on under 0.7 % of the values (tests/unit/test_rrc.c).
  *
  * Scaled pixel k covers full-size pixels [8k/n, 8(k+1)/n), so a full-size coordinate X is
  * X * n / 8 in the scaled image: the rectangle is returned in those (fractional) coordinates

@@ -105,12 +105,13 @@ static struct ld_jenc *jenc_get(ld_codec *c)
  *
  * RESTART_MAX 4: each marker costs ~4 bytes (the marker, the padding to a byte boundary, the
  * first DC coded whole). On 400 photos stored at --max-side 256 --quality 90 (256 x 192,
- * 4:4:4, 32 or 24 MCUs per row) the files grow by 4.7 % with 4 (1: 19 %, 2: 9.6 %, 8: 2.3 %,
- * 16: 1.1 %, 32: 0.5 %), and the box decoder's time per image, against a full decode, is
- * 0.58 with 4 and 2, 0.64 with 8, 0.70 with 16 (0.79 without restart markers); beyond 4 the
- * box's columns are cut too coarsely to gain. The price besides the bytes: libjpeg-turbo 2.1
- * takes its slower Huffman path for any stream with restart markers, so a full decode of these
- * files takes ~6 % longer. bench/rrc_rate, docs/cli.md. */
+ * 4:4:4, 32 or 24 MCUs per row) the files grow by 4.7 % with 4 (2: 9.6 %, 8: 2.3 %, 16: 1.1 %,
+ * 32: 0.5 %), and the box decoder takes 0.60 of a full decode's time with 4 (min of 5 runs;
+ * 0.78 without restart markers; in one run each, 2: 0.57, 4: 0.58, 8: 0.64, 16: 0.70): beyond 4
+ * the box's columns are cut too coarsely to gain, below it the bytes grow for nothing. The
+ * price besides the bytes: libjpeg-turbo 2.1 takes its generic Huffman path (perf:
+ * jpeg_fill_bit_buffer, jpeg_huff_decode) for any stream with restart markers, so a full decode
+ * of these files takes ~6 % longer (239 vs 225 us). bench/rrc_rate, docs/cli.md. */
 #define RESTART_MAX 4u
 
 static unsigned restart_interval(int w, int mcu_w)
