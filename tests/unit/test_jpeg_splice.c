@@ -41,10 +41,11 @@ static void tj_message(j_common_ptr c, int level)
     if (level < 0) ((struct tj *)c->client_data)->warnings++;
 }
 
-/* Encode im with libjpeg's defaults at `quality`, chroma sampling `samp` (1 = 4:4:4, 2 =
- * 4:2:0), restart interval `restart` MCUs (0 = none), progressive or not. malloc'd. */
-static uint8_t *tj_encode(const ld_image *im, int quality, int samp, unsigned restart,
-                          int progressive, size_t *len)
+/* Encode im with libjpeg's defaults at `quality`, luma sampling factors samp_h x samp_v (1 x 1
+ * = 4:4:4, 2 x 2 = 4:2:0, 2 x 1 = 4:2:2), restart interval `restart` MCUs (0 = none),
+ * progressive or not. malloc'd. */
+static uint8_t *tj_encode2(const ld_image *im, int quality, int samp_h, int samp_v,
+                           unsigned restart, int progressive, size_t *len)
 {
     struct jpeg_compress_struct j;
     struct tj t = {0};
@@ -63,7 +64,8 @@ static uint8_t *tj_encode(const ld_image *im, int quality, int samp, unsigned re
     jpeg_set_defaults(&j);
     jpeg_set_quality(&j, quality, TRUE);
     if (im->c == 3) {
-        j.comp_info[0].h_samp_factor = j.comp_info[0].v_samp_factor = samp;
+        j.comp_info[0].h_samp_factor = samp_h;
+        j.comp_info[0].v_samp_factor = samp_v;
         j.comp_info[1].h_samp_factor = j.comp_info[1].v_samp_factor = 1;
         j.comp_info[2].h_samp_factor = j.comp_info[2].v_samp_factor = 1;
     }
@@ -78,6 +80,12 @@ static uint8_t *tj_encode(const ld_image *im, int quality, int samp, unsigned re
     jpeg_destroy_compress(&j);
     *len = n;
     return out;
+}
+
+static uint8_t *tj_encode(const ld_image *im, int quality, int samp, unsigned restart,
+                          int progressive, size_t *len)
+{
+    return tj_encode2(im, quality, samp, samp, restart, progressive, len);
 }
 
 /* Full decode with a plain libjpeg decompressor; returns the warnings it emitted. */
@@ -379,7 +387,9 @@ Test(splice, encoder_writes_restart_markers_same_pixels)
 
 /* Streams that do not qualify are decoded by the scanline-skipping path: no DRI (the photos
  * as Pillow wrote them), progressive with restarts, an interval that neither divides the
- * MCUs per row nor is a multiple of them. An interval of two whole rows is spliced by rows. */
+ * MCUs per row nor is a multiple of them. An interval of two whole rows is spliced by rows,
+ * and so are 4:2:2 and 4:2:0 streams from libjpeg with restart markers (exact pixels); 4:4:0
+ * (1x2) has 63 MCUs per row, which 4 does not divide: the old path. */
 Test(splice, other_streams_take_the_old_path)
 {
     ld_codec *c = ld__codec_create();
@@ -406,6 +416,22 @@ Test(splice, other_streams_take_the_old_path)
         cr_assert_eq(ld__img_decode(c, buf, n, "full", &o, &full, &e), LD_OK, "%s", e.msg);
         /* exact when spliced or 4:4:4 (the old path differs only by the upsampler restart) */
         check_box(c, buf, n, 3, box, 0, &full, 8, "old path");
+        free(buf);
+    }
+    /* Other encoders' sampling (cjpeg -sample, cameras' 4:2:2) with restart markers every 4
+     * MCUs (500 pixels: 32 MCUs of 16 per row): spliced, exact */
+    const int samp[][2] = {{2, 1}, {2, 2}, {1, 2}};
+    for (int k = 0; k < 3; k++) {
+        size_t n;
+        uint8_t *buf = tj_encode2(&src, 85, samp[k][0], samp[k][1], 4, 0, &n);
+        cr_assert_eq(ld__img_decode(c, buf, n, "full", &o, &full, &e), LD_OK, "%s", e.msg);
+        int boxes[40][4];
+        const int nb = make_boxes(src.w, src.h, boxes, 40);
+        for (int b = 0; b < nb; b++) {
+            cr_assert_eq(try_splice(c, buf, n, boxes[b], &sp, sub), samp[k][0] == 2 ? 1 : 0,
+                         "sampling %dx%d", samp[k][0], samp[k][1]);
+            check_box(c, buf, n, 3, boxes[b], 0, &full, 8, "libjpeg, other sampling");
+        }
         free(buf);
     }
     free(orig);
