@@ -8,7 +8,10 @@
  * Speed. A box decode (codec/jpeg_crop.c) reads the header once more after ld__img_info (a
  * few microseconds against ~1 ms for the pixels), then decodes the box's rows at the smallest
  * DCT scale n/8 that keeps the box at least the output size; the resampler then takes the
- * box, in fractional scaled coordinates, straight to the output size.
+ * box, in fractional scaled coordinates, straight to the output size. Files with restart
+ * markers (what dataconv --quality writes) are first cut down to the box's restart segments
+ * (codec/jpeg_splice.c), so that only those are Huffman-decoded: on the --max-side 256
+ * --quality 90 recipe, 238 instead of 282 us of CPU per sample (docs/cli.md).
  */
 #include "reader/rrc.h"
 
