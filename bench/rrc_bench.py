@@ -11,9 +11,9 @@ pipeline (threads and worker processes; robust on a busy machine), and wall samp
       through a DataLoader with T worker processes (uint8 tensors, as libdata's uint8 output)
 
 libdata reads the photos' own bytes (dataconv --encoded, the same files torchvision opens);
-(a') and (b') read the documented recipe (dataconv --max-side 256 --quality 90), whose JPEGs
-carry restart markers, so that the box decoder Huffman-decodes only the box's restart segments
-(libdata/src/codec/jpeg_splice.c); (a-L) and (b-L) are (a) and (b) with rrc_filter="lanczos3"
+(a') and (b') read the documented recipe (dataconv --max-side 256 --quality 90
+--restart-markers), whose JPEGs carry restart markers, so that the box decoder Huffman-decodes
+only the box's restart segments (libdata/src/codec/jpeg_splice.c); (a-L) and (b-L) are (a) and (b) with rrc_filter="lanczos3"
 (the conversion's filter).
 
 The bound of (a)/(b) (BUILD/bench/rrc_rate, built with -DLIBDATA_BUILD_BENCH=ON): for the
@@ -35,6 +35,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# The recipe's dataset and its JPEGs as files; the names say the flags, so that a work folder
+# kept from a run before --restart-markers is not taken for them.
+RECIPE, RECIPE_JPEGS = "rrc_recipe_256_q90_rst.h5", "recipe_rst_jpegs"
 
 
 def proc_cpu(pids):
@@ -103,8 +106,9 @@ def measure(build, photos, work, threads, seconds, reps=3):
     """{name: [samples/s per core, ...]} of `reps` runs each."""
     dataconv = os.path.join(build, "dataconv")
     os.makedirs(work, exist_ok=True)
-    orig, recipe = os.path.join(work, "rrc_original.h5"), os.path.join(work, "rrc_recipe.h5")
-    for out, flags in ((orig, ["--encoded"]), (recipe, ["--max-side", "256", "--quality", "90"])):
+    orig, recipe = os.path.join(work, "rrc_original.h5"), os.path.join(work, RECIPE)
+    for out, flags in ((orig, ["--encoded"]),
+                       (recipe, ["--max-side", "256", "--quality", "90", "--restart-markers"])):
         if not os.path.exists(out):
             subprocess.run([dataconv, photos, out, "--rgb", *flags], check=True,
                            capture_output=True)
@@ -116,9 +120,9 @@ def measure(build, photos, work, threads, seconds, reps=3):
             lambda: libdata_rate(orig, threads, seconds, rrc_full_decode=True),
         "(c) torchvision ImageFolder + DataLoader":
             lambda: torchvision_rate(photos, threads, seconds),
-        "(a') libdata RRC, box decoder, --max-side 256 --quality 90 dataset":
+        "(a') libdata RRC, box decoder, recipe dataset (--restart-markers)":
             lambda: libdata_rate(recipe, threads, seconds),
-        "(b') libdata RRC, full decode + crop + resize, --max-side 256 --quality 90 dataset":
+        "(b') libdata RRC, full decode + crop + resize, recipe dataset (--restart-markers)":
             lambda: libdata_rate(recipe, threads, seconds, rrc_full_decode=True),
         "(a-L) libdata RRC, box decoder, rrc_filter=lanczos3":
             lambda: libdata_rate(orig, threads, seconds, rrc_filter="lanczos3"),
@@ -136,14 +140,14 @@ def measure(build, photos, work, threads, seconds, reps=3):
 
 
 def recipe_files(work):
-    """The recipe dataset's JPEGs (WORK/rrc_recipe.h5, made by measure()) as files in
-    WORK/recipe_jpegs/, for rrc_rate. Returns their paths."""
+    """The recipe dataset's JPEGs (WORK/RECIPE, made by measure()) as files in
+    WORK/RECIPE_JPEGS/, for rrc_rate. Returns their paths."""
     import h5py
-    out = os.path.join(work, "recipe_jpegs")
+    out = os.path.join(work, RECIPE_JPEGS)
     stamp = os.path.join(out, ".complete")
     if not os.path.exists(stamp):
         os.makedirs(out, exist_ok=True)
-        with h5py.File(os.path.join(work, "rrc_recipe.h5"), "r") as f:
+        with h5py.File(os.path.join(work, RECIPE), "r") as f:
             e, o = f["encoded"][:], f["offsets"][:]
         for i in range(len(o) - 1):
             with open(os.path.join(out, f"{i:06d}.jpg"), "wb") as g:

@@ -1,9 +1,9 @@
 /*
  * libFuzzer target: encode then decode (codec jpeg_enc.c / png_enc.c against the decoders).
- * The first bytes choose width, height, channels and JPEG quality; the rest are the pixels
- * (repeated to fill the image). Checked: both encoders accept every valid image; the PNG
- * round trip is exact; the JPEG round trip has the same size and channels and the same mean
- * within a bound that only a broken encoder/decoder pair exceeds.
+ * The first bytes choose width, height, channels, restart markers and JPEG quality; the rest
+ * are the pixels (repeated to fill the image). Checked: both encoders accept every valid
+ * image; the PNG round trip is exact; the JPEG round trip has the same size and channels
+ * and the same mean within a bound that only a broken encoder/decoder pair exceeds.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 5) return 0;
     const int w = 1 + data[0] % 64, h = 1 + data[1] % 64, c = (data[2] & 1) ? 3 : 1;
+    const int restart = (data[2] >> 1) & 1;
     const int quality = 1 + data[3] % 100;
     const uint8_t *px = data + 4;
     const size_t npx = size - 4;
@@ -33,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ld__img_decode(cd, enc.p, enc.len, "rt.png", &o, &out, &e) != LD_OK) abort();
     if (out.w != w || out.h != h || out.c != c || memcmp(out.px, im.px, n) != 0) abort();
 
-    if (ld__jpeg_encode(cd, &im, quality, &enc, &e) != LD_OK) abort();
+    if (ld__jpeg_encode(cd, &im, quality, restart, &enc, &e) != LD_OK) abort();
     if (ld__img_sniff(enc.p, enc.len) != LD_IMG_JPEG) abort();
     if (ld__img_decode(cd, enc.p, enc.len, "rt.jpg", &o, &out, &e) != LD_OK) abort();
     if (out.w != w || out.h != h || out.c != c) abort();

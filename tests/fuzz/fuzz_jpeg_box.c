@@ -23,8 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ld_image im = {0};
     volatile unsigned sink = 0;
     const uint8_t *k = data + size - 4;
-    if (ld__img_info(c, data, size, "fuzz.jpg", &info, &e) == LD_OK && info.w > 0 &&
-        info.h > 0 && (uint64_t)info.w * info.h <= (1u << 20)) {
+    if (ld__img_info(c, data, size, "fuzz.jpg", &info, &e) == LD_OK && info.w > 0 && info.h > 0 &&
+        (uint64_t)info.w * info.h <= (1u << 20)) {
         int box[4];
         box[0] = (int)(k[0] * (unsigned)info.w / 256);
         box[1] = (int)(k[1] * (unsigned)info.h / 256);

@@ -1,5 +1,5 @@
 """Restart markers in the JPEGs dataconv writes, and the box decoder's splicing of them (issue 16
-item 3): every re-encoded image carries a DRI whose interval divides its MCUs per row (or is whole
+item 3): with --restart-markers every re-encoded image carries a DRI whose interval divides its MCUs per row (or is whole
 rows); independent decoders read the files (Pillow and djpeg agree), and the markers do not change
 the pixels (jpegtran -restart 0 rewrites the same coefficients without them: same pixels). The
 box decoder's pixels on such files: tests/unit/test_jpeg_splice.c; the reader's random resized
@@ -35,11 +35,13 @@ def convert(tmp, name, *flags):
 @pytest.fixture(scope="module")
 def datasets(tmp_path_factory):
     tmp = str(tmp_path_factory.mktemp("rst"))
+    rst = "--restart-markers"
     return {
-        "recipe": convert(tmp, "recipe.h5", "--rgb", "--max-side", "256", "--quality", "90"),
-        "q80": convert(tmp, "q80.h5", "--rgb", "--max-side", "256", "--quality", "80"),
-        "gray": convert(tmp, "gray.h5", "--gray", "--max-side", "256", "--quality", "90"),
-            }
+        "recipe": convert(tmp, "recipe.h5", "--rgb", "--max-side", "256", "--quality", "90", rst),
+        "q80": convert(tmp, "q80.h5", "--rgb", "--max-side", "256", "--quality", "80", rst),
+        "gray": convert(tmp, "gray.h5", "--gray", "--max-side", "256", "--quality", "90", rst),
+        "plain": convert(tmp, "plain.h5", "--rgb", "--max-side", "256", "--quality", "90"),
+    }
 
 
 def samples(path):
@@ -99,3 +101,27 @@ def test_independent_decoders_same_pixels_as_without_markers(datasets, name):
         assert header(plain)[3] == 0, "jpegtran kept the DRI"
         assert len(plain) < len(b)
         assert np.array_equal(np.asarray(Image.open(io.BytesIO(plain))), pil)
+
+
+def test_restart_markers_are_opt_in(datasets):
+    """Without --restart-markers no DRI is written, and the pixels are the same as with it."""
+    plain, marked = samples(datasets["plain"]), samples(datasets["recipe"])
+    assert len(plain) == len(marked) > 0
+    for p, m in zip(plain, marked):
+        assert header(p)[3] == 0, "a DRI without --restart-markers"
+        assert len(p) < len(m)
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(p))),
+                              np.asarray(Image.open(io.BytesIO(m))))
+
+
+@pytest.mark.parametrize("flags", [["--resize", "64"], ["--encoded"],
+                                   ["--max-side", "64", "--encode-type", "png"]])
+def test_restart_markers_need_a_jpeg_encode(tmp_path, flags):
+    """Raw pixels, original file bytes, PNG: nothing to put markers in. Refused, saying what
+    to add, and nothing is written."""
+    out = tmp_path / "x.h5"
+    r = subprocess.run([DATACONV, PHOTOS, str(out), "--flat", "--restart-markers", *flags],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "restart_markers" in r.stderr and "quality" in r.stderr, r.stderr
+    assert not out.exists()

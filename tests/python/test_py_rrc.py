@@ -38,8 +38,9 @@ def convert(tmp, name, *flags):
 def datasets(tmp_path_factory):
     tmp = str(tmp_path_factory.mktemp("rrc"))
     return {
-        # the documented recipe: bounded size, JPEG q90
-        "recipe": convert(tmp, "recipe.h5", "--max-side", "256", "--quality", "90"),
+        # the documented recipe: bounded size, JPEG q90 with restart markers (splice path)
+        "recipe": convert(tmp, "recipe.h5", "--max-side", "256", "--quality", "90",
+                          "--restart-markers"),
         # the original 500x375 files: boxes large enough for DCT scales 1/4 and 1/2
         "original": convert(tmp, "original.h5", "--encoded"),
         "png": convert(tmp, "png.h5", "--resize", "160x120", "--encode-png"),

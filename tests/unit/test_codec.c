@@ -605,7 +605,7 @@ Test(codec, jpeg_encode_round_trip)
     ld_decode_opts o3 = {.channels = 3}, o1 = {.channels = 1};
     static const int qs[] = {90, 75, 95};
     for (size_t i = 0; i < 3; i++) {
-        cr_assert_eq(ld__jpeg_encode(c, &src, qs[i], &out, &e), LD_OK, "%s", e.msg);
+        cr_assert_eq(ld__jpeg_encode(c, &src, qs[i], 0, &out, &e), LD_OK, "%s", e.msg);
         cr_expect_eq(luma_sampling(&out), qs[i] >= 90 ? 0x11 : 0x22, "q%d sampling %#x", qs[i],
                      luma_sampling(&out));
         cr_assert_eq(ld__img_decode(c, out.p, out.len, "enc", &o3, &im, &e), LD_OK, "%s", e.msg);
@@ -614,15 +614,15 @@ Test(codec, jpeg_encode_round_trip)
         cr_expect_gt(q, qs[i] >= 90 ? 30.0 : 28.0, "q%d PSNR %.1f dB", qs[i], q);
     }
     const uint8_t *first = out.p;
-    cr_assert_eq(ld__jpeg_encode(c, &src, 90, &out, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__jpeg_encode(c, &src, 90, 0, &out, &e), LD_OK, "%s", e.msg);
     cr_expect_eq(out.p, first, "the output buffer should be reused, not reallocated");
 
-    cr_assert_eq(ld__jpeg_encode(c, &gray, 90, &out, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__jpeg_encode(c, &gray, 90, 0, &out, &e), LD_OK, "%s", e.msg);
     cr_assert_eq(ld__img_decode(c, out.p, out.len, "enc", &o1, &im, &e), LD_OK, "%s", e.msg);
     double q = psnr(&im, &gray);
     cr_expect_gt(q, 30.0, "gray q90 PSNR %.1f dB", q);
-    cr_expect_eq(ld__jpeg_encode(c, &src, 0, &out, &e), LD_EINVAL);
-    cr_expect_eq(ld__jpeg_encode(c, &src, 101, &out, &e), LD_EINVAL);
+    cr_expect_eq(ld__jpeg_encode(c, &src, 0, 0, &out, &e), LD_EINVAL);
+    cr_expect_eq(ld__jpeg_encode(c, &src, 101, 0, &out, &e), LD_EINVAL);
     ld__image_free(&src);
     ld__image_free(&gray);
     ld__image_free(&im);

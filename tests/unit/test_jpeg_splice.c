@@ -103,8 +103,7 @@ static int tj_decode(const uint8_t *buf, size_t len, int channels, ld_image *out
     jpeg_read_header(&j, TRUE);
     j.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_start_decompress(&j);
-    cr_assert_eq(ld__image_alloc(out, (int)j.output_width, (int)j.output_height, channels),
-                 LD_OK);
+    cr_assert_eq(ld__image_alloc(out, (int)j.output_width, (int)j.output_height, channels), LD_OK);
     while (j.output_scanline < j.output_height) {
         JSAMPROW row = out->px + (size_t)j.output_scanline * out->w * channels;
         jpeg_read_scanlines(&j, &row, 1);
@@ -126,8 +125,7 @@ static unsigned rnd(unsigned n)
 }
 
 /* Photo `k` decoded (channels 1 or 3) and re-encoded by our encoder at `quality`. */
-static uint8_t *reencode(ld_codec *c, int k, int channels, int quality, ld_image *src,
-                         size_t *len)
+static uint8_t *reencode(ld_codec *c, int k, int channels, int quality, ld_image *src, size_t *len)
 {
     char path[512];
     snprintf(path, sizeof path, PHOTOS "p%02d.jpg", k);
@@ -138,7 +136,7 @@ static uint8_t *reencode(ld_codec *c, int k, int channels, int quality, ld_image
     cr_assert_eq(ld__img_decode(c, buf, n, path, &o, src, &e), LD_OK, "%s", e.msg);
     free(buf);
     ld_buf enc = {0};
-    cr_assert_eq(ld__jpeg_encode(c, src, quality, &enc, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__jpeg_encode(c, src, quality, 1, &enc, &e), LD_OK, "%s", e.msg);
     *len = enc.len;
     return enc.p;
 }
@@ -170,8 +168,8 @@ static void check_box(ld_codec *c, const uint8_t *buf, size_t len, int channels,
     double rect[4];
     ld_err e;
     const ld_decode_opts o = {channels, 0, min, min, 1};
-    cr_assert_eq(ld__jpeg_decode_box(c, buf, len, "box", &o, box, &part, rect, &e), LD_OK,
-                 "%s: %s", what, e.msg);
+    cr_assert_eq(ld__jpeg_decode_box(c, buf, len, "box", &o, box, &part, rect, &e), LD_OK, "%s: %s",
+                 what, e.msg);
     const double s = n / 8.0;
     cr_assert(fabs(rect[2] - box[2] * s) < 1e-9 && fabs(rect[3] - box[3] * s) < 1e-9,
               "%s: box %d,%d %dx%d: rect %gx%g, not at scale %d/8", what, box[0], box[1], box[2],
@@ -204,10 +202,17 @@ static void check_box(ld_codec *c, const uint8_t *buf, size_t len, int channels,
 static int make_boxes(int W, int H, int (*b)[4], int max)
 {
     int n = 0;
-    const int fixed[][4] = {{0, 0, W, H},         {0, 0, 1, 1},         {W - 1, H - 1, 1, 1},
-                            {0, H - 1, 1, 1},     {W - 1, 0, 1, 1},     {0, 0, W / 3, H / 4},
-                            {W - W / 3, H - H / 4, W / 3, H / 4},       {0, H / 2, W, 9},
-                            {W / 2, 0, 17, H},    {W - 40, 0, 40, H / 2}, {0, H - 33, 70, 33}};
+    const int fixed[][4] = {{0, 0, W, H},
+                            {0, 0, 1, 1},
+                            {W - 1, H - 1, 1, 1},
+                            {0, H - 1, 1, 1},
+                            {W - 1, 0, 1, 1},
+                            {0, 0, W / 3, H / 4},
+                            {W - W / 3, H - H / 4, W / 3, H / 4},
+                            {0, H / 2, W, 9},
+                            {W / 2, 0, 17, H},
+                            {W - 40, 0, 40, H / 2},
+                            {0, H - 33, 70, 33}};
     for (size_t k = 0; k < sizeof fixed / sizeof fixed[0] && n < max; k++)
         memcpy(b[n++], fixed[k], sizeof fixed[k]);
     while (n < max) {
@@ -350,8 +355,7 @@ Test(splice, encoder_writes_restart_markers_same_pixels)
             cr_assert(len > len0, "restart markers cost bytes");
             cr_assert_eq(tj_decode(buf, len, kinds[kk].channels, &a), 0);
             cr_assert_eq(tj_decode(plain, len0, kinds[kk].channels, &b), 0);
-            cr_assert(a.w == b.w && a.h == b.h &&
-                          memcmp(a.px, b.px, (size_t)a.w * a.h * a.c) == 0,
+            cr_assert(a.w == b.w && a.h == b.h && memcmp(a.px, b.px, (size_t)a.w * a.h * a.c) == 0,
                       "p%02d: restart markers changed the pixels", k);
             free(plain);
             free(buf);
@@ -364,7 +368,7 @@ Test(splice, encoder_writes_restart_markers_same_pixels)
                (size_t)narrow.w * src.c);
     ld_buf enc = {0}, sp = {0};
     ld_err e;
-    cr_assert_eq(ld__jpeg_encode(c, &narrow, 90, &enc, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__jpeg_encode(c, &narrow, 90, 1, &enc, &e), LD_OK, "%s", e.msg);
     size_t i = 2;
     while (i + 6 <= enc.len && !(enc.p[i] == 0xFF && enc.p[i + 1] == 0xDD))
         i++;
@@ -474,7 +478,7 @@ Test(splice, damaged_streams_error_cleanly)
             const size_t at = rst[(size_t)(nrst / 3) + (size_t)t * (nrst / 2) / 12];
             memcpy(bad, buf, len);
             switch (kind) {
-            case 0: n = data + (len - data) * (size_t)(t + 1) / 14; break; /* truncated */
+            case 0: n = data + (len - data) * (size_t)(t + 1) / 14; break;        /* truncated */
             case 1: memmove(bad + at, bad + at + 2, len - at - 2), n -= 2; break; /* RST gone */
             case 2: bad[at + 1] = (uint8_t)(0xD0 + ((bad[at + 1] - 0xD0 + 3) & 7)); break;
             case 3: /* an extra RST */

@@ -71,10 +71,11 @@ int ld__jpeg_decode_box(ld_codec *c, const uint8_t *buf, size_t len, const char 
                         ld_err *e);
 
 /* Encode `im` (gray or RGB, HWC) as JPEG at quality 1..100 (4:2:0 for quality < 90,
- * 4:4:4 otherwise, baseline, optimized Huffman off, restart markers every R MCUs with R
- * dividing the MCUs per row, for ld__jpeg_decode_box: jpeg_enc.c) into `out` (out->len set;
- * buffer reused). */
-int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, ld_buf *out, ld_err *e);
+ * 4:4:4 otherwise, baseline, optimized Huffman off; with `restart`, restart markers every R
+ * MCUs with R dividing the MCUs per row, for ld__jpeg_decode_box: jpeg_enc.c) into `out`
+ * (out->len set; buffer reused). */
+int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, int restart, ld_buf *out,
+                    ld_err *e);
 
 /* Encode `im` as PNG (default compression) into `out`. */
 int ld__png_encode(ld_codec *c, const ld_image *im, ld_buf *out, ld_err *e);

@@ -71,8 +71,8 @@ int ld__jpeg_decode_box(ld_codec *c, const uint8_t *buf, size_t len, const char 
              box[0] >= 0 && box[1] >= 0 && box[2] > 0 && box[3] > 0 &&
                  (int64_t)box[0] + box[2] <= (int64_t)j->image_width &&
                  (int64_t)box[1] + box[3] <= (int64_t)j->image_height,
-             LD_EINVAL, "%s: crop box %d,%d %dx%d is outside the %ux%u image", name, box[0],
-             box[1], box[2], box[3], j->image_width, j->image_height);
+             LD_EINVAL, "%s: crop box %d,%d %dx%d is outside the %ux%u image", name, box[0], box[1],
+             box[2], box[3], j->image_width, j->image_height);
     /* Restart segments: decode a JPEG of only the box's segments (jpeg_splice.c), from its
      * top row (no jpeg_skip_scanlines: the rows above the box are at most two MCU rows, and
      * the upsampler then sees what a full decode sees). */

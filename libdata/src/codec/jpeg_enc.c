@@ -123,7 +123,8 @@ static unsigned restart_interval(int w, int mcu_w)
     return r == 1 ? per_row : r;
 }
 
-int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, ld_buf *out, ld_err *e)
+int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, int restart, ld_buf *out,
+                    ld_err *e)
 {
     if (!im || !im->px || im->w <= 0 || im->h <= 0 || (im->c != 1 && im->c != 3))
         return ld__err(e, LD_EINVAL, "JPEG encode: need a gray or RGB image");
@@ -158,7 +159,7 @@ int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, ld_buf *out, l
         j->comp_info[2].h_samp_factor = j->comp_info[2].v_samp_factor = 1;
     }
     const int mcu_w = im->c == 3 ? 8 * j->comp_info[0].h_samp_factor : 8;
-    j->restart_interval = restart_interval(im->w, mcu_w);
+    j->restart_interval = restart ? restart_interval(im->w, mcu_w) : 0;
     jpeg_start_compress(j, TRUE);
     const size_t stride = (size_t)im->w * im->c;
     while (j->next_scanline < j->image_height) {

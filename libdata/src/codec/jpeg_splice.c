@@ -74,8 +74,8 @@ int ld__jpeg_splice(j_decompress_ptr j, const uint8_t *buf, size_t len, const in
     if (R == 0 || j->progressive_mode || j->arith_code || j->data_precision != 8 ||
         j->comps_in_scan != j->num_components)
         return 0;
-    const int sampled = j->num_components > 1 &&
-                        (j->max_h_samp_factor > 1 || j->max_v_samp_factor > 1);
+    const int sampled =
+        j->num_components > 1 && (j->max_h_samp_factor > 1 || j->max_v_samp_factor > 1);
     const long mcu_w = j->comps_in_scan == 1 ? 8 : 8L * j->max_h_samp_factor;
     const long mcu_h = j->comps_in_scan == 1 ? 8 : 8L * j->max_v_samp_factor;
     const long W = (long)j->image_width, H = (long)j->image_height;

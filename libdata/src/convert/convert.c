@@ -52,8 +52,7 @@ static const ld_param_desc PARAMS[] = {
          "output format (auto: LMDB for a name ending in "
          ".lmdb or an existing folder, else HDF5)"),
     INT(LD_C_QUALITY, "quality", 0, 0, 100, "",
-        "0 = raw pixels; 1..100 = re-encode as JPEG at this quality (with restart markers, "
-        "for the random resized crop: ~5 % larger)"),
+        "0 = raw pixels; 1..100 = re-encode as JPEG at this quality"),
     INT(LD_C_RESIZE_W, "resize_w", 0, 0, 65535, "pixels", "target width (0 = keep)"),
     INT(LD_C_RESIZE_H, "resize_h", 0, 0, 65535, "pixels", "target height (0 = keep)"),
     ENUM(LD_C_RESIZE_MODE, "resize_mode", MODES, LD_RESIZE_SQUASH, "squash", LD_RESIZE_SQUASH,
@@ -87,6 +86,9 @@ static const ld_param_desc PARAMS[] = {
     INT(LD_C_SHARD_COUNT, "shard_count", 0, 0, LD_SHARD_MAX, "",
         "shards: 0 = one output; N = convert part shard_index of N contiguous parts of the "
         "whole listing into OUT-0000K-of-0000N.h5 (or .lmdb)"),
+    BOOL(LD_C_RESTART_MARKERS, "restart_markers",
+         "re-encoded JPEGs get restart markers: a random resized crop then decodes only its "
+         "part of each image (files ~5 % larger, full decodes ~6 % slower)"),
     STR(LD_C_LIST_FILE, "list_file", "", "a 'relative/path label' list; input is then its root"),
     STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
 };
@@ -250,6 +252,7 @@ typedef struct run {
     size_t n_outs;
     size_t n;
     int channels, order_rgb, encoded, keep_original, encode_png, quality, check_size;
+    int restart_markers; /* JPEG re-encode: restart markers for the box decoder */
     ld_geometry geom;
     uint64_t max_pixels;
     /* image idx is converted by a worker into slots[idx % window], then written by the
@@ -361,7 +364,7 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
         if (r->encode_png)
             LD_TRY(ld__png_encode(wk->codec, im, &sl->out, e));
         else
-            LD_TRY(ld__jpeg_encode(wk->codec, im, r->quality, &sl->out, e));
+            LD_TRY(ld__jpeg_encode(wk->codec, im, r->quality, r->restart_markers, &sl->out, e));
     } else {
         const size_t n = (size_t)im->w * im->h * im->c;
         LD_CHECK(e, ld__buf_reserve(&sl->out, n) == LD_OK, LD_ENOMEM, "%s: out of memory",
@@ -596,9 +599,9 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
     else
         logf_(c, LD_LOG_INFO,
               "storage: %s, each image re-encoded as JPEG quality %d (%d "
-              "channel%s, %s)",
+              "channel%s, %s%s)",
               format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", r->quality, r->channels,
-              r->channels == 1 ? "" : "s", order);
+              r->channels == 1 ? "" : "s", order, r->restart_markers ? ", restart markers" : "");
     if (format == LD_FORMAT_HDF5 && P(c, LD_C_SPLIT_BYTES))
         logf_(c, LD_LOG_INFO, "split: files of at most %lld bytes of data, listed with %s paths",
               (long long)P(c, LD_C_SPLIT_BYTES),
@@ -634,6 +637,7 @@ static int shard_select(ld_convert *c, run *r, ld_source *src, int format, const
         {"keep_original", r->keep_original},
         {"encode_png", r->encode_png},
         {"quality", wo->quality},
+        {"restart_markers", r->restart_markers},
         {"resize_w", r->geom.w},
         {"resize_h", r->geom.h},
         {"resize_mode", r->geom.mode},
@@ -733,6 +737,11 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
      * needs a re-encode (the stored image must be what the dataset says it is). */
     r->keep_original =
         encoded && !quality && !encode_png && !r->geom.w && !r->geom.h && r->channels == 3;
+    r->restart_markers = (int)P(c, LD_C_RESTART_MARKERS);
+    LD_CHECKP(&c->err, !r->restart_markers || (encoded && !encode_png && !r->keep_original),
+              LD_EINVAL, LD_C_RESTART_MARKERS,
+              "restart_markers applies to JPEGs this run encodes: set quality (1..100) too "
+              "(raw pixels, PNG and original file bytes have no restart markers)");
     LD_CHECKP(&c->err, (r->geom.w == 0) == (r->geom.h == 0), LD_EINVAL,
               r->geom.w ? LD_C_RESIZE_H : LD_C_RESIZE_W,
               "resize: give both width and height (resize_w and resize_h)");
