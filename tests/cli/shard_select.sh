@@ -64,12 +64,15 @@ check "different settings give a different run_id; the same command the same"
 "$DATACONV" "$tree" "$TMP/r.h5" --resize 24 --shard 0/3 -q
 "$DATACONV" "$tree" "$TMP/r2.h5" --resize 24 --shard 0/3 -q
 "$DATACONV" "$tree" "$TMP/r3.h5" --resize 24 --shard 0/3 --rgb -q
-"$PYTHON" - "$TMP"/r-00000-of-00003.h5 "$TMP"/r2-00000-of-00003.h5 "$TMP"/r3-00000-of-00003.h5 "$TMP/raw3-00000-of-00003.h5" <<'PY'
+"$DATACONV" "$tree" "$TMP/r4.h5" --resize 24 --shard 0/3 --quality 80 -q
+"$DATACONV" "$tree" "$TMP/r5.h5" --resize 24 --shard 0/3 --quality 80 --restart-markers -q
+"$PYTHON" - "$TMP"/r-00000-of-00003.h5 "$TMP"/r2-00000-of-00003.h5 "$TMP"/r3-00000-of-00003.h5 "$TMP/raw3-00000-of-00003.h5" "$TMP"/r4-00000-of-00003.h5 "$TMP"/r5-00000-of-00003.h5 <<'PY'
 import sys, h5py
 ids = [h5py.File(p)["/"].attrs["run_id"] for p in sys.argv[1:]]
 ids = [i.decode() if isinstance(i, bytes) else i for i in ids]
 assert ids[0] == ids[1] == ids[3], ids   # same settings, same input (output name aside)
 assert ids[2] != ids[0], ids             # --rgb changes the samples
+assert ids[5] != ids[4], ids             # --restart-markers changes the stored bytes
 PY
 
 check "part names: .hdf5 and an LMDB directory without .lmdb keep their form"

@@ -637,7 +637,6 @@ static int shard_select(ld_convert *c, run *r, ld_source *src, int format, const
         {"keep_original", r->keep_original},
         {"encode_png", r->encode_png},
         {"quality", wo->quality},
-        {"restart_markers", r->restart_markers},
         {"resize_w", r->geom.w},
         {"resize_h", r->geom.h},
         {"resize_mode", r->geom.mode},
@@ -651,14 +650,18 @@ static int shard_select(ld_convert *c, run *r, ld_source *src, int format, const
         {"list_mode", c->list_file != NULL},
         {"max_pixels", (int64_t)r->max_pixels},
         {"deflate", P(c, LD_C_DEFLATE)},
+        /* last, and counted only when on: parts written before the setting existed keep
+         * their run_id */
+        {"restart_markers", r->restart_markers},
     };
+    const size_t nset = sizeof set / sizeof set[0] - (r->restart_markers ? 0 : 1);
     const uint64_t total = ld__source_count(src);
     memset(sh, 0, sizeof *sh);
     sh->index = (uint32_t)P(c, LD_C_SHARD_INDEX);
     sh->count = (uint32_t)P(c, LD_C_SHARD_COUNT);
     sh->total = total;
     ld__shard_range(total, sh->index, sh->count, &sh->first, &sh->listed);
-    ld__shard_run_id(set, sizeof set / sizeof set[0], sh->count, src, sh->run_id);
+    ld__shard_run_id(set, nset, sh->count, src, sh->run_id);
 
     static const char *const modes[] = {"squash", "crop", "pad", "max"};
     ld_part_meta expect;
