@@ -22,6 +22,14 @@
  * The same over every file given (bench/suite_convert.py: the limit of `dataconv -j1`, decode
  * alone of the very files it converts).
  *
+ *   baselines --pread SECONDS THREADS FILE
+ *
+ * The kernel's page-cache copy, what any pread-based reader is made of: THREADS threads each
+ * read FILE (warm in the page cache) in 4 MiB preads into its own reused buffer, starting at
+ * its own share of the file and wrapping, for SECONDS; prints one JSON line with the bytes per
+ * second of all threads together. The reader's warm rows are compared with memcpy on one core
+ * (issue 16's limit); this is the rate a reader that copies out of the page cache cannot pass.
+ *
  *   baselines --touch BYTES
  *
  * Fault in BYTES of anonymous memory (transparent huge pages where the kernel allows them) and
@@ -34,6 +42,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +191,75 @@ static int decode_baseline(double seconds, int nfiles, char **files, int max_fil
     return 0;
 }
 
+typedef struct {
+    int fd;
+    uint64_t size, start, bytes;
+    double stop;
+    int failed;
+} pread_job;
+
+static void *pread_loop(void *arg)
+{
+    pread_job *j = arg;
+    const size_t blk = (size_t)4 << 20;
+    unsigned char *buf = malloc(blk);
+    if (!buf) {
+        j->failed = 1;
+        return NULL;
+    }
+    memset(buf, 0, blk); /* fault it in before the clock matters */
+    uint64_t pos = j->start - j->start % blk;
+    while (now() < j->stop) {
+        if (pos >= j->size) pos = 0;
+        const size_t want = j->size - pos < blk ? (size_t)(j->size - pos) : blk;
+        const ssize_t got = pread(j->fd, buf, want, (off_t)pos);
+        if (got <= 0) {
+            j->failed = 1;
+            break;
+        }
+        j->bytes += (uint64_t)got;
+        pos += (uint64_t)got;
+    }
+    free(buf);
+    return NULL;
+}
+
+static int pread_rate(double seconds, int threads, const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0 || threads < 1 || threads > 256) {
+        fprintf(stderr, "baselines --pread: cannot read %s\n", path);
+        if (fd >= 0) close(fd);
+        return 1;
+    }
+    pread_job jobs[256];
+    pthread_t tid[256];
+    const double t0 = now();
+    int started = 0, rc = 0;
+    for (int k = 0; k < threads; k++) {
+        jobs[k] = (pread_job){fd, (uint64_t)st.st_size, (uint64_t)st.st_size / threads * k,
+                              0,  t0 + seconds,         0};
+        if (pthread_create(&tid[k], NULL, pread_loop, &jobs[k]) != 0) break;
+        started++;
+    }
+    uint64_t bytes = 0;
+    for (int k = 0; k < started; k++) {
+        pthread_join(tid[k], NULL);
+        bytes += jobs[k].bytes;
+        rc |= jobs[k].failed;
+    }
+    const double dt = now() - t0;
+    close(fd);
+    if (rc || started < threads) {
+        fprintf(stderr, "baselines --pread: a thread failed on %s\n", path);
+        return 1;
+    }
+    printf("{\"threads\": %d, \"seconds\": %.3f, \"GB_per_s\": %.3f}\n", threads, dt,
+           bytes / dt / 1e9);
+    return 0;
+}
+
 static int touch(size_t bytes)
 {
     double t = now();
@@ -204,12 +282,13 @@ int main(int argc, char **argv)
         return decode_baseline(atof(argv[2]), argc - 3, argv + 3, argc - 3);
     if (argc == 3 && !strcmp(argv[1], "--touch") && atoll(argv[2]) > 0)
         return touch((size_t)atoll(argv[2]));
+    if (argc == 5 && !strcmp(argv[1], "--pread"))
+        return pread_rate(atof(argv[2]), atoi(argv[3]), argv[4]);
     if (argc == 4 && !strcmp(argv[1], "--io"))
         return io_experiment(argv[2], (size_t)atoll(argv[3]));
     fprintf(stderr,
-            "usage: %s --io FILE SAMPLE_BYTES | --touch BYTES | --decode SECONDS FILE.jpg... | "
-            "--decode-all "
-            "SECONDS FILE.jpg...\n"
+            "usage: %s --io FILE SAMPLE_BYTES | --pread SECONDS THREADS FILE | --touch BYTES | "
+            "--decode SECONDS FILE.jpg... | --decode-all SECONDS FILE.jpg...\n"
             "(the reader is measured by `dataconv bench FILE`)\n",
             argv[0]);
     return 2;

@@ -131,7 +131,7 @@ def main():
         sc.log("limits ...")
         jp = suite_read.extract_jpegs(ds[("q70", "h5", cfg["read_enc"])],
                                       os.path.join(work, "jpegs_q70"))
-        rd.limits(jp)
+        rd.limits(jp, ds[("raw", "h5", cfg["read"])])
         sc.log(f"reading: {cfg['read']} raw samples, {cfg['read_enc']} JPEG, {reps} repeats ...")
         rd.throughput(ds, cfg["read"], cfg["read_enc"])
     if only & {"read", "cold"}:

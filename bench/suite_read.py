@@ -356,7 +356,7 @@ class Reading:
                f"  RSS {row['rss_mb']['median'] if got else 0:7.1f} MiB  [{wall:.1f} s]")
         return row
 
-    def limits(self, jpeg_dir):
+    def limits(self, jpeg_dir, raw_path=None):
         T = self.cores
         for t in sorted({1, T}):
             got, err = sc.repeat(self.reps, lambda t=t: sc.run_json(
@@ -366,6 +366,8 @@ class Reading:
                          sps=sc.summarize([g * 1e9 / SAMPLE for g in got]), threads=t,
                          error=None if got else err)
             sc.log(f"  memcpy {t} threads: {sc.fmt_rate(s, ' GB/s')}")
+        if raw_path:
+            self.pread_limit(raw_path)
         files = sorted(os.path.join(jpeg_dir, f) for f in os.listdir(jpeg_dir))
         if self.baselines:
             got, err = sc.repeat(self.reps, lambda: sc.run_json(
@@ -378,6 +380,26 @@ class Reading:
         self.res.add("limit", "decode", f"libjpeg-turbo 1 thread x {T} cores",
                      sps=sc.summarize([g * T for g in got]), error=None if got else err)
         sc.log(f"  libjpeg-turbo decode, 1 thread: {sc.fmt_rate(s, ' img/s')}")
+
+    def pread_limit(self, path):
+        """The kernel's page-cache copy: BUILD/bench/baselines --pread, 4 MiB preads of the warm
+        raw file by 1 and by all cores' threads (group "pread"): what any reader that copies
+        out of the page cache is made of, the warm rows' second limit."""
+        for t in sorted({1, self.cores}):
+            if self.baselines:
+                def go(t=t):
+                    sc.warm(path)
+                    return sc.run_json([self.baselines, "--pread", min(2.0, self.seconds), t,
+                                        path])["GB_per_s"]
+                got, err = sc.repeat(self.reps, go)
+            else:
+                got, err = [], "BUILD/bench/baselines not built (-DLIBDATA_BUILD_BENCH=ON)"
+            s = sc.summarize(got)
+            self.res.add("limit", "pread", f"pread of the warm file, {t} thread{'s' * (t > 1)}",
+                         gbs=s, sps=sc.summarize([g * 1e9 / SAMPLE for g in got]), threads=t,
+                         error=None if got else err)
+            if got:
+                sc.log(f"  pread of the warm file, {t} threads: {sc.fmt_rate(s, ' GB/s')}")
 
     def throughput(self, ds, n, ne):
         """N: samples of the raw datasets, NE: of the JPEG q70 ones."""

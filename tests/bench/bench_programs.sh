@@ -163,4 +163,30 @@ goals = "\n".join(suite_report.goal_table(res.data["rows"], os.cpu_count()))
 assert f"cold cache | {row['ratio_dd']['median']:.2f} (" in goals and "≥ 0.9" in goals, goals
 PY
     fail "suite_read cold pairs"
+
+echo "check: baselines --pread (the page-cache copy); the warm goal rows say the reader's share of it"
+"$BENCH_DIR/baselines" --pread 1 2 "$TMP/nothing-here.h5" 2>/dev/null && fail "--pread of a missing file"
+"$PYTHON" - "$BENCH_DIR/.." "$TMP" "$(cd "$(dirname "$0")/../../bench" && pwd)" <<'PY' ||
+import os, sys
+build, tmp, bench = sys.argv[1:4]
+sys.path.insert(0, bench)
+import suite_common as sc, suite_read, suite_report
+res = sc.Results(os.path.join(tmp, "pread.json"), {})
+rd = suite_read.Reading(res, build, os.path.join(build, "dataconv"), tmp, 2, 0.2, 256)
+rd.pread_limit(os.path.join(tmp, "cold.h5"))  # the 45 MB file of the check above
+rows = [r for r in res.data["rows"] if r["group"] == "pread"]
+assert [r["threads"] for r in rows] == sorted({1, rd.cores}), rows
+for r in rows:
+    assert not r.get("error") and r["gbs"]["n"] == 2 and r["gbs"]["median"] > 0.1, r
+    assert abs(r["sps"]["median"] - r["gbs"]["median"] * 1e9 / 150528) < 1, r
+assert "| pread of the warm file, 1 thread |" in "\n".join(suite_report.limit_table(res.data["rows"]))
+T, pr = rd.cores, rows[-1]["sps"]["median"]
+res.add("limit", "memcpy", "memcpy, 1 thread", sps=sc.summarize([2 * pr]), threads=1)
+res.add("read", "uint8, sequential", f"libdata C, HDF5, {T} threads", threads=T,
+        sps=sc.summarize([pr / 2]))
+goals = "\n".join(suite_report.goal_table(res.data["rows"], T))
+assert f"pread of the same warm file by {T} threads, no consumer: 0.50 of it, the reader " \
+    "0.50 of that" in goals, goals
+PY
+    fail "baselines --pread / suite_read.pread_limit"
 echo "ok"
