@@ -118,6 +118,7 @@ typedef struct worker {
     ld_image img;
     ld_rrc_scratch rrc;
     double labels[MAX_RUN]; /* labels of one read_run */
+    uint32_t *order;        /* a piece's batch positions in file order (read_gather only) */
     ld_err err;
 } worker;
 
@@ -480,6 +481,78 @@ fail:
     return rc;
 }
 
+/* Sort o[0 .. n) by ids[o[k]] (heapsort: in place, no allocation, n log n for any order). */
+static void sort_by_id(uint32_t *o, size_t n, const uint64_t *ids)
+{
+    for (size_t end = n, start = n / 2;;) {
+        if (start > 0) {
+            start--;
+        } else if (end > 1) {
+            end--;
+            const uint32_t t = o[0];
+            o[0] = o[end];
+            o[end] = t;
+        } else {
+            return;
+        }
+        for (size_t at = start, c; (c = 2 * at + 1) < end; at = c) { /* sift o[at] down */
+            if (c + 1 < end && ids[o[c + 1]] > ids[o[c]]) c++;
+            if (ids[o[c]] <= ids[o[at]]) break;
+            const uint32_t t = o[at];
+            o[at] = o[c];
+            o[c] = t;
+        }
+    }
+}
+
+/* fill_piece for raw samples read straight into the batch by a store with read_gather: the
+ * piece's samples in file order, each run of consecutive samples with one read into their own
+ * slots. A block-shuffled batch holds whole chunks with their samples permuted (sampler.c),
+ * so runs in batch order are rare while runs in file order are the rule: one vectored read
+ * of up to MAX_RUN_BYTES instead of one read per sample (a cold cache then sees large
+ * requests, as dd does). The batch's bytes and indices are the same. */
+static int fill_sorted(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, uint64_t *cur)
+{
+    int rc = LD_OK;
+    ld_store *st = r->store;
+    const uint64_t *ids = sl->indices;
+    uint32_t *o = w->order;
+    const size_t n = j1 - j0;
+    uint8_t *dst[MAX_RUN];
+    for (size_t k = 0; k < n; k++)
+        o[k] = (uint32_t)(j0 + k);
+    sort_by_id(o, n, ids);
+    for (size_t k = 0; k < n;) {
+        const uint64_t i = *cur = ids[o[k]];
+        size_t run = 1, inorder = 1;
+        while (k + run < n && ids[o[k + run]] == i + run && run < MAX_RUN &&
+               (run + 1) * r->out_bytes <= MAX_RUN_BYTES) {
+            inorder &= o[k + run] == o[k] + run;
+            run++;
+        }
+        uint8_t *out = sl->data + o[k] * r->out_bytes;
+        if (run == 1) {
+            ld_rec rec;
+            LD_TRY(st->vt->read(st, w->cx, i, out, r->out_bytes, &rec, &w->err));
+            if (rec.data != out) memcpy(out, rec.data, r->out_bytes);
+            LD_TRY(put_label(r, sl->labels, o[k], rec.label, i, &w->err));
+        } else {
+            if (inorder) { /* also in batch order (sequential reading): one plain read */
+                LD_TRY(st->vt->read_run(st, w->cx, i, run, out, w->labels, &w->err));
+            } else {
+                for (size_t m = 0; m < run; m++)
+                    dst[m] = sl->data + o[k + m] * r->out_bytes;
+                LD_TRY(st->vt->read_gather(st, w->cx, i, run, dst, w->labels, &w->err));
+            }
+            for (size_t m = 0; m < run; m++)
+                LD_TRY(put_label(r, sl->labels, o[k + m], w->labels[m], i + m, &w->err));
+        }
+        k += run;
+    }
+fail:
+    return rc;
+}
+
 /* Fill samples [j0, j1) of batch b into slot sl. */
 static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, size_t j1)
 {
@@ -494,6 +567,10 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
     const uint64_t *ids = sl->indices;
     uint64_t cur = ids[j0];
     if (st->vt->will_read) st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
+    if (w->order) {
+        rc = fill_sorted(r, w, sl, j0, j1, &cur);
+        goto fail; /* names the sample on failure, as below */
+    }
     for (size_t j = j0; j < j1; j++) {
         uint64_t i = cur = ids[j];
         uint8_t *out = sl->data + j * r->out_bytes;
@@ -601,6 +678,7 @@ static void close_reader(ld_reader *r)
             worker *w = &r->workers[k];
             if (w->cx) r->store->vt->ctx_free(r->store, w->cx);
             free(w->scratch);
+            free(w->order);
             ld__codec_free(w->codec);
             ld__image_free(&w->img);
             ld__rrc_scratch_free(&w->rrc);
@@ -1028,6 +1106,10 @@ static int start_workers(ld_reader *r, const char *path)
         if (!r->direct_out && !in->encoded) {
             w->scratch = malloc(in->sample_bytes);
             LD_CHECK(e, w->scratch, LD_ENOMEM, "out of memory");
+        }
+        if (r->direct_out && r->store->vt->read_gather && r->store->vt->read_run) {
+            w->order = malloc((size_t)r->cap * sizeof *w->order); /* a piece is <= a batch */
+            LD_CHECK(e, w->order, LD_ENOMEM, "out of memory");
         }
         if (in->encoded) {
             w->codec = ld__codec_create();

@@ -57,6 +57,9 @@
 #include "store/h5_format.h"
 #include "store/h5_util.h"
 
+/* Entries of a context's iovec array: one vectored read at most (Linux's IOV_MAX). */
+#define GATHER_IOV 1024
+
 /* Fallback reads load this many bytes of consecutive samples at most (one chunk row). */
 #define FALLBACK_MAX_BYTES ((size_t)16 << 20)
 
@@ -139,6 +142,7 @@ struct ld_store_ctx {
     int probe;  /* reads try RWF_NOWAIT first */
     int missed; /* a probed read since the last will_read found pages not cached */
     int pieces; /* will_read calls so far (the first piece is always advised) */
+    struct iovec *iov; /* GATHER_IOV entries for h5_read_gather (raw direct stores only) */
 };
 
 /* ---- small HDF5 helpers (call between ld__h5_quiet_begin and _end) ------------------------ */
@@ -470,10 +474,80 @@ static int pread_all(int fd, const char *path, uint8_t *dst, size_t len, uint64_
     return LD_OK;
 }
 
-/* Copy bytes [pos, pos+len) of the dataset mapped by m (in the file fd/path) into dst. */
-static int read_map(const direct_map *m, int fd, const char *path, uint64_t pos, size_t len,
-                    uint8_t *dst, uint64_t i, ld_store_ctx *cx, ld_err *e)
+/* preadv exactly the bytes of iov[0 .. n) at off of `fd` (iov is consumed), as pread_all (one
+ * entry: pread_all itself, the same system calls as before vectored reads). */
+static int preadv_all(int fd, const char *path, struct iovec *iov, size_t n, uint64_t off,
+                      uint64_t i, ld_store_ctx *cx, ld_err *e)
 {
+    if (n == 1) return pread_all(fd, path, iov[0].iov_base, iov[0].iov_len, off, i, cx, e);
+    size_t len = 0;
+    for (size_t k = 0; k < n; k++)
+        len += iov[k].iov_len;
+    int probe = 0;
+#if defined(RWF_NOWAIT)
+    probe = cx && cx->probe;
+#endif
+    while (len) {
+        ssize_t got;
+#if defined(RWF_NOWAIT)
+        if (probe) { /* what the page cache holds, without waiting for I/O */
+            got = preadv2(fd, iov, (int)n, (off_t)off, RWF_NOWAIT);
+            probe = 0;
+            if (got < 0 && (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS)) {
+                cx->probe = 0; /* not supported here: advise always */
+                continue;
+            }
+            if (got != (ssize_t)len) cx->missed = 1;
+            if (got <= 0) continue; /* EAGAIN: nothing cached at off; wait below */
+        } else
+#endif
+            got = preadv(fd, iov, (int)n, (off_t)off);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0)
+            return ld__err(e, LD_EIO, "%s: sample %llu: read error at byte %llu: %s", path,
+                           (unsigned long long)i, (unsigned long long)off, strerror(errno));
+        if (got == 0)
+            return ld__err(e, LD_EFORMAT,
+                           "%s: sample %llu: file ends at byte %llu (truncated "
+                           "while open?)",
+                           path, (unsigned long long)i, (unsigned long long)off);
+        len -= (size_t)got;
+        off += (uint64_t)got;
+        while (got > 0) { /* drop what was read from the front of iov */
+            if ((size_t)got >= iov->iov_len) {
+                got -= (ssize_t)iov->iov_len;
+                iov++;
+                n--;
+            } else {
+                iov->iov_base = (uint8_t *)iov->iov_base + got;
+                iov->iov_len -= (size_t)got;
+                got = 0;
+            }
+        }
+    }
+    return LD_OK;
+}
+
+/* Where the bytes of a read go: byte p of it (counted from the read's first byte, plus `at`)
+ * to dst[p / each] + p % each. One destination (each = the length) is a plain buffer; a run
+ * of consecutive samples read into their own batch slots has one per sample (each =
+ * sample_bytes). iov (cap entries) is the scratch for the vectored reads. */
+typedef struct gather {
+    uint8_t *const *dst;
+    size_t each;
+    uint64_t at;
+    struct iovec *iov;
+    size_t cap;
+} gather;
+
+/* Bytes [pos, pos+len) of the dataset mapped by m (in the file fd/path) to g's destinations:
+ * chunk pieces that follow each other in the file are read together, with one preadv over
+ * their destinations (a destination that continues the previous one extends its entry). */
+static int read_map(const direct_map *m, int fd, const char *path, uint64_t pos, size_t len,
+                    gather *g, uint64_t i, ld_store_ctx *cx, ld_err *e)
+{
+    size_t nv = 0;
+    uint64_t from = 0, end = 0; /* file bytes [from, end) are in iov[0 .. nv) */
     while (len) {
         uint64_t j = pos / m->chunk_bytes, in = pos % m->chunk_bytes;
         if (j >= m->nchunks)
@@ -481,13 +555,32 @@ static int read_map(const direct_map *m, int fd, const char *path, uint64_t pos,
                            (unsigned long long)i);
         uint64_t room = m->chunk_bytes - in; /* may exceed size_t on 32-bit machines */
         size_t part = room < len ? (size_t)room : len;
-        int rc = pread_all(fd, path, dst, part, m->addr[j] + in, i, cx, e);
-        if (rc < 0) return rc;
-        dst += part;
+        const uint64_t addr = m->addr[j] + in;
+        for (size_t done = 0; done < part;) {
+            const uint64_t p = g->at;
+            uint8_t *to = g->dst[p / g->each] + p % g->each;
+            size_t l = g->each - (size_t)(p % g->each);
+            if (l > part - done) l = part - done;
+            const int follows = nv && end == addr + done;
+            if (follows && (uint8_t *)g->iov[nv - 1].iov_base + g->iov[nv - 1].iov_len == to) {
+                g->iov[nv - 1].iov_len += l;
+            } else {
+                if (nv && (!follows || nv == g->cap)) { /* a gap in the file, or no room */
+                    int rc = preadv_all(fd, path, g->iov, nv, from, i, cx, e);
+                    if (rc < 0) return rc;
+                    nv = 0;
+                }
+                if (!nv) from = addr + done;
+                g->iov[nv++] = (struct iovec){to, l};
+            }
+            end = addr + done + l;
+            done += l;
+            g->at += l;
+        }
         pos += part;
         len -= part;
     }
-    return LD_OK;
+    return nv ? preadv_all(fd, path, g->iov, nv, from, i, cx, e) : LD_OK;
 }
 
 /* ---- virtual datasets read directly from their parts ------------------------------------- *
@@ -615,7 +708,7 @@ static void vds_release(vds_parts *v, size_t k)
 }
 
 /* Bytes [pos, pos+len) of the virtual dataset, part after part. */
-static int vds_read(vds_parts *v, const char *vds_path, uint64_t pos, size_t len, uint8_t *dst,
+static int vds_read(vds_parts *v, const char *vds_path, uint64_t pos, size_t len, gather *g,
                     uint64_t i, ld_store_ctx *cx, ld_err *e)
 {
     while (len) {
@@ -629,10 +722,9 @@ static int vds_read(vds_parts *v, const char *vds_path, uint64_t pos, size_t len
         int fd = -1;
         int rc = vds_acquire(v, k, vds_path, &fd, e);
         if (rc < 0) return rc;
-        rc = read_map(&p->map, fd, p->path, pos - p->start, part, dst, i, cx, e);
+        rc = read_map(&p->map, fd, p->path, pos - p->start, part, g, i, cx, e);
         vds_release(v, k);
         if (rc < 0) return rc;
-        dst += part;
         pos += part;
         len -= part;
     }
@@ -640,11 +732,20 @@ static int vds_read(vds_parts *v, const char *vds_path, uint64_t pos, size_t len
 }
 
 /* Bytes [pos, pos+len) of the pixel dataset, from its parts or its one file. */
+static int read_gathered(h5_store *s, ld_store_ctx *cx, uint64_t pos, size_t len, gather *g,
+                         uint64_t i, ld_err *e)
+{
+    if (s->vds.n) return vds_read(&s->vds, s->path, pos, len, g, i, cx, e);
+    return read_map(&s->map, s->fd, s->path, pos, len, g, i, cx, e);
+}
+
+/* Bytes [pos, pos+len) of the pixel dataset into dst. */
 static int read_direct(h5_store *s, ld_store_ctx *cx, uint64_t pos, size_t len, uint8_t *dst,
                        uint64_t i, ld_err *e)
 {
-    if (s->vds.n) return vds_read(&s->vds, s->path, pos, len, dst, i, cx, e);
-    return read_map(&s->map, s->fd, s->path, pos, len, dst, i, cx, e);
+    struct iovec iov[8];
+    gather g = {&dst, len ? len : 1, 0, iov, sizeof iov / sizeof iov[0]};
+    return read_gathered(s, cx, pos, len, &g, i, e);
 }
 
 /* Whether mapping k of dcpl takes the whole of its source to the rows [row, row + src[0]) of
@@ -839,9 +940,17 @@ fail:
 
 static int h5_ctx_create(ld_store *st, ld_store_ctx **out, ld_err *e)
 {
-    (void)st;
     *out = calloc(1, sizeof(**out));
     if (!*out) return ld__err(e, LD_ENOMEM, "out of memory (read context)");
+    const h5_store *s = (const h5_store *)st;
+    if (s->direct && !st->info.encoded) { /* h5_read_gather's, allocated once here */
+        (*out)->iov = malloc(GATHER_IOV * sizeof(struct iovec));
+        if (!(*out)->iov) {
+            free(*out);
+            *out = NULL;
+            return ld__err(e, LD_ENOMEM, "out of memory (read context)");
+        }
+    }
 #if defined(RWF_NOWAIT)
     (*out)->probe = 1; /* cold until a piece is read wholly from the cache */
 #endif
@@ -853,6 +962,7 @@ static void h5_ctx_free(ld_store *st, ld_store_ctx *cx)
     (void)st;
     if (!cx) return;
     ld__buf_free(&cx->buf);
+    free(cx->iov);
     free(cx);
 }
 
@@ -1076,8 +1186,39 @@ static int h5_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t co
     return rc;
 }
 
-static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,
-                                  h5_will_read,  h5_close,    h5_read_run};
+/* Samples [first, first + count) into dst[0 .. count): one preadv per range of the file that
+ * holds them in a row (see store.h). */
+static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t count,
+                          uint8_t *const *dst, double *labels, ld_err *e)
+{
+    h5_store *s = (h5_store *)st;
+    const size_t sb = st->info.sample_bytes;
+    int rc = LD_OK;
+    if (st->info.encoded || first > st->info.n || count > st->info.n - first) {
+        rc = ld__err(e, LD_EINVAL, "%s: samples %llu + %zu out of range", s->path,
+                     (unsigned long long)first, count);
+    } else if (s->direct && cx->iov) {
+        for (size_t k = 0; k < count; k++)
+            labels[k] = label_of(s, first + k);
+        gather g = {dst, sb, 0, cx->iov, GATHER_IOV};
+        rc = read_gathered(s, cx, first * (uint64_t)sb, count * sb, &g, first, e);
+    } else { /* through HDF5: sample by sample, from the context's row of a chunk */
+        for (size_t k = 0; k < count; k++) {
+            ld_rec rec;
+            rc = h5_read(st, cx, first + k, dst[k], sb, &rec, e);
+            if (rc < 0) break;
+            if (rec.data != dst[k]) memcpy(dst[k], rec.data, sb);
+            labels[k] = rec.label;
+        }
+        return rc; /* h5_read's detail names the file and the sample */
+    }
+    if (rc < 0) ld__err_where(e, s->path, e && e->sample >= 0 ? -1 : (int64_t)first);
+    return rc;
+}
+
+static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free,   h5_read,
+                                  h5_will_read,  h5_close,      h5_read_run,
+                                  h5_read_gather};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 

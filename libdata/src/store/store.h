@@ -127,6 +127,12 @@ typedef struct ld_store_vt {
      * HDF5 chunk per pread) when the order is sequential. Same errors as read(). */
     int (*read_run)(ld_store *s, ld_store_ctx *cx, uint64_t first, size_t count, uint8_t *dst,
                     double *labels, ld_err *e);
+    /* Optional (may be NULL; appended as read_run). Raw stores only: as read_run, but sample
+     * first + k goes to dst[k] (sample_bytes each, anywhere). Lets a store read consecutive
+     * samples that a batch holds in another order (block shuffle permutes a chunk's samples)
+     * with one vectored read into their own batch slots. Same errors as read(). */
+    int (*read_gather)(ld_store *s, ld_store_ctx *cx, uint64_t first, size_t count,
+                       uint8_t *const *dst, double *labels, ld_err *e);
 } ld_store_vt;
 
 /* Every store struct starts with this. */

@@ -144,7 +144,8 @@ static void list_close(ld_store *st)
 }
 
 static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read,
-                                    list_will_read,  list_close,    list_read_run};
+                                    list_will_read,  list_close,    list_read_run,
+                                    NULL};
 
 static int open_list(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {

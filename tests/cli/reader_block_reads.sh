@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Block-shuffled reading of a raw HDF5 file reads whole runs of the file, not one sample at a
+# time (reader.c fill_sorted, h5_store.c h5_read_gather). Block shuffle permutes a window's
+# chunks and the samples inside it (sampler.c), so consecutive samples never follow each other
+# in a batch and the reader used to make one pread per sample (150 KB on the benchmark's file,
+# where dd reads 4 MiB: 0.82 of dd on a cold cache). Now each worker reads its piece in file
+# order, one vectored read per run of consecutive samples, straight into their batch slots.
+# Counted with strace (pread64, preadv, preadv2 of one epoch), warm and cold; the batches'
+# bytes against h5py are checked by tests/python/test_py_reader_gather.py.
+source "$(dirname "$0")/lib/common.sh"
+
+command -v strace > /dev/null || { echo "skipped: strace is not installed (apt install strace)"; exit 77; }
+asan_build && { echo "skipped: an ASan build (the counts are about the release reader)"; exit 77; }
+
+N=3000
+check "a $N-sample raw file (3x64x64 uint8) in chunks of 6 samples (direct reads)"
+"$PYTHON" -c "
+import h5py, numpy as np
+with h5py.File('$TMP/raw.h5', 'w') as f:
+    f.create_dataset('data', data=np.random.default_rng(1).integers(0, 255, ($N, 3, 64, 64), dtype=np.uint8),
+                     chunks=(6, 3, 64, 64))
+    f['label'] = np.arange($N, dtype=np.int32) % 10
+    assert f['data'].chunks == (6, 3, 64, 64)
+"
+sample=$((3 * 64 * 64))
+drop_cache() {
+    "$PYTHON" -c "
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+os.close(fd)" "$TMP/raw.h5"
+    if command -v fincore > /dev/null; then
+        local cached
+        cached=$(fincore -b -n -o RES "$TMP/raw.h5" | tr -d ' ')
+        [ "$cached" -lt $((N * sample / 10)) ] ||
+            { echo "skipped: the file stays in the page cache after DONTNEED ($cached bytes)"; exit 77; }
+    fi
+}
+# reads ARGS...: "CALLS LARGEST" of one block-ordered `dataconv bench` epoch: its read calls
+# (pread64, preadv, preadv2; HDF5's own metadata reads at open included) and the most bytes one
+# returned; its stdout in $TMP/out. Batches of 192 = 4 windows of 8 chunks, so a piece of 2
+# threads holds whole windows.
+reads() {
+    rm -f "$TMP"/trace.*
+    strace -ff -qq -s 0 -e trace=pread64,preadv,preadv2 -o "$TMP/trace" "$DATACONV" bench "$TMP/raw.h5" \
+        --batch 192 --order block --window 8 --epochs 1 "$@" > "$TMP/out" 2> "$TMP/err" ||
+        { show; fail "bench failed"; }
+    "$PYTHON" - "$TMP"/trace.* <<'PY'
+import fileinput, re
+calls = largest = 0
+for ln in fileinput.input():  # one file per thread (-ff): no calls split by another's
+    m = re.search(r"\b(?:pread64|preadv2?)\(.*\)\s+=\s+(-?\d+)", ln)
+    if m:
+        calls += 1
+        largest = max(largest, int(m.group(1)))
+print(calls, largest)
+PY
+}
+
+check "warm cache, 2 threads: one read per run of consecutive samples (a chunk of 6), not per sample"
+cat "$TMP/raw.h5" > /dev/null
+read -r warm big < <(reads -j 2)
+sum_warm=$(grep -o 'checksum [0-9]*' "$TMP/out")
+echo "  read calls: $warm for $N samples; largest read $big bytes"
+[ "$warm" -le $((N / 4)) ] || fail "$warm read calls for $N samples in chunks of 6 (want <= $((N / 4)))"
+[ "$big" -ge $((6 * sample)) ] || fail "no read of a whole chunk (largest $big bytes)"
+
+check "1 thread: the same"
+read -r one big1 < <(reads -j 1)
+echo "  read calls: $one; largest read $big1 bytes"
+[ "$one" -le $((N / 4)) ] || fail "1 thread: $one read calls (want <= $((N / 4)))"
+[ "$(grep -o 'checksum [0-9]*' "$TMP/out")" = "$sum_warm" ] || fail "1 and 2 threads read other bytes"
+
+check "cold cache (POSIX_FADV_DONTNEED): each run is probed (RWF_NOWAIT) and read, still not per sample"
+drop_cache
+read -r cold bigc < <(reads -j 2)
+echo "  read calls: $cold; largest read $bigc bytes"
+[ "$cold" -le $((2 * N / 5)) ] || fail "cold: $cold read calls for $N samples (want <= $((2 * N / 5)))"
+[ "$(grep -o 'checksum [0-9]*' "$TMP/out")" = "$sum_warm" ] || fail "cold and warm runs read other bytes"
+echo "reader_block_reads: all checks passed"
