@@ -3,7 +3,9 @@
 # for a batch's samples only while they are not in the page cache. On warm data the advice
 # walked the page cache for every page again and cost ~11 % of a worker's time; on cold data
 # it must still be given, so that a disk sees a whole batch's requests at once. Counted with
-# strace; the batches are the same either way (checksums of the two runs agree).
+# strace; the batches are the same either way (checksums of the two runs agree). (A piece whose
+# reads hit the cache after it was advised no longer makes the next one warm unprobed: see
+# tests/cli/reader_block_reads.sh for the bytes a cold block-shuffled epoch advises.)
 source "$(dirname "$0")/lib/common.sh"
 
 command -v strace > /dev/null || { echo "skipped: strace is not installed (apt install strace)"; exit 77; }

@@ -119,6 +119,7 @@ typedef struct worker {
     ld_rrc_scratch rrc;
     double labels[MAX_RUN]; /* labels of one read_run */
     uint32_t *order;        /* a piece's batch positions in file order (read_gather only) */
+    uint64_t *sorted;       /* and its sample indices in that order */
     ld_err err;
 } worker;
 
@@ -522,6 +523,11 @@ static int fill_sorted(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, 
     for (size_t k = 0; k < n; k++)
         o[k] = (uint32_t)(j0 + k);
     sort_by_id(o, n, ids);
+    if (st->vt->will_read) { /* the advice in the order of the reads: file order */
+        for (size_t k = 0; k < n; k++)
+            w->sorted[k] = ids[o[k]];
+        st->vt->will_read(st, w->cx, w->sorted, n);
+    }
     for (size_t k = 0; k < n;) {
         const uint64_t i = *cur = ids[o[k]];
         size_t run = 1, inorder = 1;
@@ -566,11 +572,11 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
         sl->indices[j] = ld__sampler_at(&r->order, b * r->bsize + j);
     const uint64_t *ids = sl->indices;
     uint64_t cur = ids[j0];
-    if (st->vt->will_read) st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
     if (w->order) {
         rc = fill_sorted(r, w, sl, j0, j1, &cur);
         goto fail; /* names the sample on failure, as below */
     }
+    if (st->vt->will_read) st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
     for (size_t j = j0; j < j1; j++) {
         uint64_t i = cur = ids[j];
         uint8_t *out = sl->data + j * r->out_bytes;
@@ -679,6 +685,7 @@ static void close_reader(ld_reader *r)
             if (w->cx) r->store->vt->ctx_free(r->store, w->cx);
             free(w->scratch);
             free(w->order);
+            free(w->sorted);
             ld__codec_free(w->codec);
             ld__image_free(&w->img);
             ld__rrc_scratch_free(&w->rrc);
@@ -1109,7 +1116,8 @@ static int start_workers(ld_reader *r, const char *path)
         }
         if (r->direct_out && r->store->vt->read_gather && r->store->vt->read_run) {
             w->order = malloc((size_t)r->cap * sizeof *w->order); /* a piece is <= a batch */
-            LD_CHECK(e, w->order, LD_ENOMEM, "out of memory");
+            w->sorted = malloc((size_t)r->cap * sizeof *w->sorted);
+            LD_CHECK(e, w->order && w->sorted, LD_ENOMEM, "out of memory");
         }
         if (in->encoded) {
             w->codec = ld__codec_create();
