@@ -57,6 +57,11 @@
 #include "store/h5_format.h"
 #include "store/h5_util.h"
 
+/* Bytes one joined WILLNEED call covers at most: the kernel reads at most the device's
+ * read-ahead or I/O size per call (force_page_cache_ra), 1280 KiB on many disks; a longer
+ * range would be cut short silently. */
+#define ADVISE_MAX ((uint64_t)1 << 20)
+
 /* Entries of a context's iovec array: one vectored read at most (Linux's IOV_MAX). */
 #define GATHER_IOV 1024
 
@@ -1161,7 +1166,7 @@ static int looks_cached(h5_store *s, const uint64_t *idx, size_t n)
  * block-shuffled epoch advised 38 % of its bytes when it counted as warm): the next piece is
  * then probed (looks_cached) and advised unless its samples are cached. Ranges that follow
  * each other in the file (samples in file order, as the reader gives raw runs) are advised
- * with one call. */
+ * with one call of up to ADVISE_MAX bytes. */
 static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, size_t n)
 {
     h5_store *s = (h5_store *)st;
@@ -1203,7 +1208,7 @@ static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, si
             uint64_t part = m->chunk_bytes - in < len ? m->chunk_bytes - in : len;
             if (j >= m->nchunks) break;
             const uint64_t off = m->addr[j] + in;
-            if (fd == pfd && off == poff + plen) {
+            if (fd == pfd && off == poff + plen && plen + part <= ADVISE_MAX) {
                 plen += part;
             } else {
                 if (pfd >= 0) posix_fadvise(pfd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
