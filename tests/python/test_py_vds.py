@@ -95,14 +95,15 @@ def test_merged_file_equals_single_run_through_h5py(raw5):
     np.testing.assert_array_equal(label, slabel)
 
 
-@pytest.mark.parametrize("shuffle", [False, True])
-def test_raw_reads_equal_h5py_and_take_the_direct_path(raw5, shuffle):
+@pytest.mark.parametrize("shuffle,batch", [(False, 7), (True, 7), ("block", 40)])
+def test_raw_reads_equal_h5py_and_take_the_direct_path(raw5, shuffle, batch):
+    """(block: runs of consecutive samples, read with one vectored read each, cross parts)"""
     m, parts, total = raw5
     data, label = h5py_read(m)
-    d, lab, ix, logs = read_all(m, batch_size=7, shuffle=shuffle, seed=3, threads=2)
+    d, lab, ix, logs = read_all(m, batch_size=batch, shuffle=shuffle, seed=3, threads=2)
     assert "hdf5 raw uint8 virtual, 5 parts, direct pread" in how(logs)
     assert sorted(ix.tolist()) == list(range(total))
-    assert (ix.tolist() != list(range(total))) == shuffle
+    assert (ix.tolist() != list(range(total))) == bool(shuffle)
     np.testing.assert_array_equal(d, data[ix])
     np.testing.assert_array_equal(lab, label[ix])
 
