@@ -4,7 +4,8 @@
  * O(log n) per chunk with the B-tree index, unlike H5Dget_chunk_info's O(n) by index), the labels
  * and, for encoded files, the offsets. When the pixel bytes sit in the file as they are (no
  * filter, chunks spanning whole samples, or contiguous), reads are plain pread() calls at
- * computed offsets, straight into the caller's buffer: no HDF5 call, no lock, no copy. Every
+ * computed offsets, straight into the caller's buffer (preadv into the batch slots of a run of
+ * consecutive samples, h5_read_gather): no HDF5 call, no lock, no copy. Every
  * chunk address + size is checked against the file size at open, and every pread's length is
  * checked, so a corrupt or truncated file gives LD_EFORMAT, never a crash.
  *
