@@ -141,8 +141,9 @@ typedef struct h5_store {
  * context advises every piece, as before, so a cold cache or a disk still sees a whole
  * batch's requests at once. A piece that was advised proves nothing by its hits (the advice
  * brought its pages in): the piece after it is advised unless a probe of three of its samples
- * finds them cached (looks_cached), so a cold epoch is advised whole. Kernels or file systems without RWF_NOWAIT (EOPNOTSUPP, EINVAL,
- * ENOSYS) turn the probe off for the context: it then always advises. */
+ * finds them cached (looks_cached), so a cold epoch is advised whole. Kernels or file systems
+ * without RWF_NOWAIT (EOPNOTSUPP, EINVAL, ENOSYS) turn the probe off for the context: it then
+ * always advises. */
 struct ld_store_ctx {
     ld_buf buf;     /* fallback cache (raw rows) or encoded bytes */
     uint64_t first; /* raw fallback: first sample held in buf, count held */
@@ -1290,9 +1291,8 @@ static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t
     return rc;
 }
 
-static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free,   h5_read,
-                                  h5_will_read,  h5_close,      h5_read_run,
-                                  h5_read_gather};
+static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,       h5_will_read,
+                                  h5_close,      h5_read_run, h5_read_gather};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 

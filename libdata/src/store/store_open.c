@@ -143,9 +143,8 @@ static void list_close(ld_store *st)
     free(s);
 }
 
-static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read,
-                                    list_will_read,  list_close,    list_read_run,
-                                    NULL};
+static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read, list_will_read,
+                                    list_close,      list_read_run, NULL};
 
 static int open_list(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {
