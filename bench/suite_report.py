@@ -352,7 +352,9 @@ def goals(rows, cores):
             made_of = (f"; pread of the same warm file by {cores} threads, no consumer: "
                        f"{pread / mem1:.2f} of it, the reader {med(ref['sps']) / pread:.2f} of "
                        f"that" if pread else "")
-            out.append((f"reader, {group}", med(ref["sps"]) / mem1, None,
+            rng_ = ((ref["sps"]["min"] / mem1, ref["sps"]["max"] / mem1)
+                    if ref["sps"].get("min") else None)  # of the reader's repeats
+            out.append((f"reader, {group}", med(ref["sps"]) / mem1, rng_,
                         0.8 if group == "uint8, shuffled" else 0.85,
                         "memcpy, one core" + made_of))
             for r in rs:
@@ -369,6 +371,15 @@ def goals(rows, cores):
                     + (f"; bound of the box decoder: {bound:.2f}" if bound else "")))
         out.append(("random resized crop, box decoder (a)", a / c, None, 4.0,
                     "(c) torchvision ImageFolder + DataLoader, per core"))
+        key = {r["name"].split(" ")[0]: r for r in rr}
+        if "(a')" in key and "(b')" in key and med(key["(b')"].get("sps_core")):
+            a1, b1 = med(key["(a')"]["sps_core"]), med(key["(b')"]["sps_core"])
+            bound = next((r["bound"] for r in rows if r["section"] == "rrc_bound"
+                          and r["name"] == "bound, recipe"), None)
+            out.append(("random resized crop, recipe with restart markers (a')", a1 / b1, None,
+                        1.5, "(b') full decode + crop + resize of the same file, per core (its "
+                        "restart markers make a full decode ~6 % slower than without)"
+                        + (f"; bound of the box decoder: {bound:.2f}" if bound else "")))
     return out
 
 
