@@ -9,7 +9,6 @@ Run: LIBDATA_LIBRARY=build/libdata.so LD_TEST_DATA=build/testdata DATACONV=build
      PYTHONPATH=bindings/python /usr/bin/python3 -m pytest -q tests/python/test_py_restart_markers.py
 """
 import io
-import os
 import shutil
 import subprocess
 
@@ -18,18 +17,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-TESTDATA = os.environ.get("LD_TEST_DATA", "")
-PHOTOS = os.path.join(TESTDATA, "photos")
-DATACONV = os.environ.get("DATACONV")
+from photo_sets import DATACONV, PHOTOS, convert, needed
 
-pytestmark = pytest.mark.skipif(not (os.path.isdir(PHOTOS) and DATACONV),
-                                reason="LD_TEST_DATA (made fixtures) and DATACONV must be set")
-
-
-def convert(tmp, name, *flags):
-    out = os.path.join(tmp, name)
-    subprocess.run([DATACONV, PHOTOS, out, "--flat", *flags], check=True, capture_output=True)
-    return out
+pytestmark = needed
 
 
 @pytest.fixture(scope="module")

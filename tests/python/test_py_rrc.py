@@ -10,7 +10,6 @@ Run: LIBDATA_LIBRARY=build/libdata.so LD_TEST_DATA=build/testdata DATACONV=build
 import io
 import math
 import os
-import subprocess
 
 import h5py
 import numpy as np
@@ -19,19 +18,14 @@ from PIL import Image
 
 import libdata
 
-TESTDATA = os.environ.get("LD_TEST_DATA", "")
-PHOTOS = os.path.join(TESTDATA, "photos")
-DATACONV = os.environ.get("DATACONV")
+import photo_sets
+from photo_sets import TESTDATA
 
-pytestmark = pytest.mark.skipif(not (os.path.isdir(PHOTOS) and DATACONV),
-                                reason="LD_TEST_DATA (made fixtures) and DATACONV must be set")
+pytestmark = photo_sets.needed
 
 
 def convert(tmp, name, *flags):
-    out = os.path.join(tmp, name)
-    subprocess.run([DATACONV, PHOTOS, out, "--flat", "--rgb", *flags], check=True,
-                   capture_output=True)
-    return out
+    return photo_sets.convert(tmp, name, "--rgb", *flags)
 
 
 @pytest.fixture(scope="module")
