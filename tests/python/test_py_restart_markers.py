@@ -1,9 +1,10 @@
 """Restart markers in the JPEGs dataconv writes, and the box decoder's splicing of them (issue 16
-item 3): with --restart-markers every re-encoded image carries a DRI whose interval divides its MCUs per row (or is whole
-rows); independent decoders read the files (Pillow and djpeg agree), and the markers do not change
-the pixels (jpegtran -restart 0 rewrites the same coefficients without them: same pixels). The
-box decoder's pixels on such files: tests/unit/test_jpeg_splice.c; the reader's random resized
-crop on the recipe files against Pillow: test_py_rrc.py.
+item 3): with --restart-markers every re-encoded image carries a DRI whose interval divides its
+MCUs per row (or is whole rows); independent decoders read the files (Pillow, OpenCV and djpeg
+agree), and the markers do not change the pixels (jpegtran -restart 0 rewrites the same
+coefficients without them: same pixels). Without the flag there are none, and it is refused when
+nothing is JPEG-encoded. The box decoder's pixels on such files: tests/unit/test_jpeg_splice.c;
+the reader's random resized crop on the recipe files against Pillow: test_py_rrc.py.
 
 Run: LIBDATA_LIBRARY=build/libdata.so LD_TEST_DATA=build/testdata DATACONV=build/dataconv \
      PYTHONPATH=bindings/python /usr/bin/python3 -m pytest -q tests/python/test_py_restart_markers.py
@@ -12,6 +13,7 @@ import io
 import shutil
 import subprocess
 
+import cv2
 import h5py
 import numpy as np
 import pytest
@@ -83,6 +85,9 @@ def test_reencoded_files_carry_restart_markers(datasets, name):
 def test_independent_decoders_same_pixels_as_without_markers(datasets, name):
     for b in samples(datasets[name])[:12]:
         pil = np.asarray(Image.open(io.BytesIO(b)))
+        if pil.ndim == 3:  # OpenCV: what Caffe's Data layer decodes with
+            cv = cv2.imdecode(np.frombuffer(b, np.uint8), cv2.IMREAD_COLOR)
+            assert np.array_equal(cv[:, :, ::-1], pil)
         dj = subprocess.run(["djpeg", "-pnm"], input=b, capture_output=True, check=True)
         assert dj.stderr == b"", dj.stderr  # djpeg prints libjpeg's warnings
         assert np.array_equal(np.asarray(Image.open(io.BytesIO(dj.stdout))), pil)
