@@ -443,6 +443,16 @@ done:
     return rc;
 }
 
+/* A read of sample i at off returned got <= 0 (errno set for < 0): the error. */
+static int read_failed(const char *path, uint64_t i, uint64_t off, ssize_t got, ld_err *e)
+{
+    if (got < 0)
+        return ld__err(e, LD_EIO, "%s: sample %llu: read error at byte %llu: %s", path,
+                       (unsigned long long)i, (unsigned long long)off, strerror(errno));
+    return ld__err(e, LD_EFORMAT, "%s: sample %llu: file ends at byte %llu (truncated while open?)",
+                   path, (unsigned long long)i, (unsigned long long)off);
+}
+
 /* pread exactly len bytes at off of `fd` (the file `path`), or fail with a message naming the
  * sample. */
 static int pread_all(int fd, const char *path, uint8_t *dst, size_t len, uint64_t off, uint64_t i,
@@ -470,14 +480,7 @@ static int pread_all(int fd, const char *path, uint8_t *dst, size_t len, uint64_
     while (len) {
         ssize_t got = pread(fd, dst, len, (off_t)off);
         if (got < 0 && errno == EINTR) continue;
-        if (got < 0)
-            return ld__err(e, LD_EIO, "%s: sample %llu: read error at byte %llu: %s", path,
-                           (unsigned long long)i, (unsigned long long)off, strerror(errno));
-        if (got == 0)
-            return ld__err(e, LD_EFORMAT,
-                           "%s: sample %llu: file ends at byte %llu (truncated "
-                           "while open?)",
-                           path, (unsigned long long)i, (unsigned long long)off);
+        if (got <= 0) return read_failed(path, i, off, got, e);
         dst += got;
         len -= (size_t)got;
         off += (uint64_t)got;
@@ -514,14 +517,7 @@ static int preadv_all(int fd, const char *path, struct iovec *iov, size_t n, uin
 #endif
             got = preadv(fd, iov, (int)n, (off_t)off);
         if (got < 0 && errno == EINTR) continue;
-        if (got < 0)
-            return ld__err(e, LD_EIO, "%s: sample %llu: read error at byte %llu: %s", path,
-                           (unsigned long long)i, (unsigned long long)off, strerror(errno));
-        if (got == 0)
-            return ld__err(e, LD_EFORMAT,
-                           "%s: sample %llu: file ends at byte %llu (truncated "
-                           "while open?)",
-                           path, (unsigned long long)i, (unsigned long long)off);
+        if (got <= 0) return read_failed(path, i, off, got, e);
         len -= (size_t)got;
         off += (uint64_t)got;
         while (got > 0) { /* drop what was read from the front of iov */
