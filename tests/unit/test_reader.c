@@ -492,19 +492,25 @@ Test(reader, a_file_truncated_while_open_gives_an_error_not_a_crash)
 {
     char path[300], cmd[700];
     snprintf(path, sizeof path, "%s/t.h5", ld_tmp);
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", FIX "raw_ours.h5", path);
-    cr_assert_eq(system(cmd), 0);
-    int64_t kv[] = {LD_R_BATCH_SIZE, 10, LD_R_PREFETCH, 1, LD_R_THREADS, 1};
-    ld_reader *r = open_reader(path, kv, 6);
-    const ld_batch *b;
-    cr_assert_eq(ld_reader_next(r, &b), LD_OK);
-    cr_assert_eq(truncate(path, 4096), 0);
-    int rc;
-    while ((rc = ld_reader_next(r, &b)) == LD_OK)
-        ;
-    cr_assert_eq(rc, LD_EFORMAT, "%d: %s", rc, ld_reader_errmsg(r));
-    cr_assert(strstr(ld_reader_errmsg(r), "sample"), "%s", ld_reader_errmsg(r));
-    ld_reader_free(r);
+    /* sequential: runs in batch order; block shuffle: vectored reads of storage runs */
+    const int64_t orders[] = {LD_ORDER_SEQUENTIAL, LD_ORDER_BLOCK_SHUFFLE};
+    for (int o = 0; o < 2; o++) {
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", FIX "raw_ours.h5", path);
+        cr_assert_eq(system(cmd), 0);
+        int64_t kv[] = {LD_R_BATCH_SIZE, 10, LD_R_PREFETCH, 1,
+                        LD_R_THREADS,    1,  LD_R_ORDER,    orders[o]};
+        ld_reader *r = open_reader(path, kv, 8);
+        const ld_batch *b;
+        cr_assert_eq(ld_reader_next(r, &b), LD_OK);
+        cr_assert_eq(truncate(path, 4096), 0);
+        int rc;
+        while ((rc = ld_reader_next(r, &b)) == LD_OK)
+            ;
+        cr_assert_eq(rc, LD_EFORMAT, "%d: %s", rc, ld_reader_errmsg(r));
+        cr_assert(strstr(ld_reader_errmsg(r), "sample"), "%s", ld_reader_errmsg(r));
+        cr_assert(strstr(ld_reader_errmsg(r), "truncated while open"), "%s", ld_reader_errmsg(r));
+        ld_reader_free(r);
+    }
 }
 
 Test(reader, bad_parameters_are_refused)
