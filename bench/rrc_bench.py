@@ -13,8 +13,10 @@ pipeline (threads and worker processes; robust on a busy machine), and wall samp
 libdata reads the photos' own bytes (dataconv --encoded, the same files torchvision opens);
 (a') and (b') read the documented recipe (dataconv --max-side 256 --quality 90
 --restart-markers), whose JPEGs carry restart markers, so that the box decoder Huffman-decodes
-only the box's restart segments (libdata/src/codec/jpeg_splice.c); (a-L) and (b-L) are (a) and (b) with rrc_filter="lanczos3"
-(the conversion's filter).
+only the box's restart segments (libdata/src/codec/jpeg_splice.c); (c') is torchvision on the
+same recipe written without restart markers as JPEG files (the photos as a user of the recipe
+would hand them to torchvision, in its best case); (a-L) and (b-L) are (a) and (b) with
+rrc_filter="lanczos3" (the conversion's filter).
 
 The bound of (a)/(b) (BUILD/bench/rrc_rate, built with -DLIBDATA_BUILD_BENCH=ON): for the
 reader's boxes, one thread, files in memory, the CPU time of box decode alone against full
@@ -38,6 +40,9 @@ ROOT = os.path.dirname(HERE)
 # The recipe's dataset and its JPEGs as files; the names say the flags, so that a work folder
 # kept from a run before --restart-markers is not taken for them.
 RECIPE, RECIPE_JPEGS = "rrc_recipe_256_q90_rst.h5", "recipe_rst_jpegs"
+# The same recipe without restart markers, as an ImageFolder of JPEG files: torchvision's (c')
+# reads the photos as the recipe stores them, in its best case (markers would slow its decode).
+PLAIN, PLAIN_FOLDER = "rrc_recipe_256_q90.h5", "recipe_plain_folder"
 
 
 def proc_cpu(pids):
@@ -107,8 +112,10 @@ def measure(build, photos, work, threads, seconds, reps=3):
     dataconv = os.path.join(build, "dataconv")
     os.makedirs(work, exist_ok=True)
     orig, recipe = os.path.join(work, "rrc_original.h5"), os.path.join(work, RECIPE)
+    plain = os.path.join(work, PLAIN)
     for out, flags in ((orig, ["--encoded"]),
-                       (recipe, ["--max-side", "256", "--quality", "90", "--restart-markers"])):
+                       (recipe, ["--max-side", "256", "--quality", "90", "--restart-markers"]),
+                       (plain, ["--max-side", "256", "--quality", "90"])):
         if not os.path.exists(out):
             subprocess.run([dataconv, photos, out, "--rgb", *flags], check=True,
                            capture_output=True)
@@ -124,6 +131,8 @@ def measure(build, photos, work, threads, seconds, reps=3):
             lambda: libdata_rate(recipe, threads, seconds),
         "(b') libdata RRC, full decode + crop + resize, recipe dataset (--restart-markers)":
             lambda: libdata_rate(recipe, threads, seconds, rrc_full_decode=True),
+        "(c') torchvision ImageFolder + DataLoader, the recipe's JPEGs as files (no markers)":
+            lambda: torchvision_rate(plain_folder(work), threads, seconds),
         "(a-L) libdata RRC, box decoder, rrc_filter=lanczos3":
             lambda: libdata_rate(orig, threads, seconds, rrc_filter="lanczos3"),
         "(b-L) libdata RRC, full decode + crop + resize, rrc_filter=lanczos3":
@@ -137,6 +146,23 @@ def measure(build, photos, work, threads, seconds, reps=3):
             res[k]["wall"].append(wall / threads)
             res[k]["cpu"].append(cpu)
     return res
+
+
+def plain_folder(work):
+    """The recipe without restart markers (WORK/PLAIN, made by measure()) as an ImageFolder of
+    JPEG files, WORK/PLAIN_FOLDER/c0/*.jpg, for torchvision's (c'). Returns the folder."""
+    import h5py
+    out = os.path.join(work, PLAIN_FOLDER)
+    stamp = os.path.join(out, ".complete")
+    if not os.path.exists(stamp):
+        os.makedirs(os.path.join(out, "c0"), exist_ok=True)
+        with h5py.File(os.path.join(work, PLAIN), "r") as f:
+            e, o = f["encoded"][:], f["offsets"][:]
+        for i in range(len(o) - 1):
+            with open(os.path.join(out, "c0", f"{i:06d}.jpg"), "wb") as g:
+                g.write(e[o[i]:o[i + 1]].tobytes())
+        open(stamp, "w").close()
+    return out
 
 
 def recipe_files(work):
@@ -204,8 +230,10 @@ def report(res, threads, bd=None, bd_recipe=None):
     key = {k.split(" ")[0]: k for k in names}
     if "(a')" in key and "(b')" in key:
         a1, b1 = (median(res[key[k]]["cpu"]) for k in ("(a')", "(b')"))
-        lines.append(f"  cpu, recipe (restart markers): (a')/(b') = {a1 / b1:.2f}, (a')/(c) = "
-                     f"{a1 / c:.2f}")
+        c1 = median(res[key["(c')"]]["cpu"]) if "(c')" in key else None
+        lines.append(f"  cpu, recipe (restart markers): (a')/(b') = {a1 / b1:.2f} (goal >= 1.5)"
+                     + (f", (a')/(c') = {a1 / c1:.2f} (goal >= 4; (c'): the same photos as "
+                        "torchvision reads them)" if c1 else ""))
     if "(a-L)" in key and "(b-L)" in key:
         aL, bL = (median(res[key[k]]["cpu"]) for k in ("(a-L)", "(b-L)"))
         lines.append(f"  cpu, rrc_filter=lanczos3: (a-L)/(b-L) = {aL / bL:.2f}, (a-L)/(c) = "

@@ -380,6 +380,11 @@ def goals(rows, cores):
                         1.5, "(b') full decode + crop + resize of the same file, per core (its "
                         "restart markers make a full decode ~6 % slower than without)"
                         + (f"; bound of the box decoder: {bound:.2f}" if bound else "")))
+            if "(c')" in key and med(key["(c')"].get("sps_core")):
+                out.append(("random resized crop, recipe with restart markers (a')",
+                            a1 / med(key["(c')"]["sps_core"]), None, 4.0,
+                            "(c') torchvision ImageFolder + DataLoader on the same recipe's "
+                            "JPEGs as files (without markers), per core"))
     return out
 
 

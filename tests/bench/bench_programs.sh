@@ -133,6 +133,34 @@ assert f"(a)/(b) can at most be {bd['bound']:.2f}" in line, line
 PY
     fail "rrc_rate / rrc_bench.bound"
 "$BENCH_DIR/rrc_rate" --only sideways "${photos[0]}" 2>/dev/null && fail "rrc_rate took --only sideways"
+echo "check: rrc_bench (c'): the recipe without markers as an ImageFolder; (a')/(c') reported"
+"$PYTHON" - "$BENCH_DIR/.." "$TMP" "$(cd "$(dirname "$0")/../../bench" && pwd)" <<'PY' ||
+import os, subprocess, sys
+build, tmp, bench = sys.argv[1:4]
+sys.path.insert(0, bench)
+import suite_common as sc, suite_report, rrc_bench
+work = os.path.join(tmp, "rrcwork")
+os.makedirs(work, exist_ok=True)
+subprocess.run([os.path.join(build, "dataconv"), os.path.join(tmp, "photos"),
+                os.path.join(work, rrc_bench.PLAIN), "--rgb", "--max-side", "256", "--quality",
+                "90", "-q"], check=True)
+folder = rrc_bench.plain_folder(work)
+files = sorted(os.listdir(os.path.join(folder, "c0")))
+assert len(files) == 4, files
+for f in files:  # JPEG files without restart markers (no DRI)
+    b = open(os.path.join(folder, "c0", f), "rb").read()
+    assert b[:2] == b"\xff\xd8" and b.find(b"\xff\xdd") < 0, f
+names = ["(a) x", "(b) x", "(c) x", "(a') x", "(b') x", "(c') x"]
+res = {n: {"cpu": [v], "wall": [v]} for n, v in zip(names, [300, 200, 100, 900, 600, 150])}
+assert "(a')/(c') = 6.00" in rrc_bench.report(res, 2), rrc_bench.report(res, 2)
+r = sc.Results(os.path.join(tmp, "rrc.json"), {})
+for n, v in zip(names, [300, 200, 100, 900, 600, 150]):
+    r.add("rrc", "RandomResizedCrop(224) + flip", n, threads=2, sps_core=sc.summarize([v]))
+goals = "\n".join(suite_report.goal_table(r.data["rows"], 2))
+assert "| random resized crop, recipe with restart markers (a') | 6.00 | ≥ 4 (met) | (c')" in goals, goals
+assert "| random resized crop, recipe with restart markers (a') | 1.50 | ≥ 1.5 (met)" in goals, goals
+PY
+    fail "rrc_bench (c') / report"
 echo "check: baselines --touch; suite_read cold: interleaved dd / reader pairs, per-pair ratios"
 "$BENCH_DIR/baselines" --touch 8000000 | grep -q '"seconds"' || fail "baselines --touch"
 "$PYTHON" - "$BENCH_DIR/.." "$TMP" "$(cd "$(dirname "$0")/../../bench" && pwd)" <<'PY' ||
