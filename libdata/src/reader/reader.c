@@ -530,26 +530,20 @@ static int fill_sorted(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, 
     }
     for (size_t k = 0; k < n;) {
         const uint64_t i = *cur = ids[o[k]];
-        size_t run = 1, inorder = 1;
+        size_t run = 1;
         while (k + run < n && ids[o[k + run]] == i + run && run < MAX_RUN &&
-               (run + 1) * r->out_bytes <= MAX_RUN_BYTES) {
-            inorder &= o[k + run] == o[k] + run;
+               (run + 1) * r->out_bytes <= MAX_RUN_BYTES)
             run++;
-        }
         uint8_t *out = sl->data + o[k] * r->out_bytes;
         if (run == 1) {
             ld_rec rec;
             LD_TRY(st->vt->read(st, w->cx, i, out, r->out_bytes, &rec, &w->err));
             if (rec.data != out) memcpy(out, rec.data, r->out_bytes);
             LD_TRY(put_label(r, sl->labels, o[k], rec.label, i, &w->err));
-        } else {
-            if (inorder) { /* also in batch order (sequential reading): one plain read */
-                LD_TRY(st->vt->read_run(st, w->cx, i, run, out, w->labels, &w->err));
-            } else {
-                for (size_t m = 0; m < run; m++)
-                    dst[m] = sl->data + o[k + m] * r->out_bytes;
-                LD_TRY(st->vt->read_gather(st, w->cx, i, run, dst, w->labels, &w->err));
-            }
+        } else { /* slots that follow each other (sequential reading) join into one read */
+            for (size_t m = 0; m < run; m++)
+                dst[m] = sl->data + o[k + m] * r->out_bytes;
+            LD_TRY(st->vt->read_gather(st, w->cx, i, run, dst, w->labels, &w->err));
             for (size_t m = 0; m < run; m++)
                 LD_TRY(put_label(r, sl->labels, o[k + m], w->labels[m], i + m, &w->err));
         }
@@ -1114,7 +1108,7 @@ static int start_workers(ld_reader *r, const char *path)
             w->scratch = malloc(in->sample_bytes);
             LD_CHECK(e, w->scratch, LD_ENOMEM, "out of memory");
         }
-        if (r->direct_out && r->store->vt->read_gather && r->store->vt->read_run) {
+        if (r->direct_out && r->store->vt->read_gather) {
             w->order = malloc((size_t)r->cap * sizeof *w->order); /* a piece is <= a batch */
             w->sorted = malloc((size_t)r->cap * sizeof *w->sorted);
             LD_CHECK(e, w->order && w->sorted, LD_ENOMEM, "out of memory");
