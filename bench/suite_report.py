@@ -401,6 +401,16 @@ def goal_table(rows, cores):
     return lines + [""]
 
 
+def save_chart(plt, fig, foot, rect, outdir, name):
+    """The charts' common end: the footnote, the layout within rect, OUTDIR/NAME at 90 dpi."""
+    fig.text(0.01, 0.005, foot, fontsize=7)
+    fig.tight_layout(rect=rect)
+    p = os.path.join(outdir, name)
+    fig.savefig(p, dpi=90)
+    plt.close(fig)
+    return p
+
+
 def goal_chart(rows, cores, foot, outdir, plt):
     gs = goals(rows, cores)
     if not gs:
@@ -423,11 +433,7 @@ def goal_chart(rows, cores, foot, outdir, plt):
                   fontsize=8)
     ax.set_title("Against the machine's limits, measured in the same run (issue 16)",
                  fontsize=10)
-    fig.text(0.01, 0.005, foot, fontsize=7)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    p = os.path.join(outdir, "bench_limits.png")
-    fig.savefig(p, dpi=90)
-    plt.close(fig)
+    p = save_chart(plt, fig, foot, (0, 0.03, 1, 1), outdir, "bench_limits.png")
     return p
 
 
@@ -482,11 +488,7 @@ def charts(data, outdir):
             ax.axis("off")
         fig.suptitle("Conversion, ~500×375 photos → 224×224 (median, bars: min–max)",
                      fontsize=11)
-        fig.text(0.01, 0.005, foot, fontsize=7)
-        fig.tight_layout(rect=(0, 0.02, 1, 0.97))
-        p = os.path.join(outdir, "bench_convert.png")
-        fig.savefig(p, dpi=90)
-        plt.close(fig)
+        p = save_chart(plt, fig, foot, (0, 0.02, 1, 0.97), outdir, "bench_convert.png")
         made.append(p)
 
     g = groups(rows, "read")
@@ -511,11 +513,7 @@ def charts(data, outdir):
             ax.axis("off")
         fig.suptitle("Reading batches of 256 × 3×224×224 uint8 (median, bars: min–max; "
                      "dashed: the limit measured in the same run)", fontsize=11)
-        fig.text(0.01, 0.005, foot, fontsize=7)
-        fig.tight_layout(rect=(0, 0.02, 1, 0.97))
-        p = os.path.join(outdir, "bench_read.png")
-        fig.savefig(p, dpi=90)
-        plt.close(fig)
+        p = save_chart(plt, fig, foot, (0, 0.02, 1, 0.97), outdir, "bench_read.png")
         made.append(p)
 
     gc, gr = groups(rows, "memconv"), groups(rows, "memread")
@@ -553,11 +551,7 @@ def charts(data, outdir):
             if ax in (axes[0][0], axes[0][1]):
                 ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         fig.suptitle("Peak memory against dataset size", fontsize=11)
-        fig.text(0.01, 0.005, foot, fontsize=7)
-        fig.tight_layout(rect=(0, 0.03, 1, 0.95))
-        p = os.path.join(outdir, "bench_memory.png")
-        fig.savefig(p, dpi=90)
-        plt.close(fig)
+        p = save_chart(plt, fig, foot, (0, 0.03, 1, 0.95), outdir, "bench_memory.png")
         made.append(p)
     p = goal_chart(rows, cores, foot, outdir, plt)
     if p:
