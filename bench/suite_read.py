@@ -9,6 +9,8 @@ Readers (one process per run, page cache warm, a warm-up batch or epoch first):
                    epoch
   libdata Python   libdata.Reader(copy=True): each batch a NumPy array the program keeps
                    (copies), and copy=False (views valid until the next batch)
+Every Python reader's loop reads one byte per cache line of each batch, as the C reader does,
+so all rows pay the same consumer's cost.
   h5py slicing     d[s:s+256] (sequential), and read_direct into one reused array
   h5py fancy       d[sorted(batch indices)] (shuffled; h5py wants increasing indices)
   h5py loop        np.stack([d[i] for i in batch indices]) (shuffled)
@@ -228,7 +230,9 @@ def worker(kind, path, order, batch, seconds, threads, max_samples):
     chk = 0
     while True:
         x, y = next(gen)
-        chk += int(np.asarray(x[0, 0, 0, 0]))
+        # read the batch as a consumer would, like cli/bench.c: one byte per 64-byte cache line
+        # (a view, not a copy: x is C-contiguous for every reader here, torch tensors included)
+        chk += int(np.bitwise_or.reduce(np.asarray(x).reshape(-1)[::64]))
         n += len(y)
         nb += 1
         dt = time.perf_counter() - t0
