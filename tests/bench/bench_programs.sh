@@ -217,4 +217,28 @@ assert f"pread of the same warm file by {T} threads, no consumer: 0.50 of it, th
     "0.50 of that" in goals, goals
 PY
     fail "baselines --pread / suite_read.pread_limit"
+echo "check: page_folios counts a cached file's pages; warm_after_cold.sh measures both fills"
+cat "$TMP/cold.h5" > /dev/null
+if [ -r /proc/kpageflags ] && [ "$(id -u)" = 0 ]; then
+    "$BENCH_DIR/page_folios" "$TMP/cold.h5" > "$TMP/folios.txt" || fail "page_folios"
+    "$PYTHON" - "$TMP/folios.txt" "$(stat -c %s "$TMP/cold.h5")" <<'PY' ||
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+m = re.search(r": (\d+) pages of (\d+) bytes, (\d+) resident: (\d+) as single pages, (\d+) in (\d+) "
+              r"large folios$", lines[0])
+pages, ps, res, single, inf, nf = map(int, m.groups())
+assert pages == int(sys.argv[2]) // ps and res == pages, lines  # all cached after cat
+assert single + inf == res, lines
+hist = [tuple(map(int, re.fullmatch(r"  folios of (\d+) KiB: (\d+)", l).groups())) for l in lines[1:]]
+assert sum(c for _, c in hist) == nf and all(k * 1024 >= 2 * ps for k, _ in hist), lines
+PY
+        fail "page_folios output: $(cat "$TMP/folios.txt")"
+else
+    echo "  page_folios: not root or no /proc/kpageflags here (skipped)"
+fi
+"$(dirname "$0")/../../bench/warm_after_cold.sh" "$TMP/cold.h5" "$BENCH_DIR/../dataconv" 1 \
+    > "$TMP/wac.txt" || { cat "$TMP/wac.txt"; fail "warm_after_cold.sh"; }
+grep -qE '^median warm shuffled epoch: after cat [0-9.]+ samples/s, after the reader.s cold epoch [0-9.]+ samples/s: [0-9.]+ of it$' \
+    "$TMP/wac.txt" && [ "$(grep -c 'warm shuffled epochs: [0-9]* [0-9]* [0-9]* samples/s' "$TMP/wac.txt")" = 2 ] ||
+    { cat "$TMP/wac.txt"; fail "warm_after_cold.sh output"; }
 echo "ok"
