@@ -30,6 +30,17 @@
  * second of all threads together. The reader's warm rows are compared with memcpy on one core
  * (issue 16's limit); this is the rate a reader that copies out of the page cache cannot pass.
  *
+ *   baselines --direct-qd SECONDS QD FILE
+ *
+ * What the disk gives with QD reads in flight and no page cache: QD threads, each with one
+ * blocking O_DIRECT pread at a time (so QD requests in flight; threads, not io_uring, which
+ * Debian 12 has only as liburing2 without the -dev package here), of 512 KiB to 4 MiB (a
+ * multiple of 512 KiB) at random offsets aligned to the read size's 512 KiB unit, into an
+ * aligned buffer of its own, for SECONDS. Prints one JSON line: bytes per second of all threads
+ * together and this process's system CPU seconds per GB. O_DIRECT reads go to the device
+ * whatever the page cache holds; dropping the file's pages first still matters for what the
+ * host caches under a VM, so bench runs drop them as for dd.
+ *
  *   baselines --touch BYTES
  *
  * Fault in BYTES of anonymous memory (transparent huge pages where the kernel allows them) and
@@ -48,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -260,6 +272,83 @@ static int pread_rate(double seconds, int threads, const char *path)
     return 0;
 }
 
+typedef struct {
+    int fd;
+    uint64_t size, seed, bytes;
+    double stop;
+    int failed;
+} direct_job;
+
+static void *direct_loop(void *arg)
+{
+    direct_job *j = arg;
+    const size_t unit = (size_t)512 << 10, blk = (size_t)4 << 20;
+    void *buf = NULL;
+    if (posix_memalign(&buf, 4096, blk) != 0) {
+        j->failed = 1;
+        return NULL;
+    }
+    memset(buf, 0, blk);
+    uint64_t x = j->seed | 1;
+    const uint64_t units = j->size / unit;
+    while (now() < j->stop) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t len = unit * (size_t)(1 + (x >> 40) % 8);
+        uint64_t off = (x % units) * unit;
+        if (off + len > j->size) len = (size_t)((j->size - off) / unit * unit);
+        if (len == 0) continue;
+        const ssize_t got = pread(j->fd, buf, len, (off_t)off);
+        if (got <= 0) {
+            j->failed = 1;
+            break;
+        }
+        j->bytes += (uint64_t)got;
+    }
+    free(buf);
+    return NULL;
+}
+
+static int direct_rate(double seconds, int qd, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECT);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < (8 << 20) || qd < 1 || qd > 256) {
+        fprintf(stderr, "baselines --direct-qd: cannot read %s with O_DIRECT\n", path);
+        if (fd >= 0) close(fd);
+        return 1;
+    }
+    direct_job jobs[256];
+    pthread_t tid[256];
+    struct rusage r0, r1;
+    getrusage(RUSAGE_SELF, &r0);
+    const double t0 = now();
+    int started = 0, rc = 0;
+    for (int k = 0; k < qd; k++) {
+        jobs[k] = (direct_job){fd, (uint64_t)st.st_size, 0x9E3779B97F4A7C15ull * (uint64_t)(k + 1)
+                               ^ (uint64_t)(t0 * 1e6), 0, t0 + seconds, 0};
+        if (pthread_create(&tid[k], NULL, direct_loop, &jobs[k]) != 0) break;
+        started++;
+    }
+    uint64_t bytes = 0;
+    for (int k = 0; k < started; k++) {
+        pthread_join(tid[k], NULL);
+        bytes += jobs[k].bytes;
+        rc |= jobs[k].failed;
+    }
+    const double dt = now() - t0;
+    getrusage(RUSAGE_SELF, &r1);
+    close(fd);
+    if (rc || started < qd || bytes == 0) {
+        fprintf(stderr, "baselines --direct-qd: a thread failed on %s\n", path);
+        return 1;
+    }
+    const double sys = (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) +
+                       (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) * 1e-6;
+    printf("{\"qd\": %d, \"seconds\": %.3f, \"GB_per_s\": %.3f, \"sys_s_per_GB\": %.3f}\n",
+           qd, dt, bytes / dt / 1e9, sys / (bytes / 1e9));
+    return 0;
+}
+
 static int touch(size_t bytes)
 {
     double t = now();
@@ -284,10 +373,13 @@ int main(int argc, char **argv)
         return touch((size_t)atoll(argv[2]));
     if (argc == 5 && !strcmp(argv[1], "--pread"))
         return pread_rate(atof(argv[2]), atoi(argv[3]), argv[4]);
+    if (argc == 5 && !strcmp(argv[1], "--direct-qd"))
+        return direct_rate(atof(argv[2]), atoi(argv[3]), argv[4]);
     if (argc == 4 && !strcmp(argv[1], "--io"))
         return io_experiment(argv[2], (size_t)atoll(argv[3]));
     fprintf(stderr,
-            "usage: %s --io FILE SAMPLE_BYTES | --pread SECONDS THREADS FILE | --touch BYTES | "
+            "usage: %s --io FILE SAMPLE_BYTES | --pread SECONDS THREADS FILE | "
+            "--direct-qd SECONDS QD FILE | --touch BYTES | "
             "--decode SECONDS FILE.jpg... | --decode-all SECONDS FILE.jpg...\n"
             "(the reader is measured by `dataconv bench FILE`)\n",
             argv[0]);
