@@ -30,6 +30,22 @@ truncate -s 64M "$TMP/zeros.bin"
 "$BENCH_DIR/baselines" --io "$TMP/zeros.bin" 150528 > "$TMP/io.txt"
 [ "$(grep -c 'GB/s' "$TMP/io.txt")" -eq 14 ] || { cat "$TMP/io.txt"; fail "baselines --io"; }
 
+echo "check: baselines --direct-qd (O_DIRECT, QD reads in flight) prints one JSON line"
+"$BENCH_DIR/baselines" --direct-qd 0.2 2 "$TMP/nothing-here.bin" 2>/dev/null &&
+    fail "--direct-qd of a missing file"
+head -c 16M /dev/urandom > "$TMP/direct.bin"
+if "$PYTHON" -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT))' \
+    "$TMP/direct.bin" 2>/dev/null; then
+    "$BENCH_DIR/baselines" --direct-qd 0.2 2 "$TMP/direct.bin" > "$TMP/direct.json"
+    "$PYTHON" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["qd"] == 2 and r["GB_per_s"] > 0 and r["sys_s_per_GB"] >= 0, r' "$TMP/direct.json" ||
+        fail "baselines --direct-qd: $(cat "$TMP/direct.json")"
+else # tmpfs and some others refuse O_DIRECT: the mode must say so, not print a rate
+    "$BENCH_DIR/baselines" --direct-qd 0.2 2 "$TMP/direct.bin" 2>&1 | grep -q O_DIRECT ||
+        fail "--direct-qd where O_DIRECT is refused gives no message naming it"
+fi
+
 echo "check: decode_rate reports four output modes"
 "$BENCH_DIR/decode_rate" "${photos[@]:0:2}" > "$TMP/rate.txt"
 [ "$(grep -cE '^[A-Za-z].* [0-9]+ images/s' "$TMP/rate.txt")" -eq 4 ] ||
