@@ -30,16 +30,17 @@
  * second of all threads together. The reader's warm rows are compared with memcpy on one core
  * (issue 16's limit); this is the rate a reader that copies out of the page cache cannot pass.
  *
- *   baselines --direct-qd SECONDS QD FILE
+ *   baselines --direct-qd SECONDS QD FILE [seq]
  *
  * What the disk gives with QD reads in flight and no page cache: QD threads, each with one
- * blocking O_DIRECT pread at a time (so QD requests in flight; threads, not io_uring, which
- * Debian 12 has only as liburing2 without the -dev package here), of 512 KiB to 4 MiB (a
- * multiple of 512 KiB) at random offsets aligned to the read size's 512 KiB unit, into an
- * aligned buffer of its own, for SECONDS. Prints one JSON line: bytes per second of all threads
- * together and this process's system CPU seconds per GB. O_DIRECT reads go to the device
- * whatever the page cache holds; dropping the file's pages first still matters for what the
- * host caches under a VM, so bench runs drop them as for dd.
+ * blocking O_DIRECT pread at a time (so QD requests in flight; threads, not io_uring: the
+ * machine has liburing2 but not liburing-dev), of 512 KiB to 4 MiB (a multiple of 512 KiB)
+ * at random offsets aligned to 512 KiB, into an aligned buffer of its own, for SECONDS; with
+ * `seq`, 4 MiB reads of consecutive blocks of the file instead (the threads take the next
+ * block in turn, so the disk sees one sequential stream QD deep, as dd's with QD = 1).
+ * Prints one JSON line: bytes per second of all threads together and this process's system
+ * CPU seconds per GB. O_DIRECT reads go to the device whatever the guest's page cache holds;
+ * a VM's host may still cache the image, so runs drop the file's pages first as for dd.
  *
  *   baselines --touch BYTES
  *
@@ -277,6 +278,7 @@ typedef struct {
     uint64_t size, seed, bytes;
     double stop;
     int failed;
+    uint64_t *next; /* seq: the next 4 MiB block to read, shared (atomic); NULL: random */
 } direct_job;
 
 static void *direct_loop(void *arg)
@@ -295,6 +297,10 @@ static void *direct_loop(void *arg)
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         size_t len = unit * (size_t)(1 + (x >> 40) % 8);
         uint64_t off = (x % units) * unit;
+        if (j->next) { /* seq: the next block, wrapping at the end of the file */
+            len = blk;
+            off = __atomic_fetch_add(j->next, 1, __ATOMIC_RELAXED) * blk % (units * unit);
+        }
         if (off + len > j->size) len = (size_t)((j->size - off) / unit * unit);
         if (len == 0) continue;
         const ssize_t got = pread(j->fd, buf, len, (off_t)off);
@@ -308,7 +314,7 @@ static void *direct_loop(void *arg)
     return NULL;
 }
 
-static int direct_rate(double seconds, int qd, const char *path)
+static int direct_rate(double seconds, int qd, const char *path, int seq)
 {
     int fd = open(path, O_RDONLY | O_DIRECT);
     struct stat st;
@@ -323,9 +329,10 @@ static int direct_rate(double seconds, int qd, const char *path)
     getrusage(RUSAGE_SELF, &r0);
     const double t0 = now();
     int started = 0, rc = 0;
+    uint64_t next = 0;
     for (int k = 0; k < qd; k++) {
         jobs[k] = (direct_job){fd, (uint64_t)st.st_size, 0x9E3779B97F4A7C15ull * (uint64_t)(k + 1)
-                               ^ (uint64_t)(t0 * 1e6), 0, t0 + seconds, 0};
+                               ^ (uint64_t)(t0 * 1e6), 0, t0 + seconds, 0, seq ? &next : NULL};
         if (pthread_create(&tid[k], NULL, direct_loop, &jobs[k]) != 0) break;
         started++;
     }
@@ -344,8 +351,9 @@ static int direct_rate(double seconds, int qd, const char *path)
     }
     const double sys = (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) +
                        (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) * 1e-6;
-    printf("{\"qd\": %d, \"seconds\": %.3f, \"GB_per_s\": %.3f, \"sys_s_per_GB\": %.3f}\n",
-           qd, dt, bytes / dt / 1e9, sys / (bytes / 1e9));
+    printf("{\"qd\": %d, \"pattern\": \"%s\", \"seconds\": %.3f, \"GB_per_s\": %.3f, "
+           "\"sys_s_per_GB\": %.3f}\n",
+           qd, seq ? "seq" : "random", dt, bytes / dt / 1e9, sys / (bytes / 1e9));
     return 0;
 }
 
@@ -373,13 +381,13 @@ int main(int argc, char **argv)
         return touch((size_t)atoll(argv[2]));
     if (argc == 5 && !strcmp(argv[1], "--pread"))
         return pread_rate(atof(argv[2]), atoi(argv[3]), argv[4]);
-    if (argc == 5 && !strcmp(argv[1], "--direct-qd"))
-        return direct_rate(atof(argv[2]), atoi(argv[3]), argv[4]);
+    if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "seq"))) && !strcmp(argv[1], "--direct-qd"))
+        return direct_rate(atof(argv[2]), atoi(argv[3]), argv[4], argc == 6);
     if (argc == 4 && !strcmp(argv[1], "--io"))
         return io_experiment(argv[2], (size_t)atoll(argv[3]));
     fprintf(stderr,
             "usage: %s --io FILE SAMPLE_BYTES | --pread SECONDS THREADS FILE | "
-            "--direct-qd SECONDS QD FILE | --touch BYTES | "
+            "--direct-qd SECONDS QD FILE [seq] | --touch BYTES | "
             "--decode SECONDS FILE.jpg... | --decode-all SECONDS FILE.jpg...\n"
             "(the reader is measured by `dataconv bench FILE`)\n",
             argv[0]);

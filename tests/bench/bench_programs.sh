@@ -39,8 +39,14 @@ if "$PYTHON" -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_RDONLY | os.
     "$BENCH_DIR/baselines" --direct-qd 0.2 2 "$TMP/direct.bin" > "$TMP/direct.json"
     "$PYTHON" -c 'import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["qd"] == 2 and r["GB_per_s"] > 0 and r["sys_s_per_GB"] >= 0, r' "$TMP/direct.json" ||
+assert r["qd"] == 2 and r["pattern"] == "random" and r["GB_per_s"] > 0, r
+assert r["sys_s_per_GB"] >= 0, r' "$TMP/direct.json" ||
         fail "baselines --direct-qd: $(cat "$TMP/direct.json")"
+    "$BENCH_DIR/baselines" --direct-qd 0.2 3 "$TMP/direct.bin" seq > "$TMP/direct_seq.json"
+    "$PYTHON" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["qd"] == 3 and r["pattern"] == "seq" and r["GB_per_s"] > 0, r' "$TMP/direct_seq.json" ||
+        fail "baselines --direct-qd seq: $(cat "$TMP/direct_seq.json")"
 else # tmpfs and some others refuse O_DIRECT: the mode must say so, not print a rate
     "$BENCH_DIR/baselines" --direct-qd 0.2 2 "$TMP/direct.bin" 2>&1 | grep -q O_DIRECT ||
         fail "--direct-qd where O_DIRECT is refused gives no message naming it"
