@@ -143,7 +143,20 @@ typedef struct h5_store {
  * brought its pages in): the piece after it is advised unless a probe of three of its samples
  * finds them cached (looks_cached), so a cold epoch is advised whole. Kernels or file systems
  * without RWF_NOWAIT (EOPNOTSUPP, EINVAL, ENOSYS) turn the probe off for the context: it then
- * always advises. */
+ * always advises.
+ *
+ * Cold reading, measured and not taken (issue 16, 2.4 GB file, block order, 2 threads, kernel
+ * 6.18 on the 2-core virtio VM, interleaved with dd). A cold epoch spends ~1 s of system time
+ * against dd's 0.2-0.4 s: perf puts half of it in the copy into the batch slots (dd copies
+ * into one cache-hot 4 MiB buffer) and a third in WILLNEED itself, which fills the cache with
+ * 4 KiB pages (force_page_cache_ra -> page_cache_ra_unbounded) where dd's sequential
+ * read-ahead allocates large folios (page_cache_ra_order). readahead(2) is the same kernel
+ * path (ksys_readahead -> generic_fadvise). Joined ranges of 8 MiB instead of 1 MiB: more
+ * system time (1.18-1.33 s vs 0.82-1.07 in 5 pairs), same rate. No advice: 0.9-1.2 GB/s vs
+ * 1.2-1.8. O_DIRECT (no page cache, no copy from it; bench/baselines --direct-qd): 0.8-1.5
+ * GB/s at 1, 4 or 8 reads in flight, random or sequential, against 1.6-2.0 for buffered dd in
+ * the same minutes: more I/O in flight does not make this disk faster, so the reader keeps
+ * buffered reads and one advice per piece. */
 struct ld_store_ctx {
     ld_buf buf;     /* fallback cache (raw rows) or encoded bytes */
     uint64_t first; /* raw fallback: first sample held in buf, count held */
