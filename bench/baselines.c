@@ -331,8 +331,9 @@ static int direct_rate(double seconds, int qd, const char *path, int seq)
     int started = 0, rc = 0;
     uint64_t next = 0;
     for (int k = 0; k < qd; k++) {
-        jobs[k] = (direct_job){fd, (uint64_t)st.st_size, 0x9E3779B97F4A7C15ull * (uint64_t)(k + 1)
-                               ^ (uint64_t)(t0 * 1e6), 0, t0 + seconds, 0, seq ? &next : NULL};
+        const uint64_t seed = 0x9E3779B97F4A7C15ull * (uint64_t)(k + 1) ^ (uint64_t)(t0 * 1e6);
+        jobs[k] =
+            (direct_job){fd, (uint64_t)st.st_size, seed, 0, t0 + seconds, 0, seq ? &next : NULL};
         if (pthread_create(&tid[k], NULL, direct_loop, &jobs[k]) != 0) break;
         started++;
     }

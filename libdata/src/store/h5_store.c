@@ -149,8 +149,8 @@ typedef struct h5_store {
  * 6.18 on the 2-core virtio VM, interleaved with dd). A cold epoch spends ~1 s of system time
  * against dd's 0.2-0.4 s: perf puts half of it in the copy into the batch slots (dd copies
  * into one cache-hot 4 MiB buffer; with bs=64M, a cold destination as a batch ring is, dd too
- * spends 0.53-0.56 s instead of 0.21-0.29) and a third in WILLNEED itself, which fills the cache with
- * 4 KiB pages (force_page_cache_ra -> page_cache_ra_unbounded) where dd's sequential
+ * spends 0.53-0.56 s instead of 0.21-0.29) and a third in WILLNEED itself, which fills the cache
+ * with 4 KiB pages (force_page_cache_ra -> page_cache_ra_unbounded) where dd's sequential
  * read-ahead allocates large folios (page_cache_ra_order). readahead(2) is the same kernel
  * path (ksys_readahead -> generic_fadvise). Joined ranges of 8 MiB instead of 1 MiB: more
  * system time (1.18-1.33 s vs 0.82-1.07 in 5 pairs), same rate. No advice: 0.9-1.2 GB/s vs
