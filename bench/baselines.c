@@ -278,7 +278,7 @@ typedef struct {
     uint64_t size, seed, bytes;
     double stop;
     int failed;
-    uint64_t *next; /* seq: the next 4 MiB block to read, shared (atomic); NULL: random */
+    unsigned long *next; /* seq: the next 4 MiB block to read, shared (atomic); NULL: random */
 } direct_job;
 
 static void *direct_loop(void *arg)
@@ -299,7 +299,7 @@ static void *direct_loop(void *arg)
         uint64_t off = (x % units) * unit;
         if (j->next) { /* seq: the next block, wrapping at the end of the file */
             len = blk;
-            off = __atomic_fetch_add(j->next, 1, __ATOMIC_RELAXED) * blk % (units * unit);
+            off = (uint64_t)__atomic_fetch_add(j->next, 1, __ATOMIC_RELAXED) * blk % (units * unit);
         }
         if (off + len > j->size) len = (size_t)((j->size - off) / unit * unit);
         if (len == 0) continue;
@@ -329,7 +329,7 @@ static int direct_rate(double seconds, int qd, const char *path, int seq)
     getrusage(RUSAGE_SELF, &r0);
     const double t0 = now();
     int started = 0, rc = 0;
-    uint64_t next = 0;
+    unsigned long next = 0; /* (not uint64_t: 64-bit atomics need libatomic on some 32-bit ABIs) */
     for (int k = 0; k < qd; k++) {
         const uint64_t seed = 0x9E3779B97F4A7C15ull * (uint64_t)(k + 1) ^ (uint64_t)(t0 * 1e6);
         jobs[k] =
