@@ -31,7 +31,7 @@ import rrc_bench  # noqa: E402
 SIZES = {
     "full": dict(photos=2000, convert=600, perfile=100, read=9000, read_enc=2000,
                  read_mem=[1000, 3000, 9000], conv_mem=[500, 1500, 5000], seconds=1.5, reps=3,
-                 cold=16000, cold_pairs=5),
+                 cold=16000, cold_pairs=7),
     "quick": dict(photos=240, convert=160, perfile=16, read=1024, read_enc=512,
                   read_mem=[256, 1024], conv_mem=[120, 480], seconds=0.5, reps=3,
                   cold=1024, cold_pairs=2),
