@@ -344,13 +344,28 @@ class Reading:
                          seconds or self.seconds, arg, max_samples], env=self.env)
         return r["samples"] / r["seconds"], r["rss_mb"], r["anon_mb"]
 
-    def measure(self, group, name, path, fn, **extra):
+    def measure(self, group, name, path, fn, paired=None, **extra):
+        """REPS runs of FN. With PAIRED (the C reader on the same file and options), each run
+        is paired with one of it, right before or after (alternating), and the row keeps the
+        per-pair ratios FN / PAIRED (ratio_c): this VM drifts by 10-20 % within minutes, so
+        rows measured minutes apart do not compare as well as a pair does."""
+        ratios = []
+
         def go():
             sc.warm(path)
-            return fn()
+            if paired is None:
+                return fn()
+            first = len(ratios) % 2 == 0
+            c = paired() if first else None
+            r = fn()
+            c = c or paired()
+            ratios.append(r[0] / c[0])
+            return r
         t0 = time.perf_counter()
         got, err = sc.repeat(self.reps, go)
         wall = time.perf_counter() - t0
+        if paired is not None:
+            extra["ratio_c"] = sc.summarize(ratios)
         row = self.res.add("read", group, name, path=os.path.basename(path),
                            sps=sc.summarize([g[0] for g in got]),
                            rss_mb=sc.summarize([g[1] for g in got]),
@@ -387,8 +402,9 @@ class Reading:
 
     def pread_limit(self, path):
         """The kernel's page-cache copy: BUILD/bench/baselines --pread, 4 MiB preads of the warm
-        raw file by 1 and by all cores' threads (group "pread"): what any reader that copies
-        out of the page cache is made of, the warm rows' second limit."""
+        raw file into 64 MiB of huge pages per thread (as the reader's batch ring), by 1 and by
+        all cores' threads (group "pread"): what any reader that copies out of the page cache
+        is made of, the warm rows' second limit."""
         for t in sorted({1, self.cores}):
             if self.baselines:
                 def go(t=t):
@@ -419,12 +435,14 @@ class Reading:
             self.measure(g, "libdata C, HDF5, 1 thread", raw_h5,
                          lambda: self.c_reader(raw_h5, shuffle, 1, n), tool="libdata C",
                          fmt="HDF5", threads=1)
+            c_run = (lambda: self.c_reader(raw_h5, shuffle, T, n))
             self.measure(g, f"libdata Python, HDF5, {T} threads", raw_h5,
                          lambda: self.py_reader("libdata-py", raw_h5, shuffle, T),
-                         tool="libdata Python", fmt="HDF5", threads=T)
+                         paired=c_run, tool="libdata Python", fmt="HDF5", threads=T)
             self.measure(g, f"libdata Python views, HDF5, {T} threads", raw_h5,
                          lambda: self.py_reader("libdata-py-views", raw_h5, shuffle, T),
-                         tool="libdata Python", fmt="HDF5", threads=T, views=True)
+                         paired=c_run, tool="libdata Python", fmt="HDF5", threads=T,
+                         views=True)
             self.measure(g, "h5py " + ("fancy indexing" if shuffle else "slicing"), raw_h5,
                          lambda: self.py_reader("h5py", raw_h5, shuffle, 1), tool="h5py",
                          fmt="HDF5", threads=1)

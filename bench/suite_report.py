@@ -309,12 +309,17 @@ def key_ratios(rows, cores):
                    f"{100 * s / mem1:.0f}% of 1-thread memcpy" if memc and mem1 else "")
         if group in goals and mem1:
             lim_txt += f" = {s / mem1:.2f} of memcpy on one core (goal ≥ {goals[group]})"
-        pyr = next((med(r["sps"]) for r in rs if r.get("tool") == "libdata Python"
-                    and not r.get("views")), None)
-        pyv = next((med(r["sps"]) for r in rs if r.get("tool") == "libdata Python"
-                    and r.get("views")), None)
-        py_c = "; ".join(f"libdata Python {k} {v / s:.2f} of libdata C" for k, v in
-                         (("copies", pyr), ("views", pyv)) if v)
+        pyrow = {bool(r.get("views")): r for r in rs if r.get("tool") == "libdata Python"
+                 and med(r.get("sps"))}
+        pyr = med(pyrow[False]["sps"]) if False in pyrow else None
+
+        def py_ratio(v):  # the median of the pairs with libdata C when measured in pairs
+            rc = pyrow[v].get("ratio_c") or {}
+            if rc.get("n"):
+                return f"{rc['median']:.2f} ({rc['min']:.2f}–{rc['max']:.2f}, {rc['n']} pairs)"
+            return f"{med(pyrow[v]['sps']) / s:.2f}"
+        py_c = "; ".join(f"libdata Python {k} {py_ratio(v)} of libdata C" for k, v in
+                         (("copies", False), ("views", True)) if v in pyrow)
         out.append(f"- read {group}: libdata C {s:,.0f} samples/s = {lim_txt}; "
                    + (f"{ratio(s, best[1])} the best peer ({best[0]}); " if best else "")
                    + (f"libdata Python {ratio(pyr, best[1])} that peer" if pyr and best else "")
@@ -359,9 +364,15 @@ def goals(rows, cores):
                         "memcpy, one core" + made_of))
             for r in rs:
                 if r.get("tool") == "libdata Python" and med(r.get("sps")):
-                    out.append((f"Python {'views' if r.get('views') else 'copies'}, {group}",
-                                med(r["sps"]) / med(ref["sps"]), None, 0.9,
-                                "libdata C (dataconv bench), same file and options"))
+                    rc = r.get("ratio_c") or {}
+                    what = f"Python {'views' if r.get('views') else 'copies'}, {group}"
+                    if rc.get("n"):  # per-pair ratios (suite_read.Reading.measure)
+                        out.append((what, rc["median"], (rc["min"], rc["max"]), 0.9,
+                                    "libdata C (dataconv bench), same file and options, run "
+                                    f"right before or after it (median of {rc['n']} pairs)"))
+                    else:
+                        out.append((what, med(r["sps"]) / med(ref["sps"]), None, 0.9,
+                                    "libdata C (dataconv bench), same file and options"))
     rr = [r for r in rows if r["section"] == "rrc"]
     if len(rr) >= 3:
         a, b, c = (med(r["sps_core"]) for r in rr[:3])

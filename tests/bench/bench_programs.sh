@@ -239,6 +239,37 @@ assert f"pread of the same warm file by {T} threads, no consumer: 0.50 of it, th
     "0.50 of that" in goals, goals
 PY
     fail "baselines --pread / suite_read.pread_limit"
+echo "check: suite_read pairs each libdata Python run with a C run; the goal table uses the pairs"
+"$PYTHON" - "$BENCH_DIR/.." "$TMP" "$(cd "$(dirname "$0")/../../bench" && pwd)" <<'PY' ||
+import os, sys
+build, tmp, bench = sys.argv[1:4]
+sys.path.insert(0, bench)
+import suite_common as sc, suite_read, suite_report
+res = sc.Results(os.path.join(tmp, "pairs.json"), {})
+rd = suite_read.Reading(res, build, os.path.join(build, "dataconv"), tmp, 3, 0.1, 256)
+T, order = rd.cores, []
+c_rates, py_rates = iter([100.0, 50.0, 80.0]), iter([90.0, 60.0, 40.0])
+def c_run():
+    order.append("c")
+    return next(c_rates), 1.0, 1.0
+def py_run():
+    order.append("py")
+    return next(py_rates), 1.0, 1.0
+res.add("limit", "memcpy", "memcpy, 1 thread", sps=sc.summarize([200.0]), threads=1)
+res.add("read", "uint8, shuffled", f"libdata C, HDF5, {T} threads", threads=T,
+        sps=sc.summarize([150.0]))  # measured minutes apart: not what the ratio uses
+row = rd.measure("uint8, shuffled", f"libdata Python, HDF5, {T} threads",
+                 os.path.join(tmp, "cold.h5"), py_run, paired=c_run, tool="libdata Python",
+                 threads=T)
+assert order == ["c", "py", "py", "c", "c", "py"], order  # before, after, before
+assert sorted(row["ratio_c"]["values"]) == [0.5, 0.9, 1.2], row["ratio_c"]
+goals = "\n".join(suite_report.goal_table(res.data["rows"], T))
+assert "| Python copies, uint8, shuffled | 0.90 (0.50–1.20) | ≥ 0.9 (met) |" in goals, goals
+assert "(median of 3 pairs)" in goals, goals
+text = "\n".join(suite_report.key_ratios(res.data["rows"], T))
+assert "libdata Python copies 0.90 (0.50–1.20, 3 pairs) of libdata C" in text, text
+PY
+    fail "suite_read paired Python rows"
 echo "check: page_folios counts a cached file's pages; warm_after_cold.sh measures both fills"
 cat "$TMP/cold.h5" > /dev/null
 if [ -r /proc/kpageflags ] && [ "$(id -u)" = 0 ]; then
