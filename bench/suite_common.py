@@ -129,16 +129,38 @@ def run_json(cmd, **kw):
     return res
 
 
-def warm(*paths):
-    """Read files (or every file under folders) so that they are in the page cache: the
-    kernel evicts idle pages after about a minute, which would favour whoever ran first."""
+def _files(paths):
     for path in paths:
         if os.path.isdir(path):
             for dp, _, fs in os.walk(path):
                 for f in fs:
-                    _warm_file(os.path.join(dp, f))
+                    yield os.path.join(dp, f)
         elif os.path.exists(path):
-            _warm_file(path)
+            yield path
+
+
+def warm(*paths):
+    """Read files (or every file under folders) so that they are in the page cache: the
+    kernel evicts idle pages after about a minute, which would favour whoever ran first."""
+    for p in _files(paths):
+        _warm_file(p)
+
+
+def refill(*paths):
+    """Drop files (or every file under folders) from the page cache and read them back in
+    file order, so that runs start from the same cache state whatever ran before: how a file
+    came into the cache changes how fast it is copied out. A sequential read brings large
+    folios where the file system has them; POSIX_FADV_WILLNEED and random reads (a reader's
+    own cold epoch) bring 4 KiB pages, which made the warm rows ~20 % slower in one run
+    (bench/warm_after_cold.sh, bench/page_folios)."""
+    for p in _files(paths):
+        fd = os.open(p, os.O_RDONLY)
+        try:  # written back first: DONTNEED leaves dirty pages (a file just made) cached
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        _warm_file(p)
 
 
 def _warm_file(p):

@@ -128,6 +128,9 @@ def main():
                                         "(-DLIBDATA_BUILD_BENCH=ON): no libjpeg-turbo decode "
                                         "limit")
     if "read" in only:
+        sc.log("the reading datasets into the page cache, in file order ...")
+        sc.refill(*(ds[(kind, f, cfg["read" if kind == "raw" else "read_enc"])]
+                    for kind in ("raw", "q70") for f in ("h5", "lmdb")))
         sc.log("limits ...")
         jp = suite_read.extract_jpegs(ds[("q70", "h5", cfg["read_enc"])],
                                       os.path.join(work, "jpegs_q70"))

@@ -616,9 +616,15 @@ def markdown(data, chart_paths, outdir):
     L += ["## Reading", "",
           "Batches of 256 × 3×224×224 uint8 NCHW. The C reader (`dataconv bench`, libdata's "
           "public API, touching one byte per 64-byte cache line of each batch) reads whole "
-          "epochs after one untimed epoch; Python readers read for a fixed time after one warm-up batch. "
+          "epochs after one untimed epoch; Python readers read for a fixed time after one warm-up batch, "
+          "touching the batch the same way, and libdata Python's runs alternate with runs of the "
+          "C reader, whose ratio they report. "
           "`libdata C ÷ this` is libdata's C reader on HDF5 with all cores divided by the "
-          "row's rate.", ""]
+          "row's rate. Before the warm rows every dataset is dropped from the page cache and "
+          "read back once in file order, so that each run starts from the same cache state: a "
+          "sequential read (or the conversion's writes) leaves large folios, which copy out ~20 % "
+          "faster than the 4 KiB pages a reader's own cold epoch leaves "
+          "(bench/warm_after_cold.sh).", ""]
     L += ["### Limits measured in the same run", ""] + limit_table(rows)
     L += read_tables(rows, cores)
     L += rrc_table(rows)
