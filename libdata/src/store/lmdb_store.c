@@ -426,6 +426,7 @@ int ld__lmdb_scan(ld_store *base, uint64_t max, ld_lmdb_scan_fn fn, void *user, 
                  ld__datum_decode(v.mv_data, v.mv_size, &d, NULL, cx->name, &bad) == LD_OK &&
                  ld__datum_validate(&d, cx->name, &bad) == LD_OK;
         if (fn(user, i, ok ? &d : NULL, cx->name, ok ? NULL : bad.msg)) break;
+        account_read(s, cx); /* the values were read through the map: drop it now and then */
     }
     if (m && m != MDB_NOTFOUND) rc = ld__mdb_err(e, m, s->path, "cursor read failed");
 fail:
