@@ -154,13 +154,19 @@ def refill(*paths):
     own cold epoch) bring 4 KiB pages, which made the warm rows ~20 % slower in one run
     (bench/warm_after_cold.sh, bench/page_folios)."""
     for p in _files(paths):
-        fd = os.open(p, os.O_RDONLY)
-        try:  # written back first: DONTNEED leaves dirty pages (a file just made) cached
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+        drop(p)
         _warm_file(p)
+
+
+def drop(path):
+    """Drop one file's pages from the page cache (POSIX_FADV_DONTNEED), written back first:
+    DONTNEED leaves dirty pages (a file just made) cached. Other files' pages stay."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
 def _warm_file(p):

@@ -496,12 +496,7 @@ class Reading:
         size = os.path.getsize(path)
 
         def prepare(touch=True):
-            fd = os.open(path, os.O_RDONLY)
-            try:  # written back first: DONTNEED leaves dirty pages (a file just made) cached
-                os.fsync(fd)
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
+            sc.drop(path)
             try:  # resident bytes left (util-linux fincore), if it is installed
                 out = subprocess.run(["fincore", "-b", "-n", "-o", "RES", path],
                                      capture_output=True, text=True, check=True).stdout

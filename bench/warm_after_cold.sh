@@ -21,16 +21,12 @@ rounds=${3:-3}
 [ -x "$dataconv" ] || { echo "warm_after_cold: no $dataconv: build first (cmake --build build)" >&2; exit 2; }
 py=/usr/bin/python3
 
-evict() { # the file's pages out of the cache (written back first, so DONTNEED drops them all)
-    "$py" - "$file" <<'EOF'
-import os, sys
-for dp, _, fs in os.walk(sys.argv[1]) if os.path.isdir(sys.argv[1]) else [("", [], [sys.argv[1]])]:
-    for f in fs:
-        fd = os.open(os.path.join(dp, f), os.O_RDONLY)
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
-EOF
+evict() { # the file's pages out of the cache (suite_common.drop: written back, then DONTNEED)
+    "$py" -c 'import os, sys
+sys.path.insert(0, sys.argv[1])
+import suite_common as sc
+for p in sc._files([sys.argv[2]]):
+    sc.drop(p)' "$here" "$file"
 }
 folios() {
     if [ -n "${PAGE_FOLIOS:-}" ]; then
