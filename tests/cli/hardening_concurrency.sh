@@ -180,6 +180,16 @@ for ds in d.h5 d.lmdb; do
         wait "${pids[$((k - 1))]}" || { cat "$TMP/e$k" >&2; fail "$ds: reader $k failed"; }
         [ "$(cat "$TMP/r$k")" = "$want" ] || fail "$ds: reader $k got $(cat "$TMP/r$k"), want $want"
     done
+    # Not under AddressSanitizer: GCC 12's libasan does not take its allocator's locks around
+    # fork(), so a child forked while a parent's thread is inside malloc/free inherits a held
+    # lock and its own threads hang in ASan's allocator (gdb: SizeClassAllocator64::
+    # GetFromAllocator). Seen in 1 CI run, and in 2 of 29 runs of this fork case beside two busy
+    # loops on a 2-core machine. The normal and ThreadSanitizer builds run it (the normal
+    # build: 0 hangs in 80 runs beside the same busy loops).
+    if [ "${san[0]:-}" = -fsanitize=address,undefined ]; then
+        echo "  (fork case skipped: AddressSanitizer build)"
+        continue
+    fi
     check "$ds: readers in 3 forked children while the parent's reader runs -> $want each"
     timeout -s KILL 120 "$TMP/rd" "$TMP/$ds" fork 3 >"$TMP/f" 2>"$TMP/e" ||
         { rc=$?; cat "$TMP/f" "$TMP/e" >&2; fail "$ds: fork test failed (exit $rc)"; }
