@@ -534,19 +534,13 @@ static int fill_sorted(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, 
         while (k + run < n && ids[o[k + run]] == i + run && run < MAX_RUN &&
                (run + 1) * r->out_bytes <= MAX_RUN_BYTES)
             run++;
-        uint8_t *out = sl->data + o[k] * r->out_bytes;
-        if (run == 1) {
-            ld_rec rec;
-            LD_TRY(st->vt->read(st, w->cx, i, out, r->out_bytes, &rec, &w->err));
-            if (rec.data != out) memcpy(out, rec.data, r->out_bytes);
-            LD_TRY(put_label(r, sl->labels, o[k], rec.label, i, &w->err));
-        } else { /* slots that follow each other (sequential reading) join into one read */
-            for (size_t m = 0; m < run; m++)
-                dst[m] = sl->data + o[k + m] * r->out_bytes;
-            LD_TRY(st->vt->read_gather(st, w->cx, i, run, dst, w->labels, &w->err));
-            for (size_t m = 0; m < run; m++)
-                LD_TRY(put_label(r, sl->labels, o[k + m], w->labels[m], i + m, &w->err));
-        }
+        /* (a run of one is a plain read; slots that follow each other, as in sequential
+         * reading, join into one destination) */
+        for (size_t m = 0; m < run; m++)
+            dst[m] = sl->data + o[k + m] * r->out_bytes;
+        LD_TRY(st->vt->read_gather(st, w->cx, i, run, dst, w->labels, &w->err));
+        for (size_t m = 0; m < run; m++)
+            LD_TRY(put_label(r, sl->labels, o[k + m], w->labels[m], i + m, &w->err));
         k += run;
     }
 fail:

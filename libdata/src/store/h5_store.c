@@ -36,7 +36,7 @@
 #define _FILE_OFFSET_BITS 64
 #endif
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* realpath; preadv2 and RWF_NOWAIT (cache probe, see pread_all) */
+#define _GNU_SOURCE /* realpath; preadv2 and RWF_NOWAIT (cache probe, see preadv_all) */
 #endif
 #include "store/store.h"
 
@@ -467,53 +467,21 @@ static int read_failed(const char *path, uint64_t i, uint64_t off, ssize_t got, 
                    path, (unsigned long long)i, (unsigned long long)off);
 }
 
-/* pread exactly len bytes at off of `fd` (the file `path`), or fail with a message naming the
- * sample. */
-static int pread_all(int fd, const char *path, uint8_t *dst, size_t len, uint64_t off, uint64_t i,
-                     ld_store_ctx *cx, ld_err *e)
-{
-#if defined(RWF_NOWAIT)
-    if (cx && cx->probe && len) { /* what the page cache holds, without waiting for I/O */
-        struct iovec v = {dst, len};
-        ssize_t got = preadv2(fd, &v, 1, (off_t)off, RWF_NOWAIT);
-        if (got == (ssize_t)len) return LD_OK;
-        if (got < 0 && (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS)) {
-            cx->probe = 0; /* not supported here: advise always */
-        } else {
-            cx->missed = 1;
-            if (got > 0) {
-                dst += got;
-                len -= (size_t)got;
-                off += (uint64_t)got;
-            }
-        }
-    }
-#else
-    (void)cx;
-#endif
-    while (len) {
-        ssize_t got = pread(fd, dst, len, (off_t)off);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return read_failed(path, i, off, got, e);
-        dst += got;
-        len -= (size_t)got;
-        off += (uint64_t)got;
-    }
-    return LD_OK;
-}
-
-/* preadv exactly the bytes of iov[0 .. n) at off of `fd` (iov is consumed), as pread_all (one
- * entry: pread_all itself, the same system calls as before vectored reads). */
+/* Read exactly the bytes of iov[0 .. n) at off of `fd` (the file `path`; iov is consumed), or
+ * fail with a message naming sample i. A context that probes first copies what the page cache
+ * holds without waiting for I/O (preadv2 RWF_NOWAIT, see struct ld_store_ctx) and reads the
+ * rest with a plain pread (one entry) or preadv. */
 static int preadv_all(int fd, const char *path, struct iovec *iov, size_t n, uint64_t off,
                       uint64_t i, ld_store_ctx *cx, ld_err *e)
 {
-    if (n == 1) return pread_all(fd, path, iov[0].iov_base, iov[0].iov_len, off, i, cx, e);
     size_t len = 0;
     for (size_t k = 0; k < n; k++)
         len += iov[k].iov_len;
     int probe = 0;
 #if defined(RWF_NOWAIT)
     probe = cx && cx->probe;
+#else
+    (void)cx;
 #endif
     while (len) {
         ssize_t got;
@@ -529,7 +497,8 @@ static int preadv_all(int fd, const char *path, struct iovec *iov, size_t n, uin
             if (got <= 0) continue; /* EAGAIN: nothing cached at off; wait below */
         } else
 #endif
-            got = preadv(fd, iov, (int)n, (off_t)off);
+            got = n == 1 ? pread(fd, iov->iov_base, iov->iov_len, (off_t)off)
+                         : preadv(fd, iov, (int)n, (off_t)off);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) return read_failed(path, i, off, got, e);
         len -= (size_t)got;
