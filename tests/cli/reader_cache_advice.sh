@@ -25,14 +25,6 @@ advice_count() {
         --batch 128 --shuffle -j 2 "$@" > "$TMP/out" 2> "$TMP/err" || { show; fail "bench failed"; }
     grep -c 'POSIX_FADV_WILLNEED' "$TMP/trace" || true
 }
-drop_cache() {
-    "$PYTHON" -c "
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY)
-os.fsync(fd)
-os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-os.close(fd)" "$TMP/raw.h5"
-}
 
 check "warm page cache: 3 epochs (3600 samples) advise at most the first piece of each thread"
 cat "$TMP/raw.h5" > /dev/null
@@ -42,7 +34,7 @@ echo "  WILLNEED calls, warm: $warm"
 [ "$warm" -le 256 ] || fail "warm cache: $warm WILLNEED calls for 3600 cached samples (want <= 256)"
 
 check "cold page cache (POSIX_FADV_DONTNEED): the samples are still advised"
-drop_cache
+drop_cache "$TMP/raw.h5"
 if command -v fincore > /dev/null; then
     cached=$(fincore -b -n -o RES "$TMP/raw.h5" | tr -d ' ')
     [ "$cached" -lt $((8 << 20)) ] ||

@@ -14,6 +14,16 @@ asan_build() {
     deps=$(ldd "$DATACONV" "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null || true)
     [[ "$deps" == *libasan* ]]
 }
+# drop_cache FILE: FILE's pages out of the page cache (written back first: DONTNEED leaves dirty
+# pages, a file just made, cached); other files' pages stay.
+drop_cache() {
+    "$PYTHON" -c "
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+os.close(fd)" "$1"
+}
 # photo_folder DIR CLASSES COPIES: a class folder per letter of CLASSES (e.g. "abcd"), each
 # holding COPIES hard links (copies where links fail) of every fixture photo: a real-photo
 # input as large as a test needs, made in a moment without using disk space.
