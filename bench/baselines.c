@@ -210,16 +210,43 @@ static int decode_baseline(double seconds, int nfiles, char **files, int max_fil
     return 0;
 }
 
+/* What every timed reading thread has: its file, when to stop, and what it read. */
 typedef struct {
     int fd;
-    uint64_t size, start, bytes;
+    uint64_t size, bytes;
     double stop;
     int failed;
+} io_job;
+
+/* Runs fn on each of jobs[0 .. n) (`each` bytes apart, every one starting with an io_job), one
+ * thread per job, and waits for them: the bytes all read, or -1 when a thread failed or did
+ * not start. */
+static int64_t run_jobs(void *(*fn)(void *), void *jobs, size_t each, int n)
+{
+    pthread_t tid[256];
+    int started = 0, failed = 0;
+    while (started < n && started < 256 &&
+           pthread_create(&tid[started], NULL, fn, (char *)jobs + (size_t)started * each) == 0)
+        started++;
+    uint64_t bytes = 0;
+    for (int k = 0; k < started; k++) {
+        pthread_join(tid[k], NULL);
+        const io_job *j = (const io_job *)((char *)jobs + (size_t)k * each);
+        bytes += j->bytes;
+        failed |= j->failed;
+    }
+    return failed || started < n ? -1 : (int64_t)bytes;
+}
+
+typedef struct {
+    io_job io;
+    uint64_t start;
 } pread_job;
 
 static void *pread_loop(void *arg)
 {
-    pread_job *j = arg;
+    pread_job *pj = arg;
+    io_job *j = &pj->io;
     const size_t blk = (size_t)4 << 20, slices = 16; /* 64 MiB of destination */
     void *mem = NULL;
     if (posix_memalign(&mem, (size_t)2 << 20, blk * slices) != 0) {
@@ -231,7 +258,7 @@ static void *pread_loop(void *arg)
     madvise(buf, blk * slices, MADV_HUGEPAGE); /* as the reader's batch ring */
 #endif
     memset(buf, 0, blk * slices); /* fault it in before the clock matters */
-    uint64_t pos = j->start - j->start % blk;
+    uint64_t pos = pj->start - pj->start % blk;
     for (size_t slice = 0; now() < j->stop; slice = (slice + 1) % slices) {
         if (pos >= j->size) pos = 0;
         const size_t want = j->size - pos < blk ? (size_t)(j->size - pos) : blk;
@@ -257,24 +284,14 @@ static int pread_rate(double seconds, int threads, const char *path)
         return 1;
     }
     pread_job jobs[256];
-    pthread_t tid[256];
     const double t0 = now();
-    int started = 0, rc = 0;
-    for (int k = 0; k < threads; k++) {
-        jobs[k] = (pread_job){fd, (uint64_t)st.st_size, (uint64_t)st.st_size / threads * k,
-                              0,  t0 + seconds,         0};
-        if (pthread_create(&tid[k], NULL, pread_loop, &jobs[k]) != 0) break;
-        started++;
-    }
-    uint64_t bytes = 0;
-    for (int k = 0; k < started; k++) {
-        pthread_join(tid[k], NULL);
-        bytes += jobs[k].bytes;
-        rc |= jobs[k].failed;
-    }
+    for (int k = 0; k < threads; k++)
+        jobs[k] = (pread_job){{fd, (uint64_t)st.st_size, 0, t0 + seconds, 0},
+                              (uint64_t)st.st_size / threads * k};
+    const int64_t bytes = run_jobs(pread_loop, jobs, sizeof *jobs, threads);
     const double dt = now() - t0;
     close(fd);
-    if (rc || started < threads) {
+    if (bytes < 0) {
         fprintf(stderr, "baselines --pread: a thread failed on %s\n", path);
         return 1;
     }
@@ -284,16 +301,15 @@ static int pread_rate(double seconds, int threads, const char *path)
 }
 
 typedef struct {
-    int fd;
-    uint64_t size, seed, bytes;
-    double stop;
-    int failed;
+    io_job io;
+    uint64_t seed;
     unsigned long *next; /* seq: the next 4 MiB block to read, shared (atomic); NULL: random */
 } direct_job;
 
 static void *direct_loop(void *arg)
 {
-    direct_job *j = arg;
+    direct_job *dj = arg;
+    io_job *j = &dj->io;
     const size_t unit = (size_t)512 << 10, blk = (size_t)4 << 20;
     void *buf = NULL;
     if (posix_memalign(&buf, 4096, blk) != 0) {
@@ -301,15 +317,16 @@ static void *direct_loop(void *arg)
         return NULL;
     }
     memset(buf, 0, blk);
-    uint64_t x = j->seed | 1;
+    uint64_t x = dj->seed | 1;
     const uint64_t units = j->size / unit;
     while (now() < j->stop) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         size_t len = unit * (size_t)(1 + (x >> 40) % 8);
         uint64_t off = (x % units) * unit;
-        if (j->next) { /* seq: the next block, wrapping at the end of the file */
+        if (dj->next) { /* seq: the next block, wrapping at the end of the file */
             len = blk;
-            off = (uint64_t)__atomic_fetch_add(j->next, 1, __ATOMIC_RELAXED) * blk % (units * unit);
+            off =
+                (uint64_t)__atomic_fetch_add(dj->next, 1, __ATOMIC_RELAXED) * blk % (units * unit);
         }
         if (off + len > j->size) len = (size_t)((j->size - off) / unit * unit);
         if (len == 0) continue;
@@ -334,29 +351,20 @@ static int direct_rate(double seconds, int qd, const char *path, int seq)
         return 1;
     }
     direct_job jobs[256];
-    pthread_t tid[256];
     struct rusage r0, r1;
     getrusage(RUSAGE_SELF, &r0);
     const double t0 = now();
-    int started = 0, rc = 0;
     unsigned long next = 0; /* (not uint64_t: 64-bit atomics need libatomic on some 32-bit ABIs) */
     for (int k = 0; k < qd; k++) {
         const uint64_t seed = 0x9E3779B97F4A7C15ull * (uint64_t)(k + 1) ^ (uint64_t)(t0 * 1e6);
         jobs[k] =
-            (direct_job){fd, (uint64_t)st.st_size, seed, 0, t0 + seconds, 0, seq ? &next : NULL};
-        if (pthread_create(&tid[k], NULL, direct_loop, &jobs[k]) != 0) break;
-        started++;
+            (direct_job){{fd, (uint64_t)st.st_size, 0, t0 + seconds, 0}, seed, seq ? &next : NULL};
     }
-    uint64_t bytes = 0;
-    for (int k = 0; k < started; k++) {
-        pthread_join(tid[k], NULL);
-        bytes += jobs[k].bytes;
-        rc |= jobs[k].failed;
-    }
+    const int64_t bytes = run_jobs(direct_loop, jobs, sizeof *jobs, qd);
     const double dt = now() - t0;
     getrusage(RUSAGE_SELF, &r1);
     close(fd);
-    if (rc || started < qd || bytes == 0) {
+    if (bytes <= 0) {
         fprintf(stderr, "baselines --direct-qd: a thread failed on %s\n", path);
         return 1;
     }
