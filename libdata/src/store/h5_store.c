@@ -1174,13 +1174,13 @@ static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, si
         }
         int fd = s->fd;
         const direct_map *m = &s->map;
-        size_t k = 0;
+        size_t vp = 0;  /* its part, when the dataset is virtual */
         if (s->vds.n) { /* a sample lies in one part (a merged file's do) or is not advised */
-            k = vds_part_of(&s->vds, pos);
-            const vds_part *p = &s->vds.p[k];
+            vp = vds_part_of(&s->vds, pos);
+            const vds_part *p = &s->vds.p[vp];
             if (pos < p->start || pos - p->start + len > p->bytes) continue;
             ld_err quiet = {0};
-            if (vds_acquire(&s->vds, k, s->path, &fd, &quiet) < 0) continue;
+            if (vds_acquire(&s->vds, vp, s->path, &fd, &quiet) < 0) continue;
             m = &p->map;
             pos -= p->start;
         }
@@ -1203,7 +1203,7 @@ static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, si
         if (s->vds.n) { /* the part stays open while its range is pending: advise it now */
             if (pfd >= 0) posix_fadvise(pfd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
             pfd = -1;
-            vds_release(&s->vds, k);
+            vds_release(&s->vds, vp);
         }
     }
     if (pfd >= 0) posix_fadvise(pfd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
