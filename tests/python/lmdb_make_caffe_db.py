@@ -11,8 +11,14 @@ Usage: lmdb_make_caffe_db.py DB KIND
   float    4 records 2x3x2 in float_data (non-packed, as Caffe writes it), value
            (i*12 + j) * 0.25 - 1, label i.
   tiny     5000 records 1x1x1, keys "k%06d" (no numeric prefix), pixel = label = i % 251.
-  bad-truncvarint | bad-lenpast | bad-shape | bad-hugedims | bad-wiretype
-           3 records; "00000001_bad.jpg" is malformed, the others are valid 3x2x2.
+  bad-truncvarint | bad-lenpast | bad-shape | bad-hugedims | bad-wiretype [,plain]
+           3 records; "00000001_bad.jpg" is malformed, the others are valid 3x2x2. With
+           ",plain" the keys carry no number: "a_good.jpg", "b_bad.jpg", "c_good.jpg".
+  overwrite
+           DB exists (raw records keyed "%08d_..."): put every key again with another
+           image of the same shape (the synthetic pattern of id + 100 + round), in three
+           write transactions, so that LMDB frees the old pages and reuses them unless a
+           reader's snapshot holds them.
 Images are the synthetic pattern of lmdb_check_written.py with i = id.
 
 Usage: lmdb_make_caffe_db.py DB cis-MODE[,OPTION...] IMAGE...
@@ -90,9 +96,23 @@ def convert_imageset(db, spec, images):
     env.close()
 
 
+def overwrite(db):
+    env = lmdb.open(db, map_size=1 << 28)
+    for rnd in range(3):
+        with env.begin(write=True) as txn:
+            for key, value in list(txn.cursor()):
+                d = Datum()
+                d.ParseFromString(value)
+                hwc = bgr_hwc(int(key[:8]) + 100 + rnd, d.height, d.width)
+                txn.put(key, raw_datum(hwc, d.label))
+    env.close()
+
+
 def main(db, kind, *images):
     if kind.startswith("cis-"):
         return convert_imageset(db, kind, images)
+    if kind == "overwrite":
+        return overwrite(db)
     env = lmdb.open(db, map_size=1 << 26)
     with env.begin(write=True) as txn:
         if kind in ("raw", "encoded"):
@@ -118,6 +138,9 @@ def main(db, kind, *images):
                           encoded=False)
                 txn.put(f"k{i:06d}".encode(), d.SerializeToString())
         elif kind.startswith("bad-"):
+            kind, _, plain = kind.partition(",")
+            keys = ["a_good.jpg", "b_bad.jpg", "c_good.jpg"] if plain else [
+                "00000000_good.jpg", "00000001_bad.jpg", "00000002_good.jpg"]
             good = raw_datum(bgr_hwc(0, 2, 2), 1)
             bad = {
                 "bad-truncvarint": b"\x08\x03\x10\x80",
@@ -128,9 +151,8 @@ def main(db, kind, *images):
                                       encoded=False).SerializeToString(),
                 "bad-wiretype": b"\x0d\x03\x00\x00\x00" + good,
             }[kind]
-            txn.put(b"00000000_good.jpg", good)
-            txn.put(b"00000001_bad.jpg", bad)
-            txn.put(b"00000002_good.jpg", good)
+            for key, value in zip(keys, [good, bad, good]):
+                txn.put(key.encode(), value)
         else:
             sys.exit(f"unknown kind {kind}")
     env.close()

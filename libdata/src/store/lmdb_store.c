@@ -1,8 +1,14 @@
 /* LMDB store: Caffe Datum records by index. The design is in lmdb_store.h. */
+/* 64-bit off_t for pread/posix_fadvise on 32-bit machines; a no-op on 64-bit ones. Must come
+ * before any system header. */
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
 #define _GNU_SOURCE
 #include "store/lmdb_store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,73 +21,67 @@
 #include "store/datum.h"
 #include "store/store.h"
 
+/* index.len of a record whose value does not lie inside data.mdb (a corrupt database): its
+ * read is LD_EFORMAT. */
+#define LD_LMDB_BAD UINT32_MAX
+
 typedef struct lmdb_store {
     ld_store base;
     MDB_env *env;
     MDB_dbi dbi;
     char *path;
-    int keyed;  /* "%08d_" contiguous keys: MDB_SET_RANGE */
-    int floats; /* records carry float_data */
-    int fd;     /* data.mdb, for pread */
-    /* The file's bytes in LMDB's map: a value (an overflow record of a corrupt database)
-     * that reaches past them would be a SIGBUS, so every value is checked against them. */
+    /* The read transaction of the index, held until close: LMDB never hands the pages of a
+     * snapshot that a reader holds to a writer, so the offsets stay valid while another
+     * process adds to the database. */
+    MDB_txn *snap;
+    uint64_t *off;   /* record i's value is data.mdb[off[i], off[i] + len[i]) */
+    uint32_t *len;   /* LD_LMDB_BAD: outside the file */
+    uint32_t maxlen; /* the largest value, for the memory budget */
+    int keyed;       /* record i's key starts with "%08d_" of i: errors name it cheaply */
+    int floats;      /* records carry float_data */
+    int fd;          /* data.mdb, for pread */
+    /* The file's bytes in LMDB's map: a key or value (of a corrupt database) that reaches past
+     * them would be a SIGBUS, so every one is checked against them. */
     const uint8_t *map_lo, *map_hi;
     size_t psize, fsize;
     uint64_t last_pgno;
 } lmdb_store;
 
-static int in_file(const uint8_t *lo, const uint8_t *hi, const MDB_val *v)
+static int in_file(const lmdb_store *s, const MDB_val *v)
 {
     const uint8_t *p = v->mv_data;
-    return p >= lo && p <= hi && v->mv_size <= (size_t)(hi - p);
+    return p >= s->map_lo && p <= s->map_hi && v->mv_size <= (size_t)(s->map_hi - p);
 }
-
-static int value_in_file(const lmdb_store *s, const MDB_val *v)
-{
-    return in_file(s->map_lo, s->map_hi, v);
-}
-
-typedef struct ckpt {
-    uint64_t idx;
-    char *key;
-    size_t len;
-} ckpt;
 
 struct ld_store_ctx {
-    MDB_txn *txn;
-    MDB_cursor *cur;
-    ld_buf floats;
-    char name[320]; /* "<path>: key '<key>'" for messages */
-    uint64_t pos;   /* cursor mode: index of the record under the cursor */
-    int positioned;
-    ckpt ck[LD_LMDB_CHECKPOINTS];
-    size_t n_ck;
-    uint64_t stride;
-    const uint8_t *lo, *hi;  /* the file's bytes in the map (see lmdb_store.map_lo) */
-    size_t reads_since_drop; /* see account_read */
-    ld_buf body;             /* the record read with pread (see LD_LMDB_PREAD) */
+    ld_buf body;    /* the record's value, read with pread */
+    ld_buf floats;  /* float_data records, converted */
+    char name[320]; /* "<path>: record <i>, key '<key>'" for messages */
 };
 
 /* Resident memory. LMDB returns values as pointers into its shared, read-only map of
  * data.mdb, and every page read through a map stays mapped: one epoch over a 3 GB database
  * ended at 2.9 GiB RSS (clean page cache, but RSS all the same, and the OOM killer counts
- * it). So record bodies of LD_LMDB_PREAD bytes or more (overflow pages: a raw 224x224 image
- * is 150 KB) are read with pread() into a per-context buffer instead, never touching their
- * pages through the map; a database truncated under the reader then gives a short read, an
- * error, instead of SIGBUS. Only LMDB's own tree walks still fault pages in (with
- * fault-around, 64 KiB each): each context drops the whole map from the process every
- * LD_LMDB_DROP_EVERY records, which keeps that part at a few MiB per thread. Dropping is
- * safe while other threads read: the pages stay in the page cache, and one another thread
- * is reading is faulted straight back with the same bytes. */
-#define LD_LMDB_PREAD ((size_t)16 << 10)
+ * it). Worse, when the page cache holds data.mdb in large folios (a copied database, or one
+ * read sequentially by `cat` or `cp`), one fault maps the whole folio, up to 2 MiB around a
+ * 4 KiB tree page: a shuffled epoch over 9,000 raw records touched about 100 leaf pages and
+ * ended at 299 MB, 134 MB for 1,000 (issue 16).
+ *
+ * So the store walks the tree once, at open, and keeps where every record's value lies in
+ * the file (12 bytes per record; ImageNet's 1.28 M records: 15 MiB). Reads are then one
+ * pread() of the value into the context's buffer and advice is posix_fadvise(): after open,
+ * nothing touches the map, and a database truncated under the reader gives a short read, an
+ * error, instead of SIGBUS. The walk drops the map from the process every
+ * LD_LMDB_DROP_EVERY records, so open itself stays at a few MiB. The describe scan
+ * (ld__lmdb_scan), which needs the keys, walks with a cursor and drops the same way, and
+ * reads the values with pread too.
+ * Dropping is safe while other threads read: the pages stay in the page cache, and one
+ * another thread is reading is faulted straight back with the same bytes. */
 #define LD_LMDB_DROP_EVERY 256
 
-static void account_read(const lmdb_store *s, ld_store_ctx *cx)
+static void drop_map(const lmdb_store *s)
 {
-    if (++cx->reads_since_drop >= LD_LMDB_DROP_EVERY) {
-        cx->reads_since_drop = 0;
-        madvise((void *)(uintptr_t)s->map_lo, s->fsize, MADV_DONTNEED);
-    }
+    madvise((void *)(uintptr_t)s->map_lo, s->fsize, MADV_DONTNEED);
 }
 
 int ld__mdb_err(ld_err *e, int m, const char *path, const char *what)
@@ -118,7 +118,7 @@ const char *ld__lmdb_sidecar_value(const char *text, const char *key)
     return NULL;
 }
 
-/* ---- key scheme --------------------------------------------------------------------- */
+/* ---- keys --------------------------------------------------------------------------- */
 
 /* The number before '_' of a "%08d_..." key, or -1. */
 static int64_t key_number(const MDB_val *k)
@@ -131,15 +131,43 @@ static int64_t key_number(const MDB_val *k)
     return i >= 8 && i < k->mv_size && s[i] == '_' ? v : -1;
 }
 
-static void set_name(ld_store_ctx *cx, const lmdb_store *s, const MDB_val *k)
+/* "<path>: key '<key>'", or "<path>: record <i> (corrupt key)" for a key outside the file. */
+static void key_name(const lmdb_store *s, uint64_t i, const MDB_val *k, char *buf, size_t cap)
 {
     int kl = k->mv_size > 200 ? 200 : (int)k->mv_size;
-    if (!value_in_file(s, k)) /* a corrupt node: its key is not even inside the file */
-        snprintf(cx->name, sizeof cx->name, "%s: record %llu (corrupt key)", s->path,
-                 (unsigned long long)cx->pos);
+    if (!in_file(s, k))
+        snprintf(buf, cap, "%s: record %llu (corrupt key)", s->path, (unsigned long long)i);
     else
-        snprintf(cx->name, sizeof cx->name, "%s: key '%.*s'", s->path, kl,
-                 (const char *)k->mv_data);
+        snprintf(buf, cap, "%s: key '%.*s'", s->path, kl, (const char *)k->mv_data);
+}
+
+/* Name record i for a message: its key, looked up only now (reads go by the index and never
+ * see keys). Keys numbered 0..N-1 are found with one MDB_SET_RANGE; other databases are
+ * stepped through, which costs a scan up to i, once, on the way to an error. */
+static void name_record(const lmdb_store *s, uint64_t i, char *buf, size_t cap)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    char prefix[32];
+    int m;
+    snprintf(buf, cap, "%s: record %llu", s->path, (unsigned long long)i);
+    if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) return;
+    if (!mdb_cursor_open(txn, s->dbi, &cur)) {
+        if (s->keyed) {
+            int pl = snprintf(prefix, sizeof prefix, "%08llu_", (unsigned long long)i);
+            k = (MDB_val){(size_t)pl, prefix};
+            m = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        } else {
+            m = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+            for (uint64_t j = 0; !m && j < i; j++)
+                m = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        }
+        if (!m) key_name(s, i, &k, buf, cap);
+        mdb_cursor_close(cur);
+    }
+    mdb_txn_abort(txn);
+    drop_map(s);
 }
 
 /* ---- contexts ----------------------------------------------------------------------- */
@@ -148,10 +176,6 @@ static void ctx_free(ld_store *base, ld_store_ctx *cx)
 {
     (void)base;
     if (!cx) return;
-    if (cx->cur) mdb_cursor_close(cx->cur);
-    if (cx->txn) mdb_txn_abort(cx->txn);
-    for (size_t i = 0; i < cx->n_ck; i++)
-        free(cx->ck[i].key);
     ld__buf_free(&cx->floats);
     ld__buf_free(&cx->body);
     free(cx);
@@ -159,157 +183,45 @@ static void ctx_free(ld_store *base, ld_store_ctx *cx)
 
 static int ctx_create(ld_store *base, ld_store_ctx **out, ld_err *e)
 {
-    lmdb_store *s = (lmdb_store *)base;
-    int rc = LD_OK, m;
-    ld_store_ctx *cx = calloc(1, sizeof *cx);
-    *out = NULL;
-    if (!cx) return ld__err(e, LD_ENOMEM, "out of memory");
-    cx->stride = 1;
-    cx->lo = s->map_lo;
-    cx->hi = s->map_hi;
-    /* A read transaction for the context's life: values point into the map while it lives. */
-    if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &cx->txn)) != 0) {
-        cx->txn = NULL;
-        LD_TRY(ld__mdb_err(e, m, s->path, "cannot begin a read transaction"));
+    (void)base;
+    *out = calloc(1, sizeof **out);
+    return *out ? LD_OK : ld__err(e, LD_ENOMEM, "out of memory");
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+/* Read the value at data.mdb[off, off + len) into `body` (len LD_LMDB_BAD: a value outside
+ * the file). `name` names the record in messages. */
+static int read_value(const lmdb_store *s, ld_buf *body, uint64_t off, uint32_t len,
+                      const char *name, ld_err *e)
+{
+    int rc = LD_OK;
+    LD_CHECK(e, len != LD_LMDB_BAD, LD_EFORMAT, "%s: record reaches past the end of data.mdb",
+             name);
+    LD_CHECK(e, ld__buf_reserve(body, len ? len : 1) == LD_OK, LD_ENOMEM,
+             "%s: out of memory for a record of %lu bytes", name, (unsigned long)len);
+    for (size_t got = 0; got < len;) {
+        ssize_t r = pread(s->fd, body->p + got, len - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        LD_CHECK(e, r > 0, r < 0 ? LD_EIO : LD_EFORMAT, "%s: %s", name,
+                 r < 0 ? strerror(errno) : "data.mdb ends inside the record (truncated?)");
+        got += (size_t)r;
     }
-    if ((m = mdb_cursor_open(cx->txn, s->dbi, &cx->cur)) != 0) {
-        cx->cur = NULL;
-        LD_TRY(ld__mdb_err(e, m, s->path, "cannot open a cursor"));
-    }
-    *out = cx;
-    return LD_OK;
 fail:
-    ctx_free(base, cx);
     return rc;
 }
 
-/* Remember the cursor's key as a checkpoint for index `idx` (kept sorted by index). */
-static void add_ckpt(ld_store_ctx *cx, uint64_t idx, const MDB_val *k)
-{
-    size_t lo = 0;
-    while (lo < cx->n_ck && cx->ck[lo].idx < idx)
-        lo++;
-    if (lo < cx->n_ck && cx->ck[lo].idx == idx) return;
-    if (cx->n_ck == LD_LMDB_CHECKPOINTS) {
-        /* thin out: keep multiples of twice the stride, then retry */
-        size_t j = 0;
-        cx->stride *= 2;
-        for (size_t i = 0; i < cx->n_ck; i++) {
-            if (cx->ck[i].idx % cx->stride == 0)
-                cx->ck[j++] = cx->ck[i];
-            else
-                free(cx->ck[i].key);
-        }
-        cx->n_ck = j;
-        if (idx % cx->stride == 0) add_ckpt(cx, idx, k);
-        return;
-    }
-    if (!in_file(cx->lo, cx->hi, k))
-        return; /* a corrupt key: no checkpoint (the read reports the record) */
-    char *key = malloc(k->mv_size ? k->mv_size : 1);
-    if (!key) return; /* checkpoints are an optimisation */
-    memcpy(key, k->mv_data, k->mv_size);
-    memmove(cx->ck + lo + 1, cx->ck + lo, (cx->n_ck - lo) * sizeof *cx->ck);
-    cx->ck[lo] = (ckpt){idx, key, k->mv_size};
-    cx->n_ck++;
-}
-
-static int step(ld_store_ctx *cx, MDB_cursor_op op, MDB_val *k, MDB_val *v)
-{
-    int m = mdb_cursor_get(cx->cur, k, v, op);
-    if (m == 0) {
-        cx->pos += op == MDB_PREV ? (uint64_t)-1 : 1;
-        if (op == MDB_NEXT && cx->pos % cx->stride == 0) add_ckpt(cx, cx->pos, k);
-    }
-    return m;
-}
-
-/* Position the cursor on record i by stepping (cursor mode). */
-static int seek_cursor(lmdb_store *s, ld_store_ctx *cx, uint64_t i, MDB_val *k, MDB_val *v,
-                       ld_err *e)
-{
-    int m = 0;
-    /* nearest checkpoint at or below i */
-    size_t c = cx->n_ck;
-    while (c > 0 && cx->ck[c - 1].idx > i)
-        c--;
-    uint64_t from = c ? cx->ck[c - 1].idx : 0;
-    if (cx->positioned && cx->pos >= from && cx->pos <= i) {
-        m = mdb_cursor_get(cx->cur, k, v, MDB_GET_CURRENT);
-    } else if (cx->positioned && cx->pos > i && cx->pos - i < i - from) {
-        m = mdb_cursor_get(cx->cur, k, v, MDB_GET_CURRENT);
-        while (!m && cx->pos > i)
-            m = step(cx, MDB_PREV, k, v);
-    } else if (c) {
-        *k = (MDB_val){cx->ck[c - 1].len, cx->ck[c - 1].key};
-        m = mdb_cursor_get(cx->cur, k, v, MDB_SET_KEY);
-        cx->pos = from;
-    } else {
-        m = mdb_cursor_get(cx->cur, k, v, MDB_FIRST);
-        cx->pos = 0;
-        if (!m) add_ckpt(cx, 0, k);
-    }
-    cx->positioned = m == 0;
-    while (!m && cx->pos < i)
-        m = step(cx, MDB_NEXT, k, v);
-    if (m) {
-        cx->positioned = 0;
-        if (m == MDB_NOTFOUND)
-            return ld__err(e, LD_EFORMAT, "%s: record %llu not found (database changed?)", s->path,
-                           (unsigned long long)i);
-        return ld__mdb_err(e, m, s->path, "cursor read failed");
-    }
-    return LD_OK;
-}
-
-static int seek_keyed(lmdb_store *s, ld_store_ctx *cx, uint64_t i, MDB_val *k, MDB_val *v,
-                      ld_err *e)
-{
-    char prefix[32];
-    int pl = snprintf(prefix, sizeof prefix, "%08llu_", (unsigned long long)i);
-    *k = (MDB_val){(size_t)pl, prefix};
-    int m = mdb_cursor_get(cx->cur, k, v, MDB_SET_RANGE);
-    if (m == 0 && !in_file(cx->lo, cx->hi, k))
-        return ld__err(e, LD_EFORMAT, "%s: record %llu: corrupt key (past the end of data.mdb)",
-                       s->path, (unsigned long long)i);
-    if (m == 0 && (k->mv_size < (size_t)pl || memcmp(k->mv_data, prefix, (size_t)pl) != 0))
-        m = MDB_NOTFOUND;
-    if (m == MDB_NOTFOUND)
-        return ld__err(e, LD_EFORMAT,
-                       "%s: no key starting with '%s' for record %llu: the keys "
-                       "are not numbered 0..N-1",
-                       s->path, prefix, (unsigned long long)i);
-    return m ? ld__mdb_err(e, m, s->path, "cursor read failed") : LD_OK;
-}
-
-/* Decode + validate the value under the cursor into rec. */
-static int decode_rec(lmdb_store *s, ld_store_ctx *cx, const MDB_val *k, const MDB_val *v,
-                      ld_rec *rec, ld_err *e)
+/* Decode + validate the value in cx->body (`len` bytes) into rec. */
+static int parse_rec(const lmdb_store *s, ld_store_ctx *cx, size_t len, const char *name,
+                     ld_rec *rec, ld_err *e)
 {
     ld_datum d;
     int rc = LD_OK;
     const ld_store_info *in = &s->base.info;
-    set_name(cx, s, k);
-    LD_CHECK(e, value_in_file(s, v), LD_EFORMAT, "%s: record reaches past the end of data.mdb",
-             cx->name);
-    const uint8_t *body = v->mv_data;
-    if (v->mv_size >= LD_LMDB_PREAD) {
-        const off_t at = (off_t)(body - s->map_lo);
-        LD_TRY(ld__buf_reserve(&cx->body, v->mv_size));
-        size_t got = 0;
-        while (got < v->mv_size) {
-            ssize_t r = pread(s->fd, cx->body.p + got, v->mv_size - got, at + (off_t)got);
-            if (r < 0 && errno == EINTR) continue;
-            LD_CHECK(e, r > 0, r < 0 ? LD_EIO : LD_EFORMAT, "%s: %s", cx->name,
-                     r < 0 ? strerror(errno) : "data.mdb ends inside the record (truncated?)");
-            got += (size_t)r;
-        }
-        body = cx->body.p;
-    }
-    LD_TRY(ld__datum_decode(body, v->mv_size, &d, &cx->floats, cx->name, e));
-    LD_TRY(ld__datum_validate(&d, cx->name, e));
+    LD_TRY(ld__datum_decode(cx->body.p, len, &d, &cx->floats, name, e));
+    LD_TRY(ld__datum_validate(&d, name, e));
     LD_CHECK(e, d.encoded == in->encoded, LD_EFORMAT, "%s: %s record in a database of %s records",
-             cx->name, d.encoded ? "encoded" : "raw", in->encoded ? "encoded" : "raw");
+             name, d.encoded ? "encoded" : "raw", in->encoded ? "encoded" : "raw");
     memset(rec, 0, sizeof *rec);
     rec->label = d.label;
     rec->c = d.channels;
@@ -327,7 +239,7 @@ static int decode_rec(lmdb_store *s, ld_store_ctx *cx, const MDB_val *k, const M
              "%s: record shape %dx%dx%d (%s) differs from the first record's "
              "%dx%dx%d: raw records of different sizes cannot be batched (convert with "
              "resize_w and resize_h, or store encoded images)",
-             cx->name, d.channels, d.height, d.width, d.data_len ? "bytes" : "floats", in->c, in->h,
+             name, d.channels, d.height, d.width, d.data_len ? "bytes" : "floats", in->c, in->h,
              in->w);
     if (in->dtype == LD_SDT_F32) {
         rec->data = (const uint8_t *)d.floats;
@@ -340,72 +252,52 @@ fail:
     return rc;
 }
 
+/* Record i into rec (pointing into cx). The key costs a tree lookup, so the first attempt
+ * names nothing; a failure is read again with the record's name for the message. */
+static int read_rec(const lmdb_store *s, ld_store_ctx *cx, uint64_t i, ld_rec *rec, ld_err *e)
+{
+    if (read_value(s, &cx->body, s->off[i], s->len[i], "", NULL) == LD_OK &&
+        parse_rec(s, cx, s->len[i], "", rec, NULL) == LD_OK)
+        return LD_OK;
+    name_record(s, i, cx->name, sizeof cx->name);
+    int rc = read_value(s, &cx->body, s->off[i], s->len[i], cx->name, e);
+    if (rc == LD_OK) rc = parse_rec(s, cx, s->len[i], cx->name, rec, e);
+    return rc;
+}
+
 static int st_read(ld_store *base, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
                    ld_rec *rec, ld_err *e)
 {
     lmdb_store *s = (lmdb_store *)base;
-    MDB_val k, v;
     int rc = LD_OK;
-    (void)dst; /* records are returned in place (pointers into the map): no copy here */
+    (void)dst; /* records are returned in the context's buffer */
     (void)dst_len;
     LD_CHECK(e, i < base->info.n, LD_EINVAL, "%s: record %llu out of range (%llu records)", s->path,
              (unsigned long long)i, (unsigned long long)base->info.n);
-    if (s->keyed)
-        LD_TRY(seek_keyed(s, cx, i, &k, &v, e));
-    else
-        LD_TRY(seek_cursor(s, cx, i, &k, &v, e));
-    LD_TRY(decode_rec(s, cx, &k, &v, rec, e));
-    account_read(s, cx);
+    LD_TRY(read_rec(s, cx, i, rec, e));
 fail:
-    if (rc < 0) ld__err_where(e, s->path, -1); /* the message names the file ("record N") */
+    if (rc < 0) ld__err_where(e, s->path, -1); /* the message names the file and the record */
     return rc;
 }
 
-/* A run of neighbours: one positioning, then MDB_NEXT, which walks the leaf pages in order
- * instead of descending the tree for every record. Raw stores only (the contract's). */
+/* A run of neighbours. Raw stores only (the contract's). */
 static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t count, uint8_t *dst,
                        double *labels, ld_err *e)
 {
     lmdb_store *s = (lmdb_store *)base;
     const ld_store_info *in = &base->info;
-    MDB_val k, v;
     ld_rec r;
-    int rc = LD_OK, m;
+    int rc = LD_OK;
     LD_CHECK(e, !in->encoded, LD_EINVAL, "%s: read_run needs raw records", s->path);
     LD_CHECK(e, first <= in->n && count <= in->n - first, LD_EINVAL,
              "%s: records %llu..+%zu out of range (%llu records)", s->path,
              (unsigned long long)first, count, (unsigned long long)in->n);
     for (size_t j = 0; j < count; j++) {
-        if (j == 0 && s->keyed) {
-            LD_TRY(seek_keyed(s, cx, first, &k, &v, e));
-        } else if (j == 0) {
-            LD_TRY(seek_cursor(s, cx, first, &k, &v, e));
-        } else {
-            m = s->keyed ? mdb_cursor_get(cx->cur, &k, &v, MDB_NEXT) : step(cx, MDB_NEXT, &k, &v);
-            LD_CHECK(e, m != MDB_NOTFOUND, LD_EFORMAT, "%s: record %llu not found", s->path,
-                     (unsigned long long)(first + j));
-            if (m) LD_TRY(ld__mdb_err(e, m, s->path, "cursor read failed"));
-            if (s->keyed) { /* the numbering is checked on every record, as in seek_keyed */
-                char prefix[32];
-                int pl =
-                    snprintf(prefix, sizeof prefix, "%08llu_", (unsigned long long)(first + j));
-                LD_CHECK(e, in_file(cx->lo, cx->hi, &k), LD_EFORMAT,
-                         "%s: record %llu: corrupt key (past the end of data.mdb)", s->path,
-                         (unsigned long long)(first + j));
-                LD_CHECK(e, k.mv_size >= (size_t)pl && !memcmp(k.mv_data, prefix, (size_t)pl),
-                         LD_EFORMAT,
-                         "%s: expected a key starting with '%s': the keys are not "
-                         "numbered 0..N-1",
-                         s->path, prefix);
-            }
-        }
-        LD_TRY(decode_rec(s, cx, &k, &v, &r, e));
+        LD_TRY(read_rec(s, cx, first + j, &r, e));
         memcpy(dst + j * in->sample_bytes, r.data, in->sample_bytes);
         labels[j] = r.label;
-        account_read(s, cx);
     }
 fail:
-    if (rc < 0 && !s->keyed) cx->positioned = 0;
     if (rc < 0) ld__err_where(e, s->path, -1);
     return rc;
 }
@@ -413,48 +305,74 @@ fail:
 int ld__lmdb_scan(ld_store *base, uint64_t max, ld_lmdb_scan_fn fn, void *user, ld_err *e)
 {
     lmdb_store *s = (lmdb_store *)base;
-    ld_store_ctx *cx = NULL;
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
     MDB_val k, v;
+    ld_buf body = {0};
+    char name[320];
     int rc = LD_OK, m;
-    LD_TRY(ctx_create(base, &cx, e));
-    m = mdb_cursor_get(cx->cur, &k, &v, MDB_FIRST);
-    for (uint64_t i = 0; i < max && m == 0; i++, m = mdb_cursor_get(cx->cur, &k, &v, MDB_NEXT)) {
+    if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0) {
+        txn = NULL;
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot begin a read transaction"));
+    }
+    if ((m = mdb_cursor_open(txn, s->dbi, &cur)) != 0) {
+        cur = NULL;
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot open a cursor"));
+    }
+    m = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    for (uint64_t i = 0; i < max && m == 0; i++, m = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         ld_datum d;
         ld_err bad = {0};
-        set_name(cx, s, &k);
-        int ok = value_in_file(s, &v) &&
-                 ld__datum_decode(v.mv_data, v.mv_size, &d, NULL, cx->name, &bad) == LD_OK &&
-                 ld__datum_validate(&d, cx->name, &bad) == LD_OK;
-        if (fn(user, i, ok ? &d : NULL, cx->name, ok ? NULL : bad.msg)) break;
-        account_read(s, cx); /* the values were read through the map: drop it now and then */
+        key_name(s, i, &k, name, sizeof name);
+        /* the value with pread, as the reader does; only the keys come through the map */
+        const int in = in_file(s, &v) && v.mv_size < LD_LMDB_BAD;
+        const uint64_t off = in ? (uint64_t)((const uint8_t *)v.mv_data - s->map_lo) : 0;
+        int got = read_value(s, &body, off, in ? (uint32_t)v.mv_size : LD_LMDB_BAD, name, &bad);
+        if (got == LD_ENOMEM) LD_TRY(ld__err(e, LD_ENOMEM, "%s", bad.msg));
+        int ok = got == LD_OK &&
+                 ld__datum_decode(body.p, v.mv_size, &d, NULL, name, &bad) == LD_OK &&
+                 ld__datum_validate(&d, name, &bad) == LD_OK;
+        if (fn(user, i, ok ? &d : NULL, name, ok ? NULL : bad.msg)) break;
+        if ((i + 1) % LD_LMDB_DROP_EVERY == 0) drop_map(s); /* the tree pages */
     }
     if (m && m != MDB_NOTFOUND) rc = ld__mdb_err(e, m, s->path, "cursor read failed");
 fail:
-    ctx_free(base, cx);
+    if (cur) mdb_cursor_close(cur);
+    if (txn) mdb_txn_abort(txn);
+    ld__buf_free(&body);
+    drop_map(s);
     return rc;
 }
 
-/* Readahead for a batch in keyed mode: locate each record and ask the kernel to read its
- * pages (the environment is opened with MDB_NORDAHEAD for random access, so this is the only
- * readahead then). Cursor mode skips it: seeking would cost the steps the read saves. */
+/* Readahead for a batch: the environment is opened with MDB_NORDAHEAD for random access, so
+ * this is the only readahead then. Neighbouring values are advised as one range. */
 static void st_will_read(ld_store *base, ld_store_ctx *cx, const uint64_t *idx, size_t n)
 {
     lmdb_store *s = (lmdb_store *)base;
-    long page = sysconf(_SC_PAGESIZE);
-    if (!s->keyed || page <= 0) return;
+    uint64_t poff = 0, plen = 0; /* the pending range */
+    (void)cx;
     for (size_t j = 0; j < n; j++) {
-        MDB_val k, v;
-        if (idx[j] >= base->info.n || seek_keyed(s, cx, idx[j], &k, &v, NULL) != LD_OK) continue;
-        uintptr_t a = (uintptr_t)v.mv_data & ~(uintptr_t)(page - 1);
-        madvise((void *)a, (uintptr_t)v.mv_data + v.mv_size - a, MADV_WILLNEED);
+        if (idx[j] >= base->info.n || s->len[idx[j]] == LD_LMDB_BAD) continue;
+        const uint64_t off = s->off[idx[j]], len = s->len[idx[j]];
+        if (plen && off >= poff && off <= poff + plen + s->psize) {
+            plen = off + len > poff + plen ? off + len - poff : plen;
+            continue;
+        }
+        if (plen) posix_fadvise(s->fd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
+        poff = off;
+        plen = len;
     }
+    if (plen) posix_fadvise(s->fd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
 }
 
 static void st_close(ld_store *base)
 {
     lmdb_store *s = (lmdb_store *)base;
     if (!s) return;
+    if (s->snap) mdb_txn_abort(s->snap);
     if (s->env) mdb_env_close(s->env);
+    free(s->off);
+    free(s->len);
     free(s->path);
     free(s);
 }
@@ -465,7 +383,6 @@ static const ld_store_vt lmdb_store_vt = {.ctx_create = ctx_create,
                                           .will_read = st_will_read,
                                           .close = st_close,
                                           .read_run = st_read_run};
-
 /* Returns an LMDB/errno code (0 = ok), not an ld status. */
 static int env_open(lmdb_store *s, unsigned flags)
 {
@@ -547,9 +464,9 @@ fail:
 
 /* probe, the first record: where LMDB mapped the file, then its Datum, which gives the storage
  * and (raw) the shape. `d` points into the map or `fl`; `name` (name_size bytes) is set to
- * the record's name for messages; `first_zero`: its key is number 0. */
+ * the record's name for messages. */
 static int probe_first(lmdb_store *s, MDB_cursor *cur, ld_datum *d, ld_buf *fl, char *name,
-                       size_t name_size, int *first_zero, ld_err *e)
+                       size_t name_size, ld_err *e)
 {
     int rc = LD_OK, m;
     MDB_val k, v;
@@ -569,13 +486,11 @@ static int probe_first(lmdb_store *s, MDB_cursor *cur, ld_datum *d, ld_buf *fl, 
         s->map_lo = pg - pgno * s->psize;
         s->map_hi = s->map_lo + s->fsize;
     }
-    LD_CHECK(e, value_in_file(s, &k), LD_EFORMAT, "%s: the first key lies past the end of data.mdb",
+    LD_CHECK(e, in_file(s, &k), LD_EFORMAT, "%s: the first key lies past the end of data.mdb",
              s->path);
-    *first_zero = key_number(&k) == 0;
     snprintf(name, name_size, "%s: key '%.*s'", s->path, k.mv_size > 200 ? 200 : (int)k.mv_size,
              (const char *)k.mv_data);
-    LD_CHECK(e, value_in_file(s, &v), LD_EFORMAT, "%s: record reaches past the end of data.mdb",
-             name);
+    LD_CHECK(e, in_file(s, &v), LD_EFORMAT, "%s: record reaches past the end of data.mdb", name);
     LD_TRY(ld__datum_decode(v.mv_data, v.mv_size, d, fl, name, e));
     LD_TRY(ld__datum_validate(d, name, e));
     in->encoded = d->encoded;
@@ -634,55 +549,86 @@ fail:
     return rc;
 }
 
-/* Fill info: the record count, the first record, the key scheme (from the last key), the
- * sidecar, and what the reader needs per thread. */
+/* The index (see LD_LMDB_DROP_EVERY): walk every record in key order with `cur` (of s->snap)
+ * and keep where its value lies. Record i is the i-th in key order, as Caffe's Data layer
+ * reads them, whatever the keys; `keyed` says they are also numbered "%08d_" 0..N-1. A value
+ * outside the file is marked LD_LMDB_BAD (its read is the error, not the open); a tree LMDB
+ * cannot walk is an error now. */
+static int build_index(lmdb_store *s, MDB_cursor *cur, ld_err *e)
+{
+    int rc = LD_OK, m;
+    MDB_val k, v;
+    const uint64_t n = s->base.info.n;
+    uint64_t i = 0;
+    LD_CHECK(e, n <= SIZE_MAX / sizeof *s->off, LD_ENOMEM, "%s: %llu records: too many to index",
+             s->path, (unsigned long long)n);
+    s->off = malloc((size_t)n * sizeof *s->off);
+    s->len = malloc((size_t)n * sizeof *s->len);
+    LD_CHECK(e, s->off && s->len, LD_ENOMEM, "%s: out of memory for the index of %llu records",
+             s->path, (unsigned long long)n);
+    s->keyed = n <= 100000000u;
+    for (m = mdb_cursor_get(cur, &k, &v, MDB_FIRST); m == 0 && i < n;
+         m = mdb_cursor_get(cur, &k, &v, MDB_NEXT), i++) {
+        if (s->keyed && (!in_file(s, &k) || key_number(&k) != (int64_t)i)) s->keyed = 0;
+        const int ok = in_file(s, &v) && v.mv_size < LD_LMDB_BAD;
+        s->off[i] = ok ? (uint64_t)((const uint8_t *)v.mv_data - s->map_lo) : 0;
+        s->len[i] = ok ? (uint32_t)v.mv_size : LD_LMDB_BAD;
+        if (ok && s->len[i] > s->maxlen) s->maxlen = s->len[i];
+        if ((i + 1) % LD_LMDB_DROP_EVERY == 0) drop_map(s);
+    }
+    if (m && m != MDB_NOTFOUND) LD_TRY(ld__mdb_err(e, m, s->path, "cannot walk the records"));
+    LD_CHECK(e, i == n && m != 0, LD_EFORMAT,
+             "%s: the database says it holds %llu records, its tree %s%llu (corrupt?)", s->path,
+             (unsigned long long)n, i == n ? "more than " : "", (unsigned long long)i);
+fail:
+    drop_map(s);
+    return rc;
+}
+
+/* Fill info: the record count, the first record, the sidecar, the index, and what the reader
+ * needs per thread. */
 static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
 {
     int rc = LD_OK, m;
     MDB_txn *txn = NULL;
     MDB_cursor *cur = NULL;
     MDB_stat stat;
-    MDB_val k, v;
     ld_buf fl = {0};
     ld_datum d;
     ld_store_info *in = &s->base.info;
     char name[320];
-    int first_zero = 0;
     (void)o;
 
     if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0) {
         txn = NULL;
         LD_TRY(ld__mdb_err(e, m, s->path, "cannot begin a read transaction"));
     }
-    if ((m = mdb_dbi_open(txn, NULL, 0, &s->dbi)) || (m = mdb_stat(txn, s->dbi, &stat)) ||
-        (m = mdb_cursor_open(txn, s->dbi, &cur)))
+    if ((m = mdb_dbi_open(txn, NULL, 0, &s->dbi)) || (m = mdb_stat(txn, s->dbi, &stat)))
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot open the database"));
+    m = mdb_txn_commit(txn); /* keeps the dbi handle open */
+    txn = NULL;
+    if (m) LD_TRY(ld__mdb_err(e, m, s->path, "cannot open the database"));
+    if ((m = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &s->snap)) != 0) {
+        s->snap = NULL;
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot begin a read transaction"));
+    }
+    if ((m = mdb_cursor_open(s->snap, s->dbi, &cur)) || (m = mdb_stat(s->snap, s->dbi, &stat)))
         LD_TRY(ld__mdb_err(e, m, s->path, "cannot open the database"));
     in->n = stat.ms_entries;
     in->block = 1;
     in->how = "lmdb (empty)";
     if (in->n == 0) /* a valid, empty database: describe says so, the reader refuses it */
         goto fail;
-    LD_TRY(probe_first(s, cur, &d, &fl, name, sizeof name, &first_zero, e));
-    if ((m = mdb_cursor_get(cur, &k, &v, MDB_LAST)))
-        LD_TRY(ld__mdb_err(e, m, s->path, "cannot read the last record"));
-    LD_CHECK(e, value_in_file(s, &k), LD_EFORMAT, "%s: the last key lies past the end of data.mdb",
-             s->path);
-    s->keyed = first_zero && in->n <= 100000000u && key_number(&k) == (int64_t)(in->n - 1);
+    LD_TRY(probe_first(s, cur, &d, &fl, name, sizeof name, e));
     LD_TRY(probe_sidecar(s, d.encoded, e));
     if (d.encoded && (in->c <= 0 || in->h <= 0 || in->w <= 0)) LD_TRY(first_shape(&d, name, in, e));
-    in->ctx_bytes = sizeof(ld_store_ctx) + (s->floats ? in->sample_bytes : 0) +
-                    (s->keyed ? 0 : (size_t)LD_LMDB_CHECKPOINTS * 64);
-    in->store_bytes = sizeof *s;
-    in->how = s->keyed ? "lmdb, %08d_ keys (MDB_SET_RANGE)"
-                       : "lmdb, cursor stepping (keys not numbered 0..N-1)";
+    LD_TRY(build_index(s, cur, e));
+    in->ctx_bytes = sizeof(ld_store_ctx) + s->maxlen + (s->floats ? in->sample_bytes : 0);
+    in->store_bytes = sizeof *s + (size_t)in->n * (sizeof *s->off + sizeof *s->len);
+    in->how = "lmdb, record index (pread)";
 fail:
     if (cur) mdb_cursor_close(cur);
-    if (txn) {
-        if (rc == LD_OK && (m = mdb_txn_commit(txn)) != 0) /* keeps the dbi handle open */
-            rc = ld__mdb_err(e, m, s->path, "cannot open the database");
-        else if (rc != LD_OK)
-            mdb_txn_abort(txn);
-    }
+    if (txn) mdb_txn_abort(txn);
     ld__buf_free(&fl);
     return rc;
 }

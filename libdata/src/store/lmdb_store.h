@@ -24,24 +24,23 @@
  * BGR for 3-channel raw records (convert_imageset stores OpenCV's BGR), GRAY for 1 channel,
  * RGB for encoded records (our codec decodes to RGB).
  *
- * Index -> record, with O(1) memory in N:
- *  - keyed mode: when the first key is "00000000_..." and the last key's number is N-1 (with
- *    8-digit numbers, which sort numerically), record i has the key prefix "%08d_" and is
- *    found with one MDB_SET_RANGE. Every lookup checks that the key found carries that
- *    prefix, so a database whose numbering is not contiguous is reported (LD_EFORMAT), never
- *    silently misread. convert_imageset leaves gaps when it skips unreadable images: those
- *    databases use the next mode.
- *  - cursor mode (any other key scheme): each context keeps its cursor position and steps
- *    with MDB_NEXT/MDB_PREV; sequential reading costs one step per record. For jumps it keeps
- *    a bounded set of checkpoints (the keys at multiples of a stride; at most
- *    LD_LMDB_CHECKPOINTS per context, the stride doubles when they run out) and steps from the
- *    nearest one. A random jump therefore costs up to `stride` steps, and the first jump to a
- *    region never visited costs a scan up to it: shuffled reading of such databases is slow
- *    on the first epoch. store->info.how says which mode is used.
+ * Index -> record: record i is the i-th in key order, as Caffe's Data layer reads them,
+ * whatever the keys look like (convert_imageset leaves gaps in its "%08d_" numbering when it
+ * skips unreadable images; other tools use file names). At open the store walks the tree once
+ * and keeps each value's offset and size in data.mdb (12 bytes per record, counted in
+ * info.store_bytes), inside a read transaction it holds until close, so a writer in another
+ * process never reuses those pages meanwhile: the store reads the snapshot it opened. Reads
+ * are one pread() of the value and advice is posix_fadvise(); nothing reads through LMDB's
+ * map after open, so resident memory does not grow with the database however the page cache
+ * holds it (see LD_LMDB_DROP_EVERY in lmdb_store.c), and a file truncated under the reader is
+ * an error, not SIGBUS. A tree LMDB cannot walk, or one that holds another number of records
+ * than its header says, fails the open (LD_EFORMAT / LD_EIO); a value outside the file fails
+ * the read of that record.
  *
- * Records are returned as borrowed pointers into the memory map (no copy), valid until the
- * next read on the same context; float_data records are converted into the context's scratch.
- * Every malformed record is LD_EFORMAT with a message naming the database and the key.
+ * Records are returned as borrowed pointers into the context's buffer, valid until the next
+ * read on the same context; float_data records are converted into the context's scratch.
+ * Every malformed record is LD_EFORMAT with a message naming the database and the key (looked
+ * up only then: one MDB_SET_RANGE when the keys are numbered "%08d_" 0..N-1, else a scan).
  *
  * Limits: the whole data.mdb is mapped, so a database larger than the address space (32-bit)
  * cannot be opened; LMDB files are not portable between 32- and 64-bit builds.
@@ -54,9 +53,6 @@
 /* The sidecar file inside the LMDB directory: class names and settings, one JSON key per
  * line (written by lmdb_write.c). Caffe ignores files other than data.mdb/lock.mdb. */
 #define LD_LMDB_SIDECAR "libdata.json"
-
-/* Checkpoints per read context in cursor mode (see above). */
-#define LD_LMDB_CHECKPOINTS 1024
 
 /* Read the sidecar of an LMDB directory into `out` (NUL-terminated). LD_OK, LD_END when there
  * is none (not an error), LD_EIO. */
