@@ -14,6 +14,12 @@ Usage: lmdb_make_caffe_db.py DB KIND
   bad-truncvarint | bad-lenpast | bad-shape | bad-hugedims | bad-wiretype [,plain]
            3 records; "00000001_bad.jpg" is malformed, the others are valid 3x2x2. With
            ",plain" the keys carry no number: "a_good.jpg", "b_bad.jpg", "c_good.jpg".
+  layouts  raw 3x4x5 records whose bytes are laid out in ways protobuf accepts but Caffe's
+           serializer never writes (label before the pixels, an unknown field, a second
+           `data` field that overrides the first, no label, a repeated shape field), among
+           records laid out as Caffe does; LABEL_HEAD=1 puts the first record's label before
+           its pixels. DB/expected.bin holds what protobuf itself parses from each record:
+           int32 label (little endian), then the pixels.
   overwrite
            DB exists (raw records keyed "%08d_..."): put every key again with another
            image of the same shape (the synthetic pattern of id + 100 + round), in three
@@ -96,6 +102,50 @@ def convert_imageset(db, spec, images):
     env.close()
 
 
+def varint(v):
+    out = b""
+    while True:
+        out += bytes([(v & 0x7F) | (0x80 if v > 0x7F else 0)])
+        v >>= 7
+        if not v:
+            return out
+
+
+def field(num, value):
+    if isinstance(value, bytes):
+        return varint(num << 3 | 2) + varint(len(value)) + value
+    return varint(num << 3) + varint(value)
+
+
+def layouts(db):
+    c, h, w = 3, 4, 5
+    px = [bytes((i * 7 + j) & 255 for j in range(c * h * w)) for i in range(8)]
+    shape = field(1, c) + field(2, h) + field(3, w)
+    label_head = os.environ.get("LABEL_HEAD") == "1"
+    values = [
+        shape + field(5, 3) + field(4, px[0]) if label_head else shape + field(4, px[0]) + field(5, 3),
+        shape + field(4, px[1]) + field(5, 4),            # as Caffe writes it
+        shape + field(5, 5) + field(4, px[2]),            # label before the pixels
+        shape + field(4, px[3]) + field(5, 6) + field(99, 7),  # an unknown field
+        shape + field(4, px[4]) + field(5, 7) + field(4, px[5]),  # the last `data` wins
+        shape + field(4, px[6]),                          # no label: 0
+        shape + field(4, px[7]) + field(5, 9) + field(1, c),  # the shape again
+        shape + field(4, px[1]) + field(5, 3) + field(7, 0),  # encoded = false, said
+    ]
+    env = lmdb.open(db, map_size=1 << 26)
+    expected = b""
+    with env.begin(write=True) as txn:
+        for i, v in enumerate(values):
+            d = Datum()
+            d.ParseFromString(v)
+            assert d.channels * d.height * d.width == len(d.data) and not d.encoded
+            expected += d.label.to_bytes(4, "little", signed=True) + d.data
+            txn.put(f"{i:08d}_layout{i}".encode(), v)
+    env.close()
+    with open(os.path.join(db, "expected.bin"), "wb") as f:
+        f.write(expected)
+
+
 def overwrite(db):
     env = lmdb.open(db, map_size=1 << 28)
     for rnd in range(3):
@@ -113,6 +163,8 @@ def main(db, kind, *images):
         return convert_imageset(db, kind, images)
     if kind == "overwrite":
         return overwrite(db)
+    if kind == "layouts":
+        return layouts(db)
     env = lmdb.open(db, map_size=1 << 26)
     with env.begin(write=True) as txn:
         if kind in ("raw", "encoded"):

@@ -350,6 +350,61 @@ Test(lmdb, store_reads_its_snapshot_while_another_process_rewrites_the_database)
     s->vt->close(s);
 }
 
+/* Raw records are read straight into the caller's buffer when their bytes before the pixels
+ * equal the first record's (read_direct); any other layout protobuf accepts is read whole and
+ * decoded. Every record, by read with and without a destination and by read_run, must give
+ * what protobuf itself parses (expected.bin): a label before the pixels, an unknown field, a
+ * second `data` field (the last wins), no label, the shape said twice. */
+static void check_layouts(int label_head)
+{
+    char db[300], exp[400];
+    snprintf(db, sizeof db, "%s/layouts%d", ld_tmp, label_head);
+    cr_assert_eq(run("LABEL_HEAD=%d %s %s/tests/python/lmdb_make_caffe_db.py %s layouts",
+                     label_head, LD_PYTHON, LD_SOURCE_DIR, db),
+                 0);
+    snprintf(exp, sizeof exp, "%s/expected.bin", db);
+    enum { N = 8, SB = 3 * 4 * 5, REC = 4 + SB };
+    uint8_t want[N * REC], slot[SB + 1], run_px[N * SB];
+    double run_lab[N];
+    FILE *f = fopen(exp, "rb");
+    cr_assert(f && fread(want, 1, sizeof want, f) == sizeof want, "%s", exp);
+    fclose(f);
+    ld_store *s;
+    ld_store_ctx *cx;
+    ld_rec r;
+    cr_assert_eq(ld__lmdb_store_open(db, NULL, &s, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->info.sample_bytes, SB);
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &err), LD_OK, "%s", err.msg);
+    cr_assert_eq(s->vt->read_run(s, cx, 0, N, run_px, run_lab, &err), LD_OK, "%s", err.msg);
+    for (int i = 0; i < N; i++) {
+        int32_t label;
+        memcpy(&label, want + i * REC, 4);
+        const uint8_t *px = want + i * REC + 4;
+        for (int with_dst = 0; with_dst < 2; with_dst++) {
+            memset(slot, 0xee, sizeof slot);
+            cr_assert_eq(s->vt->read(s, cx, (uint64_t)i, with_dst ? slot : NULL, with_dst ? SB : 0,
+                                     &r, &err),
+                         LD_OK, "%s", err.msg);
+            cr_assert_eq(r.len, SB);
+            cr_assert_arr_eq(r.data, px, SB, "record %d pixels (dst %d, label_head %d)", i,
+                             with_dst, label_head);
+            cr_assert_eq(r.label, label, "record %d label %g, protobuf %d (dst %d)", i, r.label,
+                         label, with_dst);
+            cr_assert_eq(slot[SB], 0xee, "wrote past the sample");
+        }
+        cr_assert_arr_eq(run_px + i * SB, px, SB, "read_run: record %d pixels", i);
+        cr_assert_eq(run_lab[i], label, "read_run: record %d label", i);
+    }
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+}
+
+Test(lmdb, raw_records_of_any_protobuf_layout_read_as_protobuf_parses_them)
+{
+    check_layouts(0);
+    check_layouts(1);
+}
+
 /* read_run gives the same bytes and labels as read, with keys numbered 0..N-1 and with gaps */
 static void check_runs(const char *db, int h, int w, const int *ids, int mod)
 {

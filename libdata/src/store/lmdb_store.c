@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "codec/codec.h"
@@ -38,8 +39,14 @@ typedef struct lmdb_store {
     uint32_t *len;   /* LD_LMDB_BAD: outside the file */
     uint32_t maxlen; /* the largest value, for the memory budget */
     int keyed;       /* record i's key starts with "%08d_" of i: errors name it cheaply */
-    int floats;      /* records carry float_data */
-    int fd;          /* data.mdb, for pread */
+    /* Raw 8-bit records: the first record's bytes before its pixels (channels, height, width,
+     * the data field's tag and length), when short enough; 0 = no direct reads. See
+     * read_direct. */
+    uint8_t head[32];
+    size_t head_len;
+    int32_t head_label; /* the label the head sets (0: none), unless a record's tail does */
+    int floats;         /* records carry float_data */
+    int fd;             /* data.mdb, for pread */
     /* The file's bytes in LMDB's map: a key or value (of a corrupt database) that reaches past
      * them would be a SIGBUS, so every one is checked against them. */
     const uint8_t *map_lo, *map_hi;
@@ -54,9 +61,10 @@ static int in_file(const lmdb_store *s, const MDB_val *v)
 }
 
 struct ld_store_ctx {
-    ld_buf body;    /* the record's value, read with pread */
-    ld_buf floats;  /* float_data records, converted */
-    char name[320]; /* "<path>: record <i>, key '<key>'" for messages */
+    uint8_t head[32], tail[64]; /* read_direct: the bytes around the pixels */
+    ld_buf body;                /* the record's value, read with pread */
+    ld_buf floats;              /* float_data records, converted */
+    char name[320];             /* "<path>: record <i>, key '<key>'" for messages */
 };
 
 /* Resident memory. LMDB returns values as pointers into its shared, read-only map of
@@ -265,15 +273,45 @@ static int read_rec(const lmdb_store *s, ld_store_ctx *cx, uint64_t i, ld_rec *r
     return rc;
 }
 
+/* The pixels of raw record i straight into dst (info.sample_bytes), with the label into rec;
+ * 0 when the record is not laid out as the first one was (the caller then reads it whole).
+ * Caffe's serializer and ours write a Datum's fields in field-number order: channels, height,
+ * width, then `data`, then label and encoded. So a record whose bytes before its pixels equal
+ * the first record's (s->head) has the same shape and pixel count, and one preadv puts the
+ * pixels in the batch and the few bytes around them in the context: no copy of the pixels.
+ * The tail is decoded on its own, and taken only when it sets none of the fields the head
+ * gave or the pixels (proto2: a later field would override them) and does not say encoded:
+ * such a record decodes whole to exactly these pixels and label. */
+static int read_direct(const lmdb_store *s, ld_store_ctx *cx, uint64_t i, uint8_t *dst, ld_rec *rec)
+{
+    const size_t sb = s->base.info.sample_bytes, h = s->head_len, len = s->len[i];
+    ld_datum t;
+    if (!h || len == LD_LMDB_BAD || len < h + sb || len - h - sb > sizeof cx->tail) return 0;
+    const size_t tl = len - h - sb;
+    struct iovec iov[3] = {{cx->head, h}, {dst, sb}, {cx->tail, tl}};
+    if (preadv(s->fd, iov, tl ? 3 : 2, (off_t)s->off[i]) != (ssize_t)len) return 0;
+    if (memcmp(cx->head, s->head, h) != 0) return 0;
+    if (ld__datum_decode(cx->tail, tl, &t, NULL, "", NULL) != LD_OK || t.encoded ||
+        (t.has & (LD_DATUM_HAS_CHANNELS | LD_DATUM_HAS_HEIGHT | LD_DATUM_HAS_WIDTH |
+                  LD_DATUM_HAS_DATA | LD_DATUM_HAS_FLOATS)))
+        return 0;
+    *rec = (ld_rec){.data = dst,
+                    .len = sb,
+                    .c = s->base.info.c,
+                    .h = s->base.info.h,
+                    .w = s->base.info.w,
+                    .label = t.has & LD_DATUM_HAS_LABEL ? t.label : s->head_label};
+    return 1;
+}
+
 static int st_read(ld_store *base, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
                    ld_rec *rec, ld_err *e)
 {
     lmdb_store *s = (lmdb_store *)base;
     int rc = LD_OK;
-    (void)dst; /* records are returned in the context's buffer */
-    (void)dst_len;
     LD_CHECK(e, i < base->info.n, LD_EINVAL, "%s: record %llu out of range (%llu records)", s->path,
              (unsigned long long)i, (unsigned long long)base->info.n);
+    if (dst && dst_len == base->info.sample_bytes && read_direct(s, cx, i, dst, rec)) return LD_OK;
     LD_TRY(read_rec(s, cx, i, rec, e));
 fail:
     if (rc < 0) ld__err_where(e, s->path, -1); /* the message names the file and the record */
@@ -293,8 +331,11 @@ static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t 
              "%s: records %llu..+%zu out of range (%llu records)", s->path,
              (unsigned long long)first, count, (unsigned long long)in->n);
     for (size_t j = 0; j < count; j++) {
-        LD_TRY(read_rec(s, cx, first + j, &r, e));
-        memcpy(dst + j * in->sample_bytes, r.data, in->sample_bytes);
+        uint8_t *to = dst + j * in->sample_bytes;
+        if (!read_direct(s, cx, first + j, to, &r)) {
+            LD_TRY(read_rec(s, cx, first + j, &r, e));
+            memcpy(to, r.data, in->sample_bytes);
+        }
         labels[j] = r.label;
     }
 fail:
@@ -462,6 +503,27 @@ fail:
     return rc;
 }
 
+/* probe, the first record of 8-bit pixels: its `h` bytes before them become s->head (see
+ * read_direct) when they set nothing but the shape, the pixels' field and perhaps the label.
+ * What they set is found by decoding them followed by zeros in place of the pixels. */
+static int set_head(lmdb_store *s, const uint8_t *value, size_t h, ld_err *e)
+{
+    const size_t sb = s->base.info.sample_bytes;
+    ld_datum hd;
+    if (h > sizeof s->head) return LD_OK;
+    uint8_t *buf = calloc(1, h + sb);
+    if (!buf) return ld__err(e, LD_ENOMEM, "out of memory");
+    memcpy(buf, value, h);
+    if (ld__datum_decode(buf, h + sb, &hd, NULL, "", NULL) == LD_OK && hd.data == buf + h &&
+        hd.data_len == sb && !hd.encoded && !(hd.has & LD_DATUM_HAS_FLOATS)) {
+        memcpy(s->head, value, h);
+        s->head_len = h;
+        s->head_label = hd.label;
+    }
+    free(buf);
+    return LD_OK;
+}
+
 /* probe, the first record: where LMDB mapped the file, then its Datum, which gives the storage
  * and (raw) the shape. `d` points into the map or `fl`; `name` (name_size bytes) is set to
  * the record's name for messages. */
@@ -506,6 +568,8 @@ static int probe_first(lmdb_store *s, MDB_cursor *cur, ld_datum *d, ld_buf *fl, 
                     : d->channels == 1 ? LD_SORDER_GRAY
                                        : LD_SORDER_UNKNOWN;
         s->floats = in->dtype == LD_SDT_F32;
+        if (!s->floats)
+            LD_TRY(set_head(s, v.mv_data, (size_t)(d->data - (const uint8_t *)v.mv_data), e));
     } else {
         in->dtype = LD_SDT_U8;
         in->order = LD_SORDER_RGB;
