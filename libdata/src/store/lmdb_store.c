@@ -343,6 +343,40 @@ fail:
     return rc;
 }
 
+/* Readahead for a batch: the environment is opened with MDB_NORDAHEAD for random access, so
+ * this is the only readahead then. Neighbouring values are advised as one range. */
+static void st_will_read(ld_store *base, ld_store_ctx *cx, const uint64_t *idx, size_t n)
+{
+    lmdb_store *s = (lmdb_store *)base;
+    uint64_t poff = 0, plen = 0; /* the pending range */
+    (void)cx;
+    for (size_t j = 0; j < n; j++) {
+        if (idx[j] >= base->info.n || s->len[idx[j]] == LD_LMDB_BAD) continue;
+        const uint64_t off = s->off[idx[j]], len = s->len[idx[j]];
+        if (plen && off >= poff && off <= poff + plen + s->psize) {
+            plen = off + len > poff + plen ? off + len - poff : plen;
+            continue;
+        }
+        if (plen) posix_fadvise(s->fd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
+        poff = off;
+        plen = len;
+    }
+    if (plen) posix_fadvise(s->fd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
+}
+
+/* The scan's readahead: advice for the next 2 x LD_LMDB_SCAN_AHEAD records' values, by the
+ * index, every LD_LMDB_SCAN_AHEAD records. */
+#define LD_LMDB_SCAN_AHEAD 64
+
+static void scan_ahead(ld_store *base, uint64_t i)
+{
+    uint64_t idx[2 * LD_LMDB_SCAN_AHEAD];
+    size_t n = 0;
+    for (; n < 2 * LD_LMDB_SCAN_AHEAD && i + n < base->info.n; n++)
+        idx[n] = i + n;
+    st_will_read(base, NULL, idx, n);
+}
+
 int ld__lmdb_scan(ld_store *base, uint64_t max, ld_lmdb_scan_fn fn, void *user, ld_err *e)
 {
     lmdb_store *s = (lmdb_store *)base;
@@ -365,6 +399,7 @@ int ld__lmdb_scan(ld_store *base, uint64_t max, ld_lmdb_scan_fn fn, void *user, 
         ld_datum d;
         ld_err bad = {0};
         key_name(s, i, &k, name, sizeof name);
+        if (i % LD_LMDB_SCAN_AHEAD == 0) scan_ahead(base, i);
         /* the value with pread, as the reader does; only the keys come through the map */
         const int in = in_file(s, &v) && v.mv_size < LD_LMDB_BAD;
         const uint64_t off = in ? (uint64_t)((const uint8_t *)v.mv_data - s->map_lo) : 0;
@@ -383,27 +418,6 @@ fail:
     ld__buf_free(&body);
     drop_map(s);
     return rc;
-}
-
-/* Readahead for a batch: the environment is opened with MDB_NORDAHEAD for random access, so
- * this is the only readahead then. Neighbouring values are advised as one range. */
-static void st_will_read(ld_store *base, ld_store_ctx *cx, const uint64_t *idx, size_t n)
-{
-    lmdb_store *s = (lmdb_store *)base;
-    uint64_t poff = 0, plen = 0; /* the pending range */
-    (void)cx;
-    for (size_t j = 0; j < n; j++) {
-        if (idx[j] >= base->info.n || s->len[idx[j]] == LD_LMDB_BAD) continue;
-        const uint64_t off = s->off[idx[j]], len = s->len[idx[j]];
-        if (plen && off >= poff && off <= poff + plen + s->psize) {
-            plen = off + len > poff + plen ? off + len - poff : plen;
-            continue;
-        }
-        if (plen) posix_fadvise(s->fd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
-        poff = off;
-        plen = len;
-    }
-    if (plen) posix_fadvise(s->fd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
 }
 
 static void st_close(ld_store *base)
