@@ -632,8 +632,9 @@ def markdown(data, chart_paths, outdir):
           "Peak RSS: the larger of GNU time's maximum RSS and the sum of VmRSS over the whole "
           "process tree sampled every 20 ms (DataLoader workers are processes). Mapped files "
           "count once touched: python-lmdb maps the database, so its RSS includes the pages it "
-          "read (clean page cache the kernel can drop at any time); libdata's LMDB reader reads "
-          "record bodies with pread and unmaps the rest as it goes. "
+          "read (clean page cache the kernel can drop at any time); libdata's LMDB reader walks "
+          "LMDB's tree once, at open, into an index of the records' offsets, and reads records "
+          "with pread: nothing of the database stays mapped. "
           "The private RSS in parentheses (the sampled peak of the summed RssAnon) leaves those "
           "out: it is the memory the tool allocated. h5py fancy indexing reads 2 batches per "
           "size (it runs at ~100 samples/s).", ""]

@@ -31,8 +31,9 @@
  * h5_store.c), so the reader works under a small address-space limit (ulimit -v) whatever the
  * dataset size, and a file truncated while being read gives LD_EFORMAT, not SIGBUS. LMDB databases
  * are mapped whole by LMDB itself: there the address space must hold the database (a limit on
- * 32-bit machines), but record bodies are read with pread() and the map is dropped as the reader
- * goes, so resident memory stays bounded.
+ * 32-bit machines), but the reader walks LMDB's tree only once, at open, into an index of the
+ * records' offsets (12 bytes per record), and then reads records with pread(): resident memory
+ * stays bounded, and a database truncated while being read gives LD_EFORMAT too.
  *
  * Results are reproducible: the same seed, epoch, rank and world give the same order and the
  * same random crops/mirrors whatever the number of threads (each sample's randomness is

@@ -326,6 +326,7 @@ static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t 
     const ld_store_info *in = &base->info;
     ld_rec r;
     int rc = LD_OK;
+    int64_t at = -1; /* the record that failed */
     LD_CHECK(e, !in->encoded, LD_EINVAL, "%s: read_run needs raw records", s->path);
     LD_CHECK(e, first <= in->n && count <= in->n - first, LD_EINVAL,
              "%s: records %llu..+%zu out of range (%llu records)", s->path,
@@ -333,13 +334,14 @@ static int st_read_run(ld_store *base, ld_store_ctx *cx, uint64_t first, size_t 
     for (size_t j = 0; j < count; j++) {
         uint8_t *to = dst + j * in->sample_bytes;
         if (!read_direct(s, cx, first + j, to, &r)) {
+            at = (int64_t)(first + j);
             LD_TRY(read_rec(s, cx, first + j, &r, e));
             memcpy(to, r.data, in->sample_bytes);
         }
         labels[j] = r.label;
     }
 fail:
-    if (rc < 0) ld__err_where(e, s->path, -1);
+    if (rc < 0) ld__err_where(e, s->path, at);
     return rc;
 }
 
