@@ -640,6 +640,11 @@ static int build_index(lmdb_store *s, MDB_cursor *cur, ld_err *e)
     MDB_val k, v;
     const uint64_t n = s->base.info.n;
     uint64_t i = 0;
+    /* A record's node takes at least 10 bytes of a leaf page (header, one key byte, its slot):
+     * a count past that is a corrupt header, not an index to allocate (fuzz_lmdb_open). */
+    LD_CHECK(e, n <= s->fsize / 10, LD_EFORMAT,
+             "%s: the database says it holds %llu records, more than its %zu bytes can (corrupt?)",
+             s->path, (unsigned long long)n, s->fsize);
     LD_CHECK(e, n <= SIZE_MAX / sizeof *s->off, LD_ENOMEM, "%s: %llu records: too many to index",
              s->path, (unsigned long long)n);
     s->off = malloc((size_t)n * sizeof *s->off);
