@@ -60,6 +60,15 @@ static int in_file(const lmdb_store *s, const MDB_val *v)
     return p >= s->map_lo && p <= s->map_hi && v->mv_size <= (size_t)(s->map_hi - p);
 }
 
+/* Where value v lies in data.mdb: its offset, and its size or LD_LMDB_BAD when it does not lie
+ * inside the file (a corrupt database). */
+static uint32_t value_at(const lmdb_store *s, const MDB_val *v, uint64_t *off)
+{
+    const int ok = in_file(s, v) && v->mv_size < LD_LMDB_BAD;
+    *off = ok ? (uint64_t)((const uint8_t *)v->mv_data - s->map_lo) : 0;
+    return ok ? (uint32_t)v->mv_size : LD_LMDB_BAD;
+}
+
 struct ld_store_ctx {
     uint8_t head[32], tail[64]; /* read_direct: the bytes around the pixels */
     ld_buf body;                /* the record's value, read with pread */
@@ -403,9 +412,9 @@ int ld__lmdb_scan(ld_store *base, uint64_t max, ld_lmdb_scan_fn fn, void *user, 
         key_name(s, i, &k, name, sizeof name);
         if (i % LD_LMDB_SCAN_AHEAD == 0) scan_ahead(base, i);
         /* the value with pread, as the reader does; only the keys come through the map */
-        const int in = in_file(s, &v) && v.mv_size < LD_LMDB_BAD;
-        const uint64_t off = in ? (uint64_t)((const uint8_t *)v.mv_data - s->map_lo) : 0;
-        int got = read_value(s, &body, off, in ? (uint32_t)v.mv_size : LD_LMDB_BAD, name, &bad);
+        uint64_t off;
+        const uint32_t len = value_at(s, &v, &off);
+        int got = read_value(s, &body, off, len, name, &bad);
         if (got == LD_ENOMEM) LD_TRY(ld__err(e, LD_ENOMEM, "%s", bad.msg));
         int ok = got == LD_OK &&
                  ld__datum_decode(body.p, v.mv_size, &d, NULL, name, &bad) == LD_OK &&
@@ -655,10 +664,8 @@ static int build_index(lmdb_store *s, MDB_cursor *cur, ld_err *e)
     for (m = mdb_cursor_get(cur, &k, &v, MDB_FIRST); m == 0 && i < n;
          m = mdb_cursor_get(cur, &k, &v, MDB_NEXT), i++) {
         if (s->keyed && (!in_file(s, &k) || key_number(&k) != (int64_t)i)) s->keyed = 0;
-        const int ok = in_file(s, &v) && v.mv_size < LD_LMDB_BAD;
-        s->off[i] = ok ? (uint64_t)((const uint8_t *)v.mv_data - s->map_lo) : 0;
-        s->len[i] = ok ? (uint32_t)v.mv_size : LD_LMDB_BAD;
-        if (ok && s->len[i] > s->maxlen) s->maxlen = s->len[i];
+        s->len[i] = value_at(s, &v, &s->off[i]);
+        if (s->len[i] != LD_LMDB_BAD && s->len[i] > s->maxlen) s->maxlen = s->len[i];
         if ((i + 1) % LD_LMDB_DROP_EVERY == 0) drop_map(s);
     }
     if (m && m != MDB_NOTFOUND) LD_TRY(ld__mdb_err(e, m, s->path, "cannot walk the records"));
