@@ -36,7 +36,7 @@ file -L "$b32/tests/big_stream" | grep -q 'ELF 32-bit' || { echo "FAIL: $b32 is 
 "$PY" tests/large/make_big_h5.py "$work/big.h5" 110000 3 128 128
 echo "-- written in $((SECONDS - t0)) s"
 "$b32/tests/big_stream" "$work/big.h5" 256 | tee "$work/r32.txt"
-(ulimit -v 524288 && "$b32/tests/big_stream" "$work/big.h5" 256) | tee "$work/r32v.txt"
+(ulimit -Sv 524288 && "$b32/tests/big_stream" "$work/big.h5" 256) | tee "$work/r32v.txt"
 "$b64/tests/big_stream" "$work/big.h5" 256 | tee "$work/r64.txt"
 sums() { grep -E '^(samples|order|content)' "$1" | sed 's/ in .*//'; }
 for f in r32v r64; do

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# 32-bit builds (issue 15): i386 runs the whole test suite natively as 32-bit binaries; armhf
-# runs a smoke suite (CLI tests, C examples, fuzz regressions) under qemu-arm.
+# 32-bit builds (issue 15): i386 runs the whole test suite as 32-bit binaries; armhf runs a
+# smoke suite (CLI tests, C examples, fuzz regressions) under qemu-arm.
 # Usage: scripts/ci_32bit.sh [all|i386|armhf|big|deps]      (default: all)
+# i386 runs natively where the kernel runs i386 programs (a tiny static one is tried first),
+# else under qemu-i386 (issue 31): see i386_emulation below. LIBDATA_I386_EMULATE=1 forces
+# the emulation on a machine that runs them natively. Either way the script says which.
 # i386 includes `big`: scripts/big_32bit.sh, the > 4 GiB read and write (needs build/, the
 # 64-bit build, for the comparison: made when missing); LIBDATA_32BIT_BIG=0 leaves it out.
 # Installs what it needs (apt, :i386 and :armhf architectures) and unpacks the packages that
@@ -117,6 +120,81 @@ i386_env() {
         "$@"
 }
 
+# i386 under emulation. Kernels built without IA32 emulation, or with it off, refuse i386
+# programs ("Exec format error"). The tests run i386 programs in many ways besides ctest's own
+# command: Criterion re-executes its test binary for every test (boxfort), the CLI scripts run
+# dataconv, freshly compiled consumers and the 32-bit mdb_* tools. CMake's
+# CMAKE_CROSSCOMPILING_EMULATOR reaches only the first (a test executable): Criterion's re-exec
+# then fails inside the emulator ("Could not spawn test instance"). So, as Debian's
+# qemu-user-binfmt does for foreign architectures, the kernel is told to start i386 programs
+# with qemu-i386 (binfmt_misc, root), for as long as this script runs; the entry is removed on
+# exit. binfmt_misc handlers come before the kernel's own ELF loader, which is what lets
+# LIBDATA_I386_EMULATE=1 force the emulation where i386 also runs natively.
+# The handler is a small script (i386-binfmt): qemu-user reserves the guest's whole 4 GiB
+# address space at start, which a `ulimit -Sv` below 4 GiB refuses, and it ignores a guest's
+# setrlimit(RLIMIT_AS); so the handler turns a soft address-space limit into qemu's guest
+# address-space size (-R), which limits the program as the limit would (the tests set soft
+# limits: `ulimit -Sv`).
+binfmt=/proc/sys/fs/binfmt_misc
+binfmt_entry=$binfmt/libdata-i386
+i386_mode=native
+i386_native() {
+    local t
+    t=$(mktemp -d)
+    printf 'int main(void) { return 7; }\n' >"$t/seven.c"
+    local rc=0
+    i686-linux-gnu-gcc -static -o "$t/seven" "$t/seven.c" && { "$t/seven" 2>/dev/null || rc=$?; }
+    rm -rf "$t"
+    [ "$rc" -eq 7 ]
+}
+i386_emulation_off() { [ -e "$binfmt_entry" ] && echo -1 >"$binfmt_entry" || true; }
+i386_emulation_on() {
+    local qemu handler=$cache/i386-binfmt
+    qemu=$(command -v qemu-i386) || { echo "qemu-i386 not found (apt install qemu-user)" >&2; return 1; }
+    if [ ! -w "$binfmt/register" ]; then
+        [ "$(id -u)" -eq 0 ] && mount -t binfmt_misc binfmt_misc "$binfmt" 2>/dev/null || true
+    fi
+    [ -w "$binfmt/register" ] || {
+        echo "This machine does not run i386 programs, and the emulation needs binfmt_misc as root" >&2
+        echo "(mount -t binfmt_misc binfmt_misc $binfmt). Run as root, or run the 64-bit suites only." >&2
+        return 1
+    }
+    mkdir -p "$cache"
+    cat >"$handler" <<SH
+#!/bin/sh
+# binfmt_misc handler (flags P) of scripts/ci_32bit.sh: \$1 the i386 program, \$2 its argv[0].
+prog=\$1 argv0=\$2
+shift 2
+lim=\$(ulimit -Sv)
+[ "\$lim" = unlimited ] && exec $qemu -0 "\$argv0" "\$prog" "\$@"
+ulimit -Sv "\$(ulimit -Hv)"
+exec $qemu -R "\$((lim * 1024))" -0 "\$argv0" "\$prog" "\$@"
+SH
+    chmod +x "$handler"
+    i386_emulation_off
+    # ELF, 32-bit, little-endian, e_type 2 or 3 (executable, PIE), e_machine 3 (i386)
+    printf '%s' ':libdata-i386:M::\x7fELF\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x03\x00:\xff\xff\xff\xff\xff\xfe\xfe\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:'"$handler"':P' \
+        >"$binfmt/register"
+    trap i386_emulation_off EXIT
+}
+# Sets i386_mode to native or emulated (qemu-i386), or fails when neither can run.
+i386_setup() {
+    i386_emulation_off # a handler left by an interrupted run must not decide the check
+    if [ "${LIBDATA_I386_EMULATE:-0}" != 1 ] && i386_native; then
+        i386_mode=native
+        say "i386: this machine runs i386 programs natively"
+        return 0
+    fi
+    i386_emulation_on || return 1
+    i386_native || { echo "i386 programs do not run under qemu-i386 either" >&2; return 1; }
+    i386_mode=emulated
+    if [ "${LIBDATA_I386_EMULATE:-0}" = 1 ]; then
+        say "i386: under qemu-i386 $(qemu-i386 --version | head -1 | awk '{print $3}') (LIBDATA_I386_EMULATE=1)"
+    else
+        say "i386: the kernel refuses i386 programs (Exec format error): under qemu-i386 $(qemu-i386 --version | head -1 | awk '{print $3}')"
+    fi
+}
+
 status=0
 build_i386() {
     say "i386: configure and build"
@@ -126,7 +204,7 @@ build_i386() {
     cmake --build build-i386 -j"$jobs"
     file -L build-i386/dataconv | grep -q 'ELF 32-bit LSB.*Intel 80386' \
         || { echo "build-i386/dataconv is not an i386 binary" >&2; return 1; }
-    say "i386: the whole suite"
+    say "i386: the whole suite ($i386_mode)"
     # Without address-space randomisation: Criterion's sandbox (boxfort) maps its arena at the
     # parent's addresses in each test child; with a randomised i386 PIE base the arena can land
     # on the child's code and the child jumps into it (seen in CI: test_reader children
@@ -157,18 +235,20 @@ big() {
         cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBDATA_BUILD_TESTS=ON >/dev/null
     }
     cmake --build build -j"$jobs" --target big_stream dataconv >/dev/null
-    say "i386: > 4 GiB read and write (scripts/big_32bit.sh)"
+    say "i386: > 4 GiB read and write (scripts/big_32bit.sh, $i386_mode)"
     scripts/big_32bit.sh build-i386 build
 }
 
 case $what in
 deps) deps ;;
-i386) deps; build_i386 || status=1; [ "${LIBDATA_32BIT_BIG:-1}" = 0 ] || big || status=1 ;;
-big) big || status=1 ;;
+i386) deps; if i386_setup; then build_i386 || status=1; [ "${LIBDATA_32BIT_BIG:-1}" = 0 ] || big || status=1
+     else status=1; fi ;;
+big) if i386_setup; then big || status=1; else status=1; fi ;;
 armhf) deps; build_armhf || status=1 ;;
-all) deps; build_i386 || status=1; [ "${LIBDATA_32BIT_BIG:-1}" = 0 ] || big || status=1
+all) deps; if i386_setup; then build_i386 || status=1; [ "${LIBDATA_32BIT_BIG:-1}" = 0 ] || big || status=1
+     else status=1; fi
      build_armhf || status=1 ;;
 *) echo "usage: $0 [all|i386|armhf|big|deps]" >&2; exit 2 ;;
 esac
-say "done, status $status"
+say "done, status $status (i386: $i386_mode)"
 exit $status

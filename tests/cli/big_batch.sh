@@ -20,17 +20,17 @@ if asan_build; then
 fi
 
 check "batch 100000 on 300 samples under ulimit -v 1 GiB: one batch of 300"
-run bash -c "ulimit -v $LIMIT_KIB; exec \"\$@\"" _ "$DATACONV" bench "$TMP/small.h5" --batch 100000 -j 2
+run bash -c "ulimit -Sv $LIMIT_KIB; exec \"\$@\"" _ "$DATACONV" bench "$TMP/small.h5" --batch 100000 -j 2
 expect_rc 0
 expect_out "^epoch 0: 1 batches, 300 samples"
 
 check "the same, float32 output and 2 epochs"
-run bash -c "ulimit -v $LIMIT_KIB; exec \"\$@\"" _ "$DATACONV" bench "$TMP/small.h5" --batch 100000 --dtype f32 --epochs 2 -j 2
+run bash -c "ulimit -Sv $LIMIT_KIB; exec \"\$@\"" _ "$DATACONV" bench "$TMP/small.h5" --batch 100000 --dtype f32 --epochs 2 -j 2
 expect_rc 0
 expect_out "^epoch 1: 1 batches, 300 samples"
 
 check "rank 1 of 2: its share is 150 samples, one batch of 150"
-run bash -c "ulimit -v $LIMIT_KIB; exec \"\$@\"" _ "$DATACONV" bench "$TMP/small.h5" --batch 100000 --rank 1 --world 2 -j 2
+run bash -c "ulimit -Sv $LIMIT_KIB; exec \"\$@\"" _ "$DATACONV" bench "$TMP/small.h5" --batch 100000 --rank 1 --world 2 -j 2
 expect_rc 0
 expect_out "^epoch 0: 1 batches, 150 samples"
 

@@ -64,7 +64,7 @@ else
     else
         check "under ulimit -v 1 GiB, a database recording a 3 GiB map: an error naming the size, no crash"
         set_map "$TMP/own.lmdb" 3072
-        run bash -c 'ulimit -v 1048576 && exec "$@"' _ "$DATACONV" bench "$TMP/own.lmdb"
+        run bash -c 'ulimit -Sv 1048576 && exec "$@"' _ "$DATACONV" bench "$TMP/own.lmdb"
         expect_rc 1
         expect_err "LMDB maps the whole database (3072 MiB)"
         expect_err "raise the limit (ulimit -v)"

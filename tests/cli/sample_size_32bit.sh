@@ -16,7 +16,7 @@ PY
 # ASan reserves terabytes of shadow memory at start: it cannot run under ulimit -v at all
 if ! asan_build; then
     check "$bits-bit: float32 output of a 1 GiB uint8 sample under ulimit -v 2 GiB: an error, no crash"
-    run bash -c 'ulimit -v 2097152 && exec "$@"' _ "$DATACONV" bench "$TMP/huge.h5" --batch 1 --dtype f32 --epochs 1
+    run bash -c 'ulimit -Sv 2097152 && exec "$@"' _ "$DATACONV" bench "$TMP/huge.h5" --batch 1 --dtype f32 --epochs 1
     [ "$rc" -lt 128 ] || { show; fail "crash (exit $rc)"; }
     expect_rc 1
     if [ "$bits" = 32 ]; then
