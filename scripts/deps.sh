@@ -16,9 +16,13 @@ test_pkgs="libcriterion-dev hdf5-tools lmdb-utils python3 python3-numpy python3-
            libopenmpi-dev openmpi-bin strace libjpeg-turbo-progs"
 pkgs=$build_pkgs
 [ "$what" = test ] && pkgs="$pkgs $test_pkgs"
+# Installed native or architecture-independent packages, as dpkg names them (foo, foo:amd64):
+# a foo:i386 that scripts/ci_32bit.sh installed must not count as foo.
+# shellcheck disable=SC2086
+have=$(dpkg-query -W -f='${binary:Package} ${Status}\n' $pkgs 2>/dev/null | awk '/install ok installed/ {print $1}' || true)
 missing=()
 for p in $pkgs; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    grep -qx -e "$p" -e "$p:$(dpkg --print-architecture)" <<<"$have" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}"

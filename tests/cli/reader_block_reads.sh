@@ -33,67 +33,62 @@ drop_raw() { # drop_cache, and skip where the file stays cached (tmpfs)
             { echo "skipped: the file stays in the page cache after DONTNEED ($cached bytes)"; exit 77; }
     fi
 }
-# reads ARGS...: "CALLS LARGEST ADVISED MOST" of one `dataconv bench` epoch (block order unless
-# ARGS say otherwise): its read calls (pread64, preadv, preadv2; HDF5's own metadata reads at
-# open included), the most bytes one returned, the bytes advised (posix_fadvise WILLNEED) and
-# the most one call advised; its stdout in $TMP/out. Batches of 192 = 4 windows of 8 chunks, so a piece of 2
-# threads holds whole windows.
+# reads ARGS...: "CALLS LARGEST ADVISED MOST ADVICE WAITED UNADVISED" (lib/read_trace.py) of
+# one `dataconv bench` epoch (block order unless ARGS say otherwise); its stdout in $TMP/out.
+# Batches of 192 = 4 windows of 8 chunks, so a piece of 2 threads holds whole windows.
 reads() {
     rm -f "$TMP"/trace.*
     strace -ff -qq -s 0 -e trace=pread64,preadv,preadv2,/^fadvise64 -o "$TMP/trace" "$DATACONV" bench "$TMP/raw.h5" \
         --batch 192 --order block --window 8 --epochs 1 "$@" > "$TMP/out" 2> "$TMP/err" ||
         { show; fail "bench failed"; }
-    "$PYTHON" - "$TMP"/trace.* <<'PY'
-import fileinput, re
-calls = largest = advised = most = 0
-for ln in fileinput.input():  # one file per thread (-ff): no calls split by another's
-    m = re.search(r"\b(?:pread64|preadv2?)\(.*\)\s+=\s+(-?\d+)", ln)
-    if m:
-        calls += 1
-        largest = max(largest, int(m.group(1)))
-    m = re.search(r"fadvise64(?:_64)?\(\d+, \d+, (\d+), POSIX_FADV_WILLNEED", ln)
-    if m:
-        advised += int(m.group(1))
-        most = max(most, int(m.group(1)))
-print(calls, largest, advised, most)
-PY
+    "$PYTHON" "$SRC/tests/cli/lib/read_trace.py" "$TMP"/trace.*
 }
 
 check "warm cache, 2 threads: one read per run of consecutive samples (a chunk of 6), not per sample"
 cat "$TMP/raw.h5" > /dev/null
-read -r warm big _ _ < <(reads -j 2)
+read -r warm big _ _ _ _ _ < <(reads -j 2)
 sum_warm=$(grep -o 'checksum [0-9]*' "$TMP/out")
 echo "  read calls: $warm for $N samples; largest read $big bytes"
 [ "$warm" -le $((N / 4)) ] || fail "$warm read calls for $N samples in chunks of 6 (want <= $((N / 4)))"
 [ "$big" -ge $((6 * sample)) ] || fail "no read of a whole chunk (largest $big bytes)"
 
 check "1 thread: the same"
-read -r one big1 _ _ < <(reads -j 1)
+read -r one big1 _ _ _ _ _ < <(reads -j 1)
 echo "  read calls: $one; largest read $big1 bytes"
 [ "$one" -le $((N / 4)) ] || fail "1 thread: $one read calls (want <= $((N / 4)))"
 [ "$(grep -o 'checksum [0-9]*' "$TMP/out")" = "$sum_warm" ] || fail "1 and 2 threads read other bytes"
 
+# A cold epoch: every byte is either advised before it is read or found cached by the probe
+# (h5_will_read: a cold piece is advised; one whose samples the probe finds cached is not). How
+# much each way depends on the kernel's read-ahead: where it fills page-cache folios of up to
+# 2 MiB, or reads 8 MiB ahead (Linux 6.18 here: read_ahead_kb 8192), neighbouring pieces come
+# in with an advised one and are rightly found cached (4.7-7.8 MB of 36.9 MB advised on one
+# such machine, 100 % on another). So the check is on the reads that wait for I/O without
+# advice: those of a piece the probe judged cached while the kernel was still reading it. They
+# stay a few per cent (0-4.4 % here); the defect this guards against (a piece counted as warm
+# because the advice had brought it in: every other piece unadvised, 45-55 % of the bytes)
+# makes them 26-28 % here, the rest of its unadvised pieces having come in with read-ahead.
+cold_check() { # NAME WAITED UNADVISED
+    echo "  $1: $2 bytes read waiting for I/O, $3 of them not advised before"
+    [ "$3" -le $((N * sample / 8)) ] ||
+        fail "$1: $3 of $((N * sample)) bytes read waiting for I/O without advice (want <= 12.5 %)"
+}
 check "cold cache (POSIX_FADV_DONTNEED): each run is probed (RWF_NOWAIT) and read, still not per sample"
 drop_raw
-read -r cold bigc adv _ < <(reads -j 2)
+read -r cold bigc adv _ _ waited unadv < <(reads -j 2)
 echo "  read calls: $cold; largest read $bigc bytes; advised $adv of $((N * sample)) bytes"
 [ "$cold" -le $((2 * N / 5)) ] || fail "cold: $cold read calls for $N samples (want <= $((2 * N / 5)))"
-# Every cold piece is advised (h5_will_read): a piece whose reads hit the cache only because it
-# had been advised no longer counts as warm (that rule advised 38-45 % of a cold epoch). A piece
-# the kernel had already read for an earlier one may go unadvised: 80 %, not 100 % (a CI run
-# with two Python suites reading beside it advised 83 %; alone it is >= 90 %).
-[ "$adv" -ge $((N * sample * 8 / 10)) ] ||
-    fail "cold: only $adv of $((N * sample)) bytes advised (want >= 80 %)"
+cold_check "cold, block order" "$waited" "$unadv"
 [ "$(grep -o 'checksum [0-9]*' "$TMP/out")" = "$sum_warm" ] || fail "cold and warm runs read other bytes"
 check "cold cache, sequential: joined advice stays within 1 MiB a call (the kernel cuts longer ones)"
 drop_raw
-read -r _ _ adv most < <(reads -j 2 --order seq)
+read -r _ _ adv most _ waited unadv < <(reads -j 2 --order seq)
 echo "  advised $adv of $((N * sample)) bytes, at most $most bytes a call"
 # force_page_cache_ra reads at most max(read-ahead, device I/O size) per call, 1280 KiB on
 # many disks: a whole piece (1.2 MB here, 19 MB on the benchmark's file) in one call would
 # be read only in part.
 [ "$most" -le $((1 << 20)) ] || fail "one WILLNEED call of $most bytes (want <= 1 MiB)"
-# (not all of it: pieces the kernel's own read-ahead of a sequential stream brought in are
-# found cached by the probe and need none)
-[ "$adv" -ge $((N * sample / 4)) ] || fail "sequential, cold: only $adv bytes advised"
+# (a thread's first piece is always advised: 1.2 MB in file order, so one call joins 1 MiB)
+[ "$most" -ge $((1 << 19)) ] || fail "sequential, cold: no joined advice (largest call $most bytes)"
+cold_check "cold, sequential" "$waited" "$unadv"
 echo "reader_block_reads: all checks passed"

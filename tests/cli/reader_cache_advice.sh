@@ -18,17 +18,18 @@ with h5py.File('$TMP/raw.h5', 'w') as f:
     f['data'] = np.random.default_rng(1).integers(0, 255, (1200, 3, 96, 96), dtype=np.uint8)
     f['label'] = np.arange(1200, dtype=np.int32) % 10
 "
-# advice_count ARGS...: fadvise64 / fadvise64_64 (i386) WILLNEED calls of one `dataconv bench` run, and its stdout in
-# $TMP/out
-advice_count() {
-    strace -f -qq -e trace=/^fadvise64 -o "$TMP/trace" "$DATACONV" bench "$TMP/raw.h5" \
-        --batch 128 --shuffle -j 2 "$@" > "$TMP/out" 2> "$TMP/err" || { show; fail "bench failed"; }
-    grep -c 'POSIX_FADV_WILLNEED' "$TMP/trace" || true
+# trace ARGS...: "CALLS LARGEST ADVISED MOST ADVICE WAITED UNADVISED" (lib/read_trace.py) of
+# one `dataconv bench` run, and its stdout in $TMP/out
+trace() {
+    rm -f "$TMP"/trace.*
+    strace -ff -qq -s 0 -e trace=pread64,preadv,preadv2,/^fadvise64 -o "$TMP/trace" "$DATACONV" bench \
+        "$TMP/raw.h5" --batch 128 --shuffle -j 2 "$@" > "$TMP/out" 2> "$TMP/err" || { show; fail "bench failed"; }
+    "$PYTHON" "$SRC/tests/cli/lib/read_trace.py" "$TMP"/trace.*
 }
 
 check "warm page cache: 3 epochs (3600 samples) advise at most the first piece of each thread"
 cat "$TMP/raw.h5" > /dev/null
-warm=$(advice_count --epochs 3)
+read -r _ _ _ _ warm _ _ < <(trace --epochs 3)
 sum_warm=$(grep -o 'checksum [0-9]*' "$TMP/out")
 echo "  WILLNEED calls, warm: $warm"
 [ "$warm" -le 256 ] || fail "warm cache: $warm WILLNEED calls for 3600 cached samples (want <= 256)"
@@ -40,11 +41,18 @@ if command -v fincore > /dev/null; then
     [ "$cached" -lt $((8 << 20)) ] ||
         { echo "skipped: the file stays in the page cache after DONTNEED ($cached bytes)"; exit 77; }
 fi
-cold=$(advice_count --epochs 3)
+read -r _ _ _ _ cold waited unadv < <(trace --epochs 3)
 sum_cold=$(grep -o 'checksum [0-9]*' "$TMP/out")
-echo "  WILLNEED calls, cold: $cold"
-# (not all 1200 of the first epoch: pieces the kernel's own read-ahead already brought in are
-# read from the cache, and need none; advising only the first piece of each thread gives 128)
-[ "$cold" -ge 384 ] || fail "cold cache: only $cold WILLNEED calls (want >= 384, 3 pieces per thread)"
+echo "  WILLNEED calls, cold: $cold; $waited bytes read waiting for I/O, $unadv of them not advised before"
+# How many calls depends on the kernel: pieces its own read-ahead already brought in are found
+# cached by the probe and need none (899-983 calls of 3600 samples here). What the reader
+# promises is that what it waits for was advised first: at most 12.5 % of an epoch (4.1 MB)
+# otherwise. Here 1.6-1.9 MB (pieces the probe found cached while the kernel was still reading
+# them); the defect of reader_block_reads.sh (the piece after an advised one read unadvised)
+# makes it 6.4-8.5 MB, with 476-479 calls, which the former bound of 384 calls let pass. The
+# first piece of each thread is always advised.
+[ "$cold" -ge 128 ] || fail "cold cache: only $cold WILLNEED calls (want >= 128, the first piece of each thread)"
+[ "$unadv" -le $((1200 * 3 * 96 * 96 / 8)) ] ||
+    fail "cold cache: $unadv bytes read waiting for I/O without advice (want <= 12.5 % of an epoch)"
 [ "$sum_warm" = "$sum_cold" ] || fail "warm and cold runs differ: $sum_warm vs $sum_cold"
 echo "reader_cache_advice: all checks passed"
