@@ -188,6 +188,19 @@ i386_setup() {
     i386_emulation_on || return 1
     i386_native || { echo "i386 programs do not run under qemu-i386 either" >&2; return 1; }
     i386_mode=emulated
+    export LIBDATA_EMULATOR=qemu-i386 # the tests' `emulated` (tests/cli/lib/common.sh)
+    # qemu-user 7.2 loses a thread's identity when a signal interrupts its wait: the tests that
+    # interrupt a threaded conversion are then skipped, saying why (tests/emulator/signal_join.c).
+    local t
+    t=$(mktemp -d)
+    i686-linux-gnu-gcc -std=c11 -O2 -pthread -o "$t/signal_join" "$root/tests/emulator/signal_join.c"
+    if "$t/signal_join" >"$t/out" 2>&1; then
+        say "i386: $(cat "$t/out") (the emulator keeps threads across signals)"
+    else
+        export LIBDATA_EMULATOR_SIGNALS=broken
+        say "i386: $(cat "$t/out"): the emulator breaks threads across signals; tests/cli/interrupt.sh is skipped"
+    fi
+    rm -rf "$t"
     if [ "${LIBDATA_I386_EMULATE:-0}" = 1 ]; then
         say "i386: under qemu-i386 $(qemu-i386 --version | head -1 | awk '{print $3}') (LIBDATA_I386_EMULATE=1)"
     else

@@ -106,8 +106,9 @@ int main(int argc, char **argv)
 C
 # a sanitizer build of libdata needs the same runtime in the program (build-asan, build-tsan)
 san=()
-ldd "$LIBDATA_LIBRARY" | grep libasan >/dev/null && san=(-fsanitize=address,undefined)
-ldd "$LIBDATA_LIBRARY" | grep libtsan >/dev/null && san=(-fsanitize=thread)
+deps=$("$SRC/tests/cli/lib/ldd.sh" "$LIBDATA_LIBRARY")
+[[ $deps == *libasan* ]] && san=(-fsanitize=address,undefined)
+[[ $deps == *libtsan* ]] && san=(-fsanitize=thread)
 $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O1 "${san[@]}" -I"$SRC/libdata/include" "$TMP/rd.c" \
     -o "$TMP/rd" "$LIBDATA_LIBRARY" -Wl,-rpath,"$(dirname "$LIBDATA_LIBRARY")"
 
@@ -188,6 +189,13 @@ for ds in d.h5 d.lmdb; do
     # build: 0 hangs in 80 runs beside the same busy loops).
     if [ "${san[0]:-}" = -fsanitize=address,undefined ]; then
         echo "  (fork case skipped: AddressSanitizer build)"
+        continue
+    fi
+    # qemu-user 7.2 aborts in a child forked while the guest has threads ("ERROR:
+    # ../../plugins/core.c:221:qemu_plugin_vcpu_init_hook: assertion failed"), whatever the
+    # program: the native and 64-bit runs check this case.
+    if emulated; then
+        echo "  (fork case skipped: under $LIBDATA_EMULATOR, which aborts in a forked threaded guest)"
         continue
     fi
     check "$ds: readers in 3 forked children while the parent's reader runs -> $want each"

@@ -25,10 +25,24 @@ mkdir -p "$KEEP"
 # cannot unwind out of libc's SSE memcpy without libc's debug info: frame #1 is then a bogus
 # "?? ()" outside every library. In that case the caller is the first word on the stack that is
 # a return address into a shared library's code: that library decides.)
+# Under an emulator (LIBDATA_EMULATOR, scripts/ci_32bit.sh), gdb would debug qemu: the crash is
+# read from the core file that qemu-user writes for the program instead.
 where_crashed() {
     command -v gdb >/dev/null || { echo "unknown (no gdb)"; return; }
-    timeout 120 gdb -batch -ex "handle SIGPIPE nostop noprint" -ex run -ex bt \
-        -ex "info sharedlibrary" -ex 'x/64xw $sp' --args "$@" 2>/dev/null >"$TMP/gdb.txt" || true
+    if [ -n "${LIBDATA_EMULATOR:-}" ]; then
+        local cores=$TMP/cores core
+        rm -rf "$cores"
+        mkdir -p "$cores"
+        (cd "$cores" && ulimit -c unlimited && timeout -s KILL 120 "$@") >/dev/null 2>&1 || true
+        core=$(find "$cores" -name '*.core' | head -1)
+        [ -n "$core" ] || { echo "unknown (no core file from $LIBDATA_EMULATOR)"; return; }
+        gdb -batch -ex bt -ex "info sharedlibrary" -ex 'x/64xw $sp' "$1" "$core" 2>/dev/null \
+            >"$TMP/gdb.txt" || true
+        rm -rf "$cores"
+    else
+        timeout 120 gdb -batch -ex "handle SIGPIPE nostop noprint" -ex run -ex bt \
+            -ex "info sharedlibrary" -ex 'x/64xw $sp' --args "$@" 2>/dev/null >"$TMP/gdb.txt" || true
+    fi
     local top
     top=$(grep -E '^#[0-9]+ ' "$TMP/gdb.txt" | grep -Ev 'libc\.so|/sysdeps/|nptl/|stdlib/abort|raise|__GI_|__assert|__memcpy|__memmove|__strlen|__kernel_vsyscall' | head -1)
     if [[ $top =~ ^#1\ +0x[0-9a-f]+\ in\ \?\?\ \(\)$ ]] && grep -q '^#0 .*libc\.so' "$TMP/gdb.txt"; then

@@ -4,7 +4,7 @@
 # consumer that also calls find_package(HDF5) and links HDF5 itself.
 set -euo pipefail
 : "${BUILD_DIR:?}" "${SRC:?}"
-if ldd "$BUILD_DIR/libdata.so" | grep -E 'libasan|libtsan|libubsan' >/dev/null; then
+if "$SRC/tests/cli/lib/ldd.sh" "$BUILD_DIR/libdata.so" | grep -E 'libasan|libtsan|libubsan' >/dev/null; then
     echo "skipped: a sanitizer build is not installed for outside consumers"
     exit 77
 fi
@@ -16,8 +16,8 @@ cmake --install "$BUILD_DIR" --prefix "$tmp/prefix" >/dev/null
 if [ -x "$tmp/prefix/bin/dataconv" ]; then
     (unset LD_LIBRARY_PATH; "$tmp/prefix/bin/dataconv" --version) > "$tmp/version.txt" 2>&1 \
         || { cat "$tmp/version.txt" >&2; echo "FAIL: installed dataconv does not start" >&2; exit 1; }
-    ldd "$tmp/prefix/bin/dataconv" | grep -F "$tmp/prefix/" | grep -q libdata.so \
-        || { ldd "$tmp/prefix/bin/dataconv" >&2; echo "FAIL: dataconv uses another libdata" >&2; exit 1; }
+    "$SRC/tests/cli/lib/ldd.sh" "$tmp/prefix/bin/dataconv" | grep -F "$tmp/prefix/" | grep -q libdata.so \
+        || { "$SRC/tests/cli/lib/ldd.sh" "$tmp/prefix/bin/dataconv" >&2; echo "FAIL: dataconv uses another libdata" >&2; exit 1; }
 fi
 export PKG_CONFIG_PATH=$tmp/prefix/lib/pkgconfig
 echo "pkg-config: $(pkg-config --modversion libdata)"

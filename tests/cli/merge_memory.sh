@@ -11,6 +11,10 @@ if asan_build; then
     echo "note: AddressSanitizer build: its shadow memory makes RSS meaningless here"
     exit 77
 fi
+if emulated; then
+    echo "note: under $LIBDATA_EMULATOR: the peak RSS would be the emulator's (lib/common.sh emulated)"
+    exit 77
+fi
 
 "$PYTHON" - "$TMP" <<'PY'
 import os, sys

@@ -33,7 +33,7 @@ drop_raw() { # drop_cache, and skip where the file stays cached (tmpfs)
             { echo "skipped: the file stays in the page cache after DONTNEED ($cached bytes)"; exit 77; }
     fi
 }
-# reads ARGS...: "CALLS LARGEST ADVISED MOST ADVICE WAITED UNADVISED" (lib/read_trace.py) of
+# reads ARGS...: "CALLS LARGEST ADVISED MOST ADVICE WAITED UNADVISED PROBES" (lib/read_trace.py) of
 # one `dataconv bench` epoch (block order unless ARGS say otherwise); its stdout in $TMP/out.
 # Batches of 192 = 4 windows of 8 chunks, so a piece of 2 threads holds whole windows.
 reads() {
@@ -46,14 +46,14 @@ reads() {
 
 check "warm cache, 2 threads: one read per run of consecutive samples (a chunk of 6), not per sample"
 cat "$TMP/raw.h5" > /dev/null
-read -r warm big _ _ _ _ _ < <(reads -j 2)
+read -r warm big _ _ _ _ _ _ < <(reads -j 2)
 sum_warm=$(grep -o 'checksum [0-9]*' "$TMP/out")
 echo "  read calls: $warm for $N samples; largest read $big bytes"
 [ "$warm" -le $((N / 4)) ] || fail "$warm read calls for $N samples in chunks of 6 (want <= $((N / 4)))"
 [ "$big" -ge $((6 * sample)) ] || fail "no read of a whole chunk (largest $big bytes)"
 
 check "1 thread: the same"
-read -r one big1 _ _ _ _ _ < <(reads -j 1)
+read -r one big1 _ _ _ _ _ _ < <(reads -j 1)
 echo "  read calls: $one; largest read $big1 bytes"
 [ "$one" -le $((N / 4)) ] || fail "1 thread: $one read calls (want <= $((N / 4)))"
 [ "$(grep -o 'checksum [0-9]*' "$TMP/out")" = "$sum_warm" ] || fail "1 and 2 threads read other bytes"
@@ -75,14 +75,14 @@ cold_check() { # NAME WAITED UNADVISED
 }
 check "cold cache (POSIX_FADV_DONTNEED): each run is probed (RWF_NOWAIT) and read, still not per sample"
 drop_raw
-read -r cold bigc adv _ _ waited unadv < <(reads -j 2)
+read -r cold bigc adv _ _ waited unadv _ < <(reads -j 2)
 echo "  read calls: $cold; largest read $bigc bytes; advised $adv of $((N * sample)) bytes"
 [ "$cold" -le $((2 * N / 5)) ] || fail "cold: $cold read calls for $N samples (want <= $((2 * N / 5)))"
 cold_check "cold, block order" "$waited" "$unadv"
 [ "$(grep -o 'checksum [0-9]*' "$TMP/out")" = "$sum_warm" ] || fail "cold and warm runs read other bytes"
 check "cold cache, sequential: joined advice stays within 1 MiB a call (the kernel cuts longer ones)"
 drop_raw
-read -r _ _ adv most _ waited unadv < <(reads -j 2 --order seq)
+read -r _ _ adv most _ waited unadv _ < <(reads -j 2 --order seq)
 echo "  advised $adv of $((N * sample)) bytes, at most $most bytes a call"
 # force_page_cache_ra reads at most max(read-ahead, device I/O size) per call, 1280 KiB on
 # many disks: a whole piece (1.2 MB here, 19 MB on the benchmark's file) in one call would

@@ -18,7 +18,7 @@ with h5py.File('$TMP/raw.h5', 'w') as f:
     f['data'] = np.random.default_rng(1).integers(0, 255, (1200, 3, 96, 96), dtype=np.uint8)
     f['label'] = np.arange(1200, dtype=np.int32) % 10
 "
-# trace ARGS...: "CALLS LARGEST ADVISED MOST ADVICE WAITED UNADVISED" (lib/read_trace.py) of
+# trace ARGS...: "CALLS LARGEST ADVISED MOST ADVICE WAITED UNADVISED PROBES" (lib/read_trace.py) of
 # one `dataconv bench` run, and its stdout in $TMP/out
 trace() {
     rm -f "$TMP"/trace.*
@@ -29,10 +29,15 @@ trace() {
 
 check "warm page cache: 3 epochs (3600 samples) advise at most the first piece of each thread"
 cat "$TMP/raw.h5" > /dev/null
-read -r _ _ _ _ warm _ _ < <(trace --epochs 3)
+read -r _ _ _ _ warm _ _ probes < <(trace --epochs 3)
 sum_warm=$(grep -o 'checksum [0-9]*' "$TMP/out")
-echo "  WILLNEED calls, warm: $warm"
-[ "$warm" -le 256 ] || fail "warm cache: $warm WILLNEED calls for 3600 cached samples (want <= 256)"
+echo "  WILLNEED calls, warm: $warm; cache probes (preadv2 RWF_NOWAIT): $probes"
+if [ "$probes" -gt 0 ]; then
+    [ "$warm" -le 256 ] || fail "warm cache: $warm WILLNEED calls for 3600 cached samples (want <= 256)"
+else # no preadv2 here (qemu-user 7.2 has none for i386 guests): the reader advises every piece
+    echo "  (no probe here: the reader cannot tell a warm cache, and advises every piece)"
+    [ "$warm" -ge 1200 ] || fail "warm cache without a probe: only $warm WILLNEED calls (want >= 1200)"
+fi
 
 check "cold page cache (POSIX_FADV_DONTNEED): the samples are still advised"
 drop_cache "$TMP/raw.h5"
@@ -41,7 +46,7 @@ if command -v fincore > /dev/null; then
     [ "$cached" -lt $((8 << 20)) ] ||
         { echo "skipped: the file stays in the page cache after DONTNEED ($cached bytes)"; exit 77; }
 fi
-read -r _ _ _ _ cold waited unadv < <(trace --epochs 3)
+read -r _ _ _ _ cold waited unadv _ < <(trace --epochs 3)
 sum_cold=$(grep -o 'checksum [0-9]*' "$TMP/out")
 echo "  WILLNEED calls, cold: $cold; $waited bytes read waiting for I/O, $unadv of them not advised before"
 # How many calls depends on the kernel: pieces its own read-ahead already brought in are found

@@ -11,9 +11,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/helpers.sh" # SRC, TMP, fail, check, run,
 # is captured, not piped into grep: under pipefail, a grep that exits first fails the pipe.
 asan_build() {
     local deps
-    deps=$(ldd "$DATACONV" "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null || true)
+    deps=$("$SRC/tests/cli/lib/ldd.sh" "$DATACONV" "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null || true)
     [[ "$deps" == *libasan* ]]
 }
+# emulated: true when the programs under test run in an emulator (scripts/ci_32bit.sh sets
+# LIBDATA_EMULATOR=qemu-i386 where the kernel refuses i386 programs). Their peak RSS is then the
+# emulator's, which grows with the translated code and with a descriptor per page the program
+# maps, and qemu-user 7.2 mishandles a few things natively fine (LIBDATA_EMULATOR_SIGNALS=broken:
+# see tests/emulator/signal_join.c).
+emulated() { [ -n "${LIBDATA_EMULATOR:-}" ]; }
 # drop_cache FILE: FILE's pages out of the page cache (written back first: DONTNEED leaves dirty
 # pages, a file just made, cached); other files' pages stay.
 drop_cache() {
