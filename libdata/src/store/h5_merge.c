@@ -685,6 +685,7 @@ static int write_merged(h5merge *m, ld_err *e)
     hid_t vstr = H5I_INVALID_HID, ntype = H5I_INVALID_HID, vfd = H5I_INVALID_HID;
     char *dir = NULL, *real_dir = NULL;
     int published = 0;
+    int io_err = 0; /* a write the driver failed (h5_vfd.h) */
 
     const char *slash = strrchr(m->output, '/');
     dir = slash == m->output ? ld__strdup("/")
@@ -718,7 +719,7 @@ static int write_merged(h5merge *m, ld_err *e)
     LD_CHECK(e,
              H5Pset_obj_track_times(fcpl, 0) >= 0 &&
                  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110) >= 0 &&
-                 H5Pset_driver(fapl, vfd, NULL) >= 0 &&
+                 ld__h5_vfd_set(fapl, vfd, &io_err) >= 0 &&
                  H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0 &&
                  H5Tset_size(vstr, H5T_VARIABLE) >= 0 && H5Tset_cset(vstr, H5T_CSET_UTF8) >= 0,
              LD_EINVAL, "HDF5: cannot set file properties");
@@ -754,9 +755,12 @@ static int write_merged(h5merge *m, ld_err *e)
 
     if (H5Fflush(file, H5F_SCOPE_LOCAL) < 0)
         LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot write the merged file", m->tmp));
-    herr_t r = H5Fclose(file);
+    herr_t r = H5Fclose(file); /* cannot fail for a write: the driver's sink took it */
     file = H5I_INVALID_HID;
     if (r < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot close the merged file", m->tmp));
+    if (io_err) {
+        LD_TRY(ld__err(e, LD_EIO, "%s: cannot write the merged file: %s", m->tmp, strerror(io_err)));
+    }
     LD_TRY(sync_path(m->tmp, e));
     LD_CHECK(e, rename(m->tmp, m->output) == 0, LD_EIO, "%s: cannot rename to %s: %s", m->tmp,
              m->output, strerror(errno));

@@ -24,7 +24,23 @@ typedef struct vfd {
     dev_t dev;
     ino_t ino;
     int discard;
+    int *sink; /* where a failed write's errno goes (ld__h5_vfd_set), or NULL */
 } vfd;
+
+/* The driver's file access property (H5Pset_driver's info; HDF5 copies it). */
+typedef struct vfd_fapl {
+    int *sink;
+} vfd_fapl;
+
+/* A write or truncate of f failed with errno: recorded in the sink, which makes it a success
+ * for HDF5 (1), or not (0: HDF5 is told, as by sec2). */
+static int vfd_sunk(vfd *f)
+{
+    if (!f->sink) return 0;
+    if (!*f->sink) *f->sink = errno ? errno : EIO;
+    f->discard = 1;
+    return 1;
+}
 
 /* Put a failed system call on HDF5's error stack as sec2 does ("errno = N" is what
  * ld__h5_err looks for). */
@@ -38,7 +54,6 @@ typedef struct vfd {
 
 static H5FD_t *vfd_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
-    (void)fapl;
     (void)maxaddr;
     int o = (flags & H5F_ACC_RDWR) ? O_RDWR : O_RDONLY;
     if (flags & H5F_ACC_TRUNC) o |= O_TRUNC;
@@ -68,6 +83,8 @@ static H5FD_t *vfd_open(const char *name, unsigned flags, hid_t fapl, haddr_t ma
     f->eof = (haddr_t)st.st_size;
     f->dev = st.st_dev;
     f->ino = st.st_ino;
+    const vfd_fapl *fi = H5Pget_driver_info(fapl);
+    f->sink = fi ? fi->sink : NULL;
     return &f->pub;
 }
 
@@ -163,6 +180,7 @@ static herr_t vfd_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
             ssize_t n = pwrite(f->fd, p, size, (off_t)addr);
             if (n < 0 && errno == EINTR) continue;
             if (n < 0) {
+                if (vfd_sunk(f)) break;
                 VFD_FAIL(H5E_WRITEERROR, "file write failed");
                 return -1;
             }
@@ -181,7 +199,7 @@ static herr_t vfd_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     (void)closing;
     vfd *f = (vfd *)file;
     if (f->eoa == f->eof) return 0;
-    if (!f->discard && ftruncate(f->fd, (off_t)f->eoa) != 0) {
+    if (!f->discard && ftruncate(f->fd, (off_t)f->eoa) != 0 && !vfd_sunk(f)) {
         VFD_FAIL(H5E_SEEKERROR, "unable to extend file properly");
         return -1;
     }
@@ -217,6 +235,7 @@ static const H5FD_class_t vfd_class = {
     .name = "libdata_sec2",
     .maxaddr = (haddr_t)INT64_MAX,
     .fc_degree = H5F_CLOSE_WEAK,
+    .fapl_size = sizeof(vfd_fapl),
     .open = vfd_open,
     .close = vfd_close,
     .cmp = vfd_cmp,
@@ -236,6 +255,12 @@ static const H5FD_class_t vfd_class = {
 hid_t ld__h5_vfd_register(void)
 {
     return H5FDregister(&vfd_class);
+}
+
+int ld__h5_vfd_set(hid_t fapl, hid_t driver, int *sink)
+{
+    const vfd_fapl fi = {sink};
+    return H5Pset_driver(fapl, driver, &fi) < 0 ? -1 : 0;
 }
 
 void ld__h5_vfd_release(hid_t driver)

@@ -11,6 +11,14 @@
  * succeeds without touching it, so the close succeeds and leaves nothing behind; the
  * caller deletes the file.
  *
+ * Discarding only after a failure is not enough: once a write has failed inside HDF5 (a
+ * chunk or the metadata cache flushed at H5Fflush), HDF5's own state holds the failure and
+ * H5Fclose fails again however the driver answers (a disk that fills while a file is
+ * finished). So a file opened with a sink (ld__h5_vfd_set) never fails a write or a truncate
+ * in HDF5's eyes: the driver records the first errno in the sink, starts discarding, and
+ * answers success. HDF5 stays consistent, every close succeeds, and the caller, which checks
+ * the sink after each call that writes, reports the failure and deletes the file.
+ *
  * Call with the HDF5 lock held (h5_util.h).
  */
 #ifndef LD_H5_VFD_H
@@ -21,6 +29,11 @@
 /* Register the driver (once per writer, for H5Pset_driver(fapl, id, NULL)). Returns its id, to
  * pass to ld__h5_vfd_release, or < 0 (HDF5's error stack says why). */
 hid_t ld__h5_vfd_register(void);
+
+/* Use `driver` for files opened with `fapl`; a write or truncate that fails stores its errno in
+ * *sink (the first one; *sink stays 0 while every write succeeds) and the file discards from
+ * then on. Returns 0 or < 0. */
+int ld__h5_vfd_set(hid_t fapl, hid_t driver, int *sink);
 
 /* Drop the writer's reference taken by ld__h5_vfd_use (after its files are closed). */
 void ld__h5_vfd_release(hid_t driver);

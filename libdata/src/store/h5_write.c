@@ -254,6 +254,7 @@ typedef struct h5w {
     hid_t file;
     col data, label, name, offsets, shape;
     int cols_ready;
+    int io_err; /* errno of the first write the driver failed (h5_vfd.h: its sink), or 0 */
     uint64_t file_n, file_bytes;
     uint64_t reopen_at;         /* reopen the file when /data has this many rows written */
     int file_c, file_h, file_w; /* encoded: common shape of this file's samples, -1 if mixed */
@@ -503,7 +504,7 @@ static int make_fapl(h5w *w, hid_t *out, ld_err *e)
      * Big chunks start on 4 KiB boundaries: a reader can map or read them page-aligned. */
     H5F_libver_t low = w->n_classes > 2048 ? H5F_LIBVER_V18 : H5F_LIBVER_EARLIEST;
     if (H5Pset_libver_bounds(fapl, low, H5F_LIBVER_V18) < 0 ||
-        H5Pset_driver(fapl, w->vfd, NULL) < 0 || /* h5_vfd.h: failed outputs close cleanly */
+        ld__h5_vfd_set(fapl, w->vfd, &w->io_err) < 0 || /* h5_vfd.h: failures close cleanly */
         H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0 ||
         H5Pset_alignment(fapl, 65536, 4096) < 0) {
         H5Pclose(fapl);
@@ -565,6 +566,16 @@ fail:
     return rc;
 }
 
+/* A write that the driver failed (h5_vfd.h): HDF5 saw a success, the file is lost. */
+static int io_check(const h5w *w, ld_err *e)
+{
+    if (!w->io_err) return LD_OK;
+    ld__err(e, LD_EIO, "%s: cannot write HDF5 file: %s", w->tmp[w->n_files - 1],
+            strerror(w->io_err));
+    if (e) e->sys_errno = w->io_err;
+    return LD_EIO;
+}
+
 /* Complete the open file: last chunks, final sizes, attributes, close. */
 static int file_close(h5w *w, ld_err *e)
 {
@@ -579,13 +590,14 @@ static int file_close(h5w *w, ld_err *e)
         LD_TRY(col_close(&w->name, w->file_n, e));
     }
     LD_TRY(write_attrs(w, e));
-    /* Flush first: what fails to be written fails here, before the close (ld__h5_vfd_discard). */
     if (H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0) {
         LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot write HDF5 file", w->tmp[w->n_files - 1]));
     }
-    herr_t r = H5Fclose(w->file);
+    LD_TRY(io_check(w, e));
+    herr_t r = H5Fclose(w->file); /* cannot fail for a write: the driver's sink took it */
     w->file = H5I_INVALID_HID;
     if (r < 0) rc = ld__h5_err(e, LD_EIO, "%s: cannot close HDF5 file", w->tmp[w->n_files - 1]);
+    if (rc == LD_OK) rc = io_check(w, e);
 fail:
     return rc;
 }
@@ -611,9 +623,9 @@ static int file_reopen(h5w *w, ld_err *e)
     const char *tmp = w->tmp[w->n_files - 1];
     col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape};
     int open[sizeof cols / sizeof cols[0]];
-    /* Flush first: what fails to be written fails here, before any close (ld__h5_vfd_discard). */
     if (H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0)
         LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot write HDF5 file", tmp));
+    LD_TRY(io_check(w, e)); /* a reopened file would read what the driver discarded */
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
         open[i] = cols[i]->ds >= 0;
         if (open[i] && H5Dclose(cols[i]->ds) < 0) {
@@ -625,6 +637,7 @@ static int file_reopen(h5w *w, ld_err *e)
     herr_t r = H5Fclose(w->file);
     w->file = H5I_INVALID_HID;
     if (r < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot close HDF5 file", tmp));
+    LD_TRY(io_check(w, e));
     LD_TRY(make_fapl(w, &fapl, e));
     w->file = H5Fopen(tmp, H5F_ACC_RDWR, fapl);
     if (w->file < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot reopen HDF5 file", tmp));
@@ -727,6 +740,7 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
         memcpy(row, s->rel, n);
         if (++w->name.fill == w->name.chunk_rows) LD_TRY(col_flush(&w->name, e));
     }
+    LD_TRY(io_check(w, e));
     w->file_n++;
     w->file_bytes += s->len;
     if (!w->reopen_at) w->reopen_at = (uint64_t)REOPEN_CHUNKS * w->data.chunk_rows;
