@@ -759,7 +759,8 @@ static int write_merged(h5merge *m, ld_err *e)
     file = H5I_INVALID_HID;
     if (r < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot close the merged file", m->tmp));
     if (io_err) {
-        LD_TRY(ld__err(e, LD_EIO, "%s: cannot write the merged file: %s", m->tmp, strerror(io_err)));
+        LD_TRY(
+            ld__err(e, LD_EIO, "%s: cannot write the merged file: %s", m->tmp, strerror(io_err)));
     }
     LD_TRY(sync_path(m->tmp, e));
     LD_CHECK(e, rename(m->tmp, m->output) == 0, LD_EIO, "%s: cannot rename to %s: %s", m->tmp,
