@@ -227,7 +227,8 @@ rd.pread_limit(os.path.join(tmp, "cold.h5"))  # the 45 MB file of the check abov
 rows = [r for r in res.data["rows"] if r["group"] == "pread"]
 assert [r["threads"] for r in rows] == sorted({1, rd.cores}), rows
 for r in rows:
-    assert not r.get("error") and r["gbs"]["n"] == 2 and r["gbs"]["median"] > 0.1, r
+    # a rate, not a speed: bench/ judges speed (under qemu-i386 one pair measured 0.0 and 0.11)
+    assert not r.get("error") and r["gbs"]["n"] == 2 and r["gbs"]["median"] > 0, r
     assert abs(r["sps"]["median"] - r["gbs"]["median"] * 1e9 / 150528) < 1, r
 assert "| pread of the warm file, 1 thread |" in "\n".join(suite_report.limit_table(res.data["rows"]))
 T, pr = rd.cores, rows[-1]["sps"]["median"]
