@@ -114,6 +114,20 @@ run "$DATACONV" bench m.h5
 expect_rc 1
 expect_err "sub/p-00031-of-00032.h5 comes from another run (its run_id 00000000deadbeef"
 
+check "two parts of equal size swapped after the merge: flagged and refused (issue 26 item 4)"
+mv sub/p-00005-of-00032.h5 swap.h5
+mv sub/p-00006-of-00032.h5 sub/p-00005-of-00032.h5
+mv swap.h5 sub/p-00006-of-00032.h5
+run "$DATACONV" info m.h5
+expect_out "^  6: sub/p-00005-of-00032.h5: samples 15..17 (3): IS SHARD 6 OF 32 (swapped or renamed after the merge)$"
+expect_out "^  7: sub/p-00006-of-00032.h5: samples 18..20 (3): IS SHARD 5 OF 32"
+run "$DATACONV" bench m.h5
+expect_rc 1
+expect_err "mapping 7 of 32 reads .*sub/p-00006-of-00032.h5, which is shard 5 of 32, after shard 6 of 32: the part files were swapped or renamed"
+mv sub/p-00005-of-00032.h5 swap.h5
+mv sub/p-00006-of-00032.h5 sub/p-00005-of-00032.h5
+mv swap.h5 sub/p-00006-of-00032.h5
+
 check "empty parts (5 samples in 8 parts) are listed without a mapping and read fine"
 head -5 all.txt > five.txt
 mkdir -p e

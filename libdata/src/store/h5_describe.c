@@ -393,6 +393,7 @@ static int describe_parts(desc_ctx *cx, hid_t f)
             st = stat(resolved, &pst) == 0 ? LD_VDS_OK : LD_VDS_NO_FILE;
         }
         char what[2600] = "";
+        int pk, pn; /* the part's own shard_index, shard_count */
         hid_t pf =
             st == LD_VDS_OK ? H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
         if (st == LD_VDS_NO_FILE) {
@@ -407,14 +408,21 @@ static int describe_parts(desc_ctx *cx, hid_t f)
             else if (run_id[0] && ld__h5_attr_text(pf, LD_H5_ATTR_RUN_ID, prid, sizeof prid) &&
                      strcmp(prid, run_id))
                 snprintf(what, sizeof what, "FROM ANOTHER RUN (run_id %s)", prid);
+            else if (nl > 0 && ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_INDEX, &pk) &&
+                     ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_COUNT, &pn) &&
+                     (pk != (int)j || (shard_count >= 0 && pn != shard_count)))
+                snprintf(what, sizeof what, "IS SHARD %d OF %d (swapped or renamed after the merge)",
+                         pk, pn);
         }
         if (pf >= 0) H5Fclose(pf);
+        const int swapped = !strncmp(what, "IS SHARD", 8);
         if (what[0])
-            LD_TRY(problem(cx,
-                           "part %zu of %zu, %s: %s: libdata's reader refuses the file "
-                           "(HDF5 reads fill values for it); convert that part again, then "
-                           "merge again",
-                           j + 1, entries, name, what));
+            LD_TRY(problem(cx, "part %zu of %zu, %s: %s: libdata's reader refuses the file %s",
+                           j + 1, entries, name, what,
+                           swapped ? "(HDF5 reads the samples out of order); give each part its "
+                                     "name back, or merge again"
+                                   : "(HDF5 reads fill values for it); convert that part again, "
+                                     "then merge again"));
         const int edge = j < PARTS_EDGE || j + PARTS_EDGE >= entries;
         if (edge || (what[0] && bad_shown < PARTS_BAD_SHOWN)) {
             if (hidden) LD_TRY(ld__buf_printf(out, "  ... %zu more\n", hidden));

@@ -789,6 +789,7 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
                        ld_err *e)
 {
     int rc = 0, direct = want_direct, bad = 0;
+    int prev_k = -1, prev_n = 0; /* shard_index, shard_count of the last part with them */
     size_t count = 0;
     uint64_t row = 0;
     hsize_t src[4] = {0};
@@ -860,6 +861,19 @@ static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
                      "other options, input or part count): re-convert it with the same "
                      "command as the other parts, then merge again",
                      s->path, resolved, rid, s->run_id);
+        /* Parts of equal size swapped or renamed after the merge pass every check above:
+         * the shard numbers each part recorded must come in the order of the mappings. */
+        int pk, pn;
+        if (ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_INDEX, &pk) &&
+            ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_COUNT, &pn)) {
+            LD_CHECK(e, pk > prev_k && (!prev_n || pn == prev_n), LD_EFORMAT,
+                     "%s: dataset '/%s': mapping %zu of %zu reads %s, which is shard %d of %d, "
+                     "after shard %d of %d: the part files were swapped or renamed after the "
+                     "merge. Give each part its name back, or merge again",
+                     s->path, name, k + 1, count, resolved, pk, pn, prev_k, prev_n);
+            prev_k = pk;
+            prev_n = pn;
+        }
         if (read_buf && src[0]) {
             size_t per_row = H5Tget_size(read_type);
             for (int j = 1; j < rank; j++)
