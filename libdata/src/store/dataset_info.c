@@ -16,6 +16,7 @@
 #ifdef LD_HAVE_HDF5
 #include "store/h5_format.h"
 #include "store/h5_util.h"
+#include "store/writer.h"
 #endif
 #ifdef LD_HAVE_LMDB
 #include "store/lmdb_store.h"
@@ -87,7 +88,8 @@ static int h5_made(const char *path, made *m, ld_err *e)
     ld__h5_quiet_begin(&q);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
-        rc = ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
+        rc = ld__temp_being_written(path, e);
+        if (rc == LD_OK) rc = ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
         goto done;
     }
     ld__h5_attr_text(f, LD_H5_ATTR_FORMAT, s, sizeof s);

@@ -555,6 +555,7 @@ static int describe_file(const char *path, ld_buf *out, ld_err *e)
     char fmt[64];
     desc_ctx cx = {out, path, {0}, 0, 0};
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0 && ld__temp_being_written(path, e) < 0) return LD_EIO;
     if (f < 0) return ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
     LD_TRY(out_name(out, "file: ", path));
     if (ld__h5_attr_text(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) &&

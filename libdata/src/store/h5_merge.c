@@ -728,6 +728,7 @@ static int write_merged(h5merge *m, ld_err *e)
     if (file < 0)
         LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot create the merged file (writing %s)", m->output,
                           m->tmp));
+    LD_TRY(ld__refuse_second_writer(m->output, m->tmp, e));
 
     if (m->encoded) {
         LD_TRY(make_vds(m, file, LD_H5_DS_ENCODED, m->data_t, 1, NULL, 1, e));

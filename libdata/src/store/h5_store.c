@@ -57,6 +57,7 @@
 
 #include "store/h5_format.h"
 #include "store/h5_util.h"
+#include "store/writer.h"
 
 /* Bytes one joined WILLNEED call covers at most: the kernel reads at most the device's
  * read-ahead or I/O size per call (force_page_cache_ra), 1280 KiB on many disks; a longer
@@ -1598,6 +1599,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
     LD_CHECK(e, fapl >= 0 && H5Pset_fapl_sec2(fapl) >= 0, LD_ENOMEM,
              "%s: cannot set up HDF5 file access (out of memory?)", s->path);
     s->file = H5Fopen(s->path, H5F_ACC_RDONLY, fapl);
+    if (s->file < 0) LD_TRY(ld__temp_being_written(s->path, e));
     LD_CHECK(e, s->file >= 0, LD_EFORMAT, "%s: not an HDF5 file, or corrupt/truncated", s->path);
     /* HDF5 opens the file by name again: if the name was renamed over since our open() (an
      * atomic publish of a new version), HDF5's chunk addresses belong to another file than

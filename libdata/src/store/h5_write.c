@@ -554,6 +554,8 @@ static int file_open(h5w *w, ld_err *e)
         }
         goto fail;
     }
+    if (w->n_files == 1) /* our temporary exists, locked: is another run writing there? */
+        LD_TRY(ld__refuse_second_writer(w->final[0], w->tmp[0], e));
     w->file_n = w->file_bytes = 0;
     w->file_c = w->file_h = w->file_w = 0;
     w->reopen_at = 0;

@@ -528,6 +528,7 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     m = mdb_env_set_mapsize(w->env, w->mapsize);
     if (!m) m = mdb_env_open(w->env, w->tmp, MDB_NOSYNC | MDB_NOMETASYNC, 0664);
     if (m) LD_TRY(ld__mdb_err(e, m, w->tmp, "cannot open the LMDB environment"));
+    LD_TRY(ld__refuse_second_writer(w->final, w->tmp, e)); /* ours is locked now */
     w->maxkey = mdb_env_get_maxkeysize(w->env);
     LD_TRY(txn_begin(w, e));
     m = mdb_dbi_open(w->txn, NULL, 0, &w->dbi);

@@ -101,7 +101,10 @@ static int db_dir_unused(const char *dir)
     return ok;
 }
 
-int ld__sweep_stale_temps(const char *final_path, ld_stale_fn removed, void *user)
+/* Calls fn(user, path, pid, st) for each "<final>.tmp-<pid>-<hex>" beside final_path (an lstat
+ * of it in st) until fn returns nonzero; returns that value, or 0. */
+typedef int (*temp_fn)(void *user, const char *path, long pid, struct stat *st);
+static int for_each_temp(const char *final_path, temp_fn fn, void *user)
 {
     size_t n = strlen(final_path);
     while (n > 1 && final_path[n - 1] == '/')
@@ -113,37 +116,107 @@ int ld__sweep_stale_temps(const char *final_path, ld_stale_fn removed, void *use
                       : ld__asprintf(".");
     char *prefix = ld__asprintf("%.*s.tmp-", (int)(n - slash), final_path + slash);
     DIR *d = dir && prefix ? opendir(dir) : NULL;
-    int count = 0;
+    int stop = 0;
     struct dirent *de;
-    while (d && (de = readdir(d))) {
+    while (!stop && d && (de = readdir(d))) {
         long pid;
         if (strncmp(de->d_name, prefix, strlen(prefix)) ||
-            !parse_tail(de->d_name + strlen(prefix), &pid) || pid_alive(pid))
+            !parse_tail(de->d_name + strlen(prefix), &pid))
             continue;
-        char *path = ld__asprintf("%s/%s", dir, de->d_name);
+        char *path = slash ? ld__asprintf("%s/%s", dir, de->d_name) : ld__strdup(de->d_name);
         struct stat st;
-        if (!path || lstat(path, &st) != 0) {
-            free(path);
-            continue;
-        }
-        int gone = 0;
-        if (S_ISREG(st.st_mode) && file_unlocked(path))
-            gone = unlink(path) == 0;
-        else if (S_ISDIR(st.st_mode) && db_dir_unused(path)) {
-            char *data = ld__asprintf("%s/data.mdb", path);
-            struct stat ds;
-            st.st_size = data && stat(data, &ds) == 0 ? ds.st_size : 0;
-            free(data);
-            gone = ld__remove_db_dir(path) == 0;
-        }
-        if (gone) {
-            count++;
-            if (removed) removed(user, path, pid, (uint64_t)st.st_size);
-        }
+        if (path && lstat(path, &st) == 0) stop = fn(user, path, pid, &st);
         free(path);
     }
     if (d) closedir(d);
     free(dir);
     free(prefix);
-    return count;
+    return stop;
+}
+
+typedef struct sweep {
+    ld_stale_fn removed;
+    void *user;
+    int count;
+} sweep;
+
+static int sweep_one(void *user, const char *path, long pid, struct stat *st)
+{
+    sweep *sw = user;
+    if (pid_alive(pid)) return 0;
+    int gone = 0;
+    if (S_ISREG(st->st_mode) && file_unlocked(path))
+        gone = unlink(path) == 0;
+    else if (S_ISDIR(st->st_mode) && db_dir_unused(path)) {
+        char *data = ld__asprintf("%s/data.mdb", path);
+        struct stat ds;
+        st->st_size = data && stat(data, &ds) == 0 ? ds.st_size : 0;
+        free(data);
+        gone = ld__remove_db_dir(path) == 0;
+    }
+    if (gone) {
+        sw->count++;
+        if (sw->removed) sw->removed(sw->user, path, pid, (uint64_t)st->st_size);
+    }
+    return 0;
+}
+
+int ld__sweep_stale_temps(const char *final_path, ld_stale_fn removed, void *user)
+{
+    sweep sw = {removed, user, 0};
+    for_each_temp(final_path, sweep_one, &sw);
+    return sw.count;
+}
+
+typedef struct live {
+    const char *own;
+    char *path;
+    long pid;
+} live;
+
+static int live_one(void *user, const char *path, long pid, struct stat *st)
+{
+    live *l = user;
+    const char *base = strrchr(path, '/');
+    if (l->own && !strcmp(base ? base + 1 : path, l->own)) return 0;
+    const int held = S_ISREG(st->st_mode)   ? !file_unlocked(path)
+                     : S_ISDIR(st->st_mode) ? !db_dir_unused(path)
+                                            : 0;
+    if (!held) return 0;
+    l->path = ld__strdup(path);
+    l->pid = pid;
+    return 1;
+}
+
+int ld__refuse_second_writer(const char *final_path, const char *own_tmp, ld_err *e)
+{
+    const char *slash = own_tmp ? strrchr(own_tmp, '/') : NULL;
+    live l = {own_tmp ? (slash ? slash + 1 : own_tmp) : NULL, NULL, 0};
+    if (!for_each_temp(final_path, live_one, &l)) return LD_OK;
+    int rc = ld__err(e, LD_EIO,
+                     "%s is being written by another conversion (process %ld, into %s): wait "
+                     "for it to finish, or write to another name",
+                     final_path, l.pid, l.path ? l.path : "its temporary");
+    free(l.path);
+    return rc;
+}
+
+int ld__temp_being_written(const char *path, ld_err *e)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *tail = strstr(base, ".tmp-");
+    long pid;
+    while (tail && !parse_tail(tail + 5, &pid))
+        tail = strstr(tail + 1, ".tmp-");
+    struct stat st;
+    if (!tail || lstat(path, &st) != 0) return LD_OK;
+    const int held = S_ISREG(st.st_mode)   ? !file_unlocked(path)
+                     : S_ISDIR(st.st_mode) ? !db_dir_unused(path)
+                                           : 0;
+    if (!held) return LD_OK;
+    return ld__err(e, LD_EIO,
+                   "%s: a conversion (process %ld) is still writing this temporary: read its "
+                   "output once that conversion has finished and renamed it",
+                   path, pid);
 }

@@ -109,6 +109,17 @@ int ld__describe_escape(ld_buf *out, const char *s);
  * removed. */
 int ld__sweep_stale_temps(const char *final_path, ld_stale_fn removed, void *user);
 
+/* LD_EIO, naming the process, when another writer is writing final_path now: a temporary of
+ * it other than own_tmp (our own, or NULL) that its writer holds locked (flock of an HDF5
+ * file, LMDB's lock on lock.mdb), as the sweep above tells a live one. Call it once the own
+ * temporary exists and is locked, so that of two writers that start together neither misses
+ * the other (both are then refused; nothing is lost). */
+int ld__refuse_second_writer(const char *final_path, const char *own_tmp, ld_err *e);
+
+/* LD_EIO with a message naming the writer's process when `path` is a temporary (ld__temp_name)
+ * that its writer holds locked now, else LD_OK: for readers that cannot open it. */
+int ld__temp_being_written(const char *path, ld_err *e);
+
 /* Remove an LMDB directory made by us or Caffe: only the files such a directory holds, then
  * the directory. Returns 0, or -1 (errno set) when something else was in it. */
 int ld__remove_db_dir(const char *dir);
