@@ -411,8 +411,8 @@ static int describe_parts(desc_ctx *cx, hid_t f)
             else if (nl > 0 && ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_INDEX, &pk) &&
                      ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_COUNT, &pn) &&
                      (pk != (int)j || (shard_count >= 0 && pn != shard_count)))
-                snprintf(what, sizeof what, "IS SHARD %d OF %d (swapped or renamed after the merge)",
-                         pk, pn);
+                snprintf(what, sizeof what,
+                         "IS SHARD %d OF %d (swapped or renamed after the merge)", pk, pn);
         }
         if (pf >= 0) H5Fclose(pf);
         const int swapped = !strncmp(what, "IS SHARD", 8);
