@@ -70,7 +70,8 @@ static void choice_list(const ld_param_desc *d, char *buf, size_t size, const ch
 }
 
 /* Words the commands accept for an enum besides its choice names (convert_imageset's and
- * short spellings), by parameter name; the table names are unique across both tables. */
+ * short spellings), by parameter name. A name in both tables (channel_order, seed, threads)
+ * means the same thing in both, so its aliases apply to both. */
 static const struct {
     const char *param, *word, *choice;
 } ALIASES[] = {

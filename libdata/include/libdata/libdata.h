@@ -139,9 +139,14 @@ typedef void (*ld_log_fn)(void *user, int level, const char *msg);
  * flags and help, `dataconv bench`'s flags and the Python keyword arguments are generated from
  * these tables, so a parameter added here reaches them without a change there.
  *
- * Every enum of the API has its own prefix and its own range of values (LD_ORDER_* are 0x100..,
+ * Every enum of values has its own prefix and its own range (LD_ORDER_* are 0x100..,
  * LD_DTYPE_* 0x200.., ...), so a value of the wrong enum (LD_ORDER_SHUFFLE given to
  * LD_R_CHANNEL_ORDER) is refused with LD_EINVAL instead of being taken as a number.
+ * The parameter ids are not: each handle numbers its own (ld_convert_param and
+ * ld_reader_param both start at 1, strings at 100), so an id of the other handle is taken as
+ * the id with that number (LD_R_SEED given to ld_convert_set() sets LD_C_RESIZE_H). Pass each
+ * handle its own enum: C compilers warn when an enum of the other type is passed (GCC's
+ * -Wenum-conversion, part of -Wextra); the tables and the bindings go by name.
  */
 /** @{ */
 typedef enum ld_param_type {

@@ -53,7 +53,7 @@
 #define LIBDATA_READER_H
 
 #include "libdata.h"
-#include "convert.h" /* ld_param_desc, ld_channel_order */
+#include "convert.h" /* ld_channel_order (shared with the converter) */
 
 #ifdef __cplusplus
 extern "C" {

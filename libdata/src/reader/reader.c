@@ -30,8 +30,9 @@
 #include "reader/xform.h"
 #include "reader/rrc.h"
 
-#define NPARAM 27 /* integer parameters 1..26 */
-#define NSTR 5    /* string parameters 100..104 */
+#define NPARAM 27 /* integer parameters 1..26: r->p[id] */
+_Static_assert(LD_R_RRC_FILTER + 1 == NPARAM, "NPARAM must cover every integer parameter id");
+#define NSTR 5 /* string parameters 100..104 */
 #define AUTO_PREFETCH 2
 #define MAX_AUTO_PREFETCH 4
 /* Sequential runs are read with one call of at most this many samples / bytes: large enough
@@ -238,6 +239,8 @@ int ld_reader_set(ld_reader *r, ld_reader_param p, int64_t v)
 {
     const ld_param_desc *d;
     int rc = settable(r, (int)p, &d);
+    if (rc == LD_OK && (int)p >= NPARAM) /* a row of another type: *_set_double, _floats, _str */
+        rc = ld__err(&r->err, LD_EINVAL, "reader: parameter %d is not an integer one", (int)p);
     if (rc == LD_OK && (rc = ld__param_check(&r->err, "reader", d, v)) == LD_OK) r->p[p] = v;
     return rc;
 }
