@@ -194,7 +194,7 @@ for ds in d.h5 d.lmdb; do
     # qemu-user 7.2 aborts in a child forked while the guest has threads ("ERROR:
     # ../../plugins/core.c:221:qemu_plugin_vcpu_init_hook: assertion failed"), whatever the
     # program: the native and 64-bit runs check this case.
-    if emulated; then
+    if [ -n "${LIBDATA_EMULATOR:-}" ]; then
         echo "  (fork case skipped: under $LIBDATA_EMULATOR, which aborts in a forked threaded guest)"
         continue
     fi
