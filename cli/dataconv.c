@@ -292,6 +292,10 @@ static int convert_once(dc_opts *o, int argc, char **argv, dc_run_result *res)
                               "part per process (then: dataconv merge), or run one process; a "
                               "dataconv built with -DLIBDATA_WITH_MPI=ON does both in one mpirun",
                               mpi_size, mpi_var, mpi_size, out);
+    if (o->shard_derived) {
+        const int src = dc_shard_check_siblings(out, (int)nparts, o->shard_from);
+        if (src != DC_EXIT_OK) return src;
+    }
     char *part = NULL; /* shards: the file this run writes */
     /* LD_EINVAL (K >= N given as --shard-index/--shard-count): the library says so below */
     if (nparts > 0 && ld_shard_part_name(out, (int)dc_param_value(o, LD_C_SHARD_INDEX, 0),

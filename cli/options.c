@@ -267,7 +267,8 @@ static int apply(dc_opts *o, const opt_def *d, const char *flag, const char *val
     case O_ROOT: o->root = val; return DC_EXIT_OK;
     case O_SHARD: {
         int k, n;
-        TRY(dc_shard_parse(flag, val, &k, &n, o->shard_from, sizeof o->shard_from));
+        TRY(dc_shard_parse(flag, val, &k, &n, o->shard_from, sizeof o->shard_from,
+                           &o->shard_derived));
         TRY(add_param(o, flag, LD_C_SHARD_COUNT, n));
         return add_param(o, flag, LD_C_SHARD_INDEX, k);
     }

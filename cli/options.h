@@ -55,6 +55,7 @@ typedef struct dc_opts {
     dc_value params[DC_MAX_PARAMS]; /* library parameters, in command-line order */
     int nparams;
     char shard_from[128]; /* --shard auto: the variables K/N came from ("" otherwise) */
+    int shard_derived;    /* --shard auto: N from a Slurm array's MIN/MAX (shard.h) */
 } dc_opts;
 
 /**

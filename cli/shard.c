@@ -4,10 +4,12 @@
 #include "shard.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "libdata/convert.h"
 #include "options.h"
 
 #define MAX_PARTS 99999 /* LD_C_SHARD_COUNT's bound: five digits in the part names */
@@ -57,46 +59,74 @@ static int rank_size(const char *flag, const char *rank, const char *size, long 
                              getenv(size) ? getenv(size) : "(unset)");
         return 1;
     }
+    /* One process of one (srun inside an array task, at sites with pmi2): not a split */
+    if (*n == 1 && getenv("SLURM_ARRAY_TASK_ID")) return 0;
     snprintf(from, cap, "%s=%lld, %s=%lld", rank, *k, size, *n);
     return 1;
 }
 
-static int slurm_array(const char *flag, long long *k, long long *n, char *from, size_t cap,
-                       int *rc)
+/* A Slurm array task. With N given (auto/N), the task ids are the parts: K = ID, whatever
+ * subset of 0..N-1 the array has (resubmitting the failed tasks, --array=3,7, keeps their
+ * parts). Without N: K = ID - MIN, N = MAX - MIN + 1 of a contiguous array; *derived = 1. */
+static int slurm_array(const char *flag, long long given, long long *k, long long *n, char *from,
+                       size_t cap, int *derived, int *rc)
 {
     long long id, lo, hi, step = 1, count;
     int a = env_int("SLURM_ARRAY_TASK_ID", &id);
     if (a == 0) return 0;
-    if (a < 0 || env_int("SLURM_ARRAY_TASK_MIN", &lo) != 1 ||
-        env_int("SLURM_ARRAY_TASK_MAX", &hi) != 1 || hi < lo) {
+    if (a < 0) {
+        *rc = dc_usage_error("%s auto: SLURM_ARRAY_TASK_ID=%s is not a number", flag,
+                             getenv("SLURM_ARRAY_TASK_ID"));
+        return 1;
+    }
+    if (given > 0) {
+        if (id >= given) {
+            *rc = dc_usage_error("%s auto/%lld: SLURM_ARRAY_TASK_ID=%lld is not a part of %lld: "
+                                 "with auto/N the array's task ids are the parts, 0..%lld "
+                                 "(sbatch --array=0-%lld)",
+                                 flag, given, id, given, given - 1, given - 1);
+            return 1;
+        }
+        *k = id;
+        *n = given;
+        snprintf(from, cap, "SLURM_ARRAY_TASK_ID=%lld", id);
+        return 1;
+    }
+    if (env_int("SLURM_ARRAY_TASK_MIN", &lo) != 1 || env_int("SLURM_ARRAY_TASK_MAX", &hi) != 1 ||
+        hi < lo) {
         *rc = dc_usage_error("%s auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_MIN/MAX "
-                             "are missing or not numbers: give --shard K/N",
+                             "are missing or not numbers: give --shard auto/N (N parts, the "
+                             "task ids 0..N-1)",
                              flag);
         return 1;
     }
-    /* --array=0-15:2 or --array=1,3,7: the ids are not one contiguous run, so id - min
-     * would leave parts unconverted */
+    /* --array=0-15:2 or --array=3,7: the ids are not one contiguous run, so id - min
+     * would leave parts unconverted (and a resubmitted subset is such an array) */
     int s = env_int("SLURM_ARRAY_TASK_STEP", &step);
     int c = env_int("SLURM_ARRAY_TASK_COUNT", &count);
     if ((s == 1 && step != 1) || (c == 1 && count != hi - lo + 1)) {
-        *rc = dc_usage_error(
-            "%s auto: the Slurm array's task ids are not contiguous (ids %lld..%lld, "
-            "step %lld, %lld tasks): submit --array=%lld-%lld (step 1), or give "
-            "--shard K/N",
-            flag, lo, hi, step, c == 1 ? count : hi - lo + 1, lo, hi);
+        *rc = dc_usage_error("%s auto: the Slurm array's task ids are not one contiguous run "
+                             "(ids %lld..%lld, step %lld, %lld tasks), so they do not say the "
+                             "parts: give --shard auto/N, N the number of parts, with the task "
+                             "ids 0..N-1 as the parts",
+                             flag, lo, hi, step,
+                             c == 1 ? count : (hi - lo) / (step > 0 ? step : 1) + 1);
         return 1;
     }
     *k = id - lo;
     *n = hi - lo + 1;
+    *derived = 1;
     snprintf(from, cap, "SLURM_ARRAY_TASK_ID=%lld (MIN %lld, MAX %lld)", id, lo, hi);
     return 1;
 }
 
-int dc_shard_parse(const char *flag, const char *val, int *k, int *n, char *from, size_t cap)
+int dc_shard_parse(const char *flag, const char *val, int *k, int *n, char *from, size_t cap,
+                   int *derived)
 {
     long long kk = -1, nn = -1, given = -1;
     int rc = DC_EXIT_OK;
     from[0] = '\0';
+    *derived = 0;
     if (strncmp(val, "auto", 4) == 0 && (val[4] == '\0' || val[4] == '/')) {
         if (val[4] == '/' && (!parse_count(val + 5, &given) || given < 1 || given > MAX_PARTS))
             return dc_usage_error("%s %s: expected auto/N with N = 1..%d parts", flag, val,
@@ -104,7 +134,7 @@ int dc_shard_parse(const char *flag, const char *val, int *k, int *n, char *from
         int found = rank_size(flag, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", &kk, &nn, from,
                               cap, &rc) ||
                     rank_size(flag, "PMI_RANK", "PMI_SIZE", &kk, &nn, from, cap, &rc) ||
-                    slurm_array(flag, &kk, &nn, from, cap, &rc);
+                    slurm_array(flag, given, &kk, &nn, from, cap, derived, &rc);
         if (rc != DC_EXIT_OK) return rc;
         if (!found) {
             int a = env_int("JOB_COMPLETION_INDEX", &kk);
@@ -152,4 +182,31 @@ int dc_shard_parse(const char *flag, const char *val, int *k, int *n, char *from
     *k = (int)kk;
     *n = (int)nn;
     return DC_EXIT_OK;
+}
+
+int dc_shard_check_siblings(const char *output, int n, const char *from)
+{
+    char *name = NULL;
+    if (ld_shard_part_name(output, 0, 1, &name) != LD_OK) return DC_EXIT_OK;
+    /* "out-00000-of-00001.h5" -> "out-?????-of-?????.h5" */
+    char *at = strstr(name, "-00000-of-00001");
+    for (char *p = at; at && p < at + 15; p++)
+        if (*p >= '0' && *p <= '9') *p = '?';
+    glob_t g;
+    int rc = DC_EXIT_OK;
+    if (at && glob(name, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc && rc == DC_EXIT_OK; i++) {
+            const char *of = strstr(g.gl_pathv[i] + (at - name), "-of-");
+            long long m = of ? strtoll(of + 4, NULL, 10) : 0;
+            if (m > 0 && m != n)
+                rc = dc_usage_error(
+                    "--shard auto: %s counts %d parts, but %s is part of %lld: the array's "
+                    "MIN/MAX changed (a resubmission of some tasks?). Give --shard auto/%lld so "
+                    "that each task id is its part, or remove the parts of %lld first",
+                    from, n, g.gl_pathv[i], m, m, m);
+        }
+        globfree(&g);
+    }
+    free(name);
+    return rc;
 }

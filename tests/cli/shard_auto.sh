@@ -32,7 +32,15 @@ expect_err "from PMI_RANK=1, PMI_SIZE=3"
 auto o-00006-of-00008.h5 auto SLURM_ARRAY_TASK_ID=7 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=8 \
     SLURM_ARRAY_TASK_COUNT=8 SLURM_ARRAY_TASK_STEP=1
 expect_err "SLURM_ARRAY_TASK_ID=7 (MIN 1, MAX 8)"
-auto o-00000-of-00002.h5 auto/2 SLURM_ARRAY_TASK_ID=10 SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_MAX=11
+# auto/N in an array: the task ids are the parts, whatever subset was submitted (issue 26
+# item 5: --array=3,7 resubmitting two failed tasks of 0-7)
+auto o-00007-of-00008.h5 auto/8 SLURM_ARRAY_TASK_ID=7 SLURM_ARRAY_TASK_MIN=3 SLURM_ARRAY_TASK_MAX=7 \
+    SLURM_ARRAY_TASK_COUNT=2
+expect_err "part 7 of 8 (0-based) from SLURM_ARRAY_TASK_ID=7"
+# srun inside an array task (PMI_SIZE=1 at pmi2 sites) does not make every task part 0 of 1
+auto o-00002-of-00004.h5 auto PMI_RANK=0 PMI_SIZE=1 SLURM_ARRAY_TASK_ID=7 SLURM_ARRAY_TASK_MIN=5 \
+    SLURM_ARRAY_TASK_MAX=8
+auto o-00003-of-00004.h5 auto/4 PMI_RANK=0 PMI_SIZE=1 SLURM_ARRAY_TASK_ID=3
 auto o-00004-of-00005.h5 auto/5 JOB_COMPLETION_INDEX=4
 expect_err "JOB_COMPLETION_INDEX=4"
 # Open MPI comes first when several launchers' variables are set (mpirun inside a Slurm job)
@@ -53,11 +61,34 @@ refused "no launcher told this process its part" auto
 refused "gives the part but not the count: use --shard auto/N" auto JOB_COMPLETION_INDEX=1
 refused "the environment says 4 parts" auto/8 OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=4
 refused "part 5 (JOB_COMPLETION_INDEX=5) is not in 0..4" auto/5 JOB_COMPLETION_INDEX=5
-refused "are not contiguous" auto SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_MIN=0 \
+refused "not one contiguous run (ids 0..6, step 2, 4 tasks), so they do not say the parts: give --shard auto/N" auto SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_MIN=0 \
     SLURM_ARRAY_TASK_MAX=6 SLURM_ARRAY_TASK_STEP=2
-refused "are not contiguous" auto SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 \
+refused "not one contiguous run (ids 1..7, step 1, 3 tasks)" auto SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 \
     SLURM_ARRAY_TASK_MAX=7 SLURM_ARRAY_TASK_COUNT=3
 refused "SLURM_ARRAY_TASK_MIN/MAX are missing" auto SLURM_ARRAY_TASK_ID=3
+refused "SLURM_ARRAY_TASK_ID=10 is not a part of 2: with auto/N the array's task ids are the parts, 0..1" \
+    auto/2 SLURM_ARRAY_TASK_ID=10 SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_MAX=11
+
+check "--shard auto: a resubmitted subset of an array (MIN/MAX changed) is refused where parts of the full count exist"
+rm -f "$TMP"/o*.h5
+for id in 5 6; do
+    env SLURM_ARRAY_TASK_ID=$id SLURM_ARRAY_TASK_MIN=5 SLURM_ARRAY_TASK_MAX=8 SLURM_ARRAY_TASK_COUNT=4 \
+        "$DATACONV" "$tree" "$TMP/o.h5" --resize 16 --shard auto -q
+done
+run env SLURM_ARRAY_TASK_ID=7 SLURM_ARRAY_TASK_MIN=7 SLURM_ARRAY_TASK_MAX=8 SLURM_ARRAY_TASK_COUNT=2 \
+    "$DATACONV" "$tree" "$TMP/o.h5" --resize 16 --shard auto
+expect_rc 2
+expect_err "counts 2 parts, but .*o-0000[01]-of-00004.h5 is part of 4: the array's MIN/MAX changed"
+expect_err "Give --shard auto/4 so that each task id is its part"
+[ -z "$(compgen -G "$TMP/o-*-of-00002.h5")" ] || fail "a part of 2 was written"
+check "--shard auto/4 converts the resubmitted tasks 2 and 3 (ids 2, 3) into the parts they are"
+for id in 2 3; do
+    env SLURM_ARRAY_TASK_ID=$id SLURM_ARRAY_TASK_MIN=2 SLURM_ARRAY_TASK_MAX=3 SLURM_ARRAY_TASK_COUNT=2 \
+        "$DATACONV" "$tree" "$TMP/o.h5" --resize 16 --shard auto/4 -q
+done
+[ "$(compgen -G "$TMP/o-*-of-00004.h5" | wc -l)" -eq 4 ] || fail "not the 4 parts: $(ls "$TMP")"
+run "$DATACONV" merge "$TMP/o.h5" -q
+expect_rc 0
 refused "expected two numbers" auto PMI_RANK=x PMI_SIZE=2
 refused "JOB_COMPLETION_INDEX=abc is not a number" auto/3 JOB_COMPLETION_INDEX=abc
 
