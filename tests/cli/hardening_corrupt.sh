@@ -44,7 +44,11 @@ where_crashed() {
             -ex "info sharedlibrary" -ex 'x/64xw $sp' --args "$@" 2>/dev/null >"$TMP/gdb.txt" || true
     fi
     local top
-    top=$(grep -E '^#[0-9]+ ' "$TMP/gdb.txt" | grep -Ev 'libc\.so|/sysdeps/|nptl/|stdlib/abort|raise|__GI_|__assert|__memcpy|__memmove|__strlen|__kernel_vsyscall' | head -1)
+    # (under qemu-user, system calls go through the i386 loader's int 0x80 stub: an abort()
+    # shows its innermost frame in ld-linux.so.2, or in no library at all)
+    local noise='libc\.so|/sysdeps/|nptl/|stdlib/abort|raise|__GI_|__assert|__memcpy|__memmove|__strlen|__kernel_vsyscall'
+    [ -z "${LIBDATA_EMULATOR:-}" ] || noise="$noise|ld-linux|^#[0-9]+ +0x[0-9a-f]+ in \?\? \(\)\$"
+    top=$(grep -E '^#[0-9]+ ' "$TMP/gdb.txt" | grep -Ev "$noise" | head -1)
     if [[ $top =~ ^#1\ +0x[0-9a-f]+\ in\ \?\?\ \(\)$ ]] && grep -q '^#0 .*libc\.so' "$TMP/gdb.txt"; then
         top=$("$PYTHON" - "$TMP/gdb.txt" <<'PY'
 import re, sys
