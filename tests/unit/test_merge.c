@@ -87,6 +87,14 @@ Test(merge, the_set_check_sorts_and_refuses_gaps_twins_and_other_n)
                        shard("o-00002-of-00003.h5", 2, 3, 6, 4, 10, "a")};
     cr_assert_eq(ld__merge_check_set(gap, 2, &e), LD_EINVAL);
     cr_assert(strstr(e.msg, "o-00001-of-00003.h5: missing (part 1 of 3"), "%s", e.msg);
+    /* library terms and plain numbers (issue 26 item 10: "shard_index 1 of shard_count 3") */
+    cr_assert(strstr(e.msg, "2 of the 3 parts were given") &&
+                  strstr(e.msg, "shard_index 1, shard_count 3, then merge the 3 parts") &&
+                  !strstr(e.msg, "dataconv"),
+              "%s", e.msg);
+    ld_shard one[1] = {shard("o-00000-of-00003.h5", 0, 3, 0, 3, 10, "a")};
+    cr_assert_eq(ld__merge_check_set(one, 1, &e), LD_EINVAL);
+    cr_assert(strstr(e.msg, "1 of the 3 parts was given"), "%s", e.msg);
 
     ld_shard twice[3] = {shard("a/o-00000-of-00003.h5", 0, 3, 0, 3, 10, "a"),
                          shard("o-00001-of-00003.h5", 1, 3, 3, 3, 10, "a"),

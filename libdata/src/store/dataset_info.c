@@ -254,7 +254,7 @@ static int sidecar_names(const char *v, made *m, const char *path, ld_err *e)
 malformed:
     rc = ld__err(e, LD_EFORMAT,
                  "%s/%s: class_names is not a list of strings on one line: the file was "
-                 "edited or damaged; write it again with dataconv, or remove it",
+                 "edited or damaged; convert the dataset again, or remove the file",
                  path, LD_LMDB_SIDECAR);
 fail:
     return rc;

@@ -76,9 +76,8 @@ static int describe_dir(const char *path, ld_buf *out, ld_err *e)
     if (holds_images(path, 1))
         return ld__err(e, LD_EFORMAT,
                        "%s: a folder of images, not a dataset: convert it first (one "
-                       "sub-folder per class; e.g. `dataconv %s out.h5`, or ld_convert_run), "
-                       "then describe the output",
-                       path, path);
+                       "sub-folder per class, or a list file), then describe the output",
+                       path);
     return ld__err(e, LD_EFORMAT,
                    "%s: a folder that is not an LMDB database (no data.mdb "
                    "in it) and holds no images",

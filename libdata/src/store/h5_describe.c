@@ -357,7 +357,7 @@ static int describe_parts(desc_ctx *cx, hid_t f)
     LD_TRY(ld__buf_printf(out, "\nparts (virtual datasets over these files, in order):\n"));
     if (nl == 0)
         LD_TRY(problem(cx,
-                       "no '%s' attribute: not merged by dataconv (the parts are the "
+                       "no '%s' attribute: not merged by libdata (the parts are the "
                        "virtual sources)",
                        LD_H5_ATTR_PARTS));
     else if (shard_count >= 0 && shard_count != (long long)nl)

@@ -814,8 +814,9 @@ int ld__h5_merge(const char *output, ld_shard *parts, size_t n, const ld_merge_l
     uint64_t samples = 0;
     for (size_t i = 0; i < n; i++)
         samples += m.p[i].n;
-    LD_CHECK(e, samples > 0, LD_EINVAL, "%s: the %zu parts hold no sample at all: nothing to merge",
-             output, n);
+    LD_CHECK(e, samples > 0, LD_EINVAL,
+             "%s: the %zu part%s hold%s no sample at all: nothing to merge", output, n,
+             n == 1 ? "" : "s", n == 1 ? "s" : "");
     LD_TRY(write_merged(&m, e));
     int absolute = 0;
     for (size_t i = 0; i < n; i++)

@@ -225,7 +225,7 @@ static int copy_part(const ld_shard *s, const lpart *p, ld_writer *w, ld_err *e)
             d++;
         LD_CHECK(e, d > 0 && d < k.mv_size && key[d] == '_' && !memchr(key, 0, k.mv_size),
                  LD_EFORMAT,
-                 "%s: key '%.*s' is not '<number>_<path>' as dataconv writes: not a part "
+                 "%s: key '%.*s' is not '<number>_<path>' as libdata writes: not a part "
                  "of a sharded conversion",
                  s->path, (int)(k.mv_size > 200 ? 200 : k.mv_size), key);
         rel.len = 0;
@@ -238,7 +238,7 @@ static int copy_part(const ld_shard *s, const lpart *p, ld_writer *w, ld_err *e)
                  (int)(k.mv_size > 200 ? 200 : k.mv_size), key);
         LD_TRY(ld__datum_decode(v.mv_data, v.mv_size, &dt, NULL, name, e));
         LD_CHECK(e, dt.n_floats == 0 && (dt.has & LD_DATUM_HAS_DATA), LD_EFORMAT,
-                 "%s: a record without image bytes (float_data?): not written by dataconv", name);
+                 "%s: a record without image bytes (float_data?): not written by libdata", name);
         ld_sample smp = {.data = dt.data,
                          .len = dt.data_len,
                          .c = dt.channels,
@@ -290,8 +290,9 @@ int ld__lmdb_merge(const char *output, ld_shard *parts, size_t n, const ld_merge
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += sorted[i].n;
-    LD_CHECK(e, total > 0, LD_EINVAL, "%s: the %zu parts hold no record at all: nothing to merge",
-             output, n);
+    LD_CHECK(e, total > 0, LD_EINVAL,
+             "%s: the %zu part%s hold%s no record at all: nothing to merge", output, n,
+             n == 1 ? "" : "s", n == 1 ? "s" : "");
     LD_CHECK(e, sidecar_head((const char *)sorted[0].side.p, &head) == LD_OK, LD_ENOMEM,
              "out of memory");
     char storage[32];

@@ -808,10 +808,9 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
     if (m == EACCES || m == EROFS) /* cannot create/open lock.mdb: read without locking */
         m = env_open(s, flags | MDB_NOLOCK);
     LD_CHECK(e, !(m == ENOENT && S_ISDIR(st.st_mode)), LD_EFORMAT,
-             "%s: a folder without "
-             "data.mdb, not an LMDB database (a folder of images is converted first: `dataconv "
-             "%s OUT`)",
-             path, path);
+             "%s: a folder without data.mdb, not an LMDB database (a folder of images is "
+             "converted into a dataset first)",
+             path);
     if (m) LD_TRY(open_error(path, S_ISDIR(st.st_mode), m, e));
     LD_TRY(check_file_size(s, path, e));
     if (!S_ISDIR(st.st_mode)) { /* sidecar lives beside data.mdb */

@@ -132,10 +132,11 @@ int ld__merge_check_set(ld_shard *s, size_t n, ld_err *e)
         k++;
     char *name = ld__shard_sibling(s[0].path, k, s[0].count);
     ld__err(e, LD_EINVAL,
-            "%s: missing (part %lld of %lld; %zu of the %lld parts were given): convert it with "
-            "the same command and shard_index %lld of shard_count %lld, then merge all %lld parts",
+            "%s: missing (part %lld of %lld; %zu of the %lld parts %s given): convert it with the "
+            "settings of the other parts and shard_index %lld, shard_count %lld, then merge the "
+            "%lld parts",
             name ? name : "a part", (long long)k, (long long)s[0].count, n, (long long)s[0].count,
-            (long long)k, (long long)s[0].count, (long long)s[0].count);
+            n == 1 ? "was" : "were", (long long)k, (long long)s[0].count, (long long)s[0].count);
     free(name);
     return LD_EINVAL;
 }
