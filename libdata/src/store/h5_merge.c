@@ -286,19 +286,20 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
                        s->path);
     }
     char storage[32];
-    LD_CHECK(e, attr_str(f, LD_H5_ATTR_STORAGE, storage, sizeof storage) == LD_OK, LD_EFORMAT,
+    int r = attr_str(f, LD_H5_ATTR_STORAGE, storage, sizeof storage);
+    LD_CHECK(e, r == LD_OK, r == LD_ENOMEM ? LD_ENOMEM : LD_EFORMAT,
              "%s: cannot read the attribute %s", s->path, LD_H5_ATTR_STORAGE);
     LD_CHECK(e, H5Aexists(f, LD_H5_ATTR_PARTS) <= 0, LD_EINVAL,
              "%s: a merged file, not a part: give the part files it maps", s->path);
     int64_t idx = -1, cnt = -1;
-    int shard = attr_i64(f, LD_H5_ATTR_SHARD_INDEX, &idx) == LD_OK &&
-                attr_i64(f, LD_H5_ATTR_SHARD_COUNT, &cnt) == LD_OK &&
-                attr_i64(f, LD_H5_ATTR_SHARD_FIRST, &s->first) == LD_OK &&
-                attr_i64(f, LD_H5_ATTR_SHARD_LISTED, &s->listed) == LD_OK &&
-                attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &s->total) == LD_OK &&
-                attr_str(f, LD_H5_ATTR_RUN_ID, s->run_id, sizeof s->run_id) == LD_OK &&
-                s->run_id[0];
-    LD_CHECK(e, shard && storage[0], LD_EFORMAT,
+    if ((r = attr_i64(f, LD_H5_ATTR_SHARD_INDEX, &idx)) == LD_OK &&
+        (r = attr_i64(f, LD_H5_ATTR_SHARD_COUNT, &cnt)) == LD_OK &&
+        (r = attr_i64(f, LD_H5_ATTR_SHARD_FIRST, &s->first)) == LD_OK &&
+        (r = attr_i64(f, LD_H5_ATTR_SHARD_LISTED, &s->listed)) == LD_OK &&
+        (r = attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &s->total)) == LD_OK)
+        r = attr_str(f, LD_H5_ATTR_RUN_ID, s->run_id, sizeof s->run_id);
+    LD_CHECK(e, r != LD_ENOMEM, LD_ENOMEM, "%s: out of memory reading its attributes", s->path);
+    LD_CHECK(e, r == LD_OK && s->run_id[0] && storage[0], LD_EFORMAT,
              "%s: not a part of a sharded conversion (no shard_index, shard_count, run_id... "
              "attributes): merge takes the files of a sharded conversion (shard_index/shard_count)",
              s->path);
@@ -322,8 +323,9 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
     p->c = attr_i64(f, LD_H5_ATTR_CHANNELS, &x) == LD_OK ? (int32_t)x : 0;
     p->h = attr_i64(f, LD_H5_ATTR_HEIGHT, &x) == LD_OK ? (int32_t)x : 0;
     p->w = attr_i64(f, LD_H5_ATTR_WIDTH, &x) == LD_OK ? (int32_t)x : 0;
-    LD_CHECK(e, attr_str(f, LD_H5_ATTR_CHANNEL_ORDER, p->order, sizeof p->order) == LD_OK,
-             LD_EFORMAT, "%s: cannot read the attribute %s", s->path, LD_H5_ATTR_CHANNEL_ORDER);
+    r = attr_str(f, LD_H5_ATTR_CHANNEL_ORDER, p->order, sizeof p->order);
+    LD_CHECK(e, r == LD_OK, r == LD_ENOMEM ? LD_ENOMEM : LD_EFORMAT,
+             "%s: cannot read the attribute %s", s->path, LD_H5_ATTR_CHANNEL_ORDER);
 
     hsize_t dims[4] = {0};
     if (m->encoded) {
@@ -558,6 +560,7 @@ fail:
 typedef struct copy_ctx {
     hid_t dst;
     int bad;
+    int nomem; /* a copy failed for want of memory */
 } copy_ctx;
 
 /* Copy one root attribute of part 0 into the merged file, unless it is not_copied. */
@@ -574,8 +577,9 @@ static herr_t copy_attr(hid_t loc, const char *name, const H5A_info_t *info, voi
     hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
     size_t sz = mt >= 0 ? H5Tget_size(mt) : 0, bytes = 0;
     void *buf = NULL;
-    int ok = np >= 0 && sz > 0 && ld__mul_size(sz, np ? (size_t)np : 1, &bytes) &&
-             (buf = calloc(1, bytes)) != NULL && H5Aread(a, mt, buf) >= 0;
+    int ok = np >= 0 && sz > 0 && ld__mul_size(sz, np ? (size_t)np : 1, &bytes);
+    if (ok && !(buf = calloc(1, bytes))) ok = 0, cx->nomem = 1;
+    ok = ok && H5Aread(a, mt, buf) >= 0;
     if (ok) {
         hid_t b = H5Acreate2(cx->dst, name, ft, sp, H5P_DEFAULT, H5P_DEFAULT);
         ok = b >= 0 && H5Awrite(b, mt, buf) >= 0;
@@ -621,13 +625,14 @@ static int write_attrs(h5merge *m, hid_t file, hid_t vstr, ld_err *e)
 {
     int rc = LD_OK;
     const char **names = NULL;
-    copy_ctx cx = {file, 0};
+    copy_ctx cx = {file, 0, 0};
     hid_t f0 = H5Fopen(m->sh[0].path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f0 < 0) return ld__h5_err(e, LD_EIO, "%s: cannot open again", m->sh[0].path);
     hsize_t idx = 0;
     H5Aiterate2(f0, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attr, &cx);
     H5Fclose(f0);
-    LD_CHECK(e, !cx.bad, LD_EIO, "%s: cannot copy the attributes of %s", m->output, m->sh[0].path);
+    LD_CHECK(e, !cx.bad, cx.nomem ? LD_ENOMEM : LD_EIO, "%s: cannot copy the attributes of %s",
+             m->output, m->sh[0].path);
     int32_t c = -1, h = -1, w = -1;
     const char *order = NULL;
     for (size_t i = 0; i < m->n; i++) {
@@ -693,12 +698,12 @@ static int write_merged(h5merge *m, ld_err *e)
                              : ld__strdup(".");
     LD_CHECK(e, dir, LD_ENOMEM, "out of memory");
     real_dir = realpath(dir, NULL);
-    LD_CHECK(e, real_dir, LD_EIO, "%s: cannot write into the folder %s: %s", m->output, dir,
-             strerror(errno));
+    LD_CHECK(e, real_dir, errno == ENOMEM ? LD_ENOMEM : LD_EIO,
+             "%s: cannot write into the folder %s: %s", m->output, dir, strerror(errno));
     for (size_t i = 0; i < m->n; i++) {
         m->p[i].src = source_name(real_dir, m->sh[i].path);
-        LD_CHECK(e, m->p[i].src, LD_EIO, "%s: cannot make its absolute path: %s", m->sh[i].path,
-                 strerror(errno));
+        LD_CHECK(e, m->p[i].src, errno == ENOMEM ? LD_ENOMEM : LD_EIO,
+                 "%s: cannot make its absolute path: %s", m->sh[i].path, strerror(errno));
         /* HDF5 reads '%' in a mapping's file name as a pattern ("%b" = block number) */
         LD_CHECK(e, !strchr(m->p[i].src, '%'), LD_EINVAL,
                  "%s: HDF5 virtual datasets take '%%' in a file name as a pattern, and the merged "
@@ -726,8 +731,8 @@ static int write_merged(h5merge *m, ld_err *e)
     errno = 0;
     file = H5Fcreate(m->tmp, H5F_ACC_TRUNC, fcpl, fapl);
     if (file < 0)
-        LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot create the merged file (writing %s)", m->output,
-                          m->tmp));
+        LD_TRY(ld__h5_err(e, errno == ENOMEM ? LD_ENOMEM : LD_EIO,
+                          "%s: cannot create the merged file (writing %s)", m->output, m->tmp));
     LD_TRY(ld__refuse_second_writer(m->output, m->tmp, e));
 
     if (m->encoded) {
