@@ -189,14 +189,15 @@ int dc_shard_check_siblings(const char *output, int n, const char *from)
     char *name = NULL;
     if (ld_shard_part_name(output, 0, 1, &name) != LD_OK) return DC_EXIT_OK;
     /* "out-00000-of-00001.h5" -> "out-?????-of-?????.h5" */
-    char *at = strstr(name, "-00000-of-00001");
+    char *at = strstr(name, "-00000-of-00001"); /* not a library message: a file name */
     for (char *p = at; at && p < at + 15; p++)
         if (*p >= '0' && *p <= '9') *p = '?';
     glob_t g;
     int rc = DC_EXIT_OK;
     if (at && glob(name, 0, NULL, &g) == 0) {
         for (size_t i = 0; i < g.gl_pathc && rc == DC_EXIT_OK; i++) {
-            const char *of = strstr(g.gl_pathv[i] + (at - name), "-of-");
+            const char *of =
+                strstr(g.gl_pathv[i] + (at - name), "-of-"); /* not a library message */
             long long m = of ? strtoll(of + 4, NULL, 10) : 0;
             if (m > 0 && m != n)
                 rc = dc_usage_error(
@@ -207,6 +208,6 @@ int dc_shard_check_siblings(const char *output, int n, const char *from)
         }
         globfree(&g);
     }
-    free(name);
+    ld_free(name);
     return rc;
 }
