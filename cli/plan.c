@@ -1,5 +1,5 @@
 /*
- * dataconv plan NET.prototxt [--solver S] [--ram 4G] [--batch N] [--phase train|test]
+ * dataconv plan NET.prototxt [--solver S] [--ram 4G] [--batch N] [--phase train|test|auto]
  *                            [--shape NAME=C,H,W]... [--shapes]
  * Will a Caffe net fit in memory? Prints ld_plan()'s components, the total, the largest batch
  * that fits and what to change.
@@ -20,7 +20,7 @@ void dc_plan_help(void *fp)
 {
     FILE *f = fp;
     fputs("Usage: dataconv plan NET.prototxt [--solver SOLVER.prototxt] [--ram SIZE] [--batch N]\n"
-          "                     [--phase train|test] [--shape NAME=C,H,W]... [--shapes]\n"
+          "                     [--phase train|test|auto] [--shape NAME=C,H,W]... [--shapes]\n"
           "       dataconv plan --solver SOLVER.prototxt ...   (the net the solver names)\n"
           "\n"
           "Before training starts: how much host memory Caffe 1.0 (CPU) will take for this net,\n"
@@ -34,21 +34,24 @@ void dc_plan_help(void *fp)
           "  --solver FILE   the solver: its type (SGD 1x, Nesterov/AdaGrad/RMSProp 2x, Adam 3x,\n"
           "                  AdaDelta 4x the parameters), max_iter, and the test net when it has\n"
           "                  test_iter and test_interval\n"
-          "  --ram SIZE      memory to fit in (K/M/G suffix); default: MemAvailable now. 5% of it\n"
-          "                  is kept for the estimate's error\n"
+          "  --ram SIZE      memory to fit in (K/M/G/T suffix, optionally followed by iB or B);\n"
+          "                  default: MemAvailable now. 5% of it is kept for the estimate's error\n"
           "  --batch N       the planned phase's batch size (default: the net's batch_size)\n"
-          "  --phase P       train (default: the TRAIN net, backward, solver, test net) or test\n"
-          "                  (the TEST net alone, forward: caffe test / deployment)\n"
+          "  --phase P       train (the TRAIN net, backward, solver, test net), test (the TEST\n"
+          "                  net alone, forward: caffe test / deployment) or auto (default):\n"
+          "                  train with --solver or when the net has a loss layer, else test\n"
           "  --shape NAME=C,H,W   the shape of data top NAME instead of its source's (repeatable;\n"
-          "                  needed when the source is absent or its images vary in size)\n"
+          "                  needed when the source is absent or its images vary in size, and\n"
+          "                  for Python or MemoryData layers, then planned as inputs)\n"
           "  --shapes        also print every blob's shape (as Caffe's 'Top shape' log lines)\n"
           "  -h, --help      this text\n"
           "\n"
           "Accuracy: within 10% of Caffe 1.0's measured peak RSS on the nets of tests/data/plan\n"
-          "(docs/caffe.md). A layer type it does not know is an error naming it and its line.\n"
+          "(docs/caffe.md). A layer type it does not know, or a field caffe.proto does not have\n"
+          "(Caffe refuses it too), is an error naming it and its line.\n"
           "Exit codes: 0 the batch fits (--ram, or MemAvailable, less 5%); 1 error reading a\n"
-          "file; 2 usage error; 3 the net is refused (malformed, unknown layer, bad shapes);\n"
-          "4 the batch does not fit.\n"
+          "file; 2 usage error (also: a data shape that --shape must give); 3 the net is\n"
+          "refused (malformed, unknown field or layer, bad shapes); 4 the batch does not fit.\n"
           "\n"
           "Examples:\n"
           "  dataconv plan train_val.prototxt --solver solver.prototxt --ram 4G\n"
@@ -71,7 +74,7 @@ static void human(uint64_t b, char *out, size_t cap)
 int dc_plan(int argc, char **argv, int first)
 {
     const char *net = NULL, *solver = NULL;
-    int phase = LD_PLAN_TRAIN, batch = 0, show_shapes = 0;
+    int phase = LD_PLAN_AUTO, batch = 0, show_shapes = 0;
     int64_t ram = 0;
     char shapes[4096] = "";
     size_t sl = 0;
@@ -104,8 +107,10 @@ int dc_plan(int argc, char **argv, int first)
                     phase = LD_PLAN_TRAIN;
                 else if (!strcmp(v, "test") || !strcmp(v, "TEST"))
                     phase = LD_PLAN_TEST;
+                else if (!strcmp(v, "auto"))
+                    phase = LD_PLAN_AUTO;
                 else
-                    return dc_usage_error("plan: --phase '%s': train or test expected", v);
+                    return dc_usage_error("plan: --phase '%s': train, test or auto expected", v);
             } else {
                 const char *eq = strchr(v, '=');
                 if (!eq || eq == v || !eq[1])
@@ -134,9 +139,11 @@ int dc_plan(int argc, char **argv, int first)
     int rc = ld_plan(net, solver, phase, batch, (uint64_t)ram, sl ? shapes : NULL, &p, &err);
     if (rc != LD_OK) {
         fprintf(stderr, "dataconv: plan: %s\n", err ? err : ld_strerror(rc));
-        if (rc == LD_EFORMAT)
-            fprintf(stderr, "dataconv: plan: (where this says `shapes`, give the shape with "
-                            "--shape NAME=C,H,W)\n");
+        /* LD_EINVAL from ld_plan: a shape its `shapes` argument must give (the CLI checked
+         * its own arguments), named in the message in the library's terms */
+        if (rc == LD_EINVAL)
+            fprintf(stderr, "dataconv: plan: (`shapes` is --shape NAME=C,H,W here, once per "
+                            "top)\n");
         ld_free(err);
         return rc == LD_EIO ? DC_EXIT_FAIL : rc == LD_EINVAL ? DC_EXIT_USAGE : DC_EXIT_BAD_INPUT;
     }
@@ -155,8 +162,13 @@ int dc_plan(int argc, char **argv, int first)
         printf("\n");
     }
     char h[32], h2[32];
-    printf("Caffe 1.0 host memory, %s, batch %d:\n", phase == LD_PLAN_TRAIN ? "training" : "test",
-           p->batch);
+    /* which phase, why, and (when it was decided here) how to ask for the other */
+    const int train = p->phase == LD_PLAN_TRAIN;
+    printf("phase: %s (%s%s)\n", train ? "train" : "test", p->phase_reason,
+           phase != LD_PLAN_AUTO ? ""
+           : train               ? "; --phase test to plan inference"
+                                 : "; --phase train to plan training");
+    printf("Caffe 1.0 host memory, %s, batch %d:\n", train ? "training" : "test", p->batch);
     for (size_t i = 0; i < p->nitems; i++) {
         if (!p->items[i].bytes) continue;
         human(p->items[i].bytes, h, sizeof h);
@@ -182,11 +194,18 @@ int dc_plan(int argc, char **argv, int first)
                h, ram ? "" : " (MemAvailable)", LD_PLAN_HEADROOM_PCT, h2);
     for (size_t i = 0; i < p->nadvice; i++)
         printf("advice: %s\n", p->advice[i]);
+    for (size_t i = 0; i < p->nnotes; i++)
+        printf("note: %s\n", p->notes[i]);
     /* The library names conversion parameters; these are their flags here. */
-    if (p->nadvice)
+    if (p->advice_terms & (LD_PLAN_TERM_SPLIT_BYTES | LD_PLAN_TERM_RESIZE))
         printf(
-            "(split_bytes: dataconv --split SIZE; resize_w/resize_h: dataconv --resize WxH; a data "
-            "top's shape: --shape NAME=C,H,W)\n");
+            "(%s%s%s)\n",
+            p->advice_terms & LD_PLAN_TERM_SPLIT_BYTES ? "split_bytes: dataconv --split SIZE" : "",
+            (p->advice_terms & LD_PLAN_TERM_SPLIT_BYTES) && (p->advice_terms & LD_PLAN_TERM_RESIZE)
+                ? "; "
+                : "",
+            p->advice_terms & LD_PLAN_TERM_RESIZE ? "resize_w/resize_h: dataconv --resize WxH"
+                                                  : "");
     int fits = p->total <= p->usable;
     if (!fits) {
         human(p->total, h, sizeof h);

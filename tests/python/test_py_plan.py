@@ -1,6 +1,9 @@
 """libdata.plan() from Python: the same estimate as `dataconv plan` (ld_plan), with a real
 dataset behind a Data layer (made by libdata.convert from the fixtures), errors as LibdataError
-naming the file and line, and the largest batch as a boundary.
+naming the file and line, and the largest batch as a boundary. Issue 26: `ram` takes the CLI's
+size strings, a deploy net is planned as inference, fields caffe.proto lacks are refused, a
+Python data layer says how to give its shape, and the advice names what does not grow with
+the batch. Those tests need no fixtures.
 
 Run: LIBDATA_LIBRARY=build/libdata.so LD_TEST_DATA=build/testdata PYTHONPATH=bindings/python \
      /usr/bin/python3 -m pytest -q tests/python/test_py_plan.py
@@ -19,7 +22,10 @@ TREE = os.path.join(TESTDATA, "tree")
 SRC = os.path.join(os.path.dirname(__file__), "..", "..")
 DATACONV = os.environ.get("DATACONV")
 
-pytestmark = pytest.mark.skipif(not os.path.isdir(TREE),
+DEPLOY = os.path.join(SRC, "tests", "data", "plan", "deploy_caffenet.prototxt")
+MiB = 1 << 20
+
+needs_tree = pytest.mark.skipif(not os.path.isdir(TREE),
                                 reason="LD_TEST_DATA must point at the made fixtures")
 
 NET = """
@@ -47,6 +53,7 @@ def net(tmp_path):
     return str(p), str(s)
 
 
+@needs_tree
 def test_plan_reads_the_source_shape_and_adds_up(net):
     p = libdata.plan(net[0], net[1], ram=1 << 30)
     assert p.batch == 8
@@ -62,6 +69,7 @@ def test_plan_reads_the_source_shape_and_adds_up(net):
     assert p.fits and p.largest_batch > 8
 
 
+@needs_tree
 def test_largest_batch_is_a_boundary(net):
     first = libdata.plan(net[0], net[1], ram=100 << 20)
     n = first.largest_batch
@@ -71,6 +79,7 @@ def test_largest_batch_is_a_boundary(net):
     assert not libdata.plan(net[0], net[1], batch=n + 1, ram=100 << 20).fits
 
 
+@needs_tree
 def test_same_as_dataconv(net):
     if not DATACONV:
         pytest.skip("DATACONV not set")
@@ -104,3 +113,72 @@ def test_errors_name_file_and_line(tmp_path):
     assert "bad.prototxt:1:7:" in e.value.message
     with pytest.raises(ValueError):
         libdata.plan(str(p), phase="deploy")
+
+
+def test_ram_takes_the_size_strings_of_the_cli():
+    """Issue 26, item 9: ram="512M" raised ValueError where `dataconv plan --ram 512M` works."""
+    for text, n in [("512M", 512 * MiB), ("512MiB", 512 * MiB), ("512mb", 512 * MiB),
+                    ("512MB", 512 * MiB), ("0.5G", 512 * MiB), ("0.5gib", 512 * MiB),
+                    ("524288K", 512 * MiB), ("536870912", 512 * MiB), ("536870912B", 512 * MiB),
+                    (".5G", 512 * MiB), ("1T", 1 << 40), (" 512M", 512 * MiB)]:
+        assert libdata.plan(DEPLOY, ram=text).ram == n, text
+    assert libdata.plan(DEPLOY, ram=512 * MiB).ram == 512 * MiB
+    for bad in ["lots", "512X", "512 M", "5iB", "-1G", "0", "0M", "", "1e", "M", "512M "]:
+        with pytest.raises(ValueError):
+            libdata.plan(DEPLOY, ram=bad)
+    with pytest.raises(ValueError):
+        libdata.plan(DEPLOY, ram=-1)
+
+
+def test_deploy_net_is_inference_by_default():
+    """Issue 26, item 7: a net without a loss and no solver is planned as inference (it was
+    planned as training, with gradients and solver history); the plan says which and why."""
+    p = libdata.plan(DEPLOY, ram="8G")
+    assert (p.phase, p.phase_reason) == ("test", "the net has no loss layer")
+    assert not [i for i in p.items if i.bytes and ("gradients" in i.name or "history" in i.name)]
+    assert {b.phase for b in p.blobs} == {"TEST"}
+    assert libdata.plan(DEPLOY, ram="8G", phase="test").total == p.total
+    t = libdata.plan(DEPLOY, ram="8G", phase="train")
+    assert (t.phase, t.phase_reason) == ("train", "as asked")
+    assert t.total > 2 * p.total
+    with pytest.raises(ValueError):
+        libdata.plan(DEPLOY, phase="deploy")
+
+
+def test_misspelt_field_is_refused(tmp_path):
+    """Issue 26, item 8: `strde` planned conv1 without its stride (4.63 GiB, exit 0)."""
+    p = tmp_path / "strde.prototxt"
+    p.write_text(open(DEPLOY).read().replace("kernel_size: 11 stride: 4", "kernel_size: 11 strde: 4"))
+    with pytest.raises(LibdataError) as e:
+        libdata.plan(str(p))
+    assert e.value.code == libdata.LD_EFORMAT
+    assert "strde.prototxt:7:54: layer 'conv1': message type \"caffe.ConvolutionParameter\" " \
+           "has no field named \"strde\"" in e.value.message
+
+
+def test_python_data_layer_needs_a_shape(tmp_path):
+    """Issue 26, item 9: a Python data layer was "no bottom"; now: not supported, how to give
+    the shape (LD_EINVAL: the `shapes` argument must give it), and planned when given."""
+    p = tmp_path / "py.prototxt"
+    p.write_text('layer { name: "data" type: "Python" top: "data" top: "label"\n'
+                 '  python_param { module: "feed" layer: "Feed" } }\n'
+                 'layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip" '
+                 'inner_product_param { num_output: 2 } }\n')
+    with pytest.raises(LibdataError) as e:
+        libdata.plan(str(p))
+    assert e.value.code == libdata.LD_EINVAL
+    assert "(Python): not supported" in e.value.message and "shapes (data=C,H,W" in e.value.message
+    r = libdata.plan(str(p), shapes={"data": (3, 16, 16)}, batch=2, ram="1G")
+    assert [b.shape for b in r.blobs] == [(2, 3, 16, 16), (2,), (2, 2)]
+    assert r.notes == ["Python (layer 'data'): planned as an input of the shape given in shapes; "
+                       "what the layer holds itself is not counted"]
+
+
+def test_nothing_fits_names_what_does_not_grow_with_the_batch():
+    """Issue 26, item 9: "what does not grow with the batch is too large (below)" had nothing
+    below it."""
+    p = libdata.plan(DEPLOY, ram="200M")
+    assert p.largest_batch == 0 and not p.fits
+    assert "what does not grow with the batch needs 293 MiB by itself" in p.advice[0]
+    assert p.advice[1].startswith("parameters: 217 MiB; the largest: InnerProduct 'fc6' 37.8M "
+                                  "(144 MiB), InnerProduct 'fc7' 16.8M (64 MiB)")

@@ -3,7 +3,9 @@
  * line, bounds on untrusted text, Caffe's layer rules (phases, legacy V1 layers, implicit
  * splits), every layer kind's shapes against what real Caffe 1.0 logged
  * (tests/data/plan_layers), the largest-batch search, and a bounded mutation run over the
- * fuzz corpus (tests/fuzz/corpus/prototxt).
+ * fuzz corpus (tests/fuzz/corpus/prototxt). Issue 26: fields caffe.proto lacks are refused (and
+ * every field it has is accepted), a deploy net is planned as inference, the advice names what
+ * does not grow with the batch, and Python/MemoryData data layers say how to give a shape.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "libdata/plan.h"
+#include "plan/plan_schema.h"
 #include "plan/prototxt.h"
 #include "test_tmp.h"
 
@@ -423,5 +426,420 @@ Test(plan, solver_with_a_separate_test_net)
         if (!strcmp(info->blobs[i].phase, "TEST") && !strcmp(info->blobs[i].name, "data"))
             test_batch = (int)info->blobs[i].dims[0];
     cr_assert_eq(test_batch, 9, "the TEST net comes from test_net");
+    ld_free(info);
+}
+
+/* ---- issue 26, items 7-10 ---- */
+
+#define DEPLOY LD_SOURCE_DIR "/tests/data/plan/deploy_caffenet.prototxt"
+
+static int has_item(const ld_plan_info *p, const char *name)
+{
+    for (size_t i = 0; i < p->nitems; i++)
+        if (strstr(p->items[i].name, name) && p->items[i].bytes) return 1;
+    return 0;
+}
+
+static const char *find_advice(const ld_plan_info *p, const char *a, const char *b)
+{
+    for (size_t i = 0; i < p->nadvice; i++)
+        if (strstr(p->advice[i], a) && (!b || strstr(p->advice[i], b))) return p->advice[i];
+    return NULL;
+}
+
+/* Item 8: Caffe refuses a field its caffe.proto does not have for the message ("Message type
+ * "caffe.ConvolutionParameter" has no field named "strde""); the planner must too, instead of
+ * planning conv1 without its stride (96x217x217, 4.63 GiB). */
+Test(plan, misspelt_fields_are_refused_as_caffe_refuses_them)
+{
+    char text[2048], m[1024];
+    snprintf(text, sizeof text,
+             "%slayer { name: \"c\" type: \"Convolution\" bottom: \"data\" top: \"c\"\n"
+             "  convolution_param { num_output: 4 kernel_size: 3 strde: 2 } }\n",
+             head);
+    cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, NULL, m, sizeof m), LD_EFORMAT, "%s", m);
+    cr_assert(strstr(m, "net.prototxt:4:52:") && strstr(m, "layer 'c'") &&
+                  strstr(m, "message type \"caffe.ConvolutionParameter\" has no field named "
+                            "\"strde\"") &&
+                  strstr(m, "did you mean \"stride\""),
+              "%s", m);
+    /* in the layer itself: lrn_parm for lrn_param */
+    snprintf(text, sizeof text,
+             "%slayer { name: \"n\" type: \"LRN\" bottom: \"data\" top: \"n\"\n"
+             "  lrn_parm { local_size: 3 } }\n",
+             head);
+    cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, NULL, m, sizeof m), LD_EFORMAT, "%s", m);
+    cr_assert(strstr(m, "net.prototxt:4:3:") && strstr(m, "\"caffe.LayerParameter\"") &&
+                  strstr(m, "\"lrn_parm\"") && strstr(m, "did you mean \"lrn_param\""),
+              "%s", m);
+    /* in the net, in a nested message, and in the solver */
+    cr_assert_eq(plan_text("inptu: \"data\"\n", LD_PLAN_TEST, 0, NULL, m, sizeof m), LD_EFORMAT);
+    cr_assert(strstr(m, ":1:1:") && strstr(m, "\"caffe.NetParameter\"") && strstr(m, "\"inptu\""),
+              "%s", m);
+    snprintf(text, sizeof text, "%s", head);
+    char *at = strstr(text, "shape { dim: 4 }");
+    memcpy(at, "shape { dmi: 4 }", 16);
+    cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, NULL, m, sizeof m), LD_EFORMAT);
+    cr_assert(strstr(m, ":2:") && strstr(m, "\"caffe.BlobShape\"") && strstr(m, "\"dmi\""), "%s",
+              m);
+    const char *net = write_net("s_net.prototxt", head);
+    char stext[1024];
+    snprintf(stext, sizeof stext, "net: \"%s\"\nbase_lr: 0.01\nmax_itre: 10\n", net);
+    const char *solver = write_net("s.prototxt", stext);
+    ld_plan_info *info = NULL;
+    char *err = NULL;
+    cr_assert_eq(ld_plan(NULL, solver, LD_PLAN_TRAIN, 0, (uint64_t)1 << 30, NULL, &info, &err),
+                 LD_EFORMAT);
+    cr_assert(err && strstr(err, "s.prototxt:3:1:") && strstr(err, "\"caffe.SolverParameter\"") &&
+                  strstr(err, "\"max_itre\"") && strstr(err, "\"max_iter\""),
+              "%s", err);
+    ld_free(err);
+    /* a message given a value, a value given a message, an enum value Caffe lacks, a string
+     * without quotes: all refused by Caffe's text parser */
+    static const char *const bad[][2] = {
+        {"convolution_param: 3", "is a message"},
+        {"convolution_param { num_output: 4 kernel_size: 3 stride { } }", "takes a value"},
+        {"convolution_param { num_output: 4 kernel_size: 3 engine: CUDA }",
+         "caffe.ConvolutionParameter.Engine"},
+        {"convolution_param { num_output: 4 kernel_size: 3 group: \"1\" }", "a whole number"},
+        {"convolution_param { num_output: 4 kernel_size: 3 weight_filler { type: msra } }",
+         "a quoted string"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(
+            text, sizeof text,
+            "%slayer { name: \"c\" type: \"Convolution\" bottom: \"data\" top: \"c\"\n  %s }\n",
+            head, bad[i][0]);
+        cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, NULL, m, sizeof m), LD_EFORMAT, "%s: %s",
+                     bad[i][0], m);
+        cr_assert(strstr(m, "net.prototxt:4:") && strstr(m, bad[i][1]), "%s: %s", bad[i][0], m);
+    }
+}
+
+/* The other side of item 8: refusing a field Caffe accepts is worse than missing a typo. Every
+ * net and solver of the tree passes, and so does a net full of fields the planner ignores. */
+Test(plan, every_caffe_proto_field_is_accepted)
+{
+    static const char *const files[] = {
+        "tests/data/plan/nets/caffenet/data_train_val.prototxt",
+        "tests/data/plan/nets/caffenet/data_solver.prototxt",
+        "tests/data/plan/nets/caffenet/hdf5_train_val.prototxt",
+        "tests/data/plan/nets/caffenet/libdata_train_val.prototxt",
+        "tests/data/plan/nets/lenet/data_train_val.prototxt",
+        "tests/data/plan/nets/lenet/data_solver.prototxt",
+        "tests/data/plan/nets/resnet/data_train_val.prototxt",
+        "tests/data/plan/nets/resnet/hdf5_solver.prototxt",
+        "tests/data/plan/nets/vgg/libdata_train_val.prototxt",
+        "tests/data/plan/nets/vgg/libdata_solver.prototxt",
+        "tests/data/plan_layers/layers.prototxt",
+        "tests/data/plan/deploy_caffenet.prototxt",
+        "samples/caffe/data_lmdb_train_val.prototxt",
+        "samples/caffe/data_lmdb_solver.prototxt",
+        "samples/caffe/hdf5_train_val.prototxt",
+        "samples/caffe/libdata_train_val.prototxt",
+        "samples/caffe/libdata_solver.prototxt",
+        "tests/fuzz/corpus/prototxt/legacy_v1",
+        "tests/fuzz/corpus/prototxt/solver",
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[512], text[65536];
+        snprintf(path, sizeof path, "%s/%s", LD_SOURCE_DIR, files[i]);
+        FILE *f = fopen(path, "rb");
+        cr_assert_not_null(f, "%s", path);
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = 0;
+        for (char *t = strstr(text, "TRAIN_BATCH"); t; t = strstr(t, "TRAIN_BATCH"))
+            memcpy(t, "         16", 11); /* plan_measure.sh's placeholder */
+        ld_pt_node *root = NULL;
+        ld_err e;
+        ld__err_clear(&e);
+        cr_assert_eq(ld__pt_parse(text, n, &root, &e), LD_OK, "%s: %s", path, e.msg);
+        int which = strstr(files[i], "solver") ? LD_PLAN_SOLVER_PROTO : LD_PLAN_NET_PROTO;
+        cr_expect_eq(ld__plan_schema_check(root, which, path, &e), LD_OK, "%s", e.msg);
+        ld__pt_free(root);
+    }
+    /* fields of caffe.proto that the planner does not read, in every kind of message */
+    const char *t =
+        "name: \"all\" force_backward: true debug_info: false\n"
+        "state { phase: TEST level: 0 }\n"
+        "layer { name: \"data\" type: \"Input\" top: \"data\" phase: TEST\n"
+        "  input_param { shape { dim: 2 dim: 3 dim: 8 dim: 8 } } }\n"
+        "layer { name: \"c\" type: \"Convolution\" bottom: \"data\" top: \"c\"\n"
+        "  param { lr_mult: 1 decay_mult: 1 share_mode: PERMISSIVE } param { lr_mult: 2 }\n"
+        "  propagate_down: false exclude { stage: \"deploy\" not_stage: \"x\" min_level: 1 }\n"
+        "  convolution_param { num_output: 4 kernel_size: 3 engine: CAFFE force_nd_im2col: false\n"
+        "    weight_filler { type: \"xavier\" std: 0.01 variance_norm: FAN_AVG_IS_NOT sparse: -1 "
+        "}\n"
+        "    bias_filler { type: \"constant\" value: 0.1 } } }\n";
+    char m[1024];
+    cr_assert_eq(plan_text(t, LD_PLAN_TEST, 0, NULL, m, sizeof m), LD_EFORMAT, "%s", m);
+    cr_assert(strstr(m, "\"FAN_AVG_IS_NOT\"") && strstr(m, "FAN_IN, FAN_OUT, AVERAGE"), "%s", m);
+    char fixed[2048];
+    snprintf(fixed, sizeof fixed, "%s", t);
+    char *at = strstr(fixed, "FAN_AVG_IS_NOT");
+    memcpy(at, "AVERAGE       ", 14);
+    strcat(fixed, "layer { name: \"r\" type: \"ReLU\" bottom: \"c\" top: \"c\"\n"
+                  "  relu_param { negative_slope: 0.1 engine: DEFAULT } }\n"
+                  "layer { name: \"d\" type: \"Dropout\" bottom: \"c\" top: \"c\"\n"
+                  "  dropout_param { dropout_ratio: 0.5 } }\n"
+                  "layer { name: \"p\" type: \"Softmax\" bottom: \"c\" top: \"p\"\n"
+                  "  loss_param { ignore_label: -1 normalization: VALID normalize: true }\n"
+                  "  softmax_param { axis: 1 engine: CAFFE } }\n");
+    cr_assert_eq(plan_text(fixed, LD_PLAN_TEST, 0, NULL, m, sizeof m), LD_OK, "%s", m);
+}
+
+/* Caffe's text parser: an enum by number, the last value of a field given twice, two
+ * non-repeated messages merged. The planner reads the tree Caffe would build. */
+Test(plan, enums_by_number_and_repeated_fields_read_as_caffe_reads_them)
+{
+    char text[2048], m[1024];
+    uint64_t totals[2];
+    static const char *const pools[2] = {"AVE", "1"}; /* PoolMethod AVE = 1 */
+    for (int i = 0; i < 2; i++) {
+        snprintf(text, sizeof text,
+                 "%slayer { name: \"p\" type: \"Pooling\" bottom: \"data\" top: \"p\"\n"
+                 "  pooling_param { pool: %s kernel_size: 2 stride: 2 } }\n",
+                 head, pools[i]);
+        ld_plan_info *info = NULL;
+        cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, &info, m, sizeof m), LD_OK, "%s", m);
+        totals[i] = info->total;
+        ld_free(info);
+    }
+    cr_assert_eq(totals[0], totals[1], "pool: 1 is AVE (no max-pooling mask)");
+    /* kernel_size given twice in a PoolingParameter (not repeated): Caffe keeps 3 */
+    snprintf(text, sizeof text,
+             "%slayer { name: \"p\" type: \"Pooling\" bottom: \"data\" top: \"p\"\n"
+             "  pooling_param { kernel_size: 2 kernel_size: 3 stride: 3 } }\n",
+             head);
+    ld_plan_info *info = NULL;
+    cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, &info, m, sizeof m), LD_OK, "%s", m);
+    cr_assert_eq(info->nblobs, 3);
+    cr_assert_eq(info->blobs[2].dims[2], 11, "3x3 stride 3 on 32: 11, got %lld",
+                 (long long)info->blobs[2].dims[2]);
+    cr_assert_eq(info->blobs[2].dims[3], 11);
+    ld_free(info);
+    /* convolution_param twice: merged into one */
+    snprintf(text, sizeof text,
+             "%slayer { name: \"c\" type: \"Convolution\" bottom: \"data\" top: \"c\"\n"
+             "  convolution_param { num_output: 5 } convolution_param { kernel_size: 3 } }\n",
+             head);
+    cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, &info, m, sizeof m), LD_OK, "%s", m);
+    cr_assert_eq(info->blobs[2].dims[1], 5);
+    cr_assert_eq(info->blobs[2].dims[2], 30);
+    ld_free(info);
+}
+
+/* Item 7: a deploy net (net inputs, no loss) and no solver is inference, and the plan says
+ * which phase it assumed and why; --phase train still plans training. */
+Test(plan, deploy_net_is_planned_as_inference_by_default)
+{
+    ld_plan_info *a = NULL, *t = NULL, *tr = NULL;
+    char *err = NULL;
+    uint64_t ram = (uint64_t)8 << 30;
+    cr_assert_eq(ld_plan(DEPLOY, NULL, LD_PLAN_AUTO, 0, ram, NULL, &a, &err), LD_OK, "%s", err);
+    cr_assert_eq(ld_plan(DEPLOY, NULL, LD_PLAN_TEST, 0, ram, NULL, &t, &err), LD_OK, "%s", err);
+    cr_assert_eq(ld_plan(DEPLOY, NULL, LD_PLAN_TRAIN, 0, ram, NULL, &tr, &err), LD_OK, "%s", err);
+    cr_assert_eq(a->phase, LD_PLAN_TEST);
+    cr_assert_str_eq(a->phase_reason, "the net has no loss layer");
+    cr_assert_str_eq(a->blobs[0].phase, "TEST");
+    cr_assert_eq(a->total, t->total, "auto %llu, test %llu", (unsigned long long)a->total,
+                 (unsigned long long)t->total);
+    cr_assert(!has_item(a, "parameter gradients") && !has_item(a, "solver history"));
+    cr_assert_eq(tr->phase, LD_PLAN_TRAIN);
+    cr_assert_str_eq(tr->phase_reason, "as asked");
+    cr_assert(has_item(tr, "parameter gradients") && has_item(tr, "solver history"));
+    cr_assert_gt(tr->total, 2 * a->total);
+    ld_free(a);
+    ld_free(t);
+    ld_free(tr);
+    /* a loss layer, or a solver, means training */
+    char text[2048], m[1024];
+    snprintf(text, sizeof text,
+             "%slayer { name: \"ip\" type: \"InnerProduct\" bottom: \"data\" top: \"ip\"\n"
+             "  inner_product_param { num_output: 2 } }\n"
+             "layer { name: \"l\" type: \"SigmoidCrossEntropyLoss\" bottom: \"ip\" bottom: \"ip\" "
+             "top: \"l\" }\n",
+             head);
+    cr_assert_eq(plan_text(text, LD_PLAN_AUTO, 0, &a, m, sizeof m), LD_OK, "%s", m);
+    cr_assert_eq(a->phase, LD_PLAN_TRAIN);
+    cr_assert_str_eq(a->phase_reason, "the net has a loss layer");
+    ld_free(a);
+    char stext[1024];
+    snprintf(stext, sizeof stext, "net: \"%s\"\ntype: \"Adam\"\n", DEPLOY);
+    const char *solver = write_net("deploy_solver.prototxt", stext);
+    cr_assert_eq(ld_plan(NULL, solver, LD_PLAN_AUTO, 0, ram, NULL, &a, &err), LD_OK, "%s", err);
+    cr_assert_eq(a->phase, LD_PLAN_TRAIN);
+    cr_assert_str_eq(a->phase_reason, "a solver is given");
+    ld_free(a);
+}
+
+/* Item 9: when not even batch 1 fits, the advice names the largest parts that do not grow
+ * with the batch (fc6's parameters, Adam's history) with their sizes and what reduces each. */
+Test(plan, nothing_fits_names_the_fixed_parts_and_their_cures)
+{
+    ld_plan_info *p = NULL;
+    char *err = NULL;
+    cr_assert_eq(ld_plan(DEPLOY, NULL, LD_PLAN_TEST, 0, (uint64_t)200 << 20, NULL, &p, &err), LD_OK,
+                 "%s", err);
+    cr_assert_eq(p->largest_batch, 0);
+    cr_assert(find_advice(p, "no batch size fits", "by itself"), "%s",
+              p->nadvice ? p->advice[0] : "(no advice)");
+    const char *a = find_advice(p, "parameters: 217 MiB", "'fc6' 37.8M (144 MiB)");
+    cr_assert(a && strstr(a, "'fc7' 16.8M") && strstr(a, "num_output") &&
+                  strstr(a, "smaller input to 'fc6' (256x6x6 per sample"),
+              "%s", a ? a : (p->nadvice > 1 ? p->advice[1] : "(none)"));
+    cr_assert_eq(p->advice_terms, 0u, "no conversion parameter in this advice");
+    ld_free(p);
+    /* training with Adam: its 3 history values per parameter are named too */
+    char stext[1024];
+    snprintf(stext, sizeof stext, "net: \"%s\"\ntype: \"Adam\"\n", DEPLOY);
+    const char *solver = write_net("adam.prototxt", stext);
+    cr_assert_eq(ld_plan(NULL, solver, LD_PLAN_TRAIN, 0, (uint64_t)500 << 20, NULL, &p, &err),
+                 LD_OK, "%s", err);
+    cr_assert_eq(p->largest_batch, 0);
+    a = find_advice(p, "solver history: Adam keeps 3 values per parameter (651 MiB)",
+                    "SGD keeps 1");
+    cr_assert(a, "%s", p->nadvice > 2 ? p->advice[2] : "(none)");
+    cr_assert(find_advice(p, "parameters and their gradients: 434 MiB", "'fc6' 37.8M (288 MiB)"));
+    ld_free(p);
+}
+
+/* Item 9: a Python or MemoryData data layer is not "no bottom": it is not supported, and the
+ * message says how to give the shape (shapes, or an Input layer); with shapes it is planned. */
+Test(plan, python_and_memorydata_layers_say_how_to_give_the_shape)
+{
+    static const char *const tail =
+        "layer { name: \"ip\" type: \"InnerProduct\" bottom: \"data\" top: \"ip\"\n"
+        "  inner_product_param { num_output: 2 } }\n";
+    char text[2048], m[1024];
+    snprintf(text, sizeof text,
+             "layer { name: \"data\" type: \"Python\" top: \"data\" top: \"label\"\n"
+             "  python_param { module: \"feed\" layer: \"Feed\" } }\n%s",
+             tail);
+    cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, NULL, m, sizeof m), LD_EINVAL, "%s", m);
+    cr_assert(strstr(m, "net.prototxt:1: layer 'data' (Python): not supported") &&
+                  strstr(m, "in shapes (data=C,H,W") && strstr(m, "an Input layer") &&
+                  !strstr(m, "no bottom"),
+              "%s", m);
+    snprintf(text, sizeof text,
+             "layer { name: \"data\" type: \"MemoryData\" top: \"data\" top: \"label\"\n"
+             "  memory_data_param { batch_size: 8 channels: 3 height: 32 width: 24 } }\n%s",
+             tail);
+    cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, NULL, m, sizeof m), LD_EINVAL, "%s", m);
+    cr_assert(strstr(m, "(MemoryData): not supported") && strstr(m, "shapes (data=3,32,24"), "%s",
+              m);
+    /* with the shape: planned as an input, at the layer's batch, and a note says so */
+    const char *p = write_net("md.prototxt", text);
+    ld_plan_info *info = NULL;
+    char *err = NULL;
+    cr_assert_eq(ld_plan(p, NULL, LD_PLAN_TEST, 0, (uint64_t)1 << 30, "data=3,32,24", &info, &err),
+                 LD_OK, "%s", err);
+    cr_assert_eq(info->nblobs, 3);
+    cr_assert_eq(info->blobs[0].ndims, 4);
+    cr_assert_eq(info->blobs[0].dims[0], 8);
+    cr_assert_eq(info->blobs[0].dims[3], 24);
+    cr_assert_eq(info->blobs[1].ndims, 1, "the label: one per sample");
+    cr_assert_eq(info->nnotes, 1);
+    cr_assert(strstr(info->notes[0], "MemoryData (layer 'data'): planned as an input"), "%s",
+              info->notes[0]);
+    ld_free(info);
+}
+
+/* Item 9: the other shape failures are LD_EINVAL too (the caller's `shapes` must give them),
+ * while a malformed net stays LD_EFORMAT: a program can tell when to ask for a shape. */
+Test(plan, missing_shapes_are_einval_other_failures_are_not)
+{
+    char m[1024];
+    cr_assert_eq(plan_text("layer { name: \"in\" type: \"Input\" top: \"data\" }\n", LD_PLAN_TEST,
+                           0, NULL, m, sizeof m),
+                 LD_EINVAL, "%s", m);
+    cr_assert(strstr(m, "shapes (data=C,H,W)"), "%s", m);
+    cr_assert_eq(plan_text("layer { name: \"d\" type: \"ImageData\" top: \"data\" top: \"l\"\n"
+                           "  image_data_param { source: \"x.txt\" batch_size: 2 } }\n",
+                           LD_PLAN_TEST, 0, NULL, m, sizeof m),
+                 LD_EINVAL, "%s", m);
+    cr_assert_eq(plan_text("layer { name: \"a\"\n", LD_PLAN_TEST, 0, NULL, m, sizeof m),
+                 LD_EFORMAT);
+    cr_assert(!strstr(m, "shapes"), "%s", m);
+}
+
+/* Item 10: library messages speak the library's terms, not the tool's. */
+Test(plan, library_messages_name_no_tool)
+{
+    char text[2048], m[1024];
+    snprintf(text, sizeof text,
+             "%slayer { name: \"x\" type: \"Mystery\" bottom: \"data\" top: \"x\" }\n", head);
+    cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, NULL, m, sizeof m), LD_EFORMAT);
+    cr_assert(strstr(m, "layer type 'Mystery' is not one the planner knows"), "%s", m);
+    cr_assert(!strstr(m, "dataconv") && !strstr(m, "--"), "%s", m);
+}
+
+static const ld_plan_blob *blob(const ld_plan_info *p, const char *name)
+{
+    for (size_t i = 0; i < p->nblobs; i++)
+        if (!strcmp(p->blobs[i].name, name)) return &p->blobs[i];
+    cr_assert_fail("no blob '%s'", name);
+    return NULL;
+}
+
+/* Fields of messages the planner reads that change shapes: Pooling's round_mode, Accuracy's
+ * axis, DummyData's legacy num/channels/height/width (Caffe 9b89154's Reshape). */
+Test(plan, round_mode_accuracy_axis_and_dummydata_legacy_dims)
+{
+    char text[2048], m[1024];
+    snprintf(text, sizeof text,
+             "%slayer { name: \"l2\" type: \"Input\" top: \"l2\"\n"
+             "  input_param { shape { dim: 4 dim: 3 dim: 32 } } }\n"
+             "layer { name: \"p\" type: \"Pooling\" bottom: \"data\" top: \"p\"\n"
+             "  pooling_param { pool: MAX kernel_size: 3 stride: 2 round_mode: FLOOR } }\n"
+             "layer { name: \"q\" type: \"Pooling\" bottom: \"data\" top: \"q\"\n"
+             "  pooling_param { pool: MAX kernel_size: 3 stride: 2 } }\n"
+             "layer { name: \"a\" type: \"Accuracy\" bottom: \"data\" bottom: \"l2\" top: \"a\" "
+             "top: \"per_class\" accuracy_param { axis: 3 } }\n"
+             "layer { name: \"dd\" type: \"DummyData\" top: \"x\" top: \"y\"\n"
+             "  dummy_data_param { num: 5 channels: 2 channels: 7 height: 4 width: 6 } }\n",
+             head);
+    ld_plan_info *info = NULL;
+    cr_assert_eq(plan_text(text, LD_PLAN_TEST, 0, &info, m, sizeof m), LD_OK, "%s", m);
+    cr_assert_eq(blob(info, "p")->dims[2], 15, "floor((32 - 3) / 2) + 1");
+    cr_assert_eq(blob(info, "q")->dims[2], 16, "ceil((32 - 3) / 2) + 1");
+    const ld_plan_blob *pc = blob(info, "per_class");
+    cr_assert(pc->ndims == 1 && pc->dims[0] == 32, "one accuracy per class along axis 3: %lld",
+              (long long)pc->dims[0]);
+    const ld_plan_blob *x = blob(info, "x"), *y = blob(info, "y");
+    cr_assert(x->ndims == 4 && x->dims[0] == 5 && x->dims[1] == 2 && x->dims[2] == 4 &&
+                  x->dims[3] == 6,
+              "x: %d axes", x->ndims);
+    cr_assert(y->ndims == 4 && y->dims[1] == 7 && y->dims[3] == 6, "y: %d axes", y->ndims);
+    ld_free(info);
+}
+
+/* Item 8, last part: the layer types whose parameters the planner does not all interpret are
+ * named in notes (the estimate stays, with its limits said). */
+Test(plan, notes_name_layer_types_not_fully_interpreted)
+{
+    char text[2048], m[1024];
+    snprintf(text, sizeof text,
+             "state { level: 1 }\n%s"
+             "layer { name: \"a\" type: \"InnerProduct\" bottom: \"data\" top: \"a\"\n"
+             "  param { name: \"w\" } inner_product_param { num_output: 2 bias_term: false } }\n"
+             "layer { name: \"b\" type: \"InnerProduct\" bottom: \"data\" top: \"b\"\n"
+             "  param { name: \"w\" } inner_product_param { num_output: 2 bias_term: false } }\n"
+             "layer { name: \"l\" type: \"SigmoidCrossEntropyLoss\" bottom: \"a\" bottom: \"b\" "
+             "top: \"l\" }\n",
+             head);
+    ld_plan_info *info = NULL;
+    cr_assert_eq(plan_text(text, LD_PLAN_TRAIN, 0, &info, m, sizeof m), LD_OK, "%s", m);
+    cr_assert_eq(info->nnotes, 3);
+    cr_assert(strstr(info->notes[0], "the net's state (level, stage) is not interpreted"), "%s",
+              info->notes[0]);
+    cr_assert(strstr(info->notes[1], "InnerProduct: shared parameters"), "%s", info->notes[1]);
+    cr_assert(strstr(info->notes[2], "SigmoidCrossEntropyLoss: planned as a loss of one value"),
+              "%s", info->notes[2]);
+    ld_free(info);
+    /* a net the planner reads whole has none */
+    cr_assert_eq(plan_text(head, LD_PLAN_TEST, 0, &info, m, sizeof m), LD_OK, "%s", m);
+    cr_assert_eq(info->nnotes, 0);
     ld_free(info);
 }

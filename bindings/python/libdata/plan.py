@@ -3,15 +3,38 @@
 batch that fits a memory figure and advice. `dataconv plan` prints the same."""
 import ctypes
 import os
-from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _lib
 from ._lib import LibdataError, api
 from .convert import PathLike
 
-PHASES = {"train": 0, "test": 1}
+PHASES = {"train": 0, "test": 1, "auto": 2}  # plan.h ld_plan_phase
 HEADROOM_PCT = 5  # plan.h LD_PLAN_HEADROOM_PCT: percent of ram kept for the estimate's error
+
+# `dataconv plan --ram`'s sizes (cli/options.c dc_parse_size): a decimal number (strtod's
+# forms, leading blanks), then K/M/G/T (powers of 1024, any case) optionally followed by iB or
+# B, or B alone; nothing after.
+_RAM_RE = re.compile(r"[ \t\n\v\f\r]*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+                     r"(?:([KMGTkmgt])(?:[iI][bB]|[bB])?|[bB])?")
+
+
+def _ram_bytes(ram: Union[int, str, None]) -> int:
+    """`ram` as bytes for ld_plan: None or 0 is MemAvailable (0); a string as the CLI reads it."""
+    if ram is None:
+        return 0
+    if isinstance(ram, str):
+        m = _RAM_RE.fullmatch(ram)
+        v = float(m.group(1)) * 1024 ** " KMGT".index((m.group(2) or " ").upper()) if m else -1.0
+        if not m or v <= 0 or v >= 9.2e18:
+            raise ValueError(f"ram: {ram!r} is not a size such as 4G, 512M or 1.5GiB")
+        return int(v)
+    n = _lib.check_int(ram, "ram")
+    if n < 0:
+        raise ValueError(f"ram must be >= 0 bytes (0: MemAvailable), not {n}")
+    return n
 
 
 @dataclass(frozen=True)
@@ -34,7 +57,9 @@ class PlanBlob:
 @dataclass(frozen=True)
 class Plan:
     """The estimate: `total` bytes of peak host memory at `batch`; `largest_batch` fits `usable`
-    (`ram` less HEADROOM_PCT percent for the estimate's error)."""
+    (`ram` less HEADROOM_PCT percent for the estimate's error). `phase` is the phase planned
+    ("train" or "test"; what "auto" became) and `phase_reason` why; `notes` say what the
+    estimate does not fully cover (layer types whose parameters it did not all interpret)."""
     batch: int
     total: int
     ram: int
@@ -43,6 +68,9 @@ class Plan:
     items: List[PlanItem]
     blobs: List[PlanBlob]
     advice: List[str]
+    phase: str = "train"
+    phase_reason: str = ""
+    notes: List[str] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
@@ -65,7 +93,10 @@ class _Info(ctypes.Structure):
                 ("nitems", ctypes.c_size_t), ("items", ctypes.POINTER(_Item)),
                 ("nblobs", ctypes.c_size_t), ("blobs", ctypes.POINTER(_Blob)),
                 ("nadvice", ctypes.c_size_t), ("advice", ctypes.POINTER(ctypes.c_char_p)),
-                ("usable", ctypes.c_uint64)]
+                ("usable", ctypes.c_uint64),
+                ("phase", ctypes.c_int), ("phase_reason", ctypes.c_char_p),
+                ("nnotes", ctypes.c_size_t), ("notes", ctypes.POINTER(ctypes.c_char_p)),
+                ("advice_terms", ctypes.c_uint)]
 
 
 _lib.declare("ld_plan", ctypes.c_int,
@@ -77,18 +108,22 @@ def _text(b: Optional[bytes]) -> str:
     return b.decode("utf-8", "replace") if b else ""
 
 
-def plan(net: Optional[PathLike] = None, solver: Optional[PathLike] = None, *, phase: str = "train",
-         batch: int = 0, ram: Optional[int] = None,
+def plan(net: Optional[PathLike] = None, solver: Optional[PathLike] = None, *, phase: str = "auto",
+         batch: int = 0, ram: Union[int, str, None] = None,
          shapes: Optional[Dict[str, Sequence[int]]] = None) -> Plan:
     """Estimate Caffe 1.0's peak host memory for `net` (a train_val prototxt; None: the one the
-    solver names) and `solver` (its type, max_iter, test net). `batch`: the planned phase's batch
-    size (0: the net's own); `ram`: bytes to fit in (None: MemAvailable); `shapes`: data tops'
-    shapes instead of their sources', e.g. {"data": (3, 227, 227)}. Data sources are opened
-    (relative paths from the current directory, as caffe does). Raises LibdataError with the
-    library's message (file:line: reason) for a malformed net, an unknown layer type, a missing
-    bottom or source, and ValueError for a bad argument."""
+    solver names) and `solver` (its type, max_iter, test net). `phase`: "train", "test" or
+    "auto" (train with a solver or when the net has a loss layer, else test: a deploy net);
+    `batch`: the planned phase's batch size (0: the net's own); `ram`: bytes to fit in, an int
+    or a size string as `dataconv plan --ram` takes ("4G", "512M", "1.5GiB"; None or 0:
+    MemAvailable); `shapes`: data tops' shapes instead of their sources', e.g.
+    {"data": (3, 227, 227)} (also how a Python or MemoryData data layer is planned). Data
+    sources are opened (relative paths from the current directory, as caffe does). Raises
+    LibdataError with the library's message (file:line: reason) for a malformed net, a field
+    caffe.proto does not have, an unknown layer type, a missing bottom or source (code
+    LD_EINVAL when a shape must be given in `shapes`), and ValueError for a bad argument."""
     if phase not in PHASES:
-        raise ValueError(f"phase must be 'train' or 'test', not {phase!r}")
+        raise ValueError(f"phase must be 'train', 'test' or 'auto', not {phase!r}")
     if batch < 0:
         raise ValueError("batch must be >= 0")
     if net is None and solver is None:
@@ -101,11 +136,12 @@ def plan(net: Optional[PathLike] = None, solver: Optional[PathLike] = None, *, p
                 raise ValueError(f"shapes[{name!r}]: positive dims (C, H, W) expected")
             parts.append(f"{name}=" + ",".join(str(int(d)) for d in dims))
         sh = ";".join(parts).encode()
+    ram_bytes = _ram_bytes(ram)
     out = ctypes.POINTER(_Info)()
     err = ctypes.c_void_p()
     rc = api.ld_plan(_lib.fsencode(net) if net is not None else None,
                      _lib.fsencode(solver) if solver is not None else None,
-                     PHASES[phase], int(batch), int(ram or 0), sh, ctypes.byref(out), ctypes.byref(err))
+                     PHASES[phase], int(batch), ram_bytes, sh, ctypes.byref(out), ctypes.byref(err))
     try:
         msg = ctypes.string_at(err.value).decode("utf-8", "replace") if err.value else ""
         if rc < 0:
@@ -118,8 +154,11 @@ def plan(net: Optional[PathLike] = None, solver: Optional[PathLike] = None, *, p
                           tuple(int(d.blobs[i].dims[k]) for k in range(d.blobs[i].ndims)))
                  for i in range(d.nblobs)]
         advice = [_text(d.advice[i]) for i in range(d.nadvice)]
+        notes = [_text(d.notes[i]) for i in range(d.nnotes)]
         return Plan(batch=int(d.batch), total=int(d.total), ram=int(d.ram), usable=int(d.usable),
-                    largest_batch=int(d.largest_batch), items=items, blobs=blobs, advice=advice)
+                    largest_batch=int(d.largest_batch), items=items, blobs=blobs, advice=advice,
+                    phase="test" if d.phase == PHASES["test"] else "train",
+                    phase_reason=_text(d.phase_reason), notes=notes)
     finally:
         if out:
             api.ld_free(ctypes.cast(out, ctypes.c_void_p))

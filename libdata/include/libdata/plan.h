@@ -20,7 +20,11 @@ extern "C" {
 typedef enum ld_plan_phase {
     LD_PLAN_TRAIN = 0, /**< `caffe train`: the TRAIN net with backward and solver state, plus
                             the TEST net when the solver has test_iter/test_interval */
-    LD_PLAN_TEST = 1   /**< the TEST net alone, forward only (`caffe test`, deployment) */
+    LD_PLAN_TEST = 1,  /**< the TEST net alone, forward only (`caffe test`, deployment) */
+    LD_PLAN_AUTO = 2   /**< TRAIN when a solver is given or the net has a loss layer in its
+                            TRAIN phase; TEST otherwise: a net without a loss (a deploy net) is
+                            not trained. ld_plan_info.phase and .phase_reason say which was
+                            planned and why */
 } ld_plan_phase;
 
 /** One component of the estimate. */
@@ -59,7 +63,23 @@ typedef struct ld_plan_info {
     uint64_t usable;           /**< `ram` less LD_PLAN_HEADROOM_PCT percent for the estimate's
                                     error: what largest_batch is fitted to, and what a batch
                                     "fits" in (total <= usable) */
+    /* Added after `usable`: a program that may run with an older libdata.so checks
+     * ld_version_number() before reading them. */
+    int phase;                /**< the phase planned: LD_PLAN_TRAIN or LD_PLAN_TEST (what
+                                   LD_PLAN_AUTO became) */
+    const char *phase_reason; /**< why that phase: "as asked", "a solver is given", "the net has
+                                   a loss layer", "the net has no loss layer" */
+    size_t nnotes;
+    const char *const *notes; /**< sentences: what the estimate does not fully cover (layer
+                                   types whose parameters were not all interpreted, layers
+                                   planned from a given shape); may be 0 */
+    unsigned advice_terms;    /**< LD_PLAN_TERM_* bits: the parameter names the advice uses,
+                                   for a program that translates them into its own */
 } ld_plan_info;
+
+/** ld_plan_info.advice_terms: conversion parameters the advice names (convert.h). */
+#define LD_PLAN_TERM_SPLIT_BYTES 1u /**< split_bytes */
+#define LD_PLAN_TERM_RESIZE 2u      /**< resize_w / resize_h */
 
 /** Percent of `ram` kept free for the estimate's error (measured: -2.1 % to +4.7 % of Caffe's
  *  peak RSS, docs/caffe.md). */
@@ -74,19 +94,26 @@ typedef struct ld_plan_info {
  *                from the current directory, as caffe does.
  * @param solver  a solver prototxt or NULL: its type (SGD, Nesterov, Adam...), test_iter /
  *                test_interval (test net) and max_iter; `net:` in it is used when `net` is NULL.
- * @param phase   an ld_plan_phase.
+ * @param phase   an ld_plan_phase; LD_PLAN_AUTO decides from the solver and the net's loss.
  * @param batch   batch size of the planned phase's data layers; 0 keeps the net's own. The
  *                other phase's batch keeps its own.
  * @param ram     bytes the run may use; 0: the machine's MemAvailable. largest_batch is fitted
  *                to it less LD_PLAN_HEADROOM_PCT percent (`usable`).
  * @param shapes  NULL, or input shapes that override the data layers': "NAME=C,H,W" or
  *                "NAME=N,C,H,W" items separated by ';' (a top name; N replaced by the batch).
+ *                A layer without bottoms that the planner cannot read a shape from (Python,
+ *                MemoryData, WindowData) is planned as an input of the shapes given for its
+ *                tops (its own memory is then not counted: a note says so).
  * @param info    on success: the estimate (release with ld_free()); NULL on failure.
  * @param errmsg  on failure, a message naming the file, the line:column and the reason
  *                (release with ld_free()); NULL on success. May be NULL.
- * @return LD_OK, LD_EIO (a file cannot be read), LD_EFORMAT (malformed text, a layer type it
- *         does not know, a missing bottom, inconsistent shapes), LD_ELIMIT (sizes that
- *         overflow, nesting too deep), LD_EINVAL (bad argument), LD_ENOMEM.
+ * @return LD_OK, LD_EIO (a file cannot be read), LD_EFORMAT (malformed text, a field
+ *         caffe.proto does not have for its message, a layer type it does not know, a
+ *         missing bottom, inconsistent shapes), LD_ELIMIT (sizes that overflow, nesting too
+ *         deep), LD_EINVAL (a bad argument; also a data top whose shape must be given in
+ *         `shapes` because neither the net nor its source gives it: ImageData without
+ *         new_height/new_width, a source of images of different sizes, an Input without a
+ *         shape, a Python, MemoryData or WindowData layer), LD_ENOMEM.
  * Thread-safe: no shared state besides the HDF5 lock (data sources are opened).
  */
 LD_API int ld_plan(const char *net, const char *solver, int phase, int batch, uint64_t ram,

@@ -9,6 +9,7 @@
 
 #include "libdata/plan.h"
 #include "plan/plan_net.h"
+#include "plan/plan_schema.h"
 
 /* Caffe 1.0 (CPU, OpenBLAS) on a trivial net: the binary, its libraries (boost, protobuf,
  * glog, OpenCV, HDF5, LMDB, BLAS) and the BLAS and malloc arenas of its threads. Measured
@@ -67,6 +68,7 @@ static int parse_solver(const char *path, ld_pt_node **root, solver *s, ld_err *
     rc = ld__pt_parse(text, len, root, &pe);
     free(text);
     if (rc != LD_OK) return ld__err(e, rc, "%s:%s", path, pe.msg);
+    if ((rc = ld__plan_schema_check(*root, LD_PLAN_SOLVER_PROTO, path, e)) != LD_OK) return rc;
     const ld_pt_node *r = *root;
     s->type = ld__pt_get_str(r, "type", NULL);
     if (!s->type) s->type = ld__pt_get_str(r, "solver_type", "SGD");
@@ -138,7 +140,9 @@ typedef struct ctx {
     solver sol;
     int has_solver;
     int phase;
-    int main_batch; /* the planned net's batch at the last evaluate() */
+    int main_batch;   /* the planned net's batch at the last evaluate() */
+    int test_batch;   /* the TEST net's, when it is planned too */
+    ld_plan_mem last; /* the planned net's memory at the last evaluate() */
 } ctx;
 
 /* Bytes of every item at batch b (main net); returns the total. */
@@ -182,6 +186,8 @@ static int evaluate(ctx *c, int batch, uint64_t *bytes, size_t nitems, const ite
     }
     *total = sum;
     c->main_batch = mm.batch;
+    c->test_batch = mt.batch;
+    c->last = mm;
     return LD_OK;
 }
 
@@ -201,11 +207,22 @@ static int add_advice(char ***adv, size_t *n, char *s, ld_err *e)
 static void human(uint64_t b, char *out, size_t cap)
 {
     if (b >= (uint64_t)1 << 30)
-        snprintf(out, cap, "%.1f GB", (double)b / (1 << 30));
+        snprintf(out, cap, "%.1f GiB", (double)b / (1 << 30));
     else if (b >= (uint64_t)1 << 20)
-        snprintf(out, cap, "%.0f MB", (double)b / (1 << 20));
+        snprintf(out, cap, "%.0f MiB", (double)b / (1 << 20));
     else
-        snprintf(out, cap, "%.0f KB", (double)b / 1024);
+        snprintf(out, cap, "%.0f KiB", (double)b / 1024);
+}
+
+/* A count of floats: 37.7M, 307.2K, 96. */
+static void floats(uint64_t n, char *out, size_t cap)
+{
+    if (n >= 1000000)
+        snprintf(out, cap, "%.1fM", (double)n / 1e6);
+    else if (n >= 1000)
+        snprintf(out, cap, "%.1fK", (double)n / 1e3);
+    else
+        snprintf(out, cap, "%llu", (unsigned long long)n);
 }
 
 /* Largest b in [1, 2^24] with total(b) <= ram (totals grow with b); 0 if none. */
@@ -241,6 +258,122 @@ static int largest(ctx *c, uint64_t ram, uint64_t *bytes, size_t ni, const item 
     return LD_OK;
 }
 
+/* When not even batch 1 fits: what does not grow with the batch, largest first, each with its
+ * size and what reduces it. `fixed` is each item's share that batch 1 and batch 2 both need. */
+static int fixed_advice(ctx *c, const item *items, size_t ni, const uint64_t *fixed, char ***adv,
+                        size_t *nadv, unsigned *terms, ld_err *e)
+{
+    enum { G_PARAMS, G_HISTORY, G_SOURCE, G_TEST, G_BASELINE, G_COL, G_OTHER, G_N };
+    uint64_t g[G_N] = {0};
+    for (size_t i = 0; i < ni; i++) {
+        int k = items[i].comp, grp = G_OTHER;
+        if (items[i].phase == 1)
+            grp = G_TEST;
+        else if (k == -2)
+            grp = G_BASELINE;
+        else if (k == -1)
+            grp = G_HISTORY;
+        else if (k == LD_PM_PARAM || k == LD_PM_PARAM_DIFF)
+            grp = G_PARAMS;
+        else if (k == LD_PM_SOURCE)
+            grp = G_SOURCE;
+        else if (k == LD_PM_COL)
+            grp = G_COL;
+        g[grp] += fixed[i];
+    }
+    uint64_t sum = 0;
+    for (int k = 0; k < G_N; k++)
+        sum += g[k];
+    const ld_plan_mem *m = &c->last;
+    const int train = c->phase == LD_PLAN_TRAIN;
+    const char *stype = c->has_solver ? c->sol.type : "SGD";
+    const int hf = history_factor(c->has_solver ? &c->sol : NULL);
+    char h[32], h2[32], f[32];
+    int rc = LD_OK;
+    for (int done = 0; done < G_N && rc == LD_OK; done++) {
+        int k = -1;
+        for (int q = 0; q < G_N; q++)
+            if (g[q] && (k < 0 || g[q] > g[k])) k = q;
+        /* the parts that matter: 1 MiB and 2 % of the whole at least */
+        if (k < 0 || g[k] < ((uint64_t)1 << 20) || g[k] < sum / 50) break;
+        human(g[k], h, sizeof h);
+        char *a = NULL;
+        if (k == G_PARAMS) {
+            char list[512] = "", cure[256] = "";
+            size_t used = 0;
+            for (int b = 0; b < LD_PLAN_NBIG && m->big[b].count; b++) {
+                const ld_plan_layer *L = &c->main.layers[m->big[b].layer];
+                floats(m->big[b].count, f, sizeof f);
+                human(m->big[b].count * 4 * (train ? 2 : 1), h2, sizeof h2);
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s '%s' %s (%s)",
+                                         b ? ", " : "", L->type, L->name, f, h2);
+                if (used >= sizeof list) used = sizeof list - 1;
+                if (m->big[b].bottom_nd > 1 && !cure[0]) {
+                    char dims[96] = "";
+                    size_t du = 0;
+                    for (int q = 1; q < m->big[b].bottom_nd && du < sizeof dims - 24; q++)
+                        du += (size_t)snprintf(dims + du, sizeof dims - du, "%s%lld",
+                                               q > 1 ? "x" : "", (long long)m->big[b].bottom_d[q]);
+                    snprintf(cure, sizeof cure,
+                             ", or a smaller input to '%s' (%s per sample: a smaller input size "
+                             "or more pooling before it)",
+                             L->name, dims);
+                }
+            }
+            if (list[0])
+                a = ld__asprintf("parameters%s: %s; the largest: %s. A smaller num_output in "
+                                 "them%s reduces it",
+                                 train ? " and their gradients" : "", h, list, cure);
+            else
+                a = ld__asprintf("parameters%s: %s", train ? " and their gradients" : "", h);
+        } else if (k == G_HISTORY) {
+            const char *cure = "SGD keeps 1 (type: \"SGD\" in the solver), Nesterov, AdaGrad "
+                               "and RMSProp 2";
+            if (hf == 1)
+                cure = "the least of Caffe's solvers: only fewer parameters reduce it";
+            else if (!strcmp(stype, "SGD")) /* SGD with L1 regularization */
+                cure = "regularization_type L2 keeps one fewer";
+            a = ld__asprintf("solver history: %s keeps %d value%s per parameter (%s): %s", stype,
+                             hf, hf == 1 ? "" : "s", h, cure);
+        } else if (k == G_SOURCE) {
+            const ld_plan_layer *L = NULL;
+            for (size_t i = 0; i < c->main.nlayers && !L; i++)
+                if (c->main.layers[i].src) L = &c->main.layers[i];
+            if (L && !strcmp(L->type, "HDF5Data")) {
+                *terms |= LD_PLAN_TERM_SPLIT_BYTES;
+                a = ld__asprintf("data source: HDF5Data '%s' holds a whole file as float32 (%s): "
+                                 "smaller files (split_bytes at conversion) or the LibData "
+                                 "layer reduce it",
+                                 L->name, h);
+            } else {
+                a = ld__asprintf("data source: the Data layer%s%s%s keeps the LMDB pages it "
+                                 "reads mapped, and they count in RSS (%s): the LibData layer "
+                                 "(bindings/caffe) reads them without keeping them, or a "
+                                 "smaller max_iter reads fewer",
+                                 L ? " '" : "", L ? L->name : "", L ? "'" : "", h);
+            }
+        } else if (k == G_TEST) {
+            a = ld__asprintf("the TEST net at its batch %d: %s: a smaller batch_size in its data "
+                             "layer, or no test net during training (no test_iter / "
+                             "test_interval in the solver)",
+                             c->test_batch, h);
+        } else if (k == G_BASELINE) {
+            a = ld__asprintf("Caffe's own process (binary, libraries, BLAS): %s, whatever the "
+                             "net",
+                             h);
+        } else if (k == G_COL) {
+            a = ld__asprintf("im2col buffers (one image's worth per convolution): %s: a smaller "
+                             "input size reduces them",
+                             h);
+        } else {
+            a = ld__asprintf("other buffers that do not grow with the batch: %s", h);
+        }
+        rc = add_advice(adv, nadv, a, e);
+        g[k] = 0;
+    }
+    return rc;
+}
+
 static const char *const comp_names[LD_PM_N] = {
     "activations (top data)",
     "gradients (top diff)",
@@ -261,6 +394,7 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     ld_pt_node *sroot = NULL;
     char *text = NULL, *net_owned = NULL, *test_text = NULL;
     size_t len = 0, test_len = 0, ni = 0, nadv = 0;
+    unsigned terms = 0; /* LD_PLAN_TERM_* the advice uses */
     char **adv = NULL;
     item items[2 * LD_PM_N + 2];
     uint64_t bytes[2 * LD_PM_N + 2], total = 0;
@@ -268,22 +402,26 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     int rc = LD_OK;
     if (info) *info = NULL;
     if (errmsg) *errmsg = NULL;
-    if (!info || (!net_path && !solver_path) || (phase != LD_PLAN_TRAIN && phase != LD_PLAN_TEST) ||
-        batch < 0) {
+    if (!info || (!net_path && !solver_path) ||
+        (phase != LD_PLAN_TRAIN && phase != LD_PLAN_TEST && phase != LD_PLAN_AUTO) || batch < 0) {
         rc = ld__err(&e, LD_EINVAL,
-                     "ld_plan: a net or a solver path, a phase (LD_PLAN_TRAIN/TEST) and a "
+                     "ld_plan: a net or a solver path, a phase (LD_PLAN_TRAIN/TEST/AUTO) and a "
                      "batch >= 0 are required");
         goto fail;
     }
+    const char *phase_reason = "as asked";
     if (solver_path) {
         if ((rc = parse_solver(solver_path, &sroot, &c.sol, &e)) != LD_OK) goto fail;
         c.has_solver = 1;
         if (!net_path) {
             if (!c.sol.net) {
-                rc = ld__err(&e, LD_EINVAL,
-                             "%s: the solver names no net (net: or train_net:): give the net "
-                             "prototxt",
-                             solver_path);
+                rc = ld__err(&e, LD_EFORMAT,
+                             "%s: the solver names no net file (net: or train_net:%s): give the "
+                             "net prototxt",
+                             solver_path,
+                             ld__pt_get(sroot, "net_param") || ld__pt_get(sroot, "train_net_param")
+                                 ? "; a net written inside the solver is not read"
+                                 : "");
                 goto fail;
             }
             net_path = net_owned = ld__strdup(c.sol.net);
@@ -294,10 +432,24 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         }
     }
     if ((rc = read_text(net_path, &text, &len, &e)) != LD_OK) goto fail;
+    /* LD_PLAN_AUTO: training needs a solver or a loss; a net with neither is deployed. */
+    const int asked = phase;
+    if (asked == LD_PLAN_AUTO) {
+        phase = LD_PLAN_TRAIN;
+        phase_reason = c.has_solver ? "a solver is given" : "the net has a loss layer";
+    }
     c.phase = phase;
     c.cfg_main = (ld_plan_cfg){
         phase == LD_PLAN_TRAIN, batch, c.has_solver ? c.sol.max_iter : 0, shapes, net_path, ""};
     if ((rc = ld__plan_net_load(&c.main, text, len, phase, &c.cfg_main, &e)) != LD_OK) goto fail;
+    if (asked == LD_PLAN_AUTO && !c.has_solver && !c.main.has_loss) {
+        ld__plan_net_free(&c.main);
+        c.phase = phase = LD_PLAN_TEST;
+        phase_reason = "the net has no loss layer";
+        c.cfg_main.train = 0;
+        if ((rc = ld__plan_net_load(&c.main, text, len, phase, &c.cfg_main, &e)) != LD_OK)
+            goto fail;
+    }
     c.has_test =
         phase == LD_PLAN_TRAIN && c.has_solver && c.sol.test_iter > 0 && c.sol.test_interval > 0;
     if (c.has_test) {
@@ -347,14 +499,31 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     if (total > usable) {
         human(total, h1, sizeof h1);
         human(usable, h2, sizeof h2);
-        char *a =
-            best > 0 ? ld__asprintf("batch %d needs %s, more than the %s usable: the largest batch "
-                                    "that fits is %lld",
-                                    used_batch, h1, h2, (long long)best)
-                     : ld__asprintf("batch %d needs %s, more than the %s usable, and no batch size "
-                                    "fits: what does not grow with the batch is too large (below)",
-                                    used_batch, h1, h2);
-        if ((rc = add_advice(&adv, &nadv, a, &e)) != LD_OK) goto fail;
+        if (best > 0) {
+            char *a = ld__asprintf("batch %d needs %s, more than the %s usable: the largest batch "
+                                   "that fits is %lld",
+                                   used_batch, h1, h2, (long long)best);
+            if ((rc = add_advice(&adv, &nadv, a, &e)) != LD_OK) goto fail;
+        } else {
+            /* What batch 1 and batch 2 both need does not grow with the batch. */
+            uint64_t b1[2 * LD_PM_N + 2], fixed[2 * LD_PM_N + 2], t1, t2, all = 0;
+            if ((rc = evaluate(&c, 1, b1, ni, items, &t1, &e)) != LD_OK ||
+                (rc = evaluate(&c, 2, tmp, ni, items, &t2, &e)) != LD_OK)
+                goto fail;
+            for (size_t i = 0; i < ni; i++) {
+                uint64_t grow = tmp[i] > b1[i] ? tmp[i] - b1[i] : 0;
+                fixed[i] = b1[i] > grow ? b1[i] - grow : 0;
+                all += fixed[i];
+            }
+            human(all, h3, sizeof h3);
+            char *a = ld__asprintf("batch %d needs %s, more than the %s usable, and no batch size "
+                                   "fits: what does not grow with the batch needs %s by itself. "
+                                   "Its largest parts, and what reduces them:",
+                                   used_batch, h1, h2, h3);
+            if ((rc = add_advice(&adv, &nadv, a, &e)) != LD_OK) goto fail;
+            if ((rc = fixed_advice(&c, items, ni, fixed, &adv, &nadv, &terms, &e)) != LD_OK)
+                goto fail;
+        }
     }
     for (size_t i = 0; i < c.main.nlayers; i++) {
         const ld_plan_layer *L = &c.main.layers[i];
@@ -394,6 +563,7 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
             &e);
         free(libdata_part);
         if (rc != LD_OK) goto fail;
+        terms |= LD_PLAN_TERM_SPLIT_BYTES;
     }
     /* A smaller input: the largest batch at 5/8 of the height and width (256 -> 160). */
     for (size_t i = 0; i < c.main.nlayers; i++) {
@@ -432,6 +602,7 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
                              (long long)b2, (long long)best),
                 &e);
             if (rc != LD_OK) goto fail;
+            terms |= LD_PLAN_TERM_RESIZE;
         }
         break;
     }
@@ -453,6 +624,22 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     }
     for (size_t i = 0; i < nadv; i++)
         need += strlen(adv[i]) + 1;
+    /* the notes of both nets, once each */
+    const char *notes[64];
+    size_t nnotes = 0;
+    for (int p = 0; p < 2; p++) {
+        const ld_plan_net *n = p ? &c.test : &c.main;
+        if (p && !c.has_test) break;
+        for (size_t i = 0; i < n->nnotes && nnotes < sizeof notes / sizeof *notes; i++) {
+            size_t q = 0;
+            while (q < nnotes && strcmp(notes[q], n->notes[i]))
+                q++;
+            if (q == nnotes) notes[nnotes++] = n->notes[i];
+        }
+    }
+    need += nnotes * sizeof(char *) + strlen(phase_reason) + 1;
+    for (size_t i = 0; i < nnotes; i++)
+        need += strlen(notes[i]) + 1;
     char *blk = calloc(1, need);
     if (!blk) {
         rc = ld__err(&e, LD_ENOMEM, "out of memory");
@@ -476,6 +663,8 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     off += nd_total * sizeof(int64_t);
     const char **advp = (const char **)(blk + off);
     off += nadv * sizeof(char *);
+    const char **notep = (const char **)(blk + off);
+    off += nnotes * sizeof(char *);
     char *str = blk + off;
     static const char *const pre[3] = {"", "TEST net: ", ""};
     for (size_t i = 0; i < ni; i++) {
@@ -507,6 +696,12 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
         advp[i] = str;
         str += sprintf(str, "%s", adv[i]) + 1;
     }
+    for (size_t i = 0; i < nnotes; i++) {
+        notep[i] = str;
+        str += sprintf(str, "%s", notes[i]) + 1;
+    }
+    r->phase_reason = str;
+    str += sprintf(str, "%s", phase_reason) + 1;
     r->batch = used_batch;
     r->total = total;
     r->ram = ram;
@@ -518,6 +713,10 @@ int ld_plan(const char *net_path, const char *solver_path, int phase, int batch,
     r->blobs = bl;
     r->nadvice = nadv;
     r->advice = advp;
+    r->phase = phase;
+    r->nnotes = nnotes;
+    r->notes = notep;
+    r->advice_terms = terms;
     *info = r;
 fail:
     for (size_t i = 0; i < nadv; i++)

@@ -9,6 +9,7 @@
 
 #include "libdata/reader.h"
 #include "plan/plan_net.h"
+#include "plan/plan_schema.h"
 
 /* Legacy V1 `layers { type: CONVOLUTION }` enum names -> layer types. */
 static const char *const v1_types[][2] = {
@@ -89,7 +90,7 @@ static int layer_in_phase(const ld_pt_node *l, int phase)
 static int push_layer(ld_plan_net *net, ld_plan_layer **out, ld_err *e)
 {
     if (net->nlayers >= LD_PLAN_MAX_LAYERS)
-        return ld__err(e, LD_ELIMIT, "more than %d layers: not a net this tool plans",
+        return ld__err(e, LD_ELIMIT, "more than %d layers: not a net the planner takes",
                        LD_PLAN_MAX_LAYERS);
     if (net->nlayers == net->cap) {
         size_t c = net->cap ? net->cap * 2 : 32;
@@ -187,7 +188,7 @@ int ld__plan_reader_memory(const char *path, int batch, int64_t crop, int64_t pr
 }
 
 /* Open a data layer's source to learn the sample shape (and what the source costs). */
-static int open_source(ld_plan_layer *L, const ld_plan_cfg *cfg, ld_err *e)
+static int open_source(ld_plan_layer *L, int v1, const ld_plan_cfg *cfg, ld_err *e)
 {
     const char *t = L->type;
     int is_data = !strcmp(t, "Data"), is_h5 = !strcmp(t, "HDF5Data"), is_ld = !strcmp(t, "LibData");
@@ -237,6 +238,10 @@ static int open_source(ld_plan_layer *L, const ld_plan_cfg *cfg, ld_err *e)
     int64_t crop = 0;
     const ld_pt_node *tp = ld__pt_get(L->node, "transform_param");
     if ((rc = ld__pt_get_int(tp, "crop_size", 0, 0, 1 << 20, &crop, e)) != LD_OK) return rc;
+    /* legacy V1 nets: Caffe moves data_param's crop_size into transform_param */
+    if (v1 && ld__pt_get(p, "crop_size") &&
+        (rc = ld__pt_get_int(p, "crop_size", 0, 0, 1 << 20, &crop, e)) != LD_OK)
+        return rc;
     if (crop > 0 && s->known) {
         if (crop > s->h || crop > s->w)
             return ld__err(e, LD_EFORMAT,
@@ -256,6 +261,94 @@ static int open_source(ld_plan_layer *L, const ld_plan_cfg *cfg, ld_err *e)
             return rc;
     }
     return LD_OK;
+}
+
+/* Add a sentence to net->notes unless it is there already (takes `s`). */
+static int add_note(ld_plan_net *net, char *s, ld_err *e)
+{
+    if (!s) return ld__err(e, LD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < net->nnotes; i++) {
+        if (!strcmp(net->notes[i], s)) {
+            free(s);
+            return LD_OK;
+        }
+    }
+    char **t = realloc(net->notes, (net->nnotes + 1) * sizeof *t);
+    if (!t) {
+        free(s);
+        return ld__err(e, LD_ENOMEM, "out of memory");
+    }
+    net->notes = t;
+    t[net->nnotes++] = s;
+    return LD_OK;
+}
+
+static int flag_set(const ld_pt_node *m, const char *name)
+{
+    const char *v = ld__pt_get_str(m, name, NULL);
+    return v && (!strcmp(v, "true") || !strcmp(v, "True") || !strcmp(v, "t") || !strcmp(v, "1"));
+}
+
+/* Whether the net has a loss (training needs one), and what the estimate leaves out: the
+ * layer types whose parameters it does not all interpret. */
+static int layer_notes(ld_plan_net *net, const ld_plan_cfg *cfg, ld_err *e)
+{
+    int rc = LD_OK;
+    if (ld__pt_get(net->root, "state"))
+        rc = add_note(net,
+                      ld__strdup("the net's state (level, stage) is not interpreted: its layers "
+                                 "are chosen for level 0 and no stages"),
+                      e);
+    for (size_t i = 0; i < net->nlayers && rc == LD_OK; i++) {
+        const ld_plan_layer *L = &net->layers[i];
+        const char *t = L->type;
+        for (size_t k = 0; k < ld__pt_count(L->node, "loss_weight"); k++) {
+            const char *v = ld__pt_nth(L->node, "loss_weight", k)->value;
+            if (v && strtod(v, NULL) != 0.0) net->has_loss = 1;
+        }
+        if (ld__plan_is_loss_type(t)) {
+            net->has_loss = 1;
+            /* the losses whose scratch the estimate counts, and those that keep none */
+            if (strcmp(t, "SoftmaxWithLoss") && strcmp(t, "EuclideanLoss") &&
+                strcmp(t, "MultinomialLogisticLoss") && strcmp(t, "HingeLoss"))
+                rc = add_note(net,
+                              ld__asprintf("%s: planned as a loss of one value; the buffers "
+                                           "the layer keeps inside are not counted",
+                                           t),
+                              e);
+        }
+        int64_t d[LD_PLAN_MAXD];
+        int nd;
+        if (rc == LD_OK && !L->nb && L->nt && !ld__plan_is_data_type(t) &&
+            !ld__plan_is_known_type(t) && ld__plan_shape_override(cfg->shapes, L->top[0], d, &nd))
+            rc = add_note(net,
+                          ld__asprintf("%s (layer '%s'): planned as an input of the shape given "
+                                       "in shapes; what the layer holds itself is not counted",
+                                       t, L->name),
+                          e);
+        const ld_pt_node *tp = ld__pt_get(L->node, "transform_param");
+        if (rc == LD_OK && (!strcmp(t, "Data") || !strcmp(t, "LibData")) &&
+            (flag_set(tp, "force_color") || flag_set(tp, "force_gray") ||
+             flag_set(ld__pt_get(L->node, "data_param"), "force_encoded_color")))
+            rc = add_note(net,
+                          ld__asprintf("%s: force_color / force_gray / force_encoded_color are "
+                                       "not interpreted: the source's channels are taken as "
+                                       "stored",
+                                       t),
+                          e);
+        for (size_t k = 0; rc == LD_OK && k < ld__pt_count(L->node, "param"); k++) {
+            const ld_pt_node *ps = ld__pt_nth(L->node, "param", k);
+            /* param { name } (V1 nets: param: "name") */
+            const char *pn = ps->value ? ps->value : ld__pt_get_str(ps, "name", NULL);
+            if (pn && *pn)
+                rc = add_note(net,
+                              ld__asprintf("%s: shared parameters (param { name }) are counted "
+                                           "for every layer that names them, not once",
+                                           t),
+                              e);
+        }
+    }
+    return rc;
 }
 
 /* Which top a bottom named `name` of layer `i` reads: the latest earlier layer `j` with a top
@@ -394,6 +487,9 @@ int ld__plan_net_load(ld_plan_net *net, const char *text, size_t len, int phase,
     ld__err_clear(&pe);
     int rc = ld__pt_parse(text, len, &net->root, &pe);
     if (rc != LD_OK) return ld__err(e, rc, "%s:%s", cfg->file, pe.msg);
+    /* Caffe refuses a field its caffe.proto lacks: a misspelt one must not be planned away. */
+    if ((rc = ld__plan_schema_check(net->root, LD_PLAN_NET_PROTO, cfg->file, e)) != LD_OK)
+        return rc;
     const ld_pt_node *root = net->root;
     size_t nv2 = ld__pt_count(root, "layer"), nv1 = ld__pt_count(root, "layers");
     if (nv2 && nv1)
@@ -402,6 +498,7 @@ int ld__plan_net_load(ld_plan_net *net, const char *text, size_t len, int phase,
                        "refuses the mix)",
                        cfg->file);
     const char *field = nv1 ? "layers" : "layer";
+    net->v1 = nv1 > 0;
     /* Net inputs: input: "data" + input_shape { dim } / input_dim (legacy). */
     size_t nin = ld__pt_count(root, "input");
     if (nin) {
@@ -451,12 +548,13 @@ int ld__plan_net_load(ld_plan_net *net, const char *text, size_t len, int phase,
         links += (size_t)(net->layers[i].nb + net->layers[i].nt);
     if (links > LD_PLAN_MAX_LINKS)
         return ld__err(e, LD_ELIMIT,
-                       "%s: %zu bottoms and tops in all: more than %d, not a net this tool "
-                       "plans",
+                       "%s: %zu bottoms and tops in all: more than %d, not a net the planner "
+                       "takes",
                        cfg->file, links, LD_PLAN_MAX_LINKS);
+    if ((rc = layer_notes(net, cfg, e)) != LD_OK) return rc;
     /* Sources first (their errors are the most useful), then the splits. */
     for (size_t i = 0; i < net->nlayers; i++)
-        if ((rc = open_source(&net->layers[i], cfg, e)) != LD_OK) return rc;
+        if ((rc = open_source(&net->layers[i], net->v1, cfg, e)) != LD_OK) return rc;
     return insert_splits(net, e);
 }
 
@@ -488,6 +586,9 @@ void ld__plan_net_free(ld_plan_net *net)
     for (size_t i = 0; i < net->nadvice; i++)
         free(net->advice[i]);
     free(net->advice);
+    for (size_t i = 0; i < net->nnotes; i++)
+        free(net->notes[i]);
+    free(net->notes);
     ld__pt_free(net->root);
     memset(net, 0, sizeof *net);
 }

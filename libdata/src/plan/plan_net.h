@@ -62,10 +62,21 @@ enum {
     LD_PM_N
 };
 
+/* A layer holding many parameters (what to shrink when they do not fit). */
+typedef struct ld_plan_big {
+    size_t layer;   /* index in net->layers */
+    uint64_t count; /* its parameter floats; 0: unused entry */
+    int bottom_nd;  /* InnerProduct: its bottom's shape, whose size makes the weights */
+    int64_t bottom_d[LD_PLAN_MAXD];
+} ld_plan_big;
+
+#define LD_PLAN_NBIG 3
+
 typedef struct ld_plan_mem {
     uint64_t c[LD_PM_N];
-    uint64_t param_count; /* learnable parameter floats (solver history) */
-    int batch;            /* the batch of the first data layer */
+    uint64_t param_count;          /* learnable parameter floats (solver history) */
+    int batch;                     /* the batch of the first data layer */
+    ld_plan_big big[LD_PLAN_NBIG]; /* the layers with the most parameters, largest first */
 } ld_plan_mem;
 
 typedef struct ld_plan_shape {
@@ -84,6 +95,10 @@ typedef struct ld_plan_net {
     size_t nshapes;
     char **advice; /* facts for advice, "HDF5DATA\t..." lines */
     size_t nadvice;
+    char **notes; /* what the estimate does not fully cover (sentences, no duplicates) */
+    size_t nnotes;
+    int has_loss; /* a layer of this phase is a loss (a *Loss type or a loss_weight) */
+    int v1;       /* legacy `layers` (V1LayerParameter) */
 } ld_plan_net;
 
 /* Parse the text of `file` and collect the layers of `phase` (0 TRAIN, 1 TEST), with
@@ -99,6 +114,11 @@ int ld__plan_reader_memory(const char *path, int batch, int64_t crop, int64_t pr
                            int64_t *mem, ld_err *e);
 /* --shape overrides "NAME=C,H,W;NAME2=N,C,H,W": 1 when `name` is given (d, nd filled). */
 int ld__plan_shape_override(const char *shapes, const char *name, int64_t *d, int *nd);
-/* Whether the net has a layer of this phase at all / its data layer batch size. */
+/* Data layers whose tops' shapes the planner reads (net inputs, sources, parameters). */
+int ld__plan_is_data_type(const char *type);
+/* Layer types the planner computes shapes and memory for from their bottoms. */
+int ld__plan_is_known_type(const char *type);
+/* A loss layer type (Caffe's *Loss layers). */
+int ld__plan_is_loss_type(const char *type);
 
 #endif /* LD_PLAN_NET_H */

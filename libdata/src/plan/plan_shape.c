@@ -81,7 +81,7 @@ static int find_blob(const est *s, const char *name)
 
 static int new_blob(est *s, const ld_plan_layer *L, const char *name, int nd, const int64_t *d)
 {
-    if (nd > LD_PLAN_MAXD) return lerr(s, L, LD_ELIMIT, "more axes than this tool handles", NULL);
+    if (nd > LD_PLAN_MAXD) return lerr(s, L, LD_ELIMIT, "more axes than the planner handles", NULL);
     int64_t c = 1;
     for (int i = 0; i < nd; i++) {
         if (d[i] < 0 || (d[i] > 0 && c > INT_MAX / d[i])) {
@@ -228,6 +228,100 @@ static int batch_of(est *s, const ld_plan_layer *L, const char *param, int64_t *
     return LD_OK;
 }
 
+int ld__plan_is_loss_type(const char *t)
+{
+    size_t n = strlen(t);
+    return n >= 4 && !strcmp(t + n - 4, "Loss");
+}
+
+int ld__plan_is_data_type(const char *t)
+{
+    static const char *const types[] = {"Data",  "HDF5Data", "LibData",  "ImageData",
+                                        "Input", "NetInput", "DummyData"};
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (!strcmp(t, types[i])) return 1;
+    return 0;
+}
+
+/* The types layer_shapes() knows (keep the two together). */
+int ld__plan_is_known_type(const char *t)
+{
+    static const char *const types[] = {
+        "Convolution", "Deconvolution", "Pooling", "InnerProduct", "ReLU",    "Sigmoid",
+        "TanH",        "ELU",           "Power",   "AbsVal",       "BNLL",    "Exp",
+        "Log",         "Threshold",     "Split",   "PReLU",        "Dropout", "LRN",
+        "BatchNorm",   "Scale",         "Bias",    "Eltwise",      "Concat",  "Slice",
+        "Flatten",     "Reshape",       "Softmax", "Accuracy",     "Crop",    "Silence"};
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (!strcmp(t, types[i])) return 1;
+    return ld__plan_is_loss_type(t);
+}
+
+/* The tops of a layer without bottoms whose shapes the planner cannot read (Python,
+ * MemoryData, WindowData, a type it does not know): from the shapes given for them, else a
+ * refusal that says how to give them. */
+static int other_input(est *s, const ld_plan_layer *L, player *P)
+{
+    const char *t = L->type;
+    int64_t d[LD_PLAN_MAXD];
+    int nd = 0;
+    if (!L->nt || !ld__plan_shape_override(s->cfg->shapes, L->top[0], d, &nd)) {
+        const char *top = L->nt ? L->top[0] : "data", *why, *from = "";
+        char chw[96] = "C,H,W";
+        if (!strcmp(t, "Python")) {
+            why = "a Python layer without bottoms is a data layer whose tops are made by "
+                  "Python code the planner does not run";
+        } else if (!strcmp(t, "MemoryData")) {
+            const ld_pt_node *mp = ld__pt_get(L->node, "memory_data_param");
+            why = "a MemoryData layer is fed by the program that runs the net";
+            if (ld__pt_get(mp, "channels") && ld__pt_get(mp, "height") && ld__pt_get(mp, "width")) {
+                snprintf(chw, sizeof chw, "%.20s,%.20s,%.20s", ld__pt_get_str(mp, "channels", ""),
+                         ld__pt_get_str(mp, "height", ""), ld__pt_get_str(mp, "width", ""));
+                from = ", as its memory_data_param says";
+            }
+        } else if (!strcmp(t, "WindowData")) {
+            why = "a WindowData layer crops windows listed in a file";
+        } else {
+            why = "a layer type the planner does not know; without bottoms it is a data layer";
+        }
+        return ld__err(s->e, LD_EINVAL,
+                       "%s:%d: layer '%s' (%s): not supported: %s. Give the shape of its top "
+                       "in shapes (%s=%s%s%s), or plan a copy of the net with an Input layer "
+                       "in its place (input_param { shape { dim: N dim: C dim: H dim: W } })",
+                       s->cfg->file, L->line, L->name, t, why, top, chw, from,
+                       L->nt > 1 ? "; its other tops are one label per sample unless given too"
+                                 : "");
+    }
+    /* N: --batch, else the given shape's first axis (C,H,W has none), else the layer's own */
+    int64_t batch = s->cfg->batch;
+    if (batch <= 0 && nd != 3) batch = d[0];
+    if (batch <= 0) {
+        int rc;
+        const char *bp = !strcmp(t, "MemoryData")   ? "memory_data_param"
+                         : !strcmp(t, "WindowData") ? "window_data_param"
+                                                    : NULL;
+        if (bp && (rc = ld__pt_get_int(ld__pt_get(L->node, bp), "batch_size", 1, 1, INT_MAX, &batch,
+                                       s->e)) != LD_OK)
+            return rc;
+        if (batch <= 0) batch = 1;
+    }
+    for (int k = 0; k < L->nt; k++) {
+        /* top 0's shape is in d already; the others' when given, else a label per sample */
+        if (k > 0 && !ld__plan_shape_override(s->cfg->shapes, L->top[k], d, &nd)) nd = 0;
+        if (nd == 3) {
+            memmove(d + 1, d, 3 * sizeof *d);
+            nd = 4;
+        }
+        if (!nd) nd = 1;
+        d[0] = batch;
+        if (!s->m->batch) s->m->batch = (int)batch;
+        int id = new_blob(s, L, L->top[k], nd, d);
+        if (id < 0) return id;
+        P->top[k] = id;
+    }
+    return LD_OK;
+}
+
 /* Data layers: tops and what they allocate. */
 static int data_layer(est *s, const ld_plan_layer *L, player *P)
 {
@@ -260,6 +354,17 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
                         L->node, !strcmp(t, "Input") ? "input_param" : "dummy_data_param");
                     size_t ns = ld__pt_count(ip, "shape");
                     sh = ld__pt_nth(ip, "shape", ns == 1 ? 0 : (size_t)k);
+                    /* DummyData's legacy num/channels/height/width: one each, or one per top */
+                    static const char *const legacy[] = {"num", "channels", "height", "width"};
+                    for (int i = 0; !ns && i < 4 && ld__pt_count(ip, "num"); i++) {
+                        size_t nv = ld__pt_count(ip, legacy[i]);
+                        const ld_pt_node *f = ld__pt_nth(ip, legacy[i], nv == 1 ? 0 : (size_t)k);
+                        if (!f)
+                            return lerr(s, L, LD_EFORMAT, legacy[i],
+                                        ": give one value, or one per top");
+                        if ((rc = ld__pt_int(f, 0, INT_MAX, &d[nd++], legacy[i], s->e)) != LD_OK)
+                            return rc;
+                    }
                 }
                 if (sh) {
                     size_t n = ld__pt_count(sh, "dim");
@@ -274,7 +379,7 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
                     snprintf(msg, sizeof msg,
                              "no shape for input '%s': give one in shapes (%s=C,H,W)", L->top[k],
                              L->top[k]);
-                    return lerr(s, L, LD_EFORMAT, msg, NULL);
+                    return lerr(s, L, LD_EINVAL, msg, NULL);
                 }
             } else if (nd == 3) {
                 memmove(d + 1, d, 3 * sizeof *d);
@@ -300,7 +405,14 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
     int64_t c = 0, h = 0, w = 0;
     ld_plan_src *src = L->src;
     if (L->nt > 0 && ld__plan_shape_override(s->cfg->shapes, L->top[0], d, &nd)) {
-        if (nd < 3) return lerr(s, L, LD_EINVAL, "shapes: a data layer's needs C,H,W", NULL);
+        if (nd < 3) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "the shape given for top '%s' in shapes has %d number%s: a data layer's "
+                     "needs C,H,W (or N,C,H,W)",
+                     L->top[0], nd, nd == 1 ? "" : "s");
+            return lerr(s, L, LD_EINVAL, msg, NULL);
+        }
         c = d[nd - 3];
         h = d[nd - 2];
         w = d[nd - 1];
@@ -314,13 +426,16 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
         if ((rc = ld__pt_get_int(ld__pt_get(L->node, "transform_param"), "crop_size", 0, 0, INT_MAX,
                                  &crop, s->e)) != LD_OK)
             return rc;
+        if (s->net->v1 && ld__pt_get(ip, "crop_size") &&
+            (rc = ld__pt_get_int(ip, "crop_size", 0, 0, INT_MAX, &crop, s->e)) != LD_OK)
+            return rc;
         if (!nh || !nw) {
             char msg[200];
             snprintf(msg, sizeof msg,
                      "the image size depends on the files (no new_height/new_width): "
                      "give it in shapes (%s=C,H,W)",
                      L->nt ? L->top[0] : "data");
-            return lerr(s, L, LD_EFORMAT, msg, NULL);
+            return lerr(s, L, LD_EINVAL, msg, NULL);
         }
         c = color ? 3 : 1;
         h = crop ? crop : nh;
@@ -335,7 +450,7 @@ static int data_layer(est *s, const ld_plan_layer *L, player *P)
                  "the sample size of %s is not recorded (images of different "
                  "sizes?): give it in shapes (%s=C,H,W)",
                  src && src->path ? src->path : "the source", L->nt ? L->top[0] : "data");
-        return lerr(s, L, LD_EFORMAT, msg, NULL);
+        return lerr(s, L, LD_EINVAL, msg, NULL);
     }
     int64_t sd[4] = {batch, c, h, w}, ld1[1] = {batch};
     for (int k = 0; k < L->nt; k++) {
@@ -385,12 +500,6 @@ static int same_shape(const pblob *a, const pblob *b)
     return 1;
 }
 
-static int is_loss_type(const char *t)
-{
-    size_t n = strlen(t);
-    return n >= 4 && !strcmp(t + n - 4, "Loss");
-}
-
 /* Shapes of the tops of one (non-data) layer into td/tnd; memory of its params and buffers. */
 static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][LD_PLAN_MAXD],
                         int *tnd)
@@ -409,7 +518,8 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
             tnd[k] = 0;
         }
     }
-    if (!b0 && strcmp(t, "Silence") != 0) return lerr(s, L, LD_EFORMAT, "no bottom", NULL);
+    if (!b0 && strcmp(t, "Silence") != 0)
+        return lerr(s, L, LD_EFORMAT, "no bottom: the layer computes its tops from one", NULL);
     if (!strcmp(t, "Convolution") || !strcmp(t, "Deconvolution")) {
         int deconv = t[0] == 'D';
         const ld_pt_node *p = ld__pt_get(n, "convolution_param");
@@ -473,6 +583,7 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         int global;
         int64_t k[2], st[2], pad[2];
         if ((rc = ld__pt_get_bool(p, "global_pooling", 0, &global, s->e)) != LD_OK) return rc;
+        const int round_down = !strcmp(ld__pt_get_str(p, "round_mode", "CEIL"), "FLOOR");
         if (global) {
             k[0] = b0->d[2];
             k[1] = b0->d[3];
@@ -493,8 +604,9 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
                 return lerr(s, L, LD_EFORMAT, "pad must be smaller than the kernel", NULL);
             if (in + 2 * pad[i] < k[i])
                 return lerr(s, L, LD_EFORMAT, "kernel larger than the padded input", NULL);
-            /* Caffe: ceil, then clip so the last window starts inside the (unpadded+pad) image. */
-            int64_t o = (in + 2 * pad[i] - k[i] + st[i] - 1) / st[i] + 1;
+            /* Caffe: ceil (round_mode FLOOR: floor), then clip so the last window starts
+             * inside the (unpadded+pad) image. */
+            int64_t o = (in + 2 * pad[i] - k[i] + (round_down ? 0 : st[i] - 1)) / st[i] + 1;
             if (pad[i] && (o - 1) * st[i] >= in + pad[i]) o--;
             td[0][2 + i] = o;
         }
@@ -712,10 +824,14 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         }
         if ((rc = add_bytes(s, LD_PM_LAYER_BUF, buf, 4)) != LD_OK) return rc;
     } else if (!strcmp(t, "Accuracy")) {
+        int axis;
+        if ((rc = axis_of(s, L, ld__pt_get(n, "accuracy_param"), "axis", 1, b0->nd, &axis)) !=
+            LD_OK)
+            return rc;
         tnd[0] = 0;
-        if (L->nt > 1) {
+        if (L->nt > 1) { /* per-class accuracy: one value per class along the label axis */
             tnd[1] = 1;
-            td[1][0] = b0->nd > 1 ? b0->d[1] : 1;
+            td[1][0] = b0->d[axis];
         }
     } else if (!strcmp(t, "EuclideanLoss")) {
         if (P->nb < 2 ||
@@ -723,7 +839,7 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
             return lerr(s, L, LD_EFORMAT, "EuclideanLoss needs two bottoms of the same size", NULL);
         tnd[0] = 0;
         if ((rc = add_bytes(s, LD_PM_LAYER_BUF, count_of(b0, 0, b0->nd), 4)) != LD_OK) return rc;
-    } else if (is_loss_type(t)) {
+    } else if (ld__plan_is_loss_type(t)) {
         tnd[0] = 0; /* other losses: a scalar */
     } else if (!strcmp(t, "Crop")) {
         if (P->nb < 2) return lerr(s, L, LD_EFORMAT, "Crop needs two bottoms", NULL);
@@ -750,8 +866,8 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
     } else {
         char msg[200];
         snprintf(msg, sizeof msg,
-                 "layer type '%s' is not one `dataconv plan` knows: its memory cannot be "
-                 "estimated (see docs/caffe.md for the supported types)",
+                 "layer type '%s' is not one the planner knows: its memory cannot be "
+                 "estimated (docs/caffe.md lists the supported types)",
                  t);
         return ld__err(s->e, LD_EFORMAT, "%s:%d: layer '%s': %s", s->cfg->file, L->line, L->name,
                        msg);
@@ -759,6 +875,21 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
     if (params) {
         if ((rc = add_bytes(s, LD_PM_PARAM, params, 4)) != LD_OK) return rc;
         s->m->param_count += (uint64_t)params;
+        /* keep the LD_PLAN_NBIG largest, for the advice when they do not fit */
+        ld_plan_big *big = s->m->big;
+        int at = LD_PLAN_NBIG;
+        while (at > 0 && big[at - 1].count < (uint64_t)params)
+            at--;
+        if (at < LD_PLAN_NBIG) {
+            memmove(big + at + 1, big + at, (size_t)(LD_PLAN_NBIG - 1 - at) * sizeof *big);
+            memset(&big[at], 0, sizeof big[at]);
+            big[at].layer = (size_t)(L - s->net->layers);
+            big[at].count = (uint64_t)params;
+            if (!strcmp(t, "InnerProduct")) {
+                big[at].bottom_nd = b0->nd;
+                memcpy(big[at].bottom_d, b0->d, sizeof big[at].bottom_d);
+            }
+        }
         P->lr_params = has_lr(L, nparams) && strcmp(t, "BatchNorm") != 0;
     }
     return LD_OK;
@@ -810,10 +941,12 @@ int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem 
         }
         if (rc != LD_OK) break;
         const char *t = L->type;
-        if (!strcmp(t, "Data") || !strcmp(t, "HDF5Data") || !strcmp(t, "LibData") ||
-            !strcmp(t, "ImageData") || !strcmp(t, "Input") || !strcmp(t, "NetInput") ||
-            !strcmp(t, "DummyData")) {
+        if (ld__plan_is_data_type(t)) {
             rc = data_layer(&s, L, P);
+            continue;
+        }
+        if (!L->nb && !ld__plan_is_known_type(t)) { /* Python, MemoryData... */
+            rc = other_input(&s, L, P);
             continue;
         }
         if ((rc = layer_shapes(&s, L, P, td, tnd)) != LD_OK) break;
@@ -823,7 +956,7 @@ int ld__plan_net_estimate(ld_plan_net *net, const ld_plan_cfg *cfg, ld_plan_mem 
                 const char *v = ld__pt_nth(L->node, "loss_weight", q)->value;
                 if (v && strtod(v, NULL) != 0.0) P->loss = 1;
             }
-        } else if (is_loss_type(t) && !L->is_split) {
+        } else if (ld__plan_is_loss_type(t) && !L->is_split) {
             P->loss = 1;
         }
         for (int k = 0; k < L->nt; k++) {
