@@ -248,6 +248,7 @@ int dc_bench(int argc, char **argv, int first)
     rc = ld_reader_open(r, b.path);
     if (rc < 0) {
         print_error(r);
+        if (rc == LD_EFORMAT) dc_hint_convert(b.path);
         code = rc == LD_EINVAL ? DC_EXIT_USAGE : DC_EXIT_FAIL;
         goto done;
     }

@@ -63,6 +63,7 @@ static int cmd_info(const dc_opts *o)
     if (rc < 0) {
         fprintf(stderr, "dataconv: %s\n", err ? err : ld_strerror(rc));
         ld_free(err);
+        if (rc == LD_EFORMAT) dc_hint_convert(o->pos[0]);
         return DC_EXIT_FAIL;
     }
     size_t n = strlen(text);

@@ -13,8 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "shard.h"
+
+void dc_hint_convert(const char *path)
+{
+    struct stat st;
+    char mdb[4096];
+    snprintf(mdb, sizeof mdb, "%s/data.mdb", path);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(mdb, &st) != 0)
+        fprintf(stderr, "dataconv: to make a dataset of a folder of images: dataconv %s out.h5\n",
+                path);
+}
 
 int dc_usage_error(const char *fmt, ...)
 {

@@ -86,4 +86,10 @@ int dc_usage_error(const char *fmt, ...)
 #endif
     ;
 
+/**
+ * After a dataset command (info, bench) failed on `path`: when it is a folder that is not an
+ * LMDB database, print how to convert it (the library says what it is, in its own terms).
+ */
+void dc_hint_convert(const char *path);
+
 #endif /* DATACONV_OPTIONS_H */

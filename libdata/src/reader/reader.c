@@ -239,9 +239,10 @@ int ld_reader_set(ld_reader *r, ld_reader_param p, int64_t v)
 {
     const ld_param_desc *d;
     int rc = settable(r, (int)p, &d);
-    if (rc == LD_OK && (int)p >= NPARAM) /* a row of another type: *_set_double, _floats, _str */
+    if (rc == LD_OK) rc = ld__param_check(&r->err, "reader", d, v); /* names the right setter */
+    if (rc == LD_OK && (int)p >= NPARAM) /* an integer row beyond r->p[]: a table error */
         rc = ld__err(&r->err, LD_EINVAL, "reader: parameter %d is not an integer one", (int)p);
-    if (rc == LD_OK && (rc = ld__param_check(&r->err, "reader", d, v)) == LD_OK) r->p[p] = v;
+    if (rc == LD_OK) r->p[p] = v;
     return rc;
 }
 
