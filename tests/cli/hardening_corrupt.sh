@@ -11,6 +11,7 @@ set -euo pipefail
 : "${DATACONV:?set DATACONV to the dataconv binary}"
 : "${LD_TEST_DATA:?set LD_TEST_DATA to the fixtures folder (tests/data/make_fixtures.py)}"
 PYTHON=${PYTHON:-/usr/bin/python3}
+SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/dataconv-hard.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -80,10 +81,21 @@ where_asan() {
              {print "libdata " $0}'
 }
 
+# liblmdb_shared: dataconv loads liblmdb as a shared library (not an LMDB built into
+# libdata, nor a wrapper script that ldd cannot read). Then liblmdb's own assertion message
+# ("mdb.c:LINE: Assertion 'EXPR' failed in FUNC()", printed right before its abort()) with
+# exit 134 is an abort inside liblmdb, what gdb would show (frame #4 in liblmdb.so, under
+# abort), without re-running the command under gdb (~0.7 s of CPU each; 8 of the 11 crashes).
+liblmdb_shared=0
+deps=$("$SRC/tests/cli/lib/ldd.sh" "$DATACONV" 2>/dev/null || true)
+[[ $deps == *liblmdb.so* ]] && liblmdb_shared=1
+lmdb_assert=$'(^|\n)(mdb\\.c:[0-9]+: Assertion [^\n]* failed in [A-Za-z0-9_]+\\(\\))'
+
 # try LABEL CMD... (the damaged input is $CUR): must exit < 128 within 60 s; a nonzero exit must come with a message.
 # A crash whose innermost frame is inside libhdf5/liblmdb (a bug of that library on a
 # malformed file, e.g. HDF5 1.10.8 trusting global-heap object sizes) is counted and its
-# input kept in $KEEP; a crash anywhere else fails the test.
+# input kept in $KEEP; a crash anywhere else fails the test. (Bash builtins where a command
+# ran per try before: there are ~330 tries.)
 try() {
     local label=$1
     shift
@@ -94,19 +106,27 @@ try() {
     tried=$((tried + 1))
     [ "$rc" -ne 137 ] || fail "$label: hang (killed after 60 s): $*"
     # under ASan/UBSan (build-asan) a crash or memory error exits 1 with a report
-    local sanitized=0
-    if grep -Eq "ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: ThreadSanitizer" "$TMP/err"; then rc=200 sanitized=1; fi
+    local sanitized=0 err=
+    IFS= read -r -d '' err <"$TMP/err" || true
+    case $err in
+    *"ERROR: AddressSanitizer"* | *"ERROR: LeakSanitizer"* | *"runtime error:"* | \
+        *"WARNING: ThreadSanitizer"* | *"ERROR: ThreadSanitizer"*) rc=200 sanitized=1 ;;
+    esac
     if [ "$rc" -ge 128 ]; then
         local where
         if [ "$sanitized" = 1 ]; then
             where=$(where_asan "$TMP/err" || true)
+        elif [ "$rc" = 134 ] && [ "$liblmdb_shared" = 1 ] &&
+            [[ $err =~ $lmdb_assert ]]; then
+            where="upstream liblmdb: its assertion ${BASH_REMATCH[2]}"
         else
             where=$(where_crashed "$@" || true)
         fi
         case "$where" in
         upstream*)
             upstream=$((upstream + 1))
-            cp -r "$CUR" "$KEEP/$(echo "$label" | tr '/ ' '__')"
+            local keep=${label//\//_}
+            cp -r "$CUR" "$KEEP/${keep// /_}"
             echo "  upstream crash (exit $rc) on $label: $where"
             return ;;
         esac
@@ -121,12 +141,15 @@ try() {
     fi
 }
 
-# damage ORIG (a file) into $TMP/v/NAME, one variant per call of the python generator
+# variants ORIG OUTDIR KINDS: damaged copies of ORIG, the dataset (HDF5 file or LMDB
+# directory, whose data.mdb is damaged and the other files copied), as OUTDIR/NAME.h5 or
+# OUTDIR/NAME.lmdb, ready to read in place (no copy per try); prints their number
 variants() {
     "$PYTHON" - "$1" "$2" "$3" <<'PY'
-import os, random, sys
+import os, random, shutil, sys
 orig, outdir, kinds = sys.argv[1], sys.argv[2], sys.argv[3]
-data = open(orig, "rb").read()
+lmdb = os.path.isdir(orig)
+data = open(os.path.join(orig, "data.mdb") if lmdb else orig, "rb").read()
 n = len(data)
 os.makedirs(outdir, exist_ok=True)
 rng = random.Random(n)
@@ -149,7 +172,12 @@ if "z" in kinds:
         b[k:k + 4096] = bytes(min(4096, n - k))
         out.append(("zero_%d" % k, bytes(b)))
 for name, d in out:
-    with open(os.path.join(outdir, name), "wb") as f:
+    if lmdb:
+        shutil.copytree(orig, os.path.join(outdir, name + ".lmdb"))
+        path = os.path.join(outdir, name + ".lmdb", "data.mdb")
+    else:
+        path = os.path.join(outdir, name + ".h5")
+    with open(path, "wb") as f:
         f.write(d)
 print(len(out))
 PY
@@ -165,30 +193,54 @@ tree=$LD_TEST_DATA/tree
 for ds in raw.h5 deflate.h5 enc.h5; do
     check "$ds: truncated, bytes overwritten, blocks zeroed -> info and bench never crash"
     n=$(variants "$TMP/$ds" "$TMP/v-$ds" tfz)
-    for v in "$TMP/v-$ds"/*; do
-        cp "$v" "$TMP/cur.h5"
-        CUR=$TMP/cur.h5
-        try "info $ds/$(basename "$v")" "$DATACONV" info "$TMP/cur.h5"
-        try "bench $ds/$(basename "$v")" "$DATACONV" bench "$TMP/cur.h5" -q -j 2 --batch 4
+    for v in "$TMP/v-$ds"/*.h5; do
+        CUR=$v
+        name=${v##*/}
+        try "info $ds/${name%.h5}" "$DATACONV" info "$v"
+        try "bench $ds/${name%.h5}" "$DATACONV" bench "$v" -q -j 2 --batch 4
     done
     echo "  $n variants"
 done
 for ds in raw.lmdb enc.lmdb; do
     check "$ds: data.mdb bytes overwritten / blocks zeroed -> info and bench never crash"
-    n=$(variants "$TMP/$ds/data.mdb" "$TMP/v-$ds" fz)
-    for v in "$TMP/v-$ds"/*; do
-        rm -rf "$TMP/cur.lmdb"
-        cp -r "$TMP/$ds" "$TMP/cur.lmdb"
-        cp "$v" "$TMP/cur.lmdb/data.mdb"
-        CUR=$TMP/cur.lmdb
-        try "info $ds/$(basename "$v")" "$DATACONV" info "$TMP/cur.lmdb"
-        try "bench $ds/$(basename "$v")" "$DATACONV" bench "$TMP/cur.lmdb" -q -j 2 --batch 4
+    n=$(variants "$TMP/$ds" "$TMP/v-$ds" fz)
+    for v in "$TMP/v-$ds"/*.lmdb; do
+        CUR=$v
+        name=${v##*/}
+        try "info $ds/${name%.lmdb}" "$DATACONV" info "$v"
+        try "bench $ds/${name%.lmdb}" "$DATACONV" bench "$v" -q -j 2 --batch 4
     done
     echo "  $n variants"
 done
 echo "damaged datasets tried: $tried runs of info/bench: $errors error exits with a message," \
      "$clean clean reads (damage in pixel bytes), 0 hangs, 0 crashes in libdata," \
      "$upstream crashes inside libhdf5/liblmdb (inputs kept in $KEEP)"
+
+# streaming PID FILE: returns once the reader PID is streaming FILE, i.e. has read twice its
+# size (/proc/PID/io rchar counts read and pread bytes: two epochs at least, whatever else it
+# read), or has ended; within 10 s. Where /proc/PID/io cannot be read: after 1 s, as before.
+# (These checks waited a fixed 1 s here, and 2 s for the reader to end.)
+streaming() {
+    local pid=$1 want io
+    want=$((2 * $(stat -c %s "$2")))
+    [ -r "/proc/$pid/io" ] || { sleep 1; return; }
+    for _ in $(seq 1 200); do
+        io=$(cat "/proc/$pid/io" 2>/dev/null) || return 0 # ended
+        io=${io#*rchar: }
+        [ "${io%%$'\n'*}" -lt "$want" ] || return 0
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.05
+    done
+}
+# ends_within PID SECONDS: true when PID has ended within SECONDS (polled every 0.05 s)
+ends_within() {
+    local i
+    for ((i = 0; i < $2 * 20; i++)); do
+        kill -0 "$1" 2>/dev/null || return 0
+        sleep 0.05
+    done
+    ! kill -0 "$1" 2>/dev/null
+}
 
 check "HDF5 truncated by another process while the reader streams it -> error message, no crash"
 big=$TMP/bigsrc
@@ -200,10 +252,9 @@ done
 set +e
 "$DATACONV" bench "$TMP/big.h5" --epochs 100000 -j 2 --batch 8 -q >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-sleep 1
+streaming "$pid" "$TMP/big.h5"
 truncate -s 200000 "$TMP/big.h5"
-sleep 2
-kill "$pid" 2>/dev/null && { wait "$pid"; fail "bench kept running after the file was truncated"; }
+ends_within "$pid" 2 || { kill "$pid"; wait "$pid"; fail "bench kept running after the file was truncated"; }
 wait "$pid"
 rc=$?
 set -e
@@ -220,10 +271,9 @@ check "LMDB truncated while being read -> error exit, no crash"
 set +e
 "$DATACONV" bench "$TMP/big.lmdb" --epochs 100000 -j 2 --batch 8 -q >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-sleep 1
+streaming "$pid" "$TMP/big.lmdb/data.mdb"
 truncate -s 200000 "$TMP/big.lmdb/data.mdb"
-sleep 2
-kill "$pid" 2>/dev/null && { wait "$pid"; fail "bench kept running after the database was truncated"; }
+ends_within "$pid" 2 || { kill "$pid"; wait "$pid"; fail "bench kept running after the database was truncated"; }
 wait "$pid"
 rc=$?
 set -e

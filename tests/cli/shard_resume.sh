@@ -12,19 +12,24 @@ source "$(dirname "$0")/lib/common.sh"
 tree=$LD_TEST_DATA/tree
 checker=$SRC/tests/python/shard_parts_check.py
 sig() { stat -c '%i %Y %s' "$1"; } # inode, mtime, size: unchanged means untouched
+# age FILE: sets its mtime to 2001, so that a rewrite, which sets it to now, shows in sig
+# without waiting for the clock's second to turn (dataconv does not look at mtimes)
+age() { touch -m -d @1000000000 "$1"; }
 
 for kind in h5 lmdb; do
     out=$TMP/r.$kind
     p1=$TMP/r-00001-of-00003.$kind
     check "$kind: a complete part of the same run is skipped"
     for k in 0 1 2; do "$DATACONV" "$tree" "$out" --resize 16 --shard $k/3 -q; done
-    [ "$kind" = h5 ] && before=$(sig "$p1") || before=$(sig "$p1/data.mdb")
-    sleep 1.1 # a rewrite would change the mtime
+    f1=$p1
+    [ "$kind" = h5 ] || f1=$p1/data.mdb
+    age "$f1"
+    before=$(sig "$f1")
     run "$DATACONV" "$tree" "$out" --resize 16 --shard 1/3
     expect_rc 0
     expect_err "part 1/3: $p1 already complete, skipped"
     ! grep -q "converted" "$TMP/err" || { show; fail "$kind: the complete part was converted again"; }
-    [ "$kind" = h5 ] && after=$(sig "$p1") || after=$(sig "$p1/data.mdb")
+    after=$(sig "$f1")
     [ "$before" = "$after" ] || fail "$kind: $p1 was rewritten ($before -> $after)"
 
     check "$kind: a part of a run with other options is refused, naming the file and the option"
@@ -84,8 +89,17 @@ expect_err "incomplete: the database holds 3 records, libdata.json says 99"
 
 # ---- kill 3 of 8 tasks mid-run, rerun all 8 ----------------------------------------------
 big=$TMP/big
-photo_folder "$big" abcdefgh 100 # 19,200 photos (hard links): seconds per part on 2 cores
-opts=(--resize 48 --quality 70 --shuffle --seed 11 -j 1)
+# 6,336 photos (hard links), 792 per part. The size matters: a killed task must be caught
+# with data in its temporary and before it finishes. The HDF5 writer writes /encoded in whole
+# 1 MiB chunks and nothing but the header before the first one, so a task is killable only
+# between its first chunk and its end. A 64x64 sample at quality 95 is ~4 KB: the first chunk
+# is written after ~260 samples, a third of the part, the same share as before with 2,400 per
+# part at 48x48, quality 70 (~1.2 KB: 19,200 photos, three times the work for the same checks;
+# the single run and the h5py comparisons below scale with it; decoding for 48 or 64 costs the
+# same, both at 1/4 scale). At 48x48, quality 70 and 1,200 per part, the kills landed at
+# 75-90 % of the tasks' run: too close to their end.
+photo_folder "$big" abcdefgh 33
+opts=(--resize 64 --quality 95 --shuffle --seed 11 -j 1)
 out=$TMP/k.h5
 part() { printf '%s/k-%05d-of-00008.h5' "$TMP" "$1"; }
 check "8 tasks at once; tasks 1, 4 and 6 are killed while converting"
@@ -94,14 +108,24 @@ for k in 0 1 2 3 4 5 6 7; do
     "$DATACONV" "$big" "$out" "${opts[@]}" --shard $k/8 >"$TMP/log1-$k" 2>&1 &
     pids[k]=$!
 done
-for k in 1 4 6; do
-    for _ in $(seq 1 300); do # until its temporary holds some samples (at most 30 s)
+# each is killed as soon as its temporary holds some samples (all three watched at once, so
+# that waiting for one gives the others no time to finish; at most 30 s)
+pending=(1 4 6)
+for _ in $(seq 1 600); do
+    left=()
+    for k in "${pending[@]}"; do
         t=$(compgen -G "$(part $k).tmp-${pids[k]}-*" | head -n 1 || true)
-        [ -n "$t" ] && [ "$(stat -c %s "$t")" -gt 65536 ] && break
-        sleep 0.1
+        if [ -n "$t" ] && [ "$(stat -c %s "$t" 2>/dev/null || echo 0)" -gt 65536 ]; then
+            kill -9 "${pids[k]}"
+        else
+            left+=("$k")
+        fi
     done
-    kill -9 "${pids[k]}"
+    pending=("${left[@]}")
+    [ "${#pending[@]}" -gt 0 ] || break
+    sleep 0.05
 done
+for k in "${pending[@]}"; do kill -9 "${pids[k]}"; done
 for k in 0 1 2 3 4 5 6 7; do wait "${pids[k]}" || true; done
 for k in 1 4 6; do
     [ ! -e "$(part $k)" ] || fail "task $k finished before it was killed (input too small?)"

@@ -16,6 +16,11 @@ parts_of() { # OUT N: the part names, in order
     for ((k = 0; k < $2; k++)); do printf '%s-%05d-of-%05d.%s\n' "$stem" "$k" "$2" "$ext"; done
 }
 
+# The h5py / python-lmdb checks (shard_parts_check.py's, and this script's own) run at the end
+# in one python process, in the order of the cases: one python start with h5py took ~0.5 s,
+# which was half of this test's time at 11 starts. $TMP/cases: a line per case, NAME KIND
+# SINGLE PARTS... separated by tabs.
+: > "$TMP/cases"
 case_() { # NAME KIND(h5|lmdb) N -- conversion arguments (SRC ... with OUT last-but-options)
     local name=$1 kind=$2 n=$3
     shift 4
@@ -31,7 +36,7 @@ case_() { # NAME KIND(h5|lmdb) N -- conversion arguments (SRC ... with OUT last-
     mapfile -t parts < <(parts_of "$out" "$n")
     for p in "${parts[@]}"; do [ -e "$p" ] || fail "$name: $p was not written"; done
     [ ! -e "$out" ] || fail "$name: $out written besides the parts"
-    "$PYTHON" "$checker" "$kind" "$single" "${parts[@]}" || fail "$name: parts differ from the single run"
+    { printf '%s\t' "$name" "$kind" "$single" "${parts[@]}" && echo; } >> "$TMP/cases"
 }
 
 case_ raw3 h5 3 -- "$tree" --resize 24
@@ -43,32 +48,44 @@ case_ list3 h5 3 -- --list "$list" --root "$tree" --resize 24 --shuffle --seed 5
 case_ lmdb4 lmdb 4 -- "$tree" --resize 24 --shuffle --seed 2
 case_ lmdb3-list lmdb 3 -- --list "$list" --root "$tree" --resize 16
 
-check "part 1 of 4 of the 9 listed files covers [floor(9/4), floor(18/4)) = [2, 4)"
-"$PYTHON" - "$TMP/raw4-shuffled-single.h5" "$TMP/raw4-shuffled-00001-of-00004.h5" <<'PY'
-import sys, h5py
-with h5py.File(sys.argv[1]) as s, h5py.File(sys.argv[2]) as p:
-    first, n = int(p.attrs["shard_first"]), int(p.attrs["shard_listed"])
-    assert int(p.attrs["listing_total"]) == 9, p.attrs["listing_total"]
-    assert (first, n) == (2, 2), (first, n)
-PY
-
-check "an empty part (16 parts of 9 listed files) is written with 0 samples"
-"$PYTHON" - "$TMP/enc16-empty-parts-00000-of-00016.h5" <<'PY'
-import sys, h5py
-with h5py.File(sys.argv[1]) as f:
-    assert int(f.attrs["shard_listed"]) == 0 and f["label"].shape == (0,), f["label"].shape
-    assert f["offsets"][:].tolist() == [0]
-PY
-
-check "different settings give a different run_id; the same command the same"
+check "different settings give a different run_id; the same command the same (checked below)"
 "$DATACONV" "$tree" "$TMP/r.h5" --resize 24 --shard 0/3 -q
 "$DATACONV" "$tree" "$TMP/r2.h5" --resize 24 --shard 0/3 -q
 "$DATACONV" "$tree" "$TMP/r3.h5" --resize 24 --shard 0/3 --rgb -q
 "$DATACONV" "$tree" "$TMP/r4.h5" --resize 24 --shard 0/3 --quality 80 -q
 "$DATACONV" "$tree" "$TMP/r5.h5" --resize 24 --shard 0/3 --quality 80 --restart-markers -q
-"$PYTHON" - "$TMP"/r-00000-of-00003.h5 "$TMP"/r2-00000-of-00003.h5 "$TMP"/r3-00000-of-00003.h5 "$TMP/raw3-00000-of-00003.h5" "$TMP"/r4-00000-of-00003.h5 "$TMP"/r5-00000-of-00003.h5 <<'PY'
-import sys, h5py
-ids = [h5py.File(p)["/"].attrs["run_id"] for p in sys.argv[1:]]
+
+check "h5py / python-lmdb: the parts of each case equal its single run (shard_parts_check.py)"
+"$PYTHON" - "$(dirname "$checker")" "$TMP" <<'PY' || fail "see the last 'case:' line above"
+import sys
+import h5py
+sys.path.insert(0, sys.argv[1])
+import shard_parts_check as spc
+tmp = sys.argv[2]
+
+def case(what):
+    print("case:", what, flush=True)
+
+for line in open(f"{tmp}/cases"):
+    name, kind, single, *parts = line.rstrip("\n").rstrip("\t").split("\t")
+    case(f"{name}: {len(parts)} parts equal a single run")
+    (spc.h5 if kind == "h5" else spc.lmdb_)(single, parts)
+
+case("part 1 of 4 of the 9 listed files covers [floor(9/4), floor(18/4)) = [2, 4)")
+with h5py.File(f"{tmp}/raw4-shuffled-single.h5") as s, \
+        h5py.File(f"{tmp}/raw4-shuffled-00001-of-00004.h5") as p:
+    first, n = int(p.attrs["shard_first"]), int(p.attrs["shard_listed"])
+    assert int(p.attrs["listing_total"]) == 9, p.attrs["listing_total"]
+    assert (first, n) == (2, 2), (first, n)
+
+case("an empty part (16 parts of 9 listed files) is written with 0 samples")
+with h5py.File(f"{tmp}/enc16-empty-parts-00000-of-00016.h5") as f:
+    assert int(f.attrs["shard_listed"]) == 0 and f["label"].shape == (0,), f["label"].shape
+    assert f["offsets"][:].tolist() == [0]
+
+case("different settings give a different run_id; the same command the same")
+ids = [h5py.File(f"{tmp}/{p}-00000-of-00003.h5")["/"].attrs["run_id"]
+       for p in ("r", "r2", "r3", "raw3", "r4", "r5")]
 ids = [i.decode() if isinstance(i, bytes) else i for i in ids]
 assert ids[0] == ids[1] == ids[3], ids   # same settings, same input (output name aside)
 assert ids[2] != ids[0], ids             # --rgb changes the samples
