@@ -21,9 +21,10 @@ jobs=$(nproc)
 t0=$SECONDS
 say() { echo "== [32-bit $((SECONDS - t0))s] $*"; }
 
+# (libaec-dev:i386: szip, which a static link of HDF5 needs: install_consumers.sh links -static)
 apt_pkgs=(crossbuild-essential-i386 crossbuild-essential-armhf qemu-user
           libjpeg62-turbo-dev:i386 libpng-dev:i386 zlib1g-dev:i386 liblmdb-dev:i386
-          libhdf5-103-1:i386 libgit2-1.5:i386 libffi8:i386
+          libhdf5-103-1:i386 libgit2-1.5:i386 libffi8:i386 libaec-dev:i386
           libjpeg62-turbo-dev:armhf libpng-dev:armhf zlib1g-dev:armhf liblmdb-dev:armhf
           libhdf5-103-1:armhf)
 # Unpacked, not installed: installing libcriterion-dev:i386 removes the amd64 Criterion (its

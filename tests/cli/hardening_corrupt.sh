@@ -50,7 +50,10 @@ where_crashed() {
     local noise='libc\.so|/sysdeps/|nptl/|stdlib/abort|raise|__GI_|__assert|__memcpy|__memmove|__strlen|__kernel_vsyscall'
     [ -z "${LIBDATA_EMULATOR:-}" ] || noise="$noise|ld-linux|^#[0-9]+ +0x[0-9a-f]+ in \?\? \(\)\$"
     top=$(grep -E '^#[0-9]+ ' "$TMP/gdb.txt" | grep -Ev "$noise" | head -1)
-    if [[ $top =~ ^#1\ +0x[0-9a-f]+\ in\ \?\?\ \(\)$ ]] && grep -q '^#0 .*libc\.so' "$TMP/gdb.txt"; then
+    # (under the emulator the unwound frames past libc are "?? ()" and filtered out above:
+    # nothing is left, and the stack words decide as well)
+    if { [[ $top =~ ^#1\ +0x[0-9a-f]+\ in\ \?\?\ \(\)$ ]] && grep -q '^#0 .*libc\.so' "$TMP/gdb.txt"; } ||
+        { [ -n "${LIBDATA_EMULATOR:-}" ] && [ -z "$top" ]; }; then
         top=$("$PYTHON" - "$TMP/gdb.txt" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
