@@ -193,27 +193,24 @@ tree=$LD_TEST_DATA/tree
 "$DATACONV" "$tree" "$TMP/raw.lmdb" --resize 32 -q
 "$DATACONV" "$tree" "$TMP/enc.lmdb" --resize 32 --encoded -q
 
-for ds in raw.h5 deflate.h5 enc.h5; do
-    check "$ds: truncated, bytes overwritten, blocks zeroed -> info and bench never crash"
-    n=$(variants "$TMP/$ds" "$TMP/v-$ds" tfz)
-    for v in "$TMP/v-$ds"/*.h5; do
+# sweep DS KINDS WHAT: every damaged variant of $TMP/DS (variants' KINDS) through info and bench
+sweep() {
+    local ds=$1 ext=${1##*.} n v name
+    check "$ds: $3 -> info and bench never crash"
+    n=$(variants "$TMP/$ds" "$TMP/v-$ds" "$2")
+    for v in "$TMP/v-$ds"/*."$ext"; do
         CUR=$v
         name=${v##*/}
-        try "info $ds/${name%.h5}" "$DATACONV" info "$v"
-        try "bench $ds/${name%.h5}" "$DATACONV" bench "$v" -q -j 2 --batch 4
+        try "info $ds/${name%."$ext"}" "$DATACONV" info "$v"
+        try "bench $ds/${name%."$ext"}" "$DATACONV" bench "$v" -q -j 2 --batch 4
     done
     echo "  $n variants"
+}
+for ds in raw.h5 deflate.h5 enc.h5; do
+    sweep "$ds" tfz "truncated, bytes overwritten, blocks zeroed"
 done
 for ds in raw.lmdb enc.lmdb; do
-    check "$ds: data.mdb bytes overwritten / blocks zeroed -> info and bench never crash"
-    n=$(variants "$TMP/$ds" "$TMP/v-$ds" fz)
-    for v in "$TMP/v-$ds"/*.lmdb; do
-        CUR=$v
-        name=${v##*/}
-        try "info $ds/${name%.lmdb}" "$DATACONV" info "$v"
-        try "bench $ds/${name%.lmdb}" "$DATACONV" bench "$v" -q -j 2 --batch 4
-    done
-    echo "  $n variants"
+    sweep "$ds" fz "data.mdb bytes overwritten / blocks zeroed"
 done
 echo "damaged datasets tried: $tried runs of info/bench: $errors error exits with a message," \
      "$clean clean reads (damage in pixel bytes), 0 hangs, 0 crashes in libdata," \
