@@ -82,8 +82,16 @@ int main(int argc, char **argv)
         sink ^= map[i * (size_t)ps]; /* map the cached page (a minor fault, no I/O) */
         uint64_t entry, flags;
         const uint64_t vpage = (uint64_t)(uintptr_t)(map + i * (size_t)ps) / (uint64_t)ps;
-        if (read_u64(pm, vpage, &entry) < 0 || !(entry & PFN_MASK) ||
-            read_u64(kf, entry & PFN_MASK, &flags) < 0) {
+        if (read_u64(pm, vpage, &entry) < 0 || !(entry >> 63 & 1)) {
+            /* a user-mode emulator (qemu-user) gives its guest other addresses than the
+             * process's own, so the kernel's pagemap has nothing at the guest's address */
+            fprintf(stderr,
+                    "%s: page %zu is not present in /proc/self/pagemap "
+                    "(under an emulator? run natively)\n",
+                    argv[1], i);
+            return 1;
+        }
+        if (!(entry & PFN_MASK) || read_u64(kf, entry & PFN_MASK, &flags) < 0) {
             fprintf(stderr, "%s: no page frame for page %zu (run as root)\n", argv[1], i);
             return 1;
         }

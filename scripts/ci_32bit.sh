@@ -5,6 +5,7 @@
 # i386 runs natively where the kernel runs i386 programs (a tiny static one is tried first),
 # else under qemu-i386 (issue 31): see i386_emulation below. LIBDATA_I386_EMULATE=1 forces
 # the emulation on a machine that runs them natively. Either way the script says which.
+# LIBDATA_32BIT_CTEST adds ctest arguments to the i386 suite (e.g. "-R bench_programs").
 # i386 includes `big`: scripts/big_32bit.sh, the > 4 GiB read and write (needs build/, the
 # 64-bit build, for the comparison: made when missing); LIBDATA_32BIT_BIG=0 leaves it out.
 # Installs what it needs (apt, :i386 and :armhf architectures) and unpacks the packages that
@@ -223,7 +224,9 @@ build_i386() {
     # parent's addresses in each test child; with a randomised i386 PIE base the arena can land
     # on the child's code and the child jumps into it (seen in CI: test_reader children
     # "segfault ... in bxf_arena", 1 run in 3). The 64-bit suites keep randomisation.
-    (cd build-i386 && i386_env setarch "$(uname -m)" -R ctest --output-on-failure -j"$jobs")
+    # LIBDATA_32BIT_CTEST: more ctest arguments, e.g. "-R bench_programs" to rerun one test
+    # shellcheck disable=SC2086
+    (cd build-i386 && i386_env setarch "$(uname -m)" -R ctest --output-on-failure -j"$jobs" ${LIBDATA_32BIT_CTEST:-})
 }
 build_armhf() {
     say "armhf: configure and build"
