@@ -21,8 +21,9 @@ declare -A allowed=(
     [resize]="common thread"
     [source]="common thread"
     [store]="common thread codec"
+    [shard]="common thread source store"
     [reader]="common thread codec resize store"
-    [convert]="common thread codec resize source store"
+    [convert]="common thread codec resize source store shard"
     [plan]="common"
 )
 
@@ -35,8 +36,7 @@ for dir in "$src"/*/; do
         say "libdata/src/$mod/: a module that is not in the layer table of scripts/check_layers.sh (add it there and to docs/design.md)"
         continue
     fi
-    for f in "$dir"*.c "$dir"*.h; do
-        [ -e "$f" ] || continue
+    while IFS= read -r f; do
         rel=${f#"$root"/}
         while IFS=: read -r line inc; do
             inc=${inc#*\"}
@@ -54,7 +54,7 @@ for dir in "$src"/*/; do
                 *) say "$rel:$line: #include \"$inc\": $mod/ may not depend on $dep/ (allowed: ${allowed[$mod]:-nothing}); move the code to the module that owns it (docs/design.md)" ;;
             esac
         done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" || true)
-    done
+    done < <(find "$dir" -type f \( -name '*.c' -o -name '*.h' \) | sort)
 done
 
 for f in "$root"/cli/*.c "$root"/cli/*.h "$root"/bindings/caffe/*.cpp "$root"/bindings/caffe/*.hpp; do
@@ -65,7 +65,7 @@ for f in "$root"/cli/*.c "$root"/cli/*.h "$root"/bindings/caffe/*.cpp "$root"/bi
         inc=${inc%%\"*}
         dep=${inc%%/*}
         case "$dep" in
-            common | thread | codec | resize | source | store | reader | convert)
+            common | thread | codec | resize | source | store | shard | reader | convert | plan)
                 say "$rel:$line: #include \"$inc\": ${rel%%/*}/ is a client of the public API (libdata/*.h) only" ;;
         esac
     done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" || true)

@@ -13,7 +13,7 @@ root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 import glob, os, re, sys
 root = sys.argv[1]
 bad = []
-for path in sorted(glob.glob(os.path.join(root, "libdata/src/*/*.[ch]"))):
+for path in sorted(glob.glob(os.path.join(root, "libdata/src/**/*.[ch]"), recursive=True)):
     with open(path, encoding="utf-8", errors="replace") as f:
         src = f.read()
     # comments out, line numbers kept

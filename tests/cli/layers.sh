@@ -31,8 +31,8 @@ refused() {
 }
 
 check "a store including the reader (up a layer) fails, naming file, line and rule"
-refused libdata/src/store/datum.c '#include "reader/sampler.h"' \
-    'libdata/src/store/datum.c:1: #include "reader/sampler.h": store/ may not depend on reader/'
+refused libdata/src/store/lmdb/datum.c '#include "reader/sampler.h"' \
+    'libdata/src/store/lmdb/datum.c:1: #include "reader/sampler.h": store/ may not depend on reader/'
 
 check "the codec including the source (sideways) fails"
 refused libdata/src/codec/exif.c '#include "source/source.h"' \

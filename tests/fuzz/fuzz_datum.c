@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/datum.h"
+#include "store/lmdb/datum.h"
 
 static unsigned touch(const uint8_t *p, size_t n)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store/datum.h"
+#include "store/lmdb/datum.h"
 
 static ld_err err;
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "test_tmp.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 #include "reader/mean.h"
 #include "store/store.h"
 #include "store/writer.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "libdata/convert.h"
-#include "store/merge.h"
+#include "shard/merge.h"
 #include "test_tmp.h"
 
 TestSuite(merge, .init = ld_tmp_make, .fini = ld_tmp_remove, .timeout = 60);

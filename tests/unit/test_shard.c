@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/shard.h"
+#include "shard/shard.h"
 #include "libdata/convert.h"
 #include "source/src_internal.h"
 

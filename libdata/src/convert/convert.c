@@ -27,11 +27,11 @@
 
 #include "codec/codec.h"
 #include "common/ld_internal.h"
-#include "convert/shard.h"
+#include "shard/shard.h"
 #include "common/ld_params.h"
 #include "resize/resize.h"
 #include "source/source.h"
-#include "store/h5_format.h"
+#include "store/hdf5/h5_format.h"
 #include "store/writer.h"
 #include "thread/pool.h"
 

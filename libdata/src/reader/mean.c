@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "codec/codec.h"
-#include "store/datum.h"
+#include "store/lmdb/datum.h"
 
 void ld__mean_free(ld_mean *m)
 {

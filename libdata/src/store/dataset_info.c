@@ -14,12 +14,12 @@
 #include "libdata/reader.h"
 #include "store/store.h"
 #ifdef LD_HAVE_HDF5
-#include "store/h5_format.h"
-#include "store/h5_util.h"
+#include "store/hdf5/h5_format.h"
+#include "store/hdf5/h5_util.h"
 #include "store/writer.h"
 #endif
 #ifdef LD_HAVE_LMDB
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 #endif
 
 /* How the dataset was made, from libdata's own records. */

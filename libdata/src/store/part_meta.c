@@ -17,14 +17,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "store/h5_format.h"
+#include "store/hdf5/h5_format.h"
 #ifdef LD_HAVE_HDF5
-#include "store/h5_util.h"
+#include "store/hdf5/h5_util.h"
 #endif
 #ifdef LD_HAVE_LMDB
 #include <lmdb.h>
 
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 #endif
 
 /* ---- HDF5 ------------------------------------------------------------------------------- */

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 
 static const char *const db_files[] = {"data.mdb", "lock.mdb", LD_LMDB_SIDECAR};
 

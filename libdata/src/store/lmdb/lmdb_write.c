@@ -52,8 +52,8 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "store/datum.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/datum.h"
+#include "store/lmdb/lmdb_store.h"
 #include "store/store.h"
 
 #define LD_LMDB_BATCH 1000

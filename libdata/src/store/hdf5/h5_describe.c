@@ -12,8 +12,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "store/h5_format.h"
-#include "store/h5_util.h"
+#include "store/hdf5/h5_format.h"
+#include "store/hdf5/h5_util.h"
 
 /* "<label><name, escaped>\n": names (paths, attributes) may hold newlines and any bytes. */
 static int out_name(ld_buf *out, const char *label, const char *name)

@@ -26,9 +26,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/h5_format.h"
-#include "store/h5_util.h"
-#include "store/h5_vfd.h"
+#include "store/hdf5/h5_format.h"
+#include "store/hdf5/h5_util.h"
+#include "store/hdf5/h5_vfd.h"
 #include "store/store.h"
 
 /* ---- one dataset, written in whole chunks -------------------------------------------------- */

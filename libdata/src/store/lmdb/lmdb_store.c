@@ -5,7 +5,7 @@
 #define _FILE_OFFSET_BITS 64
 #endif
 #define _GNU_SOURCE
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "codec/codec.h"
-#include "store/datum.h"
+#include "store/lmdb/datum.h"
 #include "store/store.h"
 
 /* index.len of a record whose value does not lie inside data.mdb (a corrupt database): its

@@ -15,7 +15,7 @@
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* realpath */
 #endif
-#include "store/merge.h"
+#include "store/merge_fmt.h"
 
 #ifdef LD_HAVE_HDF5
 #include <errno.h>
@@ -26,9 +26,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/h5_format.h"
-#include "store/h5_util.h"
-#include "store/h5_vfd.h"
+#include "store/hdf5/h5_format.h"
+#include "store/hdf5/h5_util.h"
+#include "store/hdf5/h5_vfd.h"
 #include "store/writer.h"
 
 #define OFFSETS_BLOCK 65536 /* /offsets elements per read and per write (512 KiB) */
@@ -58,7 +58,7 @@ typedef struct h5part {
     char *src;        /* the part's name in the mappings and in `parts` */
 } h5part;
 
-typedef struct h5merge {
+typedef struct ld_merge_fmt {
     const char *output;
     ld_shard *sh;
     h5part *p;
@@ -305,7 +305,6 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
              s->path);
     s->index = idx;
     s->count = cnt;
-    LD_TRY(ld__shard_check_name(s, e));
     LD_CHECK(e, !strcmp(storage, LD_H5_STORAGE_RAW) || !strcmp(storage, LD_H5_STORAGE_ENCODED),
              LD_EFORMAT, "%s: unknown storage '%s'", s->path, storage);
     if (i == 0) m->encoded = !strcmp(storage, LD_H5_STORAGE_ENCODED);
@@ -788,63 +787,85 @@ fail:
     return rc;
 }
 
-int ld__h5_merge(const char *output, ld_shard *parts, size_t n, const ld_merge_log *log, ld_err *e)
+static void h5m_end(ld_merge_fmt *m)
 {
-    int rc = LD_OK;
-    h5merge m;
-    h5part *sorted = NULL;
-    memset(&m, 0, sizeof m);
-    m.output = output;
-    m.sh = parts;
-    m.n = n;
-    m.log = log;
-    m.label_t = m.data_t = m.shape_t = H5I_INVALID_HID;
+    if (!m) return;
     ld_h5_quiet q;
     ld__h5_quiet_begin(&q);
-    LD_CHECK(e, n > 0, LD_EINVAL, "%s: no parts to merge", output);
-    m.p = calloc(n, sizeof *m.p);
-    LD_CHECK(e, m.p, LD_ENOMEM, "out of memory");
-    /* the first given part is the reference for settings; then all are sorted by K */
-    for (size_t i = 0; i < n; i++)
-        LD_TRY(read_part(&m, i, e));
-    LD_TRY(ld__merge_check_set(parts, n, e));
-    sorted = calloc(n, sizeof *sorted);
-    LD_CHECK(e, sorted, LD_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        sorted[i] = m.p[parts[i].given];
-    free(m.p);
-    m.p = sorted;
-    sorted = NULL;
-    LD_TRY(ld__merge_check_run(parts, n, e));
+    if (m->p)
+        for (size_t i = 0; i < m->n; i++)
+            free(m->p[i].src);
+    free(m->p);
+    for (size_t k = 0; k < N_SAME; k++)
+        ld__buf_free(&m->ref[k]);
+    if (m->label_t >= 0) H5Tclose(m->label_t);
+    if (m->data_t >= 0) H5Tclose(m->data_t);
+    if (m->shape_t >= 0) H5Tclose(m->shape_t);
+    free(m->tmp);
+    ld__h5_quiet_end(&q);
+    free(m);
+}
+
+static int h5m_begin(const char *output, ld_shard *parts, size_t n, const ld_merge_log *log,
+                     ld_merge_fmt **out, ld_err *e)
+{
+    h5merge *m = calloc(1, sizeof *m);
+    *out = NULL;
+    if (!m || !(m->p = calloc(n ? n : 1, sizeof *m->p))) {
+        free(m);
+        return ld__err(e, LD_ENOMEM, "out of memory");
+    }
+    m->output = output;
+    m->sh = parts;
+    m->n = n;
+    m->log = log;
+    m->label_t = m->data_t = m->shape_t = H5I_INVALID_HID;
+    *out = m;
+    return LD_OK;
+}
+
+/* The first given part is the reference for settings. */
+static int h5m_read_part(ld_merge_fmt *m, size_t i, ld_err *e)
+{
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    int rc = read_part(m, i, e);
+    m->sh[i].samples = m->p[i].n;
+    ld__h5_quiet_end(&q);
+    return rc;
+}
+
+static int h5m_write(ld_merge_fmt *m, ld_err *e)
+{
+    int rc = LD_OK;
+    const size_t n = m->n;
+    h5part *sorted = calloc(n, sizeof *sorted);
+    if (!sorted) return ld__err(e, LD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) /* into K order, as the parts now are */
+        sorted[i] = m->p[m->sh[i].given];
+    free(m->p);
+    m->p = sorted;
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    rc = write_merged(m, e);
+    ld__h5_quiet_end(&q);
+    LD_TRY(rc);
     uint64_t samples = 0;
-    for (size_t i = 0; i < n; i++)
-        samples += m.p[i].n;
-    LD_CHECK(e, samples > 0, LD_EINVAL,
-             "%s: the %zu part%s hold%s no sample at all: nothing to merge", output, n,
-             n == 1 ? "" : "s", n == 1 ? "s" : "");
-    LD_TRY(write_merged(&m, e));
     int absolute = 0;
-    for (size_t i = 0; i < n; i++)
-        absolute |= m.p[i].src[0] == '/';
-    ld__merge_log(log, LD_LOG_INFO, "merged %zu parts (%llu samples) into %s, which reads them: %s",
-                  n, (unsigned long long)samples, output,
+    for (size_t i = 0; i < n; i++) {
+        samples += m->p[i].n;
+        absolute |= m->p[i].src[0] == '/';
+    }
+    ld__merge_log(m->log, LD_LOG_INFO,
+                  "merged %zu parts (%llu samples) into %s, which reads them: %s", n,
+                  (unsigned long long)samples, m->output,
                   absolute ? "keep the parts where they are (named by their absolute paths)"
                            : "keep the parts in its folder (named relative to it: the folder can "
                              "be moved as a whole)");
 fail:
-    free(sorted);
-    if (m.p)
-        for (size_t i = 0; i < n; i++)
-            free(m.p[i].src);
-    free(m.p);
-    for (size_t k = 0; k < N_SAME; k++)
-        ld__buf_free(&m.ref[k]);
-    if (m.label_t >= 0) H5Tclose(m.label_t);
-    if (m.data_t >= 0) H5Tclose(m.data_t);
-    if (m.shape_t >= 0) H5Tclose(m.shape_t);
-    free(m.tmp);
-    ld__h5_quiet_end(&q);
     return rc;
 }
+
+const ld_merge_ops ld__h5_merge_ops = {"sample", h5m_begin, h5m_read_part, h5m_write, h5m_end};
 
 #endif /* LD_HAVE_HDF5 */

@@ -17,7 +17,7 @@
  * samples; the parts' pages are dropped from the process's mapping as they are passed.
  */
 #define _GNU_SOURCE
-#include "store/merge.h"
+#include "store/merge_fmt.h"
 
 #ifdef LD_HAVE_LMDB
 #include <errno.h>
@@ -31,8 +31,8 @@
 #include <sys/sysmacros.h>
 #endif
 
-#include "store/datum.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/datum.h"
+#include "store/lmdb/lmdb_store.h"
 #include "store/store.h"
 #include "store/writer.h"
 
@@ -160,7 +160,7 @@ static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *firs
         memmove(id, id + 1, il - 1);
     }
     snprintf(s->run_id, sizeof s->run_id, "%s", id);
-    LD_TRY(ld__shard_check_name(s, e));
+    s->samples = p->n;
     if (first) {
         const char *f = (const char *)first->side.p;
         for (size_t k = 0; k < N_SAME; k++) {
@@ -270,55 +270,78 @@ static void stale_removed(void *user, const char *path, long pid, uint64_t bytes
                   (unsigned long long)bytes, pid);
 }
 
-int ld__lmdb_merge(const char *output, ld_shard *parts, size_t n, const ld_merge_log *log,
-                   ld_err *e)
+struct ld_merge_fmt {
+    const char *output;
+    ld_shard *sh;
+    size_t n;
+    const ld_merge_log *log;
+    lpart *p; /* in the order given */
+};
+
+static void lm_end(ld_merge_fmt *m)
+{
+    if (!m) return;
+    for (size_t i = 0; m->p && i < m->n; i++)
+        ld__buf_free(&m->p[i].side);
+    free(m->p);
+    free(m);
+}
+
+static int lm_begin(const char *output, ld_shard *parts, size_t n, const ld_merge_log *log,
+                    ld_merge_fmt **out, ld_err *e)
+{
+    ld_merge_fmt *m = calloc(1, sizeof *m);
+    *out = NULL;
+    if (!m || !(m->p = calloc(n ? n : 1, sizeof *m->p))) {
+        free(m);
+        return ld__err(e, LD_ENOMEM, "out of memory");
+    }
+    m->output = output;
+    m->sh = parts;
+    m->n = n;
+    m->log = log;
+    *out = m;
+    return LD_OK;
+}
+
+/* The first given part is the reference for settings. */
+static int lm_read_part(ld_merge_fmt *m, size_t i, ld_err *e)
+{
+    return read_part(&m->sh[i], &m->p[i], i ? &m->p[0] : NULL, m->sh[0].path, e);
+}
+
+static int lm_write(ld_merge_fmt *m, ld_err *e)
 {
     int rc = LD_OK;
-    lpart *p = NULL, *sorted = NULL;
     ld_buf head = {0};
     ld_writer *w = NULL;
-    LD_CHECK(e, n > 0, LD_EINVAL, "%s: no parts to merge", output);
-    p = calloc(n, sizeof *p);
-    sorted = calloc(n, sizeof *sorted);
-    LD_CHECK(e, p && sorted, LD_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        LD_TRY(read_part(&parts[i], &p[i], i ? &p[0] : NULL, parts[0].path, e));
-    LD_TRY(ld__merge_check_set(parts, n, e));
-    for (size_t i = 0; i < n; i++)
-        sorted[i] = p[parts[i].given];
-    LD_TRY(ld__merge_check_run(parts, n, e));
+    const lpart *first = &m->p[m->sh[0].given]; /* part 0 */
     uint64_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += sorted[i].n;
-    LD_CHECK(e, total > 0, LD_EINVAL,
-             "%s: the %zu part%s hold%s no record at all: nothing to merge", output, n,
-             n == 1 ? "" : "s", n == 1 ? "s" : "");
-    LD_CHECK(e, sidecar_head((const char *)sorted[0].side.p, &head) == LD_OK, LD_ENOMEM,
+    for (size_t i = 0; i < m->n; i++)
+        total += m->sh[i].samples;
+    LD_CHECK(e, sidecar_head((const char *)first->side.p, &head) == LD_OK, LD_ENOMEM,
              "out of memory");
     char storage[32];
-    side_get((const char *)sorted[0].side.p, "storage", storage, sizeof storage);
-    ld_writer_opts o = {.path = output,
+    side_get((const char *)first->side.p, "storage", storage, sizeof storage);
+    ld_writer_opts o = {.path = m->output,
                         .encoded = !strcmp(storage, "\"encoded\""),
                         .channels = 3,
                         .expected_n = total,
                         .lmdb_meta_head = (const char *)head.p,
                         .on_stale = stale_removed,
-                        .on_stale_user = (void *)log};
+                        .on_stale_user = (void *)m->log};
     LD_TRY(ld__lmdb_writer_create(&o, &w, e));
-    for (size_t i = 0; i < n; i++)
-        LD_TRY(copy_part(&parts[i], &sorted[i], w, e));
+    for (size_t i = 0; i < m->n; i++)
+        LD_TRY(copy_part(&m->sh[i], &m->p[m->sh[i].given], w, e));
     LD_TRY(w->vt->finish(w, e));
-    ld__merge_log(log, LD_LOG_INFO, "merged %zu parts (%llu records) into %s", n,
-                  (unsigned long long)total, output);
+    ld__merge_log(m->log, LD_LOG_INFO, "merged %zu parts (%llu records) into %s", m->n,
+                  (unsigned long long)total, m->output);
 fail:
     if (w) w->vt->free(w);
-    if (p)
-        for (size_t i = 0; i < n; i++)
-            ld__buf_free(&p[i].side);
-    free(p);
-    free(sorted);
     ld__buf_free(&head);
     return rc;
 }
+
+const ld_merge_ops ld__lmdb_merge_ops = {"record", lm_begin, lm_read_part, lm_write, lm_end};
 
 #endif /* LD_HAVE_LMDB */

@@ -1,5 +1,5 @@
 /* Caffe Datum / BlobProto proto2 codec. See datum.h for the rules it follows. */
-#include "store/datum.h"
+#include "store/lmdb/datum.h"
 
 #include <stdio.h>
 #include <string.h>

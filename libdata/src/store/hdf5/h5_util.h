@@ -47,6 +47,9 @@ int ld__h5_attr_int(hid_t loc, const char *name, int *v);
  * read (*n may be 0), LD_END when absent or not strings (*out = NULL, *n = 0), LD_ENOMEM. */
 int ld__h5_attr_strings(hid_t loc, const char *name, char ***out, size_t *n);
 
+/* A 1- to 4-D dataset's extent: 0 and dims[0 .. *rank) set, or -1 (another rank, an error). */
+int ld__h5_ds_dims(hid_t d, hsize_t dims[4], int *rank);
+
 /* Virtual datasets (VDS). HDF5 reads a mapping whose source file or source dataset is
  * missing as the fill value, without an error; these helpers find such mappings first.
  * Defined in h5_store.c; call them with the HDF5 lock held.

@@ -13,7 +13,7 @@
 #include "store/store.h"
 
 #ifdef LD_HAVE_HDF5
-#include "store/h5_util.h"
+#include "store/hdf5/h5_util.h"
 
 /* The library's one piece of process-wide state: Debian's serial HDF5 is not thread-safe, so
  * every HDF5 call of every handle is made with this mutex held (store.h). */
@@ -215,6 +215,17 @@ done: /* a failed read may have allocated some strings already: raw starts zeroe
     if (t >= 0) H5Tclose(t);
     if (a >= 0) H5Aclose(a);
     return rc;
+}
+
+int ld__h5_ds_dims(hid_t d, hsize_t dims[4], int *rank)
+{
+    hid_t sp = H5Dget_space(d);
+    if (sp < 0) return -1;
+    int r = H5Sget_simple_extent_ndims(sp);
+    if (r >= 1 && r <= 4) H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    *rank = r;
+    return (r >= 1 && r <= 4) ? 0 : -1;
 }
 
 #else /* !LD_HAVE_HDF5 */

@@ -15,14 +15,14 @@
  * (another option, a file added to the input), which is what resume and merge need. Hashing
  * 1.3 M paths (about 40 MB of text) takes ~0.1 s, next to the seconds the listing takes.
  */
-#include "convert/shard.h"
+#include "shard/shard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libdata/convert.h"
-#include "store/h5_format.h"
+#include "store/hdf5/h5_format.h"
 
 #define FNV_BASIS 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL

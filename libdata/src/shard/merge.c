@@ -1,6 +1,6 @@
 /* ld_merge(): find the parts of a sharded conversion, check that they form one whole, and let
  * the format (h5_merge.c, lmdb_merge.c) write the merged dataset. See merge.h. */
-#include "store/merge.h"
+#include "shard/merge.h"
 
 #include "libdata/convert.h"
 
@@ -13,17 +13,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-
-void ld__merge_log(const ld_merge_log *l, int level, const char *fmt, ...)
-{
-    if (!l || !l->fn) return;
-    char msg[LD_ERRMSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    ld__vformat_msg(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    l->fn(l->user, level, msg);
-}
 
 /* The last component of a path, ignoring trailing slashes: [*b, *b + *len). */
 static void base_of(const char *path, const char **b, size_t *len)
@@ -270,6 +259,31 @@ static int check_output(const char *output, const char *const *parts, size_t n, 
     return LD_OK;
 }
 
+/* Read every part through the format, check that they are one whole run, write. */
+static int merge_with(const ld_merge_ops *ops, const char *output, ld_shard *sh, size_t n,
+                      const ld_merge_log *lg, ld_err *e)
+{
+    int rc = LD_OK;
+    ld_merge_fmt *m = NULL;
+    LD_CHECK(e, n > 0, LD_EINVAL, "%s: no parts to merge", output);
+    LD_TRY(ops->begin(output, sh, n, lg, &m, e));
+    for (size_t i = 0; i < n; i++) {
+        LD_TRY(ops->read_part(m, i, e));
+        LD_TRY(ld__shard_check_name(&sh[i], e));
+    }
+    LD_TRY(ld__merge_check_set(sh, n, e));
+    LD_TRY(ld__merge_check_run(sh, n, e));
+    uint64_t samples = 0;
+    for (size_t i = 0; i < n; i++)
+        samples += sh[i].samples;
+    LD_CHECK(e, samples > 0, LD_EINVAL, "%s: the %zu part%s hold%s no %s at all: nothing to merge",
+             output, n, n == 1 ? "" : "s", n == 1 ? "s" : "", ops->unit);
+    rc = ops->write(m, e);
+fail:
+    ops->end(m);
+    return rc;
+}
+
 int ld_merge(const char *output, const char *const *parts, size_t nparts, ld_log_fn log,
              void *log_user, char **errmsg)
 {
@@ -305,19 +319,16 @@ int ld_merge(const char *output, const char *const *parts, size_t nparts, ld_log
         sh[i].index = sh[i].count = sh[i].first = sh[i].listed = sh[i].total = -1;
         ld__shard_name(parts[i], &sh[i].name_k, &sh[i].name_n);
     }
-    if (lmdb) {
+    const ld_merge_ops *ops = NULL;
 #ifdef LD_HAVE_LMDB
-        rc = ld__lmdb_merge(output, sh, nparts, &lg, &e);
-#else
-        rc = ld__err(&e, LD_ENOTSUP, "%s: LMDB support was not built into this libdata", output);
+    if (lmdb) ops = &ld__lmdb_merge_ops;
 #endif
-    } else {
 #ifdef LD_HAVE_HDF5
-        rc = ld__h5_merge(output, sh, nparts, &lg, &e);
-#else
-        rc = ld__err(&e, LD_ENOTSUP, "%s: HDF5 support was not built into this libdata", output);
+    if (!lmdb) ops = &ld__h5_merge_ops;
 #endif
-    }
+    LD_CHECK(&e, ops, LD_ENOTSUP, "%s: %s support was not built into this libdata", output,
+             lmdb ? "LMDB" : "HDF5");
+    rc = merge_with(ops, output, sh, nparts, &lg, &e);
 fail:
     if (rc < 0) {
         if (log) log(log_user, LD_LOG_ERROR, e.msg[0] ? e.msg : ld_strerror(rc));

@@ -5,7 +5,7 @@
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE
 #endif
-#include "store/h5_vfd.h"
+#include "store/hdf5/h5_vfd.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -55,82 +55,11 @@
 #ifdef LD_HAVE_HDF5
 #include <hdf5.h>
 
-#include "store/h5_format.h"
-#include "store/h5_util.h"
+#include "store/hdf5/h5_format.h"
+#include "store/hdf5/h5_util.h"
 #include "store/writer.h"
 
-/* Bytes one joined WILLNEED call covers at most: the kernel reads at most the device's
- * read-ahead or I/O size per call (force_page_cache_ra), 1280 KiB on many disks; a longer
- * range would be cut short silently. */
-#define ADVISE_MAX ((uint64_t)1 << 20)
-
-/* Entries of a context's iovec array: one vectored read at most (Linux's IOV_MAX). */
-#define GATHER_IOV 1024
-
-/* Fallback reads load this many bytes of consecutive samples at most (one chunk row). */
-#define FALLBACK_MAX_BYTES ((size_t)16 << 20)
-
-/* How a dataset's logical bytes map to the file (direct access only). Logical byte p lives in
- * chunk p / chunk_bytes at file offset addr[chunk] + p % chunk_bytes. */
-typedef struct direct_map {
-    uint64_t chunk_bytes;
-    uint64_t nchunks;
-    uint64_t *addr;
-} direct_map;
-
-#define VDS_MAX_FDS 65536
-
-typedef struct vds_part {
-    char *path;     /* the part file, as opened (absolute when it could be resolved) */
-    uint64_t start; /* dataset bytes before this part */
-    uint64_t bytes; /* dataset bytes in this part */
-    direct_map map;
-    dev_t dev; /* the file checked at open */
-    ino_t ino;
-    off_t size;
-    time_t mtime;
-    int fd;         /* -1 while closed; fd, users, last under vds->mu */
-    unsigned users; /* reads in flight */
-    uint64_t last;  /* when last used (vds->tick), for closing the least recently used */
-} vds_part;
-
-typedef struct vds_parts {
-    size_t n;
-    vds_part *p;
-    pthread_mutex_t mu;
-    int mu_ok;
-    int fd_cap, fd_open;
-    uint64_t tick;
-} vds_parts;
-
-typedef struct h5_store {
-    ld_store base;
-    char *path;
-    int fd;
-    uint64_t file_size;
-    hid_t file, dset; /* kept open only when reads fall back to HDF5; else -1 */
-    int direct;       /* 1 = pread through `map` */
-    direct_map map;
-    hid_t memtype; /* fallback memory type (H5T_NATIVE_UINT8 / FLOAT), not owned */
-    hid_t dxpl;    /* fallback transfer list with conv_guard's callback, or H5P_DEFAULT */
-    /* The stored pixel type when HDF5 converts it to float32 (see conv_guard); the first
-     * value it could not convert exactly, written and read under the HDF5 lock. */
-    H5T_class_t src_class;
-    size_t src_size;
-    int src_signed;
-    int conv_hit;
-    char conv_what[80];
-    uint64_t rows;     /* fallback: samples per HDF5 read (raw) */
-    int32_t *lab_i;    /* labels: one of the two (integers are checked to fit int32; */
-    double *lab_f;     /* floating point ones are kept as they are, float64 included) */
-    uint64_t *offsets; /* encoded: n + 1 byte offsets into /encoded */
-    uint64_t enc_len;  /* encoded: bytes in /encoded */
-    int enc_c, enc_h, enc_w;
-    vds_parts vds;   /* direct reads of a virtual pixel dataset: its parts (n = 0 if not) */
-    char run_id[40]; /* the file's run_id attribute (merged files), "" when none */
-    char how[96];
-    char dname[64]; /* the pixel dataset's name, for messages */
-} h5_store;
+#include "store/hdf5/h5_store_int.h"
 
 /* Read-ahead advice only when the data is not cached. posix_fadvise(WILLNEED) walks the page
  * cache for every page it is given, even when all are cached: on warm data it cost 11 % of a
@@ -176,18 +105,6 @@ struct ld_store_ctx {
 static int link_exists(hid_t file, const char *name)
 {
     return name && *name && H5Lexists(file, name, H5P_DEFAULT) > 0;
-}
-
-/* Dimensions of a dataset (rank <= 4). */
-static int ds_dims(hid_t d, hsize_t dims[4], int *rank)
-{
-    hid_t sp = H5Dget_space(d);
-    if (sp < 0) return -1;
-    int r = H5Sget_simple_extent_ndims(sp);
-    if (r >= 1 && r <= 4) H5Sget_simple_extent_dims(sp, dims, NULL);
-    H5Sclose(sp);
-    *rank = r;
-    return (r >= 1 && r <= 4) ? 0 : -1;
 }
 
 /* Read rows [first, first+count) of a dataset of `rank` dims into buf with memory type mt. */
@@ -260,129 +177,10 @@ static H5T_conv_ret_t conv_guard(H5T_conv_except_t kind, hid_t src, hid_t dst, v
     return H5T_CONV_ABORT;
 }
 
-/* ---- virtual datasets: every source must be there (h5_util.h) ----------------------------- */
-
-static int is_regular(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* dir + "/" + name into out (name alone when dir is empty). 0 when it does not fit. */
-static int join(char *out, size_t cap, const char *dir, size_t dlen, const char *name)
-{
-    int n =
-        dlen ? snprintf(out, cap, "%.*s/%s", (int)dlen, dir, name) : snprintf(out, cap, "%s", name);
-    return n >= 0 && (size_t)n < cap;
-}
-
-/* ld__h5_vds_source without opening the file: LD_VDS_OK (found), LD_VDS_NO_FILE,
- * LD_VDS_PATTERN or LD_EFORMAT. */
-static int vds_locate(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
-                      char *dset, size_t dcap, char *resolved, size_t rcap)
-{
-    file[0] = dset[0] = resolved[0] = 0;
-    if (H5Pget_virtual_filename(dcpl, k, file, fcap) < 0 ||
-        H5Pget_virtual_dsetname(dcpl, k, dset, dcap) < 0)
-        return LD_EFORMAT;
-    if (strchr(file, '%') || strchr(dset, '%')) return LD_VDS_PATTERN;
-    if (!strcmp(file, ".")) { /* the VDS file itself */
-        snprintf(resolved, rcap, "%s", vds_path);
-    } else {
-        const char *name = file;
-        const char *slash = strrchr(vds_path, '/');
-        const size_t vdir = slash ? (size_t)(slash - vds_path) + (slash == vds_path) : 0;
-        char cand[4096];
-        int found = 0;
-        if (file[0] == '/') {
-            found = is_regular(file);
-            if (found) snprintf(resolved, rcap, "%s", file);
-            name = strrchr(file, '/') + 1;
-        }
-        const char *env = getenv("HDF5_VDS_PREFIX");
-        while (!found && env && *env) {
-            const char *end = strchr(env, ':');
-            size_t len = end ? (size_t)(end - env) : strlen(env);
-            char pre[2048];
-            if (len >= 9 && !strncmp(env, "${ORIGIN}", 9))
-                snprintf(pre, sizeof pre, "%.*s%.*s", (int)vdir, vds_path, (int)(len - 9), env + 9);
-            else
-                snprintf(pre, sizeof pre, "%.*s", (int)len, env);
-            if (pre[0] && join(cand, sizeof cand, pre, strlen(pre), name) && is_regular(cand)) {
-                found = 1;
-                snprintf(resolved, rcap, "%s", cand);
-            }
-            env = end ? end + 1 : NULL;
-        }
-        if (!found && join(cand, sizeof cand, vds_path, vdir, name)) {
-            snprintf(resolved, rcap, "%s", cand); /* also what a "not found" message shows */
-            found = is_regular(cand);
-        }
-        if (!found && is_regular(name)) {
-            found = 1;
-            snprintf(resolved, rcap, "%s", name);
-        }
-        if (!found) return LD_VDS_NO_FILE;
-    }
-    return LD_VDS_OK;
-}
-
-int ld__h5_vds_source(hid_t dcpl, size_t k, const char *vds_path, char *file, size_t fcap,
-                      char *dset, size_t dcap, char *resolved, size_t rcap)
-{
-    int st = vds_locate(dcpl, k, vds_path, file, fcap, dset, dcap, resolved, rcap);
-    if (st != LD_VDS_OK) return st;
-    hid_t f = H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return LD_VDS_NOT_HDF5;
-    const int have = H5Lexists(f, dset[0] == '/' ? dset + 1 : dset, H5P_DEFAULT) > 0 ||
-                     (dset[0] == '/' && !dset[1]);
-    H5Fclose(f);
-    return have ? LD_VDS_OK : LD_VDS_NO_DATASET;
-}
-
-int ld__h5_vds_check(hid_t d, const char *vds_path, const char *name, ld_err *e)
-{
-    int rc = LD_OK;
-    size_t count = 0;
-    char file[1024], dset[512], resolved[2048];
-    hid_t dcpl = H5Dget_create_plist(d);
-    if (dcpl < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL) goto done;
-    LD_CHECK(e, H5Pget_virtual_count(dcpl, &count) >= 0, LD_EFORMAT,
-             "%s: dataset '/%s' is virtual but its mappings cannot be read (corrupt?)", vds_path,
-             name);
-    for (size_t k = 0; k < count; k++) {
-        int st = ld__h5_vds_source(dcpl, k, vds_path, file, sizeof file, dset, sizeof dset,
-                                   resolved, sizeof resolved);
-        LD_CHECK(e, st >= 0, LD_EFORMAT,
-                 "%s: dataset '/%s' is virtual but source %zu of %zu "
-                 "cannot be read (corrupt?)",
-                 vds_path, name, k + 1, count);
-        LD_CHECK(e, st != LD_VDS_NO_FILE, LD_EFORMAT,
-                 "%s: dataset '/%s' is virtual and its "
-                 "source file '%s' (source %zu of %zu; looked for as %s) does not exist: HDF5 "
-                 "would read its part as fill values. Put the file back (source paths are "
-                 "relative to the folder of %s), or rebuild the virtual dataset",
-                 vds_path, name, file, k + 1, count, resolved, vds_path);
-        LD_CHECK(e, st != LD_VDS_NOT_HDF5, LD_EFORMAT,
-                 "%s: dataset '/%s' is virtual and its "
-                 "source file %s (source %zu of %zu) is not a readable HDF5 file",
-                 vds_path, name, resolved, k + 1, count);
-        LD_CHECK(e, st != LD_VDS_NO_DATASET, LD_EFORMAT,
-                 "%s: dataset '/%s' is virtual and its "
-                 "source file %s has no dataset '%s' (source %zu of %zu): HDF5 would read its "
-                 "part as fill values",
-                 vds_path, name, resolved, dset, k + 1, count);
-    }
-done:
-fail:
-    if (dcpl >= 0) H5Pclose(dcpl);
-    return rc;
-}
-
 /* Try to build a direct map for dataset d (in the file `path` of `file_size` bytes) whose
  * logical rows are `row_bytes` bytes each. Returns 1 when direct access is possible (map
  * filled), 0 when HDF5 must read it, <0 on a corrupt chunk table (message in e). */
-static int build_direct(const char *path, uint64_t file_size, hid_t d, int rank,
+int ld__h5_build_direct(const char *path, uint64_t file_size, hid_t d, int rank,
                         const hsize_t dims[4], size_t row_bytes, direct_map *map, ld_err *e)
 {
     int rc = 0;
@@ -519,22 +317,10 @@ static int preadv_all(int fd, const char *path, struct iovec *iov, size_t n, uin
     return LD_OK;
 }
 
-/* Where the bytes of a read go: byte p of it (counted from the read's first byte, plus `at`)
- * to dst[p / each] + p % each. One destination (each = the length) is a plain buffer; a run
- * of consecutive samples read into their own batch slots has one per sample (each =
- * sample_bytes). iov (cap entries) is the scratch for the vectored reads. */
-typedef struct gather {
-    uint8_t *const *dst;
-    size_t each;
-    uint64_t at;
-    struct iovec *iov;
-    size_t cap;
-} gather;
-
 /* Bytes [pos, pos+len) of the dataset mapped by m (in the file fd/path) to g's destinations:
  * chunk pieces that follow each other in the file are read together, with one preadv over
  * their destinations (a destination that continues the previous one extends its entry). */
-static int read_map(const direct_map *m, int fd, const char *path, uint64_t pos, size_t len,
+int ld__h5_read_map(const direct_map *m, int fd, const char *path, uint64_t pos, size_t len,
                     gather *g, uint64_t i, ld_store_ctx *cx, ld_err *e)
 {
     size_t nv = 0;
@@ -574,160 +360,12 @@ static int read_map(const direct_map *m, int fd, const char *path, uint64_t pos,
     return nv ? preadv_all(fd, path, g->iov, nv, from, i, cx, e) : LD_OK;
 }
 
-/* ---- virtual datasets read directly from their parts ------------------------------------- *
- * A virtual dataset whose mappings are "the whole source dataset -> the next rows along dim 0"
- * in order, without gaps (what `dataconv merge` writes; any h5py VirtualLayout filled that
- * way), is resolved at open into one part per mapping: the part file, the dataset bytes
- * before it, and the part's own direct map (as for one file). Reads then pread the parts:
- * no HDF5 call and no HDF5 lock (a per-store mutex is held only to pick the descriptor), at
- * one file's speed (HDF5's VDS read path builds selections on every call, serialized by the
- * HDF5 lock, and keeps every source file open).
- *
- * Descriptors: a part's file is opened at its first read and kept open; at most fd_cap of
- * them are open at once (half of RLIMIT_NOFILE's soft limit, at most VDS_MAX_FDS: the other
- * half is the application's), the least recently used one without a read in flight is
- * closed when another is needed, or when open() finds no descriptor left. Memory is
- * per part a path and the chunk table that part's bytes need anyway (a 64-part merge holds
- * the same chunk addresses as one file of the same data, plus one partial chunk per part).
- * At open each part is opened through HDF5 once per virtual dataset read (pixels, labels),
- * checked and closed again (HDF5 keeps no part open; the labels are read part by part). When a part
- * is opened for reading it must still be the file checked at open (device, inode, size,
- * modification time): a part rewritten since gives an error naming it, never other bytes. */
-
-static void vds_free(vds_parts *v)
-{
-    for (size_t k = 0; k < v->n; k++) {
-        if (v->p[k].fd >= 0) close(v->p[k].fd);
-        free(v->p[k].path);
-        free(v->p[k].map.addr);
-    }
-    free(v->p);
-    if (v->mu_ok) pthread_mutex_destroy(&v->mu);
-    memset(v, 0, sizeof *v);
-}
-
-/* Memory the parts hold, for the memory budget. */
-static size_t vds_bytes(const vds_parts *v)
-{
-    size_t b = v->n * sizeof *v->p;
-    for (size_t k = 0; k < v->n; k++)
-        b += strlen(v->p[k].path) + 1 + (size_t)v->p[k].map.nchunks * 8;
-    return b;
-}
-
-static int is_virtual(hid_t d)
-{
-    hid_t dcpl = H5Dget_create_plist(d);
-    int v = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL;
-    if (dcpl >= 0) H5Pclose(dcpl);
-    return v;
-}
-
-/* The part holding dataset byte pos (the last part starting at or before it). */
-static size_t vds_part_of(const vds_parts *v, uint64_t pos)
-{
-    size_t lo = 0, hi = v->n;
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (v->p[mid].start <= pos)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Close the least recently used open part without a read in flight (under v->mu). 1 when
- * one was closed. */
-static int vds_close_lru(vds_parts *v)
-{
-    size_t old = v->n;
-    for (size_t j = 0; j < v->n; j++)
-        if (v->p[j].fd >= 0 && !v->p[j].users && (old == v->n || v->p[j].last < v->p[old].last))
-            old = j;
-    if (old == v->n) return 0;
-    close(v->p[old].fd);
-    v->p[old].fd = -1;
-    v->fd_open--;
-    return 1;
-}
-
-/* A descriptor of part k for one read (vds_release after it), opening it when needed. */
-static int vds_acquire(vds_parts *v, size_t k, const char *vds_path, int *fd, ld_err *e)
-{
-    int rc = LD_OK;
-    vds_part *p = &v->p[k];
-    pthread_mutex_lock(&v->mu);
-    if (p->fd < 0) {
-        if (v->fd_open >= v->fd_cap) vds_close_lru(v);
-        int f = open(p->path, O_RDONLY | O_CLOEXEC);
-        while (f < 0 && (errno == EMFILE || errno == ENFILE) && vds_close_lru(v))
-            f = open(p->path, O_RDONLY | O_CLOEXEC); /* the application took the rest */
-        struct stat st;
-        if (f < 0) {
-            rc = ld__err(e, errno == ENOENT ? LD_EFORMAT : LD_EIO,
-                         "%s: part %s cannot be opened: %s (it was there when the merged file "
-                         "was opened: put it back, or merge again)",
-                         vds_path, p->path, strerror(errno));
-            goto out;
-        }
-        if (fstat(f, &st) != 0 || st.st_dev != p->dev || st.st_ino != p->ino ||
-            st.st_size != p->size || st.st_mtime != p->mtime) {
-            close(f);
-            rc = ld__err(e, LD_EFORMAT,
-                         "%s: part %s was replaced or changed since the merged file was opened "
-                         "(its chunk addresses may no longer hold): open the merged file again",
-                         vds_path, p->path);
-            goto out;
-        }
-        p->fd = f;
-        v->fd_open++;
-    }
-    p->users++;
-    p->last = ++v->tick;
-    *fd = p->fd;
-out:
-    pthread_mutex_unlock(&v->mu);
-    return rc;
-}
-
-static void vds_release(vds_parts *v, size_t k)
-{
-    pthread_mutex_lock(&v->mu);
-    v->p[k].users--;
-    pthread_mutex_unlock(&v->mu);
-}
-
-/* Bytes [pos, pos+len) of the virtual dataset, part after part. */
-static int vds_read(vds_parts *v, const char *vds_path, uint64_t pos, size_t len, gather *g,
-                    uint64_t i, ld_store_ctx *cx, ld_err *e)
-{
-    while (len) {
-        size_t k = vds_part_of(v, pos);
-        const vds_part *p = &v->p[k];
-        if (pos < p->start || pos - p->start >= p->bytes)
-            return ld__err(e, LD_EFORMAT, "%s: sample %llu: bytes beyond the dataset", vds_path,
-                           (unsigned long long)i);
-        uint64_t room = p->bytes - (pos - p->start);
-        size_t part = room < len ? (size_t)room : len;
-        int fd = -1;
-        int rc = vds_acquire(v, k, vds_path, &fd, e);
-        if (rc < 0) return rc;
-        rc = read_map(&p->map, fd, p->path, pos - p->start, part, g, i, cx, e);
-        vds_release(v, k);
-        if (rc < 0) return rc;
-        pos += part;
-        len -= part;
-    }
-    return LD_OK;
-}
-
 /* Bytes [pos, pos+len) of the pixel dataset, from its parts or its one file. */
 static int read_gathered(h5_store *s, ld_store_ctx *cx, uint64_t pos, size_t len, gather *g,
                          uint64_t i, ld_err *e)
 {
-    if (s->vds.n) return vds_read(&s->vds, s->path, pos, len, g, i, cx, e);
-    return read_map(&s->map, s->fd, s->path, pos, len, g, i, cx, e);
+    if (s->vds.n) return ld__h5_vds_read(&s->vds, s->path, pos, len, g, i, cx, e);
+    return ld__h5_read_map(&s->map, s->fd, s->path, pos, len, g, i, cx, e);
 }
 
 /* Bytes [pos, pos+len) of the pixel dataset into dst. */
@@ -737,208 +375,6 @@ static int read_direct(h5_store *s, ld_store_ctx *cx, uint64_t pos, size_t len, 
     struct iovec iov[8];
     gather g = {&dst, len ? len : 1, 0, iov, sizeof iov / sizeof iov[0]};
     return read_gathered(s, cx, pos, len, &g, i, e);
-}
-
-/* Whether mapping k of dcpl takes the whole of its source to the rows [row, row + src[0]) of
- * the virtual dataset of dims[] (rank dims), spanning all other dimensions; src[] is then the
- * extent the source dataset must have. A source selection "all" (h5py's VirtualSource,
- * `dataconv merge`) is stored without the source's extent (HDF5 gives a scalar space): the
- * mapped block says it. A hyperslab selection must cover its whole extent. 1 yes, 0 no. */
-static int vds_whole_rows(hid_t dcpl, size_t k, int rank, const hsize_t dims[4], uint64_t row,
-                          hsize_t src[4])
-{
-    int ok = 0;
-    hid_t vs = H5Pget_virtual_vspace(dcpl, k), ss = H5Pget_virtual_srcspace(dcpl, k);
-    hsize_t start[4], end[4], box = 1;
-    if (vs < 0 || ss < 0 || H5Sget_simple_extent_ndims(vs) != rank) goto done;
-    hssize_t vn = H5Sget_select_npoints(vs);
-    if (vn <= 0 || H5Sget_select_bounds(vs, start, end) < 0) goto done;
-    for (int j = 0; j < rank; j++) {
-        src[j] = end[j] - start[j] + 1;
-        box *= src[j];
-    }
-    if (box != (hsize_t)vn || start[0] != row) goto done;
-    for (int j = 1; j < rank; j++)
-        if (start[j] != 0 || src[j] != dims[j]) goto done;
-    if (H5Sget_select_type(ss) != H5S_SEL_ALL) {
-        hsize_t ext[4];
-        if (H5Sget_simple_extent_ndims(ss) != rank || H5Sget_select_npoints(ss) != vn ||
-            H5Sget_simple_extent_npoints(ss) != vn)
-            goto done;
-        H5Sget_simple_extent_dims(ss, ext, NULL);
-        for (int j = 0; j < rank; j++)
-            if (ext[j] != src[j]) goto done;
-    }
-    ok = 1;
-done:
-    if (vs >= 0) H5Sclose(vs);
-    if (ss >= 0) H5Sclose(ss);
-    return ok;
-}
-
-/* Check a virtual dataset d ('/name', dims[rank]) mapped "whole part -> next rows" against its
- * parts, and with want_direct build the parts' direct maps (rows of row_bytes bytes) into
- * s->vds; with read_buf read the whole dataset into it as read_type, part after part (HDF5's
- * own VDS read keeps every source file open, half a megabyte of metadata cache each).
- * Returns 1 when s->vds now reads it directly (want_direct) or read_buf holds it, 0 when it is
- * not of that shape (or a part cannot be read directly: HDF5 reads it, after the checks),
- * < 0 when a part is missing, truncated, of another shape, type or length than its mapping,
- * or from another run. A virtual dataset of another shape is checked by ld__h5_vds_check
- * (every source found, as HDF5 looks for them) and left to HDF5 (0). A non-virtual d: 0. */
-static int vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const hsize_t dims[4],
-                       size_t row_bytes, int want_direct, hid_t read_type, void *read_buf,
-                       ld_err *e)
-{
-    int rc = 0, direct = want_direct, bad = 0;
-    int prev_k = -1, prev_n = 0; /* shard_index, shard_count of the last part with them */
-    size_t count = 0;
-    uint64_t row = 0;
-    hsize_t src[4] = {0};
-    char file[1024], dset[512], resolved[2048], rid[40];
-    vds_parts v = {0};
-    hid_t dcpl = H5Dget_create_plist(d), vtype = H5Dget_type(d), fapl = -1, pf = -1, pd = -1,
-          pt = -1;
-    if (dcpl < 0 || vtype < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL) goto done;
-    if (H5Pget_virtual_count(dcpl, &count) < 0 || count == 0) goto generic;
-    for (size_t k = 0; k < count; k++) { /* the shape first: other VDS go through HDF5 */
-        if (!vds_whole_rows(dcpl, k, rank, dims, row, src)) goto generic;
-        row += src[0];
-    }
-    if (row != dims[0]) goto generic;
-    v.p = calloc(count, sizeof *v.p);
-    LD_CHECK(e, v.p, LD_ENOMEM, "%s: out of memory for %zu parts", s->path, count);
-    for (size_t k = 0; k < count; k++)
-        v.p[k].fd = -1;
-    v.n = count;
-    fapl = H5Pcreate(H5P_FILE_ACCESS);
-    LD_CHECK(e, fapl >= 0 && H5Pset_fapl_sec2(fapl) >= 0, LD_ENOMEM,
-             "%s: cannot set up HDF5 file access (out of memory?)", s->path);
-    row = 0;
-    for (size_t k = 0; k < count; k++) {
-        vds_part *p = &v.p[k];
-        hsize_t pdims[4] = {0};
-        int prank = 0;
-        vds_whole_rows(dcpl, k, rank, dims, row, src);
-        int st = vds_locate(dcpl, k, s->path, file, sizeof file, dset, sizeof dset, resolved,
-                            sizeof resolved);
-        if (st == LD_VDS_PATTERN) /* "%b" names: HDF5 resolves them */
-            goto generic;
-        pf = st == LD_VDS_OK ? H5Fopen(resolved, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
-        if (pf < 0 ||
-            (dset[0] && H5Lexists(pf, dset[0] == '/' ? dset + 1 : dset, H5P_DEFAULT) <= 0)) {
-            bad = 1; /* missing, not HDF5 or no such dataset: the check says which */
-            goto generic;
-        }
-        void *handle = NULL;
-        struct stat sb;
-        LD_CHECK(e,
-                 H5Fget_vfd_handle(pf, H5P_DEFAULT, &handle) >= 0 && handle &&
-                     fstat(*(const int *)handle, &sb) == 0,
-                 LD_EIO, "%s: part %s: HDF5 does not give its file descriptor", s->path, resolved);
-        pd = H5Dopen2(pf, dset, H5P_DEFAULT);
-        LD_CHECK(e, pd >= 0 && ds_dims(pd, pdims, &prank) == 0, LD_EFORMAT,
-                 "%s: dataset '/%s': part %s has no readable dataset '%s' (damaged?)", s->path,
-                 name, resolved, dset);
-        int same = prank == rank;
-        for (int j = 0; same && j < rank; j++)
-            same = pdims[j] == src[j];
-        LD_CHECK(e, same, LD_EFORMAT,
-                 "%s: dataset '/%s' maps %llu rows of part %s (rows %llu..%llu), but that "
-                 "part's '%s' holds %llu rows%s: the part was rewritten, truncated or swapped "
-                 "after the merge, and HDF5 would read fill values or drop samples. Convert "
-                 "the part again and merge again",
-                 s->path, name, (unsigned long long)src[0], resolved, (unsigned long long)row,
-                 (unsigned long long)(row + src[0] - 1), dset,
-                 (unsigned long long)(prank >= 1 ? pdims[0] : 0),
-                 prank == rank ? " (or other sample dimensions)" : " of another rank");
-        pt = H5Dget_type(pd);
-        LD_CHECK(e, pt >= 0 && H5Tequal(pt, vtype) > 0, LD_EFORMAT,
-                 "%s: dataset '/%s': part %s stores '%s' with another element type than the "
-                 "merged file declares (made with other options?): merge parts of one run only",
-                 s->path, name, resolved, dset);
-        if (s->run_id[0] && ld__h5_attr_text(pf, LD_H5_ATTR_RUN_ID, rid, sizeof rid) && rid[0])
-            LD_CHECK(e, !strcmp(rid, s->run_id), LD_EFORMAT,
-                     "%s: part %s comes from another run (its run_id %s, the merged file's %s: "
-                     "other options, input or part count): re-convert it with the same "
-                     "command as the other parts, then merge again",
-                     s->path, resolved, rid, s->run_id);
-        /* Parts of equal size swapped or renamed after the merge pass every check above:
-         * the shard numbers each part recorded must come in the order of the mappings. */
-        int pk, pn;
-        if (ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_INDEX, &pk) &&
-            ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_COUNT, &pn)) {
-            LD_CHECK(e, pk > prev_k && (!prev_n || pn == prev_n), LD_EFORMAT,
-                     "%s: dataset '/%s': mapping %zu of %zu reads %s, which is shard %d of %d, "
-                     "after shard %d of %d: the part files were swapped or renamed after the "
-                     "merge. Give each part its name back, or merge again",
-                     s->path, name, k + 1, count, resolved, pk, pn, prev_k, prev_n);
-            prev_k = pk;
-            prev_n = pn;
-        }
-        if (read_buf && src[0]) {
-            size_t per_row = H5Tget_size(read_type);
-            for (int j = 1; j < rank; j++)
-                per_row *= (size_t)dims[j];
-            LD_CHECK(e,
-                     H5Dread(pd, read_type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                             (char *)read_buf + (size_t)row * per_row) >= 0,
-                     LD_EFORMAT, "%s: dataset '/%s': part %s: cannot read '%s' (damaged?)", s->path,
-                     name, resolved, dset);
-        }
-        if (direct) {
-            int dr = build_direct(resolved, (uint64_t)sb.st_size, pd, rank, pdims, row_bytes,
-                                  &p->map, e);
-            LD_TRY(dr);
-            direct = dr;
-        }
-        p->start = row * (uint64_t)row_bytes;
-        p->bytes = src[0] * (uint64_t)row_bytes;
-        p->dev = sb.st_dev;
-        p->ino = sb.st_ino;
-        p->size = sb.st_size;
-        p->mtime = sb.st_mtime;
-        p->path = realpath(resolved, NULL); /* the process may change folder later */
-        if (!p->path) p->path = ld__strdup(resolved);
-        LD_CHECK(e, p->path, LD_ENOMEM, "%s: out of memory", s->path);
-        H5Tclose(pt);
-        H5Dclose(pd);
-        H5Fclose(pf);
-        pt = pd = pf = -1;
-        row += src[0];
-    }
-    rc = direct || read_buf;
-    if (direct) {
-        struct rlimit rl;
-        rlim_t cap = VDS_MAX_FDS;
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-            rl.rlim_cur / 2 < cap)
-            cap = rl.rlim_cur / 2;
-        v.fd_cap = cap < 4 ? 4 : (int)cap;
-        LD_CHECK(e, pthread_mutex_init(&v.mu, NULL) == 0, LD_ENOMEM,
-                 "%s: cannot create a mutex (out of resources?)", s->path);
-        v.mu_ok = 1;
-        s->vds = v;
-        memset(&v, 0, sizeof v);
-    }
-    goto done;
-generic: /* not of the merged shape, or a source that is not there: HDF5 reads it, once its
-          * sources are found (a missing one is refused with the message naming it) */
-    rc = ld__h5_vds_check(d, s->path, name, e);
-    LD_CHECK(e, rc < 0 || !bad, LD_EFORMAT,
-             "%s: dataset '/%s': part %s cannot be read (not an HDF5 file with a dataset "
-             "'%s'?): put the part back, or merge again",
-             s->path, name, resolved, dset);
-    rc = rc < 0 ? rc : 0;
-done:
-fail:
-    vds_free(&v);
-    if (pt >= 0) H5Tclose(pt);
-    if (pd >= 0) H5Dclose(pd);
-    if (pf >= 0) H5Fclose(pf);
-    if (fapl >= 0) H5Pclose(fapl);
-    if (vtype >= 0) H5Tclose(vtype);
-    if (dcpl >= 0) H5Pclose(dcpl);
-    return rc;
 }
 
 /* ---- vtable -------------------------------------------------------------------------------- */
@@ -1046,7 +482,7 @@ static int read_sample(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst,
         int rank = 0, st2 = -1;
         ld_h5_quiet q;
         ld__h5_quiet_begin(&q);
-        if (ds_dims(s->dset, dims, &rank) == 0)
+        if (ld__h5_ds_dims(s->dset, dims, &rank) == 0)
             st2 = read_rows(s->dset, rank, dims, first, cnt, s->memtype, s->dxpl, cx->buf.p) < 0
                       ? -1
                       : 0;
@@ -1104,7 +540,7 @@ static void h5_close(ld_store *st)
         ld__h5_quiet_end(&q);
     }
     if (s->fd >= 0) close(s->fd);
-    vds_free(&s->vds);
+    ld__h5_vds_free(&s->vds);
     free(s->map.addr);
     free(s->lab_i);
     free(s->lab_f);
@@ -1129,11 +565,11 @@ static int looks_cached(h5_store *s, const uint64_t *idx, size_t n)
         const direct_map *m = &s->map;
         size_t k = 0;
         if (s->vds.n) {
-            k = vds_part_of(&s->vds, pos);
+            k = ld__h5_vds_part_of(&s->vds, pos);
             const vds_part *p = &s->vds.p[k];
             if (pos < p->start || pos - p->start >= p->bytes) continue;
             ld_err quiet = {0};
-            if (vds_acquire(&s->vds, k, s->path, &fd, &quiet) < 0) continue;
+            if (ld__h5_vds_acquire(&s->vds, k, s->path, &fd, &quiet) < 0) continue;
             m = &p->map;
             pos -= p->start;
         }
@@ -1144,7 +580,7 @@ static int looks_cached(h5_store *s, const uint64_t *idx, size_t n)
             struct iovec v = {&byte, 1};
             got = preadv2(fd, &v, 1, (off_t)(m->addr[j] + pos % m->chunk_bytes), RWF_NOWAIT);
         }
-        if (s->vds.n) vds_release(&s->vds, k);
+        if (s->vds.n) ld__h5_vds_release(&s->vds, k);
         if (got < 0 && errno == EAGAIN) return 0;
     }
 #else
@@ -1191,11 +627,11 @@ static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, si
         const direct_map *m = &s->map;
         size_t vp = 0;  /* its part, when the dataset is virtual */
         if (s->vds.n) { /* a sample lies in one part (a merged file's do) or is not advised */
-            vp = vds_part_of(&s->vds, pos);
+            vp = ld__h5_vds_part_of(&s->vds, pos);
             const vds_part *p = &s->vds.p[vp];
             if (pos < p->start || pos - p->start + len > p->bytes) continue;
             ld_err quiet = {0};
-            if (vds_acquire(&s->vds, vp, s->path, &fd, &quiet) < 0) continue;
+            if (ld__h5_vds_acquire(&s->vds, vp, s->path, &fd, &quiet) < 0) continue;
             m = &p->map;
             pos -= p->start;
         }
@@ -1218,7 +654,7 @@ static void h5_will_read(ld_store *st, ld_store_ctx *cx, const uint64_t *idx, si
         if (s->vds.n) { /* the part stays open while its range is pending: advise it now */
             if (pfd >= 0) posix_fadvise(pfd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
             pfd = -1;
-            vds_release(&s->vds, vp);
+            ld__h5_vds_release(&s->vds, vp);
         }
     }
     if (pfd >= 0) posix_fadvise(pfd, (off_t)poff, (off_t)plen, POSIX_FADV_WILLNEED);
@@ -1304,7 +740,7 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
         return ld__err(e, LD_EFORMAT, "%s: no label dataset '/%s' (set the label dataset name)",
                        s->path, name);
     d = H5Dopen2(file, name, H5P_DEFAULT);
-    LD_CHECK(e, d >= 0 && ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
+    LD_CHECK(e, d >= 0 && ld__h5_ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
              "%s: cannot open label dataset '/%s'", s->path, name);
     LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] == 1), LD_EFORMAT,
              "%s: label dataset '/%s' must have shape (N,) (one number per sample)", s->path, name);
@@ -1331,7 +767,7 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     hid_t mt = s->lab_f ? H5T_NATIVE_DOUBLE : is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
     void *into = s->lab_f ? (void *)s->lab_f : wide;
     /* a merged file: every part checked against its mapping, and read one after the other */
-    const int by_parts = vds_resolve(s, d, name, rank, dims, 0, 0, mt, n ? into : NULL, e);
+    const int by_parts = ld__h5_vds_resolve(s, d, name, rank, dims, 0, 0, mt, n ? into : NULL, e);
     LD_TRY(by_parts);
     rc = LD_OK;
     if (n && !by_parts)
@@ -1389,7 +825,7 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     snprintf(s->dname, sizeof s->dname, "%s", name);
     s->dset = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, s->dset >= 0, LD_EFORMAT, "%s: cannot open dataset '/%s'", s->path, name);
-    LD_CHECK(e, ds_dims(s->dset, dims, &rank) == 0 && rank >= 2, LD_EFORMAT,
+    LD_CHECK(e, ld__h5_ds_dims(s->dset, dims, &rank) == 0 && rank >= 2, LD_EFORMAT,
              "%s: dataset '/%s' must have 2 to 4 dimensions (N,C,H,W), (N,H,W) or (N,D)", s->path,
              name);
     in->n = dims[0];
@@ -1422,16 +858,16 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
                  ld__mul_size(px, is_u8 ? 1 : 4, &in->sample_bytes),
              LD_EFORMAT, "%s: sample size overflows", s->path);
     in->block = 1;
-    const int virt = is_virtual(s->dset); /* (each look copies all of a VDS's mappings) */
+    const int virt = ld__h5_is_virtual(s->dset); /* (each look copies all of a VDS's mappings) */
     if (virt) {
-        int d = vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes, is_u8 || is_f32, -1,
-                            NULL, e);
+        int d = ld__h5_vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes, is_u8 || is_f32,
+                                   -1, NULL, e);
         LD_TRY(d);
         s->direct = d;
         rc = LD_OK;
     } else if (is_u8 || is_f32) {
-        int d =
-            build_direct(s->path, s->file_size, s->dset, rank, dims, in->sample_bytes, &s->map, e);
+        int d = ld__h5_build_direct(s->path, s->file_size, s->dset, rank, dims, in->sample_bytes,
+                                    &s->map, e);
         LD_TRY(d);
         s->direct = d;
         rc = LD_OK;
@@ -1451,7 +887,7 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
         if (dcpl >= 0) H5Pclose(dcpl);
     }
     in->ctx_bytes = s->direct ? in->sample_bytes : (size_t)s->rows * in->sample_bytes;
-    s->base.info.store_bytes += s->map.nchunks * 8 + vds_bytes(&s->vds);
+    s->base.info.store_bytes += s->map.nchunks * 8 + ld__h5_vds_bytes(&s->vds);
     if (s->vds.n)
         snprintf(s->how, sizeof s->how, "hdf5 raw %s virtual, %zu parts, direct pread",
                  is_u8 ? "uint8" : "float32", s->vds.n);
@@ -1476,15 +912,16 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     ld_store_info *in = &s->base.info;
     in->encoded = 1;
     s->dset = H5Dopen2(file, name, H5P_DEFAULT);
-    LD_CHECK(e, s->dset >= 0 && ds_dims(s->dset, dims, &rank) == 0 && rank == 1, LD_EFORMAT,
+    LD_CHECK(e, s->dset >= 0 && ld__h5_ds_dims(s->dset, dims, &rank) == 0 && rank == 1, LD_EFORMAT,
              "%s: encoded dataset '/%s' must be 1-D uint8", s->path, name);
     t = H5Dget_type(s->dset);
     LD_CHECK(e, H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) == 1, LD_EFORMAT,
              "%s: encoded dataset '/%s' must be 1-D uint8", s->path, name);
     s->enc_len = dims[0];
     d = H5Dopen2(file, LD_H5_DS_OFFSETS, H5P_DEFAULT);
-    LD_CHECK(e, d >= 0 && ds_dims(d, odims, &orank) == 0 && orank == 1 && odims[0] >= 1, LD_EFORMAT,
-             "%s: encoded file without a valid '/%s' dataset", s->path, LD_H5_DS_OFFSETS);
+    LD_CHECK(e, d >= 0 && ld__h5_ds_dims(d, odims, &orank) == 0 && orank == 1 && odims[0] >= 1,
+             LD_EFORMAT, "%s: encoded file without a valid '/%s' dataset", s->path,
+             LD_H5_DS_OFFSETS);
     in->n = odims[0] - 1;
     s->offsets = malloc((size_t)odims[0] * sizeof(uint64_t));
     LD_CHECK(e, s->offsets, LD_ENOMEM, "%s: out of memory for offsets", s->path);
@@ -1513,7 +950,7 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
         hid_t sd = H5Dopen2(file, LD_H5_DS_SHAPE, H5P_DEFAULT);
         hsize_t sdims[4];
         int srank = 0;
-        if (sd >= 0 && ds_dims(sd, sdims, &srank) == 0 && srank == 2 && sdims[1] == 3 &&
+        if (sd >= 0 && ld__h5_ds_dims(sd, sdims, &srank) == 0 && srank == 2 && sdims[1] == 3 &&
             sdims[0] == in->n && (shp = malloc((size_t)in->n * 12)) &&
             H5Dread(sd, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, shp) >= 0) {
             c = (int)shp[0];
@@ -1535,11 +972,11 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
     in->w = s->enc_w;
     in->order = s->enc_c == 1 ? LD_SORDER_GRAY : LD_SORDER_RGB; /* the codec gives RGB */
     in->block = 1;
-    const int virt = is_virtual(s->dset);
+    const int virt = ld__h5_is_virtual(s->dset);
     {
         hsize_t one[4] = {s->enc_len};
-        int dr = virt ? vds_resolve(s, s->dset, name, 1, one, 1, 1, -1, NULL, e)
-                      : build_direct(s->path, s->file_size, s->dset, 1, one, 1, &s->map, e);
+        int dr = virt ? ld__h5_vds_resolve(s, s->dset, name, 1, one, 1, 1, -1, NULL, e)
+                      : ld__h5_build_direct(s->path, s->file_size, s->dset, 1, one, 1, &s->map, e);
         LD_TRY(dr);
         s->direct = dr;
         rc = LD_OK;
@@ -1561,7 +998,7 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
                  (unsigned long long)(lo ? lo - 1 : 0), LD_H5_DS_OFFSETS);
     }
     in->ctx_bytes = (size_t)longest; /* the read buffer grows to the longest sample */
-    in->store_bytes += s->map.nchunks * 8 + vds_bytes(&s->vds);
+    in->store_bytes += s->map.nchunks * 8 + ld__h5_vds_bytes(&s->vds);
     if (s->vds.n)
         snprintf(s->how, sizeof s->how, "hdf5 encoded virtual, %zu parts, direct pread", s->vds.n);
     else

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "store/datum.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/datum.h"
+#include "store/lmdb/lmdb_store.h"
 #include "store/store.h"
 #include "store/writer.h"
 
