@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # One-way module dependencies inside libdata/src (docs/design.md draws them):
 #
-#   common <- thread <- {codec, resize, source, store} <- {reader, convert}
+#   common <- thread <- {codec, resize, source, store} <- shard <- convert
+#                                          store <- reader;   plan (public API only)
 #
-# A module may include its own headers, the public libdata/*.h, and the headers of the
-# modules listed for it below; nothing else (no include that goes up a layer or sideways,
-# except store -> codec: the stores read an encoded record's size from its image header).
+# A module may include its own headers (its folder and subfolders), the headers of the
+# modules listed for it in `allowed`, and the public headers listed for it in `public`
+# (libdata/include/libdata/NAME.h): no include goes up a layer or sideways, a public
+# header included. The table itself must have no cycle (checked below), so no chain of
+# includes can come back to where it started. The one sideways edge is store -> codec: the
+# stores read an encoded record's shape from its image header.
 # Includes are spelled from libdata/src ("store/store.h"), never "../" or bare.
 # cli/ and bindings/ may include public headers only.
 #
@@ -26,6 +30,16 @@ declare -A allowed=(
     [convert]="common thread codec resize source store shard"
     [plan]="common"
 )
+# Public headers (libdata/include/libdata/NAME.h) a module may include: libdata.h and types.h
+# (the shared vocabulary) everywhere; the API it implements; for plan, the API it uses.
+base_public="libdata types"
+declare -A public=(
+    [store]="dataset"
+    [shard]="dataset shard"
+    [reader]="dataset reader"
+    [convert]="dataset shard convert"
+    [plan]="dataset reader plan"
+)
 
 bad=0
 say() { echo "check_layers: $*" >&2; bad=1; }
@@ -42,7 +56,14 @@ for dir in "$src"/*/; do
             inc=${inc#*\"}
             inc=${inc%%\"*}
             case "$inc" in
-                libdata/*) continue ;;
+                libdata/*.h)
+                    h=${inc#libdata/}
+                    h=${h%.h}
+                    case " $base_public ${public[$mod]:-} " in
+                        *" $h "*) ;;
+                        *) say "$rel:$line: #include \"$inc\": $mod/ may not include the public $h.h (allowed: $base_public ${public[$mod]:-}); move what it needs to libdata/types.h or to the module that owns it (docs/design.md)" ;;
+                    esac
+                    continue ;;
                 ../* | ./*) say "$rel:$line: #include \"$inc\": spell it from libdata/src (e.g. \"common/ld_internal.h\")"; continue ;;
                 */*) ;;
                 *) say "$rel:$line: #include \"$inc\": spell it from libdata/src (\"$mod/$inc\")"; continue ;;
@@ -55,6 +76,26 @@ for dir in "$src"/*/; do
             esac
         done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" || true)
     done < <(find "$dir" -type f \( -name '*.c' -o -name '*.h' \) | sort)
+done
+
+# The table has no cycle: walk each module's dependencies depth-first.
+declare -A state=() # 1 = on the current path, 2 = done
+cycle_from() {
+    local m=$1 d
+    state[$m]=1
+    for d in ${allowed[$m]}; do
+        if [ -z "${allowed[$d]+x}" ]; then
+            say "the layer table names $d/ (for $m/), which is not a module"
+        elif [ "${state[$d]:-0}" = 1 ]; then
+            say "the layer table has a cycle through $m/ -> $d/: one of them must not depend on the other"
+        elif [ "${state[$d]:-0}" = 0 ]; then
+            cycle_from "$d"
+        fi
+    done
+    state[$m]=2
+}
+for m in "${!allowed[@]}"; do
+    [ "${state[$m]:-0}" = 0 ] && cycle_from "$m"
 done
 
 for f in "$root"/cli/*.c "$root"/cli/*.h "$root"/bindings/caffe/*.cpp "$root"/bindings/caffe/*.hpp; do

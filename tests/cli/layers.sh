@@ -61,4 +61,28 @@ check "dataconv including an internal header fails"
 refused cli/dataconv.c '#include "store/store.h"' \
     'cli/dataconv.c:1: #include "store/store.h": cli/ is a client of the public API'
 
+check "a store including the converter's public header (the vocabulary goes down, not up) fails"
+refused libdata/src/store/hdf5/h5_write.c '#include "libdata/convert.h"' \
+    'h5_write.c:1: #include "libdata/convert.h": store/ may not include the public convert.h'
+
+check "a source file including the reader's public header fails; types.h is everyone's"
+refused libdata/src/source/src_list.c '#include "libdata/reader.h"' \
+    'source/ may not include the public reader.h'
+copy
+add_include libdata/src/source/src_list.c '#include "libdata/types.h"'
+run bash "$chk" "$TMP/root" && expect_rc 0
+
+check "a new module folder nested in one that exists belongs to it (store/hdf5 is store)"
+refused libdata/src/store/hdf5/h5_store.c '#include "reader/xform.h"' \
+    'h5_store.c:1: #include "reader/xform.h": store/ may not depend on reader/'
+
+check "a layer table with a cycle fails, naming it"
+copy
+mkdir -p "$TMP/root/scripts"
+sed 's/^    \[store\]="common thread codec"$/    [store]="common thread codec shard"/' "$chk" >"$TMP/root/scripts/check_layers.sh"
+grep -q '\[store\]="common thread codec shard"' "$TMP/root/scripts/check_layers.sh" ||
+    fail "could not edit the table of the copy"
+run bash "$TMP/root/scripts/check_layers.sh" "$TMP/root" && expect_rc 1
+expect_err 'the layer table has a cycle through'
+
 echo "layers: all checks passed"

@@ -1,6 +1,7 @@
-/* ld_merge's own pieces (store/merge.c): part names (K/N from "...-KKKKK-of-NNNNN<ext>", the
- * name of a missing part), the set and run checks on shard values, and the handle-less call
- * convention (errmsg, log). Merging real parts is tested by tests/cli/merge_*.sh. */
+/* ld_merge's own pieces (shard/merge.c, shard/name.c): part names (K/N from
+ * "...-KKKKK-of-NNNNN<ext>", the name of a missing part, one rule for building and parsing), the
+ * set and run checks on shard values, and the handle-less call convention (errmsg, log). Merging
+ * real parts is tested by tests/cli/merge_*.sh. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "libdata/convert.h"
 #include "shard/merge.h"
+#include "shard/shard.h"
 #include "test_tmp.h"
 
 TestSuite(merge, .init = ld_tmp_make, .fini = ld_tmp_remove, .timeout = 60);
@@ -21,20 +23,22 @@ Test(merge, part_names_give_k_and_n)
     cr_assert(k == 0 && n == 1);
     cr_assert(ld__shard_name("db-00011-of-00040", &k, &n)); /* no extension */
     cr_assert(k == 11 && n == 40);
-    cr_assert(ld__shard_name("x-of-y-00003-of-00004.tar.h5", &k, &n));
+    cr_assert(ld__shard_name("x-of-y.tar-00003-of-00004.h5", &k, &n)); /* of "x-of-y.tar.h5" */
     cr_assert(k == 3 && n == 4);
     cr_assert(ld__shard_name("big-123456-of-200000.h5", &k, &n)); /* more than 5 digits */
     cr_assert(k == 123456 && n == 200000);
     /* not part names: K and N are left at -1 */
-    const char *no[] = {"out.h5",
-                        "out-of-8.h5",
-                        "out-2-of-.h5",
-                        "-2-of-8.h5",
-                        "out-2-of-8x.h5",
-                        "out-2_of-8.h5",
-                        "out-00002-of-00008",
-                        "",
-                        "of-"};
+    const char *no[] = {
+        "out.h5",
+        "out-of-8.h5",
+        "out-2-of-.h5",
+        "-2-of-8.h5",
+        "out-2-of-8x.h5",
+        "out-2_of-8.h5",
+        "out-00002-of-00008",
+        "x-00003-of-00004.tar.h5", /* the tag goes before the .h5, never elsewhere */
+        "",
+        "of-"};
     for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
         int got = ld__shard_name(no[i], &k, &n);
         if (i == 6) { /* "out-00002-of-00008" is one: numbers at the end */
@@ -43,6 +47,27 @@ Test(merge, part_names_give_k_and_n)
         }
         cr_assert(!got && k == -1 && n == -1, "'%s' taken as a part name", no[i]);
     }
+}
+
+Test(merge, names_are_parsed_by_the_rule_that_builds_them)
+{
+    const char *outs[] = {"out.h5",   "dir/Out.HDF5",  "db.lmdb/",         "db.LMDB", "plain",
+                          "a.b.c.h5", "x-of-y.tar.h5", "/abs/p-1-of-2.h5", "d.mdb"};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+        for (unsigned k = 0; k < 3; k++) {
+            char *part = ld__shard_part_path(outs[i], k, 3);
+            long long pk, pn;
+            cr_assert(part && ld__shard_name(part, &pk, &pn), "%s: %s", outs[i], part);
+            cr_assert(pk == k && pn == 3, "%s -> %s -> %lld of %lld", outs[i], part, pk, pn);
+            char *sib = ld__shard_sibling(part, 2, 3), *two = ld__shard_part_path(outs[i], 2, 3);
+            cr_assert_str_eq(sib, two);
+            free(sib);
+            free(two);
+            free(part);
+        }
+    char *pat = ld__shard_pattern("dir/Out.HDF5");
+    cr_assert_str_eq(pat, "dir/Out-*-of-*.HDF5");
+    free(pat);
 }
 
 Test(merge, a_missing_part_is_named_like_its_siblings)

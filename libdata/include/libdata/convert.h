@@ -24,38 +24,13 @@
 #define LIBDATA_CONVERT_H
 
 #include "libdata.h"
+#include "shard.h" /* ld_merge, ld_shard_part_name */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct ld_convert ld_convert;
-
-/** Output formats (LD_C_FORMAT). */
-typedef enum ld_format {
-    LD_FORMAT_AUTO = 0x400, /**< from the output name: .lmdb or an existing directory -> LMDB,
-                                 else HDF5 */
-    LD_FORMAT_HDF5 = 0x401,
-    LD_FORMAT_LMDB = 0x402
-} ld_format;
-
-/** Resize geometry (LD_C_RESIZE_MODE). Values are fixed forever. */
-typedef enum ld_resize_mode {
-    LD_RESIZE_SQUASH = 0x500, /**< stretch to exactly W x H, ignoring aspect (convert_imageset) */
-    LD_RESIZE_CROP = 0x501,   /**< scale the shorter side to fit W x H, then center-crop */
-    LD_RESIZE_PAD = 0x502,    /**< scale to fit inside W x H keeping aspect, pad the rest
-                                   (LD_C_PAD_VALUE) */
-    LD_RESIZE_MAX = 0x503     /**< keep aspect, longer side at most max(W, H); never enlarges;
-                                   variable sizes */
-} ld_resize_mode;
-
-/** Channel order of 3-channel data (LD_C_CHANNEL_ORDER, LD_R_CHANNEL_ORDER, LD_R_INFO_ORDER). */
-typedef enum ld_channel_order {
-    LD_CHANNELS_AS_STORED = 0x600, /**< reader: keep the dataset's order (LD_R_CHANNEL_ORDER's
-                                        default); LD_R_INFO_ORDER: the order is not known */
-    LD_CHANNELS_BGR = 0x601,       /**< Caffe / OpenCV convention (the converter's default) */
-    LD_CHANNELS_RGB = 0x602
-} ld_channel_order;
 
 /**
  * Converter parameters. Sticky: they keep their value across runs. Values are fixed forever.
@@ -210,40 +185,6 @@ LD_API void ld_convert_set_progress(ld_convert *c, ld_progress_fn fn, void *user
 LD_API int ld_convert_run(ld_convert *c, const char *input, const char *output);
 
 /**
- * Merge the parts of a sharded conversion (`dataconv SRC OUT --shard K/N`, which writes
- * `OUT-KKKKK-of-NNNNN.h5` or `.lmdb`) into the one dataset `output`, written atomically
- * (temporary beside it, renamed when complete; nothing under `output` on failure).
- *
- * HDF5 (`output` not ending in .lmdb, parts are files): a small file whose /data, /label,
- * /filename (raw) or /encoded, /shape, /label, /filename (encoded) are virtual datasets
- * mapping the parts in order, by paths relative to `output`'s folder when the parts are in it
- * or below it (the folder can be moved as a whole), else absolute; /offsets (encoded) is a
- * real dataset, each part's offsets shifted by the bytes before it. The parts must stay: the
- * merged file holds no sample data. LMDB (`output` ending in .lmdb, or the parts are
- * directories): the records are copied in order into one database (MDB_APPEND, commits in
- * batches: memory bounded), with the keys and sidecar a single run would have written.
- * The on-disk contract is in libdata/src/store/h5_format.h. Memory does not grow with the
- * number of samples.
- *
- * @param output   the merged dataset; must not be one of the parts.
- * @param parts    the part files or directories, in any order; NULL with nparts 0 = every
- *                 `<output stem>-*-of-*<ext>` beside `output`.
- * @param log      called with what was found and done (LD_LOG_INFO) and removed
- *                 temporaries of killed runs (LD_LOG_WARN); NULL = silent. Runs on the
- *                 calling thread.
- * @param errmsg   on failure, a message naming the file and the reason, and what to do
- *                 (release with ld_free()); NULL on success. May be NULL.
- * @return LD_OK; LD_EINVAL when the parts do not belong together (a part missing, given
- *         twice or of another N, from another run, with other settings or class names, a
- *         file whose name says another K/N than its attributes, `output` is a part);
- *         LD_EFORMAT for a part that is not a valid dataset (truncated, not a shard);
- *         LD_EIO, LD_ENOMEM, LD_ENOTSUP (format not built). Thread-safe: no shared state
- *         (HDF5 calls take the library's HDF5 lock).
- */
-LD_API int ld_merge(const char *output, const char *const *parts, size_t nparts, ld_log_fn log,
-                    void *log_user, char **errmsg);
-
-/**
  * @return the summary of the last (or current) run; valid until the next run or free.
  */
 LD_API const ld_progress *ld_convert_stats(const ld_convert *c);
@@ -255,17 +196,6 @@ LD_API const char *ld_convert_errmsg(const ld_convert *c);
  *          ld_convert_param it is about, the input file and its index in the run); valid
  *          until the next call on `c`. Never NULL. */
 LD_API const ld_error_detail *ld_convert_error(const ld_convert *c);
-
-/**
- * The file (or LMDB directory) a shard run writes for `output`: "-KKKKK-of-NNNNN" (five
- * digits each, K 0-based) goes before a final .h5, .hdf5 or .lmdb (any case), else at the end;
- * trailing '/' are dropped: "out.h5", 2, 8 -> "out-00002-of-00008.h5"; "db/" ->
- * "db-00002-of-00008".
- * @param name receives the name (release with ld_free()); NULL on failure.
- * @return LD_OK, LD_EINVAL (no output, shard_count outside 1..99999, shard_index outside
- *         0..shard_count-1), LD_ENOMEM. Thread-safe.
- */
-LD_API int ld_shard_part_name(const char *output, int shard_index, int shard_count, char **name);
 
 #ifdef __cplusplus
 }

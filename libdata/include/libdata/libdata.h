@@ -33,6 +33,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "types.h" /* the shared enums: formats, resize modes, channel orders, dtypes */
 
 #ifdef __cplusplus
 extern "C" {

@@ -144,6 +144,7 @@ int ld__err(ld_err *e, int code, const char *fmt, ...)
         e->code = code;
         e->sys_errno = 0;
         e->param = -1;
+        e->reason = LD_WHY_NONE;
         e->sample = -1;
         e->path[0] = '\0';
     }
@@ -156,6 +157,7 @@ void ld__err_clear(ld_err *e)
         e->code = LD_OK;
         e->sys_errno = 0;
         e->param = -1;
+        e->reason = LD_WHY_NONE;
         e->sample = -1;
         e->path[0] = '\0';
         e->msg[0] = '\0';
@@ -166,6 +168,13 @@ int ld__err_param(ld_err *e, int param)
 {
     if (!e) return LD_EINVAL;
     e->param = param;
+    return e->code;
+}
+
+int ld__err_reason(ld_err *e, int reason)
+{
+    if (!e) return LD_EINVAL;
+    e->reason = reason;
     return e->code;
 }
 

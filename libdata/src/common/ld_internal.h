@@ -24,11 +24,22 @@ typedef struct ld_err {
     int code;
     int sys_errno;  /* the errno behind an LD_EIO when a layer below reported one, else 0 */
     int param;      /* ld_convert_param / ld_reader_param id, or -1 */
+    int reason;     /* ld_reason of a lower module's failure, or LD_WHY_NONE */
     int64_t sample; /* sample (reader) or input (converter) index, or -1 */
     char path[LD_ERRPATH_MAX]; /* the file, or "" */
     char msg[LD_ERRMSG_MAX];
     ld_error_detail detail; /* filled by ld__err_detail() from the fields above */
 } ld_err;
+
+/* Why a lower module (store, source) failed, in its own terms. Those modules know no
+ * parameters; the pipeline that owns them (convert) maps a reason to the parameter to change
+ * (ld_err.param). ld__err resets it. */
+typedef enum ld_reason {
+    LD_WHY_NONE = 0,
+    LD_WHY_SHAPE_DIFFERS,    /* raw storage needs every sample of one shape */
+    LD_WHY_OVERWRITES_INPUT, /* an output file would overwrite an input (a split's list) */
+    LD_WHY_STRICT            /* stopped at an unreadable input, as asked (strict) */
+} ld_reason;
 
 /* Record a failure: sets e->code and e->msg (printf format) and returns `code`, so that
  * `return ld__err(e, LD_EFORMAT, "%s: bad", path);` reads naturally. `e` may be NULL.
@@ -43,6 +54,8 @@ void ld__err_clear(ld_err *e);
 /* Name the parameter a failure is about (its enum id). Returns e->code (LD_EINVAL if e is
  * NULL), so that `return ld__err_param(e, LD_C_STRICT);` follows an ld__err. */
 int ld__err_param(ld_err *e, int param);
+/* Give the reason (ld_reason) of a failure. Returns e->code (LD_EINVAL if e is NULL). */
+int ld__err_reason(ld_err *e, int reason);
 /* Name the file (NULL keeps the one set) and the sample (-1 keeps it) of a failure. Returns
  * e->code. */
 int ld__err_where(ld_err *e, const char *path, int64_t sample);
@@ -66,6 +79,16 @@ void ld__format_msg(char *dst, size_t cap, const char *fmt, ...)
     do {                                                                                           \
         if (!(cond)) {                                                                             \
             rc = ld__err((err), (code), __VA_ARGS__);                                              \
+            goto fail;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+/* LD_CHECK that also gives the reason (ld_reason) of the failure. */
+#define LD_CHECKR(err, cond, code, why, ...)                                                       \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            rc = ld__err((err), (code), __VA_ARGS__);                                              \
+            ld__err_reason((err), (why));                                                          \
             goto fail;                                                                             \
         }                                                                                          \
     } while (0)

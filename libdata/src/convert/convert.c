@@ -1052,6 +1052,17 @@ static void job_free(job *j)
     ld__source_free(j->src);
 }
 
+/* The parameter that changes what a lower module refused, by its reason (ld_reason). */
+static int param_of_reason(int why)
+{
+    switch (why) {
+    case LD_WHY_SHAPE_DIFFERS: return LD_C_RESIZE_W;
+    case LD_WHY_OVERWRITES_INPUT: return LD_C_SPLIT_BYTES;
+    case LD_WHY_STRICT: return LD_C_STRICT;
+    default: return -1;
+    }
+}
+
 int ld_convert_run(ld_convert *c, const char *input, const char *output)
 {
     int rc = LD_OK;
@@ -1071,6 +1082,7 @@ int ld_convert_run(ld_convert *c, const char *input, const char *output)
 fail:
     job_free(&j);
     c->stats.elapsed = ld__now() - j.t0;
+    if (rc < 0 && c->err.param < 0) ld__err_param(&c->err, param_of_reason(c->err.reason));
     if (rc < 0) logf_(c, LD_LOG_ERROR, "%s", c->err.msg);
     return rc;
 }

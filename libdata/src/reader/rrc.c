@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libdata/convert.h" /* LD_RESIZE_SQUASH */
+#include "libdata/libdata.h"
 #include "reader/sampler.h"
 
 #define RRC_STREAM 0x5252432d626f7821ull /* "RRC-box!": the box's generator stream */

@@ -8,7 +8,7 @@
  */
 #include "resize/resize.h"
 
-#include "libdata/convert.h"
+#include "libdata/libdata.h"
 
 #define LD_RESIZE_MAX_SIDE 65535
 

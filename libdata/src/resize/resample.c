@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libdata/convert.h"
+#include "libdata/libdata.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>

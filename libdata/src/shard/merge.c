@@ -2,9 +2,9 @@
  * the format (h5_merge.c, lmdb_merge.c) write the merged dataset. See merge.h. */
 #include "shard/merge.h"
 
-#include "libdata/convert.h"
+#include "libdata/shard.h"
+#include "shard/shard.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -13,66 +13,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-
-/* The last component of a path, ignoring trailing slashes: [*b, *b + *len). */
-static void base_of(const char *path, const char **b, size_t *len)
-{
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/')
-        n--;
-    size_t s = n;
-    while (s > 0 && path[s - 1] != '/')
-        s--;
-    *b = path + s;
-    *len = n - s;
-}
-
-/* Positions in a base name of "-KKKKK-of-NNNNN": k_at..k_end the digits of K, n_at..n_end
- * those of N. 1 when found. */
-static int shard_spans(const char *b, size_t len, size_t *k_at, size_t *n_end)
-{
-    for (size_t i = len >= 4 ? len - 4 : 0; i + 4 <= len && i > 0; i--) {
-        if (memcmp(b + i, "-of-", 4) != 0) continue;
-        size_t ne = i + 4;
-        while (ne < len && isdigit((unsigned char)b[ne]))
-            ne++;
-        if (ne == i + 4 || (ne < len && b[ne] != '.')) continue;
-        size_t ks = i;
-        while (ks > 0 && isdigit((unsigned char)b[ks - 1]))
-            ks--;
-        if (ks == i || ks < 2 || b[ks - 1] != '-') continue; /* a stem, '-', K */
-        if (ne - (i + 4) > 12 || i - ks > 12) continue;
-        *k_at = ks;
-        *n_end = ne;
-        return 1;
-    }
-    return 0;
-}
-
-int ld__shard_name(const char *path, long long *k, long long *n)
-{
-    const char *b;
-    size_t len, ks, ne;
-    *k = *n = -1;
-    base_of(path, &b, &len);
-    if (!shard_spans(b, len, &ks, &ne)) return 0;
-    *k = strtoll(b + ks, NULL, 10);
-    const char *of = b + ks;
-    while (isdigit((unsigned char)*of))
-        of++;
-    *n = strtoll(of + 4, NULL, 10);
-    return 1;
-}
-
-char *ld__shard_sibling(const char *like, long long k, long long n)
-{
-    const char *b;
-    size_t len, ks, ne;
-    base_of(like, &b, &len);
-    if (!shard_spans(b, len, &ks, &ne)) return NULL;
-    return ld__asprintf("%.*s%05lld-of-%05lld%.*s", (int)(b - like + (ptrdiff_t)ks), like, k, n,
-                        (int)(len - ne), b + ne);
-}
 
 int ld__shard_check_name(const ld_shard *s, ld_err *e)
 {
@@ -171,27 +111,32 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every "<stem>-KKKKK-of-NNNNN<ext>" beside `output`, sorted by name: ext is output's own
- * .h5, .hdf5 or .lmdb (any case, as spelled), stem the name before it; a name without one of
- * those has its parts' numbers at its end (the names --shard gives, h5_format.h). */
+/* The last component of a path, ignoring trailing slashes: [*b, *b + *len). */
+static void base_of(const char *path, const char **b, size_t *len)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    size_t s = n;
+    while (s > 0 && path[s - 1] != '/')
+        s--;
+    *b = path + s;
+    *len = n - s;
+}
+
+/* Every part name of `output` (shard/name.c) beside it, sorted by name. */
 static int discover(const char *output, char ***out, size_t *nout, ld_err *e)
 {
     int rc = LD_OK;
     const char *b;
     size_t blen;
     base_of(output, &b, &blen);
-    size_t el = ends_with(b, blen, ".h5")     ? 3
-                : ends_with(b, blen, ".hdf5") ? 5
-                : ends_with(b, blen, ".lmdb") ? 5
-                                              : 0;
-    size_t stem_len = blen - el;
-    char ext[8];
-    snprintf(ext, sizeof ext, "%.*s", (int)el, b + stem_len);
+    char *base = ld__asprintf("%.*s", (int)blen, b);
     char *dir = b == output ? ld__strdup(".") : ld__asprintf("%.*s", (int)(b - output), output);
-    char **names = NULL;
+    char **names = NULL, *pattern = NULL;
     size_t n = 0, cap = 0;
     DIR *d = NULL;
-    LD_CHECK(e, dir, LD_ENOMEM, "out of memory");
+    LD_CHECK(e, dir && base, LD_ENOMEM, "out of memory");
     d = opendir(dir);
     LD_CHECK(e, d, LD_EIO, "%s: cannot list the folder to find the parts of %s: %s", dir, output,
              strerror(errno));
@@ -199,9 +144,8 @@ static int discover(const char *output, char ***out, size_t *nout, ld_err *e)
     while ((de = readdir(d)) != NULL) {
         const char *nm = de->d_name;
         long long k, nn;
-        if (strncmp(nm, b, stem_len) != 0 || nm[stem_len] != '-' || !ld__shard_name(nm, &k, &nn))
-            continue;
-        char *want = ld__asprintf("%.*s-%05lld-of-%05lld%s", (int)stem_len, b, k, nn, ext);
+        if (!ld__shard_name(nm, &k, &nn)) continue;
+        char *want = ld__shard_part_path(base, (unsigned long long)k, (unsigned long long)nn);
         LD_CHECK(e, want, LD_ENOMEM, "out of memory");
         int match = strcmp(want, nm) == 0;
         free(want);
@@ -216,10 +160,14 @@ static int discover(const char *output, char ***out, size_t *nout, ld_err *e)
         LD_CHECK(e, names[n], LD_ENOMEM, "out of memory");
         n++;
     }
-    LD_CHECK(e, n > 0, LD_EINVAL,
-             "%s: no parts found beside it (looked for %s%.*s-*-of-*%s); give the parts after "
-             "the output name",
-             output, b == output ? "" : dir, (int)stem_len, b, ext);
+    if (n == 0) {
+        pattern = ld__shard_pattern(base);
+        LD_CHECK(e, pattern, LD_ENOMEM, "out of memory");
+        LD_CHECK(e, 0, LD_EINVAL,
+                 "%s: no parts found beside it (looked for %s%s); give the parts after the output "
+                 "name",
+                 output, b == output ? "" : dir, pattern);
+    }
     qsort(names, n, sizeof *names, name_cmp);
     *out = names;
     *nout = n;
@@ -231,6 +179,8 @@ fail:
         free(names[i]);
     free(names);
     free(dir);
+    free(base);
+    free(pattern);
     return rc;
 }
 

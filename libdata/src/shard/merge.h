@@ -10,14 +10,6 @@
 
 #include "store/merge_fmt.h"
 
-/* K and N from a part's file name "...-KKKKK-of-NNNNN<ext>" (ext: anything from the first
- * '.' of the name's tail, or nothing). 1 and *k, *n set when the name has that form, else 0. */
-int ld__shard_name(const char *path, long long *k, long long *n);
-
-/* The file name part K of N would have, given the name of another part of the same run
- * (`like`); NULL when `like` does not have the form above or out of memory. malloc'd. */
-char *ld__shard_sibling(const char *like, long long k, long long n);
-
 /* A part whose name spells another K/N than its shard values: LD_EINVAL naming it. */
 int ld__shard_check_name(const ld_shard *s, ld_err *e);
 

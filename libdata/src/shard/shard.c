@@ -21,8 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libdata/convert.h"
-#include "store/hdf5/h5_format.h"
+#include "libdata/shard.h"
 
 #define FNV_BASIS 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
@@ -85,46 +84,6 @@ void ld__shard_range(uint64_t total, unsigned k, unsigned n, uint64_t *first, ui
     const uint64_t lo = scaled(total, k, n), hi = scaled(total, (uint64_t)k + 1, n);
     *first = lo;
     *count = hi - lo;
-}
-
-static int lower_ascii(int ch)
-{
-    return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
-}
-
-/* Length of the extension of s[0..n) that the part tag goes before, or 0. */
-static size_t ext_len(const char *s, size_t n)
-{
-    static const char *const exts[] = {".h5", ".hdf5", ".lmdb"};
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
-        size_t m = strlen(exts[i]), j = 0;
-        if (n <= m) continue;
-        while (j < m && lower_ascii((unsigned char)s[n - m + j]) == exts[i][j])
-            j++;
-        if (j == m && s[n - m - 1] != '/') return m;
-    }
-    return 0;
-}
-
-char *ld__shard_part_path(const char *output, unsigned k, unsigned n)
-{
-    size_t len = strlen(output);
-    while (len > 1 && output[len - 1] == '/')
-        len--;
-    const size_t ext = ext_len(output, len);
-    char tag[48];
-    snprintf(tag, sizeof tag, LD_SHARD_NAME_FMT, k, n);
-    return ld__asprintf("%.*s%s%.*s", (int)(len - ext), output, tag, (int)ext, output + len - ext);
-}
-
-int ld_shard_part_name(const char *output, int shard_index, int shard_count, char **name)
-{
-    if (name) *name = NULL;
-    if (!output || !*output || !name || shard_count < 1 || shard_count > LD_SHARD_MAX ||
-        shard_index < 0 || shard_index >= shard_count)
-        return LD_EINVAL;
-    *name = ld__shard_part_path(output, (unsigned)shard_index, (unsigned)shard_count);
-    return *name ? LD_OK : LD_ENOMEM;
 }
 
 /* The first recorded setting that differs from this run's, as "quality 70 (this run: 90)",

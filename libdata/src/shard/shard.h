@@ -8,9 +8,23 @@
 #include "source/source.h"
 #include "store/writer.h"
 
-/* "out.h5" -> "out-0000K-of-0000N.h5" (ld_shard_part_name's rule). malloc'd, NULL when out of
- * memory. */
-char *ld__shard_part_path(const char *output, unsigned k, unsigned n);
+/* Parts: at most LD_SHARD_MAX (five digits in the names). */
+#define LD_SHARD_MAX 99999
+
+/* Part names (name.c, the one rule): "out.h5" -> "out-0000K-of-0000N.h5" (ld_shard_part_name).
+ * malloc'd, NULL when out of memory. */
+char *ld__shard_part_path(const char *output, unsigned long long k, unsigned long long n);
+
+/* "<stem>-*-of-*<ext>": how the parts of `output` are named, for messages. malloc'd. */
+char *ld__shard_pattern(const char *output);
+
+/* K and N from a part's name (the inverse of ld__shard_part_path). 1 and *k, *n set when the
+ * name has that form, else 0 and both -1. */
+int ld__shard_name(const char *path, long long *k, long long *n);
+
+/* The name part K of N would have, given the name of another part of the same run (`like`);
+ * NULL when `like` is not a part name or out of memory. malloc'd. */
+char *ld__shard_sibling(const char *like, long long k, long long n);
 
 /* Part k of n of `total` listed samples: [floor(k*total/n), floor((k+1)*total/n)). */
 void ld__shard_range(uint64_t total, unsigned k, unsigned n, uint64_t *first, uint64_t *count);

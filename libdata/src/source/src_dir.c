@@ -7,7 +7,7 @@
 #endif
 #include "source/src_internal.h"
 
-#include "libdata/convert.h"
+#include "libdata/libdata.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -153,7 +153,7 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
              (const char *)w->path.p);
     if (r < 0) {
         int err = errno;
-        LD_CHECKP(w->e, !w->strict, LD_EIO, LD_C_STRICT,
+        LD_CHECKR(w->e, !w->strict, LD_EIO, LD_WHY_STRICT,
                   "%s: cannot read %sfolder: %s (stopped: strict)", (const char *)w->path.p,
                   class_level ? "class " : "", strerror(err));
         w->class_unreadable = class_level;
@@ -374,7 +374,7 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
         struct stat cst;
         if (stat((const char *)w.path.p, &cst) != 0) {
             int err = errno;
-            LD_CHECKP(e, !w.strict, LD_EIO, LD_C_STRICT,
+            LD_CHECKR(e, !w.strict, LD_EIO, LD_WHY_STRICT,
                       "%s: cannot open class folder: %s (stopped: strict)", (const char *)w.path.p,
                       strerror(err));
             warnf(&w,

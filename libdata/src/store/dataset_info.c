@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "libdata/reader.h"
+#include "libdata/dataset.h"
 #include "store/store.h"
 #ifdef LD_HAVE_HDF5
 #include "store/hdf5/h5_format.h"

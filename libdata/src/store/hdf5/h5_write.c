@@ -15,7 +15,7 @@
 #endif
 #include "store/writer.h"
 
-#include "libdata/convert.h"
+#include "libdata/libdata.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -688,7 +688,7 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
             LD_CHECK(e, w->first_rel, LD_ENOMEM, "out of memory");
             LD_TRY(cols_create(w, e));
         }
-        LD_CHECKP(e, s->c == w->c && s->h == w->h && s->w == w->w, LD_EINVAL, LD_C_RESIZE_W,
+        LD_CHECKR(e, s->c == w->c && s->h == w->h && s->w == w->w, LD_EINVAL, LD_WHY_SHAPE_DIFFERS,
                   "%s: image is %dx%dx%d (channels x height x width) but the dataset's images are "
                   "%dx%dx%d (fixed by the first image, %s); raw HDF5 storage needs one size: set "
                   "resize_w and resize_h to give every image the same size, or quality to store "
@@ -973,7 +973,7 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
         int same = list && stat(list, &a) == 0 && stat(o->source, &b) == 0 &&
                    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
         free(list);
-        LD_CHECKP(e, !same, LD_EINVAL, LD_C_SPLIT_BYTES,
+        LD_CHECKR(e, !same, LD_EINVAL, LD_WHY_OVERWRITES_INPUT,
                   "%s: split_bytes would overwrite this input list with the list of output files; "
                   "choose another output name (e.g. %s_split.h5)",
                   o->source, w->stem);
