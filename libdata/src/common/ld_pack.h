@@ -14,7 +14,7 @@
  *       const src *s = arg; res *r = LD_PACK_NEW(p, res);      // NULL while counting
  *       char *name = ld__pack_str(p, s->name); int64_t *d = LD_PACK_ARRAY(p, s->nd, int64_t);
  *       if (r) { r->name = name; r->d = memcpy(d, s->d, s->nd * sizeof *d); } return LD_OK; }
- *   res *r; int rc = ld__pack_run(fill, &s, (void **)&r, NULL); ... free(r);
+ *   void *blk; int rc = ld__pack_run(fill, &s, &blk, NULL); res *r = blk; ... free(r);
  *
  * The fill must make the same calls with the same sizes on both passes (it reads the same
  * inputs); ld__pack_run checks that the filling pass used exactly the counted bytes.
