@@ -241,15 +241,6 @@ int ld__plan_is_loss_type(const char *t)
     return n >= 4 && !strcmp(t + n - 4, "Loss");
 }
 
-int ld__plan_is_data_type(const char *t)
-{
-    static const char *const types[] = {"Data",  "HDF5Data", "LibData",  "ImageData",
-                                        "Input", "NetInput", "DummyData"};
-    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
-        if (!strcmp(t, types[i])) return 1;
-    return 0;
-}
-
 /* The tops of a layer without bottoms whose shapes the planner cannot read (Python,
  * MemoryData, WindowData, a type it does not know): from the shapes given for them, else a
  * refusal that says how to give them. */
@@ -315,176 +306,6 @@ static int other_input(est *s, const ld_plan_layer *L, player *P)
     return LD_OK;
 }
 
-/* Data layers: tops and what they allocate. */
-static int data_layer(est *s, const ld_plan_layer *L, player *P)
-{
-    const char *t = L->type;
-    int rc;
-    int64_t d[LD_PLAN_MAXD];
-    int nd = 0;
-    if (!strcmp(t, "Input") || !strcmp(t, "NetInput") || !strcmp(t, "DummyData")) {
-        const ld_pt_node *root = s->net->root;
-        for (int k = 0; k < L->nt; k++) {
-            nd = 0;
-            if (!ld__plan_shape_override(s->cfg->shapes, L->top[k], d, &nd)) {
-                const ld_pt_node *sh = NULL;
-                if (!strcmp(t, "NetInput")) {
-                    if (ld__pt_count(root, "input_shape")) {
-                        sh = ld__pt_nth(root, "input_shape", (size_t)k);
-                    } else if (ld__pt_count(root, "input_dim")) {
-                        for (size_t i = 0; i < 4; i++) {
-                            const ld_pt_node *f = ld__pt_nth(root, "input_dim", (size_t)k * 4 + i);
-                            if (!f)
-                                return lerr(s, L, LD_EFORMAT, "input_dim: 4 per input expected",
-                                            NULL);
-                            if ((rc = ld__pt_int(f, 0, INT_MAX, &d[nd++], "input_dim", s->e)) !=
-                                LD_OK)
-                                return rc;
-                        }
-                    }
-                } else {
-                    const ld_pt_node *ip = ld__pt_get(
-                        L->node, !strcmp(t, "Input") ? "input_param" : "dummy_data_param");
-                    size_t ns = ld__pt_count(ip, "shape");
-                    sh = ld__pt_nth(ip, "shape", ns == 1 ? 0 : (size_t)k);
-                    /* DummyData's legacy num/channels/height/width: one each, or one per top */
-                    static const char *const legacy[] = {"num", "channels", "height", "width"};
-                    for (int i = 0; !ns && i < 4 && ld__pt_count(ip, "num"); i++) {
-                        size_t nv = ld__pt_count(ip, legacy[i]);
-                        const ld_pt_node *f = ld__pt_nth(ip, legacy[i], nv == 1 ? 0 : (size_t)k);
-                        if (!f)
-                            return lerr(s, L, LD_EFORMAT, legacy[i],
-                                        ": give one value, or one per top");
-                        if ((rc = ld__pt_int(f, 0, INT_MAX, &d[nd++], legacy[i], s->e)) != LD_OK)
-                            return rc;
-                    }
-                }
-                if (sh) {
-                    size_t n = ld__pt_count(sh, "dim");
-                    if (n > LD_PLAN_MAXD) return lerr(s, L, LD_ELIMIT, "too many dims", NULL);
-                    for (size_t i = 0; i < n; i++)
-                        if ((rc = ld__pt_int(ld__pt_nth(sh, "dim", i), 0, INT_MAX, &d[nd++], "dim",
-                                             s->e)) != LD_OK)
-                            return rc;
-                }
-                if (!nd) {
-                    char msg[200];
-                    snprintf(msg, sizeof msg,
-                             "no shape for input '%s': give one in shapes (%s=C,H,W)", L->top[k],
-                             L->top[k]);
-                    return lerr(s, L, LD_EINVAL, msg, NULL);
-                }
-            } else if (nd == 3) {
-                memmove(d + 1, d, 3 * sizeof *d);
-                d[0] = s->cfg->batch > 0 ? s->cfg->batch : 1;
-                nd = 4;
-            }
-            if (s->cfg->batch > 0 && nd > 0) d[0] = s->cfg->batch;
-            if (!s->m->batch && nd) s->m->batch = (int)d[0];
-            int id = new_blob(s, L, L->top[k], nd, d);
-            if (id < 0) return id;
-            P->top[k] = id;
-        }
-        return LD_OK;
-    }
-    int is_h5 = !strcmp(t, "HDF5Data"), is_img = !strcmp(t, "ImageData");
-    int64_t batch;
-    if ((rc = batch_of(s, L,
-                       is_h5    ? "hdf5_data_param"
-                       : is_img ? "image_data_param"
-                                : "data_param",
-                       &batch)) != LD_OK)
-        return rc;
-    int64_t c = 0, h = 0, w = 0;
-    ld_plan_src *src = L->src;
-    if (L->nt > 0 && ld__plan_shape_override(s->cfg->shapes, L->top[0], d, &nd)) {
-        if (nd < 3) {
-            char msg[200];
-            snprintf(msg, sizeof msg,
-                     "the shape given for top '%s' in shapes has %d number%s: a data layer's "
-                     "needs C,H,W (or N,C,H,W)",
-                     L->top[0], nd, nd == 1 ? "" : "s");
-            return lerr(s, L, LD_EINVAL, msg, NULL);
-        }
-        c = d[nd - 3];
-        h = d[nd - 2];
-        w = d[nd - 1];
-    } else if (is_img) {
-        const ld_pt_node *ip = ld__pt_get(L->node, "image_data_param");
-        int64_t nh, nw, crop;
-        int color;
-        if ((rc = ld__pt_get_int(ip, "new_height", 0, 0, INT_MAX, &nh, s->e)) != LD_OK) return rc;
-        if ((rc = ld__pt_get_int(ip, "new_width", 0, 0, INT_MAX, &nw, s->e)) != LD_OK) return rc;
-        if ((rc = ld__pt_get_bool(ip, "is_color", 1, &color, s->e)) != LD_OK) return rc;
-        if ((rc = ld__pt_get_int(ld__pt_get(L->node, "transform_param"), "crop_size", 0, 0, INT_MAX,
-                                 &crop, s->e)) != LD_OK)
-            return rc;
-        if (s->net->v1 && ld__pt_get(ip, "crop_size") &&
-            (rc = ld__pt_get_int(ip, "crop_size", 0, 0, INT_MAX, &crop, s->e)) != LD_OK)
-            return rc;
-        if (!nh || !nw) {
-            char msg[200];
-            snprintf(msg, sizeof msg,
-                     "the image size depends on the files (no new_height/new_width): "
-                     "give it in shapes (%s=C,H,W)",
-                     L->nt ? L->top[0] : "data");
-            return lerr(s, L, LD_EINVAL, msg, NULL);
-        }
-        c = color ? 3 : 1;
-        h = crop ? crop : nh;
-        w = crop ? crop : nw;
-    } else if (src && src->known) {
-        c = src->c;
-        h = src->h;
-        w = src->w;
-    } else {
-        char msg[240];
-        snprintf(msg, sizeof msg,
-                 "the sample size of %s is not recorded (images of different "
-                 "sizes?): give it in shapes (%s=C,H,W)",
-                 src && src->path ? src->path : "the source", L->nt ? L->top[0] : "data");
-        return lerr(s, L, LD_EINVAL, msg, NULL);
-    }
-    int64_t sd[4] = {batch, c, h, w}, ld1[1] = {batch};
-    for (int k = 0; k < L->nt; k++) {
-        int id = k == 0 ? new_blob(s, L, L->top[k], 4, sd) : new_blob(s, L, L->top[k], 1, ld1);
-        if (id < 0) return id;
-        P->top[k] = id;
-        /* Prefetching layers (and LibData's data top) lend their buffers to the tops. */
-        if (!is_h5 && (k == 0 || strcmp(t, "LibData") != 0)) s->b[id].data_shared = 1;
-    }
-    int64_t sample = c * h * w;
-    if (!strcmp(t, "Data") || is_img) {
-        int64_t prefetch;
-        if ((rc = ld__pt_get_int(ld__pt_get(L->node, "data_param"), "prefetch", 4, 1, 1 << 20,
-                                 &prefetch, s->e)) != LD_OK)
-            return rc;
-        if ((rc = add_bytes(s, LD_PM_PREFETCH, prefetch * batch * (sample + (L->nt > 1)), 4)) !=
-            LD_OK)
-            return rc;
-        if (src && src->file_bytes && src->samples) {
-            /* LMDB pages the cursor touched stay mapped: counted in RSS (file-backed). */
-            uint64_t rec = src->file_bytes / src->samples;
-            uint64_t reads = s->cfg->iters > 0
-                                 ? (uint64_t)(s->cfg->iters + prefetch + 1) * (uint64_t)batch
-                                 : src->samples;
-            if (reads > src->samples) reads = src->samples;
-            if ((rc = add_bytes(s, LD_PM_SOURCE, (int64_t)(reads * rec), 1)) != LD_OK) return rc;
-        }
-    } else if (is_h5) {
-        /* The whole current file as float32 (data and labels). */
-        uint64_t n = src ? src->samples : 0;
-        if (src && s->cfg->iters > 0 && (uint64_t)(s->cfg->iters * batch) > n)
-            n = src->max_file_samples;
-        if (src && s->cfg->iters == 0) n = src->max_file_samples;
-        if ((rc = add_bytes(s, LD_PM_SOURCE, (int64_t)n * (sample + 1), 4)) != LD_OK) return rc;
-    } else if (!strcmp(t, "LibData") && src) {
-        int64_t mem = src->reader_mem1 + (src->reader_mem2 - src->reader_mem1) * (batch - 1);
-        if ((rc = add_bytes(s, LD_PM_PREFETCH, mem, 1)) != LD_OK) return rc;
-    }
-    return LD_OK;
-}
-
 /* ---- one rule per layer type: its tops' shapes, then its memory ------------------------- */
 
 /* One (non-data) layer while its rules run. The shape rule fills td/tnd (preset to the first
@@ -494,7 +315,7 @@ typedef struct lctx {
     est *s;
     const ld_plan_layer *L;
     player *P;
-    const pblob *b0;             /* the first bottom (NULL: none, Silence only) */
+    const pblob *b0;             /* the first bottom (NULL: none: data layers, Silence) */
     int64_t (*td)[LD_PLAN_MAXD]; /* top shapes */
     int *tnd;
     int train;
@@ -505,6 +326,7 @@ typedef struct lctx {
     int bias;      /* bias_term */
     int one;       /* Convolution: every kernel 1, stride 1, pad 0 (im2col only backward) */
     int64_t group, ksz, size; /* Convolution: group, kernel elements; LRN: local_size */
+    int64_t batch, sample;    /* data layers: batch size, floats per sample (C*H*W) */
 } lctx;
 
 typedef int (*rule_fn)(lctx *c);
@@ -515,7 +337,8 @@ enum {
     LR_ALIAS = 4,         /* Flatten/Reshape: the top is the bottom's data and diff */
     LR_TRAIN_FWD_BUF = 8, /* Dropout: its training buffer is allocated on forward */
     LR_STATS_PARAMS = 16, /* BatchNorm: its parameter blobs are statistics, never learned */
-    LR_BIG_BOTTOM = 32    /* InnerProduct: the bottom's shape makes the weights (advice) */
+    LR_BIG_BOTTOM = 32,   /* InnerProduct: the bottom's shape makes the weights (advice) */
+    LR_DATA = 64          /* a data layer: its tops come from the net, its source or `shapes` */
 };
 
 typedef struct layer_rule {
@@ -525,17 +348,248 @@ typedef struct layer_rule {
     unsigned flags;
 } layer_rule;
 
+static int cerr(const lctx *c, int code, const char *fmt, const char *detail)
+{
+    return lerr(c->s, c->L, code, fmt, detail);
+}
+
+/* ---- data layers: their tops from the net, the source or `shapes` ----------------------- */
+
+/* The declared shape of input top k of an Input, NetInput or DummyData layer: the net's
+ * input_shape / input_dim (NetInput), input_param, dummy_data_param (or its legacy
+ * num/channels/height/width). */
+static int input_dims(lctx *c, int k, int64_t *d, int *nd)
+{
+    est *s = c->s;
+    const ld_plan_layer *L = c->L;
+    const char *t = L->type;
+    const ld_pt_node *root = s->net->root, *sh = NULL;
+    int rc;
+    if (!strcmp(t, "NetInput")) {
+        if (ld__pt_count(root, "input_shape")) {
+            sh = ld__pt_nth(root, "input_shape", (size_t)k);
+        } else if (ld__pt_count(root, "input_dim")) {
+            for (size_t i = 0; i < 4; i++) {
+                const ld_pt_node *f = ld__pt_nth(root, "input_dim", (size_t)k * 4 + i);
+                if (!f) return cerr(c, LD_EFORMAT, "input_dim: 4 per input expected", NULL);
+                if ((rc = ld__pt_int(f, 0, INT_MAX, &d[(*nd)++], "input_dim", s->e)) != LD_OK)
+                    return rc;
+            }
+        }
+    } else {
+        const ld_pt_node *ip =
+            ld__pt_get(L->node, !strcmp(t, "Input") ? "input_param" : "dummy_data_param");
+        size_t ns = ld__pt_count(ip, "shape");
+        sh = ld__pt_nth(ip, "shape", ns == 1 ? 0 : (size_t)k);
+        /* DummyData's legacy num/channels/height/width: one each, or one per top */
+        static const char *const legacy[] = {"num", "channels", "height", "width"};
+        for (int i = 0; !ns && i < 4 && ld__pt_count(ip, "num"); i++) {
+            size_t nv = ld__pt_count(ip, legacy[i]);
+            const ld_pt_node *f = ld__pt_nth(ip, legacy[i], nv == 1 ? 0 : (size_t)k);
+            if (!f) return cerr(c, LD_EFORMAT, legacy[i], ": give one value, or one per top");
+            if ((rc = ld__pt_int(f, 0, INT_MAX, &d[(*nd)++], legacy[i], s->e)) != LD_OK) return rc;
+        }
+    }
+    if (sh) {
+        size_t n = ld__pt_count(sh, "dim");
+        if (n > LD_PLAN_MAXD) return cerr(c, LD_ELIMIT, "too many dims", NULL);
+        for (size_t i = 0; i < n; i++)
+            if ((rc = ld__pt_int(ld__pt_nth(sh, "dim", i), 0, INT_MAX, &d[(*nd)++], "dim", s->e)) !=
+                LD_OK)
+                return rc;
+    }
+    if (!*nd) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "no shape for input '%s': give one in shapes (%s=C,H,W)",
+                 L->top[k], L->top[k]);
+        return cerr(c, LD_EINVAL, msg, NULL);
+    }
+    return LD_OK;
+}
+
+/* Input, NetInput, DummyData: each top from `shapes` (C,H,W gets the batch in front), else
+ * as the net declares it; --batch replaces the first axis. */
+static int input_shape(lctx *c)
+{
+    est *s = c->s;
+    const ld_plan_layer *L = c->L;
+    for (int k = 0; k < L->nt; k++) {
+        int64_t d[LD_PLAN_MAXD];
+        int nd = 0, rc;
+        if (!ld__plan_shape_override(s->cfg->shapes, L->top[k], d, &nd)) {
+            if ((rc = input_dims(c, k, d, &nd)) != LD_OK) return rc;
+        } else if (nd == 3) {
+            memmove(d + 1, d, 3 * sizeof *d);
+            d[0] = s->cfg->batch > 0 ? s->cfg->batch : 1;
+            nd = 4;
+        }
+        if (s->cfg->batch > 0 && nd > 0) d[0] = s->cfg->batch;
+        if (!s->m->batch && nd) s->m->batch = (int)d[0];
+        int id = new_blob(s, L, L->top[k], nd, d);
+        if (id < 0) return id;
+        c->P->top[k] = id;
+    }
+    return LD_OK;
+}
+
+/* ImageData's sample: is_color, new_height/new_width, crop_size. */
+static int image_sample(lctx *c, int64_t *ch, int64_t *h, int64_t *w)
+{
+    est *s = c->s;
+    const ld_plan_layer *L = c->L;
+    const ld_pt_node *ip = ld__pt_get(L->node, "image_data_param");
+    int64_t nh, nw, crop;
+    int color, rc;
+    if ((rc = ld__pt_get_int(ip, "new_height", 0, 0, INT_MAX, &nh, s->e)) != LD_OK) return rc;
+    if ((rc = ld__pt_get_int(ip, "new_width", 0, 0, INT_MAX, &nw, s->e)) != LD_OK) return rc;
+    if ((rc = ld__pt_get_bool(ip, "is_color", 1, &color, s->e)) != LD_OK) return rc;
+    if ((rc = ld__pt_get_int(ld__pt_get(L->node, "transform_param"), "crop_size", 0, 0, INT_MAX,
+                             &crop, s->e)) != LD_OK)
+        return rc;
+    if (s->net->v1 && ld__pt_get(ip, "crop_size") &&
+        (rc = ld__pt_get_int(ip, "crop_size", 0, 0, INT_MAX, &crop, s->e)) != LD_OK)
+        return rc;
+    if (!nh || !nw) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "the image size depends on the files (no new_height/new_width): "
+                 "give it in shapes (%s=C,H,W)",
+                 L->nt ? L->top[0] : "data");
+        return cerr(c, LD_EINVAL, msg, NULL);
+    }
+    *ch = color ? 3 : 1;
+    *h = crop ? crop : nh;
+    *w = crop ? crop : nw;
+    return LD_OK;
+}
+
+/* Data, HDF5Data, LibData: the sample the source recorded when it was opened. */
+static int source_sample(lctx *c, int64_t *ch, int64_t *h, int64_t *w)
+{
+    const ld_plan_src *src = c->L->src;
+    if (!src || !src->known) {
+        char msg[240];
+        snprintf(msg, sizeof msg,
+                 "the sample size of %s is not recorded (images of different "
+                 "sizes?): give it in shapes (%s=C,H,W)",
+                 src && src->path ? src->path : "the source", c->L->nt ? c->L->top[0] : "data");
+        return cerr(c, LD_EINVAL, msg, NULL);
+    }
+    *ch = src->c;
+    *h = src->h;
+    *w = src->w;
+    return LD_OK;
+}
+
+enum { LEND_NONE, LEND_DATA, LEND_ALL }; /* which tops borrow the layer's buffers */
+
+/* A source's tops: data [N, C, H, W] (C,H,W from `shapes`, else `sample`) and labels [N]. */
+static int source_tops(lctx *c, const char *param, int lend,
+                       int (*sample)(lctx *c, int64_t *ch, int64_t *h, int64_t *w))
+{
+    est *s = c->s;
+    const ld_plan_layer *L = c->L;
+    int64_t d[LD_PLAN_MAXD], ch = 0, h = 0, w = 0;
+    int nd = 0, rc;
+    if ((rc = batch_of(s, L, param, &c->batch)) != LD_OK) return rc;
+    if (L->nt > 0 && ld__plan_shape_override(s->cfg->shapes, L->top[0], d, &nd)) {
+        if (nd < 3) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "the shape given for top '%s' in shapes has %d number%s: a data layer's "
+                     "needs C,H,W (or N,C,H,W)",
+                     L->top[0], nd, nd == 1 ? "" : "s");
+            return cerr(c, LD_EINVAL, msg, NULL);
+        }
+        ch = d[nd - 3];
+        h = d[nd - 2];
+        w = d[nd - 1];
+    } else if ((rc = sample(c, &ch, &h, &w)) != LD_OK) {
+        return rc;
+    }
+    int64_t sd[4] = {c->batch, ch, h, w}, ld1[1] = {c->batch};
+    for (int k = 0; k < L->nt; k++) {
+        int id = k == 0 ? new_blob(s, L, L->top[k], 4, sd) : new_blob(s, L, L->top[k], 1, ld1);
+        if (id < 0) return id;
+        c->P->top[k] = id;
+        /* Prefetching layers (and LibData's data top) lend their buffers to the tops. */
+        if (lend == LEND_ALL || (lend == LEND_DATA && k == 0)) s->b[id].data_shared = 1;
+    }
+    c->sample = ch * h * w;
+    return LD_OK;
+}
+
+static int data_shape(lctx *c)
+{
+    return source_tops(c, "data_param", LEND_ALL, source_sample);
+}
+
+static int image_shape(lctx *c)
+{
+    return source_tops(c, "image_data_param", LEND_ALL, image_sample);
+}
+
+static int hdf5_shape(lctx *c)
+{
+    return source_tops(c, "hdf5_data_param", LEND_NONE, source_sample);
+}
+
+static int libdata_shape(lctx *c)
+{
+    return source_tops(c, "data_param", LEND_DATA, source_sample);
+}
+
+/* Data, ImageData: the prefetch batches; Data: the LMDB pages its cursor touched, which stay
+ * mapped and count in RSS (file-backed). */
+static int data_mem(lctx *c)
+{
+    est *s = c->s;
+    const ld_plan_layer *L = c->L;
+    const ld_plan_src *src = L->src;
+    int64_t prefetch;
+    int rc;
+    if ((rc = ld__pt_get_int(ld__pt_get(L->node, "data_param"), "prefetch", 4, 1, 1 << 20,
+                             &prefetch, s->e)) != LD_OK)
+        return rc;
+    if ((rc = add_bytes(s, LD_PM_PREFETCH, prefetch * c->batch * (c->sample + (L->nt > 1)), 4)) !=
+        LD_OK)
+        return rc;
+    if (!src || !src->file_bytes || !src->samples) return LD_OK;
+    uint64_t rec = src->file_bytes / src->samples;
+    uint64_t reads = s->cfg->iters > 0
+                         ? (uint64_t)(s->cfg->iters + prefetch + 1) * (uint64_t)c->batch
+                         : src->samples;
+    if (reads > src->samples) reads = src->samples;
+    return add_bytes(s, LD_PM_SOURCE, (int64_t)(reads * rec), 1);
+}
+
+/* HDF5Data: the whole current file as float32 (data and labels). */
+static int hdf5_mem(lctx *c)
+{
+    est *s = c->s;
+    const ld_plan_src *src = c->L->src;
+    uint64_t n = src ? src->samples : 0;
+    if (src && s->cfg->iters > 0 && (uint64_t)(s->cfg->iters * c->batch) > n)
+        n = src->max_file_samples;
+    if (src && s->cfg->iters == 0) n = src->max_file_samples;
+    return add_bytes(s, LD_PM_SOURCE, (int64_t)n * (c->sample + 1), 4);
+}
+
+/* LibData: the libdata reader's ring, measured at batch 1 and 2 when the net was loaded. */
+static int libdata_mem(lctx *c)
+{
+    const ld_plan_src *src = c->L->src;
+    if (!src) return LD_OK;
+    int64_t mem = src->reader_mem1 + (src->reader_mem2 - src->reader_mem1) * (c->batch - 1);
+    return add_bytes(c->s, LD_PM_PREFETCH, mem, 1);
+}
+
 static int same_shape(const pblob *a, const pblob *b)
 {
     if (a->nd != b->nd) return 0;
     for (int i = 0; i < a->nd; i++)
         if (a->d[i] != b->d[i]) return 0;
     return 1;
-}
-
-static int cerr(const lctx *c, int code, const char *fmt, const char *detail)
-{
-    return lerr(c->s, c->L, code, fmt, detail);
 }
 
 /* Tops 1.. get top 0's shape (Convolution, Pooling). */
@@ -1015,8 +1069,16 @@ static int crop_shape(lctx *c)
     return LD_OK;
 }
 
-/* The layer types the planner computes from their bottoms (docs/caffe.md lists them). */
+/* The layer types the planner knows (docs/caffe.md lists them): data layers, then the layers
+ * it computes from their bottoms. */
 static const layer_rule rules[] = {
+    {"Data", data_shape, data_mem, LR_DATA},
+    {"ImageData", image_shape, data_mem, LR_DATA},
+    {"HDF5Data", hdf5_shape, hdf5_mem, LR_DATA},
+    {"LibData", libdata_shape, libdata_mem, LR_DATA},
+    {"Input", input_shape, NULL, LR_DATA},
+    {"NetInput", input_shape, NULL, LR_DATA},
+    {"DummyData", input_shape, NULL, LR_DATA},
     {"Convolution", conv_shape, conv_mem, 0},
     {"Deconvolution", conv_shape, conv_mem, 0},
     {"Pooling", pool_shape, pool_mem, 0},
@@ -1062,9 +1124,16 @@ static const layer_rule *find_rule(const char *type)
     return ld__plan_is_loss_type(type) ? &loss_rule : NULL;
 }
 
+int ld__plan_is_data_type(const char *t)
+{
+    const layer_rule *r = find_rule(t);
+    return r && (r->flags & LR_DATA);
+}
+
 int ld__plan_is_known_type(const char *t)
 {
-    return find_rule(t) != NULL;
+    const layer_rule *r = find_rule(t);
+    return r && !(r->flags & LR_DATA);
 }
 
 /* Count a layer's parameters; keep the LD_PLAN_NBIG largest, for the advice when they do
@@ -1094,15 +1163,14 @@ static int add_params(lctx *c, const layer_rule *r)
 }
 
 /* Shapes of the tops of one (non-data) layer into td/tnd; memory of its params and buffers. */
-static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][LD_PLAN_MAXD],
-                        int *tnd)
+static int layer_shapes(est *s, const ld_plan_layer *L, player *P, const layer_rule *r,
+                        int64_t td[][LD_PLAN_MAXD], int *tnd)
 {
     const pblob *b0 = P->nb ? &s->b[P->bot[0]] : NULL;
     for (int k = 0; k < L->nt; k++) { /* default: the bottom's shape */
         tnd[k] = b0 ? b0->nd : 0;
         if (b0) memcpy(td[k], b0->d, sizeof td[k]);
     }
-    const layer_rule *r = find_rule(L->type);
     if (!b0 && !(r && (r->flags & LR_NO_BOTTOM_OK)))
         return lerr(s, L, LD_EFORMAT, "no bottom: the layer computes its tops from one", NULL);
     if (!r) {
@@ -1114,7 +1182,6 @@ static int layer_shapes(est *s, const ld_plan_layer *L, player *P, int64_t td[][
         return ld__err(s->e, LD_EFORMAT, "%s:%d: layer '%s': %s", s->cfg->file, L->line, L->name,
                        msg);
     }
-    P->rule = r;
     lctx c = {.s = s, .L = L, .P = P, .b0 = b0, .td = td, .tnd = tnd, .train = s->cfg->train};
     int rc;
     if (r->shape && (rc = r->shape(&c)) != LD_OK) return rc;
@@ -1201,11 +1268,14 @@ static int forward_layer(est *s, size_t i)
     P->nb = L->nb;
     P->nt = L->nt;
     if ((rc = link_bottoms(s, L, P)) != LD_OK) goto done;
-    if (ld__plan_is_data_type(L->type)) {
-        rc = data_layer(s, L, P);
-    } else if (!L->nb && !ld__plan_is_known_type(L->type)) { /* Python, MemoryData... */
+    const layer_rule *r = P->rule = find_rule(L->type);
+    if (r && (r->flags & LR_DATA)) {
+        lctx c = {.s = s, .L = L, .P = P, .train = s->cfg->train};
+        rc = r->shape(&c);
+        if (rc == LD_OK && r->mem) rc = r->mem(&c);
+    } else if (!L->nb && !r) { /* Python, MemoryData... */
         rc = other_input(s, L, P);
-    } else if ((rc = layer_shapes(s, L, P, td, tnd)) == LD_OK) {
+    } else if ((rc = layer_shapes(s, L, P, r, td, tnd)) == LD_OK) {
         loss_weights(L, P);
         rc = place_tops(s, L, P, td, tnd);
         if (rc == LD_OK && P->col_fwd && !s->cfg->train)
