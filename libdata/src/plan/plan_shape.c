@@ -8,6 +8,9 @@
  * the data and own a diff; Flatten/Reshape tops share data and diff; Data/ImageData/LibData
  * tops borrow the prefetch buffers. Per-layer buffers: im2col, bias multipliers, pooling
  * masks, dropout masks, LRN/BatchNorm/Scale/Softmax scratch.
+ *
+ * One table, rules[], holds a row per layer type the planner knows: {type, shape rule, memory
+ * rule, flags}; find_rule() is the one place a type is looked up.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -308,9 +311,9 @@ static int other_input(est *s, const ld_plan_layer *L, player *P)
 
 /* ---- one rule per layer type: its tops' shapes, then its memory ------------------------- */
 
-/* One (non-data) layer while its rules run. The shape rule fills td/tnd (preset to the first
- * bottom's shape) and may note what it parsed for the memory rule; the memory rule adds the
- * layer's buffers and sets params/nparams. */
+/* One layer while its rules run. The shape rule makes its tops (a data layer's directly; any
+ * other's into td/tnd, preset to the first bottom's shape) and notes what it parsed for the
+ * memory rule; the memory rule adds the layer's buffers and sets params/nparams. */
 typedef struct lctx {
     est *s;
     const ld_plan_layer *L;
