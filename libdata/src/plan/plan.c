@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ld_pack.h"
 #include "libdata/plan.h"
 #include "plan/plan_net.h"
 #include "plan/plan_schema.h"
@@ -384,350 +385,412 @@ static const char *const comp_names[LD_PM_N] = {
     "data layer batches (prefetch / reader ring)",
     "data source (HDF5 file as float32 / LMDB pages mapped)"};
 
+#define PLAN_NITEMS (2 * LD_PM_N + 2)
+#define PLAN_MAXNOTES 64
+
+/* ld_plan() between its steps: the inputs, the nets, the numbers, the advice. */
+typedef struct plan_run {
+    ctx c;
+    ld_err e;
+    const char *net_path, *shapes;
+    int phase;                /* LD_PLAN_TRAIN or LD_PLAN_TEST once the nets are loaded */
+    int batch;                /* as asked (0: the net's own) */
+    const char *phase_reason; /* static text */
+    ld_pt_node *sroot;        /* the solver */
+    char *text, *test_text, *net_owned;
+    size_t len, test_len;
+    item items[PLAN_NITEMS];
+    size_t ni;
+    uint64_t bytes[PLAN_NITEMS], per[PLAN_NITEMS], total, ram, usable;
+    int64_t best;   /* the largest batch that fits `usable` */
+    int used_batch; /* the planned net's batch at `batch` */
+    char **adv;
+    size_t nadv;
+    unsigned terms;                   /* LD_PLAN_TERM_* the advice uses */
+    const char *notes[PLAN_MAXNOTES]; /* the notes of both nets, once each (borrowed) */
+    size_t nnotes;
+} plan_run;
+
+/* The solver, and the net it names when no net is given. */
+static int open_solver(plan_run *r, const char *solver_path)
+{
+    int rc = parse_solver(solver_path, &r->sroot, &r->c.sol, &r->e);
+    if (rc != LD_OK) return rc;
+    r->c.has_solver = 1;
+    if (r->net_path) return LD_OK;
+    if (!r->c.sol.net)
+        return ld__err(&r->e, LD_EFORMAT,
+                       "%s: the solver names no net file (net: or train_net:%s): give the net "
+                       "prototxt",
+                       solver_path,
+                       ld__pt_get(r->sroot, "net_param") || ld__pt_get(r->sroot, "train_net_param")
+                           ? "; a net written inside the solver is not read"
+                           : "");
+    r->net_path = r->net_owned = ld__strdup(r->c.sol.net);
+    if (!r->net_owned) return ld__err(&r->e, LD_ENOMEM, "out of memory");
+    return LD_OK;
+}
+
+/* The planned net in its phase (LD_PLAN_AUTO decided here), and the TEST net the solver
+ * runs during training. */
+static int load_nets(plan_run *r)
+{
+    ctx *c = &r->c;
+    int rc = read_text(r->net_path, &r->text, &r->len, &r->e);
+    if (rc != LD_OK) return rc;
+    /* LD_PLAN_AUTO: training needs a solver or a loss; a net with neither is deployed. */
+    const int asked = r->phase;
+    if (asked == LD_PLAN_AUTO) {
+        r->phase = LD_PLAN_TRAIN;
+        r->phase_reason = c->has_solver ? "a solver is given" : "the net has a loss layer";
+    }
+    c->phase = r->phase;
+    c->cfg_main = (ld_plan_cfg){r->phase == LD_PLAN_TRAIN,
+                                r->batch,
+                                c->has_solver ? c->sol.max_iter : 0,
+                                r->shapes,
+                                r->net_path,
+                                ""};
+    if ((rc = ld__plan_net_load(&c->main, r->text, r->len, r->phase, &c->cfg_main, &r->e)) != LD_OK)
+        return rc;
+    if (asked == LD_PLAN_AUTO && !c->has_solver && !c->main.has_loss) {
+        ld__plan_net_free(&c->main);
+        c->phase = r->phase = LD_PLAN_TEST;
+        r->phase_reason = "the net has no loss layer";
+        c->cfg_main.train = 0;
+        if ((rc = ld__plan_net_load(&c->main, r->text, r->len, r->phase, &c->cfg_main, &r->e)) !=
+            LD_OK)
+            return rc;
+    }
+    c->has_test = r->phase == LD_PLAN_TRAIN && c->has_solver && c->sol.test_iter > 0 &&
+                  c->sol.test_interval > 0;
+    if (!c->has_test) return LD_OK;
+    int64_t ntests = c->sol.max_iter / c->sol.test_interval + c->sol.test_init;
+    c->cfg_test =
+        (ld_plan_cfg){0, 0, c->sol.test_iter * (ntests ? ntests : 1), r->shapes, r->net_path, ""};
+    if (c->sol.test_net) {
+        if ((rc = read_text(c->sol.test_net, &r->test_text, &r->test_len, &r->e)) != LD_OK)
+            return rc;
+        c->cfg_test.file = c->sol.test_net;
+    }
+    return ld__plan_net_load(&c->test, r->test_text ? r->test_text : r->text,
+                             r->test_text ? r->test_len : r->len, 1, &c->cfg_test, &r->e);
+}
+
+/* The components the estimate lists. */
+static void list_items(plan_run *r)
+{
+    for (int k = 0; k < LD_PM_N; k++) {
+        r->items[r->ni++] = (item){comp_names[k], 0, k};
+        if (k == LD_PM_PARAM_DIFF && r->phase == LD_PLAN_TRAIN)
+            r->items[r->ni++] = (item){"solver history", 0, -1};
+    }
+    if (r->c.has_test)
+        for (int k = 0; k < LD_PM_N; k++)
+            if (k != LD_PM_TOP_DIFF && k != LD_PM_PARAM && k != LD_PM_PARAM_DIFF)
+                r->items[r->ni++] = (item){comp_names[k], 1, k};
+    r->items[r->ni++] =
+        (item){"process baseline (caffe, libraries, BLAS and malloc arenas)", 2, -2};
+}
+
+/* The largest batch that fits, the numbers at the asked batch, and what grows per sample
+ * (the difference to one more). */
+static int measure(plan_run *r)
+{
+    uint64_t tmp[PLAN_NITEMS], t1;
+    if (!r->ram) r->ram = mem_available();
+    r->usable = r->ram - r->ram / 100 * LD_PLAN_HEADROOM_PCT;
+    int rc = largest(&r->c, r->usable, tmp, r->ni, r->items, &r->best, &r->e);
+    if (rc == LD_OK) rc = evaluate(&r->c, r->batch, r->bytes, r->ni, r->items, &r->total, &r->e);
+    if (rc != LD_OK) return rc;
+    r->used_batch = r->c.main_batch;
+    if (evaluate(&r->c, r->used_batch + 1, tmp, r->ni, r->items, &t1, &r->e) == LD_OK) {
+        for (size_t i = 0; i < r->ni; i++)
+            r->per[i] = tmp[i] > r->bytes[i] ? tmp[i] - r->bytes[i] : 0;
+    } else {
+        memset(r->per, 0, sizeof r->per);
+    }
+    return LD_OK;
+}
+
+/* Advice when the batch does not fit: the largest that does, or, when none does, what does
+ * not grow with the batch (what batch 1 and batch 2 both need). */
+static int fit_advice(plan_run *r)
+{
+    char h1[32], h2[32], h3[32];
+    if (r->total <= r->usable) return LD_OK;
+    human(r->total, h1, sizeof h1);
+    human(r->usable, h2, sizeof h2);
+    if (r->best > 0)
+        return add_advice(&r->adv, &r->nadv,
+                          ld__asprintf("batch %d needs %s, more than the %s usable: the largest "
+                                       "batch that fits is %lld",
+                                       r->used_batch, h1, h2, (long long)r->best),
+                          &r->e);
+    uint64_t b1[PLAN_NITEMS], b2[PLAN_NITEMS], fixed[PLAN_NITEMS], t1, t2, all = 0;
+    int rc;
+    if ((rc = evaluate(&r->c, 1, b1, r->ni, r->items, &t1, &r->e)) != LD_OK ||
+        (rc = evaluate(&r->c, 2, b2, r->ni, r->items, &t2, &r->e)) != LD_OK)
+        return rc;
+    for (size_t i = 0; i < r->ni; i++) {
+        uint64_t grow = b2[i] > b1[i] ? b2[i] - b1[i] : 0;
+        fixed[i] = b1[i] > grow ? b1[i] - grow : 0;
+        all += fixed[i];
+    }
+    human(all, h3, sizeof h3);
+    char *a = ld__asprintf("batch %d needs %s, more than the %s usable, and no batch size "
+                           "fits: what does not grow with the batch needs %s by itself. "
+                           "Its largest parts, and what reduces them:",
+                           r->used_batch, h1, h2, h3);
+    if ((rc = add_advice(&r->adv, &r->nadv, a, &r->e)) != LD_OK) return rc;
+    return fixed_advice(&r->c, r->items, r->ni, fixed, &r->adv, &r->nadv, &r->terms, &r->e);
+}
+
+/* HDF5Data holds a whole file as float32: smaller files, or the LibData layer. */
+static int hdf5_advice(plan_run *r, const ld_plan_layer *L)
+{
+    const ld_plan_src *s = L->src;
+    char h1[32], h2[32], h3[32];
+    uint64_t per_sample_f = (uint64_t)(s->c * s->h * s->w + 1) * 4;
+    uint64_t fl = s->max_file_samples * per_sample_f;
+    double ratio = (double)per_sample_f / ((double)s->file_bytes / (double)s->samples);
+    int64_t m1 = 0, m2 = 0, crop = 0;
+    ld_err re;
+    ld__err_clear(&re);
+    ld__pt_get_int(ld__pt_get(L->node, "transform_param"), "crop_size", 0, 0, 1 << 20, &crop, &re);
+    char *libdata_part = NULL;
+    /* the LibData layer's ring for this file at this batch */
+    if (ld__plan_reader_memory(s->first_file, 1, crop, 0, &m1, &re) == LD_OK &&
+        ld__plan_reader_memory(s->first_file, 2, crop, 0, &m2, &re) == LD_OK) {
+        human((uint64_t)(m1 + (m2 - m1) * (r->used_batch - 1)), h3, sizeof h3);
+        libdata_part = ld__asprintf(" or use the LibData layer (bindings/caffe; its reader needs "
+                                    "%s at batch %d)",
+                                    h3, r->used_batch);
+    }
+    human(fl, h1, sizeof h1);
+    human((uint64_t)(ratio * (256 << 20)), h2, sizeof h2);
+    int rc = add_advice(
+        &r->adv, &r->nadv,
+        ld__asprintf("HDF5Data '%s' holds a whole file of %s as float32: %s for %s (%.1fx "
+                     "its size on disk); convert it again with split_bytes 256M "
+                     "(files of <= %s as float32)%s",
+                     L->name, s->path, h1, s->first_file, ratio, h2,
+                     libdata_part ? libdata_part : ""),
+        &r->e);
+    free(libdata_part);
+    if (rc == LD_OK) r->terms |= LD_PLAN_TERM_SPLIT_BYTES;
+    return rc;
+}
+
+/* A smaller input: the largest batch at 5/8 of the height and width (256 -> 160), for the
+ * first data layer whose sample size is known and not given in `shapes`. */
+static int resize_advice(plan_run *r)
+{
+    ctx *c = &r->c;
+    for (size_t i = 0; i < c->main.nlayers; i++) {
+        const ld_plan_layer *L = &c->main.layers[i];
+        if (!L->src || !L->src->known || !L->nt || L->src->h < 16) continue;
+        int64_t od[LD_PLAN_MAXD];
+        int ond;
+        if (ld__plan_shape_override(r->shapes, L->top[0], od, &ond)) return LD_OK;
+        int64_t nh = L->src->h * 5 / 8, nw = L->src->w * 5 / 8;
+        char *ov =
+            ld__asprintf("%s=%lld,%lld,%lld%s%s", L->top[0], (long long)L->src->c, (long long)nh,
+                         (long long)nw, r->shapes ? ";" : "", r->shapes ? r->shapes : "");
+        if (!ov) return ld__err(&r->e, LD_ENOMEM, "out of memory");
+        const char *save_m = c->cfg_main.shapes, *save_t = c->cfg_test.shapes;
+        c->cfg_main.shapes = c->cfg_test.shapes = ov;
+        uint64_t tmp[PLAN_NITEMS];
+        int64_t b2 = 0;
+        ld_err e2;
+        ld__err_clear(&e2);
+        int r2 = largest(c, r->usable, tmp, r->ni, r->items, &b2, &e2);
+        c->cfg_main.shapes = save_m;
+        c->cfg_test.shapes = save_t;
+        free(ov);
+        if (r2 != LD_OK || b2 <= r->best) return LD_OK;
+        int rc = add_advice(
+            &r->adv, &r->nadv,
+            ld__asprintf("with %lldx%lld input instead of %lldx%lld (e.g. resize_w/resize_h "
+                         "%lld at conversion%s) the largest batch is %lld instead of %lld",
+                         (long long)nw, (long long)nh, (long long)L->src->w, (long long)L->src->h,
+                         (long long)(nw > nh ? nw : nh),
+                         ld__pt_get(ld__pt_get(L->node, "transform_param"), "crop_size")
+                             ? ", and a crop_size to match"
+                             : "",
+                         (long long)b2, (long long)r->best),
+            &r->e);
+        if (rc == LD_OK) r->terms |= LD_PLAN_TERM_RESIZE;
+        return rc;
+    }
+    return LD_OK;
+}
+
+/* Advice tied to this project. */
+static int advise(plan_run *r)
+{
+    int rc = fit_advice(r);
+    for (size_t i = 0; rc == LD_OK && i < r->c.main.nlayers; i++) {
+        const ld_plan_layer *L = &r->c.main.layers[i];
+        if (L->src && !strcmp(L->type, "HDF5Data") && L->src->first_file && L->src->samples)
+            rc = hdf5_advice(r, L);
+    }
+    return rc == LD_OK ? resize_advice(r) : rc;
+}
+
+/* The nets planned: the main one, and the TEST net when the solver runs it. */
+static int nnets(const plan_run *r)
+{
+    return r->c.has_test ? 2 : 1;
+}
+
+static const ld_plan_net *net_of(const plan_run *r, int p)
+{
+    return p ? &r->c.test : &r->c.main;
+}
+
+/* The notes of both nets, once each. */
+static void collect_notes(plan_run *r)
+{
+    for (int p = 0; p < nnets(r); p++) {
+        const ld_plan_net *n = net_of(r, p);
+        for (size_t i = 0; i < n->nnotes && r->nnotes < PLAN_MAXNOTES; i++) {
+            size_t q = 0;
+            while (q < r->nnotes && strcmp(r->notes[q], n->notes[i]))
+                q++;
+            if (q == r->nnotes) r->notes[r->nnotes++] = n->notes[i];
+        }
+    }
+}
+
+/* Every top of both nets, with its shape. */
+static ld_plan_blob *pack_blobs(ld_pack *p, const plan_run *r, size_t *nblobs)
+{
+    *nblobs = 0;
+    for (int q = 0; q < nnets(r); q++)
+        *nblobs += net_of(r, q)->nshapes;
+    ld_plan_blob *bl = LD_PACK_ARRAY(p, *nblobs, ld_plan_blob);
+    size_t bi = 0;
+    for (int q = 0; q < nnets(r); q++) {
+        const ld_plan_net *n = net_of(r, q);
+        for (size_t i = 0; i < n->nshapes; i++, bi++) {
+            const ld_plan_shape *sh = &n->shapes[i];
+            const char *layer = ld__pack_str(p, sh->layer), *name = ld__pack_str(p, sh->name);
+            int64_t *dims = LD_PACK_ARRAY(p, (size_t)sh->nd, int64_t);
+            if (!bl) continue; /* counting */
+            bl[bi].phase = (q || r->phase == LD_PLAN_TEST) ? "TEST" : "TRAIN";
+            bl[bi].layer = layer;
+            bl[bi].name = name;
+            bl[bi].ndims = sh->nd;
+            bl[bi].dims = dims;
+            if (sh->nd) memcpy(dims, sh->d, (size_t)sh->nd * sizeof *dims);
+        }
+    }
+    return bl;
+}
+
+/* n strings: an array of pointers and their copies. */
+static const char **pack_strv(ld_pack *p, const char *const *v, size_t n)
+{
+    const char **out = LD_PACK_ARRAY(p, n, const char *);
+    for (size_t i = 0; i < n; i++) {
+        const char *s = ld__pack_str(p, v[i]);
+        if (out) out[i] = s;
+    }
+    return out;
+}
+
+/* The result, in one block (ld_pack: run once to count, once to fill). */
+static int fill_info(ld_pack *p, void *arg)
+{
+    const plan_run *r = arg;
+    static const char *const pre[3] = {"", "TEST net: ", ""};
+    ld_plan_info *info = LD_PACK_NEW(p, ld_plan_info);
+    ld_plan_item *its = LD_PACK_ARRAY(p, r->ni, ld_plan_item);
+    for (size_t i = 0; i < r->ni; i++) {
+        const item *it = &r->items[i];
+        const char *name =
+            ld__pack_printf(p, "%s%s%s", pre[it->phase],
+                            it->phase == 0 && r->c.has_test ? "TRAIN net: " : "", it->name);
+        if (its) its[i] = (ld_plan_item){name, r->bytes[i], r->per[i]};
+    }
+    size_t nblobs;
+    const ld_plan_blob *bl = pack_blobs(p, r, &nblobs);
+    const char **advp = pack_strv(p, (const char *const *)r->adv, r->nadv);
+    const char **notep = pack_strv(p, r->notes, r->nnotes);
+    const char *reason = ld__pack_str(p, r->phase_reason);
+    if (!info) return LD_OK; /* counting */
+    info->batch = r->used_batch;
+    info->total = r->total;
+    info->ram = r->ram;
+    info->largest_batch = r->best;
+    info->usable = r->usable;
+    info->nitems = r->ni;
+    info->items = its;
+    info->nblobs = nblobs;
+    info->blobs = bl;
+    info->nadvice = r->nadv;
+    info->advice = advp;
+    info->phase = r->phase;
+    info->phase_reason = reason;
+    info->nnotes = r->nnotes;
+    info->notes = notep;
+    info->advice_terms = r->terms;
+    return LD_OK;
+}
+
+static void run_free(plan_run *r)
+{
+    for (size_t i = 0; i < r->nadv; i++)
+        free(r->adv[i]);
+    free(r->adv);
+    free(r->text);
+    free(r->test_text);
+    free(r->net_owned);
+    ld__pt_free(r->sroot);
+    ld__plan_net_free(&r->c.main);
+    ld__plan_net_free(&r->c.test);
+}
+
 int ld_plan(const char *net_path, const char *solver_path, int phase, int batch, uint64_t ram,
             const char *shapes, ld_plan_info **info, char **errmsg)
 {
-    ld_err e;
-    ld__err_clear(&e);
-    ctx c;
-    memset(&c, 0, sizeof c);
-    ld_pt_node *sroot = NULL;
-    char *text = NULL, *net_owned = NULL, *test_text = NULL;
-    size_t len = 0, test_len = 0, ni = 0, nadv = 0;
-    unsigned terms = 0; /* LD_PLAN_TERM_* the advice uses */
-    char **adv = NULL;
-    item items[2 * LD_PM_N + 2];
-    uint64_t bytes[2 * LD_PM_N + 2], total = 0;
-    int64_t best = 0;
+    plan_run run, *r = &run;
+    memset(r, 0, sizeof *r);
     int rc = LD_OK;
     if (info) *info = NULL;
     if (errmsg) *errmsg = NULL;
+    ld__err_clear(&r->e);
+    r->net_path = net_path;
+    r->shapes = shapes;
+    r->phase = phase;
+    r->batch = batch;
+    r->ram = ram;
+    r->phase_reason = "as asked";
     if (!info || (!net_path && !solver_path) ||
         (phase != LD_PLAN_TRAIN && phase != LD_PLAN_TEST && phase != LD_PLAN_AUTO) || batch < 0) {
-        rc = ld__err(&e, LD_EINVAL,
+        rc = ld__err(&r->e, LD_EINVAL,
                      "ld_plan: a net or a solver path, a phase (LD_PLAN_TRAIN/TEST/AUTO) and a "
                      "batch >= 0 are required");
         goto fail;
     }
-    const char *phase_reason = "as asked";
-    if (solver_path) {
-        if ((rc = parse_solver(solver_path, &sroot, &c.sol, &e)) != LD_OK) goto fail;
-        c.has_solver = 1;
-        if (!net_path) {
-            if (!c.sol.net) {
-                rc = ld__err(&e, LD_EFORMAT,
-                             "%s: the solver names no net file (net: or train_net:%s): give the "
-                             "net prototxt",
-                             solver_path,
-                             ld__pt_get(sroot, "net_param") || ld__pt_get(sroot, "train_net_param")
-                                 ? "; a net written inside the solver is not read"
-                                 : "");
-                goto fail;
-            }
-            net_path = net_owned = ld__strdup(c.sol.net);
-            if (!net_owned) {
-                rc = ld__err(&e, LD_ENOMEM, "out of memory");
-                goto fail;
-            }
-        }
-    }
-    if ((rc = read_text(net_path, &text, &len, &e)) != LD_OK) goto fail;
-    /* LD_PLAN_AUTO: training needs a solver or a loss; a net with neither is deployed. */
-    const int asked = phase;
-    if (asked == LD_PLAN_AUTO) {
-        phase = LD_PLAN_TRAIN;
-        phase_reason = c.has_solver ? "a solver is given" : "the net has a loss layer";
-    }
-    c.phase = phase;
-    c.cfg_main = (ld_plan_cfg){
-        phase == LD_PLAN_TRAIN, batch, c.has_solver ? c.sol.max_iter : 0, shapes, net_path, ""};
-    if ((rc = ld__plan_net_load(&c.main, text, len, phase, &c.cfg_main, &e)) != LD_OK) goto fail;
-    if (asked == LD_PLAN_AUTO && !c.has_solver && !c.main.has_loss) {
-        ld__plan_net_free(&c.main);
-        c.phase = phase = LD_PLAN_TEST;
-        phase_reason = "the net has no loss layer";
-        c.cfg_main.train = 0;
-        if ((rc = ld__plan_net_load(&c.main, text, len, phase, &c.cfg_main, &e)) != LD_OK)
-            goto fail;
-    }
-    c.has_test =
-        phase == LD_PLAN_TRAIN && c.has_solver && c.sol.test_iter > 0 && c.sol.test_interval > 0;
-    if (c.has_test) {
-        int64_t ntests = c.sol.max_iter / c.sol.test_interval + c.sol.test_init;
-        c.cfg_test =
-            (ld_plan_cfg){0, 0, c.sol.test_iter * (ntests ? ntests : 1), shapes, net_path, ""};
-        if (c.sol.test_net) {
-            if ((rc = read_text(c.sol.test_net, &test_text, &test_len, &e)) != LD_OK) goto fail;
-            c.cfg_test.file = c.sol.test_net;
-        }
-        if ((rc = ld__plan_net_load(&c.test, test_text ? test_text : text,
-                                    test_text ? test_len : len, 1, &c.cfg_test, &e)) != LD_OK)
-            goto fail;
-    }
-    /* The components. */
-    for (int k = 0; k < LD_PM_N; k++) {
-        items[ni++] = (item){comp_names[k], 0, k};
-        if (k == LD_PM_PARAM_DIFF && phase == LD_PLAN_TRAIN)
-            items[ni++] = (item){"solver history", 0, -1};
-    }
-    if (c.has_test)
-        for (int k = 0; k < LD_PM_N; k++)
-            if (k != LD_PM_TOP_DIFF && k != LD_PM_PARAM && k != LD_PM_PARAM_DIFF)
-                items[ni++] = (item){comp_names[k], 1, k};
-    items[ni++] = (item){"process baseline (caffe, libraries, BLAS and malloc arenas)", 2, -2};
-
-    uint64_t tmp[2 * LD_PM_N + 2];
-    if (!ram) ram = mem_available();
-    const uint64_t usable = ram - ram / 100 * LD_PLAN_HEADROOM_PCT;
-    if ((rc = largest(&c, usable, tmp, ni, items, &best, &e)) != LD_OK) goto fail;
-    if ((rc = evaluate(&c, batch, bytes, ni, items, &total, &e)) != LD_OK) goto fail;
-    int used_batch = c.main_batch;
-    uint64_t per[2 * LD_PM_N + 2];
-    {
-        /* what grows per sample: the difference to one more */
-        uint64_t t1;
-        if (evaluate(&c, used_batch + 1, tmp, ni, items, &t1, &e) == LD_OK) {
-            for (size_t i = 0; i < ni; i++)
-                per[i] = tmp[i] > bytes[i] ? tmp[i] - bytes[i] : 0;
-        } else {
-            memset(per, 0, sizeof per);
-        }
-    }
-
-    /* Advice tied to this project. */
-    char h1[32], h2[32], h3[32];
-    if (total > usable) {
-        human(total, h1, sizeof h1);
-        human(usable, h2, sizeof h2);
-        if (best > 0) {
-            char *a = ld__asprintf("batch %d needs %s, more than the %s usable: the largest batch "
-                                   "that fits is %lld",
-                                   used_batch, h1, h2, (long long)best);
-            if ((rc = add_advice(&adv, &nadv, a, &e)) != LD_OK) goto fail;
-        } else {
-            /* What batch 1 and batch 2 both need does not grow with the batch. */
-            uint64_t b1[2 * LD_PM_N + 2], fixed[2 * LD_PM_N + 2], t1, t2, all = 0;
-            if ((rc = evaluate(&c, 1, b1, ni, items, &t1, &e)) != LD_OK ||
-                (rc = evaluate(&c, 2, tmp, ni, items, &t2, &e)) != LD_OK)
-                goto fail;
-            for (size_t i = 0; i < ni; i++) {
-                uint64_t grow = tmp[i] > b1[i] ? tmp[i] - b1[i] : 0;
-                fixed[i] = b1[i] > grow ? b1[i] - grow : 0;
-                all += fixed[i];
-            }
-            human(all, h3, sizeof h3);
-            char *a = ld__asprintf("batch %d needs %s, more than the %s usable, and no batch size "
-                                   "fits: what does not grow with the batch needs %s by itself. "
-                                   "Its largest parts, and what reduces them:",
-                                   used_batch, h1, h2, h3);
-            if ((rc = add_advice(&adv, &nadv, a, &e)) != LD_OK) goto fail;
-            if ((rc = fixed_advice(&c, items, ni, fixed, &adv, &nadv, &terms, &e)) != LD_OK)
-                goto fail;
-        }
-    }
-    for (size_t i = 0; i < c.main.nlayers; i++) {
-        const ld_plan_layer *L = &c.main.layers[i];
-        if (!L->src || strcmp(L->type, "HDF5Data") || !L->src->first_file || !L->src->samples)
-            continue;
-        const ld_plan_src *s = L->src;
-        uint64_t per_sample_f = (uint64_t)(s->c * s->h * s->w + 1) * 4;
-        uint64_t fl = s->max_file_samples * per_sample_f;
-        double ratio = (double)per_sample_f / ((double)s->file_bytes / (double)s->samples);
-        int64_t m1 = 0, m2 = 0;
-        ld_err re;
-        ld__err_clear(&re);
-        int64_t crop = 0;
-        ld__pt_get_int(ld__pt_get(L->node, "transform_param"), "crop_size", 0, 0, 1 << 20, &crop,
-                       &re);
-        char *libdata_part = NULL;
-        {
-            /* the LibData layer's ring for this file at this batch */
-            if (ld__plan_reader_memory(s->first_file, 1, crop, 0, &m1, &re) == LD_OK &&
-                ld__plan_reader_memory(s->first_file, 2, crop, 0, &m2, &re) == LD_OK) {
-                human((uint64_t)(m1 + (m2 - m1) * (used_batch - 1)), h3, sizeof h3);
-                libdata_part =
-                    ld__asprintf(" or use the LibData layer (bindings/caffe; its reader needs %s "
-                                 "at batch %d)",
-                                 h3, used_batch);
-            }
-        }
-        human(fl, h1, sizeof h1);
-        human((uint64_t)(ratio * (256 << 20)), h2, sizeof h2);
-        rc = add_advice(
-            &adv, &nadv,
-            ld__asprintf("HDF5Data '%s' holds a whole file of %s as float32: %s for %s (%.1fx "
-                         "its size on disk); convert it again with split_bytes 256M "
-                         "(files of <= %s as float32)%s",
-                         L->name, s->path, h1, s->first_file, ratio, h2,
-                         libdata_part ? libdata_part : ""),
-            &e);
-        free(libdata_part);
-        if (rc != LD_OK) goto fail;
-        terms |= LD_PLAN_TERM_SPLIT_BYTES;
-    }
-    /* A smaller input: the largest batch at 5/8 of the height and width (256 -> 160). */
-    for (size_t i = 0; i < c.main.nlayers; i++) {
-        const ld_plan_layer *L = &c.main.layers[i];
-        if (!L->src || !L->src->known || !L->nt || L->src->h < 16) continue;
-        int64_t od[LD_PLAN_MAXD];
-        int ond;
-        if (ld__plan_shape_override(shapes, L->top[0], od, &ond)) break;
-        int64_t nh = L->src->h * 5 / 8, nw = L->src->w * 5 / 8;
-        char *ov =
-            ld__asprintf("%s=%lld,%lld,%lld%s%s", L->top[0], (long long)L->src->c, (long long)nh,
-                         (long long)nw, shapes ? ";" : "", shapes ? shapes : "");
-        if (!ov) {
-            rc = ld__err(&e, LD_ENOMEM, "out of memory");
-            goto fail;
-        }
-        const char *save_m = c.cfg_main.shapes, *save_t = c.cfg_test.shapes;
-        c.cfg_main.shapes = c.cfg_test.shapes = ov;
-        int64_t b2 = 0;
-        ld_err e2;
-        ld__err_clear(&e2);
-        int r2 = largest(&c, usable, tmp, ni, items, &b2, &e2);
-        c.cfg_main.shapes = save_m;
-        c.cfg_test.shapes = save_t;
-        free(ov);
-        if (r2 == LD_OK && b2 > best) {
-            rc = add_advice(
-                &adv, &nadv,
-                ld__asprintf("with %lldx%lld input instead of %lldx%lld (e.g. resize_w/resize_h "
-                             "%lld at conversion%s) the largest batch is %lld instead of %lld",
-                             (long long)nw, (long long)nh, (long long)L->src->w,
-                             (long long)L->src->h, (long long)(nw > nh ? nw : nh),
-                             ld__pt_get(ld__pt_get(L->node, "transform_param"), "crop_size")
-                                 ? ", and a crop_size to match"
-                                 : "",
-                             (long long)b2, (long long)best),
-                &e);
-            if (rc != LD_OK) goto fail;
-            terms |= LD_PLAN_TERM_RESIZE;
-        }
-        break;
-    }
+    if (solver_path && (rc = open_solver(r, solver_path)) != LD_OK) goto fail;
+    if ((rc = load_nets(r)) != LD_OK) goto fail;
+    list_items(r);
+    if ((rc = measure(r)) != LD_OK || (rc = advise(r)) != LD_OK) goto fail;
     /* The numbers (and the shapes kept in the nets) at the planned batch. */
-    if ((rc = evaluate(&c, batch, bytes, ni, items, &total, &e)) != LD_OK) goto fail;
-
-    /* Pack everything into one block. */
-    size_t nblobs = c.main.nshapes + (c.has_test ? c.test.nshapes : 0);
-    size_t need = sizeof(ld_plan_info) + ni * sizeof(ld_plan_item) + nblobs * sizeof(ld_plan_blob) +
-                  nadv * sizeof(char *) + 16;
-    for (size_t i = 0; i < ni; i++)
-        need += strlen(items[i].name) + 16;
-    for (int p = 0; p < 2; p++) {
-        const ld_plan_net *n = p ? &c.test : &c.main;
-        if (p && !c.has_test) break;
-        for (size_t i = 0; i < n->nshapes; i++)
-            need += strlen(n->shapes[i].layer) + strlen(n->shapes[i].name) + 2 +
-                    (size_t)n->shapes[i].nd * sizeof(int64_t) + 8;
-    }
-    for (size_t i = 0; i < nadv; i++)
-        need += strlen(adv[i]) + 1;
-    /* the notes of both nets, once each */
-    const char *notes[64];
-    size_t nnotes = 0;
-    for (int p = 0; p < 2; p++) {
-        const ld_plan_net *n = p ? &c.test : &c.main;
-        if (p && !c.has_test) break;
-        for (size_t i = 0; i < n->nnotes && nnotes < sizeof notes / sizeof *notes; i++) {
-            size_t q = 0;
-            while (q < nnotes && strcmp(notes[q], n->notes[i]))
-                q++;
-            if (q == nnotes) notes[nnotes++] = n->notes[i];
-        }
-    }
-    need += nnotes * sizeof(char *) + strlen(phase_reason) + 1;
-    for (size_t i = 0; i < nnotes; i++)
-        need += strlen(notes[i]) + 1;
-    char *blk = calloc(1, need);
-    if (!blk) {
-        rc = ld__err(&e, LD_ENOMEM, "out of memory");
+    if ((rc = evaluate(&r->c, batch, r->bytes, r->ni, r->items, &r->total, &r->e)) != LD_OK)
         goto fail;
-    }
-    ld_plan_info *r = (ld_plan_info *)blk;
-    size_t off = sizeof *r;
-    off = (off + 7) & ~(size_t)7;
-    ld_plan_item *its = (ld_plan_item *)(blk + off);
-    off += ni * sizeof *its;
-    ld_plan_blob *bl = (ld_plan_blob *)(blk + off);
-    off += nblobs * sizeof *bl;
-    int64_t *dims = (int64_t *)(blk + off);
-    size_t nd_total = 0;
-    for (int p = 0; p < 2; p++) {
-        const ld_plan_net *n = p ? &c.test : &c.main;
-        if (p && !c.has_test) break;
-        for (size_t i = 0; i < n->nshapes; i++)
-            nd_total += (size_t)n->shapes[i].nd;
-    }
-    off += nd_total * sizeof(int64_t);
-    const char **advp = (const char **)(blk + off);
-    off += nadv * sizeof(char *);
-    const char **notep = (const char **)(blk + off);
-    off += nnotes * sizeof(char *);
-    char *str = blk + off;
-    static const char *const pre[3] = {"", "TEST net: ", ""};
-    for (size_t i = 0; i < ni; i++) {
-        int w = sprintf(str, "%s%s%s", pre[items[i].phase],
-                        items[i].phase == 0 && c.has_test ? "TRAIN net: " : "", items[i].name);
-        its[i].name = str;
-        str += w + 1;
-        its[i].bytes = bytes[i];
-        its[i].per_sample = per[i];
-    }
-    size_t bi = 0, di = 0;
-    for (int p = 0; p < 2; p++) {
-        const ld_plan_net *n = p ? &c.test : &c.main;
-        if (p && !c.has_test) break;
-        for (size_t i = 0; i < n->nshapes; i++, bi++) {
-            const ld_plan_shape *sh = &n->shapes[i];
-            bl[bi].phase = (p || phase == LD_PLAN_TEST) ? "TEST" : "TRAIN";
-            bl[bi].layer = str;
-            str += sprintf(str, "%s", sh->layer) + 1;
-            bl[bi].name = str;
-            str += sprintf(str, "%s", sh->name) + 1;
-            bl[bi].ndims = sh->nd;
-            bl[bi].dims = dims + di;
-            for (int k = 0; k < sh->nd; k++)
-                dims[di++] = sh->d[k];
-        }
-    }
-    for (size_t i = 0; i < nadv; i++) {
-        advp[i] = str;
-        str += sprintf(str, "%s", adv[i]) + 1;
-    }
-    for (size_t i = 0; i < nnotes; i++) {
-        notep[i] = str;
-        str += sprintf(str, "%s", notes[i]) + 1;
-    }
-    r->phase_reason = str;
-    str += sprintf(str, "%s", phase_reason) + 1;
-    r->batch = used_batch;
-    r->total = total;
-    r->ram = ram;
-    r->largest_batch = best;
-    r->usable = usable;
-    r->nitems = ni;
-    r->items = its;
-    r->nblobs = nblobs;
-    r->blobs = bl;
-    r->nadvice = nadv;
-    r->advice = advp;
-    r->phase = phase;
-    r->nnotes = nnotes;
-    r->notes = notep;
-    r->advice_terms = terms;
-    *info = r;
+    collect_notes(r);
+    void *blk = NULL;
+    if ((rc = ld__pack_run(fill_info, r, &blk, NULL)) != LD_OK)
+        rc = ld__err(&r->e, rc,
+                     rc == LD_ENOMEM ? "out of memory"
+                                     : "ld_plan: the result does not fit one block");
+    else
+        *info = blk;
 fail:
-    for (size_t i = 0; i < nadv; i++)
-        free(adv[i]);
-    free(adv);
-    free(text);
-    free(test_text);
-    free(net_owned);
-    ld__pt_free(sroot);
-    ld__plan_net_free(&c.main);
-    ld__plan_net_free(&c.test);
-    if (rc != LD_OK && errmsg) *errmsg = ld__strdup(e.msg[0] ? e.msg : ld_strerror(rc));
+    if (rc != LD_OK && errmsg) *errmsg = ld__strdup(r->e.msg[0] ? r->e.msg : ld_strerror(rc));
+    run_free(r);
     return rc;
 }
