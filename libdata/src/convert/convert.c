@@ -876,6 +876,12 @@ fail:
     return rc;
 }
 
+/* The size of the first image converted, which check_size holds the others to. */
+typedef struct slot_size {
+    int c, h, w;
+    const char *rel; /* its name, NULL before the first image */
+} slot_size;
+
 /* A failed slot that stops the run: out of memory, an input that is an output, or any bad
  * file under strict. */
 static int stop_at_slot(ld_convert *c, const slot *sl)
@@ -887,86 +893,106 @@ static int stop_at_slot(ld_convert *c, const slot *sl)
     return rc;
 }
 
+/* The progress callback with the counts at `now`: LD_OK, or LD_ECANCELED when it asks to stop
+ * (nothing is published then). */
+static int report_progress(ld_convert *c, const job *j, const char *output, double now)
+{
+    c->stats.elapsed = now - j->t0;
+    if (c->progress(c->progress_user, &c->stats) == 0) return LD_OK;
+    return ld__err(&c->err, LD_ECANCELED, "canceled: nothing was written to %s", output);
+}
+
+/* The check_size failure: input idx is not the size of the first image. */
+static int size_mismatch(ld_convert *c, const job *j, size_t idx, const slot *sl,
+                         const slot_size *first)
+{
+    ld_buf path = {0}; /* the input's full path, for the message that names it */
+    ld_item it;
+    int rc;
+    if (ld__source_get(j->src, idx, &path, &it) != LD_OK) {
+        rc = ld__err(&c->err, LD_ENOMEM, "%s: out of memory", ld__source_rel(j->src, idx));
+    } else {
+        rc = ld__err(&c->err, LD_EINVAL,
+                     "%s is %dx%d but %s was %dx%d: %s needs every image the same "
+                     "size; set resize_w and resize_h (e.g. 224 x 224)%s",
+                     it.path, sl->w, sl->h, first->rel, first->w, first->h,
+                     P(c, LD_C_CHECK_SIZE) ? "check_size" : "raw HDF5 storage",
+                     P(c, LD_C_CHECK_SIZE) ? "" : " or store JPEG with quality Q");
+        ld__err_param(&c->err, LD_C_RESIZE_W);
+        ld__err_where(&c->err, it.path, (int64_t)idx);
+    }
+    ld__buf_free(&path);
+    return rc;
+}
+
+/* Take the result of input idx (done) from its slot: write it, or count and log its skip;
+ * LD_OK, or the failure that stops the run. */
+static int take_slot(ld_convert *c, job *j, size_t idx, slot_size *first)
+{
+    run *r = &j->r;
+    const slot *sl = &r->slots[idx % r->window];
+    const char *rel = ld__source_rel(j->src, idx);
+    c->stats.bytes_in += sl->bytes_in;
+    if (sl->status == LD_OK && r->check_size) {
+        if (!first->rel)
+            *first = (slot_size){sl->c, sl->h, sl->w, rel};
+        else if (sl->c != first->c || sl->h != first->h || sl->w != first->w)
+            return size_mismatch(c, j, idx, sl, first);
+    }
+    if (sl->status == LD_OK) {
+        ld_sample s = {.data = sl->out.p,
+                       .len = sl->out.len,
+                       .c = sl->c,
+                       .h = sl->h,
+                       .w = sl->w,
+                       .label = ld__source_label(j->src, idx),
+                       .rel = rel};
+        const int rc = j->wr->vt->add(j->wr, &s, &c->err);
+        if (rc < 0) return rc;
+        c->stats.converted++;
+        c->stats.bytes_out += sl->out.len;
+    } else if (sl->status == LD_ENOMEM || sl->fatal || P(c, LD_C_STRICT)) {
+        return stop_at_slot(c, sl);
+    } else {
+        c->stats.skipped++;
+        if (sl->status == LD_EIO)
+            c->stats.skipped_io++;
+        else if (sl->status == LD_ELIMIT)
+            c->stats.skipped_limit++;
+        else
+            c->stats.skipped_format++;
+        logf_(c, LD_LOG_WARN, "skipped %s", sl->err.msg);
+    }
+    c->stats.done++;
+    return LD_OK;
+}
+
 /* Step 4, on the caller thread: take the results in input order, write them, report; then
  * publish the output. */
 static int drain_in_order(ld_convert *c, const char *output, job *j)
 {
     int rc = LD_OK;
     run *r = &j->r;
-    ld_writer *wr = j->wr;
-    ld_buf path = {0}; /* an input's full path, for the one message that names it */
     double last_progress = 0;
-    int first_c = 0, first_h = 0, first_w = 0;
-    const char *first_rel = NULL;
+    slot_size first = {0, 0, 0, NULL}; /* check_size: the first image's */
     for (size_t idx = 0; idx < r->n; idx++) {
-        slot *sl = &r->slots[idx % r->window];
         /* Wake up now and then so the progress callback runs even on slow files. */
-        while ((rc = ld__pool_wait(j->pool, idx, c->progress ? 100 : 0)) == LD_POOL_TIMEOUT) {
-            c->stats.elapsed = ld__now() - j->t0;
-            LD_CHECK(&c->err, c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
-                     "canceled: nothing was written to %s", output);
-        }
+        while ((rc = ld__pool_wait(j->pool, idx, c->progress ? 100 : 0)) == LD_POOL_TIMEOUT)
+            LD_TRY(report_progress(c, j, output, ld__now()));
         if (rc < 0) { /* not expected: a skip is the slot's status, not a pool failure */
             c->err = *ld__pool_error(j->pool);
             goto fail;
         }
-
-        const char *rel = ld__source_rel(j->src, idx);
-        c->stats.bytes_in += sl->bytes_in;
-        if (sl->status == LD_OK && r->check_size) {
-            if (!first_rel) {
-                first_c = sl->c, first_h = sl->h, first_w = sl->w, first_rel = rel;
-            } else if (sl->c != first_c || sl->h != first_h || sl->w != first_w) {
-                ld_item it;
-                LD_CHECK(&c->err, ld__source_get(j->src, idx, &path, &it) == LD_OK, LD_ENOMEM,
-                         "%s: out of memory", rel);
-                rc = ld__err(&c->err, LD_EINVAL,
-                             "%s is %dx%d but %s was %dx%d: %s needs every image the same "
-                             "size; set resize_w and resize_h (e.g. 224 x 224)%s",
-                             it.path, sl->w, sl->h, first_rel, first_w, first_h,
-                             P(c, LD_C_CHECK_SIZE) ? "check_size" : "raw HDF5 storage",
-                             P(c, LD_C_CHECK_SIZE) ? "" : " or store JPEG with quality Q");
-                ld__err_param(&c->err, LD_C_RESIZE_W);
-                ld__err_where(&c->err, it.path, (int64_t)idx);
-                goto fail;
-            }
-        }
-        if (sl->status == LD_OK) {
-            ld_sample s = {.data = sl->out.p,
-                           .len = sl->out.len,
-                           .c = sl->c,
-                           .h = sl->h,
-                           .w = sl->w,
-                           .label = ld__source_label(j->src, idx),
-                           .rel = rel};
-            LD_TRY(wr->vt->add(wr, &s, &c->err));
-            c->stats.converted++;
-            c->stats.bytes_out += sl->out.len;
-        } else if (sl->status == LD_ENOMEM || sl->fatal || P(c, LD_C_STRICT)) {
-            rc = stop_at_slot(c, sl);
-            goto fail;
-        } else {
-            c->stats.skipped++;
-            if (sl->status == LD_EIO)
-                c->stats.skipped_io++;
-            else if (sl->status == LD_ELIMIT)
-                c->stats.skipped_limit++;
-            else
-                c->stats.skipped_format++;
-            logf_(c, LD_LOG_WARN, "skipped %s", sl->err.msg);
-        }
-        c->stats.done++;
+        LD_TRY(take_slot(c, j, idx, &first));
 
         /* The slot is free: the file of the image that will take it, then let it start. */
         if (idx + r->window < r->n) read_ahead(r, idx + r->window);
         ld__pool_release(j->pool, idx + 1);
 
-        double now = ld__now();
+        const double now = ld__now();
         if (c->progress && now - last_progress >= 0.1) {
             last_progress = now;
-            c->stats.elapsed = now - j->t0;
-            LD_CHECK(&c->err, c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
-                     "canceled: nothing was written to %s", output);
+            LD_TRY(report_progress(c, j, output, now));
         }
     }
     /* A shard part may come out empty (it listed nothing, or only bad files): it is still
@@ -1000,13 +1026,11 @@ static int drain_in_order(ld_convert *c, const char *output, job *j)
               output);
     /* The last progress report comes before publishing, so a cancel there still leaves
      * nothing under the output name. */
-    c->stats.elapsed = ld__now() - j->t0;
-    LD_CHECK(&c->err, !c->progress || c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
-             "canceled: nothing was written to %s", output);
-    LD_TRY(wr->vt->finish(wr, &c->err));
-    c->stats.files_out = (uint32_t)wr->files_out;
+    if (c->progress) LD_TRY(report_progress(c, j, output, ld__now()));
+    LD_TRY(j->wr->vt->finish(j->wr, &c->err));
+    c->stats.files_out = (uint32_t)j->wr->files_out;
+    return LD_OK;
 fail:
-    ld__buf_free(&path);
     return rc;
 }
 
