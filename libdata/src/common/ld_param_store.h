@@ -36,9 +36,9 @@ typedef struct ld_param_table {
 } ld_param_table;
 
 /* Define `static const ld_param_table name` for the array `rows`, whose ids are 1..last_low and
- * LD_PARAM_HIGH_ID..last_high, one row each. The count is checked here; the rows' ids at
- * init (an id outside the ranges, or twice, leaves a slot without a row: that id is unknown,
- * which the unit tests' walk over the listing finds). */
+ * LD_PARAM_HIGH_ID..last_high, one row each. The count is checked here, the rows' ids by
+ * ld__params_init: a row whose id is outside the ranges, or repeats one, is skipped, which
+ * leaves a slot without a row, and the setters and getters refuse that id as unknown. */
 #define LD_PARAM_TABLE_DEFINE(name, who, rows, last_low, last_high)                                \
     static const ld_param_table name = {who, rows, sizeof(rows) / sizeof((rows)[0]), last_low,     \
                                         last_high};                                                \
