@@ -177,3 +177,67 @@ Test(params, a_mean_image_from_memory_equals_the_same_mean_file)
     cr_assert(strstr(ld_reader_errmsg(c), "mean"), "%s", ld_reader_errmsg(c));
     ld_reader_free(c);
 }
+
+/* Every row of a table reaches its value through the handle by its id (one parameter store,
+ * dense slots): integer kinds read back their default and keep a value set at a bound; strings
+ * take a value; ids between and around the rows are refused. */
+static int is_int_kind(int type)
+{
+    return type == LD_PARAM_INT || type == LD_PARAM_BOOL || type == LD_PARAM_ENUM;
+}
+
+Test(params, every_row_is_reached_by_its_id_and_no_other_id_is)
+{
+    size_t n;
+    const ld_param_desc *t = ld_convert_params(&n);
+    ld_convert *c = ld_convert_create();
+    cr_assert(c && t && n > 20);
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = -12345, lo, hi;
+        if (is_int_kind(t[i].type)) {
+            cr_assert_eq(ld_convert_get(c, (ld_convert_param)t[i].id, &v), LD_OK, "%s", t[i].name);
+            cr_assert_eq(v, t[i].def, "%s: %lld, default %lld", t[i].name, (long long)v,
+                         (long long)t[i].def);
+            cr_assert_eq(ld_convert_param_bounds((ld_convert_param)t[i].id, &lo, &hi), LD_OK);
+            cr_assert(lo == t[i].min && hi == t[i].max, "%s", t[i].name);
+            if (t[i].type != LD_PARAM_ENUM) {
+                cr_assert_eq(ld_convert_set(c, (ld_convert_param)t[i].id, t[i].max), LD_OK);
+                cr_assert_eq(ld_convert_get(c, (ld_convert_param)t[i].id, &v), LD_OK);
+                cr_assert_eq(v, t[i].max, "%s", t[i].name);
+            }
+        } else if (t[i].type == LD_PARAM_STRING) {
+            cr_assert_eq(ld_convert_set_str(c, (ld_convert_param)t[i].id, "x"), LD_OK, "%s",
+                         t[i].name);
+        }
+    }
+    const int convert_unknown[] = {0, -1, 24, 99, 102, 1000};
+    for (size_t i = 0; i < sizeof convert_unknown / sizeof *convert_unknown; i++) {
+        int64_t v;
+        cr_assert_eq(ld_convert_get(c, (ld_convert_param)convert_unknown[i], &v), LD_EINVAL);
+        cr_assert_eq(ld_convert_set(c, (ld_convert_param)convert_unknown[i], 0), LD_EINVAL);
+    }
+    ld_convert_free(c);
+
+    t = ld_reader_params(&n);
+    ld_reader *r = ld_reader_create();
+    cr_assert(r && t && n > 20);
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = -12345, lo, hi;
+        if (is_int_kind(t[i].type)) {
+            cr_assert_eq(ld_reader_get(r, (ld_reader_param)t[i].id, &v), LD_OK, "%s", t[i].name);
+            cr_assert_eq(v, t[i].def, "%s", t[i].name);
+            cr_assert_eq(ld_reader_param_bounds((ld_reader_param)t[i].id, &lo, &hi), LD_OK);
+            cr_assert(lo == t[i].min && hi == t[i].max, "%s", t[i].name);
+        } else if (t[i].type == LD_PARAM_STRING) {
+            cr_assert_eq(ld_reader_set_str(r, (ld_reader_param)t[i].id, "x"), LD_OK, "%s",
+                         t[i].name);
+        }
+    }
+    const int reader_unknown[] = {0, -1, 27, 99, 107, 1000};
+    for (size_t i = 0; i < sizeof reader_unknown / sizeof *reader_unknown; i++) {
+        int64_t v;
+        cr_assert_eq(ld_reader_get(r, (ld_reader_param)reader_unknown[i], &v), LD_EINVAL);
+        cr_assert_eq(ld_reader_set(r, (ld_reader_param)reader_unknown[i], 0), LD_EINVAL);
+    }
+    ld_reader_free(r);
+}

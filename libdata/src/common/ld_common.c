@@ -495,13 +495,6 @@ char *ld__temp_name(const char *final_path, const void *owner)
 
 /* ---- parameter tables ---------------------------------------------------------------------- */
 
-const ld_param_desc *ld__param_find(const ld_param_desc *t, size_t n, int id)
-{
-    for (size_t i = 0; i < n; i++)
-        if (t[i].id == id) return &t[i];
-    return NULL;
-}
-
 static const char *type_name(int type)
 {
     switch (type) {

@@ -216,9 +216,6 @@ char *ld__temp_name(const char *final_path, const void *owner);
 
 /* ---- parameter tables (ld_param_desc, shared by convert and reader) ---- */
 
-/* The row of `id` in a table of n rows, or NULL. */
-const ld_param_desc *ld__param_find(const ld_param_desc *t, size_t n, int id);
-
 /* Check `v` for the integer, boolean or enum parameter `d` of the handle named `who`
  * ("convert", "reader"): LD_OK, or LD_EINVAL with a message naming the parameter and what it
  * accepts (the range, or the choice names: a value of another enum is not one of them). A

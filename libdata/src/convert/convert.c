@@ -27,6 +27,7 @@
 
 #include "codec/codec.h"
 #include "common/ld_internal.h"
+#include "common/ld_param_store.h"
 #include "shard/shard.h"
 #include "common/ld_params.h"
 #include "resize/resize.h"
@@ -92,7 +93,7 @@ static const ld_param_desc PARAMS[] = {
     STR(LD_C_LIST_FILE, "list_file", "", "a 'relative/path label' list; input is then its root"),
     STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
 };
-#define NPARAMS (sizeof PARAMS / sizeof PARAMS[0])
+LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_RESTART_MARKERS, LD_C_SOURCE_NOTE);
 
 /* Largest input file we read whole: no sane image file holds more than ~4 bytes per pixel
  * of the pixel limit, so bigger "images" are refused rather than slurped (never above 1 GiB). */
@@ -105,8 +106,7 @@ static size_t max_file_bytes(uint64_t max_pixels)
 #define DEFAULT_REENCODE_QUALITY 95
 
 struct ld_convert {
-    int64_t val[NPARAMS];
-    char *list_file, *note;
+    ld_param_store params; /* every LD_C_* value, by id (P, PSTR) */
     ld_log_fn log;
     void *log_user;
     ld_progress_fn progress;
@@ -115,24 +115,18 @@ struct ld_convert {
     ld_err err;
 };
 
-static int param_index(int id)
-{
-    const ld_param_desc *d = ld__param_find(PARAMS, NPARAMS, id);
-    return d ? (int)(d - PARAMS) : -1;
-}
-
 const ld_param_desc *ld_convert_params(size_t *n)
 {
-    if (n) *n = NPARAMS;
+    if (n) *n = TABLE.n;
     return PARAMS;
 }
 
 int ld_convert_param_bounds(ld_convert_param p, int64_t *min, int64_t *max)
 {
-    int i = param_index((int)p);
-    if (i < 0) return LD_EINVAL;
-    if (min) *min = PARAMS[i].min;
-    if (max) *max = PARAMS[i].max;
+    const ld_param_desc *d = ld__param_table_row(&TABLE, (int)p);
+    if (!d) return LD_EINVAL;
+    if (min) *min = d->min;
+    if (max) *max = d->max;
     return LD_OK;
 }
 
@@ -140,8 +134,7 @@ ld_convert *ld_convert_create(void)
 {
     ld_convert *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    for (size_t i = 0; i < NPARAMS; i++)
-        c->val[i] = PARAMS[i].def;
+    ld__params_init(&c->params, &TABLE);
     ld__err_clear(&c->err);
     return c;
 }
@@ -149,41 +142,23 @@ ld_convert *ld_convert_create(void)
 void ld_convert_free(ld_convert *c)
 {
     if (!c) return;
-    free(c->list_file);
-    free(c->note);
+    ld__params_free(&c->params);
     free(c);
 }
 
 int ld_convert_set(ld_convert *c, ld_convert_param p, int64_t value)
 {
-    int i = param_index((int)p);
-    if (i < 0) return ld__err(&c->err, LD_EINVAL, "convert: unknown parameter %d", (int)p);
-    int rc = ld__param_check(&c->err, "convert", &PARAMS[i], value);
-    if (rc < 0) return rc;
-    c->val[i] = value;
-    return LD_OK;
+    return ld__params_set(&c->params, &c->err, (int)p, value);
 }
 
 int ld_convert_get(const ld_convert *c, ld_convert_param p, int64_t *value)
 {
-    int i = param_index((int)p);
-    if (i < 0 || PARAMS[i].type == LD_PARAM_STRING) return LD_EINVAL;
-    *value = c->val[i];
-    return LD_OK;
+    return ld__params_get(&c->params, (int)p, value);
 }
 
 int ld_convert_set_str(ld_convert *c, ld_convert_param p, const char *value)
 {
-    int i = param_index((int)p);
-    if (i < 0) return ld__err(&c->err, LD_EINVAL, "convert: unknown parameter %d", (int)p);
-    if (PARAMS[i].type != LD_PARAM_STRING)
-        return ld__param_wrong_type(&c->err, "convert", &PARAMS[i]);
-    char **slot = p == LD_C_LIST_FILE ? &c->list_file : &c->note;
-    char *copy = NULL;
-    if (value && !(copy = strdup(value))) return ld__err(&c->err, LD_ENOMEM, "out of memory");
-    free(*slot);
-    *slot = copy;
-    return LD_OK;
+    return ld__params_set_str(&c->params, &c->err, (int)p, value);
 }
 
 void ld_convert_set_log(ld_convert *c, ld_log_fn fn, void *user)
@@ -214,7 +189,9 @@ const ld_error_detail *ld_convert_error(const ld_convert *c)
     return c ? ld__err_detail(&c->err) : &none;
 }
 
-#define P(c, id) ((c)->val[param_index(id)])
+/* The value of an integer / a string parameter (NULL when unset) of the run. */
+#define P(c, id) ld__params_int(&(c)->params, &TABLE, (id))
+#define PSTR(c, id) ld__params_str(&(c)->params, &TABLE, (id))
 
 /* ---- one run --------------------------------------------------------------------------- */
 
@@ -519,7 +496,8 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
                                   const out_files *outs, const char *split_list)
 {
     struct stat st;
-    if (c->list_file && stat(c->list_file, &st) == 0) {
+    const char *list_file = PSTR(c, LD_C_LIST_FILE);
+    if (list_file && stat(list_file, &st) == 0) {
         for (size_t k = 0; k < outs->n; k++) {
             if (outs->f[k].dev != (uint64_t)st.st_dev || outs->f[k].ino != (uint64_t)st.st_ino)
                 continue;
@@ -528,12 +506,12 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
                                 "%s: split_bytes would overwrite this input list with the list "
                                 "of output files; choose another output name (e.g. "
                                 "%.*s_split.h5) (nothing was written)",
-                                c->list_file, (int)(strlen(split_list) - 4), split_list),
+                                list_file, (int)(strlen(split_list) - 4), split_list),
                         ld__err_param(&c->err, LD_C_SPLIT_BYTES));
             return ld__err(&c->err, LD_EINVAL,
                            "%s is the input list file %s: the output would replace it; give "
                            "the output another name (nothing was written)",
-                           outs->f[k].path, c->list_file);
+                           outs->f[k].path, list_file);
         }
         int same = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
         if (same < 0) return ld__err(&c->err, same, "%s: out of memory", output);
@@ -541,7 +519,7 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
             return ld__err(&c->err, LD_EINVAL,
                            "%s is the input list file %s: the output would replace it; give "
                            "the output another name (nothing was written)",
-                           output, c->list_file);
+                           output, list_file);
     }
     if (input && *input && stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
         int within = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
@@ -551,7 +529,7 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
                            "%s is the input folder: the output would replace it; give the "
                            "output another name (nothing was written)",
                            output);
-        if (within && !c->list_file)
+        if (within && !list_file)
             return ld__err(&c->err, LD_EINVAL,
                            "%s lies inside the input folder %s: it could replace an input "
                            "image, and the next run would read it as input; write it outside "
@@ -568,9 +546,9 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
 {
     if (!c->log) return;
     logf_(c, LD_LOG_INFO, "input: %zu files in %zu class%s (%s)", r->n, ncls, ncls == 1 ? "" : "es",
-          c->list_file      ? "labels from the list file"
-          : P(c, LD_C_FLAT) ? "flat: all label 0"
-                            : "one class per sub-folder, labels in sorted name order");
+          PSTR(c, LD_C_LIST_FILE) ? "labels from the list file"
+          : P(c, LD_C_FLAT)       ? "flat: all label 0"
+                                  : "one class per sub-folder, labels in sorted name order");
     if (r->geom.w && r->geom.mode == LD_RESIZE_MAX)
         logf_(c, LD_LOG_INFO,
               "sizes: longer side scaled down to at most %d, aspect kept "
@@ -647,7 +625,7 @@ static int shard_select(ld_convert *c, run *r, ld_source *src, int format, const
         {"shuffle", P(c, LD_C_SHUFFLE)},
         {"seed", P(c, LD_C_SHUFFLE) ? P(c, LD_C_SEED) : 0},
         {"flat", P(c, LD_C_FLAT)},
-        {"list_mode", c->list_file != NULL},
+        {"list_mode", PSTR(c, LD_C_LIST_FILE) != NULL},
         {"max_pixels", (int64_t)r->max_pixels},
         {"deflate", P(c, LD_C_DEFLATE)},
         /* last, and counted only when on: parts written before the setting existed keep
@@ -770,6 +748,7 @@ fail:
 static int open_source_and_writer(ld_convert *c, const char *input, const char *output, job *j)
 {
     int rc = LD_OK;
+    const char *list_file = PSTR(c, LD_C_LIST_FILE);
     run *r = &j->r;
 
     /* The output must not be (or lie inside) an input. */
@@ -790,22 +769,21 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     listing lst = {c, j->t0, j->t0};
     const unsigned src_flags =
         (P(c, LD_C_STRICT) ? LD_SRC_STRICT : 0u) | (P(c, LD_C_FLAT) ? LD_SRC_FLAT : 0u);
-    rc = c->list_file
-             ? ld__source_open_list(c->list_file, input, source_tick, &lst, &j->src, &c->err)
-             : ld__source_open_dir_flags(input, src_flags, source_warn, source_tick, &lst, &j->src,
-                                         &c->err);
+    rc = list_file ? ld__source_open_list(list_file, input, source_tick, &lst, &j->src, &c->err)
+                   : ld__source_open_dir_flags(input, src_flags, source_warn, source_tick, &lst,
+                                               &j->src, &c->err);
     LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
              output);
     LD_TRY(rc);
     r->src = j->src;
     r->n = ld__source_count(j->src);
-    LD_CHECKP(&c->err, r->n > 0, LD_EFORMAT, c->list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
-              c->list_file      ? "%s: the list file names no images"
+    LD_CHECKP(&c->err, r->n > 0, LD_EFORMAT, list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
+              list_file         ? "%s: the list file names no images"
               : P(c, LD_C_FLAT) ? "%s: no .jpg, .jpeg or .png files found"
                                 : "%s: no images found (expected one sub-folder per class holding "
                                   ".jpg, .jpeg or .png files; flat for a folder without class "
                                   "folders)",
-              c->list_file ? c->list_file : input);
+              list_file ? list_file : input);
     if (P(c, LD_C_SHUFFLE)) ld__source_shuffle(j->src, (uint64_t)P(c, LD_C_SEED));
     c->stats.total = r->n;
 
@@ -835,8 +813,8 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
         .resize_mode = r->geom.mode - LD_RESIZE_SQUASH,
         .resize_w = r->geom.w,
         .resize_h = r->geom.h,
-        .source = c->list_file ? c->list_file : input,
-        .note = c->note,
+        .source = list_file ? list_file : input,
+        .note = PSTR(c, LD_C_SOURCE_NOTE),
         .expected_n = r->n,
         .split_bytes = (uint64_t)P(c, LD_C_SPLIT_BYTES),
         .split_relative = P(c, LD_C_SPLIT_PATHS) == LD_SPLIT_PATHS_RELATIVE,
@@ -898,6 +876,12 @@ fail:
     return rc;
 }
 
+/* The size of the first image converted, which check_size holds the others to. */
+typedef struct slot_size {
+    int c, h, w;
+    const char *rel; /* its name, NULL before the first image */
+} slot_size;
+
 /* A failed slot that stops the run: out of memory, an input that is an output, or any bad
  * file under strict. */
 static int stop_at_slot(ld_convert *c, const slot *sl)
@@ -909,86 +893,106 @@ static int stop_at_slot(ld_convert *c, const slot *sl)
     return rc;
 }
 
+/* The progress callback with the counts at `now`: LD_OK, or LD_ECANCELED when it asks to stop
+ * (nothing is published then). */
+static int report_progress(ld_convert *c, const job *j, const char *output, double now)
+{
+    c->stats.elapsed = now - j->t0;
+    if (c->progress(c->progress_user, &c->stats) == 0) return LD_OK;
+    return ld__err(&c->err, LD_ECANCELED, "canceled: nothing was written to %s", output);
+}
+
+/* The check_size failure: input idx is not the size of the first image. */
+static int size_mismatch(ld_convert *c, const job *j, size_t idx, const slot *sl,
+                         const slot_size *first)
+{
+    ld_buf path = {0}; /* the input's full path, for the message that names it */
+    ld_item it;
+    int rc;
+    if (ld__source_get(j->src, idx, &path, &it) != LD_OK) {
+        rc = ld__err(&c->err, LD_ENOMEM, "%s: out of memory", ld__source_rel(j->src, idx));
+    } else {
+        rc = ld__err(&c->err, LD_EINVAL,
+                     "%s is %dx%d but %s was %dx%d: %s needs every image the same "
+                     "size; set resize_w and resize_h (e.g. 224 x 224)%s",
+                     it.path, sl->w, sl->h, first->rel, first->w, first->h,
+                     P(c, LD_C_CHECK_SIZE) ? "check_size" : "raw HDF5 storage",
+                     P(c, LD_C_CHECK_SIZE) ? "" : " or store JPEG with quality Q");
+        ld__err_param(&c->err, LD_C_RESIZE_W);
+        ld__err_where(&c->err, it.path, (int64_t)idx);
+    }
+    ld__buf_free(&path);
+    return rc;
+}
+
+/* Take the result of input idx (done) from its slot: write it, or count and log its skip;
+ * LD_OK, or the failure that stops the run. */
+static int take_slot(ld_convert *c, job *j, size_t idx, slot_size *first)
+{
+    run *r = &j->r;
+    const slot *sl = &r->slots[idx % r->window];
+    const char *rel = ld__source_rel(j->src, idx);
+    c->stats.bytes_in += sl->bytes_in;
+    if (sl->status == LD_OK && r->check_size) {
+        if (!first->rel)
+            *first = (slot_size){sl->c, sl->h, sl->w, rel};
+        else if (sl->c != first->c || sl->h != first->h || sl->w != first->w)
+            return size_mismatch(c, j, idx, sl, first);
+    }
+    if (sl->status == LD_OK) {
+        ld_sample s = {.data = sl->out.p,
+                       .len = sl->out.len,
+                       .c = sl->c,
+                       .h = sl->h,
+                       .w = sl->w,
+                       .label = ld__source_label(j->src, idx),
+                       .rel = rel};
+        const int rc = j->wr->vt->add(j->wr, &s, &c->err);
+        if (rc < 0) return rc;
+        c->stats.converted++;
+        c->stats.bytes_out += sl->out.len;
+    } else if (sl->status == LD_ENOMEM || sl->fatal || P(c, LD_C_STRICT)) {
+        return stop_at_slot(c, sl);
+    } else {
+        c->stats.skipped++;
+        if (sl->status == LD_EIO)
+            c->stats.skipped_io++;
+        else if (sl->status == LD_ELIMIT)
+            c->stats.skipped_limit++;
+        else
+            c->stats.skipped_format++;
+        logf_(c, LD_LOG_WARN, "skipped %s", sl->err.msg);
+    }
+    c->stats.done++;
+    return LD_OK;
+}
+
 /* Step 4, on the caller thread: take the results in input order, write them, report; then
  * publish the output. */
 static int drain_in_order(ld_convert *c, const char *output, job *j)
 {
     int rc = LD_OK;
     run *r = &j->r;
-    ld_writer *wr = j->wr;
-    ld_buf path = {0}; /* an input's full path, for the one message that names it */
     double last_progress = 0;
-    int first_c = 0, first_h = 0, first_w = 0;
-    const char *first_rel = NULL;
+    slot_size first = {0, 0, 0, NULL}; /* check_size: the first image's */
     for (size_t idx = 0; idx < r->n; idx++) {
-        slot *sl = &r->slots[idx % r->window];
         /* Wake up now and then so the progress callback runs even on slow files. */
-        while ((rc = ld__pool_wait(j->pool, idx, c->progress ? 100 : 0)) == LD_POOL_TIMEOUT) {
-            c->stats.elapsed = ld__now() - j->t0;
-            LD_CHECK(&c->err, c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
-                     "canceled: nothing was written to %s", output);
-        }
+        while ((rc = ld__pool_wait(j->pool, idx, c->progress ? 100 : 0)) == LD_POOL_TIMEOUT)
+            LD_TRY(report_progress(c, j, output, ld__now()));
         if (rc < 0) { /* not expected: a skip is the slot's status, not a pool failure */
             c->err = *ld__pool_error(j->pool);
             goto fail;
         }
-
-        const char *rel = ld__source_rel(j->src, idx);
-        c->stats.bytes_in += sl->bytes_in;
-        if (sl->status == LD_OK && r->check_size) {
-            if (!first_rel) {
-                first_c = sl->c, first_h = sl->h, first_w = sl->w, first_rel = rel;
-            } else if (sl->c != first_c || sl->h != first_h || sl->w != first_w) {
-                ld_item it;
-                LD_CHECK(&c->err, ld__source_get(j->src, idx, &path, &it) == LD_OK, LD_ENOMEM,
-                         "%s: out of memory", rel);
-                rc = ld__err(&c->err, LD_EINVAL,
-                             "%s is %dx%d but %s was %dx%d: %s needs every image the same "
-                             "size; set resize_w and resize_h (e.g. 224 x 224)%s",
-                             it.path, sl->w, sl->h, first_rel, first_w, first_h,
-                             P(c, LD_C_CHECK_SIZE) ? "check_size" : "raw HDF5 storage",
-                             P(c, LD_C_CHECK_SIZE) ? "" : " or store JPEG with quality Q");
-                ld__err_param(&c->err, LD_C_RESIZE_W);
-                ld__err_where(&c->err, it.path, (int64_t)idx);
-                goto fail;
-            }
-        }
-        if (sl->status == LD_OK) {
-            ld_sample s = {.data = sl->out.p,
-                           .len = sl->out.len,
-                           .c = sl->c,
-                           .h = sl->h,
-                           .w = sl->w,
-                           .label = ld__source_label(j->src, idx),
-                           .rel = rel};
-            LD_TRY(wr->vt->add(wr, &s, &c->err));
-            c->stats.converted++;
-            c->stats.bytes_out += sl->out.len;
-        } else if (sl->status == LD_ENOMEM || sl->fatal || P(c, LD_C_STRICT)) {
-            rc = stop_at_slot(c, sl);
-            goto fail;
-        } else {
-            c->stats.skipped++;
-            if (sl->status == LD_EIO)
-                c->stats.skipped_io++;
-            else if (sl->status == LD_ELIMIT)
-                c->stats.skipped_limit++;
-            else
-                c->stats.skipped_format++;
-            logf_(c, LD_LOG_WARN, "skipped %s", sl->err.msg);
-        }
-        c->stats.done++;
+        LD_TRY(take_slot(c, j, idx, &first));
 
         /* The slot is free: the file of the image that will take it, then let it start. */
         if (idx + r->window < r->n) read_ahead(r, idx + r->window);
         ld__pool_release(j->pool, idx + 1);
 
-        double now = ld__now();
+        const double now = ld__now();
         if (c->progress && now - last_progress >= 0.1) {
             last_progress = now;
-            c->stats.elapsed = now - j->t0;
-            LD_CHECK(&c->err, c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
-                     "canceled: nothing was written to %s", output);
+            LD_TRY(report_progress(c, j, output, now));
         }
     }
     /* A shard part may come out empty (it listed nothing, or only bad files): it is still
@@ -1022,13 +1026,11 @@ static int drain_in_order(ld_convert *c, const char *output, job *j)
               output);
     /* The last progress report comes before publishing, so a cancel there still leaves
      * nothing under the output name. */
-    c->stats.elapsed = ld__now() - j->t0;
-    LD_CHECK(&c->err, !c->progress || c->progress(c->progress_user, &c->stats) == 0, LD_ECANCELED,
-             "canceled: nothing was written to %s", output);
-    LD_TRY(wr->vt->finish(wr, &c->err));
-    c->stats.files_out = (uint32_t)wr->files_out;
+    if (c->progress) LD_TRY(report_progress(c, j, output, ld__now()));
+    LD_TRY(j->wr->vt->finish(j->wr, &c->err));
+    c->stats.files_out = (uint32_t)j->wr->files_out;
+    return LD_OK;
 fail:
-    ld__buf_free(&path);
     return rc;
 }
 

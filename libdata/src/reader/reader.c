@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 
 #include "codec/codec.h"
+#include "common/ld_param_store.h"
 #include "common/ld_params.h"
 #include "libdata/reader.h"
 #include "reader/sampler.h"
@@ -30,9 +31,6 @@
 #include "reader/xform.h"
 #include "reader/rrc.h"
 
-#define NPARAM 27 /* integer parameters 1..26: r->p[id] */
-_Static_assert(LD_R_RRC_FILTER + 1 == NPARAM, "NPARAM must cover every integer parameter id");
-#define NSTR 5 /* string parameters 100..104 */
 #define AUTO_PREFETCH 2
 #define MAX_AUTO_PREFETCH 4
 /* Sequential runs are read with one call of at most this many samples / bytes: large enough
@@ -103,7 +101,7 @@ static const ld_param_desc params[] = {
     {LD_R_RRC_RATIO, "rrc_ratio", LD_PARAM_FLOATS, 0, 0, 2, "", NULL, 0, "0.75,1.33333",
      "random resized crop: min,max aspect ratio (width / height)"},
 };
-#define NPARAMS (sizeof params / sizeof params[0])
+LD_PARAM_TABLE_DEFINE(TABLE, "reader", params, LD_R_RRC_FILTER, LD_R_RRC_RATIO);
 
 typedef struct slot {
     uint8_t *data;
@@ -126,8 +124,7 @@ typedef struct worker {
 
 struct ld_reader {
     ld_err err;
-    int64_t p[NPARAM];
-    char *str[NSTR];
+    ld_param_store params; /* the integer and string LD_R_* values, by id (P, PSTR) */
     float scale;
     float mean_vals[4];
     int n_mean;
@@ -167,20 +164,19 @@ struct ld_reader {
     ld_batch out;
 };
 
-static const ld_param_desc *find_param(int p)
-{
-    return ld__param_find(params, NPARAMS, p);
-}
+/* The value of an integer / a string parameter (NULL when unset). */
+#define P(r, id) ld__params_int(&(r)->params, &TABLE, (id))
+#define PSTR(r, id) ld__params_str(&(r)->params, &TABLE, (id))
 
 const ld_param_desc *ld_reader_params(size_t *n)
 {
-    if (n) *n = NPARAMS;
+    if (n) *n = TABLE.n;
     return params;
 }
 
 int ld_reader_param_bounds(ld_reader_param p, int64_t *min, int64_t *max)
 {
-    const ld_param_desc *d = find_param((int)p);
+    const ld_param_desc *d = ld__param_table_row(&TABLE, (int)p);
     if (!d) return LD_EINVAL;
     if (min) *min = d->min;
     if (max) *max = d->max;
@@ -199,8 +195,7 @@ ld_reader *ld_reader_create(void)
 {
     ld_reader *r = calloc(1, sizeof(*r));
     if (!r) return NULL;
-    for (size_t k = 0; k < NPARAMS; k++)
-        if (params[k].id < NPARAM) r->p[params[k].id] = params[k].def;
+    ld__params_init(&r->params, &TABLE);
     r->scale = 1.0f;
     rrc_defaults(r, LD_R_RRC_SCALE);
     rrc_defaults(r, LD_R_RRC_RATIO);
@@ -230,7 +225,7 @@ const ld_error_detail *ld_reader_error(const ld_reader *r)
 static int settable(ld_reader *r, int p, const ld_param_desc **d)
 {
     if (r->is_open) return ld__err(&r->err, LD_ESTATE, "reader: parameters are set before open");
-    if (!(*d = find_param(p)))
+    if (!(*d = ld__params_row(&r->params, p)))
         return ld__err(&r->err, LD_EINVAL, "reader: unknown parameter %d", p);
     return LD_OK;
 }
@@ -239,19 +234,12 @@ int ld_reader_set(ld_reader *r, ld_reader_param p, int64_t v)
 {
     const ld_param_desc *d;
     int rc = settable(r, (int)p, &d);
-    if (rc == LD_OK) rc = ld__param_check(&r->err, "reader", d, v); /* names the right setter */
-    if (rc == LD_OK && (int)p >= NPARAM) /* an integer row beyond r->p[]: a table error */
-        rc = ld__err(&r->err, LD_EINVAL, "reader: parameter %d is not an integer one", (int)p);
-    if (rc == LD_OK) r->p[p] = v;
-    return rc;
+    return rc < 0 ? rc : ld__params_set(&r->params, &r->err, (int)p, v);
 }
 
 int ld_reader_get(const ld_reader *r, ld_reader_param p, int64_t *v)
 {
-    const ld_param_desc *d = find_param((int)p);
-    if (!d || (int)p >= NPARAM) return LD_EINVAL;
-    *v = r->p[p];
-    return LD_OK;
+    return ld__params_get(&r->params, (int)p, v);
 }
 
 int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
@@ -261,7 +249,7 @@ int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
     switch (p) {
     case LD_R_INFO_SAMPLES: *v = (int64_t)r->store->info.n; break;
     case LD_R_INFO_EPOCH_SAMPLES:
-        *v = (int64_t)(r->p[LD_R_DROP_LAST] ? r->share / r->bsize * r->bsize : r->share);
+        *v = (int64_t)(P(r, LD_R_DROP_LAST) ? r->share / r->bsize * r->bsize : r->share);
         break;
     case LD_R_INFO_EPOCH_BATCHES: *v = (int64_t)r->nbatches; break;
     case LD_R_INFO_C: *v = r->xf.c; break;
@@ -279,13 +267,13 @@ int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
 int ld_reader_crop_box(const ld_reader *r, uint64_t epoch, uint64_t index, int src_w, int src_h,
                        ld_crop_box *box)
 {
-    if (!r || !box || !r->p[LD_R_RRC_W] || !r->p[LD_R_RRC_H] || src_w < 1 || src_h < 1)
+    if (!r || !box || !P(r, LD_R_RRC_W) || !P(r, LD_R_RRC_H) || src_w < 1 || src_h < 1)
         return LD_EINVAL;
-    ld_rrc q = {.w = (int)r->p[LD_R_RRC_W],
-                .h = (int)r->p[LD_R_RRC_H],
+    ld_rrc q = {.w = (int)P(r, LD_R_RRC_W),
+                .h = (int)P(r, LD_R_RRC_H),
                 .scale = {r->rrc_scale[0], r->rrc_scale[1]},
                 .ratio = {r->rrc_ratio[0], r->rrc_ratio[1]},
-                .seed = (uint64_t)r->p[LD_R_SEED]};
+                .seed = (uint64_t)P(r, LD_R_SEED)};
     int b[4];
     ld__rrc_box(&q, epoch, index, src_w, src_h, b);
     box->x = b[0];
@@ -293,8 +281,8 @@ int ld_reader_crop_box(const ld_reader *r, uint64_t epoch, uint64_t index, int s
     box->w = b[2];
     box->h = b[3];
     box->mirror = 0;
-    if (r->p[LD_R_MIRROR]) { /* xform.c's draw: the first of the sample's plain stream */
-        ld_rng g = ld__rng_sample((uint64_t)r->p[LD_R_SEED], epoch, index);
+    if (P(r, LD_R_MIRROR)) { /* xform.c's draw: the first of the sample's plain stream */
+        ld_rng g = ld__rng_sample((uint64_t)P(r, LD_R_SEED), epoch, index);
         box->mirror = (int)(ld__rng_next(&g) >> 63);
     }
     return LD_OK;
@@ -383,8 +371,7 @@ int ld_reader_set_mean_image(ld_reader *r, const float *data, int c, int h, int 
     r->mean_given_h = h;
     r->mean_given_w = w;
     if (copy) { /* it replaces a mean file */
-        free(r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME]);
-        r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME] = NULL;
+        ld__params_clear_str(&r->params, LD_R_MEAN_FILE);
     }
     return LD_OK;
 }
@@ -393,17 +380,12 @@ int ld_reader_set_str(ld_reader *r, ld_reader_param p, const char *value)
 {
     const ld_param_desc *d;
     int rc = settable(r, (int)p, &d);
-    if (rc < 0) return rc;
-    if (d->type != LD_PARAM_STRING) return ld__param_wrong_type(&r->err, "reader", d);
-    char *copy = NULL;
-    if (value && !(copy = ld__strdup(value))) return ld__err(&r->err, LD_ENOMEM, "out of memory");
-    free(r->str[p - LD_R_DATA_NAME]);
-    r->str[p - LD_R_DATA_NAME] = copy;
-    if (p == LD_R_MEAN_FILE && copy) { /* a mean file replaces a mean image */
+    if (rc == LD_OK) rc = ld__params_set_str(&r->params, &r->err, (int)p, value);
+    if (rc == LD_OK && p == LD_R_MEAN_FILE && value) { /* a mean file replaces a mean image */
         free(r->mean_given);
         r->mean_given = NULL;
     }
-    return LD_OK;
+    return rc;
 }
 
 /* ---- workers ------------------------------------------------------------------------------ */
@@ -415,7 +397,7 @@ int ld_reader_set_str(ld_reader *r, ld_reader_param p, const char *value)
  * conversion, except a finite value it would turn into infinity. */
 static int put_label(const ld_reader *r, void *labels, size_t j, double v, uint64_t i, ld_err *e)
 {
-    if (r->p[LD_R_LABEL_DTYPE] == LD_DTYPE_F32) {
+    if (P(r, LD_R_LABEL_DTYPE) == LD_DTYPE_F32) {
         const float f = (float)v;
         if (isfinite(v) && (!isfinite(f) || (!r->store->info.label_float && (double)f != v)))
             return (ld__err(e, LD_EINVAL,
@@ -444,7 +426,7 @@ static int decode_sample(const ld_reader *r, worker *w, uint64_t i, const ld_rec
     int rc = LD_OK;
     const ld_store_info *in = &r->store->info;
     ld_decode_opts o = {r->xf.c, (uint64_t)1 << 28, 0, 0, 1};
-    if (r->p[LD_R_DCT_SCALE]) {
+    if (P(r, LD_R_DCT_SCALE)) {
         o.min_w = r->xf.ow;
         o.min_h = r->xf.oh;
     }
@@ -473,7 +455,7 @@ static int decode_sample(const ld_reader *r, worker *w, uint64_t i, const ld_rec
              (unsigned long long)i, im->c, r->xf.c);
     /* Without a crop the output size is the dataset's common size: an image of
      * another size is a corrupt file, not something to crop silently. */
-    LD_CHECKP(&w->err, r->p[LD_R_CROP_W] || (im->w == r->xf.ow && im->h == r->xf.oh), LD_EFORMAT,
+    LD_CHECKP(&w->err, P(r, LD_R_CROP_W) || (im->w == r->xf.ow && im->h == r->xf.oh), LD_EFORMAT,
               in->shape_from ? LD_R_CROP_W : -1,
               "sample %llu decodes to %dx%d, not the dataset's %dx%d%s", (unsigned long long)i,
               im->w, im->h, r->xf.ow, r->xf.oh,
@@ -709,8 +691,7 @@ void ld_reader_free(ld_reader *r)
 {
     if (!r) return;
     close_reader(r);
-    for (int k = 0; k < NSTR; k++)
-        free(r->str[k]);
+    ld__params_free(&r->params);
     free(r->mean_given);
     free(r);
 }
@@ -738,7 +719,7 @@ static int load_mean(ld_reader *r, int sh, int sw, ld_err *e)
     int rc = LD_OK;
     ld_mean m = {0};
     char how[48];
-    const char *path = r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME];
+    const char *path = PSTR(r, LD_R_MEAN_FILE);
     if (!path) { /* the image given with ld_reader_set_mean_image, C x H x W */
         path = "reader: mean image";
         const size_t n = (size_t)r->mean_given_c * r->mean_given_h * r->mean_given_w;
@@ -821,28 +802,26 @@ static int open_store(ld_reader *r, const char *path)
 {
     int rc = LD_OK;
     ld_err *e = &r->err;
-    const int64_t *p = r->p;
-    ld_store_opts so = {r->str[LD_R_DATA_NAME - LD_R_DATA_NAME],
-                        r->str[LD_R_LABEL_NAME - LD_R_DATA_NAME],
-                        p[LD_R_ORDER] != LD_ORDER_SEQUENTIAL};
+    ld_store_opts so = {PSTR(r, LD_R_DATA_NAME), PSTR(r, LD_R_LABEL_NAME),
+                        P(r, LD_R_ORDER) != LD_ORDER_SEQUENTIAL};
     r->path = ld__strdup(path);
     LD_CHECK(e, r->path, LD_ENOMEM, "out of memory");
-    LD_CHECK(e, p[LD_R_RANK] < p[LD_R_WORLD], LD_EINVAL,
+    LD_CHECK(e, P(r, LD_R_RANK) < P(r, LD_R_WORLD), LD_EINVAL,
              "reader: rank %lld is not below world "
              "%lld",
-             (long long)p[LD_R_RANK], (long long)p[LD_R_WORLD]);
-    LD_CHECKP(e, (p[LD_R_CROP_W] == 0) == (p[LD_R_CROP_H] == 0), LD_EINVAL, LD_R_CROP_W,
+             (long long)P(r, LD_R_RANK), (long long)P(r, LD_R_WORLD));
+    LD_CHECKP(e, (P(r, LD_R_CROP_W) == 0) == (P(r, LD_R_CROP_H) == 0), LD_EINVAL, LD_R_CROP_W,
               "reader: set both crop_w and crop_h, or neither");
     LD_TRY(ld__store_open(path, &so, &r->store, e));
     const ld_store_info *in = &r->store->info;
     LD_CHECK(e, in->n > 0, LD_EFORMAT, "%s: the dataset holds no sample", path);
-    LD_CHECK(e, in->n >= (uint64_t)p[LD_R_WORLD], LD_EINVAL,
+    LD_CHECK(e, in->n >= (uint64_t)P(r, LD_R_WORLD), LD_EINVAL,
              "%s: %llu samples cannot be shared "
              "by %lld ranks",
-             path, (unsigned long long)in->n, (long long)p[LD_R_WORLD]);
+             path, (unsigned long long)in->n, (long long)P(r, LD_R_WORLD));
     LD_CHECK(e, in->c >= 1 && in->c <= 4, LD_EFORMAT, "%s: %d channels are not supported", path,
              in->c);
-    const int want_c = (int)p[LD_R_CHANNELS];
+    const int want_c = (int)P(r, LD_R_CHANNELS);
     LD_CHECK(e, want_c == 0 || want_c == 1 || want_c == 3, LD_EINVAL,
              "reader: channels must be 0 (as stored), 1 (gray) or 3 (color), not %d", want_c);
     LD_CHECK(e, want_c == 0 || in->encoded || want_c == in->c, LD_EINVAL,
@@ -864,12 +843,11 @@ static int plan_rrc(ld_reader *r, const char *path)
 {
     int rc = LD_OK;
     ld_err *e = &r->err;
-    const int64_t *p = r->p;
     const ld_store_info *in = &r->store->info;
     memset(&r->rrc, 0, sizeof r->rrc);
-    if (!p[LD_R_RRC_W] && !p[LD_R_RRC_H]) {
+    if (!P(r, LD_R_RRC_W) && !P(r, LD_R_RRC_H)) {
         LD_CHECKP(e,
-                  !p[LD_R_RRC_FULL_DECODE] && p[LD_R_RRC_FILTER] == LD_RRC_FILTER_BILINEAR &&
+                  !P(r, LD_R_RRC_FULL_DECODE) && P(r, LD_R_RRC_FILTER) == LD_RRC_FILTER_BILINEAR &&
                       near(r->rrc_scale[0], 0.08) && near(r->rrc_scale[1], 1.0) &&
                       near(r->rrc_ratio[0], 3.0 / 4.0) && near(r->rrc_ratio[1], 4.0 / 3.0),
                   LD_EINVAL, LD_R_RRC_W,
@@ -877,18 +855,18 @@ static int plan_rrc(ld_reader *r, const char *path)
                   "resized crop, which is off: set its output size too (rrc_w and rrc_h)");
         return LD_OK;
     }
-    LD_CHECKP(e, p[LD_R_RRC_W] && p[LD_R_RRC_H], LD_EINVAL, LD_R_RRC_W,
+    LD_CHECKP(e, P(r, LD_R_RRC_W) && P(r, LD_R_RRC_H), LD_EINVAL, LD_R_RRC_W,
               "reader: set both rrc_w and rrc_h (the random resized crop's output size), or "
               "neither");
-    LD_CHECKP(e, !p[LD_R_CROP_W] && !p[LD_R_CROP_H], LD_EINVAL, LD_R_CROP_W,
+    LD_CHECKP(e, !P(r, LD_R_CROP_W) && !P(r, LD_R_CROP_H), LD_EINVAL, LD_R_CROP_W,
               "reader: crop_w/crop_h and the random resized crop (rrc_w, rrc_h) exclude each "
               "other: the random resized crop picks its own box and resamples it to rrc_w x "
               "rrc_h; unset crop_w and crop_h");
-    LD_CHECKP(e, !p[LD_R_RANDOM_CROP], LD_EINVAL, LD_R_RANDOM_CROP,
+    LD_CHECKP(e, !P(r, LD_R_RANDOM_CROP), LD_EINVAL, LD_R_RANDOM_CROP,
               "reader: random_crop and the random resized crop (rrc_w, rrc_h) exclude each "
               "other: the random resized crop places its box at random already; unset "
               "random_crop");
-    LD_CHECKP(e, !p[LD_R_DCT_SCALE], LD_EINVAL, LD_R_DCT_SCALE,
+    LD_CHECKP(e, !P(r, LD_R_DCT_SCALE), LD_EINVAL, LD_R_DCT_SCALE,
               "reader: dct_scale applies to crop_w/crop_h; the random resized crop (rrc_w, "
               "rrc_h) picks its own DCT scale per box (rrc_full_decode decodes whole images "
               "instead); unset dct_scale");
@@ -897,14 +875,14 @@ static int plan_rrc(ld_reader *r, const char *path)
               "dataset stores float32 ones: read it without rrc_w/rrc_h, or convert the images "
               "to uint8 (or encoded) pixels",
               path);
-    r->rrc.w = (int)p[LD_R_RRC_W];
-    r->rrc.h = (int)p[LD_R_RRC_H];
+    r->rrc.w = (int)P(r, LD_R_RRC_W);
+    r->rrc.h = (int)P(r, LD_R_RRC_H);
     memcpy(r->rrc.scale, r->rrc_scale, sizeof r->rrc.scale);
     memcpy(r->rrc.ratio, r->rrc_ratio, sizeof r->rrc.ratio);
-    r->rrc.full_decode = (int)p[LD_R_RRC_FULL_DECODE];
+    r->rrc.full_decode = (int)P(r, LD_R_RRC_FULL_DECODE);
     r->rrc.filter =
-        p[LD_R_RRC_FILTER] == LD_RRC_FILTER_LANCZOS3 ? LD_FILTER_LANCZOS3 : LD_FILTER_BILINEAR;
-    r->rrc.seed = (uint64_t)p[LD_R_SEED];
+        P(r, LD_R_RRC_FILTER) == LD_RRC_FILTER_LANCZOS3 ? LD_FILTER_LANCZOS3 : LD_FILTER_BILINEAR;
+    r->rrc.seed = (uint64_t)P(r, LD_R_SEED);
 fail:
     return rc;
 }
@@ -915,20 +893,19 @@ static int plan_output(ld_reader *r, const char *path)
 {
     int rc = LD_OK;
     ld_err *e = &r->err;
-    const int64_t *p = r->p;
     const ld_store_info *in = &r->store->info;
-    const int want_c = (int)p[LD_R_CHANNELS];
+    const int want_c = (int)P(r, LD_R_CHANNELS);
     ld_xform *x = &r->xf;
     memset(x, 0, sizeof(*x));
-    x->out_f32 = p[LD_R_DTYPE] == LD_DTYPE_F32;
-    x->nhwc = p[LD_R_LAYOUT] == LD_LAYOUT_NHWC;
+    x->out_f32 = P(r, LD_R_DTYPE) == LD_DTYPE_F32;
+    x->nhwc = P(r, LD_R_LAYOUT) == LD_LAYOUT_NHWC;
     x->c = want_c ? want_c : in->c;
     /* Channels not recorded for every sample (a Caffe --encoded LMDB takes the first image's):
      * decoding must not turn a later colour image gray without being asked to. */
     r->check_gray = !want_c && in->encoded && x->c == 1 && in->shape_from;
     LD_TRY(plan_rrc(r, path));
-    x->oh = r->rrc.h ? r->rrc.h : p[LD_R_CROP_H] ? (int)p[LD_R_CROP_H] : in->h;
-    x->ow = r->rrc.w ? r->rrc.w : p[LD_R_CROP_W] ? (int)p[LD_R_CROP_W] : in->w;
+    x->oh = r->rrc.h ? r->rrc.h : P(r, LD_R_CROP_H) ? (int)P(r, LD_R_CROP_H) : in->h;
+    x->ow = r->rrc.w ? r->rrc.w : P(r, LD_R_CROP_W) ? (int)P(r, LD_R_CROP_W) : in->w;
     LD_CHECKP(e, x->oh > 0 && x->ow > 0, LD_EINVAL, LD_R_CROP_W,
               "%s: the images vary in size: set a crop "
               "(crop_w, crop_h) no larger than the smallest image",
@@ -936,14 +913,14 @@ static int plan_output(ld_reader *r, const char *path)
     LD_CHECKP(e, r->rrc.w || ((in->h == 0 || x->oh <= in->h) && (in->w == 0 || x->ow <= in->w)),
               LD_EINVAL, LD_R_CROP_W, "%s: crop %dx%d is larger than the %dx%d samples", path,
               x->ow, x->oh, in->w, in->h);
-    x->random_crop = (int)p[LD_R_RANDOM_CROP];
-    x->mirror = (int)p[LD_R_MIRROR];
-    x->seed = (uint64_t)p[LD_R_SEED];
+    x->random_crop = (int)P(r, LD_R_RANDOM_CROP);
+    x->mirror = (int)P(r, LD_R_MIRROR);
+    x->seed = (uint64_t)P(r, LD_R_SEED);
     x->scale = r->scale;
     if (in->how && strstr(in->how, "lmdb")) {
         snprintf(r->xf_what, sizeof r->xf_what, "its Datum float_data");
     } else {
-        const char *dn = r->str[LD_R_DATA_NAME - LD_R_DATA_NAME];
+        const char *dn = PSTR(r, LD_R_DATA_NAME);
         snprintf(r->xf_what, sizeof r->xf_what, "dataset '/%s'", dn && *dn ? dn : "data");
     }
     x->what = r->xf_what;
@@ -961,18 +938,18 @@ static int plan_output(ld_reader *r, const char *path)
         r->out_order = LD_CHANNELS_RGB;
     }
     const int known = r->out_order != LD_CHANNELS_AS_STORED;
-    if (p[LD_R_CHANNEL_ORDER] == LD_CHANNELS_AS_STORED && x->c == 3 && in->encoded &&
+    if (P(r, LD_R_CHANNEL_ORDER) == LD_CHANNELS_AS_STORED && x->c == 3 && in->encoded &&
         (made == LD_SORDER_BGR || made == LD_SORDER_RGB) && made != dec_order) {
         /* "as stored" for JPEG means as the dataset was made: BGR unless made with --rgb */
         x->swap = 1;
-    } else if (p[LD_R_CHANNEL_ORDER] != LD_CHANNELS_AS_STORED && x->c == 3) {
+    } else if (P(r, LD_R_CHANNEL_ORDER) != LD_CHANNELS_AS_STORED && x->c == 3) {
         LD_CHECKP(e, known, LD_EINVAL, LD_R_CHANNEL_ORDER,
                   "%s: the file does not record its channel "
                   "order; use swap to reverse the channels explicitly",
                   path);
-        x->swap = r->out_order != p[LD_R_CHANNEL_ORDER];
+        x->swap = r->out_order != P(r, LD_R_CHANNEL_ORDER);
     }
-    if (p[LD_R_SWAP] && x->c == 3) x->swap = !x->swap;
+    if (P(r, LD_R_SWAP) && x->c == 3) x->swap = !x->swap;
     if (x->swap && known)
         r->out_order = r->out_order == LD_CHANNELS_BGR ? LD_CHANNELS_RGB : LD_CHANNELS_BGR;
     if (r->n_mean) {
@@ -982,7 +959,7 @@ static int plan_output(ld_reader *r, const char *path)
             r->mean_vals[k] = r->mean_vals[0];
         x->mean_vals = r->mean_vals;
     }
-    if (r->str[LD_R_MEAN_FILE - LD_R_DATA_NAME] || r->mean_given)
+    if (PSTR(r, LD_R_MEAN_FILE) || r->mean_given)
         LD_TRY(load_mean(r, r->rrc.w ? x->oh : in->h, r->rrc.w ? x->ow : in->w, e));
     LD_CHECKP(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
               LD_R_DTYPE, "reader: a mean or a scale needs float32 output (set dtype to float32)");
@@ -1001,17 +978,17 @@ static int plan_output(ld_reader *r, const char *path)
 
     /* Sampler. */
     const ld_sampler smp = {in->n,
-                            (int)p[LD_R_ORDER],
-                            (uint64_t)p[LD_R_SEED],
+                            (int)P(r, LD_R_ORDER),
+                            (uint64_t)P(r, LD_R_SEED),
                             in->block ? in->block : 1,
-                            (uint64_t)p[LD_R_WINDOW],
-                            (uint64_t)p[LD_R_RANK],
-                            (uint64_t)p[LD_R_WORLD]};
-    r->epoch = (uint64_t)p[LD_R_EPOCH];
+                            (uint64_t)P(r, LD_R_WINDOW),
+                            (uint64_t)P(r, LD_R_RANK),
+                            (uint64_t)P(r, LD_R_WORLD)};
+    r->epoch = (uint64_t)P(r, LD_R_EPOCH);
     ld__sampler_epoch(&smp, r->epoch, &r->order);
     r->share = ld__sampler_share(&smp);
-    r->bsize = (uint64_t)p[LD_R_BATCH_SIZE];
-    r->nbatches = p[LD_R_DROP_LAST] ? r->share / r->bsize : (r->share + r->bsize - 1) / r->bsize;
+    r->bsize = (uint64_t)P(r, LD_R_BATCH_SIZE);
+    r->nbatches = P(r, LD_R_DROP_LAST) ? r->share / r->bsize : (r->share + r->bsize - 1) / r->bsize;
     LD_CHECK(e, r->nbatches > 0, LD_EINVAL,
              "%s: %llu samples per rank make no full batch of "
              "%llu (drop_last)",
@@ -1027,10 +1004,9 @@ static int plan_memory(ld_reader *r, const char *path)
 {
     int rc = LD_OK;
     ld_err *e = &r->err;
-    const int64_t *p = r->p;
     const ld_store_info *in = &r->store->info;
     const ld_xform *x = &r->xf;
-    int threads = p[LD_R_THREADS] ? (int)p[LD_R_THREADS] : ld__cpu_count();
+    int threads = P(r, LD_R_THREADS) ? (int)P(r, LD_R_THREADS) : ld__cpu_count();
     /* Decode buffer per thread: the largest image when the store knows it, else a guess of
      * twice the crop (then the budget may be exceeded by larger images: documented). */
     uint64_t dec_bytes = !in->encoded     ? 0
@@ -1053,13 +1029,13 @@ static int plan_memory(ld_reader *r, const char *path)
     LD_CHECK(e,
              !__builtin_mul_overflow(per_sample, r->cap, &per_batch) &&
                  ld__mul_size((size_t)r->cap, r->out_bytes, &ring_bytes) &&
-                 ld__mul_size(ring_bytes, (size_t)(p[LD_R_PREFETCH] + 1), &ring_bytes),
+                 ld__mul_size(ring_bytes, (size_t)(P(r, LD_R_PREFETCH) + 1), &ring_bytes),
              LD_ELIMIT,
              "%s: a batch of %llu samples of %zu bytes is too large for this "
              "machine's address space",
              path, (unsigned long long)r->cap, r->out_bytes);
-    int prefetch = p[LD_R_PREFETCH] ? (int)p[LD_R_PREFETCH] : AUTO_PREFETCH;
-    uint64_t budget = (uint64_t)p[LD_R_MEMORY_BUDGET];
+    int prefetch = P(r, LD_R_PREFETCH) ? (int)P(r, LD_R_PREFETCH) : AUTO_PREFETCH;
+    uint64_t budget = (uint64_t)P(r, LD_R_MEMORY_BUDGET);
     if (budget) {
         LD_CHECK(e, fixed < budget && (budget - fixed) / per_batch >= 1, LD_ELIMIT,
                  "%s: a batch of %llu needs %llu bytes besides %llu bytes of store and "
@@ -1069,7 +1045,7 @@ static int plan_memory(ld_reader *r, const char *path)
                  (unsigned long long)fixed, (unsigned long long)budget,
                  (unsigned long long)(fixed < budget ? (budget - fixed) / per_sample : 0));
         uint64_t slots = (budget - fixed) / per_batch;
-        if (!p[LD_R_PREFETCH])
+        if (!P(r, LD_R_PREFETCH))
             prefetch = (int)(slots - 1 < MAX_AUTO_PREFETCH ? slots - 1 : MAX_AUTO_PREFETCH);
         else if ((uint64_t)prefetch > slots - 1) {
             logf_(r, LD_LOG_INFO,
@@ -1239,7 +1215,7 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     o->w = r->xf.ow;
     o->data = sl->data;
     o->data_bytes = n * r->out_bytes;
-    o->label_dtype = (int)r->p[LD_R_LABEL_DTYPE];
+    o->label_dtype = (int)P(r, LD_R_LABEL_DTYPE);
     o->labels = sl->labels;
     o->indices = sl->indices;
     o->epoch = r->epoch;
