@@ -170,14 +170,21 @@ static int list_first(const char *path, char **first, uint32_t *files, ld_err *e
     *first = NULL;
     *files = 0;
     LD_CHECK(e, f, LD_EIO, "%s: cannot open: %s", path, strerror(errno));
+    unsigned long lineno = 0;
     while (fgets(line, sizeof line, f)) {
         size_t len = strlen(line);
+        lineno++;
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
             line[--len] = 0;
         if (!len || line[0] == '#') continue;
         if (!*first) {
+            struct stat st;
             *first = ld__list_entry_path(path, line);
             LD_CHECK(e, *first, LD_ENOMEM, "out of memory");
+            LD_CHECK(e, stat(*first, &st) == 0, LD_EIO,
+                     "%s: line %lu: part %s: %s (relative lines are looked up in the list's "
+                     "folder, then in the current folder)",
+                     path, lineno, *first, strerror(errno));
         }
         (*files)++;
     }

@@ -122,6 +122,11 @@ void ld__desc_observe(ld_desc *d, const struct ld_store_info *in);
 /* LD_RESIZE_* of a recorded resize mode name; 0 for "none", absent or unknown. */
 int ld__desc_resize_mode(const char *name);
 
+/* Append the recorded part of a description as `dataconv info` prints it for every format:
+ * classes, settings, source, note, tool version, shard identity (describe.c). LD_OK or
+ * LD_ENOMEM. */
+int ld__desc_print(const ld_desc *d, ld_buf *out);
+
 /* Format readers (desc.c dispatches to them by the probe). */
 int ld__h5_desc_read(const char *path, ld_desc *d, ld_err *e);
 int ld__lmdb_desc_read(const char *dir, ld_desc *d, ld_err *e);
