@@ -195,6 +195,16 @@ int ld__part_meta_read(const char *path, int lmdb, ld_part_meta *m, ld_err *e)
         if (errno == ENOENT) return LD_END;
         return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
     }
+    /* the one probe (desc.h), as the reader and describe tell the formats apart */
+    ld_probe p;
+    int rc = ld__format_probe(path, &p, e);
+    if (rc < 0) return rc;
+    const int kind = p.kind, mdb_file = p.mdb_file;
+    ld__probe_free(&p);
+    if (lmdb && (kind != LD_PROBE_LMDB || mdb_file))
+        return ld__err(e, LD_EFORMAT, "%s: not an LMDB directory", path);
+    if (!lmdb && kind == LD_PROBE_LMDB)
+        return ld__err(e, LD_EFORMAT, "%s: an LMDB database, not an HDF5 file", path);
     if (lmdb) {
 #ifdef LD_HAVE_LMDB
         return lmdb_read(path, m, e);
