@@ -132,10 +132,18 @@ int ld_describe(const char *path, char **text, char **errmsg)
      * still described: its problems are the point) */
     const int rc_open = ld__store_open(path, NULL, &s, &se);
     if (rc_open == LD_OK) ld__desc_observe(&d, &s->info);
-    if (s) s->vt->close(s);
 #ifdef LD_HAVE_LMDB
-    if (d.format == LD_FORMAT_LMDB) LD_TRY(ld__lmdb_describe(path, &out, &e));
+    if (d.format == LD_FORMAT_LMDB) { /* opened once: an LMDB open walks every record */
+        if (rc_open < 0) {
+            rc = rc_open;
+            e = se;
+            goto fail;
+        }
+        LD_TRY(ld__lmdb_describe_store(path, s, &out, &e));
+    }
 #endif
+    if (s) s->vt->close(s);
+    s = NULL;
 #ifdef LD_HAVE_HDF5
     if (d.format == LD_FORMAT_HDF5) LD_TRY(ld__h5_describe(path, &out, &e));
 #endif
@@ -145,6 +153,7 @@ int ld_describe(const char *path, char **text, char **errmsg)
     ld__desc_free(&d);
     return LD_OK;
 fail:
+    if (s) s->vt->close(s);
     if (rc == LD_ENOMEM && !e.msg[0]) ld__err(&e, rc, "out of memory");
     ld__desc_free(&d);
     ld__buf_free(&out);

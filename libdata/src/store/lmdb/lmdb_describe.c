@@ -76,15 +76,22 @@ static int scan_one(void *user, uint64_t i, const ld_datum *dd, const char *name
 
 int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
 {
-    int rc = LD_OK;
     ld_store *s = NULL;
+    int rc = ld__lmdb_store_open(path, NULL, &s, e);
+    if (rc == LD_OK) rc = ld__lmdb_describe_store(path, s, out, e);
+    if (s) s->vt->close(s);
+    return rc;
+}
+
+int ld__lmdb_describe_store(const char *path, ld_store *s, ld_buf *out, ld_err *e)
+{
+    int rc = LD_OK;
     ld_store_ctx *cx = NULL;
     ld_desc d;
     ld_probe probe = {0};
     uint8_t *seen = NULL;
     memset(&d, 0, sizeof d);
     scan_state st = {0};
-    LD_TRY(ld__lmdb_store_open(path, NULL, &s, e));
     LD_TRY(s->vt->ctx_create(s, &cx, e));
     const ld_store_info *in = &s->info;
     LD_TRY(ld__buf_printf(out, "format: LMDB, Caffe Datum records\npath: "));
@@ -178,9 +185,6 @@ fail:
     ld__desc_free(&d);
     free(seen);
     ld__codec_free(st.codec);
-    if (s) {
-        s->vt->ctx_free(s, cx);
-        s->vt->close(s);
-    }
+    if (cx) s->vt->ctx_free(s, cx);
     return rc;
 }
