@@ -133,7 +133,7 @@ expect_err "to make a dataset of a folder of images: dataconv $TMP/tree out.h5"
 if grep -q "cannot open LMDB" "$TMP/err"; then show; fail "info still says cannot open LMDB"; fi
 run "$DATACONV" bench "$TMP/tree"
 expect_rc 1
-expect_err "a folder without data.mdb, not an LMDB database"
+expect_err "a folder of images, not a dataset"
 expect_err "to make a dataset of a folder of images: dataconv $TMP/tree out.h5"
 mkdir "$TMP/nothing"
 run "$DATACONV" info "$TMP/nothing"

@@ -1,12 +1,12 @@
 /* ld_describe(): find out which format a path holds and let that format describe it. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 
 #include "common/ld_internal.h"
+#include "libdata/types.h"
+#include "store/desc.h"
+#include "store/store.h"
 #include "store/writer.h"
 
 static size_t text_esc(unsigned char ch, int ascii, char *out)
@@ -27,99 +27,135 @@ int ld__describe_escape(ld_buf *out, const char *s)
     return ld__utf8_escape(out, s, text_esc);
 }
 
-#ifdef LD_HAVE_LMDB
-static int is_image_name(const char *name)
+/* One name per item of a list, escaped; at most 20, then ", ...". */
+static int print_names(ld_buf *out, char *const *names, size_t n)
 {
-    static const char *const ext[] = {".jpg", ".jpeg", ".png"};
-    size_t n = strlen(name);
-    if (name[0] == '.') return 0;
-    for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
-        size_t m = strlen(ext[k]);
-        if (n > m && strcasecmp(name + n - m, ext[k]) == 0) return 1;
+    int rc = LD_OK;
+    for (size_t i = 0; i < n && i < 20; i++) {
+        LD_TRY(ld__buf_printf(out, "%s ", i ? "," : ""));
+        LD_TRY(ld__describe_escape(out, names[i]));
     }
-    return 0;
+    LD_TRY(ld__buf_printf(out, "%s\n", n > 20 ? ", ..." : ""));
+fail:
+    return rc;
 }
 
-/* Whether a directory holds image files, at its top or one folder down (a class tree): a
- * folder given to `info` by mistake instead of the dataset made from it. Stops at the first. */
-static int holds_images(const char *dir, int depth)
+static int print_name(ld_buf *out, const char *label, const char *name)
 {
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    int found = 0;
-    if (!d) return 0;
-    while (!found && (de = readdir(d)) != NULL) {
-        if (is_image_name(de->d_name)) {
-            found = 1;
-        } else if (depth > 0 && de->d_name[0] != '.') {
-            char *sub = ld__asprintf("%s/%s", dir, de->d_name);
-            struct stat st;
-            if (sub && stat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-                found = holds_images(sub, depth - 1);
-            free(sub);
-        }
-    }
-    closedir(d);
-    return found;
+    int rc = ld__buf_printf(out, "%s", label);
+    if (rc == LD_OK) rc = ld__describe_escape(out, name);
+    return rc == LD_OK ? ld__buf_printf(out, "\n") : rc;
 }
 
-/* A directory is described as an LMDB database when it holds data.mdb; anything else is
- * said plainly (a folder of images is the usual mistake: say how to convert it). */
-static int describe_dir(const char *path, ld_buf *out, ld_err *e)
+int ld__desc_print(const ld_desc *d, ld_buf *out)
 {
-    struct stat st;
-    char *mdb = ld__asprintf("%s/data.mdb", path);
-    if (!mdb) return ld__err(e, LD_ENOMEM, "out of memory");
-    int has_mdb = stat(mdb, &st) == 0;
-    free(mdb);
-    if (has_mdb) return ld__lmdb_describe(path, out, e);
-    if (holds_images(path, 1))
-        return ld__err(e, LD_EFORMAT,
-                       "%s: a folder of images, not a dataset: convert it first (one "
-                       "sub-folder per class, or a list file), then describe the output",
-                       path);
-    return ld__err(e, LD_EFORMAT,
-                   "%s: a folder that is not an LMDB database (no data.mdb "
-                   "in it) and holds no images",
-                   path);
+    int rc = LD_OK;
+    if (d->classes_recorded && d->n_classes == 0)
+        LD_TRY(ld__buf_printf(out, "classes: none recorded\n"));
+    else if (d->classes_recorded) {
+        LD_TRY(ld__buf_printf(out, "classes: %zu:", d->n_classes));
+        LD_TRY(print_names(out, d->class_names, d->n_classes));
+    }
+    if (!d->by_libdata) return LD_OK;
+    char qs[48];
+    const char *enc = d->encoding ? d->encoding : "";
+    if (d->encoded && !strcmp(enc, "original"))
+        snprintf(qs, sizeof qs, "original file bytes");
+    else if (d->encoded && !strcmp(enc, "png"))
+        snprintf(qs, sizeof qs, "PNG re-encoded");
+    else if (d->quality)
+        snprintf(qs, sizeof qs, "JPEG quality %d", d->quality);
+    else
+        snprintf(qs, sizeof qs, "raw pixels");
+    if (d->resize_w || d->resize_h)
+        LD_TRY(ld__buf_printf(out, "settings: resize %s %dx%d, %s\n",
+                              d->resize_mode_name ? d->resize_mode_name : "?", d->resize_w,
+                              d->resize_h, qs));
+    else
+        LD_TRY(ld__buf_printf(out, "settings: no resize, %s\n", qs));
+    if (d->source && d->source[0]) LD_TRY(print_name(out, "source: ", d->source));
+    if (d->note && d->note[0]) LD_TRY(print_name(out, "note: ", d->note));
+    if (d->tool_version) LD_TRY(ld__buf_printf(out, "tool version: libdata %s\n", d->tool_version));
+    if (d->shard_count && !d->n_parts && !d->shard_damaged)
+        LD_TRY(ld__buf_printf(out,
+                              "shard: part %u of %u (0-based), listed samples %llu..%llu of "
+                              "%llu, run_id %s\n",
+                              d->shard_index, d->shard_count, (unsigned long long)d->shard_first,
+                              (unsigned long long)(d->shard_first + d->shard_listed),
+                              (unsigned long long)d->listing_total, d->run_id ? d->run_id : ""));
+    else if (d->shard_damaged)
+        LD_TRY(ld__buf_printf(out, "shard: damaged records (shard_count %u, other keys missing)\n",
+                              d->shard_count));
+fail:
+    return rc;
 }
-#endif
+
+/* What ld_reader gives (the store opened as the reader opens it), or why it refuses. */
+static int print_reader(ld_buf *out, const ld_desc *d, int rc_open, const char *why)
+{
+    static const char *const dt[] = {"uint8", "float32", "int32"};
+    if (rc_open < 0) return ld__buf_printf(out, "reader: refuses it: %s\n", why);
+    const char *order = d->delivered_order == LD_CHANNELS_BGR   ? "BGR"
+                        : d->delivered_order == LD_CHANNELS_RGB ? "RGB"
+                        : d->channels == 1                      ? "GRAY"
+                                                                : "as stored";
+    return ld__buf_printf(out,
+                          "reader: %s, %llu samples, %s %s, %d x %d x %d%s, channel order %s, "
+                          "labels %s\n",
+                          d->format == LD_FORMAT_LMDB ? "LMDB" : "HDF5",
+                          (unsigned long long)d->samples, d->encoded ? "encoded" : "raw",
+                          dt[(d->dtype - LD_DTYPE_U8) & 1], d->channels, d->height, d->width,
+                          d->shape_of_first ? " (the first sample's)" : "", order,
+                          dt[d->label_dtype == LD_DTYPE_F32 ? 1 : 2]);
+}
 
 int ld_describe(const char *path, char **text, char **errmsg)
 {
     int rc = LD_OK;
     ld_buf out = {0};
-    ld_err e;
-    struct stat st;
+    ld_err e, se;
+    ld_desc d;
+    ld_store *s = NULL;
 
+    memset(&d, 0, sizeof d);
     ld__err_clear(&e);
+    ld__err_clear(&se);
     if (text) *text = NULL;
     if (errmsg) *errmsg = NULL;
     if (!path || !text) {
         if (errmsg) *errmsg = strdup("ld_describe: path and text are required");
         return LD_EINVAL;
     }
-    if (stat(path, &st) != 0) {
-        rc = ld__err(&e, LD_EIO, "%s: no such file or directory", path);
-    } else if (S_ISDIR(st.st_mode)) {
+    /* the probe and the records (desc.h): a path the probe refuses, everything refuses */
+    LD_TRY(ld__desc_read(path, &d, &e));
+    /* the store as the reader opens it: what it gives, or why it refuses (a damaged file is
+     * still described: its problems are the point) */
+    const int rc_open = ld__store_open(path, NULL, &s, &se);
+    if (rc_open == LD_OK) ld__desc_observe(&d, &s->info);
 #ifdef LD_HAVE_LMDB
-        rc = describe_dir(path, &out, &e);
-#else
-        rc = ld__err(&e, LD_ENOTSUP, "%s: LMDB support was not built into this libdata", path);
+    if (d.format == LD_FORMAT_LMDB) { /* opened once: an LMDB open walks every record */
+        if (rc_open < 0) {
+            rc = rc_open;
+            e = se;
+            goto fail;
+        }
+        LD_TRY(ld__lmdb_describe_store(path, s, &out, &e));
+    }
 #endif
-    } else {
+    if (s) s->vt->close(s);
+    s = NULL;
 #ifdef LD_HAVE_HDF5
-        rc = ld__h5_describe(path, &out, &e);
-#else
-        rc = ld__err(&e, LD_ENOTSUP, "%s: HDF5 support was not built into this libdata", path);
+    if (d.format == LD_FORMAT_HDF5) LD_TRY(ld__h5_describe(path, &out, &e));
 #endif
-    }
-    if (rc == LD_OK && ld__buf_append(&out, "", 1) < 0)
-        rc = ld__err(&e, LD_ENOMEM, "out of memory");
-    if (rc == LD_OK) {
-        *text = (char *)out.p;
-        return LD_OK;
-    }
+    LD_TRY(print_reader(&out, &d, rc_open, se.msg[0] ? se.msg : ld_strerror(rc_open)));
+    LD_CHECK(&e, ld__buf_append(&out, "", 1) == LD_OK, LD_ENOMEM, "out of memory");
+    *text = (char *)out.p;
+    ld__desc_free(&d);
+    return LD_OK;
+fail:
+    if (s) s->vt->close(s);
+    if (rc == LD_ENOMEM && !e.msg[0]) ld__err(&e, rc, "out of memory");
+    ld__desc_free(&d);
     ld__buf_free(&out);
     if (errmsg) *errmsg = strdup(e.msg[0] ? e.msg : ld_strerror(rc));
     return rc;

@@ -17,15 +17,48 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "libdata/types.h"
+#include "store/desc.h"
 #include "store/hdf5/h5_format.h"
 #ifdef LD_HAVE_HDF5
+#include "store/hdf5/h5_desc.h"
 #include "store/hdf5/h5_util.h"
 #endif
 #ifdef LD_HAVE_LMDB
 #include <lmdb.h>
 
+#include "store/lmdb/lmdb_desc.h"
 #include "store/lmdb/lmdb_store.h"
 #endif
+
+/* The identity and settings of a part, from its description (desc.h). A shard_count with
+ * another shard key missing is damage: LD_EFORMAT naming the path. */
+static int from_desc(const ld_desc *d, const char *path, ld_part_meta *m, ld_err *e)
+{
+#define STR(dst, src) snprintf(dst, sizeof dst, "%s", (src) ? (src) : "")
+    STR(m->storage, d->storage);
+    STR(m->resize_mode, d->resize_mode_name);
+    STR(m->channel_order, d->channel_order);
+#undef STR
+    m->quality = d->quality;
+    m->resize_w = d->resize_w;
+    m->resize_h = d->resize_h;
+    m->num_classes = d->num_classes_recorded > 0 ? d->num_classes_recorded : 0;
+    if (!d->shard_count) return LD_OK;
+    if (d->shard_damaged)
+        return ld__err(e, LD_EFORMAT,
+                       "%s: damaged shard %s (shard_count %u, but shard_index, shard_first, "
+                       "shard_listed, listing_total or run_id missing or negative)",
+                       path, d->format == LD_FORMAT_LMDB ? "keys in libdata.json" : "attributes",
+                       d->shard_count);
+    m->shard.index = d->shard_index;
+    m->shard.count = d->shard_count;
+    m->shard.first = d->shard_first;
+    m->shard.listed = d->shard_listed;
+    m->shard.total = d->listing_total;
+    snprintf(m->shard.run_id, sizeof m->shard.run_id, "%s", d->run_id ? d->run_id : "");
+    return LD_OK;
+}
 
 /* ---- HDF5 ------------------------------------------------------------------------------- */
 #ifdef LD_HAVE_HDF5
@@ -66,8 +99,9 @@ static uint64_t last_offset(hid_t f, uint64_t n)
 static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
 {
     int rc = LD_OK;
-    char fmt[32];
+    ld_desc d;
     ld_h5_quiet q;
+    memset(&d, 0, sizeof d);
     ld__h5_quiet_begin(&q);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
@@ -75,18 +109,10 @@ static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
             ld__h5_err(e, LD_EFORMAT, "%s: not a readable HDF5 file (truncated or damaged?)", path);
         goto fail;
     }
-    LD_CHECK(e,
-             ld__h5_attr_text(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) &&
-                 !strcmp(fmt, LD_H5_FORMAT_NAME),
-             LD_EFORMAT, "%s: not a libdata HDF5 file (no format=\"libdata\" attribute)", path);
-    ld__h5_attr_text(f, LD_H5_ATTR_STORAGE, m->storage, sizeof m->storage);
-    ld__h5_attr_text(f, LD_H5_ATTR_RESIZE_MODE, m->resize_mode, sizeof m->resize_mode);
-    ld__h5_attr_text(f, LD_H5_ATTR_CHANNEL_ORDER, m->channel_order, sizeof m->channel_order);
-    ld__h5_attr_int(f, LD_H5_ATTR_QUALITY, &m->quality);
-    ld__h5_attr_int(f, LD_H5_ATTR_RESIZE_W, &m->resize_w);
-    ld__h5_attr_int(f, LD_H5_ATTR_RESIZE_H, &m->resize_h);
-    ld__h5_attr_int(f, LD_H5_ATTR_NUM_CLASSES, &m->num_classes);
-
+    LD_TRY(ld__h5_desc_from(f, path, &d, e));
+    LD_CHECK(e, d.by_libdata, LD_EFORMAT,
+             "%s: not a libdata HDF5 file (no format=\"libdata\" attribute)", path);
+    LD_TRY(from_desc(&d, path, m, e));
     const int encoded = !strcmp(m->storage, LD_H5_STORAGE_ENCODED);
     const int64_t n = ds_rows(f, LD_H5_DS_LABEL);
     const int64_t names = ds_rows(f, LD_H5_DS_FILENAME);
@@ -110,27 +136,10 @@ static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
     }
     m->samples = (uint64_t)n;
 
-    int k = 0, cnt = 0;
-    int64_t first = 0, listed = 0, total = 0;
-    if (ld__h5_attr_int(f, LD_H5_ATTR_SHARD_COUNT, &cnt) && cnt > 0) {
-        int ok = ld__h5_attr_int(f, LD_H5_ATTR_SHARD_INDEX, &k) &&
-                 ld__h5_attr_i64(f, LD_H5_ATTR_SHARD_FIRST, &first) &&
-                 ld__h5_attr_i64(f, LD_H5_ATTR_SHARD_LISTED, &listed) &&
-                 ld__h5_attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &total) &&
-                 ld__h5_attr_text(f, LD_H5_ATTR_RUN_ID, m->shard.run_id, sizeof m->shard.run_id);
-        LD_CHECK(e, ok && k >= 0 && first >= 0 && listed >= 0 && total >= 0, LD_EFORMAT,
-                 "%s: damaged shard attributes (shard_count %d, but shard_index, shard_first, "
-                 "shard_listed, listing_total or run_id missing or negative)",
-                 path, (int)cnt);
-        m->shard.index = (uint32_t)k;
-        m->shard.count = (uint32_t)cnt;
-        m->shard.first = (uint64_t)first;
-        m->shard.listed = (uint64_t)listed;
-        m->shard.total = (uint64_t)total;
-    }
 fail:
     if (f >= 0) H5Fclose(f);
     ld__h5_quiet_end(&q);
+    ld__desc_free(&d);
     return rc;
 }
 #endif /* LD_HAVE_HDF5 */
@@ -138,30 +147,15 @@ fail:
 /* ---- LMDB -------------------------------------------------------------------------------- */
 #ifdef LD_HAVE_LMDB
 
-static int side_u64(const char *text, const char *key, uint64_t *out)
-{
-    const char *v = ld__lmdb_sidecar_value(text, key);
-    if (!v || *v < '0' || *v > '9') return 0;
-    *out = strtoull(v, NULL, 10);
-    return 1;
-}
-
-static void side_str(const char *text, const char *key, char *out, size_t cap)
-{
-    const char *v = ld__lmdb_sidecar_value(text, key);
-    out[0] = '\0';
-    if (!v || *v != '"') return;
-    size_t n = strcspn(v + 1, "\"\n");
-    snprintf(out, cap, "%.*s", (int)n, v + 1);
-}
-
 static int lmdb_read(const char *path, ld_part_meta *m, ld_err *e)
 {
     int rc = LD_OK, mr;
     ld_buf side = {0};
     MDB_env *env = NULL;
     MDB_stat ms;
-    uint64_t entries = 0, v = 0;
+    int64_t entries = 0;
+    ld_desc d;
+    memset(&d, 0, sizeof d);
     struct stat st;
     LD_CHECK(e, stat(path, &st) == 0 && S_ISDIR(st.st_mode), LD_EFORMAT,
              "%s: not an LMDB directory", path);
@@ -170,28 +164,10 @@ static int lmdb_read(const char *path, ld_part_meta *m, ld_err *e)
              LD_LMDB_SIDECAR);
     LD_TRY(rc);
     const char *t = (const char *)side.p;
-    LD_CHECK(e, ld__lmdb_sidecar_value(t, "format") && side_u64(t, "entries", &entries), LD_EFORMAT,
-             "%s: %s is incomplete (no format or entries)", path, LD_LMDB_SIDECAR);
-    side_str(t, "storage", m->storage, sizeof m->storage);
-    side_str(t, "resize_mode", m->resize_mode, sizeof m->resize_mode);
-    side_str(t, "channel_order", m->channel_order, sizeof m->channel_order);
-    if (side_u64(t, "quality", &v)) m->quality = (int32_t)v;
-    if (side_u64(t, "resize_w", &v)) m->resize_w = (int32_t)v;
-    if (side_u64(t, "resize_h", &v)) m->resize_h = (int32_t)v;
-    if (side_u64(t, "num_classes", &v)) m->num_classes = (int32_t)v;
-    if (side_u64(t, "shard_count", &v) && v > 0) {
-        uint64_t k = 0;
-        m->shard.count = (uint32_t)v;
-        int ok = side_u64(t, "shard_index", &k) && side_u64(t, "shard_first", &m->shard.first) &&
-                 side_u64(t, "shard_listed", &m->shard.listed) &&
-                 side_u64(t, "listing_total", &m->shard.total);
-        side_str(t, "run_id", m->shard.run_id, sizeof m->shard.run_id);
-        LD_CHECK(e, ok && m->shard.run_id[0], LD_EFORMAT,
-                 "%s: damaged shard keys in %s (shard_count %llu, but shard_index, shard_first, "
-                 "shard_listed, listing_total or run_id missing)",
-                 path, LD_LMDB_SIDECAR, (unsigned long long)v);
-        m->shard.index = (uint32_t)k;
-    }
+    LD_CHECK(e, ld__lmdb_sidecar_value(t, "format") && ld__side_i64(t, "entries", &entries),
+             LD_EFORMAT, "%s: %s is incomplete (no format or entries)", path, LD_LMDB_SIDECAR);
+    LD_TRY(ld__lmdb_desc_from(t, path, &d, e));
+    LD_TRY(from_desc(&d, path, m, e));
     /* The database itself: opened read-only without the lock file (nobody writes a
      * published part), its record count against the sidecar's. */
     mr = mdb_env_create(&env);
@@ -199,13 +175,14 @@ static int lmdb_read(const char *path, ld_part_meta *m, ld_err *e)
     if (!mr) mr = mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK, 0444);
     if (!mr) mr = mdb_env_stat(env, &ms);
     LD_CHECK(e, !mr, LD_EFORMAT, "%s: cannot open the database: %s", path, mdb_strerror(mr));
-    LD_CHECK(e, ms.ms_entries == entries, LD_EFORMAT,
+    LD_CHECK(e, entries >= 0 && ms.ms_entries == (uint64_t)entries, LD_EFORMAT,
              "%s: incomplete: the database holds %llu records, %s says %llu", path,
              (unsigned long long)ms.ms_entries, LD_LMDB_SIDECAR, (unsigned long long)entries);
-    m->samples = entries;
+    m->samples = (uint64_t)entries;
 fail:
     if (env) mdb_env_close(env);
     ld__buf_free(&side);
+    ld__desc_free(&d);
     return rc;
 }
 #endif /* LD_HAVE_LMDB */
@@ -218,6 +195,16 @@ int ld__part_meta_read(const char *path, int lmdb, ld_part_meta *m, ld_err *e)
         if (errno == ENOENT) return LD_END;
         return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
     }
+    /* the one probe (desc.h), as the reader and describe tell the formats apart */
+    ld_probe p;
+    int rc = ld__format_probe(path, &p, e);
+    if (rc < 0) return rc;
+    const int kind = p.kind, mdb_file = p.mdb_file;
+    ld__probe_free(&p);
+    if (lmdb && (kind != LD_PROBE_LMDB || mdb_file))
+        return ld__err(e, LD_EFORMAT, "%s: not an LMDB directory", path);
+    if (!lmdb && kind == LD_PROBE_LMDB)
+        return ld__err(e, LD_EFORMAT, "%s: an LMDB database, not an HDF5 file", path);
     if (lmdb) {
 #ifdef LD_HAVE_LMDB
         return lmdb_read(path, m, e);

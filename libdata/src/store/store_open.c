@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/desc.h"
 #include "store/store.h"
 
 typedef struct list_store {
@@ -215,20 +216,16 @@ fail:
     return rc;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
 int ld__store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {
-    struct stat sb;
+    ld_probe p;
+    int rc;
     *out = NULL;
-    if (stat(path, &sb) != 0) return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
-    if (!S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode))
-        return ld__err(e, LD_EIO, "%s: not a regular file or directory", path);
-    if (S_ISDIR(sb.st_mode) || ends_with(path, ".mdb")) return ld__lmdb_store_open(path, o, out, e);
-    if (ends_with(path, ".txt") || ends_with(path, ".list")) return open_list(path, o, out, e);
-    return ld__h5_store_open(path, o, out, e);
+    LD_TRY(ld__format_probe(path, &p, e)); /* the one probe: desc.h */
+    rc = p.kind == LD_PROBE_LMDB        ? ld__lmdb_store_open(path, o, out, e)
+         : p.kind == LD_PROBE_HDF5_LIST ? open_list(path, o, out, e)
+                                        : ld__h5_store_open(path, o, out, e);
+    ld__probe_free(&p);
+fail:
+    return rc;
 }

@@ -96,6 +96,9 @@ char *ld__h5_split_stem(const char *path);
  * LD_OK, LD_EIO, LD_EFORMAT (not this format / corrupt), LD_ENOMEM. */
 int ld__h5_describe(const char *path, ld_buf *out, ld_err *e);
 int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e);
+/* The same on the store already open at `path` (ld_describe opens it once). */
+struct ld_store;
+int ld__lmdb_describe_store(const char *path, struct ld_store *s, ld_buf *out, ld_err *e);
 /* Append a name (file, path, class) to a description: valid UTF-8 as is, a backslash as
  * "\\", newline/tab/CR as "\n" "\t" "\r", other control characters and bytes that are not
  * UTF-8 as "\xNN". A name can then not break the one-item-per-line text, the text is valid

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "store/hdf5/h5_desc.h"
 #include "store/hdf5/h5_format.h"
 #include "store/hdf5/h5_util.h"
 
@@ -254,27 +255,6 @@ static int label_range_any(const char *path, hid_t file, const char *name, long 
     return virt ? ok : label_range(file, name, lo, hi, n);
 }
 
-static int describe_classes(hid_t file, ld_buf *out)
-{
-    char **names = NULL;
-    size_t n = 0;
-    int rc = ld__h5_attr_strings(file, LD_H5_ATTR_CLASS_NAMES, &names, &n);
-    if (rc != LD_OK) return rc == LD_END ? LD_OK : rc;
-    if (n == 0) {
-        LD_TRY(ld__buf_printf(out, "classes: none recorded\n"));
-    } else {
-        LD_TRY(ld__buf_printf(out, "classes: %zu:", n));
-        for (size_t i = 0; i < n && i < 20; i++) {
-            LD_TRY(ld__buf_printf(out, "%s ", i ? "," : ""));
-            LD_TRY(ld__describe_escape(out, names[i]));
-        }
-        LD_TRY(ld__buf_printf(out, "%s\n", n > 20 ? ", ..." : ""));
-    }
-fail:
-    free(names);
-    return rc;
-}
-
 /* First dimension of a dataset; -1 when there is no such dataset, -2 when the name exists
  * but the dataset cannot be opened or has no dimensions (a damaged object header). */
 static long long first_dim(hid_t f, const char *name)
@@ -452,24 +432,15 @@ fail:
     return rc;
 }
 
-static int describe_ours(desc_ctx *cx, hid_t f)
+static int describe_ours(desc_ctx *cx, hid_t f, const ld_desc *d)
 {
     ld_buf *out = cx->out;
     int rc = LD_OK;
-    char s[1024], enc[64] = "";
-    long long c = 0, h = 0, w = 0, ver = 0;
-    attr_i64(f, LD_H5_ATTR_FORMAT_VERSION, &ver);
-    LD_TRY(ld__buf_printf(out, "format: libdata HDF5, format version %lld\n", ver));
-    ld__h5_attr_text(f, LD_H5_ATTR_STORAGE, s, sizeof s);
-    int encoded = strcmp(s, LD_H5_STORAGE_ENCODED) == 0;
-    ld__h5_attr_text(f, LD_H5_ATTR_ENCODING, enc, sizeof enc);
-    if (encoded)
-        LD_TRY(ld__buf_printf(out, "storage: encoded (%s)\n", enc[0] ? enc : "?"));
+    LD_TRY(ld__buf_printf(out, "format: libdata HDF5, format version %d\n", d->format_version));
+    if (d->encoded)
+        LD_TRY(ld__buf_printf(out, "storage: encoded (%s)\n", d->encoding ? d->encoding : "?"));
     else
-        LD_TRY(ld__buf_printf(out, "storage: %s\n", s));
-    attr_i64(f, LD_H5_ATTR_CHANNELS, &c);
-    attr_i64(f, LD_H5_ATTR_HEIGHT, &h);
-    attr_i64(f, LD_H5_ATTR_WIDTH, &w);
+        LD_TRY(ld__buf_printf(out, "storage: %s\n", d->storage ? d->storage : ""));
     long long lo = 0, hi = 0, n = 0;
     hsize_t nl = 0;
     int have_labels = label_range_any(cx->path, f, LD_H5_DS_LABEL, &lo, &hi, &nl);
@@ -477,15 +448,12 @@ static int describe_ours(desc_ctx *cx, hid_t f)
     LD_TRY(sample_counts(cx, f, &n));
     LD_TRY(ld__buf_printf(out, "samples: %lld%s\n", n < 0 ? 0 : n,
                           cx->nproblems > before ? " (but see the problems below)" : ""));
-    ld__h5_attr_text(f, LD_H5_ATTR_LAYOUT, s, sizeof s);
-    if (h > 0 && w > 0)
-        LD_TRY(ld__buf_printf(
-            out, "shape: %lld x %lld x %lld (channels x height x width, layout %s)\n", c, h, w, s));
+    if (d->height > 0 && d->width > 0)
+        LD_TRY(ld__buf_printf(out, "shape: %d x %d x %d (channels x height x width, layout %s)\n",
+                              d->channels, d->height, d->width, d->layout ? d->layout : ""));
     else
-        LD_TRY(ld__buf_printf(out, "shape: %lld channels, variable height and width\n", c));
-    ld__h5_attr_text(f, LD_H5_ATTR_CHANNEL_ORDER, s, sizeof s);
-    LD_TRY(ld__buf_printf(out, "channel order: %s\n", s));
-    LD_TRY(describe_classes(f, out));
+        LD_TRY(ld__buf_printf(out, "shape: %d channels, variable height and width\n", d->channels));
+    LD_TRY(ld__buf_printf(out, "channel order: %s\n", d->channel_order ? d->channel_order : ""));
     LD_TRY(describe_parts(cx, f));
     if (have_labels) LD_TRY(ld__buf_printf(out, "labels: min %lld, max %lld\n", lo, hi));
     LD_TRY(ld__buf_printf(out, "datasets:\n"));
@@ -494,30 +462,7 @@ static int describe_ours(desc_ctx *cx, hid_t f)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (H5Lexists(f, names[i], H5P_DEFAULT) > 0)
             LD_TRY(describe_ds(cx, f, names[i], NULL) == LD_ENOMEM ? LD_ENOMEM : LD_OK);
-    long long q = 0, rw = 0, rh = 0;
-    attr_i64(f, LD_H5_ATTR_QUALITY, &q);
-    attr_i64(f, LD_H5_ATTR_RESIZE_W, &rw);
-    attr_i64(f, LD_H5_ATTR_RESIZE_H, &rh);
-    ld__h5_attr_text(f, LD_H5_ATTR_RESIZE_MODE, s, sizeof s);
-    char qs[48];
-    if (encoded && strcmp(enc, "original") == 0)
-        snprintf(qs, sizeof qs, "original file bytes");
-    else if (encoded && strcmp(enc, "png") == 0)
-        snprintf(qs, sizeof qs, "PNG re-encoded");
-    else if (q)
-        snprintf(qs, sizeof qs, "JPEG quality %lld", q);
-    else
-        snprintf(qs, sizeof qs, "raw pixels");
-    if (rw || rh)
-        LD_TRY(ld__buf_printf(out, "settings: resize %s %lldx%lld, %s\n", s, rw, rh, qs));
-    else
-        LD_TRY(ld__buf_printf(out, "settings: no resize, %s\n", qs));
-    if (ld__h5_attr_text(f, LD_H5_ATTR_SOURCE, s, sizeof s) && s[0])
-        LD_TRY(out_name(out, "source: ", s));
-    if (ld__h5_attr_text(f, LD_H5_ATTR_NOTE, s, sizeof s) && s[0])
-        LD_TRY(out_name(out, "note: ", s));
-    if (ld__h5_attr_text(f, LD_H5_ATTR_TOOL_VERSION, s, sizeof s))
-        LD_TRY(ld__buf_printf(out, "tool version: libdata %s\n", s));
+    LD_TRY(ld__desc_print(d, out)); /* classes, settings, provenance, shard: desc.h */
 fail:
     return rc;
 }
@@ -552,15 +497,16 @@ static long long count_samples(hid_t f)
 static int describe_file(const char *path, ld_buf *out, ld_err *e)
 {
     int rc = LD_OK;
-    char fmt[64];
+    ld_desc d;
     desc_ctx cx = {out, path, {0}, 0, 0};
+    memset(&d, 0, sizeof d);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0 && ld__temp_being_written(path, e) < 0) return LD_EIO;
     if (f < 0) return ld__h5_err(e, LD_EFORMAT, "%s: cannot open as HDF5", path);
     LD_TRY(out_name(out, "file: ", path));
-    if (ld__h5_attr_text(f, LD_H5_ATTR_FORMAT, fmt, sizeof fmt) &&
-        strcmp(fmt, LD_H5_FORMAT_NAME) == 0) {
-        LD_TRY(describe_ours(&cx, f));
+    LD_TRY(ld__h5_desc_from(f, path, &d, e));
+    if (d.by_libdata) {
+        LD_TRY(describe_ours(&cx, f, &d));
     } else {
         long long n = -1;
         LD_TRY(ld__buf_printf(out, "format: HDF5 (not written by libdata)\n"));
@@ -584,6 +530,7 @@ static int describe_file(const char *path, ld_buf *out, ld_err *e)
 fail:
     if (rc == LD_ENOMEM) ld__err(e, rc, "out of memory");
     ld__buf_free(&cx.problems);
+    ld__desc_free(&d);
     H5Fclose(f);
     return rc;
 }
@@ -595,6 +542,8 @@ static int describe_list(const char *path, ld_buf *out, ld_err *e)
     char line[4096];
     unsigned long files = 0;
     long long total = 0;
+    ld_desc d;
+    memset(&d, 0, sizeof d);
     FILE *fp = fopen(path, "rb");
     LD_CHECK(e, fp, LD_EIO, "%s: cannot open: %s", path, strerror(errno));
     LD_TRY(out_name(out, "file: ", path));
@@ -628,9 +577,11 @@ static int describe_list(const char *path, ld_buf *out, ld_err *e)
             free(part);
             goto fail;
         }
-        free(part);
         long long k = count_samples(f);
+        if (!files) rc = ld__h5_desc_from(f, part, &d, e); /* the list's records: its first's */
         H5Fclose(f);
+        free(part);
+        LD_TRY(rc);
         if (files < 20) {
             LD_TRY(ld__buf_printf(out, "  "));
             LD_TRY(ld__describe_escape(out, line));
@@ -642,8 +593,10 @@ static int describe_list(const char *path, ld_buf *out, ld_err *e)
     LD_CHECK(e, files > 0, LD_EFORMAT, "%s: neither an HDF5 file nor a list of HDF5 files", path);
     if (files > 20) LD_TRY(ld__buf_printf(out, "  ... (%lu files in all)\n", files));
     LD_TRY(ld__buf_printf(out, "total: %lu files, %lld samples\n", files, total));
+    if (d.by_libdata) LD_TRY(ld__desc_print(&d, out));
 fail:
     if (rc == LD_ENOMEM) ld__err(e, rc, "out of memory");
+    ld__desc_free(&d);
     if (fp) fclose(fp);
     return rc;
 }

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/hdf5/h5_desc.h"
 #include "store/hdf5/h5_format.h"
 #include "store/hdf5/h5_util.h"
 #include "store/hdf5/h5_vfd.h"
@@ -153,28 +154,6 @@ done:
     return rc;
 }
 
-static int attr_i64(hid_t loc, const char *name, int64_t *v)
-{
-    long long x = 0;
-    if (H5Aexists(loc, name) <= 0) return LD_END;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    int ok = a >= 0 && H5Aread(a, H5T_NATIVE_LLONG, &x) >= 0;
-    if (a >= 0) H5Aclose(a);
-    *v = x;
-    return ok ? LD_OK : LD_EFORMAT;
-}
-
-/* The first string of an attribute into out[cap] ("" when absent). */
-static int attr_str(hid_t loc, const char *name, char *out, size_t cap)
-{
-    ld_buf b = {0};
-    size_t count;
-    int rc = attr_text(loc, name, &b, &count);
-    snprintf(out, cap, "%s", rc == LD_OK && count ? (const char *)b.p : "");
-    ld__buf_free(&b);
-    return rc == LD_END ? LD_OK : rc;
-}
-
 /* The k-th NUL-terminated element of an attr_text buffer, or NULL. */
 static const char *element(const ld_buf *b, size_t k)
 {
@@ -270,8 +249,10 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
     ld_shard *s = &m->sh[i];
     h5part *p = &m->p[i];
     ld_buf v = {0};
+    ld_desc d;
     hid_t t = H5I_INVALID_HID;
     struct stat sb;
+    memset(&d, 0, sizeof d);
     if (stat(s->path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return ld__err(e, LD_EINVAL,
                        "%s: a directory (an LMDB part?) among HDF5 parts: merge the parts of one "
@@ -285,26 +266,20 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
                        "reconvert this part with the same command and its shard_index/shard_count",
                        s->path);
     }
-    char storage[32];
-    int r = attr_str(f, LD_H5_ATTR_STORAGE, storage, sizeof storage);
-    LD_CHECK(e, r == LD_OK, r == LD_ENOMEM ? LD_ENOMEM : LD_EFORMAT,
-             "%s: cannot read the attribute %s", s->path, LD_H5_ATTR_STORAGE);
+    LD_TRY(ld__h5_desc_from(f, s->path, &d, e)); /* identity, storage, shape: desc.h */
     LD_CHECK(e, H5Aexists(f, LD_H5_ATTR_PARTS) <= 0, LD_EINVAL,
              "%s: a merged file, not a part: give the part files it maps", s->path);
-    int64_t idx = -1, cnt = -1;
-    if ((r = attr_i64(f, LD_H5_ATTR_SHARD_INDEX, &idx)) == LD_OK &&
-        (r = attr_i64(f, LD_H5_ATTR_SHARD_COUNT, &cnt)) == LD_OK &&
-        (r = attr_i64(f, LD_H5_ATTR_SHARD_FIRST, &s->first)) == LD_OK &&
-        (r = attr_i64(f, LD_H5_ATTR_SHARD_LISTED, &s->listed)) == LD_OK &&
-        (r = attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &s->total)) == LD_OK)
-        r = attr_str(f, LD_H5_ATTR_RUN_ID, s->run_id, sizeof s->run_id);
-    LD_CHECK(e, r != LD_ENOMEM, LD_ENOMEM, "%s: out of memory reading its attributes", s->path);
-    LD_CHECK(e, r == LD_OK && s->run_id[0] && storage[0], LD_EFORMAT,
+    LD_CHECK(e, d.shard_count && !d.shard_damaged && d.storage && d.storage[0], LD_EFORMAT,
              "%s: not a part of a sharded conversion (no shard_index, shard_count, run_id... "
              "attributes): merge takes the files of a sharded conversion (shard_index/shard_count)",
              s->path);
-    s->index = idx;
-    s->count = cnt;
+    s->index = d.shard_index;
+    s->count = d.shard_count;
+    s->first = (int64_t)d.shard_first;
+    s->listed = (int64_t)d.shard_listed;
+    s->total = (int64_t)d.listing_total;
+    snprintf(s->run_id, sizeof s->run_id, "%s", d.run_id);
+    const char *storage = d.storage;
     LD_CHECK(e, !strcmp(storage, LD_H5_STORAGE_RAW) || !strcmp(storage, LD_H5_STORAGE_ENCODED),
              LD_EFORMAT, "%s: unknown storage '%s'", s->path, storage);
     if (i == 0) m->encoded = !strcmp(storage, LD_H5_STORAGE_ENCODED);
@@ -318,13 +293,10 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
         else
             LD_TRY(compare_setting(m, i, k, &v, r == LD_OK, e));
     }
-    int64_t x;
-    p->c = attr_i64(f, LD_H5_ATTR_CHANNELS, &x) == LD_OK ? (int32_t)x : 0;
-    p->h = attr_i64(f, LD_H5_ATTR_HEIGHT, &x) == LD_OK ? (int32_t)x : 0;
-    p->w = attr_i64(f, LD_H5_ATTR_WIDTH, &x) == LD_OK ? (int32_t)x : 0;
-    r = attr_str(f, LD_H5_ATTR_CHANNEL_ORDER, p->order, sizeof p->order);
-    LD_CHECK(e, r == LD_OK, r == LD_ENOMEM ? LD_ENOMEM : LD_EFORMAT,
-             "%s: cannot read the attribute %s", s->path, LD_H5_ATTR_CHANNEL_ORDER);
+    p->c = d.channels;
+    p->h = d.height;
+    p->w = d.width;
+    snprintf(p->order, sizeof p->order, "%s", d.channel_order ? d.channel_order : "");
 
     hsize_t dims[4] = {0};
     if (m->encoded) {
@@ -373,6 +345,7 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
 fail:
     if (t >= 0) H5Tclose(t);
     ld__buf_free(&v);
+    ld__desc_free(&d);
     H5Fclose(f);
     return rc;
 }

@@ -91,10 +91,10 @@ int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
 
 /* ---- scalar attributes ----------------------------------------------------------------- */
 
-int ld__h5_attr_text(hid_t loc, const char *name, char *out, size_t cap)
+int ld__h5_attr_dup(hid_t loc, const char *name, char **out)
 {
     int ok = 0;
-    out[0] = '\0';
+    *out = NULL;
     if (H5Aexists(loc, name) <= 0) return 0;
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
@@ -105,16 +105,16 @@ int ld__h5_attr_text(hid_t loc, const char *name, char *out, size_t cap)
         H5Tset_cset(mt, H5Tget_cset(t)) >= 0) { /* HDF5 will not convert ASCII <-> UTF-8 */
         if (H5Tis_variable_str(t) > 0) {
             char *v = NULL;
-            if (H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) >= 0 && v) {
-                snprintf(out, cap, "%s", v);
-                ok = 1;
-            }
+            if (H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) >= 0 && v)
+                ok = (*out = ld__strdup(v)) ? 1 : LD_ENOMEM;
             if (v) H5free_memory(v);
         } else {
             const size_t n = H5Tget_size(t); /* + 1: NUL-terminated whatever the padding */
             char *v = n > 0 ? calloc(1, n + 1) : NULL;
+            if (n > 0 && !v) ok = LD_ENOMEM;
             if (v && H5Tset_size(mt, n + 1) >= 0 && H5Aread(a, mt, v) >= 0) {
-                snprintf(out, cap, "%s", v);
+                *out = v; /* NUL-terminated by calloc's extra byte */
+                v = NULL;
                 ok = 1;
             }
             free(v);
@@ -124,6 +124,15 @@ int ld__h5_attr_text(hid_t loc, const char *name, char *out, size_t cap)
     if (sp >= 0) H5Sclose(sp);
     if (t >= 0) H5Tclose(t);
     if (a >= 0) H5Aclose(a);
+    return ok;
+}
+
+int ld__h5_attr_text(hid_t loc, const char *name, char *out, size_t cap)
+{
+    char *v = NULL;
+    const int ok = ld__h5_attr_dup(loc, name, &v) == 1;
+    snprintf(out, cap, "%s", ok ? v : "");
+    free(v);
     return ok;
 }
 

@@ -39,6 +39,9 @@ int ld__h5_err(ld_err *e, int code, const char *fmt, ...)
  * ld__h5_attr_i64:  an integer of any width, converted by HDF5;
  * ld__h5_attr_int:  the same, 0 also when the value does not fit an int. */
 int ld__h5_attr_text(hid_t loc, const char *name, char *out, size_t cap);
+/* The same string attribute, whole, into *out (malloc'd; NULL when absent): 1 read, 0 absent
+ * or not a single string, LD_ENOMEM. */
+int ld__h5_attr_dup(hid_t loc, const char *name, char **out);
 int ld__h5_attr_i64(hid_t loc, const char *name, int64_t *v);
 int ld__h5_attr_int(hid_t loc, const char *name, int *v);
 

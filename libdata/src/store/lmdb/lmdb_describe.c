@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
+#include "store/desc.h"
 #include "store/lmdb/datum.h"
 #include "store/lmdb/lmdb_store.h"
 #include "store/store.h"
@@ -75,13 +76,22 @@ static int scan_one(void *user, uint64_t i, const ld_datum *dd, const char *name
 
 int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
 {
-    int rc = LD_OK;
     ld_store *s = NULL;
+    int rc = ld__lmdb_store_open(path, NULL, &s, e);
+    if (rc == LD_OK) rc = ld__lmdb_describe_store(path, s, out, e);
+    if (s) s->vt->close(s);
+    return rc;
+}
+
+int ld__lmdb_describe_store(const char *path, ld_store *s, ld_buf *out, ld_err *e)
+{
+    int rc = LD_OK;
     ld_store_ctx *cx = NULL;
-    ld_buf side = {0};
+    ld_desc d;
+    ld_probe probe = {0};
     uint8_t *seen = NULL;
+    memset(&d, 0, sizeof d);
     scan_state st = {0};
-    LD_TRY(ld__lmdb_store_open(path, NULL, &s, e));
     LD_TRY(s->vt->ctx_create(s, &cx, e));
     const ld_store_info *in = &s->info;
     LD_TRY(ld__buf_printf(out, "format: LMDB, Caffe Datum records\npath: "));
@@ -163,32 +173,18 @@ int ld__lmdb_describe(const char *path, ld_buf *out, ld_err *e)
         LD_TRY(ld__buf_printf(out, "\n"));
     }
 
-    rc = ld__lmdb_sidecar_read(path, &side, e);
-    if (rc == LD_END) {
-        rc = LD_OK;
+    LD_TRY(ld__format_probe(path, &probe, e)); /* the sidecar's folder (data.mdb named) */
+    LD_TRY(ld__lmdb_desc_read(probe.dir, &d, e));
+    if (!d.by_libdata)
         LD_TRY(ld__buf_printf(out, "made by: unknown (no %s: convert_imageset or another tool)\n",
                               LD_LMDB_SIDECAR));
-    } else if (rc == LD_OK) {
-        static const char *const keys[] = {"num_classes", "class_names", "storage",  "encoding",
-                                           "quality",     "resize_mode", "resize_w", "resize_h",
-                                           "source",      "note",        "tool"};
-        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
-            const char *v = ld__lmdb_sidecar_value((const char *)side.p, keys[k]);
-            if (!v) continue;
-            size_t vl = strcspn(v, "\n");
-            if (vl && v[vl - 1] == ',') vl--;
-            LD_TRY(ld__buf_printf(out, "%s: %.*s\n", keys[k], (int)vl, v));
-        }
-    } else {
-        goto fail;
-    }
+    else
+        LD_TRY(ld__desc_print(&d, out)); /* classes, settings, provenance, shard: desc.h */
 fail:
+    ld__probe_free(&probe);
+    ld__desc_free(&d);
     free(seen);
     ld__codec_free(st.codec);
-    ld__buf_free(&side);
-    if (s) {
-        s->vt->ctx_free(s, cx);
-        s->vt->close(s);
-    }
+    if (cx) s->vt->ctx_free(s, cx);
     return rc;
 }

@@ -32,6 +32,7 @@
 #endif
 
 #include "store/lmdb/datum.h"
+#include "store/lmdb/lmdb_desc.h"
 #include "store/lmdb/lmdb_store.h"
 #include "store/store.h"
 #include "store/writer.h"
@@ -53,43 +54,6 @@ typedef struct lpart {
     uint64_t n;  /* records */
     ld_buf side; /* libdata.json, NUL-terminated */
 } lpart;
-
-/* The value of `key` in sidecar text: the rest of its line without a trailing comma, into
- * out[cap] ("" and 0 when absent). */
-/* The value of `key` in sidecar text: [*v, *v + *n), the rest of its line without a trailing
- * comma. 0 when absent. */
-static int side_span(const char *text, const char *key, const char **v, size_t *n)
-{
-    *v = ld__lmdb_sidecar_value(text, key);
-    *n = 0;
-    if (!*v) return 0;
-    size_t len = strcspn(*v, "\n");
-    while (len > 0 && ((*v)[len - 1] == ',' || (*v)[len - 1] == ' ' || (*v)[len - 1] == '\r'))
-        len--;
-    *n = len;
-    return 1;
-}
-
-/* side_span's value copied into out[cap] ("" and 0 when absent). */
-static int side_get(const char *text, const char *key, char *out, size_t cap)
-{
-    const char *v;
-    size_t n;
-    int has = side_span(text, key, &v, &n);
-    snprintf(out, cap, "%.*s", (int)n, has ? v : "");
-    return has;
-}
-
-static int side_i64(const char *text, const char *key, int64_t *v)
-{
-    char buf[64], *end;
-    if (!side_get(text, key, buf, sizeof buf)) return 0;
-    errno = 0;
-    long long x = strtoll(buf, &end, 10);
-    if (errno || end == buf || *end) return 0;
-    *v = x;
-    return 1;
-}
 
 /* Part 0's sidecar up to the writer's tail: "{", then each line but the dropped keys, each
  * ending in ",\n" (lmdb_write.c writes one key per line). */
@@ -146,28 +110,27 @@ static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *firs
              s->path, LD_LMDB_SIDECAR);
     LD_TRY(rc);
     const char *t = (const char *)p->side.p;
-    char id[sizeof s->run_id];
-    int shard = side_i64(t, "shard_index", &s->index) && side_i64(t, "shard_count", &s->count) &&
-                side_i64(t, "shard_first", &s->first) && side_i64(t, "shard_listed", &s->listed) &&
-                side_i64(t, "listing_total", &s->total) && side_get(t, "run_id", id, sizeof id);
-    LD_CHECK(e, shard, LD_EFORMAT,
+    char *id = NULL;
+    int shard =
+        ld__side_i64(t, "shard_index", &s->index) && ld__side_i64(t, "shard_count", &s->count) &&
+        ld__side_i64(t, "shard_first", &s->first) && ld__side_i64(t, "shard_listed", &s->listed) &&
+        ld__side_i64(t, "listing_total", &s->total);
+    if (shard && (shard = ld__side_str(t, "run_id", &id)) == LD_ENOMEM)
+        LD_CHECK(e, 0, LD_ENOMEM, "%s: out of memory", s->path);
+    LD_CHECK(e, shard == 1, LD_EFORMAT,
              "%s: not a part of a sharded conversion (its %s has no shard_index, shard_count, "
              "run_id...): merge takes the parts of a sharded conversion (shard_index/shard_count)",
              s->path, LD_LMDB_SIDECAR);
-    size_t il = strlen(id);
-    if (il >= 2 && id[0] == '"' && id[il - 1] == '"') {
-        id[il - 1] = 0;
-        memmove(id, id + 1, il - 1);
-    }
     snprintf(s->run_id, sizeof s->run_id, "%s", id);
+    free(id);
     s->samples = p->n;
     if (first) {
         const char *f = (const char *)first->side.p;
         for (size_t k = 0; k < N_SAME; k++) {
             const char *a, *b;
             size_t al, bl;
-            int ha = side_span(t, same_keys[k], &a, &al);
-            int hb = side_span(f, same_keys[k], &b, &bl);
+            int ha = ld__side_raw(t, same_keys[k], &a, &al);
+            int hb = ld__side_raw(f, same_keys[k], &b, &bl);
             if (ha == hb && al == bl && (!al || !memcmp(a, b, al))) continue;
             if (!strcmp(same_keys[k], "class_names"))
                 rc = ld__err(e, LD_EINVAL,
@@ -321,10 +284,13 @@ static int lm_write(ld_merge_fmt *m, ld_err *e)
         total += m->sh[i].samples;
     LD_CHECK(e, sidecar_head((const char *)first->side.p, &head) == LD_OK, LD_ENOMEM,
              "out of memory");
-    char storage[32];
-    side_get((const char *)first->side.p, "storage", storage, sizeof storage);
+    char *storage = NULL;
+    LD_CHECK(e, ld__side_str((const char *)first->side.p, "storage", &storage) != LD_ENOMEM,
+             LD_ENOMEM, "out of memory");
+    const int encoded = storage && !strcmp(storage, "encoded");
+    free(storage);
     ld_writer_opts o = {.path = m->output,
-                        .encoded = !strcmp(storage, "\"encoded\""),
+                        .encoded = encoded,
                         .channels = 3,
                         .expected_n = total,
                         .lmdb_meta_head = (const char *)head.p,

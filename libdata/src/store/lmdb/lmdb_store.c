@@ -20,6 +20,7 @@
 
 #include "codec/codec.h"
 #include "store/lmdb/datum.h"
+#include "store/lmdb/lmdb_desc.h"
 #include "store/store.h"
 
 /* index.len of a record whose value does not lie inside data.mdb (a corrupt database): its
@@ -613,24 +614,29 @@ static int probe_sidecar(lmdb_store *s, int encoded, ld_err *e)
     int rc = ld__lmdb_sidecar_read(s->path, &side, e);
     if (rc == LD_END) return LD_OK;
     if (rc != LD_OK) goto fail;
-    const char *t = (const char *)side.p, *val;
-    if ((val = ld__lmdb_sidecar_value(t, "channel_order"))) {
-        int o = !strncmp(val, "\"RGB\"", 5)    ? LD_SORDER_RGB
-                : !strncmp(val, "\"GRAY\"", 6) ? LD_SORDER_GRAY
-                                               : LD_SORDER_BGR;
+    const char *t = (const char *)side.p;
+    char *order = NULL;
+    int64_t c = 0, h = 0, w = 0;
+    rc = ld__side_str(t, "channel_order", &order); /* the typed reader: lmdb_desc.h */
+    LD_CHECK(e, rc != LD_ENOMEM, LD_ENOMEM, "%s: out of memory", s->path);
+    rc = LD_OK;
+    if (order) {
+        int o = !strcmp(order, "RGB")    ? LD_SORDER_RGB
+                : !strcmp(order, "GRAY") ? LD_SORDER_GRAY
+                                         : LD_SORDER_BGR;
+        free(order);
         if (encoded)
             in->made_order = o;
         else
             in->order = o;
     }
-    const char *vc = ld__lmdb_sidecar_value(t, "channels");
-    const char *vh = ld__lmdb_sidecar_value(t, "height");
-    const char *vw = ld__lmdb_sidecar_value(t, "width");
-    if (encoded && vc && atoi(vc) > 0) /* the channels decoding should give */
-        in->c = atoi(vc);
-    if (encoded && vc && vh && vw && atoi(vh) > 0 && atoi(vw) > 0) {
-        in->h = atoi(vh);
-        in->w = atoi(vw);
+    const int hc = ld__side_i64(t, "channels", &c) && c > 0 && c <= LD_DATUM_MAX_CHANNELS;
+    if (encoded && hc) /* the channels decoding should give */
+        in->c = (int)c;
+    if (encoded && hc && ld__side_i64(t, "height", &h) && ld__side_i64(t, "width", &w) && h > 0 &&
+        w > 0 && h <= INT32_MAX && w <= INT32_MAX) {
+        in->h = (int)h;
+        in->w = (int)w;
         in->max_pixels = (uint64_t)in->h * (uint64_t)in->w;
     }
 fail:

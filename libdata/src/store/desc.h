@@ -1,0 +1,138 @@
+/*
+ * One description of a dataset (issue 27): what libdata's records say about a dataset on disk
+ * (the HDF5 root attributes of h5_format.h, the LMDB libdata.json sidecar of lmdb_write.c),
+ * read by one reader per format (hdf5/h5_desc.c, lmdb/lmdb_desc.c) into one struct, and the
+ * one format probe that ld__store_open, ld_dataset_stat, ld_describe and the resume check
+ * share, so that they accept and refuse the same paths.
+ *
+ * The reader fills what is RECORDED; what the store sees when it opens the dataset (sample
+ * count, shape, dtypes, channel order as delivered) is laid over it by ld__desc_observe(), so
+ * a description of a dataset the reader opens says what the reader gives. Every string is
+ * owned by the struct (ld__desc_free), NULL when not recorded; nothing is truncated.
+ */
+#ifndef LD_DESC_H
+#define LD_DESC_H
+
+#include "common/ld_internal.h"
+
+struct ld_store_info;
+
+/* ---- the format probe ------------------------------------------------------------------ */
+
+typedef enum ld_probe_kind {
+    LD_PROBE_HDF5 = 1,      /* an HDF5 file (ours, merged, or another tool's) */
+    LD_PROBE_HDF5_LIST = 2, /* a --split list of HDF5 files (*.txt, *.list) */
+    LD_PROBE_LMDB = 3       /* an LMDB directory, or its data.mdb (any *.mdb) named itself */
+} ld_probe_kind;
+
+typedef struct ld_probe {
+    int kind;     /* ld_probe_kind */
+    char *dir;    /* LMDB: the directory (the sidecar's), owned; else NULL */
+    int mdb_file; /* LMDB: the path is the data file itself, not its directory */
+} ld_probe;
+
+/* What `path` holds, from its name and type only (no content is parsed, except that a
+ * directory must hold data.mdb). LD_OK and *p filled (free p->dir), or an error naming the
+ * path: LD_EIO (nothing there), LD_EFORMAT (a folder of images -- "convert it first" --, a
+ * folder without data.mdb, not a file or folder), LD_ENOTSUP (the format was not built in),
+ * LD_ENOMEM. */
+int ld__format_probe(const char *path, ld_probe *p, ld_err *e);
+void ld__probe_free(ld_probe *p);
+
+/* ---- the description ------------------------------------------------------------------- */
+
+/* A field of a sample. Today a dataset has an image field (HDF5 "data" raw / "encoded"; LMDB
+ * the Datum's pixels) and a scalar label; issue 28 adds label vectors, masks and boxes as
+ * further fields. */
+typedef enum ld_field_role { LD_ROLE_IMAGE = 1, LD_ROLE_LABEL = 2 } ld_field_role;
+
+#define LD_DESC_MAX_FIELDS 8
+#define LD_DESC_MAX_RANK 4
+
+typedef struct ld_desc_field {
+    char *name;                     /* as stored ("data", "encoded", "label"), owned */
+    int role;                       /* ld_field_role */
+    int dtype;                      /* LD_DTYPE_*; 0 unknown */
+    int rank;                       /* per-sample rank: image 3 (C, H, W), label 0 (scalar) */
+    int64_t dims[LD_DESC_MAX_RANK]; /* per-sample dims; 0 = varies or unknown */
+} ld_desc_field;
+
+typedef struct ld_desc {
+    int format;     /* LD_FORMAT_HDF5 / LD_FORMAT_LMDB */
+    int kind;       /* ld_probe_kind */
+    uint32_t files; /* HDF5 files read: 1, or a --split list's; LMDB 1 */
+
+    /* schema */
+    size_t n_fields;
+    ld_desc_field field[LD_DESC_MAX_FIELDS];
+
+    /* storage */
+    uint64_t samples;            /* recorded (LMDB sidecar entries, HDF5 first dimension) or seen */
+    int samples_known;           /* 0: nothing says (a Caffe LMDB before ld__desc_observe) */
+    int encoded;                 /* 1: encoded image bytes */
+    char *storage;               /* "raw" | "encoded" as recorded */
+    char *encoding;              /* "jpeg" | "png" | "original"; NULL raw or not recorded */
+    int dtype;                   /* LD_DTYPE_U8 / LD_DTYPE_F32 (pixels as stored) */
+    int label_dtype;             /* LD_DTYPE_I32 / LD_DTYPE_F32 */
+    int channels, height, width; /* one sample (encoded: decoded); 0 = varies / unknown */
+    int shape_of_first;          /* the shape is only the first sample's (Caffe --encoded LMDB) */
+    char *channel_order;         /* as recorded: "BGR" | "RGB" | "GRAY"; NULL when not recorded */
+    int delivered_order; /* LD_CHANNELS_BGR/RGB as ld_reader gives 3 channels; 0 (observe) */
+    char *layout;        /* "NCHW" (HDF5) | "CHW" (LMDB) */
+    char *record;        /* LMDB: "caffe.Datum" */
+
+    /* settings */
+    int quality;            /* JPEG quality of re-encoded images; 0 not recorded */
+    char *resize_mode_name; /* as recorded: "none" | "squash" | "crop" | "pad" | "max" */
+    int resize_mode;        /* LD_RESIZE_*; 0 none or not recorded */
+    int resize_w, resize_h;
+
+    /* provenance */
+    int by_libdata;     /* the format attribute / sidecar key says libdata */
+    int format_version; /* 0 not recorded */
+    char *tool_version; /* HDF5 tool_version "1.2.0"; LMDB "tool" without "libdata " */
+    char *source, *note;
+
+    /* classes */
+    int num_classes_recorded; /* the num_classes attribute / key (-1 absent) */
+    size_t n_classes;
+    char **class_names;   /* n_classes, owned; NULL when none recorded */
+    int classes_recorded; /* class_names exists (maybe empty) */
+
+    /* shard identity (h5_format.h "Shards"); shard_count 0 = not a part */
+    uint32_t shard_index, shard_count;
+    uint64_t shard_first, shard_listed, listing_total;
+    char *run_id;
+    int shard_damaged; /* shard_count > 0 but another shard key missing or negative */
+    size_t n_parts;    /* a merged file: entries of its `parts` attribute (0: not merged) */
+} ld_desc;
+
+void ld__desc_free(ld_desc *d);
+
+/* Read what is recorded about the dataset at `path` (found by ld__format_probe) into *d
+ * (zeroed first; free with ld__desc_free even on failure). A dataset of another tool is
+ * described too (by_libdata 0, HDF5: its data/label shapes). LD_OK, or an error naming the
+ * path (the probe's, LD_EFORMAT unreadable file / damaged sidecar, LD_EIO, LD_ENOMEM). */
+int ld__desc_read(const char *path, ld_desc *d, ld_err *e);
+
+/* Lay what an open store sees over the description: samples, encoded, dtypes, shape, the
+ * order ld_reader delivers by default. */
+void ld__desc_observe(ld_desc *d, const struct ld_store_info *in);
+
+/* LD_RESIZE_* of a recorded resize mode name; 0 for "none", absent or unknown. */
+int ld__desc_resize_mode(const char *name);
+
+/* Append the recorded part of a description as `dataconv info` prints it for every format:
+ * classes, settings, source, note, tool version, shard identity (describe.c). LD_OK or
+ * LD_ENOMEM. */
+int ld__desc_print(const ld_desc *d, ld_buf *out);
+
+/* Format readers (desc.c dispatches to them by the probe). */
+int ld__h5_desc_read(const char *path, ld_desc *d, ld_err *e);
+int ld__lmdb_desc_read(const char *dir, ld_desc *d, ld_err *e);
+
+/* Set a field (copies name). LD_OK, LD_ENOMEM, LD_EINVAL (no room). */
+int ld__desc_add_field(ld_desc *d, const char *name, int role, int dtype, int rank,
+                       const int64_t *dims);
+
+#endif /* LD_DESC_H */
