@@ -8,27 +8,33 @@
 #include <string.h>
 
 #include "libdata/dataset.h"
+#include "common/ld_pack.h"
 #include "store/desc.h"
 #include "store/store.h"
 
-/* One block: the struct, the class-name pointers, then the strings. */
-static ld_dataset_info *pack(const char *path, const ld_desc *m)
+typedef struct stat_src {
+    const char *path;
+    const ld_desc *m;
+} stat_src;
+
+/* The result as one block (common/ld_pack.h): the struct, the class-name pointers, the
+ * strings. Called twice by ld__pack_run: d and names are NULL while counting. */
+static int fill(ld_pack *p, void *arg)
 {
-    const char *encoding = m->encoded && m->encoding ? m->encoding : "";
-    size_t bytes = sizeof(ld_dataset_info) + m->n_classes * sizeof(char *) + strlen(path) + 1 +
-                   strlen(encoding) + 1;
-    for (size_t i = 0; i < m->n_classes; i++)
-        bytes += strlen(m->class_names[i]) + 1;
-    ld_dataset_info *d = calloc(1, bytes);
-    if (!d) return NULL;
-    const char **names = (const char **)(d + 1);
-    char *text = (char *)(names + m->n_classes);
-#define COPY(dst, s) (dst = strcpy(text, s), text += strlen(s) + 1)
-    COPY(d->path, path);
-    if (encoding[0]) COPY(d->encoding, encoding);
-    for (size_t i = 0; i < m->n_classes; i++)
-        COPY(names[i], m->class_names[i]);
-#undef COPY
+    const stat_src *a = arg;
+    const ld_desc *m = a->m;
+    ld_dataset_info *d = LD_PACK_NEW(p, ld_dataset_info);
+    const char **names = LD_PACK_ARRAY(p, m->n_classes, const char *);
+    const char *path = ld__pack_str(p, a->path);
+    const char *encoding =
+        m->encoded && m->encoding && m->encoding[0] ? ld__pack_str(p, m->encoding) : NULL;
+    for (size_t i = 0; i < m->n_classes; i++) {
+        const char *name = ld__pack_str(p, m->class_names[i]);
+        if (names) names[i] = name;
+    }
+    if (!d) return LD_OK; /* counting */
+    d->path = path;
+    d->encoding = encoding;
     d->class_names = m->n_classes ? names : NULL;
     d->num_classes = m->n_classes;
     d->format = m->format;
@@ -47,7 +53,7 @@ static ld_dataset_info *pack(const char *path, const ld_desc *m)
     d->resize_mode = m->resize_mode;
     d->resize_w = m->resize_w;
     d->resize_h = m->resize_h;
-    return d;
+    return LD_OK;
 }
 
 int ld_dataset_stat(const char *path, ld_dataset_info **info, char **errmsg)
@@ -69,8 +75,12 @@ int ld_dataset_stat(const char *path, ld_dataset_info **info, char **errmsg)
     LD_TRY(ld__store_open(path, NULL, &s, &e));
     LD_TRY(ld__desc_read(path, &m, &e));
     ld__desc_observe(&m, &s->info);
-    *info = pack(path, &m);
-    LD_CHECK(&e, *info, LD_ENOMEM, "out of memory");
+    stat_src src = {path, &m};
+    void *blk = NULL;
+    rc = ld__pack_run(fill, &src, &blk, NULL);
+    LD_CHECK(&e, rc == LD_OK, rc, "%s: %s", path,
+             rc == LD_ENOMEM ? "out of memory" : ld_strerror(rc));
+    *info = blk;
 fail:
     if (s) s->vt->close(s);
     ld__desc_free(&m);
