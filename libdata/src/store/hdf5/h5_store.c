@@ -836,6 +836,8 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
              dims[rank - 1] <= (1u << 24) && (rank < 3 || dims[rank - 2] <= (1u << 24)) &&
                  (rank < 4 || dims[1] <= 4096),
              LD_EFORMAT, "%s: dataset '/%s' has implausible sample dimensions", s->path, name);
+    LD_CHECK(e, in->c > 0 && in->h > 0 && in->w > 0, LD_EFORMAT,
+             "%s: dataset '/%s' has empty samples (a dimension after N is 0)", s->path, name);
     t = H5Dget_type(s->dset);
     H5T_class_t cl = H5Tget_class(t);
     LD_CHECK(e, cl == H5T_INTEGER || cl == H5T_FLOAT, LD_EFORMAT,
