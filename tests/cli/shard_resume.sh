@@ -36,11 +36,11 @@ for kind in h5 lmdb; do
     run "$DATACONV" "$tree" "$out" --resize 20 --shard 1/3
     expect_rc 1
     expect_err "$p1 is from another run"
-    expect_err "resize 16x16 squash (this run: 20x20 squash)"
+    expect_err "made with resize_w 16 (this run: 20)"
     expect_err "remove it to convert this part again"
     run "$DATACONV" "$tree" "$out" --resize 16 --gray --shard 1/3
     expect_rc 1
-    expect_err "channel order BGR (this run: GRAY)"
+    expect_err "made with channel_order BGR (this run: GRAY)"
     run "$DATACONV" "$tree" "$out" --resize 16 --shuffle --seed 4 --shard 1/3
     expect_rc 1
     expect_err "another input listing (file names, labels, order, shuffle seed"

@@ -16,6 +16,7 @@
 
 #include "test_tmp.h"
 #include "store/writer.h"
+#include "test_desc.h"
 
 #define CHECK_PY LD_PYTHON " " LD_SOURCE_DIR "/tests/python/check_h5.py"
 
@@ -36,13 +37,13 @@ static void write_raw(const char *path, int n, uint64_t split_bytes, uint64_t *f
 {
     ld_writer_opts o = {0};
     o.path = path;
-    o.encoding = NULL;
-    o.channels = 3;
-    o.n_classes = 3;
-    o.class_names = classes;
-    o.resize_w = o.resize_h = SIDE;
-    o.source = "/some/input";
-    o.note = "test note";
+    o.desc = test_desc(&(test_rec){.channels = 3,
+                                   .n_classes = 3,
+                                   .classes = classes,
+                                   .resize_w = SIDE,
+                                   .resize_h = SIDE,
+                                   .source = "/some/input",
+                                   .note = "test note"});
     o.expected_n = 1; /* caps the chunk at one sample */
     o.split_bytes = split_bytes;
     ld_err e = {0};

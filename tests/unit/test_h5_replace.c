@@ -23,6 +23,7 @@
 #include "test_tmp.h"
 #include "store/store.h"
 #include "store/writer.h"
+#include "test_desc.h"
 
 #define SIDE 32
 #define SAMPLE_BYTES (3 * SIDE * SIDE)
@@ -38,11 +39,8 @@ static int write_const(const char *path, int v, int k)
     note[(k * 37) % 290 + 1] = 0; /* attribute length varies: chunk addresses move */
     ld_writer_opts o = {0};
     o.path = path;
-    o.channels = 3;
-    o.n_classes = 1;
-    o.class_names = classes;
-    o.source = "/in";
-    o.note = note;
+    o.desc = test_desc(&(test_rec){
+        .channels = 3, .n_classes = 1, .classes = classes, .source = "/in", .note = note});
     o.expected_n = 1 + k % 5;
     ld_err e = {0};
     ld_writer *wr = NULL;

@@ -147,15 +147,13 @@ Test(h5_store, missing_datasets_are_named)
 /* ---- files written by our own HDF5 writer (h5_write.c) ----------------------------------- */
 
 #include "store/writer.h"
+#include "test_desc.h"
 
 static void write_ours(const char *path, int encoded, int n, uint8_t *pix)
 {
     ld_writer_opts o = {0};
     o.path = path;
-    o.encoded = encoded;
-    o.encoding = encoded ? "original" : NULL;
-    o.channels = 3;
-    o.channel_order = 1; /* RGB */
+    o.desc = test_desc(&(test_rec){.encoded = encoded, .channels = 3, .rgb = 1});
     o.expected_n = (uint64_t)n;
     ld_err e = {0};
     ld_writer *w = NULL;
@@ -212,9 +210,7 @@ Test(h5_store, encoded_files_from_our_writer_give_back_the_bytes)
                  e.msg);
     ld_writer_opts o = {0};
     o.path = path;
-    o.encoded = 1;
-    o.encoding = "original";
-    o.channels = 3;
+    o.desc = test_desc(&(test_rec){.encoded = 1, .channels = 3});
     o.expected_n = 5;
     ld_writer *w = NULL;
     cr_assert_eq(ld__h5_writer_create(&o, &w, &e), LD_OK, "%s", e.msg);

@@ -12,6 +12,7 @@
 
 #include "test_tmp.h"
 #include "store/writer.h"
+#include "test_desc.h"
 #include "libdata/convert.h"
 
 #define CHECK_PY LD_PYTHON " " LD_SOURCE_DIR "/tests/python/check_h5.py"
@@ -33,18 +34,16 @@ static ld_writer_opts base_opts(const char *path, int encoded, int h, int w)
 {
     ld_writer_opts o = {0};
     o.path = path;
-    o.encoded = encoded;
-    o.encoding = encoded ? "jpeg" : NULL;
-    o.channels = 3;
-    o.channel_order = 0; /* BGR */
-    o.n_classes = 3;
-    o.class_names = classes;
-    o.quality = encoded ? 90 : 0;
-    o.resize_mode = 0;
-    o.resize_w = w;
-    o.resize_h = h;
-    o.source = "/some/input";
-    o.note = "test note";
+    o.desc = test_desc(&(test_rec){.encoded = encoded,
+                                   .encoding = "jpeg",
+                                   .channels = 3,
+                                   .n_classes = 3,
+                                   .classes = classes,
+                                   .quality = encoded ? 90 : 0,
+                                   .resize_w = w,
+                                   .resize_h = h,
+                                   .source = "/some/input",
+                                   .note = "test note"});
     return o;
 }
 
@@ -254,8 +253,13 @@ Test(h5_write, many_class_names_fit_in_the_attributes)
         names[i] = ld__asprintf("n%05d_synset_name", i);
     const char *p = tpath("many.h5");
     ld_writer_opts o = base_opts(p, 0, 8, 8);
-    o.n_classes = NC;
-    o.class_names = (const char *const *)names;
+    o.desc = test_desc(&(test_rec){.channels = 3,
+                                   .n_classes = NC,
+                                   .classes = (const char *const *)names,
+                                   .resize_w = 8,
+                                   .resize_h = 8,
+                                   .source = "/some/input",
+                                   .note = "test note"});
     ld_err e = {0};
     ld_writer *wr = NULL;
     cr_assert_eq(ld__h5_writer_create(&o, &wr, &e), LD_OK, "%s", e.msg);

@@ -13,6 +13,7 @@
 #include "reader/mean.h"
 #include "store/store.h"
 #include "store/writer.h"
+#include "test_desc.h"
 
 static ld_err err;
 
@@ -48,14 +49,12 @@ static const char *const classes[] = {"cls0", "cls1", "cls2"};
 static ld_writer_opts opts_for(const char *path, int encoded)
 {
     ld_writer_opts o = {.path = path,
-                        .encoded = encoded,
-                        .encoding = "original",
-                        .channels = 3,
-                        .channel_order = 0,
-                        .n_classes = 3,
-                        .class_names = classes,
-                        .source = "synthetic",
-                        .note = "test_lmdb"};
+                        .desc = test_desc(&(test_rec){.encoded = encoded,
+                                                      .channels = 3,
+                                                      .n_classes = 3,
+                                                      .classes = classes,
+                                                      .source = "synthetic",
+                                                      .note = "test_lmdb"})};
     return o;
 }
 

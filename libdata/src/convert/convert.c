@@ -32,6 +32,7 @@
 #include "common/ld_params.h"
 #include "resize/resize.h"
 #include "source/source.h"
+#include "store/desc.h"
 #include "store/hdf5/h5_format.h"
 #include "store/writer.h"
 #include "thread/pool.h"
@@ -594,7 +595,7 @@ typedef struct job {
     ld_writer *wr;
     ld_pool *pool;
     int nthreads; /* workers allocated (r.workers) */
-    const char **class_names;
+    ld_desc rec;  /* what the output records (store/desc.h) */
     out_files outs;
     char *split_list;
     char *part_path; /* shards: the part's file, which replaces the output */
@@ -603,18 +604,61 @@ typedef struct job {
     double t0;
 } job;
 
+/* What the output records (store/desc.h): storage, channels, classes, settings, provenance;
+ * a shard part adds its identity after shard_select. */
+static int describe_output(ld_convert *c, const run *r, job *j, const char *source)
+{
+    static const char *const modes[] = {"squash", "crop", "pad", "max"};
+    ld_desc *d = &j->rec;
+    const size_t ncls = ld__source_class_count(j->src);
+    int rc = LD_OK, ok = 1;
+    d->format = j->format;
+    d->encoded = r->encoded;
+    d->channels = r->channels;
+    d->quality = r->encoded && !r->keep_original && !r->encode_png ? r->quality : 0;
+    d->resize_w = r->geom.w;
+    d->resize_h = r->geom.h;
+    d->resize_mode = r->geom.w || r->geom.h ? r->geom.mode : 0;
+    d->num_classes_recorded = (int)ncls;
+    ok &= ld__desc_set_text(&d->storage, r->encoded ? "encoded" : "raw") == LD_OK;
+    if (r->encoded)
+        ok &= ld__desc_set_text(&d->encoding, r->keep_original ? "original"
+                                              : r->encode_png  ? "png"
+                                                               : "jpeg") == LD_OK;
+    ok &= ld__desc_set_text(&d->channel_order, r->channels == 1 ? "GRAY"
+                                               : r->order_rgb   ? "RGB"
+                                                                : "BGR") == LD_OK;
+    ok &= ld__desc_set_text(&d->resize_mode_name,
+                            d->resize_mode ? modes[(d->resize_mode - LD_RESIZE_SQUASH) & 3]
+                                           : "none") == LD_OK;
+    ok &= ld__desc_set_text(&d->source, source) == LD_OK;
+    ok &= ld__desc_set_text(&d->note, PSTR(c, LD_C_SOURCE_NOTE)) == LD_OK;
+    ok &= ld__desc_set_text(&d->tool_version, LD_VERSION_STRING) == LD_OK;
+    d->class_names = calloc(ncls ? ncls : 1, sizeof *d->class_names);
+    ok &= d->class_names != NULL;
+    for (size_t i = 0; ok && i < ncls; i++, d->n_classes++) {
+        const char *name = ld__source_class_name(j->src, i);
+        ok &= (d->class_names[i] = ld__strdup(name ? name : "")) != NULL;
+    }
+    LD_CHECK(&c->err, ok, LD_ENOMEM, "out of memory");
+    ld__desc_mark_recorded(d);
+    return LD_OK;
+fail:
+    return rc;
+}
+
 /* Shards: the run_id over the whole listing, this part's range, and resume. Called after the
  * whole input is listed (and shuffled) and before the writer exists. Sets *done when the part
  * is already complete from the same run; otherwise cuts the source down to the part. */
 static int shard_select(ld_convert *c, run *r, ld_source *src, int format, const char *part,
-                        const ld_writer_opts *wo, ld_shard_info *sh, int *done)
+                        const ld_desc *want, ld_shard_info *sh, int *done)
 {
     const ld_shard_setting set[] = {
         {"format", format},
         {"encoded", r->encoded},
         {"keep_original", r->keep_original},
         {"encode_png", r->encode_png},
-        {"quality", wo->quality},
+        {"quality", want->quality},
         {"resize_w", r->geom.w},
         {"resize_h", r->geom.h},
         {"resize_mode", r->geom.mode},
@@ -641,21 +685,7 @@ static int shard_select(ld_convert *c, run *r, ld_source *src, int format, const
     ld__shard_range(total, sh->index, sh->count, &sh->first, &sh->listed);
     ld__shard_run_id(set, nset, sh->count, src, sh->run_id);
 
-    static const char *const modes[] = {"squash", "crop", "pad", "max"};
-    ld_part_meta expect;
-    memset(&expect, 0, sizeof expect);
-    snprintf(expect.storage, sizeof expect.storage, "%s", r->encoded ? "encoded" : "raw");
-    snprintf(expect.resize_mode, sizeof expect.resize_mode, "%s",
-             r->geom.w || r->geom.h ? modes[(r->geom.mode - LD_RESIZE_SQUASH) & 3] : "none");
-    snprintf(expect.channel_order, sizeof expect.channel_order, "%s",
-             r->channels == 1 ? "GRAY"
-             : r->order_rgb   ? "RGB"
-                              : "BGR");
-    expect.quality = wo->quality;
-    expect.resize_w = r->geom.w;
-    expect.resize_h = r->geom.h;
-    expect.num_classes = (int32_t)wo->n_classes;
-    int rc = ld__shard_resume_check(part, format == LD_FORMAT_LMDB, sh, &expect, done, &c->err);
+    int rc = ld__shard_resume_check(part, format == LD_FORMAT_LMDB, sh, want, done, &c->err);
     if (rc < 0) return rc;
     if (*done) {
         /* what killed attempts at this part left beside it goes, as a writer would do */
@@ -789,32 +819,16 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
 
     /* The writer. */
     const size_t ncls = ld__source_class_count(j->src);
-    j->class_names = calloc(ncls ? ncls : 1, sizeof *j->class_names);
-    LD_CHECK(&c->err, j->class_names, LD_ENOMEM, "out of memory");
-    for (size_t i = 0; i < ncls; i++)
-        j->class_names[i] = ld__source_class_name(j->src, i);
+    LD_TRY(describe_output(c, r, j, list_file ? list_file : input));
     size_t max_rel = 1;
     for (size_t i = 0; i < r->n; i++) {
         size_t len = strlen(ld__source_rel(j->src, i));
         max_rel = len > max_rel ? len : max_rel;
     }
     ld_writer_opts wo = {
+        .desc = &j->rec,
         .max_rel_len = max_rel,
         .path = output,
-        .encoded = r->encoded,
-        .encoding = r->keep_original ? "original"
-                    : r->encode_png  ? "png"
-                                     : "jpeg",
-        .channels = r->channels,
-        .channel_order = r->order_rgb,
-        .n_classes = ncls,
-        .class_names = j->class_names,
-        .quality = r->encoded && !r->keep_original && !r->encode_png ? r->quality : 0,
-        .resize_mode = r->geom.mode - LD_RESIZE_SQUASH,
-        .resize_w = r->geom.w,
-        .resize_h = r->geom.h,
-        .source = list_file ? list_file : input,
-        .note = PSTR(c, LD_C_SOURCE_NOTE),
         .expected_n = r->n,
         .split_bytes = (uint64_t)P(c, LD_C_SPLIT_BYTES),
         .split_relative = P(c, LD_C_SPLIT_PATHS) == LD_SPLIT_PATHS_RELATIVE,
@@ -823,14 +837,22 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
         .on_stale_user = c,
     };
     if (j->part_path) {
-        LD_TRY(shard_select(c, r, j->src, j->format, output, &wo, &j->shard, &j->resumed));
+        LD_TRY(shard_select(c, r, j->src, j->format, output, &j->rec, &j->shard, &j->resumed));
         c->stats.total = r->n;
         if (j->resumed) {
             c->stats.resumed = 1;
             return LD_OK; /* nothing to do */
         }
         wo.expected_n = r->n;
-        wo.shard = &j->shard;
+        const ld_shard_info *sh = &j->shard;
+        j->rec.shard_index = sh->index;
+        j->rec.shard_count = sh->count;
+        j->rec.shard_first = sh->first;
+        j->rec.shard_listed = sh->listed;
+        j->rec.listing_total = sh->total;
+        LD_CHECK(&c->err, ld__desc_set_text(&j->rec.run_id, sh->run_id) == LD_OK, LD_ENOMEM,
+                 "out of memory");
+        ld__desc_mark_recorded(&j->rec);
     }
     if (j->format == LD_FORMAT_LMDB)
         LD_TRY(ld__lmdb_writer_create(&wo, &j->wr, &c->err));
@@ -1047,7 +1069,7 @@ static void job_free(job *j)
     free(j->r.slots);
     free(j->r.workers);
     if (j->wr) j->wr->vt->free(j->wr); /* removes temporaries unless finish() published them */
-    free(j->class_names);
+    ld__desc_free(&j->rec);
     out_files_free(&j->outs);
     free(j->split_list);
     free(j->part_path);

@@ -16,6 +16,7 @@
  * 1.3 M paths (about 40 MB of text) takes ~0.1 s, next to the seconds the listing takes.
  */
 #include "shard/shard.h"
+#include "store/part_meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,62 +89,40 @@ void ld__shard_range(uint64_t total, unsigned k, unsigned n, uint64_t *first, ui
 
 /* The first recorded setting that differs from this run's, as "quality 70 (this run: 90)",
  * into buf; "" when they all agree. */
-static void first_difference(const ld_part_meta *have, const ld_part_meta *want, char *buf,
-                             size_t cap)
+static void first_difference(const ld_desc *have, const ld_desc *want, char *buf, size_t cap)
 {
+    char hv[128], wv[128];
+    const char *name = ld__desc_first_difference(have, want, hv, wv, sizeof hv);
     buf[0] = '\0';
-    if (strcmp(have->storage, want->storage))
-        snprintf(buf, cap, "storage %s (this run: %s)", have->storage, want->storage);
-    else if (have->quality != want->quality)
-        snprintf(buf, cap, "quality %d (this run: %d)", (int)have->quality, (int)want->quality);
-    else if (have->resize_w != want->resize_w || have->resize_h != want->resize_h ||
-             strcmp(have->resize_mode, want->resize_mode))
-        snprintf(buf, cap, "resize %dx%d %s (this run: %dx%d %s)", (int)have->resize_w,
-                 (int)have->resize_h, have->resize_mode, (int)want->resize_w, (int)want->resize_h,
-                 want->resize_mode);
-    else if (strcmp(have->channel_order, want->channel_order))
-        snprintf(buf, cap, "channel order %s (this run: %s)", have->channel_order,
-                 want->channel_order);
-    else if (have->num_classes != want->num_classes)
-        snprintf(buf, cap, "%d classes (this run: %d)", (int)have->num_classes,
-                 (int)want->num_classes);
+    if (name) snprintf(buf, cap, "%s %s (this run: %s)", name, hv, wv);
 }
 
-int ld__shard_resume_check(const char *part_path, int lmdb, const ld_shard_info *want,
-                           const ld_part_meta *expect, int *complete, ld_err *e)
+static const char next[] = "remove it to convert this part again, or run with the options it "
+                           "was made with (nothing was written)";
+
+/* The complete dataset `h` at part_path against the part this run makes: LD_OK when it is
+ * that part, else LD_EINVAL saying what differs (diff[cap] is scratch). */
+static int check_part(const char *part_path, const ld_desc *h, const ld_shard_info *want,
+                      const ld_desc *expect, char *diff, size_t cap, ld_err *e)
 {
-    static const char next[] = "remove it to convert this part again, or run with the options "
-                               "it was made with (nothing was written)";
-    ld_part_meta have;
-    ld_err why;
-    char diff[256];
-    *complete = 0;
-    ld__err_clear(&why);
-    int rc = ld__part_meta_read(part_path, lmdb, &have, &why);
-    if (rc == LD_END) return LD_OK;
-    if (rc == LD_EFORMAT)
-        return ld__err(e, LD_EINVAL, "%s exists but is not a complete libdata part (%s); %s",
-                       part_path, why.msg, next);
-    if (rc < 0) return ld__err(e, rc, "%s", why.msg);
-    const ld_shard_info *h = &have.shard;
-    if (!h->count)
+    if (!h->shard_count)
         return ld__err(e, LD_EINVAL,
                        "%s exists but is not a shard part (no shard attributes: a single run's "
                        "output?); %s",
                        part_path, next);
-    if (h->count != want->count)
+    if (h->shard_count != want->count)
         return ld__err(e, LD_EINVAL, "%s is part %u of %u parts, this run makes %u parts; %s",
-                       part_path, h->index, h->count, want->count, next);
-    if (h->index != want->index)
+                       part_path, h->shard_index, h->shard_count, want->count, next);
+    if (h->shard_index != want->index)
         return ld__err(e, LD_EINVAL, "%s holds part %u, not part %u (a renamed file?); %s",
-                       part_path, h->index, want->index, next);
+                       part_path, h->shard_index, want->index, next);
     if (strcmp(h->run_id, want->run_id)) {
-        first_difference(&have, expect, diff, sizeof diff);
-        if (!diff[0] && h->total != want->total)
-            snprintf(diff, sizeof diff,
+        first_difference(h, expect, diff, cap);
+        if (!diff[0] && h->listing_total != want->total)
+            snprintf(diff, cap,
                      "a listing of %llu samples (this run lists %llu: the "
                      "input changed)",
-                     (unsigned long long)h->total, (unsigned long long)want->total);
+                     (unsigned long long)h->listing_total, (unsigned long long)want->total);
         return ld__err(e, LD_EINVAL,
                        "%s is from another run (run_id %s, this run %s): it was made with %s; %s",
                        part_path, h->run_id, want->run_id,
@@ -152,15 +131,39 @@ int ld__shard_resume_check(const char *part_path, int lmdb, const ld_shard_info 
                                  "order, shuffle seed, or a setting not recorded in the file)",
                        next);
     }
-    if (h->first != want->first || h->listed != want->listed || h->total != want->total)
+    if (h->shard_first != want->first || h->shard_listed != want->listed ||
+        h->listing_total != want->total)
         return ld__err(e, LD_EINVAL,
                        "%s has the run's run_id but covers samples %llu..%llu of %llu, not "
                        "%llu..%llu of %llu (damaged attributes?); %s",
-                       part_path, (unsigned long long)h->first,
-                       (unsigned long long)(h->first + h->listed), (unsigned long long)h->total,
-                       (unsigned long long)want->first,
+                       part_path, (unsigned long long)h->shard_first,
+                       (unsigned long long)(h->shard_first + h->shard_listed),
+                       (unsigned long long)h->listing_total, (unsigned long long)want->first,
                        (unsigned long long)(want->first + want->listed),
                        (unsigned long long)want->total, next);
-    *complete = 1;
     return LD_OK;
+}
+
+int ld__shard_resume_check(const char *part_path, int lmdb, const ld_shard_info *want,
+                           const ld_desc *expect, int *complete, ld_err *e)
+{
+    ld_desc have;
+    ld_err why;
+    char diff[300];
+    *complete = 0;
+    ld__err_clear(&why);
+    int rc = ld__part_read(part_path, lmdb, &have, &why);
+    if (rc == LD_END) {
+        rc = LD_OK; /* nothing there: convert */
+    } else if (rc == LD_OK) {
+        rc = check_part(part_path, &have, want, expect, diff, sizeof diff, e);
+        *complete = rc == LD_OK;
+    } else if (rc == LD_EFORMAT) {
+        rc = ld__err(e, LD_EINVAL, "%s exists but is not a complete libdata part (%s); %s",
+                     part_path, why.msg, next);
+    } else {
+        rc = ld__err(e, rc, "%s", why.msg);
+    }
+    ld__desc_free(&have);
+    return rc;
 }

@@ -6,7 +6,7 @@
 #define LD_SHARD_H
 
 #include "source/source.h"
-#include "store/writer.h"
+#include "store/desc.h"
 
 /* Parts: at most LD_SHARD_MAX (five digits in the names). */
 #define LD_SHARD_MAX 99999
@@ -41,16 +41,23 @@ typedef struct ld_shard_setting {
 void ld__shard_run_id(const ld_shard_setting *set, size_t nset, unsigned n, const ld_source *src,
                       char out[17]);
 
-#include "store/part_meta.h"
+/* A shard part's identity (h5_format.h, "Shards"): the converter computes it and records it
+ * in the part's description (store/desc.h). */
+typedef struct ld_shard_info {
+    uint32_t index, count; /* K, N (count > 0) */
+    uint64_t first;        /* index of the part's first listed sample in the whole listing */
+    uint64_t listed;       /* samples the part listed (skipped ones included) */
+    uint64_t total;        /* L: samples in the whole listing */
+    char run_id[17];       /* 16 lowercase hex digits + NUL */
+} ld_shard_info;
 
 /* Resume: what is at `part_path` (an LMDB directory with `lmdb`) against the part this run
- * would write (`want`; `expect` holds the settings the run records: storage, resize_mode,
- * channel_order, quality, resize_w/h, num_classes).
+ * would write (`want`; `expect` is what the run records, desc.h: its settings are compared).
  * LD_OK and *complete = 1: a complete part of this very run (same K, N, run_id): skip it.
  * LD_OK and *complete = 0: nothing there: convert.
  * LD_EINVAL: something else is there (a part of another run, a damaged part, another file);
  * the message names the file and what differs, and says how to go on. */
 int ld__shard_resume_check(const char *part_path, int lmdb, const ld_shard_info *want,
-                           const ld_part_meta *expect, int *complete, ld_err *e);
+                           const ld_desc *expect, int *complete, ld_err *e);
 
 #endif /* LD_SHARD_H */

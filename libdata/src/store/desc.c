@@ -4,6 +4,7 @@
 #include "store/desc.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,141 @@ int ld__format_probe(const char *path, ld_probe *p, ld_err *e)
     return LD_OK;
 }
 
-/* ---- the description ----------------------------------------------------------------------- */
+/* ---- the records ------------------------------------------------------------------------- */
+
+/* A record describe.c prints its own way, and one `info` prints as "label: value". */
+#define RECP(name, type, member, scope, setting, label)                                            \
+    {                                                                                              \
+        name, type, offsetof(ld_desc, member), scope, setting, label                               \
+    }
+#define REC(name, type, member, scope, setting) RECP(name, type, member, scope, setting, NULL)
+
+/* In the order the writers write them. */
+const ld_desc_record ld__desc_records[] = {
+    REC("storage", LD_REC_STR, storage, LD_REC_ALL, 1),
+    REC("encoding", LD_REC_STR, encoding, LD_REC_ENCODED, 1),
+    REC("channel_order", LD_REC_STR, channel_order, LD_REC_ALL, 1),
+    REC("channels", LD_REC_INT, channels, LD_REC_ALL, 0),
+    REC("height", LD_REC_INT, height, LD_REC_ALL, 0),
+    REC("width", LD_REC_INT, width, LD_REC_ALL, 0),
+    REC("num_classes", LD_REC_INT, num_classes_recorded, LD_REC_ALL, 1),
+    REC("quality", LD_REC_INT, quality, LD_REC_ALL, 1),
+    REC("resize_mode", LD_REC_STR, resize_mode_name, LD_REC_ALL, 1),
+    REC("resize_w", LD_REC_INT, resize_w, LD_REC_ALL, 1),
+    REC("resize_h", LD_REC_INT, resize_h, LD_REC_ALL, 1),
+    REC("source", LD_REC_STR, source, LD_REC_ALL, 0),
+    REC("note", LD_REC_STR, note, LD_REC_ALL, 0),
+    /* shard identity (h5_format.h, "Shards") */
+    REC("shard_index", LD_REC_U32, shard_index, LD_REC_PART, 0),
+    REC("shard_count", LD_REC_U32, shard_count, LD_REC_SHARDED, 0),
+    REC("shard_first", LD_REC_U64, shard_first, LD_REC_PART, 0),
+    REC("shard_listed", LD_REC_U64, shard_listed, LD_REC_PART, 0),
+    REC("listing_total", LD_REC_U64, listing_total, LD_REC_SHARDED, 0),
+    REC("run_id", LD_REC_STR, run_id, LD_REC_SHARDED, 0),
+};
+const size_t ld__desc_n_records = sizeof ld__desc_records / sizeof *ld__desc_records;
+
+_Static_assert(sizeof ld__desc_records / sizeof *ld__desc_records <= 64,
+               "ld_desc.recorded has one bit per record");
+
+#define AT(d, r, type) ((type *)(void *)((char *)(d) + (r)->offset))
+#define AT_C(d, r, type) ((const type *)(const void *)((const char *)(d) + (r)->offset))
+
+static size_t rec_index(const char *name)
+{
+    for (size_t i = 0; i < ld__desc_n_records; i++)
+        if (!strcmp(ld__desc_records[i].name, name)) return i;
+    return ld__desc_n_records;
+}
+
+int ld__desc_has(const ld_desc *d, const char *name)
+{
+    const size_t i = rec_index(name);
+    return i < ld__desc_n_records && (d->recorded >> i & 1);
+}
+
+int ld__desc_rec_applies(const ld_desc *d, const ld_desc_record *r)
+{
+    switch (r->scope) {
+    case LD_REC_ENCODED: return d->encoded;
+    case LD_REC_SHARDED: return d->shard_count > 0;
+    case LD_REC_PART: return d->shard_count > 0 && !d->merged;
+    default: return 1;
+    }
+}
+
+const char *ld__desc_rec_str(const ld_desc *d, const ld_desc_record *r)
+{
+    return r->type == LD_REC_STR ? *AT_C(d, r, char *) : NULL;
+}
+
+int64_t ld__desc_rec_num(const ld_desc *d, const ld_desc_record *r)
+{
+    switch (r->type) {
+    case LD_REC_INT: return *AT_C(d, r, int);
+    case LD_REC_U32: return *AT_C(d, r, uint32_t);
+    case LD_REC_U64: return (int64_t)*AT_C(d, r, uint64_t);
+    default: return 0;
+    }
+}
+
+void ld__desc_rec_set_num(ld_desc *d, size_t i, int64_t v)
+{
+    const ld_desc_record *r = &ld__desc_records[i];
+    if (v < 0) return;
+    if (r->type == LD_REC_INT && v <= 1 << 30)
+        *AT(d, r, int) = (int)v;
+    else if (r->type == LD_REC_U32 && v <= UINT32_MAX)
+        *AT(d, r, uint32_t) = (uint32_t)v;
+    else if (r->type == LD_REC_U64)
+        *AT(d, r, uint64_t) = (uint64_t)v;
+    else
+        return;
+    d->recorded |= (uint64_t)1 << i;
+}
+
+void ld__desc_rec_set_str(ld_desc *d, size_t i, char *owned)
+{
+    const ld_desc_record *r = &ld__desc_records[i];
+    char **dst = AT(d, r, char *);
+    free(*dst);
+    *dst = owned;
+    if (owned) d->recorded |= (uint64_t)1 << i;
+}
+
+void ld__desc_records_done(ld_desc *d)
+{
+    if (d->storage) d->encoded = !strcmp(d->storage, "encoded");
+    d->resize_mode = ld__desc_resize_mode(d->resize_mode_name);
+    if (!ld__desc_has(d, "num_classes")) d->num_classes_recorded = -1;
+    if (d->n_parts) d->merged = 1;
+    if (d->shard_count)
+        d->shard_damaged = !ld__desc_has(d, "shard_index") || !ld__desc_has(d, "shard_first") ||
+                           !ld__desc_has(d, "shard_listed") || !ld__desc_has(d, "listing_total") ||
+                           !d->run_id || !d->run_id[0];
+}
+
+void ld__desc_mark_recorded(ld_desc *d)
+{
+    for (size_t i = 0; i < ld__desc_n_records; i++)
+        if (ld__desc_rec_applies(d, &ld__desc_records[i])) d->recorded |= (uint64_t)1 << i;
+    d->classes_recorded = 1;
+}
+
+int ld__desc_set_text(char **dst, const char *s)
+{
+    char *v = s ? ld__strdup(s) : NULL;
+    if (s && !v) return LD_ENOMEM;
+    free(*dst);
+    *dst = v;
+    return LD_OK;
+}
+
+/* The strings of a description that are not records. */
+#define OTHER_STRINGS(d)                                                                           \
+    {                                                                                              \
+        &(d)->layout, &(d)->record, &(d)->tool_version                                             \
+    }
 
 void ld__desc_free(ld_desc *d)
 {
@@ -124,17 +259,92 @@ void ld__desc_free(ld_desc *d)
     for (size_t i = 0; d->class_names && i < d->n_classes; i++)
         free(d->class_names[i]);
     free(d->class_names);
-    free(d->storage);
-    free(d->encoding);
-    free(d->channel_order);
-    free(d->layout);
-    free(d->record);
-    free(d->resize_mode_name);
-    free(d->tool_version);
-    free(d->source);
-    free(d->note);
-    free(d->run_id);
+    for (size_t i = 0; i < ld__desc_n_records; i++)
+        if (ld__desc_records[i].type == LD_REC_STR) free(*AT(d, &ld__desc_records[i], char *));
+    char **other[] = OTHER_STRINGS(d);
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+        free(*other[i]);
     memset(d, 0, sizeof *d);
+}
+
+int ld__desc_copy(ld_desc *dst, const ld_desc *src)
+{
+    int ok = 1;
+    *dst = *src;
+    for (size_t i = 0; i < dst->n_fields; i++)
+        ok &= !src->field[i].name || !!(dst->field[i].name = ld__strdup(src->field[i].name));
+    for (size_t i = 0; i < ld__desc_n_records; i++) {
+        const ld_desc_record *r = &ld__desc_records[i];
+        if (r->type == LD_REC_STR && *AT_C(src, r, char *))
+            ok &= !!(*AT(dst, r, char *) = ld__strdup(*AT_C(src, r, char *)));
+    }
+    char **other[] = OTHER_STRINGS(dst);
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+        if (*other[i]) ok &= !!(*other[i] = ld__strdup(*other[i]));
+    dst->class_names = NULL;
+    dst->n_classes = 0;
+    if (src->n_classes) {
+        dst->class_names = calloc(src->n_classes, sizeof *dst->class_names);
+        ok &= !!dst->class_names;
+        for (size_t i = 0; dst->class_names && i < src->n_classes; i++, dst->n_classes++)
+            ok &= !!(dst->class_names[i] =
+                         ld__strdup(src->class_names[i] ? src->class_names[i] : ""));
+    }
+    if (ok) return LD_OK;
+    ld__desc_free(dst);
+    return LD_ENOMEM;
+}
+
+static void value_text(const ld_desc *d, size_t i, char *out, size_t cap)
+{
+    const ld_desc_record *r = &ld__desc_records[i];
+    if (!(d->recorded >> i & 1) && !(r->type == LD_REC_STR && ld__desc_rec_str(d, r)))
+        snprintf(out, cap, "(absent)");
+    else if (r->type == LD_REC_STR)
+        snprintf(out, cap, "%s", ld__desc_rec_str(d, r) ? ld__desc_rec_str(d, r) : "");
+    else
+        snprintf(out, cap, "%lld", (long long)ld__desc_rec_num(d, r));
+}
+
+static int same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+const char *ld__desc_first_difference(const ld_desc *have, const ld_desc *want, char *hv, char *wv,
+                                      size_t cap)
+{
+    hv[0] = wv[0] = '\0';
+    if (have->format_version && want->format_version &&
+        have->format_version != want->format_version) {
+        snprintf(hv, cap, "%d", have->format_version);
+        snprintf(wv, cap, "%d", want->format_version);
+        return "format_version";
+    }
+    for (size_t i = 0; i < ld__desc_n_records; i++) {
+        const ld_desc_record *r = &ld__desc_records[i];
+        if (!r->setting) continue;
+        const int hr = (int)(have->recorded >> i & 1), wr = (int)(want->recorded >> i & 1);
+        int same = r->type == LD_REC_STR
+                       ? same_text(ld__desc_rec_str(have, r), ld__desc_rec_str(want, r))
+                       : hr == wr && ld__desc_rec_num(have, r) == ld__desc_rec_num(want, r);
+        if (same) continue;
+        value_text(have, i, hv, cap);
+        value_text(want, i, wv, cap);
+        return r->name;
+    }
+    size_t k = 0;
+    while (k < have->n_classes && k < want->n_classes &&
+           !strcmp(have->class_names[k], want->class_names[k]))
+        k++;
+    if (k == have->n_classes && k == want->n_classes &&
+        have->classes_recorded == want->classes_recorded)
+        return NULL;
+    snprintf(hv, cap, "%zu classes, class %zu '%s'", have->n_classes, k,
+             k < have->n_classes ? have->class_names[k] : "(none)");
+    snprintf(wv, cap, "%zu classes, class %zu '%s'", want->n_classes, k,
+             k < want->n_classes ? want->class_names[k] : "(none)");
+    return "class_names";
 }
 
 int ld__desc_resize_mode(const char *name)

@@ -105,7 +105,78 @@ typedef struct ld_desc {
     char *run_id;
     int shard_damaged; /* shard_count > 0 but another shard key missing or negative */
     size_t n_parts;    /* a merged file: entries of its `parts` attribute (0: not merged) */
+    int merged;        /* writing: a merged dataset (no part-only records); reading: n_parts */
+
+    uint64_t recorded; /* bit i: ld__desc_records[i] was read, present and in range */
 } ld_desc;
+
+/* ---- the records ----------------------------------------------------------------------- *
+ * What both formats record under the same names (HDF5 root attributes, libdata.json keys),
+ * as one table: each format's reader and writer walk it (hdf5/h5_desc.c, lmdb/lmdb_desc.c),
+ * ld__desc_free frees its strings, the merge and the resume check compare its settings. A new
+ * record is a member of ld_desc plus a row in desc.c (with a label, `info` prints it too);
+ * the formats, merges, resume check and describe need no change. What only
+ * one format has (HDF5 format/layout/tool_version/parts, LMDB format/record/layout/tool/
+ * entries) and the class_names array are written by the format's own code. */
+
+typedef enum ld_rec_type {
+    LD_REC_STR = 1, /* char *: HDF5 vlen UTF-8 string, JSON string; NULL written as "" */
+    LD_REC_INT,     /* int in [0, 2^30]: HDF5 int32, JSON number */
+    LD_REC_U32,     /* uint32_t: HDF5 int32, JSON number */
+    LD_REC_U64      /* uint64_t below 2^63: HDF5 int64, JSON number */
+} ld_rec_type;
+
+typedef enum ld_rec_scope {
+    LD_REC_ALL = 0, /* every dataset */
+    LD_REC_ENCODED, /* encoded storage only */
+    LD_REC_SHARDED, /* shard parts and merged datasets (shard_count > 0) */
+    LD_REC_PART     /* shard parts only (not a merged dataset) */
+} ld_rec_scope;
+
+typedef struct ld_desc_record {
+    const char *name;  /* the attribute / key */
+    int type;          /* ld_rec_type */
+    size_t offset;     /* of the member in ld_desc */
+    int scope;         /* ld_rec_scope */
+    int setting;       /* 1: how the samples were made; the parts of one merge, and a part and
+                          the run that resumes it, must agree on it */
+    const char *label; /* `dataconv info` prints "label: value" when recorded; NULL: printed
+                          by describe.c's own lines (settings, shard, ...) */
+} ld_desc_record;
+
+extern const ld_desc_record ld__desc_records[];
+extern const size_t ld__desc_n_records;
+
+/* Whether the record `name` was read (present and in range). */
+int ld__desc_has(const ld_desc *d, const char *name);
+/* Whether a writer writes record r for d (its scope). */
+int ld__desc_rec_applies(const ld_desc *d, const ld_desc_record *r);
+/* A record's value: the string (NULL when none), or the number. */
+const char *ld__desc_rec_str(const ld_desc *d, const ld_desc_record *r);
+int64_t ld__desc_rec_num(const ld_desc *d, const ld_desc_record *r);
+/* Store what a format read for record r: a number (kept, and marked recorded, only when in
+ * the type's range), or a string (owned by d from now on; NULL = absent). */
+void ld__desc_rec_set_num(ld_desc *d, size_t i, int64_t v);
+void ld__desc_rec_set_str(ld_desc *d, size_t i, char *owned);
+/* After a format read the records: what follows from them (encoded, resize_mode,
+ * num_classes_recorded -1 when absent, shard_damaged). */
+void ld__desc_records_done(ld_desc *d);
+
+/* Mark what a writer records of d as recorded (every record in scope, the class names): a
+ * description made for a writer then compares with one read back. */
+void ld__desc_mark_recorded(ld_desc *d);
+
+/* A deep copy of src into *dst (zeroed first; free with ld__desc_free). LD_OK or LD_ENOMEM. */
+int ld__desc_copy(ld_desc *dst, const ld_desc *src);
+/* *dst = a copy of s (NULL stays NULL), freeing the old value. LD_OK or LD_ENOMEM. */
+int ld__desc_set_text(char **dst, const char *s);
+
+/* The first setting (a `setting` record, the format version, the class names) in which
+ * `have` differs from `want`: its name ("class_names" for the classes), with both values as
+ * text in hv[cap] and wv[cap] ("(absent)" when not recorded; for the classes "3 classes,
+ * class 1 'dog'" at the first name that differs); NULL when they agree. */
+const char *ld__desc_first_difference(const ld_desc *have, const ld_desc *want, char *hv, char *wv,
+                                      size_t cap);
 
 void ld__desc_free(ld_desc *d);
 

@@ -86,6 +86,16 @@ int ld__desc_print(const ld_desc *d, ld_buf *out)
     else if (d->shard_damaged)
         LD_TRY(ld__buf_printf(out, "shard: damaged records (shard_count %u, other keys missing)\n",
                               d->shard_count));
+    for (size_t i = 0; i < ld__desc_n_records; i++) { /* records with a label of their own */
+        const ld_desc_record *r = &ld__desc_records[i];
+        if (!r->label || !ld__desc_has(d, r->name)) continue;
+        char label[64];
+        snprintf(label, sizeof label, "%s: ", r->label);
+        if (r->type == LD_REC_STR)
+            LD_TRY(print_name(out, label, ld__desc_rec_str(d, r)));
+        else
+            LD_TRY(ld__buf_printf(out, "%s%lld\n", label, (long long)ld__desc_rec_num(d, r)));
+    }
 fail:
     return rc;
 }

@@ -31,33 +31,15 @@
 #include "store/lmdb/lmdb_store.h"
 #endif
 
-/* The identity and settings of a part, from its description (desc.h). A shard_count with
- * another shard key missing is damage: LD_EFORMAT naming the path. */
-static int from_desc(const ld_desc *d, const char *path, ld_part_meta *m, ld_err *e)
+/* A part's shard records must be whole. */
+static int check_shard(const ld_desc *d, const char *path, ld_err *e)
 {
-#define STR(dst, src) snprintf(dst, sizeof dst, "%s", (src) ? (src) : "")
-    STR(m->storage, d->storage);
-    STR(m->resize_mode, d->resize_mode_name);
-    STR(m->channel_order, d->channel_order);
-#undef STR
-    m->quality = d->quality;
-    m->resize_w = d->resize_w;
-    m->resize_h = d->resize_h;
-    m->num_classes = d->num_classes_recorded > 0 ? d->num_classes_recorded : 0;
-    if (!d->shard_count) return LD_OK;
-    if (d->shard_damaged)
-        return ld__err(e, LD_EFORMAT,
-                       "%s: damaged shard %s (shard_count %u, but shard_index, shard_first, "
-                       "shard_listed, listing_total or run_id missing or negative)",
-                       path, d->format == LD_FORMAT_LMDB ? "keys in libdata.json" : "attributes",
-                       d->shard_count);
-    m->shard.index = d->shard_index;
-    m->shard.count = d->shard_count;
-    m->shard.first = d->shard_first;
-    m->shard.listed = d->shard_listed;
-    m->shard.total = d->listing_total;
-    snprintf(m->shard.run_id, sizeof m->shard.run_id, "%s", d->run_id ? d->run_id : "");
-    return LD_OK;
+    if (!d->shard_count || !d->shard_damaged) return LD_OK;
+    return ld__err(e, LD_EFORMAT,
+                   "%s: damaged shard %s (shard_count %u, but shard_index, shard_first, "
+                   "shard_listed, listing_total or run_id missing or negative)",
+                   path, d->format == LD_FORMAT_LMDB ? "keys in libdata.json" : "attributes",
+                   d->shard_count);
 }
 
 /* ---- HDF5 ------------------------------------------------------------------------------- */
@@ -96,12 +78,10 @@ static uint64_t last_offset(hid_t f, uint64_t n)
     return v;
 }
 
-static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
+static int h5_read(const char *path, ld_desc *d, ld_err *e)
 {
     int rc = LD_OK;
-    ld_desc d;
     ld_h5_quiet q;
-    memset(&d, 0, sizeof d);
     ld__h5_quiet_begin(&q);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
@@ -109,11 +89,11 @@ static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
             ld__h5_err(e, LD_EFORMAT, "%s: not a readable HDF5 file (truncated or damaged?)", path);
         goto fail;
     }
-    LD_TRY(ld__h5_desc_from(f, path, &d, e));
-    LD_CHECK(e, d.by_libdata, LD_EFORMAT,
+    LD_TRY(ld__h5_desc_from(f, path, d, e));
+    LD_CHECK(e, d->by_libdata, LD_EFORMAT,
              "%s: not a libdata HDF5 file (no format=\"libdata\" attribute)", path);
-    LD_TRY(from_desc(&d, path, m, e));
-    const int encoded = !strcmp(m->storage, LD_H5_STORAGE_ENCODED);
+    LD_TRY(check_shard(d, path, e));
+    const int encoded = d->storage && !strcmp(d->storage, LD_H5_STORAGE_ENCODED);
     const int64_t n = ds_rows(f, LD_H5_DS_LABEL);
     const int64_t names = ds_rows(f, LD_H5_DS_FILENAME);
     LD_CHECK(e, n >= 0 && names == n, LD_EFORMAT,
@@ -134,12 +114,12 @@ static int h5_read(const char *path, ld_part_meta *m, ld_err *e)
         LD_CHECK(e, rows == n, LD_EFORMAT, "%s: incomplete: /data has %lld rows, /label %lld", path,
                  (long long)rows, (long long)n);
     }
-    m->samples = (uint64_t)n;
+    d->samples = (uint64_t)n;
+    d->samples_known = 1;
 
 fail:
     if (f >= 0) H5Fclose(f);
     ld__h5_quiet_end(&q);
-    ld__desc_free(&d);
     return rc;
 }
 #endif /* LD_HAVE_HDF5 */
@@ -147,15 +127,13 @@ fail:
 /* ---- LMDB -------------------------------------------------------------------------------- */
 #ifdef LD_HAVE_LMDB
 
-static int lmdb_read(const char *path, ld_part_meta *m, ld_err *e)
+static int lmdb_read(const char *path, ld_desc *d, ld_err *e)
 {
     int rc = LD_OK, mr;
     ld_buf side = {0};
     MDB_env *env = NULL;
     MDB_stat ms;
     int64_t entries = 0;
-    ld_desc d;
-    memset(&d, 0, sizeof d);
     struct stat st;
     LD_CHECK(e, stat(path, &st) == 0 && S_ISDIR(st.st_mode), LD_EFORMAT,
              "%s: not an LMDB directory", path);
@@ -166,8 +144,9 @@ static int lmdb_read(const char *path, ld_part_meta *m, ld_err *e)
     const char *t = (const char *)side.p;
     LD_CHECK(e, ld__lmdb_sidecar_value(t, "format") && ld__side_i64(t, "entries", &entries),
              LD_EFORMAT, "%s: %s is incomplete (no format or entries)", path, LD_LMDB_SIDECAR);
-    LD_TRY(ld__lmdb_desc_from(t, path, &d, e));
-    LD_TRY(from_desc(&d, path, m, e));
+    d->format = LD_FORMAT_LMDB;
+    LD_TRY(ld__lmdb_desc_from(t, path, d, e));
+    LD_TRY(check_shard(d, path, e));
     /* The database itself: opened read-only without the lock file (nobody writes a
      * published part), its record count against the sidecar's. */
     mr = mdb_env_create(&env);
@@ -178,19 +157,19 @@ static int lmdb_read(const char *path, ld_part_meta *m, ld_err *e)
     LD_CHECK(e, entries >= 0 && ms.ms_entries == (uint64_t)entries, LD_EFORMAT,
              "%s: incomplete: the database holds %llu records, %s says %llu", path,
              (unsigned long long)ms.ms_entries, LD_LMDB_SIDECAR, (unsigned long long)entries);
-    m->samples = (uint64_t)entries;
+    d->samples = (uint64_t)entries;
+    d->samples_known = 1;
 fail:
     if (env) mdb_env_close(env);
     ld__buf_free(&side);
-    ld__desc_free(&d);
     return rc;
 }
 #endif /* LD_HAVE_LMDB */
 
-int ld__part_meta_read(const char *path, int lmdb, ld_part_meta *m, ld_err *e)
+int ld__part_read(const char *path, int lmdb, ld_desc *d, ld_err *e)
 {
     struct stat st;
-    memset(m, 0, sizeof *m);
+    memset(d, 0, sizeof *d);
     if (stat(path, &st) != 0) {
         if (errno == ENOENT) return LD_END;
         return ld__err(e, LD_EIO, "%s: %s", path, strerror(errno));
@@ -207,14 +186,14 @@ int ld__part_meta_read(const char *path, int lmdb, ld_part_meta *m, ld_err *e)
         return ld__err(e, LD_EFORMAT, "%s: an LMDB database, not an HDF5 file", path);
     if (lmdb) {
 #ifdef LD_HAVE_LMDB
-        return lmdb_read(path, m, e);
+        return lmdb_read(path, d, e);
 #else
         return ld__err(e, LD_ENOTSUP, "%s: this libdata was built without LMDB", path);
 #endif
     }
 #ifdef LD_HAVE_HDF5
     if (!S_ISREG(st.st_mode)) return ld__err(e, LD_EFORMAT, "%s: not a file", path);
-    return h5_read(path, m, e);
+    return h5_read(path, d, e);
 #else
     return ld__err(e, LD_ENOTSUP, "%s: this libdata was built without HDF5", path);
 #endif

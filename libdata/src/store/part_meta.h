@@ -7,25 +7,16 @@
 #ifndef LD_PART_META_H
 #define LD_PART_META_H
 
-#include "store/writer.h"
+#include "store/desc.h"
 
-typedef struct ld_part_meta {
-    ld_shard_info shard; /* count == 0: the dataset has no shard attributes */
-    uint64_t samples;    /* samples the dataset holds */
-    /* settings recorded with the dataset, to say what differs from a new run */
-    char storage[16];       /* "raw" | "encoded" */
-    char resize_mode[16];   /* "none" | "squash" | ... */
-    char channel_order[16]; /* "BGR" | "RGB" | "GRAY" */
-    int32_t quality, resize_w, resize_h, num_classes;
-} ld_part_meta;
-
-/* Read the part at `path` (an HDF5 file, or with `lmdb` an LMDB directory).
- * LD_OK: a complete libdata dataset (every dataset / record count consistent; `m` filled;
- *        m->shard.count is 0 when it has no shard attributes).
+/* Read the part at `path` (an HDF5 file, or with `lmdb` an LMDB directory) into *d (desc.h;
+ * free it with ld__desc_free in every case).
+ * LD_OK: a complete libdata dataset (every dataset / record count consistent; d->samples its
+ *        samples; d->shard_count 0 when it has no shard attributes).
  * LD_END: nothing exists at `path`.
  * LD_EFORMAT: something exists but is not a complete libdata dataset (truncated, another
- *        tool's, a stray file); the message says what is wrong.
+ *        tool's, a stray file, damaged shard records); the message says what is wrong.
  * LD_EIO, LD_ENOMEM, LD_ENOTSUP (format not built). */
-int ld__part_meta_read(const char *path, int lmdb, ld_part_meta *m, ld_err *e);
+int ld__part_read(const char *path, int lmdb, ld_desc *d, ld_err *e);
 
 #endif /* LD_PART_META_H */

@@ -8,41 +8,24 @@
 #define LD_WRITER_H
 
 #include "common/ld_internal.h"
+#include "store/desc.h"
 
 /* Told about each temporary of a killed run that a writer removes (ld__sweep_stale_temps):
  * its path, the dead pid, its size in bytes (for an LMDB directory, its data.mdb). */
 typedef void (*ld_stale_fn)(void *user, const char *path, long pid, uint64_t bytes);
 
-/* A shard part's identity (h5_format.h, "Shards"), recorded by both writers. */
-typedef struct ld_shard_info {
-    uint32_t index, count; /* K, N (count > 0) */
-    uint64_t first;        /* index of the part's first listed sample in the whole listing */
-    uint64_t listed;       /* samples the part listed (skipped ones included) */
-    uint64_t total;        /* L: samples in the whole listing */
-    char run_id[17];       /* 16 lowercase hex digits + NUL */
-} ld_shard_info;
-
-/* Everything a writer records about how the dataset was made. Strings and arrays are
- * borrowed for the duration of create(); a writer copies what it keeps. */
+/* How a writer writes, and what it records. Strings are borrowed for the duration of
+ * create(); a writer copies what it keeps. */
 typedef struct ld_writer_opts {
-    /* LMDB: the sidecar's text up to its "entries" line, used instead of one made from these
-     * options (a merge copies a part's); NULL = made here */
-    const char *lmdb_meta_head;
+    /* What the dataset records (desc.h), copied at create: storage (d->encoded; encoding
+     * "jpeg" | "png" | "original"), d->channels (1 or 3) and channel order, classes, settings,
+     * source, note, tool_version, and with shard_count > 0 a part's identity (merged: a merged
+     * dataset's). The writer records the shape (channels, height, width) and the number of
+     * samples it wrote over those of the description. */
+    const ld_desc *desc;
     const char *path;     /* final output path (file, LMDB directory, or split stem) */
-    int encoded;          /* 0 = raw CHW pixels; 1 = encoded image bytes */
-    const char *encoding; /* encoded only: "jpeg", "png", or "original" (source file bytes) */
-    int channels;         /* 1 or 3 */
-    int channel_order;    /* 0 = BGR, 1 = RGB (LD_C_CHANNEL_ORDER == LD_CHANNELS_RGB) */
-    size_t n_classes;
-    const char *const *class_names;
-    /* settings, recorded as attributes / metadata */
-    int quality;                         /* 0 = raw */
-    int resize_mode, resize_w, resize_h; /* mode: 0 squash, 1 crop, 2 pad, 3 max (ld_resize_mode
-                                            - LD_RESIZE_SQUASH); resize_w == resize_h == 0: none */
-    const char *source;                  /* input folder or list file */
-    const char *note;                    /* free text (command line), may be NULL */
-    uint64_t expected_n;                 /* number of inputs (an upper bound on samples); a hint */
-    uint64_t split_bytes;                /* HDF5 only: 0 = one file */
+    uint64_t expected_n;  /* number of inputs (an upper bound on samples); a hint */
+    uint64_t split_bytes; /* HDF5 only: 0 = one file */
     int split_relative;   /* HDF5 split list: 1 = names relative to the list's folder,
                              0 = absolute paths (LD_C_SPLIT_PATHS) */
     int deflate;          /* HDF5 only: 0..9 */
@@ -53,7 +36,6 @@ typedef struct ld_writer_opts {
                              removes those killed runs left there and reports each; may be
                              NULL (they are still removed) */
     void *on_stale_user;
-    const ld_shard_info *shard; /* a shard part: its attributes / sidecar keys; NULL = not */
 } ld_writer_opts;
 
 /* One sample, in output order. */

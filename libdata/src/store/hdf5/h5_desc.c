@@ -20,13 +20,6 @@ static int text(hid_t f, const char *name, char **out)
     return ld__h5_attr_dup(f, name, out) < 0 ? LD_ENOMEM : LD_OK;
 }
 
-/* An int attribute in [0, 2^30], else 0 (absent, negative or damaged). */
-static int count(hid_t f, const char *name)
-{
-    int v = 0;
-    return ld__h5_attr_int(f, name, &v) && v >= 0 && v <= 1 << 30 ? v : 0;
-}
-
 /* dims and dtype of dataset `name`: rank (1..4) or 0 when it is missing or unreadable. */
 static int ds_shape(hid_t f, const char *name, hsize_t dims[4], int *dtype)
 {
@@ -58,6 +51,37 @@ static int h5_classes(hid_t f, ld_desc *d)
     for (size_t i = 0; rc == LD_OK && i < n; i++, d->n_classes++)
         if (!(d->class_names[i] = ld__strdup(v[i]))) rc = LD_ENOMEM;
     free(v);
+    return rc;
+}
+
+/* The records of desc.h. LD_OK or LD_ENOMEM. */
+static int records(hid_t f, ld_desc *d)
+{
+    for (size_t i = 0; i < ld__desc_n_records; i++) {
+        const ld_desc_record *r = &ld__desc_records[i];
+        int64_t v = 0;
+        char *str = NULL;
+        if (r->type != LD_REC_STR) {
+            if (ld__h5_attr_i64(f, r->name, &v)) ld__desc_rec_set_num(d, i, v);
+        } else if (ld__h5_attr_dup(f, r->name, &str) < 0) {
+            return LD_ENOMEM;
+        } else {
+            ld__desc_rec_set_str(d, i, str);
+        }
+    }
+    return LD_OK;
+}
+
+int ld__h5_desc_records(hid_t f, ld_desc *d)
+{
+    char *fmt = NULL;
+    memset(d, 0, sizeof *d);
+    d->format = LD_FORMAT_HDF5;
+    if (ld__h5_attr_dup(f, LD_H5_ATTR_FORMAT, &fmt) < 0) return LD_ENOMEM;
+    d->by_libdata = fmt && !strcmp(fmt, LD_H5_FORMAT_NAME);
+    free(fmt);
+    int rc = records(f, d); /* also another tool's file: it may say its channel order */
+    ld__desc_records_done(d);
     return rc;
 }
 
@@ -102,61 +126,20 @@ int ld__h5_desc_from(hid_t f, const char *path, ld_desc *d, ld_err *e)
     }
     if (!d->by_libdata) goto fail; /* another tool's: no records of ours */
 
-    /* provenance */
+    /* the records of desc.h, then what only HDF5 records */
+    LD_TRY(records(f, d));
     int64_t v = 0;
     if (ld__h5_attr_i64(f, LD_H5_ATTR_FORMAT_VERSION, &v) && v > 0 && v < 1 << 30)
         d->format_version = (int)v;
     LD_TRY(text(f, LD_H5_ATTR_TOOL_VERSION, &d->tool_version));
-    LD_TRY(text(f, LD_H5_ATTR_SOURCE, &d->source));
-    LD_TRY(text(f, LD_H5_ATTR_NOTE, &d->note));
-
-    /* storage */
-    LD_TRY(text(f, LD_H5_ATTR_STORAGE, &d->storage));
-    if (d->storage) d->encoded = !strcmp(d->storage, LD_H5_STORAGE_ENCODED);
-    if (d->encoded) LD_TRY(text(f, LD_H5_ATTR_ENCODING, &d->encoding));
-    LD_TRY(text(f, LD_H5_ATTR_CHANNEL_ORDER, &d->channel_order));
     LD_TRY(text(f, LD_H5_ATTR_LAYOUT, &d->layout));
-    d->channels = count(f, LD_H5_ATTR_CHANNELS);
-    d->height = count(f, LD_H5_ATTR_HEIGHT);
-    d->width = count(f, LD_H5_ATTR_WIDTH);
     for (size_t i = 0; i < d->n_fields; i++)
         if (d->field[i].role == LD_ROLE_IMAGE) {
             d->field[i].dims[0] = d->channels;
             d->field[i].dims[1] = d->height;
             d->field[i].dims[2] = d->width;
         }
-
-    /* settings */
-    d->quality = count(f, LD_H5_ATTR_QUALITY);
-    LD_TRY(text(f, LD_H5_ATTR_RESIZE_MODE, &d->resize_mode_name));
-    d->resize_mode = ld__desc_resize_mode(d->resize_mode_name);
-    d->resize_w = count(f, LD_H5_ATTR_RESIZE_W);
-    d->resize_h = count(f, LD_H5_ATTR_RESIZE_H);
-
-    /* classes */
-    int nc = 0;
-    if (ld__h5_attr_int(f, LD_H5_ATTR_NUM_CLASSES, &nc)) d->num_classes_recorded = nc;
     LD_TRY(h5_classes(f, d));
-
-    /* shard identity; a merged file keeps shard_count, listing_total, run_id */
-    int k = 0, cnt = 0;
-    int64_t first = 0, listed = 0, total = 0;
-    LD_TRY(text(f, LD_H5_ATTR_RUN_ID, &d->run_id));
-    if (ld__h5_attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &total) && total >= 0)
-        d->listing_total = (uint64_t)total;
-    if (ld__h5_attr_int(f, LD_H5_ATTR_SHARD_COUNT, &cnt) && cnt > 0) {
-        d->shard_count = (uint32_t)cnt;
-        int ok = ld__h5_attr_int(f, LD_H5_ATTR_SHARD_INDEX, &k) &&
-                 ld__h5_attr_i64(f, LD_H5_ATTR_SHARD_FIRST, &first) &&
-                 ld__h5_attr_i64(f, LD_H5_ATTR_SHARD_LISTED, &listed) && d->run_id &&
-                 H5Aexists(f, LD_H5_ATTR_LISTING_TOTAL) > 0;
-        d->shard_damaged = !ok || k < 0 || first < 0 || listed < 0 || total < 0;
-        if (ok) {
-            d->shard_index = (uint32_t)k;
-            d->shard_first = (uint64_t)first;
-            d->shard_listed = (uint64_t)listed;
-        }
-    }
     char **parts = NULL;
     size_t np = 0;
     rc = ld__h5_attr_strings(f, LD_H5_ATTR_PARTS, &parts, &np);
@@ -164,10 +147,67 @@ int ld__h5_desc_from(hid_t f, const char *path, ld_desc *d, ld_err *e)
     if (rc == LD_ENOMEM) goto fail;
     rc = LD_OK;
     d->n_parts = np;
+    ld__desc_records_done(d);
 fail:
     free(fmt);
     if (rc == LD_ENOMEM) ld__err(e, rc, "%s: out of memory", path);
     return rc;
+}
+
+/* ---- writing -------------------------------------------------------------------------------- */
+
+/* Attribute `name` of `space` elements of ftype from v; 0 or -1. */
+static int put(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hid_t space, const void *v)
+{
+    hid_t a =
+        space < 0 ? H5I_INVALID_HID : H5Acreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
+    int ok = a >= 0 && H5Awrite(a, mtype, v) >= 0;
+    if (a >= 0) ok &= H5Aclose(a) >= 0;
+    return ok ? 0 : -1;
+}
+
+static int put_num(hid_t loc, hid_t scalar, const char *name, int64_t v, int wide)
+{
+    const int32_t v32 = (int32_t)v;
+    return wide ? put(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, scalar, &v)
+                : put(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, scalar, &v32);
+}
+
+static int put_str(hid_t loc, hid_t scalar, hid_t vstr, const char *name, const char *v)
+{
+    const char *p = v ? v : "";
+    return put(loc, name, vstr, vstr, scalar, &p);
+}
+
+int ld__h5_desc_write(hid_t f, const ld_desc *d, const char *path, ld_err *e)
+{
+    hsize_t n = d->n_classes;
+    hid_t scalar = H5Screate(H5S_SCALAR), list = H5Screate_simple(1, &n, NULL);
+    hid_t vstr = H5Tcopy(H5T_C_S1);
+    int bad = scalar < 0 || list < 0 || vstr < 0 || H5Tset_size(vstr, H5T_VARIABLE) < 0 ||
+              H5Tset_cset(vstr, H5T_CSET_UTF8) < 0;
+    if (!bad) {
+        bad |= put_str(f, scalar, vstr, LD_H5_ATTR_FORMAT, LD_H5_FORMAT_NAME);
+        bad |= put_num(f, scalar, LD_H5_ATTR_FORMAT_VERSION, LD_H5_FORMAT_VERSION, 0);
+        for (size_t i = 0; i < ld__desc_n_records; i++) {
+            const ld_desc_record *r = &ld__desc_records[i];
+            if (!ld__desc_rec_applies(d, r)) continue;
+            if (r->type == LD_REC_STR)
+                bad |= put_str(f, scalar, vstr, r->name, ld__desc_rec_str(d, r));
+            else
+                bad |= put_num(f, scalar, r->name, ld__desc_rec_num(d, r), r->type == LD_REC_U64);
+        }
+        bad |= put_str(f, scalar, vstr, LD_H5_ATTR_LAYOUT, LD_H5_LAYOUT_NCHW);
+        bad |= put_str(f, scalar, vstr, LD_H5_ATTR_TOOL_VERSION, d->tool_version);
+        /* HDF5 wants a buffer even for zero elements */
+        const char *none[1] = {""};
+        bad |= put(f, LD_H5_ATTR_CLASS_NAMES, vstr, vstr, list,
+                   d->n_classes ? (const void *)d->class_names : (const void *)none);
+    }
+    if (vstr >= 0) H5Tclose(vstr);
+    if (list >= 0) H5Sclose(list);
+    if (scalar >= 0) H5Sclose(scalar);
+    return bad ? ld__h5_err(e, LD_EIO, "%s: cannot write attributes", path) : LD_OK;
 }
 
 int ld__h5_desc_read(const char *path, ld_desc *d, ld_err *e)

@@ -24,15 +24,6 @@ static int out_name(ld_buf *out, const char *label, const char *name)
     return rc == LD_OK ? ld__buf_printf(out, "\n") : rc;
 }
 
-/* ld__h5_attr_i64 into the long long this file prints with %lld. */
-static int attr_i64(hid_t loc, const char *name, long long *v)
-{
-    int64_t x;
-    if (!ld__h5_attr_i64(loc, name, &x)) return 0;
-    *v = x;
-    return 1;
-}
-
 static void type_name(hid_t t, char *buf, size_t cap)
 {
     size_t sz = H5Tget_size(t);
@@ -313,7 +304,10 @@ static int describe_parts(desc_ctx *cx, hid_t f)
     int rc = LD_OK;
     ld_buf *out = cx->out;
     size_t count = 0, k = 0, hidden = 0, bad_shown = 0;
-    char file[1024], dset[512], resolved[2048], run_id[64] = "", prid[64];
+    char file[1024], dset[512], resolved[2048];
+    ld_desc md, pdesc; /* the records (desc.h) of the merged file, of one part */
+    memset(&md, 0, sizeof md);
+    memset(&pdesc, 0, sizeof pdesc);
     char **listed = NULL;
     size_t nl = 0;
     long long shard_count = -1, total = -1;
@@ -326,9 +320,10 @@ static int describe_parts(desc_ctx *cx, hid_t f)
         rc = LD_ENOMEM;
         goto fail;
     }
-    attr_i64(f, LD_H5_ATTR_SHARD_COUNT, &shard_count);
-    attr_i64(f, LD_H5_ATTR_LISTING_TOTAL, &total);
-    ld__h5_attr_text(f, LD_H5_ATTR_RUN_ID, run_id, sizeof run_id);
+    LD_TRY(ld__h5_desc_records(f, &md));
+    if (ld__desc_has(&md, "shard_count")) shard_count = md.shard_count;
+    if (ld__desc_has(&md, "listing_total")) total = (long long)md.listing_total;
+    const char *run_id = md.run_id ? md.run_id : "";
     const size_t entries = nl > 0 ? nl : count;
     LD_TRY(ld__buf_printf(out, "merged: %zu parts (%zu with samples)", entries, count));
     if (shard_count >= 0) LD_TRY(ld__buf_printf(out, ", shard_count %lld", shard_count));
@@ -373,7 +368,6 @@ static int describe_parts(desc_ctx *cx, hid_t f)
             st = stat(resolved, &pst) == 0 ? LD_VDS_OK : LD_VDS_NO_FILE;
         }
         char what[2600] = "";
-        int pk, pn; /* the part's own shard_index, shard_count */
         hid_t pf =
             st == LD_VDS_OK ? H5Fopen(resolved, H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
         if (st == LD_VDS_NO_FILE) {
@@ -382,14 +376,19 @@ static int describe_parts(desc_ctx *cx, hid_t f)
             snprintf(what, sizeof what, "NOT READABLE AS HDF5 (truncated or damaged)");
         } else {
             long long have = first_dim(pf, LD_H5_DS_LABEL);
+            ld__desc_free(&pdesc);
+            if (ld__h5_desc_records(pf, &pdesc) < 0) {
+                H5Fclose(pf);
+                LD_TRY(LD_ENOMEM);
+            }
+            const int pk = (int)pdesc.shard_index, pn = (int)pdesc.shard_count;
             if (have != (long long)rows)
                 snprintf(what, sizeof what, "HOLDS %lld SAMPLES, the merged file maps %llu", have,
                          rows);
-            else if (run_id[0] && ld__h5_attr_text(pf, LD_H5_ATTR_RUN_ID, prid, sizeof prid) &&
-                     strcmp(prid, run_id))
-                snprintf(what, sizeof what, "FROM ANOTHER RUN (run_id %s)", prid);
-            else if (nl > 0 && ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_INDEX, &pk) &&
-                     ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_COUNT, &pn) &&
+            else if (run_id[0] && pdesc.run_id && strcmp(pdesc.run_id, run_id))
+                snprintf(what, sizeof what, "FROM ANOTHER RUN (run_id %s)", pdesc.run_id);
+            else if (nl > 0 && ld__desc_has(&pdesc, "shard_index") &&
+                     ld__desc_has(&pdesc, "shard_count") &&
                      (pk != (int)j || (shard_count >= 0 && pn != shard_count)))
                 snprintf(what, sizeof what,
                          "IS SHARD %d OF %d (swapped or renamed after the merge)", pk, pn);
@@ -426,6 +425,8 @@ static int describe_parts(desc_ctx *cx, hid_t f)
                        "merge again",
                        LD_H5_DS_LABEL, count - k, LD_H5_ATTR_PARTS));
 fail:
+    ld__desc_free(&md);
+    ld__desc_free(&pdesc);
     free(listed);
     if (dcpl >= 0) H5Pclose(dcpl);
     if (ds >= 0) H5Dclose(ds);

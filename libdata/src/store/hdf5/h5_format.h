@@ -32,6 +32,11 @@
  *   quality (int32), resize_mode="squash"|"crop"|"pad"|"max"|"none", resize_w, resize_h (int32)
  *   source, note, tool_version (strings)
  *
+ * The records shared with LMDB's sidecar (every attribute above but format, format_version,
+ * layout, tool_version and class_names) are one table, store/desc.c; h5_desc.c reads and
+ * writes them. Files use the HDF5 1.8 file format (object headers with checksums: a damaged
+ * header is refused at open), which HDF5 1.8 and later read.
+ *
  * Files made by other tools have no "format" attribute; the reader then looks for
  * `data`/`label` datasets of any chunking/type.
  *

@@ -34,21 +34,6 @@
 
 #define OFFSETS_BLOCK 65536 /* /offsets elements per read and per write (512 KiB) */
 
-/* Settings every part must share with the first (root attributes of h5_format.h). The raw
- * shape is compared on /data itself. */
-static const char *const same_attrs[] = {
-    LD_H5_ATTR_FORMAT,   LD_H5_ATTR_FORMAT_VERSION, LD_H5_ATTR_STORAGE,     LD_H5_ATTR_ENCODING,
-    LD_H5_ATTR_LAYOUT,   LD_H5_ATTR_QUALITY,        LD_H5_ATTR_RESIZE_MODE, LD_H5_ATTR_RESIZE_W,
-    LD_H5_ATTR_RESIZE_H, LD_H5_ATTR_NUM_CLASSES,    LD_H5_ATTR_CLASS_NAMES};
-#define N_SAME (sizeof same_attrs / sizeof *same_attrs)
-
-/* Root attributes of part 0 that the merged file does not copy (h5_format.h), or writes
- * itself (the shape and order, from every non-empty part). */
-static const char *const not_copied[] = {LD_H5_ATTR_SHARD_INDEX,  LD_H5_ATTR_SHARD_FIRST,
-                                         LD_H5_ATTR_SHARD_LISTED, LD_H5_ATTR_PARTS,
-                                         LD_H5_ATTR_CHANNELS,     LD_H5_ATTR_HEIGHT,
-                                         LD_H5_ATTR_WIDTH,        LD_H5_ATTR_CHANNEL_ORDER};
-
 typedef struct h5part {
     uint64_t n;       /* samples */
     uint64_t bytes;   /* encoded: length of /encoded */
@@ -66,136 +51,29 @@ typedef struct ld_merge_fmt {
     size_t n;
     const ld_merge_log *log;
     int encoded;
-    ld_buf ref[N_SAME]; /* the first given part's settings (attr_text form); len 0 = absent */
-    int ref_has[N_SAME];
+    ld_desc ref; /* the first given part's description: the others must have its settings */
+    ld_desc k0;  /* part 0's (K = 0): the merged file records it, without the part's own shard
+                    values, with the shape and channel order of the whole */
     hid_t label_t, data_t, shape_t; /* types of the first part's datasets */
     char *tmp;
 } h5merge;
 
-/* ---- attributes ------------------------------------------------------------------------ */
-
-/* An integer or string attribute (scalar or 1-D, fixed or variable-length strings) of `loc`
- * as text: each integer as decimal, each string as it is, every element NUL-terminated, into
- * `out` (replaced). LD_OK, LD_END when absent, LD_EFORMAT for another type, LD_ENOMEM. */
-static int attr_text(hid_t loc, const char *name, ld_buf *out, size_t *count)
+/* Part i's settings against the first given part's: LD_OK or LD_EINVAL naming both. */
+static int compare_settings(const h5merge *m, size_t i, const ld_desc *d, ld_err *e)
 {
-    int rc = LD_OK;
-    hid_t a = H5I_INVALID_HID, t = H5I_INVALID_HID, sp = H5I_INVALID_HID, mt = H5I_INVALID_HID;
-    void *buf = NULL;
-    out->len = 0;
-    *count = 0;
-    if (H5Aexists(loc, name) <= 0) return LD_END;
-    a = H5Aopen(loc, name, H5P_DEFAULT);
-    t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-    sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
-    hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
-    if (t < 0 || np < 0 || np > (1 << 24)) {
-        rc = LD_EFORMAT;
-        goto done;
-    }
-    size_t n = (size_t)np;
-    if (H5Tget_class(t) == H5T_INTEGER) {
-        long long *v = calloc(n ? n : 1, sizeof *v);
-        buf = v;
-        if (!v) {
-            rc = LD_ENOMEM;
-            goto done;
-        }
-        if (H5Aread(a, H5T_NATIVE_LLONG, v) < 0) {
-            rc = LD_EFORMAT;
-            goto done;
-        }
-        for (size_t i = 0; i < n && rc == LD_OK; i++) {
-            rc = ld__buf_printf(out, "%lld", v[i]);
-            if (rc == LD_OK) rc = ld__buf_append(out, "", 1);
-        }
-    } else if (H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0) {
-        char **v = calloc(n ? n : 1, sizeof *v);
-        buf = v;
-        mt = H5Tcopy(H5T_C_S1);
-        if (!v || mt < 0) {
-            rc = LD_ENOMEM;
-            goto done;
-        }
-        H5Tset_size(mt, H5T_VARIABLE);
-        H5Tset_cset(mt, H5Tget_cset(t)); /* HDF5 will not convert ASCII <-> UTF-8 */
-        if (H5Aread(a, mt, v) < 0) {
-            rc = LD_EFORMAT;
-            goto done;
-        }
-        for (size_t i = 0; i < n && rc == LD_OK; i++)
-            rc = ld__buf_append(out, v[i] ? v[i] : "", strlen(v[i] ? v[i] : "") + 1);
-        H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, v);
-    } else if (H5Tget_class(t) == H5T_STRING) {
-        size_t sz = H5Tget_size(t), total;
-        if (!ld__mul_size(sz, n ? n : 1, &total) || !(buf = calloc(1, total))) {
-            rc = LD_ENOMEM;
-            goto done;
-        }
-        if (H5Aread(a, t, buf) < 0) {
-            rc = LD_EFORMAT;
-            goto done;
-        }
-        for (size_t i = 0; i < n && rc == LD_OK; i++) {
-            const char *s = (const char *)buf + i * sz;
-            rc = ld__buf_append(out, s, strnlen(s, sz));
-            if (rc == LD_OK) rc = ld__buf_append(out, "", 1);
-        }
-    } else {
-        rc = LD_EFORMAT;
-    }
-    *count = n;
-done:
-    free(buf);
-    if (mt >= 0) H5Tclose(mt);
-    if (sp >= 0) H5Sclose(sp);
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
-    return rc;
-}
-
-/* The k-th NUL-terminated element of an attr_text buffer, or NULL. */
-static const char *element(const ld_buf *b, size_t k)
-{
-    size_t at = 0;
-    for (; k > 0 && at < b->len; k--)
-        at += strlen((const char *)b->p + at) + 1;
-    return at < b->len ? (const char *)b->p + at : NULL;
-}
-
-static int count_elements(const ld_buf *b)
-{
-    int n = 0;
-    for (size_t at = 0; at < b->len; at += strlen((const char *)b->p + at) + 1)
-        n++;
-    return n;
-}
-
-/* Part i's setting `k` against the first part's: LD_OK or LD_EINVAL naming both. */
-static int compare_setting(h5merge *m, size_t i, size_t k, const ld_buf *v, int has, ld_err *e)
-{
-    const ld_buf *r = &m->ref[k];
-    const char *name = same_attrs[k];
+    char hv[256], wv[256];
+    const char *name = ld__desc_first_difference(d, &m->ref, hv, wv, sizeof hv);
     const char *first = m->sh[0].path, *here = m->sh[i].path;
-    if (has == m->ref_has[k] && v->len == r->len && (!v->len || !memcmp(v->p, r->p, v->len)))
-        return LD_OK;
-    if (!strcmp(name, LD_H5_ATTR_CLASS_NAMES)) {
-        size_t d = 0;
-        while (element(v, d) && element(r, d) && !strcmp(element(v, d), element(r, d)))
-            d++;
-        const char *a = element(r, d), *b = element(v, d);
+    if (!name) return LD_OK;
+    if (!strcmp(name, "class_names"))
         return ld__err(e, LD_EINVAL,
-                       "%s: its class names differ from those of %s (%d classes here, %d "
-                       "there; class %zu is '%s' here, '%s' there): the parts come from "
-                       "different inputs; reconvert them from one listing",
-                       here, first, count_elements(v), count_elements(r), d, b ? b : "(none)",
-                       a ? a : "(none)");
-    }
+                       "%s: its class names differ from those of %s (%s here, %s there): the "
+                       "parts come from different inputs; reconvert them from one listing",
+                       here, first, hv, wv);
     return ld__err(e, LD_EINVAL,
                    "%s: made with other settings than %s (%s is %s here, %s there): merge the "
                    "parts of one conversion (same options), or reconvert this part",
-                   here, first, name, has ? (const char *)v->p : "(absent)",
-                   m->ref_has[k] ? (const char *)r->p : "(absent)");
+                   here, first, name, hv, wv);
 }
 
 /* ---- pass 1: each part's values ------------------------------------------------------------- */
@@ -248,7 +126,6 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
     int rc = LD_OK;
     ld_shard *s = &m->sh[i];
     h5part *p = &m->p[i];
-    ld_buf v = {0};
     ld_desc d;
     hid_t t = H5I_INVALID_HID;
     struct stat sb;
@@ -283,16 +160,12 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
     LD_CHECK(e, !strcmp(storage, LD_H5_STORAGE_RAW) || !strcmp(storage, LD_H5_STORAGE_ENCODED),
              LD_EFORMAT, "%s: unknown storage '%s'", s->path, storage);
     if (i == 0) m->encoded = !strcmp(storage, LD_H5_STORAGE_ENCODED);
-    for (size_t k = 0; k < N_SAME; k++) {
-        size_t count;
-        int r = attr_text(f, same_attrs[k], i == 0 ? &m->ref[k] : &v, &count);
-        LD_CHECK(e, r == LD_OK || r == LD_END, r == LD_ENOMEM ? LD_ENOMEM : LD_EFORMAT,
-                 "%s: cannot read the attribute %s", s->path, same_attrs[k]);
-        if (i == 0)
-            m->ref_has[k] = r == LD_OK;
-        else
-            LD_TRY(compare_setting(m, i, k, &v, r == LD_OK, e));
-    }
+    if (i == 0)
+        LD_CHECK(e, ld__desc_copy(&m->ref, &d) == LD_OK, LD_ENOMEM, "out of memory");
+    else
+        LD_TRY(compare_settings(m, i, &d, e));
+    if (d.shard_index == 0 && !m->k0.format) /* K = 0 (the set is checked after the reads) */
+        LD_CHECK(e, ld__desc_copy(&m->k0, &d) == LD_OK, LD_ENOMEM, "out of memory");
     p->c = d.channels;
     p->h = d.height;
     p->w = d.width;
@@ -344,7 +217,6 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
              m->p[0].name_size ? "fixed-length" : "variable-length");
 fail:
     if (t >= 0) H5Tclose(t);
-    ld__buf_free(&v);
     ld__desc_free(&d);
     H5Fclose(f);
     return rc;
@@ -529,60 +401,11 @@ fail:
     return rc;
 }
 
-typedef struct copy_ctx {
-    hid_t dst;
-    int bad;
-    int nomem; /* a copy failed for want of memory */
-} copy_ctx;
-
-/* Copy one root attribute of part 0 into the merged file, unless it is not_copied. */
-static herr_t copy_attr(hid_t loc, const char *name, const H5A_info_t *info, void *user)
-{
-    (void)info;
-    copy_ctx *cx = user;
-    for (size_t k = 0; k < sizeof not_copied / sizeof *not_copied; k++)
-        if (!strcmp(name, not_copied[k])) return 0;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    hid_t ft = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
-    hid_t mt = ft >= 0 ? H5Tget_native_type(ft, H5T_DIR_ASCEND) : H5I_INVALID_HID;
-    hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
-    size_t sz = mt >= 0 ? H5Tget_size(mt) : 0, bytes = 0;
-    void *buf = NULL;
-    int ok = np >= 0 && sz > 0 && ld__mul_size(sz, np ? (size_t)np : 1, &bytes);
-    if (ok && !(buf = calloc(1, bytes))) ok = 0, cx->nomem = 1;
-    ok = ok && H5Aread(a, mt, buf) >= 0;
-    if (ok) {
-        hid_t b = H5Acreate2(cx->dst, name, ft, sp, H5P_DEFAULT, H5P_DEFAULT);
-        ok = b >= 0 && H5Awrite(b, mt, buf) >= 0;
-        if (b >= 0) H5Aclose(b);
-        if (H5Tdetect_class(mt, H5T_VLEN) > 0 ||
-            (H5Tget_class(mt) == H5T_STRING && H5Tis_variable_str(mt) > 0))
-            H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
-    }
-    free(buf);
-    if (mt >= 0) H5Tclose(mt);
-    if (sp >= 0) H5Sclose(sp);
-    if (ft >= 0) H5Tclose(ft);
-    if (a >= 0) H5Aclose(a);
-    cx->bad |= !ok;
-    return 0;
-}
-
-static int put_i32(hid_t loc, const char *name, int32_t v)
-{
-    hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = s >= 0 ? H5Acreate2(loc, name, H5T_STD_I32LE, s, H5P_DEFAULT, H5P_DEFAULT) : -1;
-    int ok = a >= 0 && H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0;
-    if (a >= 0) H5Aclose(a);
-    if (s >= 0) H5Sclose(s);
-    return ok ? 0 : -1;
-}
-
-static int put_strs(hid_t loc, const char *name, hid_t vstr, int scalar, const char **v, size_t n)
+/* A 1-D attribute of n strings. 0 or -1. */
+static int put_strs(hid_t loc, const char *name, hid_t vstr, const char **v, size_t n)
 {
     hsize_t dims = n;
-    hid_t s = scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, NULL);
+    hid_t s = H5Screate_simple(1, &dims, NULL);
     hid_t a = s >= 0 ? H5Acreate2(loc, name, vstr, s, H5P_DEFAULT, H5P_DEFAULT) : -1;
     int ok = a >= 0 && H5Awrite(a, vstr, v) >= 0;
     if (a >= 0) H5Aclose(a);
@@ -590,21 +413,16 @@ static int put_strs(hid_t loc, const char *name, hid_t vstr, int scalar, const c
     return ok ? 0 : -1;
 }
 
-/* Root attributes: part 0's (without its own shard values), the shape and channel order of
- * the whole (a value only when every non-empty part has the same, as a single run records
- * it), and `parts`. */
+/* Root attributes: part 0's description (desc.h) as a merged file's (without its own shard
+ * values), the shape and channel order of the whole (a value only when every non-empty part
+ * has the same, as a single run records it), and `parts`. */
 static int write_attrs(h5merge *m, hid_t file, hid_t vstr, ld_err *e)
 {
     int rc = LD_OK;
     const char **names = NULL;
-    copy_ctx cx = {file, 0, 0};
-    hid_t f0 = H5Fopen(m->sh[0].path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f0 < 0) return ld__h5_err(e, LD_EIO, "%s: cannot open again", m->sh[0].path);
-    hsize_t idx = 0;
-    H5Aiterate2(f0, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attr, &cx);
-    H5Fclose(f0);
-    LD_CHECK(e, !cx.bad, cx.nomem ? LD_ENOMEM : LD_EIO, "%s: cannot copy the attributes of %s",
-             m->output, m->sh[0].path);
+    ld_desc md;
+    memset(&md, 0, sizeof md);
+    LD_CHECK(e, ld__desc_copy(&md, &m->k0) == LD_OK, LD_ENOMEM, "out of memory");
     int32_t c = -1, h = -1, w = -1;
     const char *order = NULL;
     for (size_t i = 0; i < m->n; i++) {
@@ -620,18 +438,21 @@ static int write_attrs(h5merge *m, hid_t file, hid_t vstr, ld_err *e)
         /* GRAY says the images have 1 channel: a mix is recorded as the color order */
         if (!order || !strcmp(order, LD_H5_ORDER_GRAY)) order = p->order;
     }
+    md.merged = 1;
+    md.channels = c < 0 ? m->p[0].c : c;
+    md.height = h < 0 ? m->p[0].h : h;
+    md.width = w < 0 ? m->p[0].w : w;
+    LD_CHECK(e, ld__desc_set_text(&md.channel_order, order ? order : m->p[0].order) == LD_OK,
+             LD_ENOMEM, "out of memory");
+    LD_TRY(ld__h5_desc_write(file, &md, m->output, e));
     names = calloc(m->n, sizeof *names);
     LD_CHECK(e, names, LD_ENOMEM, "out of memory");
     for (size_t i = 0; i < m->n; i++)
         names[i] = m->p[i].src;
-    const char *ord[1] = {order ? order : m->p[0].order};
-    int bad = put_i32(file, LD_H5_ATTR_CHANNELS, c < 0 ? m->p[0].c : c);
-    bad |= put_i32(file, LD_H5_ATTR_HEIGHT, h < 0 ? m->p[0].h : h);
-    bad |= put_i32(file, LD_H5_ATTR_WIDTH, w < 0 ? m->p[0].w : w);
-    bad |= put_strs(file, LD_H5_ATTR_CHANNEL_ORDER, vstr, 1, ord, 1);
-    bad |= put_strs(file, LD_H5_ATTR_PARTS, vstr, 0, names, m->n);
-    LD_CHECK(e, !bad, LD_EIO, "%s: cannot write the attributes", m->output);
+    LD_CHECK(e, !put_strs(file, LD_H5_ATTR_PARTS, vstr, names, m->n), LD_EIO,
+             "%s: cannot write the attributes", m->output);
 fail:
+    ld__desc_free(&md);
     free(names);
     return rc;
 }
@@ -769,8 +590,8 @@ static void h5m_end(ld_merge_fmt *m)
         for (size_t i = 0; i < m->n; i++)
             free(m->p[i].src);
     free(m->p);
-    for (size_t k = 0; k < N_SAME; k++)
-        ld__buf_free(&m->ref[k]);
+    ld__desc_free(&m->ref);
+    ld__desc_free(&m->k0);
     if (m->label_t >= 0) H5Tclose(m->label_t);
     if (m->data_t >= 0) H5Tclose(m->data_t);
     if (m->shape_t >= 0) H5Tclose(m->shape_t);

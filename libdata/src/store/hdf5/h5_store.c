@@ -55,6 +55,7 @@
 #ifdef LD_HAVE_HDF5
 #include <hdf5.h>
 
+#include "store/hdf5/h5_desc.h"
 #include "store/hdf5/h5_format.h"
 #include "store/hdf5/h5_util.h"
 #include "store/writer.h"
@@ -904,7 +905,7 @@ fail:
     return rc;
 }
 
-static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
+static int open_encoded(h5_store *s, hid_t file, const char *name, const ld_desc *rd, ld_err *e)
 {
     int rc = LD_OK;
     hid_t d = -1, t = -1;
@@ -943,10 +944,7 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, ld_err *e)
             longest = s->offsets[i + 1] - s->offsets[i];
     }
     /* Decoded shape: the attributes when the writer recorded a common size, else /shape. */
-    int c = 0, h = 0, w = 0;
-    ld__h5_attr_int(file, LD_H5_ATTR_CHANNELS, &c);
-    ld__h5_attr_int(file, LD_H5_ATTR_HEIGHT, &h);
-    ld__h5_attr_int(file, LD_H5_ATTR_WIDTH, &w);
+    int c = rd->channels, h = rd->height, w = rd->width;
     if (c > 0 && h > 0 && w > 0) in->max_pixels = (uint64_t)h * (uint64_t)w;
     if (link_exists(file, LD_H5_DS_SHAPE) && in->n && (c <= 0 || h <= 0 || w <= 0)) {
         hid_t sd = H5Dopen2(file, LD_H5_DS_SHAPE, H5P_DEFAULT);
@@ -1032,7 +1030,8 @@ static int same_file(hid_t file, const struct stat *ours)
 static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *sb, ld_err *e)
 {
     int rc = LD_OK;
-    char fmt[32], storage[32], order[16];
+    ld_desc rd; /* the file's records (desc.h) */
+    memset(&rd, 0, sizeof rd);
     /* The sec2 driver explicitly: its handle is the POSIX descriptor that same_file needs. */
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     LD_CHECK(e, fapl >= 0 && H5Pset_fapl_sec2(fapl) >= 0, LD_ENOMEM,
@@ -1049,9 +1048,10 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         rc = REPLACED;
         goto fail;
     }
-    ld__h5_attr_text(s->file, LD_H5_ATTR_FORMAT, fmt, sizeof fmt);
-    ld__h5_attr_text(s->file, LD_H5_ATTR_RUN_ID, s->run_id, sizeof s->run_id);
-    ld__h5_attr_text(s->file, LD_H5_ATTR_STORAGE, storage, sizeof storage);
+    LD_CHECK(e, ld__h5_desc_records(s->file, &rd) == LD_OK, LD_ENOMEM, "%s: out of memory",
+             s->path);
+    snprintf(s->run_id, sizeof s->run_id, "%s", rd.run_id ? rd.run_id : "");
+    const char *storage = rd.storage ? rd.storage : "";
     const char *dname = o && o->data_name && *o->data_name ? o->data_name : NULL;
     const char *lname = o && o->label_name && *o->label_name ? o->label_name : LD_H5_DS_LABEL;
     int encoded = 0;
@@ -1067,7 +1067,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
     LD_CHECK(e, link_exists(s->file, dname), LD_EFORMAT,
              "%s: no dataset '/%s' (set the data dataset name)", s->path, dname);
     if (encoded)
-        LD_TRY(open_encoded(s, s->file, dname, e));
+        LD_TRY(open_encoded(s, s->file, dname, &rd, e));
     else
         LD_TRY(open_raw(s, s->file, dname, e));
     if (s->direct) { /* read directly: HDF5's view of the pixels (a VDS: all its mappings) */
@@ -1075,7 +1075,8 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         s->dset = -1;
     }
     LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));
-    if (ld__h5_attr_text(s->file, LD_H5_ATTR_CHANNEL_ORDER, order, sizeof order)) {
+    if (rd.channel_order) {
+        const char *order = rd.channel_order;
         int o = !strcmp(order, LD_H5_ORDER_BGR)    ? LD_SORDER_BGR
                 : !strcmp(order, LD_H5_ORDER_RGB)  ? LD_SORDER_RGB
                 : !strcmp(order, LD_H5_ORDER_GRAY) ? LD_SORDER_GRAY
@@ -1090,6 +1091,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         s->file = -1;
     }
 fail:
+    ld__desc_free(&rd);
     if (fapl >= 0) H5Pclose(fapl);
     return rc;
 }

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/hdf5/h5_desc.h"
 #include "store/hdf5/h5_format.h"
 #include "store/hdf5/h5_store_int.h"
 #include "store/hdf5/h5_util.h"
@@ -348,8 +349,10 @@ int ld__h5_vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
     size_t count = 0;
     uint64_t row = 0;
     hsize_t src[4] = {0};
-    char file[1024], dset[512], resolved[2048], rid[40];
+    char file[1024], dset[512], resolved[2048];
     vds_parts v = {0};
+    ld_desc part; /* a part's records (desc.h) */
+    memset(&part, 0, sizeof part);
     hid_t dcpl = H5Dget_create_plist(d), vtype = H5Dget_type(d), fapl = -1, pf = -1, pd = -1,
           pt = -1;
     if (dcpl < 0 || vtype < 0 || H5Pget_layout(dcpl) != H5D_VIRTUAL) goto done;
@@ -410,7 +413,11 @@ int ld__h5_vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
                  "%s: dataset '/%s': part %s stores '%s' with another element type than the "
                  "merged file declares (made with other options?): merge parts of one run only",
                  s->path, name, resolved, dset);
-        if (s->run_id[0] && ld__h5_attr_text(pf, LD_H5_ATTR_RUN_ID, rid, sizeof rid) && rid[0])
+        ld__desc_free(&part);
+        LD_CHECK(e, ld__h5_desc_records(pf, &part) == LD_OK, LD_ENOMEM, "%s: out of memory",
+                 resolved);
+        const char *rid = part.run_id;
+        if (s->run_id[0] && rid && rid[0])
             LD_CHECK(e, !strcmp(rid, s->run_id), LD_EFORMAT,
                      "%s: part %s comes from another run (its run_id %s, the merged file's %s: "
                      "other options, input or part count): re-convert it with the same "
@@ -418,9 +425,8 @@ int ld__h5_vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
                      s->path, resolved, rid, s->run_id);
         /* Parts of equal size swapped or renamed after the merge pass every check above:
          * the shard numbers each part recorded must come in the order of the mappings. */
-        int pk, pn;
-        if (ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_INDEX, &pk) &&
-            ld__h5_attr_int(pf, LD_H5_ATTR_SHARD_COUNT, &pn)) {
+        if (ld__desc_has(&part, "shard_index") && ld__desc_has(&part, "shard_count")) {
+            const int pk = (int)part.shard_index, pn = (int)part.shard_count;
             LD_CHECK(e, pk > prev_k && (!prev_n || pn == prev_n), LD_EFORMAT,
                      "%s: dataset '/%s': mapping %zu of %zu reads %s, which is shard %d of %d, "
                      "after shard %d of %d: the part files were swapped or renamed after the "
@@ -485,6 +491,7 @@ generic: /* not of the merged shape, or a source that is not there: HDF5 reads i
     rc = rc < 0 ? rc : 0;
 done:
 fail:
+    ld__desc_free(&part);
     ld__h5_vds_free(&v);
     if (pt >= 0) H5Tclose(pt);
     if (pd >= 0) H5Dclose(pd);

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/hdf5/h5_desc.h"
 #include "store/hdf5/h5_format.h"
 #include "store/hdf5/h5_util.h"
 #include "store/hdf5/h5_vfd.h"
@@ -239,11 +240,9 @@ static int col_close(col *c, uint64_t rows, ld_err *e)
 
 typedef struct h5w {
     ld_writer base;
-    /* copies of the options */
-    char *path, *stem, *encoding, *source, *note;
-    char **class_names;
-    size_t n_classes;
-    int encoded, channels, channel_order, quality, resize_mode, resize_w, resize_h, deflate;
+    ld_desc rec; /* what the files record (a copy of the options'); shape set at the end */
+    char *path, *stem;
+    int encoded, channels, deflate; /* from rec */
     uint64_t split_bytes;
     int split_relative; /* list lines relative to the list's folder (else absolute) */
     /* raw shape, fixed by the first sample */
@@ -268,7 +267,6 @@ typedef struct h5w {
     uint64_t expected_n;  /* inputs announced: caps the chunk of small datasets */
     ld_stale_fn on_stale; /* see ld_writer_opts */
     void *on_stale_user;
-    ld_shard_info shard; /* shard.count == 0: not a shard part */
     int finished, failed;
 } h5w;
 
@@ -298,99 +296,21 @@ char *ld__h5_split_stem(const char *path)
     return stem;
 }
 
-static int attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hid_t space,
-                      const void *v)
-{
-    hid_t a = H5Acreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0) return -1;
-    herr_t r = H5Awrite(a, mtype, v);
-    return (H5Aclose(a) < 0 || r < 0) ? -1 : 0;
-}
-
-static int attr_i32(hid_t loc, const char *name, int32_t v)
-{
-    hid_t s = H5Screate(H5S_SCALAR);
-    int r = s < 0 ? -1 : attr_write(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, s, &v);
-    if (s >= 0) H5Sclose(s);
-    return r;
-}
-
-static int attr_i64(hid_t loc, const char *name, int64_t v)
-{
-    hid_t s = H5Screate(H5S_SCALAR);
-    int r = s < 0 ? -1 : attr_write(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, s, &v);
-    if (s >= 0) H5Sclose(s);
-    return r;
-}
-
-static int attr_str(const h5w *w, hid_t loc, const char *name, const char *v)
-{
-    hid_t s = H5Screate(H5S_SCALAR);
-    const char *p = v ? v : "";
-    int r = s < 0 ? -1 : attr_write(loc, name, w->vstr, w->vstr, s, &p);
-    if (s >= 0) H5Sclose(s);
-    return r;
-}
-
-static const char *resize_mode_name(const h5w *w)
-{
-    if (w->resize_w == 0 && w->resize_h == 0) return "none";
-    switch (w->resize_mode) {
-    case 0: return "squash";
-    case 1: return "crop";
-    case 2: return "pad";
-    case 3: return "max";
-    default: return "unknown";
-    }
-}
-
+/* The root attributes of the open file: the description with this file's shape. */
 static int write_attrs(h5w *w, ld_err *e)
 {
-    hid_t root = w->file;
     int c = w->encoded ? w->channels : w->c;
-    int32_t height = w->encoded ? (w->file_h > 0 ? w->file_h : 0) : w->h;
-    int32_t width = w->encoded ? (w->file_w > 0 ? w->file_w : 0) : w->w;
     if (w->encoded && w->file_c > 0) c = w->file_c;
-    const char *order = c == 1                  ? LD_H5_ORDER_GRAY
-                        : w->channel_order == 1 ? LD_H5_ORDER_RGB
-                                                : LD_H5_ORDER_BGR;
-    hsize_t n = w->n_classes;
-    hid_t cs = H5Screate_simple(1, &n, NULL);
-    int bad = cs < 0;
-    bad |= attr_str(w, root, LD_H5_ATTR_FORMAT, LD_H5_FORMAT_NAME);
-    bad |= attr_i32(root, LD_H5_ATTR_FORMAT_VERSION, LD_H5_FORMAT_VERSION);
-    bad |= attr_str(w, root, LD_H5_ATTR_STORAGE,
-                    w->encoded ? LD_H5_STORAGE_ENCODED : LD_H5_STORAGE_RAW);
-    if (w->encoded) bad |= attr_str(w, root, LD_H5_ATTR_ENCODING, w->encoding);
-    bad |= attr_str(w, root, LD_H5_ATTR_CHANNEL_ORDER, order);
-    bad |= attr_str(w, root, LD_H5_ATTR_LAYOUT, LD_H5_LAYOUT_NCHW);
-    bad |= attr_i32(root, LD_H5_ATTR_CHANNELS, c);
-    bad |= attr_i32(root, LD_H5_ATTR_HEIGHT, height);
-    bad |= attr_i32(root, LD_H5_ATTR_WIDTH, width);
-    /* HDF5 wants a buffer even for zero elements */
-    const char *no_names[1] = {""};
-    if (cs >= 0)
-        bad |= attr_write(root, LD_H5_ATTR_CLASS_NAMES, w->vstr, w->vstr, cs,
-                          w->n_classes ? (const void *)w->class_names : (const void *)no_names);
-    bad |= attr_i32(root, LD_H5_ATTR_NUM_CLASSES, (int32_t)w->n_classes);
-    bad |= attr_i32(root, LD_H5_ATTR_QUALITY, w->quality);
-    bad |= attr_str(w, root, LD_H5_ATTR_RESIZE_MODE, resize_mode_name(w));
-    bad |= attr_i32(root, LD_H5_ATTR_RESIZE_W, w->resize_w);
-    bad |= attr_i32(root, LD_H5_ATTR_RESIZE_H, w->resize_h);
-    bad |= attr_str(w, root, LD_H5_ATTR_SOURCE, w->source);
-    bad |= attr_str(w, root, LD_H5_ATTR_NOTE, w->note);
-    bad |= attr_str(w, root, LD_H5_ATTR_TOOL_VERSION, LD_VERSION_STRING);
-    if (w->shard.count) {
-        bad |= attr_i32(root, LD_H5_ATTR_SHARD_INDEX, (int32_t)w->shard.index);
-        bad |= attr_i32(root, LD_H5_ATTR_SHARD_COUNT, (int32_t)w->shard.count);
-        bad |= attr_i64(root, LD_H5_ATTR_SHARD_FIRST, (int64_t)w->shard.first);
-        bad |= attr_i64(root, LD_H5_ATTR_SHARD_LISTED, (int64_t)w->shard.listed);
-        bad |= attr_i64(root, LD_H5_ATTR_LISTING_TOTAL, (int64_t)w->shard.total);
-        bad |= attr_str(w, root, LD_H5_ATTR_RUN_ID, w->shard.run_id);
-    }
-    if (cs >= 0) H5Sclose(cs);
-    if (bad) return ld__h5_err(e, LD_EIO, "%s: cannot write attributes", w->tmp[w->n_files - 1]);
-    return LD_OK;
+    w->rec.channels = c;
+    w->rec.height = w->encoded ? (w->file_h > 0 ? w->file_h : 0) : w->h;
+    w->rec.width = w->encoded ? (w->file_w > 0 ? w->file_w : 0) : w->w;
+    /* GRAY says the images have 1 channel (encoded originals may have 3 in a gray run) */
+    const char *order = w->rec.channel_order ? w->rec.channel_order : LD_H5_ORDER_BGR;
+    if (c == 1 || !strcmp(order, LD_H5_ORDER_GRAY))
+        order = c == 1 ? LD_H5_ORDER_GRAY : LD_H5_ORDER_BGR;
+    if (ld__desc_set_text(&w->rec.channel_order, order) < 0)
+        return ld__err(e, LD_ENOMEM, "out of memory");
+    return ld__h5_desc_write(w->file, &w->rec, w->tmp[w->n_files - 1], e);
 }
 
 /* Bytes per /encoded chunk: LD_H5_CHUNK_BYTES, unless the data will be smaller: then the
@@ -499,11 +419,12 @@ static int make_fapl(h5w *w, hid_t *out, ld_err *e)
         return ld__h5_err(e, LD_EINVAL, "HDF5: cannot register the file driver");
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0) return ld__err(e, LD_ENOMEM, "HDF5: out of memory");
-    /* Oldest file format that can hold our objects, so that HDF5 1.8 (Caffe builds) reads
-     * the file; many class names need the 1.8 object header for attributes over 64 KiB.
+    /* The HDF5 1.8 file format, which HDF5 1.8 (Caffe builds) reads: its object headers
+     * hold attributes over 64 KiB (many class names) and carry checksums, so that a damaged
+     * header is refused at open instead of read (a flipped byte in a string attribute's
+     * length made HDF5 1.10 allocate and clear gigabytes in a 1.6-format header).
      * Big chunks start on 4 KiB boundaries: a reader can map or read them page-aligned. */
-    H5F_libver_t low = w->n_classes > 2048 ? H5F_LIBVER_V18 : H5F_LIBVER_EARLIEST;
-    if (H5Pset_libver_bounds(fapl, low, H5F_LIBVER_V18) < 0 ||
+    if (H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) < 0 ||
         ld__h5_vfd_set(fapl, w->vfd, &w->io_err) < 0 || /* h5_vfd.h: failures close cleanly */
         H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0 ||
         H5Pset_alignment(fapl, 65536, 4096) < 0) {
@@ -831,12 +752,14 @@ static int h5w_finish(ld_writer *base, ld_err *e)
              "HDF5 writer: finish() after finish() or after a failed write");
     if (!w->cols_ready) {
         /* No sample at all: an empty dataset still needs a shape; raw takes the resize size. */
-        LD_CHECK(e, w->encoded || (w->resize_w > 0 && w->resize_h > 0 && w->resize_mode != 3),
+        LD_CHECK(e,
+                 w->encoded || (w->rec.resize_w > 0 && w->rec.resize_h > 0 &&
+                                w->rec.resize_mode != LD_RESIZE_MAX),
                  LD_EINVAL, "no image was written, so the HDF5 dataset has no shape");
         if (!w->encoded) {
             w->c = w->channels;
-            w->h = w->resize_h;
-            w->w = w->resize_w;
+            w->h = w->rec.resize_h;
+            w->w = w->rec.resize_w;
             w->sample_bytes = (size_t)w->c * (size_t)w->h * (size_t)w->w;
         }
         LD_TRY(cols_setup(w, 0, e));
@@ -905,14 +828,9 @@ static void h5w_free(ld_writer *base)
     ld__h5_quiet_end(&q);
     free(w->tmp);
     free(w->final);
-    for (size_t i = 0; i < w->n_classes; i++)
-        free(w->class_names[i]);
-    free(w->class_names);
+    ld__desc_free(&w->rec);
     free(w->path);
     free(w->stem);
-    free(w->encoding);
-    free(w->source);
-    free(w->note);
     free(w->first_rel);
     free(w);
 }
@@ -927,11 +845,14 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     ld__h5_quiet_begin(&q);
     *out = NULL;
     LD_CHECK(e, o && o->path && *o->path, LD_EINVAL, "HDF5 writer: no output path");
-    LD_CHECK(e, o->channels == 1 || o->channels == 3, LD_EINVAL,
-             "HDF5 writer: channels must be 1 or 3, not %d", o->channels);
+    const ld_desc *d = o->desc;
+    LD_CHECK(e, d && (d->channels == 1 || d->channels == 3), LD_EINVAL,
+             "HDF5 writer: channels must be 1 or 3, not %d", d ? d->channels : 0);
     LD_CHECK(e, o->deflate >= 0 && o->deflate <= 9, LD_EINVAL,
              "HDF5 writer: deflate level must be 0..9, not %d", o->deflate);
-    LD_CHECK(e, o->n_classes <= INT32_MAX, LD_EINVAL, "HDF5 writer: too many classes");
+    LD_CHECK(e, d->n_classes <= INT32_MAX, LD_EINVAL, "HDF5 writer: too many classes");
+    LD_CHECK(e, !d->shard_count || !o->split_bytes, LD_EINVAL,
+             "HDF5 writer: a shard part cannot be split");
     w = calloc(1, sizeof *w);
     LD_CHECK(e, w, LD_ENOMEM, "out of memory");
     w->base.vt = &h5w_vt;
@@ -940,52 +861,32 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->vfd = H5I_INVALID_HID;
     w->fstr = H5I_INVALID_HID;
     w->data.ds = w->label.ds = w->name.ds = w->offsets.ds = w->shape.ds = H5I_INVALID_HID;
-    w->encoded = o->encoded != 0;
-    w->channels = o->channels;
-    w->channel_order = o->channel_order;
-    w->quality = o->quality;
-    w->resize_mode = o->resize_mode;
-    w->resize_w = o->resize_w;
-    w->resize_h = o->resize_h;
+    LD_CHECK(e, ld__desc_copy(&w->rec, d) == LD_OK, LD_ENOMEM, "out of memory");
+    w->encoded = d->encoded != 0;
+    w->channels = d->channels;
     w->deflate = o->deflate;
     w->split_bytes = o->split_bytes;
     w->split_relative = o->split_relative;
     w->expected_n = o->expected_n;
     w->on_stale = o->on_stale;
     w->on_stale_user = o->on_stale_user;
-    if (o->shard) {
-        LD_CHECK(e, !o->split_bytes, LD_EINVAL, "HDF5 writer: a shard part cannot be split");
-        w->shard = *o->shard;
-    }
     w->path = ld__strdup(o->path);
-    w->encoding = ld__strdup(o->encoding ? o->encoding : "original");
-    w->source = ld__strdup(o->source ? o->source : "");
-    w->note = ld__strdup(o->note ? o->note : "");
-    LD_CHECK(e, w->path && w->encoding && w->source && w->note, LD_ENOMEM, "out of memory");
+    LD_CHECK(e, w->path, LD_ENOMEM, "out of memory");
     w->stem = ld__h5_split_stem(o->path);
     LD_CHECK(e, w->stem, LD_ENOMEM, "out of memory");
-    if (w->split_bytes && o->source) {
+    if (w->split_bytes && d->source) {
         /* "dataconv ROOT/ train.txt train.h5 --split 1G" would replace the input list
          * train.txt with the list of output files: refuse before anything is written. */
         char *list = ld__asprintf("%s" LD_H5_LIST_EXT, w->stem);
         LD_CHECK(e, list, LD_ENOMEM, "out of memory");
         struct stat a, b;
-        int same = list && stat(list, &a) == 0 && stat(o->source, &b) == 0 &&
+        int same = list && stat(list, &a) == 0 && stat(d->source, &b) == 0 &&
                    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
         free(list);
         LD_CHECKR(e, !same, LD_EINVAL, LD_WHY_OVERWRITES_INPUT,
                   "%s: split_bytes would overwrite this input list with the list of output files; "
                   "choose another output name (e.g. %s_split.h5)",
-                  o->source, w->stem);
-    }
-    if (o->n_classes) {
-        w->class_names = calloc(o->n_classes, sizeof *w->class_names);
-        LD_CHECK(e, w->class_names, LD_ENOMEM, "out of memory");
-        for (size_t i = 0; i < o->n_classes; i++) {
-            w->class_names[i] = ld__strdup(o->class_names[i] ? o->class_names[i] : "");
-            LD_CHECK(e, w->class_names[i], LD_ENOMEM, "out of memory");
-            w->n_classes = i + 1;
-        }
+                  d->source, w->stem);
     }
     w->vstr = H5Tcopy(H5T_C_S1);
     LD_CHECK(e,

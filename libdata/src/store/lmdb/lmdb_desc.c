@@ -192,13 +192,6 @@ static int str_key(const char *t, const char *key, char **dst, const char *dir, 
     return LD_OK;
 }
 
-/* An integer key in [0, 2^30], else 0. */
-static int count_key(const char *t, const char *key)
-{
-    int64_t v = 0;
-    return ld__side_i64(t, key, &v) && v >= 0 && v <= 1 << 30 ? (int)v : 0;
-}
-
 int ld__lmdb_desc_from(const char *t, const char *dir, ld_desc *d, ld_err *e)
 {
     int rc = LD_OK;
@@ -214,21 +207,19 @@ int ld__lmdb_desc_from(const char *t, const char *dir, ld_desc *d, ld_err *e)
         d->tool_version = ld__strdup(ver);
         LD_CHECK(e, d->tool_version, LD_ENOMEM, "%s: out of memory", dir);
     }
-    LD_TRY(str_key(t, "source", &d->source, dir, e));
-    LD_TRY(str_key(t, "note", &d->note, dir, e));
     LD_TRY(str_key(t, "record", &d->record, dir, e));
-    LD_TRY(str_key(t, "storage", &d->storage, dir, e));
-    d->encoded = d->storage && !strcmp(d->storage, "encoded");
-    if (d->encoded) LD_TRY(str_key(t, "encoding", &d->encoding, dir, e));
-    LD_TRY(str_key(t, "channel_order", &d->channel_order, dir, e));
     LD_TRY(str_key(t, "layout", &d->layout, dir, e));
-    d->quality = count_key(t, "quality");
-    LD_TRY(str_key(t, "resize_mode", &d->resize_mode_name, dir, e));
-    d->resize_mode = ld__desc_resize_mode(d->resize_mode_name);
-    d->resize_w = count_key(t, "resize_w");
-    d->resize_h = count_key(t, "resize_h");
-    if (ld__side_i64(t, "num_classes", &v) && v >= 0 && v <= 1 << 30)
-        d->num_classes_recorded = (int)v;
+    /* the records of desc.h */
+    for (size_t i = 0; i < ld__desc_n_records; i++) {
+        const ld_desc_record *r = &ld__desc_records[i];
+        char *str = NULL;
+        if (r->type != LD_REC_STR) {
+            if (ld__side_i64(t, r->name, &v)) ld__desc_rec_set_num(d, i, v);
+            continue;
+        }
+        LD_TRY(str_key(t, r->name, &str, dir, e));
+        ld__desc_rec_set_str(d, i, str);
+    }
     int r = ld__side_strings(t, "class_names", &d->class_names, &d->n_classes);
     LD_CHECK(e, r != LD_ENOMEM, LD_ENOMEM, "%s: out of memory", dir);
     LD_CHECK(e, r != LD_EFORMAT, LD_EFORMAT,
@@ -240,30 +231,64 @@ int ld__lmdb_desc_from(const char *t, const char *dir, ld_desc *d, ld_err *e)
         d->samples = (uint64_t)v;
         d->samples_known = 1;
     }
-    d->channels = count_key(t, "channels");
-    d->height = count_key(t, "height");
-    d->width = count_key(t, "width");
     d->dtype = LD_DTYPE_U8;
     d->label_dtype = LD_DTYPE_I32;
-    /* shard identity (h5_format.h "Shards"); a merged database keeps count, total, run_id */
-    LD_TRY(str_key(t, "run_id", &d->run_id, dir, e));
-    if (ld__side_i64(t, "listing_total", &v) && v >= 0) d->listing_total = (uint64_t)v;
-    if (ld__side_i64(t, "shard_count", &v) && v > 0 && v <= UINT32_MAX) {
-        int64_t k = -1, first = -1, listed = -1;
-        d->shard_count = (uint32_t)v;
-        int ok = ld__side_i64(t, "shard_index", &k) && ld__side_i64(t, "shard_first", &first) &&
-                 ld__side_i64(t, "shard_listed", &listed) &&
-                 ld__lmdb_sidecar_value(t, "listing_total") && d->run_id && d->run_id[0];
-        d->shard_damaged = !ok || k < 0 || k > UINT32_MAX || first < 0 || listed < 0;
-        if (!d->shard_damaged) {
-            d->shard_index = (uint32_t)k;
-            d->shard_first = (uint64_t)first;
-            d->shard_listed = (uint64_t)listed;
-        }
-    }
+    ld__desc_records_done(d);
 fail:
     free(fmt);
     free(tool);
+    return rc;
+}
+
+/* ---- writing -------------------------------------------------------------------------------- */
+
+/* A JSON string. Names come from the file system and need not be UTF-8: a byte that does not
+ * start a well-formed sequence is written as the lone surrogate U+DC00 + byte, Python's
+ * "surrogateescape" (json.load gives the str that os.fsdecode gives for the same bytes, and
+ * .encode("utf-8", "surrogateescape") restores them), so the file stays valid JSON and
+ * nothing is lost. */
+static size_t json_esc(unsigned char ch, int ascii, char *out)
+{
+    if (ch == '"' || ch == '\\') return (size_t)snprintf(out, 8, "\\%c", ch);
+    if (ch < 0x20) return (size_t)snprintf(out, 8, "\\u%04x", ch);
+    if (!ascii) return (size_t)snprintf(out, 8, "\\udc%02x", ch);
+    out[0] = (char)ch;
+    return 1;
+}
+
+/* "key": "value" */
+static int json_str(ld_buf *b, const char *key, const char *s)
+{
+    int rc = ld__buf_printf(b, "\"%s\": \"", key);
+    if (rc == LD_OK) rc = ld__utf8_escape(b, s ? s : "", json_esc);
+    return rc < 0 ? rc : ld__buf_append(b, "\"", 1);
+}
+
+int ld__lmdb_desc_write(ld_buf *b, const ld_desc *d)
+{
+    int rc = LD_OK;
+    LD_TRY(ld__buf_printf(b, "{\n\"format\": \"libdata-lmdb\",\n\"format_version\": 1,\n"
+                             "\"record\": \"caffe.Datum\",\n\"layout\": \"CHW\",\n"));
+    for (size_t i = 0; i < ld__desc_n_records; i++) {
+        const ld_desc_record *r = &ld__desc_records[i];
+        if (!ld__desc_rec_applies(d, r)) continue;
+        if (r->type == LD_REC_STR)
+            LD_TRY(json_str(b, r->name, ld__desc_rec_str(d, r)));
+        else
+            LD_TRY(ld__buf_printf(b, "\"%s\": %lld", r->name, (long long)ld__desc_rec_num(d, r)));
+        LD_TRY(ld__buf_append(b, ",\n", 2));
+    }
+    LD_TRY(ld__buf_printf(b, "\"tool\": \"libdata "));
+    LD_TRY(ld__utf8_escape(b, d->tool_version ? d->tool_version : "", json_esc));
+    LD_TRY(ld__buf_printf(b, "\",\n\"class_names\": ["));
+    for (size_t i = 0; i < d->n_classes; i++) {
+        if (i) LD_TRY(ld__buf_printf(b, ", "));
+        LD_TRY(ld__buf_append(b, "\"", 1));
+        LD_TRY(ld__utf8_escape(b, d->class_names[i] ? d->class_names[i] : "", json_esc));
+        LD_TRY(ld__buf_append(b, "\"", 1));
+    }
+    LD_TRY(ld__buf_printf(b, "],\n\"entries\": %llu\n}\n", (unsigned long long)d->samples));
+fail:
     return rc;
 }
 

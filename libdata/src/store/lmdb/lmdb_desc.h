@@ -26,4 +26,9 @@ int ld__side_raw(const char *text, const char *key, const char **v, size_t *n);
 /* Fill *d from sidecar text (as ld__lmdb_desc_read; `dir` names it in messages). */
 int ld__lmdb_desc_from(const char *text, const char *dir, ld_desc *d, ld_err *e);
 
+/* Append d as a libdata.json sidecar (lmdb_write.c): its records (desc.h), the class names,
+ * what LMDB alone records (format, record, layout, tool) and "entries": d->samples. One key
+ * per line (the line scanner of lmdb_store.h reads them). LD_OK or LD_ENOMEM. */
+int ld__lmdb_desc_write(ld_buf *b, const ld_desc *d);
+
 #endif /* LD_LMDB_DESC_H */

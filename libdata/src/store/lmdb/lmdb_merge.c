@@ -37,53 +37,20 @@
 #include "store/store.h"
 #include "store/writer.h"
 
-/* Sidecar keys every part must share with the first. */
-static const char *const same_keys[] = {
-    "format",  "format_version", "record",   "storage",  "encoding",    "channel_order", "layout",
-    "quality", "resize_mode",    "resize_w", "resize_h", "num_classes", "class_names"};
-#define N_SAME (sizeof same_keys / sizeof *same_keys)
-
-/* Sidecar keys of part 0 the merged sidecar leaves out (the part's own; the writer adds the
- * whole's entries, channels, height, width). */
-static const char *const dropped[] = {"shard_index", "shard_first", "shard_listed", "entries",
-                                      "channels",    "height",      "width"};
-
 #define DROP_EVERY 4096 /* records between dropping a part's pages from our mapping */
 
 typedef struct lpart {
-    uint64_t n;  /* records */
-    ld_buf side; /* libdata.json, NUL-terminated */
+    uint64_t n; /* records */
 } lpart;
 
-/* Part 0's sidecar up to the writer's tail: "{", then each line but the dropped keys, each
- * ending in ",\n" (lmdb_write.c writes one key per line). */
-static int sidecar_head(const char *text, ld_buf *out)
-{
-    int rc = ld__buf_append(out, "{\n", 2);
-    for (const char *l = text; rc == LD_OK && l && *l;) {
-        const char *nl = strchr(l, '\n');
-        size_t n = nl ? (size_t)(nl - l) : strlen(l);
-        const char *next = nl ? nl + 1 : NULL;
-        while (n > 0 && (l[n - 1] == ',' || l[n - 1] == ' ' || l[n - 1] == '\r'))
-            n--;
-        int keep = n > 0 && l[0] == '"';
-        for (size_t k = 0; keep && k < sizeof dropped / sizeof *dropped; k++) {
-            size_t kl = strlen(dropped[k]);
-            if (n > kl + 1 && !strncmp(l + 1, dropped[k], kl) && l[kl + 1] == '"') keep = 0;
-        }
-        if (keep) {
-            rc = ld__buf_append(out, l, n);
-            if (rc == LD_OK) rc = ld__buf_append(out, ",\n", 2);
-        }
-        l = next;
-    }
-    return rc == LD_OK ? ld__buf_append(out, "", 1) : rc;
-}
-
-static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *first_path, ld_err *e)
+/* Part s: its record count and description (*d, to free) -- its settings checked against
+ * `ref`'s (the first given part's; NULL for that one). */
+static int read_part(ld_shard *s, lpart *p, ld_desc *d, const ld_desc *ref, const char *first_path,
+                     ld_err *e)
 {
     int rc = LD_OK;
     ld_store *st = NULL;
+    ld_buf side = {0};
     struct stat sb;
     LD_CHECK(e, stat(s->path, &sb) == 0 && S_ISDIR(sb.st_mode), LD_EFORMAT,
              "%s: not an LMDB directory: an LMDB merge takes the OUT-KKKKK-of-NNNNN.lmdb "
@@ -103,52 +70,42 @@ static int read_part(ld_shard *s, lpart *p, const lpart *first, const char *firs
     p->n = st->info.n;
     st->vt->close(st);
     st = NULL;
-    rc = ld__lmdb_sidecar_read(s->path, &p->side, e);
+    rc = ld__lmdb_sidecar_read(s->path, &side, e);
     LD_CHECK(e, rc != LD_END, LD_EFORMAT,
              "%s: no %s: not a part of a sharded conversion (shard_index/shard_count "
              "writes one)",
              s->path, LD_LMDB_SIDECAR);
     LD_TRY(rc);
-    const char *t = (const char *)p->side.p;
-    char *id = NULL;
-    int shard =
-        ld__side_i64(t, "shard_index", &s->index) && ld__side_i64(t, "shard_count", &s->count) &&
-        ld__side_i64(t, "shard_first", &s->first) && ld__side_i64(t, "shard_listed", &s->listed) &&
-        ld__side_i64(t, "listing_total", &s->total);
-    if (shard && (shard = ld__side_str(t, "run_id", &id)) == LD_ENOMEM)
-        LD_CHECK(e, 0, LD_ENOMEM, "%s: out of memory", s->path);
-    LD_CHECK(e, shard == 1, LD_EFORMAT,
+    d->format = LD_FORMAT_LMDB;
+    LD_TRY(ld__lmdb_desc_from((const char *)side.p, s->path, d, e));
+    LD_CHECK(e, d->shard_count && !d->shard_damaged, LD_EFORMAT,
              "%s: not a part of a sharded conversion (its %s has no shard_index, shard_count, "
              "run_id...): merge takes the parts of a sharded conversion (shard_index/shard_count)",
              s->path, LD_LMDB_SIDECAR);
-    snprintf(s->run_id, sizeof s->run_id, "%s", id);
-    free(id);
+    s->index = d->shard_index;
+    s->count = d->shard_count;
+    s->first = (int64_t)d->shard_first;
+    s->listed = (int64_t)d->shard_listed;
+    s->total = (int64_t)d->listing_total;
+    snprintf(s->run_id, sizeof s->run_id, "%s", d->run_id);
     s->samples = p->n;
-    if (first) {
-        const char *f = (const char *)first->side.p;
-        for (size_t k = 0; k < N_SAME; k++) {
-            const char *a, *b;
-            size_t al, bl;
-            int ha = ld__side_raw(t, same_keys[k], &a, &al);
-            int hb = ld__side_raw(f, same_keys[k], &b, &bl);
-            if (ha == hb && al == bl && (!al || !memcmp(a, b, al))) continue;
-            if (!strcmp(same_keys[k], "class_names"))
-                rc = ld__err(e, LD_EINVAL,
-                             "%s: its class names differ from those of %s: the parts come from "
-                             "different inputs; reconvert them from one listing",
-                             s->path, first_path);
-            else
-                rc = ld__err(e, LD_EINVAL,
-                             "%s: made with other settings than %s (%s is %.*s here, %.*s "
-                             "there): merge the parts of one conversion (same options), or "
-                             "reconvert this part",
-                             s->path, first_path, same_keys[k], ha ? (int)al : 8,
-                             ha ? a : "(absent)", hb ? (int)bl : 8, hb ? b : "(absent)");
-            goto fail;
-        }
+    if (ref) {
+        char hv[256], wv[256];
+        const char *name = ld__desc_first_difference(d, ref, hv, wv, sizeof hv);
+        if (name && !strcmp(name, "class_names"))
+            rc = ld__err(e, LD_EINVAL,
+                         "%s: its class names differ from those of %s (%s here, %s there): the "
+                         "parts come from different inputs; reconvert them from one listing",
+                         s->path, first_path, hv, wv);
+        else if (name)
+            rc = ld__err(e, LD_EINVAL,
+                         "%s: made with other settings than %s (%s is %s here, %s there): merge "
+                         "the parts of one conversion (same options), or reconvert this part",
+                         s->path, first_path, name, hv, wv);
     }
 fail:
     if (st) st->vt->close(st);
+    ld__buf_free(&side);
     return rc;
 }
 
@@ -238,14 +195,16 @@ struct ld_merge_fmt {
     ld_shard *sh;
     size_t n;
     const ld_merge_log *log;
-    lpart *p; /* in the order given */
+    lpart *p;    /* in the order given */
+    ld_desc ref; /* the first given part's description: the others must have its settings */
+    ld_desc k0;  /* part 0's (K = 0): the merged database records it, as a merged one */
 };
 
 static void lm_end(ld_merge_fmt *m)
 {
     if (!m) return;
-    for (size_t i = 0; m->p && i < m->n; i++)
-        ld__buf_free(&m->p[i].side);
+    ld__desc_free(&m->ref);
+    ld__desc_free(&m->k0);
     free(m->p);
     free(m);
 }
@@ -270,30 +229,26 @@ static int lm_begin(const char *output, ld_shard *parts, size_t n, const ld_merg
 /* The first given part is the reference for settings. */
 static int lm_read_part(ld_merge_fmt *m, size_t i, ld_err *e)
 {
-    return read_part(&m->sh[i], &m->p[i], i ? &m->p[0] : NULL, m->sh[0].path, e);
+    ld_desc d;
+    memset(&d, 0, sizeof d);
+    int rc = read_part(&m->sh[i], &m->p[i], &d, i ? &m->ref : NULL, m->sh[0].path, e);
+    if (rc == LD_OK && i == 0) rc = ld__desc_copy(&m->ref, &d);
+    if (rc == LD_OK && d.shard_index == 0 && !m->k0.format) rc = ld__desc_copy(&m->k0, &d);
+    ld__desc_free(&d);
+    return rc == LD_ENOMEM ? ld__err(e, rc, "out of memory") : rc;
 }
 
 static int lm_write(ld_merge_fmt *m, ld_err *e)
 {
     int rc = LD_OK;
-    ld_buf head = {0};
     ld_writer *w = NULL;
-    const lpart *first = &m->p[m->sh[0].given]; /* part 0 */
     uint64_t total = 0;
     for (size_t i = 0; i < m->n; i++)
         total += m->sh[i].samples;
-    LD_CHECK(e, sidecar_head((const char *)first->side.p, &head) == LD_OK, LD_ENOMEM,
-             "out of memory");
-    char *storage = NULL;
-    LD_CHECK(e, ld__side_str((const char *)first->side.p, "storage", &storage) != LD_ENOMEM,
-             LD_ENOMEM, "out of memory");
-    const int encoded = storage && !strcmp(storage, "encoded");
-    free(storage);
-    ld_writer_opts o = {.path = m->output,
-                        .encoded = encoded,
-                        .channels = 3,
+    m->k0.merged = 1; /* without part 0's own shard values */
+    ld_writer_opts o = {.desc = &m->k0,
+                        .path = m->output,
                         .expected_n = total,
-                        .lmdb_meta_head = (const char *)head.p,
                         .on_stale = stale_removed,
                         .on_stale_user = (void *)m->log};
     LD_TRY(ld__lmdb_writer_create(&o, &w, e));
@@ -304,7 +259,6 @@ static int lm_write(ld_merge_fmt *m, ld_err *e)
                   (unsigned long long)total, m->output);
 fail:
     if (w) w->vt->free(w);
-    ld__buf_free(&head);
     return rc;
 }
 

@@ -53,6 +53,7 @@
 #include <dirent.h>
 
 #include "store/lmdb/datum.h"
+#include "store/lmdb/lmdb_desc.h"
 #include "store/lmdb/lmdb_store.h"
 #include "store/store.h"
 
@@ -75,9 +76,8 @@ typedef struct lmdb_writer {
     size_t batch_n;
     uint64_t n;
     int finished, encoded;
-    /* sidecar data, copied at create */
-    ld_buf meta;
-    int c, h, w; /* shape of the first sample, for the sidecar */
+    ld_desc desc; /* the sidecar's description (a copy of the options'), shape set at the end */
+    int c, h, w;  /* shape of the first sample, for the sidecar */
     int same_shape;
 } lmdb_writer;
 
@@ -94,11 +94,6 @@ static int write_fail(lmdb_writer *w, ld_err *e, int mrc, const char *what)
 
 /* ---- sidecar JSON -------------------------------------------------------------------- */
 
-/* A JSON string. Names come from the file system and need not be UTF-8: a byte that does not
- * start a well-formed sequence is written as the lone surrogate U+DC00 + byte, Python's
- * "surrogateescape" (json.load gives the str that os.fsdecode gives for the same bytes, and
- * .encode("utf-8", "surrogateescape") restores them), so the file stays valid JSON and
- * nothing is lost. */
 /* The record and sidecar buffers report a failed allocation as a bare LD_ENOMEM: give it the
  * database's name. */
 static int buf_rc(lmdb_writer *w, ld_err *e, int rc)
@@ -106,100 +101,28 @@ static int buf_rc(lmdb_writer *w, ld_err *e, int rc)
     return rc == LD_ENOMEM ? ld__err(e, rc, "%s: out of memory", w->final) : rc;
 }
 
-static size_t json_esc(unsigned char ch, int ascii, char *out)
-{
-    if (ch == '"' || ch == '\\') return (size_t)snprintf(out, 8, "\\%c", ch);
-    if (ch < 0x20) return (size_t)snprintf(out, 8, "\\u%04x", ch);
-    if (!ascii) return (size_t)snprintf(out, 8, "\\udc%02x", ch);
-    out[0] = (char)ch;
-    return 1;
-}
-
-static int json_str(ld_buf *b, const char *s)
-{
-    int rc = ld__buf_append(b, "\"", 1);
-    if (rc == LD_OK) rc = ld__utf8_escape(b, s, json_esc);
-    return rc < 0 ? rc : ld__buf_append(b, "\"", 1);
-}
-
-static const char *mode_name(int m, int w, int h)
-{
-    static const char *const names[] = {"squash", "crop", "pad", "max"};
-    if (w == 0 && h == 0) return "none";
-    return m >= 0 && m <= 3 ? names[m] : "unknown";
-}
-
-/* The part of the sidecar known at create time. One key per line: lmdb_store.c and
- * describe read it back with a line scanner, not a JSON parser (see lmdb_store.h). */
-static int meta_begin(lmdb_writer *w, const ld_writer_opts *o)
-{
-    ld_buf *b = &w->meta;
-    int rc = LD_OK;
-    if (o->lmdb_meta_head) return ld__buf_append(b, o->lmdb_meta_head, strlen(o->lmdb_meta_head));
-    LD_TRY(ld__buf_printf(b, "{\n\"format\": \"libdata-lmdb\",\n\"format_version\": 1,\n"));
-    LD_TRY(ld__buf_printf(b, "\"record\": \"caffe.Datum\",\n\"storage\": \"%s\",\n",
-                          o->encoded ? "encoded" : "raw"));
-    if (o->encoded) {
-        LD_TRY(ld__buf_printf(b, "\"encoding\": "));
-        LD_TRY(json_str(b, o->encoding ? o->encoding : "original"));
-        LD_TRY(ld__buf_printf(b, ",\n"));
-    }
-    LD_TRY(ld__buf_printf(b, "\"channel_order\": \"%s\",\n\"layout\": \"CHW\",\n",
-                          o->channels == 1        ? "GRAY"
-                          : o->channel_order == 1 ? "RGB"
-                                                  : "BGR"));
-    LD_TRY(ld__buf_printf(b,
-                          "\"quality\": %d,\n\"resize_mode\": \"%s\",\n\"resize_w\": %d,\n"
-                          "\"resize_h\": %d,\n",
-                          o->quality, mode_name(o->resize_mode, o->resize_w, o->resize_h),
-                          o->resize_w, o->resize_h));
-    LD_TRY(ld__buf_printf(b, "\"source\": "));
-    LD_TRY(json_str(b, o->source ? o->source : ""));
-    LD_TRY(ld__buf_printf(b, ",\n\"note\": "));
-    LD_TRY(json_str(b, o->note ? o->note : ""));
-    LD_TRY(ld__buf_printf(b,
-                          ",\n\"tool\": \"libdata %s\",\n\"num_classes\": %zu,\n\"class_names\": [",
-                          LD_VERSION_STRING, o->n_classes));
-    for (size_t i = 0; i < o->n_classes; i++) {
-        if (i) LD_TRY(ld__buf_printf(b, ", "));
-        LD_TRY(json_str(b, o->class_names && o->class_names[i] ? o->class_names[i] : ""));
-    }
-    LD_TRY(ld__buf_printf(b, "],\n"));
-    if (o->shard) /* a shard part: h5_format.h, "Shards" */
-        LD_TRY(ld__buf_printf(b,
-                              "\"shard_index\": %u,\n\"shard_count\": %u,\n\"shard_first\": %llu,\n"
-                              "\"shard_listed\": %llu,\n\"listing_total\": %llu,\n"
-                              "\"run_id\": \"%s\",\n",
-                              o->shard->index, o->shard->count, (unsigned long long)o->shard->first,
-                              (unsigned long long)o->shard->listed,
-                              (unsigned long long)o->shard->total, o->shard->run_id));
-fail:
-    return rc;
-}
-
 static int write_sidecar(lmdb_writer *w, ld_err *e)
 {
     int rc = LD_OK;
     FILE *f = NULL;
-    size_t keep = w->meta.len;
+    ld_buf text = {0};
     char *path = ld__asprintf("%s/%s", w->tmp, LD_LMDB_SIDECAR);
     LD_CHECK(e, path, LD_ENOMEM, "out of memory");
-    LD_TRY(buf_rc(w, e,
-                  ld__buf_printf(&w->meta,
-                                 "\"entries\": %llu,\n\"channels\": %d,\n"
-                                 "\"height\": %d,\n\"width\": %d\n}\n",
-                                 (unsigned long long)w->n, w->c, w->same_shape ? w->h : 0,
-                                 w->same_shape ? w->w : 0)));
+    w->desc.samples = w->n;
+    w->desc.channels = w->c;
+    w->desc.height = w->same_shape ? w->h : 0;
+    w->desc.width = w->same_shape ? w->w : 0;
+    LD_TRY(buf_rc(w, e, ld__lmdb_desc_write(&text, &w->desc)));
     f = fopen(path, "wb");
     LD_CHECK(e, f, LD_EIO, "%s: cannot create: %s", path, strerror(errno));
-    int ok = fwrite(w->meta.p, 1, w->meta.len, f) == w->meta.len;
+    int ok = fwrite(text.p, 1, text.len, f) == text.len;
     ok = (fflush(f) == 0) & ok;
     ok = (fsync(fileno(f)) == 0) & ok;
     ok = (fclose(f) == 0) & ok;
     f = NULL;
     LD_CHECK(e, ok, LD_EIO, "%s: write failed: %s", path, strerror(errno));
 fail:
-    w->meta.len = keep; /* the tail is rewritten on a retry */
+    ld__buf_free(&text);
     if (f) fclose(f);
     free(path);
     return rc;
@@ -487,7 +410,7 @@ static void lmdb_free(ld_writer *base)
     ld__buf_free(&w->rec);
     ld__buf_free(&w->key);
     ld__buf_free(&w->batch);
-    ld__buf_free(&w->meta);
+    ld__desc_free(&w->desc);
     free(w->final);
     free(w->tmp);
     free(w);
@@ -502,7 +425,6 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     *out = NULL;
     if (!w) return ld__err(e, LD_ENOMEM, "out of memory");
     w->base.vt = &lmdb_vt;
-    w->encoded = o->encoded != 0;
     w->same_shape = 1;
     w->mapsize = LD_LMDB_MAP_START;
     LD_CHECK(e, o->path && *o->path, LD_EINVAL, "no output path");
@@ -517,7 +439,11 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     ld__sweep_stale_temps(w->final, o->on_stale, o->on_stale_user);
     w->tmp = ld__temp_name(w->final, w);
     LD_CHECK(e, w->tmp, LD_ENOMEM, "out of memory");
-    LD_TRY(buf_rc(w, e, meta_begin(w, o)));
+    LD_CHECK(e, o->desc && ld__desc_copy(&w->desc, o->desc) == LD_OK, LD_ENOMEM, "out of memory");
+    w->encoded = w->desc.encoded != 0;
+    if (w->desc.channels == 1) /* GRAY says the images have 1 channel */
+        LD_CHECK(e, ld__desc_set_text(&w->desc.channel_order, "GRAY") == LD_OK, LD_ENOMEM,
+                 "out of memory");
     LD_CHECK(e, mkdir(w->tmp, 0777) == 0, LD_EIO, "%s: cannot create directory %s: %s", w->final,
              w->tmp, strerror(errno));
     m = mdb_env_create(&w->env);
