@@ -101,6 +101,15 @@ for ext in h5 lmdb; do
     run "$DATACONV" merge "$P/m.$ext" "$g"-0000{0,1,3}-of-00004.$ext "$P/other/single.$ext"
     refused "$P/m.$ext" "other/single.$ext: not a part of a sharded conversion"
 
+    check "$ext: info calls the merged dataset merged, and a merged dataset is not a part"
+    run "$DATACONV" info "$P/ok.$ext"
+    expect_rc 0
+    grep -q "^shard: merged from the 4 parts of one run, listing 12 samples" "$TMP/out" ||
+        { show; fail "info does not say merged"; }
+    ! grep -q "damaged" "$TMP/out" || { show; fail "info calls a merged dataset damaged"; }
+    run "$DATACONV" merge "$P/m.$ext" "$g"-0000{0,1,2}-of-00004.$ext "$P/ok.$ext"
+    refused "$P/m.$ext" "ok.$ext: a merged"
+
     check "$ext: an output that is one of the parts is refused before anything is written"
     before=$(find "$g-00001-of-00004.$ext" -type f -exec md5sum {} + | sort)
     run "$DATACONV" merge "$g-00001-of-00004.$ext" "$g"-0000{0,1,2,3}-of-00004.$ext

@@ -105,6 +105,9 @@ static const char next[] = "remove it to convert this part again, or run with th
 static int check_part(const char *part_path, const ld_desc *h, const ld_shard_info *want,
                       const ld_desc *expect, char *diff, size_t cap, ld_err *e)
 {
+    if (h->merged)
+        return ld__err(e, LD_EINVAL, "%s exists but is a merged dataset, not a part; %s", part_path,
+                       next);
     if (!h->shard_count)
         return ld__err(e, LD_EINVAL,
                        "%s exists but is not a shard part (no shard attributes: a single run's "

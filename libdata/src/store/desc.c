@@ -223,10 +223,11 @@ void ld__desc_records_done(ld_desc *d)
     if (d->storage) d->encoded = !strcmp(d->storage, "encoded");
     d->resize_mode = ld__desc_resize_mode(d->resize_mode_name);
     if (!ld__desc_has(d, "num_classes")) d->num_classes_recorded = -1;
-    if (d->n_parts) d->merged = 1;
+    const int part_records = ld__desc_has(d, "shard_index") + ld__desc_has(d, "shard_first") +
+                             ld__desc_has(d, "shard_listed");
+    if (d->n_parts || (d->shard_count && part_records == 0)) d->merged = 1;
     if (d->shard_count)
-        d->shard_damaged = !ld__desc_has(d, "shard_index") || !ld__desc_has(d, "shard_first") ||
-                           !ld__desc_has(d, "shard_listed") || !ld__desc_has(d, "listing_total") ||
+        d->shard_damaged = (!d->merged && part_records < 3) || !ld__desc_has(d, "listing_total") ||
                            !d->run_id || !d->run_id[0];
 }
 

@@ -105,7 +105,8 @@ typedef struct ld_desc {
     char *run_id;
     int shard_damaged; /* shard_count > 0 but another shard key missing or negative */
     size_t n_parts;    /* a merged file: entries of its `parts` attribute (0: not merged) */
-    int merged;        /* writing: a merged dataset (no part-only records); reading: n_parts */
+    int merged; /* a merged dataset: written without the part-only records; read: HDF5 `parts`,
+                   or shard_count, listing_total, run_id without any part-only record */
 
     uint64_t recorded; /* bit i: ld__desc_records[i] was read, present and in range */
 } ld_desc;

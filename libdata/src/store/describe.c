@@ -76,13 +76,18 @@ int ld__desc_print(const ld_desc *d, ld_buf *out)
     if (d->source && d->source[0]) LD_TRY(print_name(out, "source: ", d->source));
     if (d->note && d->note[0]) LD_TRY(print_name(out, "note: ", d->note));
     if (d->tool_version) LD_TRY(ld__buf_printf(out, "tool version: libdata %s\n", d->tool_version));
-    if (d->shard_count && !d->n_parts && !d->shard_damaged)
+    if (d->shard_count && !d->merged && !d->shard_damaged)
         LD_TRY(ld__buf_printf(out,
                               "shard: part %u of %u (0-based), listed samples %llu..%llu of "
                               "%llu, run_id %s\n",
                               d->shard_index, d->shard_count, (unsigned long long)d->shard_first,
                               (unsigned long long)(d->shard_first + d->shard_listed),
                               (unsigned long long)d->listing_total, d->run_id ? d->run_id : ""));
+    else if (d->shard_count && d->merged && !d->shard_damaged)
+        LD_TRY(ld__buf_printf(out,
+                              "shard: merged from the %u parts of one run, listing %llu samples, "
+                              "run_id %s\n",
+                              d->shard_count, (unsigned long long)d->listing_total, d->run_id));
     else if (d->shard_damaged)
         LD_TRY(ld__buf_printf(out, "shard: damaged records (shard_count %u, other keys missing)\n",
                               d->shard_count));

@@ -78,6 +78,8 @@ static int read_part(ld_shard *s, lpart *p, ld_desc *d, const ld_desc *ref, cons
     LD_TRY(rc);
     d->format = LD_FORMAT_LMDB;
     LD_TRY(ld__lmdb_desc_from((const char *)side.p, s->path, d, e));
+    LD_CHECK(e, !d->merged, LD_EINVAL,
+             "%s: a merged database, not a part: give the parts it was merged from", s->path);
     LD_CHECK(e, d->shard_count && !d->shard_damaged, LD_EFORMAT,
              "%s: not a part of a sharded conversion (its %s has no shard_index, shard_count, "
              "run_id...): merge takes the parts of a sharded conversion (shard_index/shard_count)",
