@@ -51,7 +51,13 @@ install_deps() {
     done
     if [ ${#missing[@]} -gt 0 ]; then
         say "installing: ${missing[*]}"
-        $sudo apt-get -o DPkg::Lock::Timeout=600 update -q
+        # A mirror caught mid-sync fails an index now and then ("File has unexpected size"): retry,
+        # then go on with the package lists there are (a package they lack then fails the install).
+        for try in 1 2 3; do
+            $sudo apt-get -o DPkg::Lock::Timeout=600 update -q && break
+            [ "$try" = 3 ] && echo "apt-get update failed 3 times; using the package lists there are" >&2
+            [ "$try" = 3 ] || sleep 30
+        done
         DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -q \
             --no-install-recommends "${apt_pkgs[@]}"
     fi
