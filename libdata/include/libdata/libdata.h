@@ -111,7 +111,10 @@ typedef enum ld_feature {
     LD_FEATURE_HDF5 = 1,
     LD_FEATURE_LMDB = 2,
     LD_FEATURE_PNG = 3,
-    LD_FEATURE_THREADS = 4
+    LD_FEATURE_THREADS = 4,
+    LD_FEATURE_TIFF = 5, /**< TIFF input (libtiff); without it such files are skipped (1.1) */
+    LD_FEATURE_WEBP = 6, /**< WebP input (libwebp) (1.1) */
+    LD_FEATURE_GIF = 7   /**< GIF input (giflib) (1.1) */
 } ld_feature;
 
 /** @return 1 if the feature was built into this library, 0 if not (its calls give LD_ENOTSUP). */
