@@ -1,6 +1,7 @@
 /*
- * libFuzzer target: GIF header parsing and decoding, gray and RGB output (the first frame, interlaced or not, on its logical screen; the frame count walks the rest).
- * Pixels capped at 1 Mpx, as the other decode targets; every output byte is read.
+ * libFuzzer target: GIF header parsing and decoding, gray and RGB output (the first frame,
+ * interlaced or not, on its logical screen; the frame count walks the rest). Pixels capped at 1
+ * Mpx, as the other decode targets; every output byte is read.
  */
 #include <stddef.h>
 #include <stdint.h>

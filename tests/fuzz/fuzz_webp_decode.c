@@ -1,6 +1,7 @@
 /*
- * libFuzzer target: WebP header parsing and decoding, gray and RGB output (lossy, lossless, alpha and animations (the first frame through WebPAnimDecoder)).
- * Pixels capped at 1 Mpx, as the other decode targets; every output byte is read.
+ * libFuzzer target: WebP header parsing and decoding, gray and RGB output (lossy, lossless, alpha
+ * and animations (the first frame through WebPAnimDecoder)). Pixels capped at 1 Mpx, as the other
+ * decode targets; every output byte is read.
  */
 #include <stddef.h>
 #include <stdint.h>

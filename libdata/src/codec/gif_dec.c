@@ -60,7 +60,8 @@ int ld__gif_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
     mem_gif m;
     int err, rc = LD_OK;
     GifFileType *g = open_gif(&m, buf, len, &err);
-    if (!g) return ld__err(e, LD_EFORMAT, "%s: GIF: %s", name, gif_reason(err));
+    if (!g)
+        return ld__err(e, LD_EFORMAT, "%s: GIF: cannot read the header: %s", name, gif_reason(err));
     if (g->SWidth <= 0 || g->SHeight <= 0)
         rc = ld__err(e, LD_EFORMAT, "%s: GIF: bad screen size %dx%d", name, g->SWidth, g->SHeight);
     info->format = LD_IMG_GIF;
@@ -114,7 +115,8 @@ int ld__gif_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     mem_gif m;
     int err, rc = LD_OK;
     GifFileType *g = open_gif(&m, buf, len, &err);
-    if (!g) return ld__err(e, LD_EFORMAT, "%s: GIF: %s", name, gif_reason(err));
+    if (!g)
+        return ld__err(e, LD_EFORMAT, "%s: GIF: cannot read the header: %s", name, gif_reason(err));
     const int sw = g->SWidth, sh = g->SHeight, ch = opts->channels;
     LD_CHECK(e, sw > 0 && sh > 0, LD_EFORMAT, "%s: GIF: bad screen size %dx%d", name, sw, sh);
     const uint64_t npix = (uint64_t)sw * (uint64_t)sh;

@@ -28,7 +28,7 @@ static const char *status_text(VP8StatusCode s)
     case VP8_STATUS_INVALID_PARAM: return "invalid parameter";
     case VP8_STATUS_BITSTREAM_ERROR: return "corrupt bitstream";
     case VP8_STATUS_UNSUPPORTED_FEATURE: return "unsupported feature";
-    case VP8_STATUS_SUSPENDED: return "suspended";
+    case VP8_STATUS_SUSPENDED: return "corrupt or truncated bitstream";
     case VP8_STATUS_USER_ABORT: return "aborted";
     case VP8_STATUS_NOT_ENOUGH_DATA: return "truncated WebP (not enough data)";
     default: return "unknown error";
