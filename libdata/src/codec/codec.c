@@ -29,9 +29,24 @@ ld_img_format ld__img_sniff(const uint8_t *buf, size_t len)
         if (hs == 12 || hs == 40 || hs == 52 || hs == 56 || hs == 64 || hs == 108 || hs == 124)
             return LD_IMG_BMP;
     }
-    if (len >= 3 && buf[0] == 'P' && buf[1] >= '1' && buf[1] <= '6' &&
-        (buf[2] == ' ' || buf[2] == '\t' || buf[2] == '\n' || buf[2] == '\r'))
-        return LD_IMG_PNM;
+    /* PNM: "P1".."P6", blanks or '#' comments, then the width's first digit ("P1 is..." in a
+     * text file is not an image). */
+    if (len >= 4 && buf[0] == 'P' && buf[1] >= '1' && buf[1] <= '6') {
+        size_t i = 2;
+        int blank = 0;
+        while (i < len && i < 4096) {
+            if (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r') {
+                blank = 1;
+                i++;
+            } else if (buf[i] == '#' && blank) {
+                while (i < len && buf[i] != '\n' && buf[i] != '\r')
+                    i++;
+            } else {
+                break;
+            }
+        }
+        if (blank && i < len && buf[i] >= '0' && buf[i] <= '9') return LD_IMG_PNM;
+    }
     return LD_IMG_UNKNOWN;
 }
 
