@@ -94,6 +94,22 @@ expect_err "not converted: $tree/bmp/notes.txt: not named like an image"
 expect_err "not converted: $tree/tiff/.hidden.bmp: hidden"
 expect_err "(named above)"
 
+if ! asan_build; then
+    check "Python: ConvertSummary counts the unlisted and multi-frame files; has_feature"
+    # (from $TMP: the build folder holds libdata.so, which python would try as a module)
+    (cd "$TMP" && PYTHONPATH=$SRC/bindings/python "$PYTHON" - "$tree" "$TMP/py.h5" "$n" "$multi") <<'PY'
+import sys
+import libdata
+tree, out, n, multi = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+s = libdata.convert(tree, out)
+got = (s.converted, s.unlisted, s.unlisted_name, s.unlisted_hidden, s.unlisted_special,
+       s.unlisted_loose, s.first_frame_only)
+assert got == (n, 2, 1, 1, 0, 0, multi), got
+assert all(libdata.has_feature(f) for f in ("tiff", "webp", "gif"))
+print("python: %r" % (got,))
+PY
+fi
+
 check "--rgb and --gray: the same pixels; gray is libjpeg's luma of the reference's RGB"
 run "$DATACONV" "$FMT/tree" "$TMP/rgb.h5" --rgb -j 2
 expect_rc 0

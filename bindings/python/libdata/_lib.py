@@ -123,6 +123,13 @@ class Progress(ctypes.Structure):
         ("elapsed", ctypes.c_double),
         ("files_out", ctypes.c_uint32),
         ("resumed", ctypes.c_uint32),
+        # 1.1: what folder mode did not list, and multi-frame inputs
+        ("unlisted", ctypes.c_uint64),
+        ("unlisted_name", ctypes.c_uint64),
+        ("unlisted_hidden", ctypes.c_uint64),
+        ("unlisted_special", ctypes.c_uint64),
+        ("unlisted_loose", ctypes.c_uint64),
+        ("first_frame_only", ctypes.c_uint64),
     ]
 
     def as_dict(self) -> Dict[str, Any]:
