@@ -169,7 +169,7 @@ int ld__gif_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
                      "%s: GIF: cannot read row %d of the first frame: %s", name, y,
                      gif_reason(g->Error));
             const int sy = d->Top + y;
-            if (sy >= sh) continue; /* clipped */
+            if (sy >= sh || d->Left >= sw) continue; /* clipped */
             uint8_t *dst = rgb->px + ((size_t)sy * sw + d->Left) * 3;
             for (int x = 0; x < fw && d->Left + x < sw; x++, dst += 3) {
                 const int idx = c->rows.p[x];
