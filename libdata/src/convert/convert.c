@@ -589,7 +589,9 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
                                        : "/data N x C x H x W",
               r->channels, r->channels == 1 ? "" : "s", order);
     else if (r->keep_original)
-        logf_(c, LD_LOG_INFO, "storage: %s, the original file bytes of each image (%s)",
+        logf_(c, LD_LOG_INFO,
+              "storage: %s, the original file bytes of each JPEG and PNG, other formats as "
+              "PNG (%s)",
               format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", order);
     else if (r->encode_png)
         logf_(c, LD_LOG_INFO, "storage: %s, each image re-encoded as PNG (%d channel%s, %s)",
