@@ -123,7 +123,7 @@ class Progress(ctypes.Structure):
         ("elapsed", ctypes.c_double),
         ("files_out", ctypes.c_uint32),
         ("resumed", ctypes.c_uint32),
-        # 1.1: what folder mode did not list, and multi-frame inputs
+        # added after 1.0.0: what folder mode did not list, and multi-frame inputs
         ("unlisted", ctypes.c_uint64),
         ("unlisted_name", ctypes.c_uint64),
         ("unlisted_hidden", ctypes.c_uint64),

@@ -120,8 +120,8 @@ typedef struct ld_progress {
     uint32_t files_out;      /**< dataset files written (more than 1 with LD_C_SPLIT_BYTES) */
     uint32_t resumed;        /**< shards: 1 = the part existed complete from the same run and
                                   was left as it is (nothing converted) */
-    /* 1.1: what folder mode did not list, and multi-frame inputs. Entries below the input
-       folder that are not listed as images are not in `total`; each is named at LD_LOG_INFO
+    /* Added after 1.0.0: what folder mode did not list, and multi-frame inputs. Entries below the
+       input folder that are not listed as images are not in `total`; each is named at LD_LOG_INFO
        ("not converted: <path>: <reason>"). 0 in list mode. */
     uint64_t unlisted;         /**< entries not listed, the sum of the four below */
     uint64_t unlisted_name;    /**< of which: files not named like an image (.txt, no extension) */
