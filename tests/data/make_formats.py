@@ -11,7 +11,8 @@ decoded (the test compares them with Pillow's or OpenCV's decode of the same fil
 
 OUTDIR/MANIFEST lines (tab-separated): relative path, reference decoder ("pil" or "cv2"),
 frames/pages, a note. "pil": Image.open(f) (frame 0).convert("RGB"); "cv2": cv2.imread(f,
-IMREAD_COLOR) (used for 16-bit files, which Pillow opens as 32-bit integer modes).
+IMREAD_COLOR) (for 16-bit PNM, which Pillow opens as a 32-bit integer mode, and for the TIFF
+orientation tag, which OpenCV applies).
 
 ImageMagick (the `convert` command, Debian package imagemagick) writes the files; nothing here
 decodes them. Deterministic for a given ImageMagick version.
@@ -53,6 +54,9 @@ FILES = [
     ("tiff/jpeg.tif", ["-compress", "JPEG", "-quality", "90"], "pil", 1,
      "JPEG-compressed YCbCr (RGBA path)"),
     ("tiff/pages3.tif", "multi", "pil", 3, "three pages: the first is converted"),
+    ("tiff/orient6.tif", ["ROTATED", "-orient", "RightTop", "-compress", "LZW"], "cv2", 1,
+     "orientation tag 6, stored 72x96: shown (and converted) 96x72 (OpenCV applies the tag; "
+     "Pillow 9.4's exif_transpose leaves a TIFF as stored)"),
     ("webp/lossy.webp", ["-quality", "80"], "pil", 1, "lossy VP8"),
     ("webp/lossless.webp", ["-define", "webp:lossless=true"], "pil", 1, "lossless VP8L"),
     ("webp/alpha_lossless.webp", ALPHA + ["-define", "webp:lossless=true"], "pil", 1,
@@ -104,6 +108,8 @@ def make(photos_dir, out):
         elif opts == "anim":
             extra = ["-define", "webp:lossless=true"] if rel.endswith(".webp") else []
             convert(["-delay", "20"] + src + size + ["-loop", "0"] + extra + [dst])
+        elif opts[:1] == ["ROTATED"]:  # stored H x W, the orientation tag turns it
+            convert([src[0]] + ["-resize", "%dx%d!" % (IMG_H, IMG_W)] + opts[1:] + [dst])
         else:
             convert([src[0]] + size + opts + [fmt + dst])
         lines.append("%s\t%s\t%d\t%s" % (rel, ref, frames, note))
