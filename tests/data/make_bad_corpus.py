@@ -244,6 +244,17 @@ def make(photos_dir, out):
         b[at + 8:at + 12] = struct.pack(e + ("H2x" if t == 3 else "I"), value)
         return bytes(b)
 
+    b = bytearray(tif)  # IFD0's next-IFD offset (after its entries) past the end
+    b[ifd + 2 + 12 * n:ifd + 6 + 12 * n] = struct.pack(e + "I", len(tif) + 4000)
+    write(bad, "fmt_tiff_next_ifd_past_end.tif", bytes(b), "good",
+          "the second IFD's offset is past the end: the first page still converts")
+    t = saved(small.convert("1"), "TIFF")  # 1-bit: libtiff's RGBA path
+    b = bytearray(t)
+    i0 = struct.unpack(e + "I", t[4:8])[0]
+    k = struct.unpack(e + "H", t[i0:i0 + 2])[0]
+    b[i0 + 2 + 12 * k:i0 + 6 + 12 * k] = struct.pack(e + "I", len(t) + 4000)
+    write(bad, "fmt_tiff_1bit_next_ifd_past_end.tif", bytes(b), "good",
+          "1-bit (RGBA path), second IFD's offset past the end: the first page still converts")
     write(bad, "fmt_tiff_ifd_past_end.tif", tif[:4] + struct.pack(e + "I", len(tif) + 1000) +
           tif[8:], "bad", "first IFD offset past the end")
     write(bad, "fmt_tiff_width_0.tif", tif_set(256, 0), "bad", "ImageWidth 0")

@@ -252,6 +252,8 @@ int ld__tiff_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
     c->frames = (int)TIFFNumberOfDirectories(t);
     LD_CHECK(e, TIFFSetDirectory(t, 0), LD_EFORMAT, "%s: TIFF: cannot go back to the first page",
              name);
+    /* Damage in a later page (a bad next-IFD offset) stopped the count, not the first page. */
+    m.msg[0] = '\0';
     rc = ld__image_alloc(out, (int)h.w, (int)h.h, ch);
     LD_CHECK(e, rc == LD_OK, rc, "%s: cannot allocate a %ux%ux%d image", name, (unsigned)h.w,
              (unsigned)h.h, ch);
