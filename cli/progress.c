@@ -215,6 +215,25 @@ void dc_progress_summary(dc_progress *p, const ld_progress *s, const char *outpu
             fprintf(o, "%s%" PRIu64 " other", sep, other);
         fputs(" (named above; --strict makes them fatal)\n", o);
     }
+    if (s->unlisted) {
+        /* folder mode: what was never listed as an image, by reason */
+        fprintf(o, "  not listed %" PRIu64 ":", s->unlisted);
+        const char *sep = " ";
+        if (s->unlisted_name)
+            fprintf(o, "%s%" PRIu64 " not named like an image", sep, s->unlisted_name), sep = ", ";
+        if (s->unlisted_hidden)
+            fprintf(o, "%s%" PRIu64 " hidden", sep, s->unlisted_hidden), sep = ", ";
+        if (s->unlisted_special)
+            fprintf(o, "%s%" PRIu64 " not a regular file", sep, s->unlisted_special), sep = ", ";
+        if (s->unlisted_loose)
+            fprintf(o, "%s%" PRIu64 " in no class folder", sep, s->unlisted_loose), sep = ", ";
+        fputs(p->verbose ? " (named above)\n" : " (-v names them)\n", o);
+    }
+    if (s->first_frame_only)
+        fprintf(o,
+                "  frames    %" PRIu64 " multi-page or animated file%s: the first page or "
+                "frame of each converted\n",
+                s->first_frame_only, s->first_frame_only == 1 ? "" : "s");
     double ratio = s->bytes_in ? (double)s->bytes_out / (double)s->bytes_in : 0;
     fprintf(o, "  bytes     in %s, out %s (%.2fx of input)\n",
             dc_human_bytes(s->bytes_in, in, sizeof in),

@@ -97,11 +97,12 @@ fi
 
 # ---- 2. libFuzzer ---------------------------------------------------------------------------
 # first frame of a sanitizer/libFuzzer report that is not runtime or libc: "upstream" when in
-# libhdf5/liblmdb
+# libhdf5/liblmdb or in the image libraries the TIFF/WebP/GIF decoders call (libtiff and the
+# codecs it links, libwebp, giflib)
 classify() {
     grep -E '^ +#[0-9]+ 0x' "$1" |
         grep -Ev '__sanitizer|__asan|__ubsan|__interceptor|fuzzer::|libc\.so|/nptl/|abort|raise|__assert|LLVMFuzzerTestOneInput|sanitizer_common|memcpy|memmove|strlen| in malloc | in calloc | in realloc | in free ' |
-        head -1 | awk '/libhdf5|liblmdb/ {print "upstream"; exit} {print "libdata"}'
+        head -1 | awk '/libhdf5|liblmdb|libtiff|libwebp|libgif|libjbig|libLerc|libdeflate|libzstd|liblzma/ {print "upstream"; exit} {print "libdata"}'
 }
 if ! skip fuzz; then
     echo "== libFuzzer: ${FUZZ_SECONDS}s per target"
@@ -138,7 +139,7 @@ if ! skip fuzz; then
             if [ "$(classify "$log")" = upstream ]; then
                 upstream=$((upstream + 1))
                 [ -n "$art" ] && mv "$art" "$OUT/upstream/" 2>/dev/null || true
-                echo "   $t: crash/timeout inside libhdf5/liblmdb (upstream; kept in $OUT/upstream):" \
+                echo "   $t: crash/timeout inside an upstream library (HDF5, LMDB, libtiff, libwebp, giflib; kept in $OUT/upstream):" \
                      "$(grep -E 'ERROR|SUMMARY' "$log" | head -1)"
                 [ "$upstream" -lt 6 ] || break
             else

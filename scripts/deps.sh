@@ -3,17 +3,22 @@
 # Usage: scripts/deps.sh [build|test]   (default: test = everything)
 set -euo pipefail
 what=${1:-test}
-build_pkgs="build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev zlib1g-dev libhdf5-dev liblmdb-dev"
+# libtiff-dev, libwebp-dev, libgif-dev: TIFF, WebP and GIF input (issue 29; each can be turned
+# off with -DLIBDATA_WITH_TIFF/WEBP/GIF=OFF, and such files are then skipped as not built).
+build_pkgs="build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev zlib1g-dev libhdf5-dev liblmdb-dev
+            libtiff-dev libwebp-dev libgif-dev"
 # Tests cross-check our files with independent tools: h5py, python3-lmdb + protobuf, h5dump,
 # mdb_stat; fixtures are derived from the photographs that python3-skimage ships. Open MPI
 # builds and runs dataconv's MPI mode (-DLIBDATA_WITH_MPI=ON, tests/cli/mpi_*.sh). The random
 # resized crop's box rule is checked against torchvision's own (tests/python/test_py_rrc.py).
 # strace counts the reader's read-ahead advice (tests/cli/reader_cache_advice.sh). djpeg
 # (libjpeg-turbo-progs) decodes at reduced DCT scales for bench/dct_scale_quality.py.
+# ImageMagick writes the input-format corpus (BMP, TIFF, WebP, GIF, PNM: tests/data/make_formats.py)
+# and the fuzz seeds of those decoders (tests/fuzz/make_seeds.py --formats).
 test_pkgs="libcriterion-dev hdf5-tools lmdb-utils python3 python3-numpy python3-h5py python3-pil
            python3-skimage python3-lmdb python3-protobuf protobuf-compiler python3-opencv python3-pytest
            python3-torch python3-torchvision python3-mypy valgrind gdb clang libclang-rt-14-dev clang-format-14 time
-           libopenmpi-dev openmpi-bin strace libjpeg-turbo-progs"
+           libopenmpi-dev openmpi-bin strace libjpeg-turbo-progs imagemagick"
 pkgs=$build_pkgs
 [ "$what" = test ] && pkgs="$pkgs $test_pkgs"
 # Installed native or architecture-independent packages, as dpkg names them (foo, foo:amd64):

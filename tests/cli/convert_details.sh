@@ -55,6 +55,6 @@ cp -r "$LD_TEST_DATA/tree" bad
 printf 'junk' > bad/cat/zz.jpg
 run "$DATACONV" bad strict.h5 --resize 8 --strict
 expect_rc 3
-head -1 "$TMP/err" | grep -q "zz.jpg: not a JPEG or PNG file" || { show; fail "reason not first"; }
+head -1 "$TMP/err" | grep -q "zz.jpg: not an image file" || { show; fail "reason not first"; }
 tail -1 "$TMP/err" | grep -q "stopped after" || { show; fail "summary not last"; }
 echo "convert_details: all checks passed"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bad-input corpus (tests/data/make_bad_corpus.py, made once into $LD_TEST_DATA/bad):
-# damaged JPEGs/PNGs, bombs, non-images, symlink loops, a FIFO, an unreadable file and
+# damaged JPEGs/PNGs and TIFF/WebP/GIF/BMP/PNM files, bombs, non-images, symlink loops, a FIFO, an unreadable file and
 # non-UTF-8 names next to good images. For HDF5 raw/encoded and LMDB output: no crash (exit
 # >= 128) and no hang (timeout), every bad file named on stderr with a reason, and the output
 # holds exactly the good images (checked with h5py / python-lmdb). Also --strict, list mode

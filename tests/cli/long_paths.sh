@@ -21,13 +21,13 @@ printf 'not an image at all' > "$deep/zz_bad.jpg"
 check "a bad file at the end of a $(( ${#TMP} + ${#deep} ))-byte path: skipped, reason shown"
 run "$DATACONV" src out.h5 --resize 8
 expect_rc 0
-expect_err "zz_bad.jpg: not a JPEG or PNG file (unknown signature)"
+expect_err "zz_bad.jpg: not an image file (unknown signature)"
 grep "zz_bad" "$TMP/err" | grep -q "\.\.\." || { show; fail "the path was not shortened"; }
 
 check "--strict: the reason and '(stopped: strict)' survive, the CLI names the flag"
 run "$DATACONV" src out2.h5 --resize 8 --strict
 expect_rc 3
-expect_err "zz_bad.jpg: not a JPEG or PNG file (unknown signature) (stopped: strict)"
+expect_err "zz_bad.jpg: not an image file (unknown signature) (stopped: strict)"
 expect_err "strict is --strict on the command line"
 [ ! -e out2.h5 ] || fail "--strict wrote out2.h5"
 

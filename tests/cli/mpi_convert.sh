@@ -72,7 +72,7 @@ cp -r "$big" "$TMP/bad"
 echo "not an image" >"$TMP/bad/c/zz_broken.jpg" # sorts last: the last part's
 ranks_rc 4 "$TMP/bad" "$TMP/f.h5" --resize 24 --strict
 [ ! -e "$TMP/f.h5" ] || fail "a merged file was written although a rank failed"
-expect_err "zz_broken.jpg: not a JPEG or PNG file"
+expect_err "zz_broken.jpg: not an image file"
 expect_err "another rank failed (its message is above): no merged file written"
 [ "$(cat "$TMP/rc.3")" -eq 3 ] || fail "the failing rank should exit 3 (input refused), got $(cat "$TMP/rc.3")"
 [ -f "$TMP/f-00000-of-00004.h5" ] || fail "the good parts should stay for a rerun"

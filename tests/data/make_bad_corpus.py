@@ -196,6 +196,129 @@ def make(photos_dir, out):
     write(bad, "bomb_1x2000000000.png", png_file(1, 2000000000, idat=zlib.compress(b"\0" * 10)),
           "bad", "PNG 1 x 2e9 rows")
 
+    # -- the other input formats (issue 29): valid odd ones, then truncated and corrupt files
+    # of each, and headers that promise more pixels than the limit. Pillow writes the valid
+    # ones; the damage is done here, byte by byte.
+    def saved(im, fmt, **kw):
+        b = io.BytesIO()
+        im.save(b, fmt, **kw)
+        return b.getvalue()
+
+    frames = [small, small.transpose(Image.FLIP_LEFT_RIGHT), small.rotate(180)]
+    tif = saved(small, "TIFF")
+    tif3 = saved(frames[0], "TIFF", save_all=True, append_images=frames[1:])
+    webp = saved(small, "WEBP", quality=80)
+    webpl = saved(small, "WEBP", lossless=True)
+    gif = saved(small, "GIF")
+    gif3 = saved(frames[0], "GIF", save_all=True, append_images=frames[1:], duration=50)
+    bmp = saved(small, "BMP")
+    ppm = saved(small, "PPM")
+    write(bad, "fmt_tiff_pages3.tif", tif3, "good", "3-page TIFF: the first page converts")
+    write(bad, "fmt_gif_anim.gif", gif3, "good", "animated GIF: the first frame converts")
+    write(bad, "fmt_bmp_named.jpg", bmp, "good", "a BMP named .jpg (sniffed, not named)")
+    write(bad, "fmt_webp_1x1.webp", saved(one, "WEBP", lossless=True), "good", "1x1 WebP")
+    write(bad, "fmt_pgm_1x1.pgm", b"P2 1 1 255 77\n", "good", "1x1 ASCII PGM")
+    # the second frame damaged: the first still converts (only it is decoded)
+    cut = len(gif3) - len(gif3) // 5
+    write(bad, "fmt_gif_anim_cut_late.gif", gif3[:cut], "good",
+          "animated GIF cut inside a later frame: the first frame converts")
+    for name, data, kind in (("tiff", tif, "tif"), ("webp", webp, "webp"),
+                             ("webpl", webpl, "webp"), ("gif", gif, "gif"), ("bmp", bmp, "bmp"),
+                             ("ppm", ppm, "ppm")):
+        for frac in (0, 1, 2, 5, 10, 15):
+            c = max(frac * len(data) // 20, {0: 6}.get(frac, 0))
+            write(bad, "fmt_%s_cut_%05d.%s" % (name, c, kind), data[:c], "bad",
+                  "%s cut after %d of %d bytes" % (name, c, len(data)))
+    # TIFF: header fields
+    e = "<"
+    ifd = struct.unpack(e + "I", tif[4:8])[0]
+    n = struct.unpack(e + "H", tif[ifd:ifd + 2])[0]
+    entries = {struct.unpack(e + "H", tif[ifd + 2 + 12 * k:ifd + 4 + 12 * k])[0]: ifd + 2 + 12 * k
+               for k in range(n)}
+
+    def tif_set(tag, value, typ=None):
+        b = bytearray(tif)
+        at = entries[tag]
+        t = struct.unpack(e + "H", b[at + 2:at + 4])[0] if typ is None else typ
+        b[at + 2:at + 4] = struct.pack(e + "H", t)
+        b[at + 8:at + 12] = struct.pack(e + ("H2x" if t == 3 else "I"), value)
+        return bytes(b)
+
+    b = bytearray(tif)  # IFD0's next-IFD offset (after its entries) past the end
+    b[ifd + 2 + 12 * n:ifd + 6 + 12 * n] = struct.pack(e + "I", len(tif) + 4000)
+    write(bad, "fmt_tiff_next_ifd_past_end.tif", bytes(b), "good",
+          "the second IFD's offset is past the end: the first page still converts")
+    t = saved(small.convert("1"), "TIFF")  # 1-bit: libtiff's RGBA path
+    b = bytearray(t)
+    i0 = struct.unpack(e + "I", t[4:8])[0]
+    k = struct.unpack(e + "H", t[i0:i0 + 2])[0]
+    b[i0 + 2 + 12 * k:i0 + 6 + 12 * k] = struct.pack(e + "I", len(t) + 4000)
+    write(bad, "fmt_tiff_1bit_next_ifd_past_end.tif", bytes(b), "good",
+          "1-bit (RGBA path), second IFD's offset past the end: the first page still converts")
+    write(bad, "fmt_tiff_ifd_past_end.tif", tif[:4] + struct.pack(e + "I", len(tif) + 1000) +
+          tif[8:], "bad", "first IFD offset past the end")
+    write(bad, "fmt_tiff_width_0.tif", tif_set(256, 0), "bad", "ImageWidth 0")
+    write(bad, "fmt_tiff_width_60000.tif", tif_set(256, 60000, 4), "bad",
+          "ImageWidth 60000 (x 48 rows: the strips are far too short)")
+    b = bytearray(tif_set(256, 60000, 4))
+    at = entries[257]
+    b[at + 2:at + 4] = struct.pack(e + "H", 4)
+    b[at + 8:at + 12] = struct.pack(e + "I", 60000)
+    write(bad, "fmt_tiff_bomb_60000x60000.tif", bytes(b), "bad", "TIFF header says 60000x60000")
+    write(bad, "fmt_tiff_compression_999.tif", tif_set(259, 999), "bad", "unknown compression")
+    write(bad, "fmt_tiff_strip_past_end.tif", tif_set(273, len(tif) + 5000, 4), "bad",
+          "StripOffsets past the end of the file")
+    # WebP: a corrupt bitstream and a VP8L header of 16384 x 16384 (268 Mpx)
+    b = bytearray(webp)
+    for k in range(40, min(len(b), 200)):
+        b[k] ^= 0x5A
+    write(bad, "fmt_webp_garbage.webp", bytes(b), "bad", "VP8 bitstream xor-ed")
+    vp8l = b"\x2f" + struct.pack("<I", (16383) | (16383 << 14)) + b"\0" * 20
+    write(bad, "fmt_webp_bomb_16384.webp", b"RIFF" + struct.pack("<I", 4 + 8 + len(vp8l)) +
+          b"WEBPVP8L" + struct.pack("<I", len(vp8l)) + vp8l, "bad", "VP8L header 16384x16384")
+    # GIF: a bad LZW stream, no image, a 65535 x 65535 screen
+    i = 13 + (3 << ((gif[10] & 7) + 1) if gif[10] & 0x80 else 0)  # after the colour table
+    while gif[i] == 0x21:  # extensions: label, then sub-blocks up to a zero length
+        i += 2
+        while gif[i]:
+            i += gif[i] + 1
+        i += 1
+    assert gif[i] == 0x2C, "no image descriptor at %d" % i
+    b = bytearray(gif)
+    for k in range(i + 12, min(len(b) - 2, i + 60)):
+        b[k] = 0xFF
+    write(bad, "fmt_gif_lzw_garbage.gif", bytes(b), "bad", "first frame's LZW data garbled")
+    write(bad, "fmt_gif_no_image.gif", gif[:i] + b";", "bad", "header and trailer, no image")
+    write(bad, "fmt_gif_bomb_65535.gif", b"GIF89a" + struct.pack("<HH", 65535, 65535) +
+          gif[10:], "bad", "logical screen 65535x65535")
+    # BMP: header fields
+    def bmp_set(off, fmt, value):
+        b = bytearray(bmp)
+        b[off:off + struct.calcsize(fmt)] = struct.pack(fmt, value)
+        return bytes(b)
+
+    write(bad, "fmt_bmp_offset_past_end.bmp", bmp_set(10, "<I", len(bmp) + 10), "bad",
+          "pixel data offset past the end")
+    write(bad, "fmt_bmp_bpp_7.bmp", bmp_set(28, "<H", 7), "bad", "7 bits per pixel")
+    write(bad, "fmt_bmp_compression_4.bmp", bmp_set(30, "<I", 4), "bad", "embedded JPEG")
+    b = bytearray(bmp)
+    b[18:26] = struct.pack("<ii", 60000, -60000)  # top-down
+    write(bad, "fmt_bmp_bomb_60000.bmp", bytes(b), "bad", "BMP header says 60000x60000")
+    rle = (b"BM" + struct.pack("<IHHI", 14 + 40 + 8 + 4, 0, 0, 14 + 40 + 8) +
+           struct.pack("<IiiHHIIiiII", 40, 4, 4, 1, 8, 1, 4, 0, 0, 2, 0) +
+           b"\0\0\0\0\xff\xff\xff\0" + b"\x04\x01\x00\x00")
+    write(bad, "fmt_bmp_rle8_truncated.bmp", rle, "bad", "RLE8 data ends before end-of-bitmap")
+    # PNM
+    write(bad, "fmt_pgm_maxval_0.pgm", b"P5 4 4 0\n" + b"\0" * 16, "bad", "maxval 0")
+    write(bad, "fmt_pgm_maxval_70000.pgm", b"P5 4 4 70000\n" + b"\0" * 32, "bad",
+          "maxval over 65535")
+    write(bad, "fmt_pgm_over_maxval.pgm", b"P2 2 1 100 50 101\n", "bad", "ASCII sample > maxval")
+    write(bad, "fmt_ppm_ascii_garbage.ppm", b"P3 2 2 255 1 2 3 x y z\n", "bad",
+          "ASCII samples that are not numbers")
+    write(bad, "fmt_ppm_bomb_60000.ppm", b"P6 60000 60000 255\n" + b"\0" * 64, "bad",
+          "PPM header says 60000x60000")
+    write(bad, "fmt_pgm_width_0.pgm", b"P5 0 4 255\n", "bad", "width 0")
+
     # -- not images at all
     write(bad, "zero.jpg", b"", "bad", "zero bytes")
     write(bad, "zero.png", b"", "bad", "zero bytes")

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Generate the seed corpora of the fuzz targets added by the hardening work:
-tests/fuzz/corpus/{exif,list_file,h5_store_open,lmdb_open,mean_file,encode_roundtrip}/.
+tests/fuzz/corpus/{exif,list_file,h5_store_open,lmdb_open,mean_file,encode_roundtrip}/, and
+of the input-format decoders (issue 29): corpus/{tiff,webp,gif,bmp,pnm}_decode/, small
+synthetic images (a gradient and a plasma of fixed seed, never a photo) written by
+ImageMagick's `convert` in each format's variants, plus a few hand-made headers.
 
 Usage: /usr/bin/python3 tests/fuzz/make_seeds.py [DATACONV]
 DATACONV (a built dataconv) adds HDF5 files and LMDB databases written by libdata itself;
@@ -296,8 +299,72 @@ def lmdb_seeds():
     put("lmdb_open", "pylmdb_empty", lmdb_bytes([]))
 
 
+# ---- image formats (ImageMagick writes them; `convert` from the imagemagick package) ------
+FORMAT_SEEDS = {
+    "tiff_decode": [("rgb_lzw.tif", ["-compress", "LZW"]), ("gray_zip.tif", ["-colorspace",
+                    "Gray", "-compress", "Zip"]), ("palette.tif", ["-colors", "16", "-type",
+                    "Palette"]), ("rgb16_msb.tif", ["-depth", "16", "-define",
+                    "tiff:endian=msb"]), ("tiled.tif", ["-define", "tiff:tile-geometry=16x16"]),
+                    ("jpeg.tif", ["-compress", "JPEG"]), ("rgba.tif", ["ALPHA"]),
+                    ("orient6.tif", ["-orient", "RightTop"]), ("pages2.tif", ["PAGES"])],
+    "webp_decode": [("lossy.webp", ["-quality", "50"]), ("lossless.webp", ["-define",
+                    "webp:lossless=true"]), ("alpha.webp", ["ALPHA", "-quality", "50"]),
+                    ("anim.webp", ["PAGES", "-define", "webp:lossless=true"])],
+    "gif_decode": [("palette.gif", []), ("interlaced.gif", ["-interlace", "GIF"]),
+                   ("transparent.gif", ["ALPHA"]), ("anim.gif", ["PAGES"])],
+    "bmp_decode": [("rgb24.bmp", []), ("bmp3.bmp", ["-define", "bmp:format=bmp3"]),
+                   ("pal8_rle.bmp", ["-colors", "16", "-type", "Palette", "-compress", "RLE",
+                    "-define", "bmp:format=bmp3"]), ("pal4.bmp", ["-colors", "8", "-depth", "4",
+                    "-type", "Palette"]), ("bilevel.bmp", ["-type", "Bilevel"]),
+                   ("alpha32.bmp", ["ALPHA"]), ("rgb565.bmp", ["-define", "bmp:subtype=RGB565"])],
+    "pnm_decode": [("gray.pgm", ["-colorspace", "Gray"]), ("rgb.ppm", []), ("ascii.ppm",
+                   ["-compress", "None"]), ("ascii.pgm", ["-colorspace", "Gray", "-compress",
+                   "None"]), ("bitmap.pbm", []), ("ascii.pbm", ["-compress", "None"]),
+                   ("rgb16.ppm", ["-depth", "16"])],
+}
+
+
+def format_seeds():
+    if not shutil.which("convert"):
+        print("note: no ImageMagick convert: format seeds not made (apt-get install imagemagick)")
+        return
+    base = ["-seed", "7", "-size", "12x9", "plasma:", "-depth", "8"]
+    alpha = ["(", "+clone", "-fx", "(i+j)/(w+h)", ")", "-alpha", "off", "-compose",
+             "CopyOpacity", "-composite"]
+    tmp = tempfile.mkdtemp()
+    try:
+        for target, files in FORMAT_SEEDS.items():
+            for name, opts in files:
+                out = os.path.join(tmp, name)
+                if opts[:1] == ["PAGES"]:
+                    args = ["-delay", "10"] + base + ["-size", "12x9", "gradient:red-blue"] + \
+                        opts[1:] + [out]
+                elif opts[:1] == ["ALPHA"]:
+                    args = base + alpha + opts[1:] + [out]
+                else:
+                    args = base + opts + [out]
+                subprocess.run(["convert"] + args, check=True)
+                with open(out, "rb") as f:
+                    put(target, name, f.read())
+    finally:
+        shutil.rmtree(tmp)
+    # hand-made: the smallest headers, and sizes the pixel limit refuses
+    put("bmp_decode", "core12_pal1.bmp", b"BM" + struct.pack("<IHHI", 38, 0, 0, 32) +
+        struct.pack("<IHHHH", 12, 2, 2, 1, 1) + b"\0\0\0\xff\xff\xff" + b"\x40\0\0\0\x80\0\0\0")
+    put("bmp_decode", "topdown_bomb.bmp", b"BM" + struct.pack("<IHHI", 62, 0, 0, 54) +
+        struct.pack("<IiiHHIIiiII", 40, 60000, -60000, 1, 24, 0, 0, 0, 0, 0, 0) + b"\0" * 8)
+    put("pnm_decode", "p5_maxval_1000.pgm", b"P5\n# comment\n2 2\n1000\n" +
+        struct.pack(">4H", 0, 500, 999, 1000))
+    put("pnm_decode", "bomb.ppm", b"P6 60000 60000 255\n" + b"\0" * 16)
+    put("gif_decode", "no_colormap.gif", b"GIF89a\x02\0\x02\0\0\0\0,\0\0\0\0\x02\0\x02\0\0\x02\x02D\x01\0;")
+
+
 def main():
     dataconv = sys.argv[1] if len(sys.argv) > 1 else None
+    if len(sys.argv) > 1 and sys.argv[1] == "--formats":
+        format_seeds()  # only the image-format seeds (no h5py/lmdb files rewritten)
+        return
+    format_seeds()
     exif_seeds()
     list_seeds()
     mean_seeds()

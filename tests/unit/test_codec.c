@@ -667,7 +667,10 @@ Test(codec, sniffing_uses_magic_numbers)
     cr_expect_eq(ld__img_sniff(jpg, 2), LD_IMG_UNKNOWN);
     cr_expect_eq(ld__img_sniff(png, 8), LD_IMG_PNG);
     cr_expect_eq(ld__img_sniff(png, 7), LD_IMG_UNKNOWN);
-    cr_expect_eq(ld__img_sniff((const uint8_t *)"GIF89a", 6), LD_IMG_UNKNOWN);
+    /* GIF is a format now (issue 29); plain text is still nothing */
+    cr_expect_eq(ld__img_sniff((const uint8_t *)"GIF89a", 6), LD_IMG_GIF);
+    cr_expect_eq(ld__img_sniff((const uint8_t *)"GIF90a", 6), LD_IMG_UNKNOWN);
+    cr_expect_eq(ld__img_sniff((const uint8_t *)"hello, world", 12), LD_IMG_UNKNOWN);
 }
 
 /* ---- threads ------------------------------------------------------------------------------- */

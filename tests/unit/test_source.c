@@ -419,3 +419,57 @@ Test(source, list_reading_reports_progress_and_can_be_canceled)
     cr_assert_null(s);
     cr_assert(strstr(e.msg, "canceled"), "%s", e.msg);
 }
+
+/* Folder mode names every entry it passes over, with its reason (issue 29 item 1). */
+typedef struct notes {
+    int n[LD_UNLISTED_N];
+    char text[4096];
+} notes;
+
+static void on_note(void *user, int why, const char *path)
+{
+    notes *t = user;
+    cr_assert(why >= 0 && why < LD_UNLISTED_N, "reason %d", why);
+    t->n[why]++;
+    const size_t len = strlen(t->text);
+    snprintf(t->text + len, sizeof t->text - len, "%d %s\n", why, path + strlen(ld_tmp));
+}
+
+Test(source, entries_not_listed_are_named_and_counted_by_reason)
+{
+    touch("cls/a.tif");
+    touch("cls/b.WEBP");
+    touch("cls/c.gif");
+    touch("cls/d.bmp");
+    touch("cls/e.pgm");
+    touch("cls/f.jpe");
+    touch("cls/g.JFIF");
+    touch("cls/readme.txt");
+    touch("cls/noext");
+    touch("cls/.DS_Store");
+    touch("cls/.git/inside.jpg"); /* a hidden folder counts once, its contents are not read */
+    touch("loose.png");           /* in no class folder */
+    touch("notes.md");            /* beside the class folders */
+    char p[1024];
+    snprintf(p, sizeof p, "%s/cls/pipe", ld_tmp);
+    cr_assert_eq(mkfifo(p, 0644), 0, "%s", strerror(errno));
+    snprintf(p, sizeof p, "%s/cls/dangling", ld_tmp);
+    cr_assert_eq(symlink("nowhere", p), 0, "%s", strerror(errno));
+
+    ld_err e = {0};
+    ld_source *s = NULL;
+    notes t = {0};
+    cr_assert_eq(ld__source_open_dir_notes(ld_tmp, 0, NULL, on_note, NULL, &t, &s, &e), LD_OK, "%s",
+                 e.msg);
+    cr_assert_eq(ld__source_count(s), 7, "listed %zu", ld__source_count(s));
+    cr_assert_eq(t.n[LD_UNLISTED_NAME], 3, "%s", t.text);    /* readme.txt noext notes.md */
+    cr_assert_eq(t.n[LD_UNLISTED_HIDDEN], 2, "%s", t.text);  /* .DS_Store .git */
+    cr_assert_eq(t.n[LD_UNLISTED_SPECIAL], 2, "%s", t.text); /* pipe, dangling */
+    cr_assert_eq(t.n[LD_UNLISTED_LOOSE], 1, "%s", t.text);   /* loose.png */
+    for (int why = 0; why < LD_UNLISTED_N; why++)
+        cr_assert_eq(ld__source_unlisted(s, why), (uint64_t)t.n[why], "reason %d", why);
+    cr_assert(strstr(t.text, "0 /cls/readme.txt\n") && strstr(t.text, "1 /cls/.git\n") &&
+                  strstr(t.text, "2 /cls/pipe\n") && strstr(t.text, "3 /loose.png\n"),
+              "%s", t.text);
+    ld__source_free(s);
+}

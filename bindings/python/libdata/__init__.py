@@ -44,7 +44,7 @@ def version_number() -> int:
 
 
 def has_feature(name: str) -> bool:
-    """True if the library was built with `name`: "hdf5", "lmdb", "png" or "threads"."""
+    """True if the library was built with `name`: "hdf5", "lmdb", "png", "threads", "tiff", "webp" or "gif"."""
     try:
         fid = _lib.FEATURES[name]
     except KeyError:

@@ -49,7 +49,7 @@ LD_ESTATE = -8
 
 LD_LOG_ERROR, LD_LOG_WARN, LD_LOG_INFO, LD_LOG_DEBUG = 0, 1, 2, 3
 
-FEATURES = {"hdf5": 1, "lmdb": 2, "png": 3, "threads": 4}
+FEATURES = {"hdf5": 1, "lmdb": 2, "png": 3, "threads": 4, "tiff": 5, "webp": 6, "gif": 7}
 
 _STATUS_NAMES = {
     LD_ENOMEM: "LD_ENOMEM", LD_EINVAL: "LD_EINVAL", LD_EIO: "LD_EIO", LD_EFORMAT: "LD_EFORMAT",
@@ -123,6 +123,13 @@ class Progress(ctypes.Structure):
         ("elapsed", ctypes.c_double),
         ("files_out", ctypes.c_uint32),
         ("resumed", ctypes.c_uint32),
+        # added after 1.0.0: what folder mode did not list, and multi-frame inputs
+        ("unlisted", ctypes.c_uint64),
+        ("unlisted_name", ctypes.c_uint64),
+        ("unlisted_hidden", ctypes.c_uint64),
+        ("unlisted_special", ctypes.c_uint64),
+        ("unlisted_loose", ctypes.c_uint64),
+        ("first_frame_only", ctypes.c_uint64),
     ]
 
     def as_dict(self) -> Dict[str, Any]:

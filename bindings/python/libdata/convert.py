@@ -43,6 +43,12 @@ class ConvertProgress:
     elapsed: float
     files_out: int
     resumed: int
+    unlisted: int
+    unlisted_name: int
+    unlisted_hidden: int
+    unlisted_special: int
+    unlisted_loose: int
+    first_frame_only: int
 
     @classmethod
     def from_c(cls, p: _lib.Progress) -> "ConvertProgress":
@@ -65,6 +71,12 @@ class ConvertSummary:
     elapsed: float = 0.0
     files_out: int = 0
     resumed: int = 0
+    unlisted: int = 0
+    unlisted_name: int = 0
+    unlisted_hidden: int = 0
+    unlisted_special: int = 0
+    unlisted_loose: int = 0
+    first_frame_only: int = 0
     warnings: List[str] = field(default_factory=list)
 
     @property

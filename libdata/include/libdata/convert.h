@@ -120,6 +120,17 @@ typedef struct ld_progress {
     uint32_t files_out;      /**< dataset files written (more than 1 with LD_C_SPLIT_BYTES) */
     uint32_t resumed;        /**< shards: 1 = the part existed complete from the same run and
                                   was left as it is (nothing converted) */
+    /* Added after 1.0.0: what folder mode did not list, and multi-frame inputs. Entries below the
+       input folder that are not listed as images are not in `total`; each is named at LD_LOG_INFO
+       ("not converted: <path>: <reason>"). 0 in list mode. */
+    uint64_t unlisted;         /**< entries not listed, the sum of the four below */
+    uint64_t unlisted_name;    /**< of which: files not named like an image (.txt, no extension) */
+    uint64_t unlisted_hidden;  /**< of which: hidden files and folders ('.' first) */
+    uint64_t unlisted_special; /**< of which: not regular files (FIFO, socket, dangling link) */
+    uint64_t unlisted_loose;   /**< of which: images directly in the input folder (no class) */
+    uint64_t first_frame_only; /**< converted files with more than one page or frame
+                                    (multi-page TIFF, animated GIF/WebP): only the first is
+                                    converted; the first such file is named at LD_LOG_WARN */
 } ld_progress;
 
 /**

@@ -1,6 +1,6 @@
 /*
- * Format sniffing, the ld_codec handle, dispatch to the JPEG/PNG decoders, and EXIF
- * orientation applied to decoded pixels.
+ * Format sniffing, the ld_codec handle, dispatch to the decoders (one file per format), and
+ * EXIF orientation applied to decoded pixels.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +14,54 @@ ld_img_format ld__img_sniff(const uint8_t *buf, size_t len)
     /* SOI followed by the first marker's 0xFF: rejects text that happens to start 0xFFD8. */
     if (len >= 3 && buf[0] == 0xFF && buf[1] == 0xD8 && buf[2] == 0xFF) return LD_IMG_JPEG;
     if (len >= 8 && memcmp(buf, png_sig, 8) == 0) return LD_IMG_PNG;
+    if (len >= 4 && (memcmp(buf, "II*\0", 4) == 0 || memcmp(buf, "MM\0*", 4) == 0 ||
+                     memcmp(buf, "II+\0", 4) == 0 || memcmp(buf, "MM\0+", 4) == 0))
+        return LD_IMG_TIFF;
+    if (len >= 12 && memcmp(buf, "RIFF", 4) == 0 && memcmp(buf + 8, "WEBP", 4) == 0)
+        return LD_IMG_WEBP;
+    if (len >= 6 && (memcmp(buf, "GIF87a", 6) == 0 || memcmp(buf, "GIF89a", 6) == 0))
+        return LD_IMG_GIF;
+    /* "BM" alone is too weak (a text file may start so): the info header's size must be one
+     * of the known ones. */
+    if (len >= 18 && buf[0] == 'B' && buf[1] == 'M') {
+        const uint32_t hs = (uint32_t)buf[14] | (uint32_t)buf[15] << 8 | (uint32_t)buf[16] << 16 |
+                            (uint32_t)buf[17] << 24;
+        if (hs == 12 || hs == 40 || hs == 52 || hs == 56 || hs == 64 || hs == 108 || hs == 124)
+            return LD_IMG_BMP;
+    }
+    /* PNM: "P1".."P6", blanks or '#' comments, then the width's first digit ("P1 is..." in a
+     * text file is not an image). */
+    if (len >= 4 && buf[0] == 'P' && buf[1] >= '1' && buf[1] <= '6') {
+        size_t i = 2;
+        int blank = 0;
+        while (i < len && i < 4096) {
+            if (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r') {
+                blank = 1;
+                i++;
+            } else if (buf[i] == '#' && blank) {
+                while (i < len && buf[i] != '\n' && buf[i] != '\r')
+                    i++;
+            } else {
+                break;
+            }
+        }
+        if (blank && i < len && buf[i] >= '0' && buf[i] <= '9') return LD_IMG_PNM;
+    }
     return LD_IMG_UNKNOWN;
+}
+
+const char *ld__img_format_name(ld_img_format f)
+{
+    switch (f) {
+    case LD_IMG_JPEG: return "JPEG";
+    case LD_IMG_PNG: return "PNG";
+    case LD_IMG_TIFF: return "TIFF";
+    case LD_IMG_WEBP: return "WebP";
+    case LD_IMG_GIF: return "GIF";
+    case LD_IMG_BMP: return "BMP";
+    case LD_IMG_PNM: return "PNM";
+    default: return "unknown";
+    }
 }
 
 ld_codec *ld__codec_create(void)
@@ -34,11 +81,22 @@ void ld__codec_free(ld_codec *c)
     free(c);
 }
 
+int ld__codec_frames(const ld_codec *c)
+{
+    return c && c->frames > 1 ? c->frames : 1;
+}
+
 static int unknown_format(const uint8_t *buf, size_t len, const char *name, ld_err *e)
 {
     if (len == 0) return ld__err(e, LD_EFORMAT, "%s: empty file", name);
     (void)buf;
-    return ld__err(e, LD_EFORMAT, "%s: not a JPEG or PNG file (unknown signature)", name);
+    /* JPEG, PNG, TIFF, WebP, GIF, BMP and PNM are known (ld__img_sniff) */
+    return ld__err(e, LD_EFORMAT, "%s: not an image file (unknown signature)", name);
+}
+
+static int not_built(ld_img_format f, const char *name, ld_err *e)
+{
+    return ld__err(e, LD_ENOTSUP, "%s: %s support not built", name, ld__img_format_name(f));
 }
 
 int ld__img_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,
@@ -46,15 +104,25 @@ int ld__img_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
 {
     if (!name) name = "(image)";
     memset(info, 0, sizeof *info);
-    switch (ld__img_sniff(buf, len)) {
+    const ld_img_format f = ld__img_sniff(buf, len);
+    switch (f) {
     case LD_IMG_JPEG: return ld__jpeg_info(c, buf, len, name, info, e);
-    case LD_IMG_PNG:
 #ifdef LD_HAVE_PNG
-        return ld__png_info(c, buf, len, name, info, e);
-#else
-        return ld__err(e, LD_ENOTSUP, "%s: PNG support not built", name);
+    case LD_IMG_PNG: return ld__png_info(c, buf, len, name, info, e);
 #endif
-    default: return unknown_format(buf, len, name, e);
+#ifdef LD_HAVE_TIFF
+    case LD_IMG_TIFF: return ld__tiff_info(c, buf, len, name, info, e);
+#endif
+#ifdef LD_HAVE_WEBP
+    case LD_IMG_WEBP: return ld__webp_info(c, buf, len, name, info, e);
+#endif
+#ifdef LD_HAVE_GIF
+    case LD_IMG_GIF: return ld__gif_info(c, buf, len, name, info, e);
+#endif
+    case LD_IMG_BMP: return ld__bmp_info(c, buf, len, name, info, e);
+    case LD_IMG_PNM: return ld__pnm_info(c, buf, len, name, info, e);
+    case LD_IMG_UNKNOWN: return unknown_format(buf, len, name, e);
+    default: return not_built(f, name, e);
     }
 }
 
@@ -64,15 +132,26 @@ int ld__img_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     if (!name) name = "(image)";
     if (!opts || (opts->channels != 1 && opts->channels != 3))
         return ld__err(e, LD_EINVAL, "%s: decode channels must be 1 or 3", name);
-    switch (ld__img_sniff(buf, len)) {
+    c->frames = 1;
+    const ld_img_format f = ld__img_sniff(buf, len);
+    switch (f) {
     case LD_IMG_JPEG: return ld__jpeg_decode(c, buf, len, name, opts, out, e);
-    case LD_IMG_PNG:
 #ifdef LD_HAVE_PNG
-        return ld__png_decode(c, buf, len, name, opts, out, e);
-#else
-        return ld__err(e, LD_ENOTSUP, "%s: PNG support not built", name);
+    case LD_IMG_PNG: return ld__png_decode(c, buf, len, name, opts, out, e);
 #endif
-    default: return unknown_format(buf, len, name, e);
+#ifdef LD_HAVE_TIFF
+    case LD_IMG_TIFF: return ld__tiff_decode(c, buf, len, name, opts, out, e);
+#endif
+#ifdef LD_HAVE_WEBP
+    case LD_IMG_WEBP: return ld__webp_decode(c, buf, len, name, opts, out, e);
+#endif
+#ifdef LD_HAVE_GIF
+    case LD_IMG_GIF: return ld__gif_decode(c, buf, len, name, opts, out, e);
+#endif
+    case LD_IMG_BMP: return ld__bmp_decode(c, buf, len, name, opts, out, e);
+    case LD_IMG_PNM: return ld__pnm_decode(c, buf, len, name, opts, out, e);
+    case LD_IMG_UNKNOWN: return unknown_format(buf, len, name, e);
+    default: return not_built(f, name, e);
     }
 }
 

@@ -1,6 +1,7 @@
 /*
- * Image codecs: JPEG (libjpeg-turbo) and PNG (libpng) decode to 8-bit gray or RGB, encode
- * from them, and the EXIF orientation parser. Every setjmp/longjmp of libjpeg/libpng stays
+ * Image codecs: JPEG (libjpeg-turbo), PNG (libpng), TIFF (libtiff), WebP (libwebp), GIF
+ * (giflib), BMP and PNM (our own parsers) decode to 8-bit gray or RGB; JPEG and PNG encode
+ * from them; the EXIF orientation parser. Every setjmp/longjmp of libjpeg/libpng stays
  * inside the codec sources; callers only see status codes and an ld_err message.
  *
  * Thread rules: an ld_codec is used by one thread at a time (each worker owns one).
@@ -10,7 +11,19 @@
 
 #include "common/ld_internal.h"
 
-typedef enum ld_img_format { LD_IMG_UNKNOWN = 0, LD_IMG_JPEG = 1, LD_IMG_PNG = 2 } ld_img_format;
+typedef enum ld_img_format {
+    LD_IMG_UNKNOWN = 0,
+    LD_IMG_JPEG = 1,
+    LD_IMG_PNG = 2,
+    LD_IMG_TIFF = 3, /* "II*\0", "MM\0*", BigTIFF "II+\0", "MM\0+" */
+    LD_IMG_WEBP = 4, /* "RIFF" size "WEBP" */
+    LD_IMG_GIF = 5,  /* "GIF87a", "GIF89a" */
+    LD_IMG_BMP = 6,  /* "BM" and a known info-header size */
+    LD_IMG_PNM = 7   /* "P1".."P6" and a blank */
+} ld_img_format;
+
+/* The format's name for messages ("JPEG", "TIFF", ...; "unknown"). */
+const char *ld__img_format_name(ld_img_format f);
 
 /* Sniff the format from the first bytes (magic numbers, not the file name). */
 ld_img_format ld__img_sniff(const uint8_t *buf, size_t len);
@@ -46,10 +59,17 @@ void ld__codec_free(ld_codec *c);
 int ld__img_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,
                  ld_err *e);
 
+/* Pages (TIFF) or frames (GIF, animated WebP) in the image decoded last by ld__img_decode on
+ * this codec: 1 for a single image. Only the first is ever decoded; a converter uses this to
+ * say so. */
+int ld__codec_frames(const ld_codec *c);
+
 /* Decode into `out` (grown if needed, reused otherwise). The result is interleaved HWC,
  * gray or RGB per opts->channels, EXIF orientation applied if asked.
- * LD_OK, LD_EFORMAT (corrupt/truncated/unsupported), LD_ELIMIT (too many pixels),
- * LD_ENOMEM. A truncated JPEG is an error (not silently gray-filled). */
+ * LD_OK, LD_EFORMAT (corrupt/truncated/unsupported), LD_ELIMIT (too many pixels, checked
+ * from the header before the pixels are allocated), LD_ENOMEM, LD_ENOTSUP (a format whose
+ * library was not built in: "TIFF support not built"). A truncated file is an error (not
+ * silently gray-filled). Multi-page TIFF, animated GIF and WebP: the first page/frame. */
 int ld__img_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
                    const ld_decode_opts *opts, ld_image *out, ld_err *e);
 

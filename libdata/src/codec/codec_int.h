@@ -16,6 +16,7 @@ struct ld_codec {
     ld_image tmp;         /* orientation / colour conversion scratch */
     ld_buf rows;          /* row buffers (CMYK rows, PNG row pointers) */
     ld_buf splice, segs;  /* the box decoder's spliced JPEG and its segment offsets */
+    int frames;           /* pages/frames of the image decoded last (ld__codec_frames) */
 };
 
 int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,
@@ -33,6 +34,25 @@ int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
 int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
                    const ld_decode_opts *opts, ld_image *out, ld_err *e);
 #endif
+
+/* The other decoders, one file each, with the same contract as ld__img_info/ld__img_decode. */
+#define LD_DECODER(fmt)                                                                            \
+    int ld__##fmt##_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,            \
+                         ld_img_info *info, ld_err *e);                                            \
+    int ld__##fmt##_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,          \
+                           const ld_decode_opts *opts, ld_image *out, ld_err *e)
+#ifdef LD_HAVE_TIFF
+LD_DECODER(tiff); /* tiff_dec.c, libtiff */
+#endif
+#ifdef LD_HAVE_WEBP
+LD_DECODER(webp); /* webp_dec.c, libwebp + libwebpdemux */
+#endif
+#ifdef LD_HAVE_GIF
+LD_DECODER(gif); /* gif_dec.c, giflib */
+#endif
+LD_DECODER(bmp); /* bmp_dec.c, our own */
+LD_DECODER(pnm); /* pnm_dec.c, our own */
+#undef LD_DECODER
 
 /* libjpeg's RGB -> luma (jccolor.c/jdcolor.c: 0.299, 0.587, 0.114 in 16-bit fixed point,
  * rounded), shared so that PNG and CMYK gray output match JPEG gray output exactly. */

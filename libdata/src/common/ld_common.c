@@ -62,6 +62,24 @@ int ld_has_feature(ld_feature f)
         return 0;
 #endif
     case LD_FEATURE_THREADS: return 1;
+    case LD_FEATURE_TIFF:
+#ifdef LD_HAVE_TIFF
+        return 1;
+#else
+        return 0;
+#endif
+    case LD_FEATURE_WEBP:
+#ifdef LD_HAVE_WEBP
+        return 1;
+#else
+        return 0;
+#endif
+    case LD_FEATURE_GIF:
+#ifdef LD_HAVE_GIF
+        return 1;
+#else
+        return 0;
+#endif
     }
     return 0;
 }

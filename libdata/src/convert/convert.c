@@ -96,12 +96,13 @@ static const ld_param_desc PARAMS[] = {
 };
 LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_RESTART_MARKERS, LD_C_SOURCE_NOTE);
 
-/* Largest input file we read whole: no sane image file holds more than ~4 bytes per pixel
- * of the pixel limit, so bigger "images" are refused rather than slurped (never above 1 GiB). */
+/* Largest input file we read whole: no sane image file holds more than ~8 bytes per pixel
+ * of the pixel limit (16-bit RGBA TIFF, uncompressed), so bigger "images" are refused rather
+ * than slurped (never above 1 GiB). */
 static size_t max_file_bytes(uint64_t max_pixels)
 {
     const uint64_t cap = (uint64_t)1 << 30;
-    return (size_t)(max_pixels > (cap >> 2) ? cap : (max_pixels << 2) + ((uint64_t)1 << 20));
+    return (size_t)(max_pixels > (cap >> 3) ? cap : (max_pixels << 3) + ((uint64_t)1 << 20));
 }
 /* JPEG quality used when images must be re-encoded but no quality was given (OpenCV's). */
 #define DEFAULT_REENCODE_QUALITY 95
@@ -205,6 +206,7 @@ typedef struct slot {
     ld_buf file; /* the input file's bytes, read by the caller thread; reused */
     ld_buf out;  /* raw CHW pixels or encoded bytes; reused */
     int c, h, w;
+    int frames; /* pages/frames of the input (only the first is converted) */
     uint64_t bytes_in;
     ld_err err; /* why, when status < 0 */
 } slot;
@@ -266,6 +268,7 @@ static void read_ahead(run *r, size_t idx)
     const ld_item *it = &item;
 
     sl->fatal = 0;
+    sl->frames = 1;
     sl->bytes_in = 0;
     LD_CHECK(e, ld__source_get(r->src, idx, &sl->path, &item) == LD_OK, LD_ENOMEM,
              "%s: out of memory", ld__source_rel(r->src, idx));
@@ -314,6 +317,7 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
     /* Even when the original bytes are kept, decode fully: a file that does not decode must
      * be skipped here, not crash a training job later. */
     LD_TRY(ld__img_decode(wk->codec, sl->file.p, sl->file.len, it->path, &dopt, &wk->dec, e));
+    sl->frames = ld__codec_frames(wk->codec);
 
     const ld_image *im = &wk->dec;
     const int raw = !r->keep_original && !r->encoded;
@@ -332,7 +336,12 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
     sl->h = im->h;
     sl->w = im->w;
 
-    if (r->keep_original) {
+    if (r->keep_original && info.format != LD_IMG_JPEG && info.format != LD_IMG_PNG) {
+        /* Stored encodings are JPEG and PNG only (what every reader of the dataset decodes):
+         * other formats are kept losslessly as PNG. */
+        sl->out.len = 0;
+        LD_TRY(ld__png_encode(wk->codec, im, &sl->out, e));
+    } else if (r->keep_original) {
         /* Hand the file buffer itself to the slot's output: no copy. */
         ld_buf t = sl->out;
         sl->out = sl->file;
@@ -417,6 +426,18 @@ typedef struct listing {
 static void source_warn(void *user, const char *msg)
 {
     logf_(((listing *)user)->c, LD_LOG_WARN, "%s", msg);
+}
+
+/* An entry folder mode did not list: named at LD_LOG_INFO, counted in the summary. */
+static void source_note(void *user, int why, const char *path)
+{
+    static const char *const reason[LD_UNLISTED_N] = {[LD_UNLISTED_NAME] =
+                                                          "not named like an image",
+                                                      [LD_UNLISTED_HIDDEN] = "hidden",
+                                                      [LD_UNLISTED_SPECIAL] = "not a regular file",
+                                                      [LD_UNLISTED_LOOSE] = "in no class folder"};
+    logf_(((listing *)user)->c, LD_LOG_INFO, "not converted: %s: %s", path,
+          why >= 0 && why < LD_UNLISTED_N ? reason[why] : "not listed");
 }
 
 static int source_tick(void *user, size_t found)
@@ -569,7 +590,9 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
                                        : "/data N x C x H x W",
               r->channels, r->channels == 1 ? "" : "s", order);
     else if (r->keep_original)
-        logf_(c, LD_LOG_INFO, "storage: %s, the original file bytes of each image (%s)",
+        logf_(c, LD_LOG_INFO,
+              "storage: %s, the original file bytes of each JPEG and PNG, other formats as "
+              "PNG (%s)",
               format == LD_FORMAT_LMDB ? "LMDB" : "HDF5", order);
     else if (r->encode_png)
         logf_(c, LD_LOG_INFO, "storage: %s, each image re-encoded as PNG (%d channel%s, %s)",
@@ -800,19 +823,26 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     const unsigned src_flags =
         (P(c, LD_C_STRICT) ? LD_SRC_STRICT : 0u) | (P(c, LD_C_FLAT) ? LD_SRC_FLAT : 0u);
     rc = list_file ? ld__source_open_list(list_file, input, source_tick, &lst, &j->src, &c->err)
-                   : ld__source_open_dir_flags(input, src_flags, source_warn, source_tick, &lst,
-                                               &j->src, &c->err);
+                   : ld__source_open_dir_notes(input, src_flags, source_warn, source_note,
+                                               source_tick, &lst, &j->src, &c->err);
     LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
              output);
     LD_TRY(rc);
     r->src = j->src;
     r->n = ld__source_count(j->src);
+    c->stats.unlisted_name = ld__source_unlisted(j->src, LD_UNLISTED_NAME);
+    c->stats.unlisted_hidden = ld__source_unlisted(j->src, LD_UNLISTED_HIDDEN);
+    c->stats.unlisted_special = ld__source_unlisted(j->src, LD_UNLISTED_SPECIAL);
+    c->stats.unlisted_loose = ld__source_unlisted(j->src, LD_UNLISTED_LOOSE);
+    c->stats.unlisted = c->stats.unlisted_name + c->stats.unlisted_hidden +
+                        c->stats.unlisted_special + c->stats.unlisted_loose;
     LD_CHECKP(&c->err, r->n > 0, LD_EFORMAT, list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
               list_file         ? "%s: the list file names no images"
-              : P(c, LD_C_FLAT) ? "%s: no .jpg, .jpeg or .png files found"
+              : P(c, LD_C_FLAT) ? "%s: no image files found (.jpg, .png, .tif, .webp, .gif, "
+                                  ".bmp, .ppm...)"
                                 : "%s: no images found (expected one sub-folder per class holding "
-                                  ".jpg, .jpeg or .png files; flat for a folder without class "
-                                  "folders)",
+                                  ".jpg, .jpeg or .png files, or .tif, .webp, .gif, .bmp, .ppm...; "
+                                  "flat for a folder without class folders)",
               list_file ? list_file : input);
     if (P(c, LD_C_SHUFFLE)) ld__source_shuffle(j->src, (uint64_t)P(c, LD_C_SEED));
     c->stats.total = r->n;
@@ -973,6 +1003,11 @@ static int take_slot(ld_convert *c, job *j, size_t idx, slot_size *first)
         if (rc < 0) return rc;
         c->stats.converted++;
         c->stats.bytes_out += sl->out.len;
+        if (sl->frames > 1 && c->stats.first_frame_only++ == 0)
+            logf_(c, LD_LOG_WARN,
+                  "%s has %d pages or frames: only the first is converted (said once; the "
+                  "summary counts such files)",
+                  (const char *)sl->path.p, sl->frames);
     } else if (sl->status == LD_ENOMEM || sl->fatal || P(c, LD_C_STRICT)) {
         return stop_at_slot(c, sl);
     } else {

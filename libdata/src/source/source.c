@@ -134,6 +134,11 @@ void ld__source_free(ld_source *s)
     free(s);
 }
 
+uint64_t ld__source_unlisted(const ld_source *s, int why)
+{
+    return s && why >= 0 && why < LD_UNLISTED_N ? s->unlisted[why] : 0;
+}
+
 size_t ld__source_count(const ld_source *s)
 {
     return s ? s->n : 0;

@@ -4,7 +4,8 @@
  *
  * Folder mode: the immediate sub-folders of the root are the classes, sorted by byte-wise
  * name (strcmp), class index = position; images are found recursively below each class
- * folder (nested folders allowed), extensions .jpg .jpeg .png matched case-insensitively,
+ * folder (nested folders allowed), extensions .jpg .jpeg .jpe .jfif .png .tif .tiff .webp .gif
+ * .bmp .dib .pgm .ppm .pbm .pnm matched case-insensitively (the decoder goes by content),
  * names starting with '.' (files and folders) ignored, the final order sorted by relative
  * path. Images directly in the root (no class folder) are skipped with one warning; so are
  * sub-folders that are datasets (hold data.mdb, or are a run's "*.tmp-PID-HEX"). A class
@@ -52,6 +53,26 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick
 #define LD_SRC_FLAT 2u   /* no class folders: all images, label 0 */
 int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_fn warn,
                               ld_source_tick_fn tick, void *user, ld_source **out, ld_err *e);
+/* Why folder mode passed over an entry below the input folder (ld__source_unlisted, the
+ * note callback). Values index ld_source.unlisted. */
+typedef enum ld_unlisted_why {
+    LD_UNLISTED_NAME = 0,    /* a file not named like an image (.txt, .xml, no extension...) */
+    LD_UNLISTED_HIDDEN = 1,  /* a hidden file or folder ('.' first); a folder counts once */
+    LD_UNLISTED_SPECIAL = 2, /* not a regular file (FIFO, socket, device, dangling link) */
+    LD_UNLISTED_LOOSE = 3,   /* an image directly in the input folder: no class folder */
+    LD_UNLISTED_N = 4
+} ld_unlisted_why;
+/* Called with each entry folder mode passes over: the reason and its path (root joined with
+ * the relative path; valid during the call). */
+typedef void (*ld_source_note_fn)(void *user, int why, const char *path);
+/* ld__source_open_dir_flags that also names every entry it passes over to `note` (may be
+ * NULL; they are counted either way). Symlink loops, unreadable folders and datasets are
+ * warnings (`warn`), not entries. */
+int ld__source_open_dir_notes(const char *root, unsigned flags, ld_source_warn_fn warn,
+                              ld_source_note_fn note, ld_source_tick_fn tick, void *user,
+                              ld_source **out, ld_err *e);
+/* How many entries folder mode passed over for `why` (0 in list mode). */
+uint64_t ld__source_unlisted(const ld_source *s, int why);
 int ld__source_open_list(const char *list_file, const char *root, ld_source_tick_fn tick,
                          void *user, ld_source **out, ld_err *e);
 void ld__source_free(ld_source *s);

@@ -30,6 +30,7 @@ typedef struct walk {
     ld_buf path; /* root + "/" + rel of the directory being read, NUL-terminated */
     size_t root_len;
     ld_source_warn_fn warn;
+    ld_source_note_fn note;
     ld_source_tick_fn tick;
     void *user;
     ld_err *e;
@@ -63,6 +64,16 @@ static void warnf(walk *w, const char *fmt, ...)
     w->warn(w->user, msg);
 }
 
+static int set_path(walk *w, const char *rel, size_t rel_len);
+
+/* An entry the listing passes over: counted by reason in the source, and named to `note`. */
+static void unlisted(walk *w, int why, const char *rel, size_t rel_len)
+{
+    w->s->unlisted[why]++;
+    if (!w->note || set_path(w, rel, rel_len) < 0) return;
+    w->note(w->user, why, (const char *)w->path.p);
+}
+
 static int lower_ascii(int c)
 {
     return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
@@ -79,18 +90,24 @@ static int ends_with_ci(const char *name, size_t len, const char *ext)
     return 1;
 }
 
+/* The names folder mode lists (the decoder then goes by the content, not the name). */
 static int is_image_name(const char *name)
 {
+    static const char *const ext[] = {".jpg", ".jpeg", ".jpe",  ".jfif", ".png",
+                                      ".tif", ".tiff", ".webp", ".gif",  ".bmp",
+                                      ".dib", ".pgm",  ".ppm",  ".pbm",  ".pnm"};
     size_t len = strlen(name);
-    return ends_with_ci(name, len, ".jpg") || ends_with_ci(name, len, ".jpeg") ||
-           ends_with_ci(name, len, ".png");
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
+        if (ends_with_ci(name, len, ext[i])) return 1;
+    return 0;
 }
 
 /* Entry types as read from the directory, before following symlinks. */
-enum { ENT_FILE = 'f', ENT_DIR = 'd', ENT_OTHER = 'o', ENT_UNKNOWN = 'u' };
+enum { ENT_FILE = 'f', ENT_DIR = 'd', ENT_OTHER = 'o', ENT_UNKNOWN = 'u', ENT_HIDDEN = 'h' };
 
-/* Read the names of one directory (hidden names skipped) into `names` as a sequence of
- * "<type char><name>\0" records. LD_OK, LD_EIO (errno left set), LD_ENOMEM. */
+/* Read the names of one directory into `names` as a sequence of "<type char><name>\0"
+ * records; hidden names ('.' first, not "." and "..") get type ENT_HIDDEN. LD_OK, LD_EIO
+ * (errno left set), LD_ENOMEM. */
 static int read_names(const char *dir, ld_buf *names)
 {
     names->len = 0;
@@ -106,16 +123,19 @@ static int read_names(const char *dir, ld_buf *names)
             }
             break;
         }
-        if (de->d_name[0] == '.') /* also "." and ".." */
-            continue;
+        const char *dn = de->d_name;
+        if (dn[0] == '.' && (dn[1] == '\0' || (dn[1] == '.' && dn[2] == '\0'))) continue;
         char t;
-        switch (de->d_type) {
-        case DT_REG: t = ENT_FILE; break;
-        case DT_DIR: t = ENT_DIR; break;
-        case DT_LNK:
-        case DT_UNKNOWN: t = ENT_UNKNOWN; break;
-        default: t = ENT_OTHER; break;
-        }
+        if (dn[0] == '.')
+            t = ENT_HIDDEN;
+        else
+            switch (de->d_type) {
+            case DT_REG: t = ENT_FILE; break;
+            case DT_DIR: t = ENT_DIR; break;
+            case DT_LNK:
+            case DT_UNKNOWN: t = ENT_UNKNOWN; break;
+            default: t = ENT_OTHER; break;
+            }
         if (ld__buf_append(names, &t, 1) < 0 ||
             ld__buf_append(names, de->d_name, strlen(de->d_name) + 1) < 0) {
             rc = LD_ENOMEM;
@@ -175,7 +195,6 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
         const char *name = (const char *)names.p + off + 1;
         size_t name_len = strlen(name);
         off += name_len + 2;
-        if (type == ENT_OTHER || (type == ENT_FILE && !is_image_name(name))) continue;
         /* child = rel + "/" + name */
         child.len = 0;
         if (rel_len)
@@ -184,6 +203,14 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
                          ld__buf_append(&child, "/", 1) == 0,
                      LD_ENOMEM, "out of memory");
         LD_CHECK(w->e, ld__buf_append(&child, name, name_len + 1) == 0, LD_ENOMEM, "out of memory");
+        if (type == ENT_HIDDEN || type == ENT_OTHER || (type == ENT_FILE && !is_image_name(name))) {
+            unlisted(w,
+                     type == ENT_HIDDEN  ? LD_UNLISTED_HIDDEN
+                     : type == ENT_OTHER ? LD_UNLISTED_SPECIAL
+                                         : LD_UNLISTED_NAME,
+                     (const char *)child.p, child.len - 1);
+            continue;
+        }
         const char *crel = (const char *)child.p;
         size_t crel_len = child.len - 1;
         struct stat st;
@@ -197,6 +224,8 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
                 if (is_image_name(name))
                     LD_CHECK(w->e, ld__source_add_item(w->s, crel, crel_len, label) == 0, LD_ENOMEM,
                              "out of memory");
+                else
+                    unlisted(w, LD_UNLISTED_SPECIAL, crel, crel_len);
                 continue;
             }
         }
@@ -213,10 +242,13 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
             LD_TRY(walk_dir(w, crel, &id, label));
             continue;
         }
-        if (have_stat && !S_ISREG(st.st_mode)) continue;
-        if (is_image_name(name))
+        if (have_stat && !S_ISREG(st.st_mode))
+            unlisted(w, LD_UNLISTED_SPECIAL, crel, crel_len);
+        else if (is_image_name(name))
             LD_CHECK(w->e, ld__source_add_item(w->s, crel, crel_len, label) == 0, LD_ENOMEM,
                      "out of memory");
+        else
+            unlisted(w, LD_UNLISTED_NAME, crel, crel_len);
     }
 fail:
     ld__buf_free(&names);
@@ -269,6 +301,13 @@ int ld__source_open_dir(const char *root, ld_source_warn_fn warn, ld_source_tick
 int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_fn warn,
                               ld_source_tick_fn tick_fn, void *user, ld_source **out, ld_err *e)
 {
+    return ld__source_open_dir_notes(root, flags, warn, NULL, tick_fn, user, out, e);
+}
+
+int ld__source_open_dir_notes(const char *root, unsigned flags, ld_source_warn_fn warn,
+                              ld_source_note_fn note, ld_source_tick_fn tick_fn, void *user,
+                              ld_source **out, ld_err *e)
+{
     int rc = LD_OK;
     ld_source *s = NULL;
     ld_buf names = {0};
@@ -286,6 +325,7 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
              "out of memory");
     w.s = s;
     w.warn = warn;
+    w.note = note;
     w.tick = tick_fn;
     w.user = user;
     w.e = e;
@@ -329,6 +369,10 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
         char type = (char)names.p[off];
         const char *name = (const char *)names.p + off + 1;
         off += strlen(name) + 2;
+        if (type == ENT_HIDDEN) {
+            unlisted(&w, LD_UNLISTED_HIDDEN, name, strlen(name));
+            continue;
+        }
         int is_dir = type == ENT_DIR;
         if (type == ENT_UNKNOWN) {
             LD_TRY(set_path(&w, name, strlen(name)));
@@ -346,9 +390,13 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
                   (const char *)w.path.p);
         } else if (is_dir) {
             classes[n_classes++] = name;
-        } else if (type != ENT_OTHER && is_image_name(name) &&
-                   (n_root_images++ == 0 || strcmp(name, loose_example) < 0)) {
-            loose_example = name;
+        } else if (type == ENT_OTHER) {
+            unlisted(&w, LD_UNLISTED_SPECIAL, name, strlen(name));
+        } else if (!is_image_name(name)) {
+            unlisted(&w, LD_UNLISTED_NAME, name, strlen(name));
+        } else {
+            unlisted(&w, LD_UNLISTED_LOOSE, name, strlen(name));
+            if (n_root_images++ == 0 || strcmp(name, loose_example) < 0) loose_example = name;
         }
     }
     qsort(classes, n_classes, sizeof *classes, cmp_str);
@@ -397,8 +445,8 @@ int ld__source_open_dir_flags(const char *root, unsigned flags, ld_source_warn_f
         if (s->n == before && !w.class_unreadable) {
             LD_TRY(set_path(&w, classes[i], strlen(classes[i])));
             warnf(&w,
-                  "%s: class folder has no .jpg/.jpeg/.png images (class '%s' keeps "
-                  "label %d)",
+                  "%s: class folder has no images (no file named .jpg, .png, .tif, .webp, "
+                  ".gif, .bmp, .ppm... below it; class '%s' keeps label %d)",
                   (const char *)w.path.p, classes[i], (int)i);
         }
     }

@@ -22,7 +22,8 @@ struct ld_source {
     int root_sep;    /* 1: a '/' goes between root and relative path */
     const char **classes;
     size_t n_classes, cap_classes;
-    ld_arena_block *arena; /* newest block first */
+    ld_arena_block *arena;            /* newest block first */
+    uint64_t unlisted[LD_UNLISTED_N]; /* folder mode: entries passed over, by ld_unlisted_why */
 };
 
 /* A new, empty source. LD_OK or LD_ENOMEM. */
