@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-way module dependencies inside libdata/src (docs/design.md draws them):
 #
-#   common <- thread <- {codec, resize, source, store} <- shard <- convert
+#   common <- thread <- {codec, resize} <- {source, store} <- shard <- convert
 #                                          store <- reader;   plan (public API only)
 #
 # A module may include its own headers (its folder and subfolders), the headers of the
@@ -23,7 +23,7 @@ declare -A allowed=(
     [thread]="common"
     [codec]="common thread"
     [resize]="common thread"
-    [source]="common thread"
+    [source]="common thread codec"
     [store]="common thread codec"
     [shard]="common thread source store"
     [reader]="common thread codec resize store"

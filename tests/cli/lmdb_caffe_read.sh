@@ -135,6 +135,12 @@ run "$DATACONV" bench "$TMP/tree"
 expect_rc 1
 expect_err "a folder of images, not a dataset"
 expect_err "to make a dataset of a folder of images: dataconv $TMP/tree out.h5"
+# any image name folder mode lists counts (codec's one list): a class folder of BMP files
+mkdir -p "$TMP/bmps/cat"
+cp "$(find "$TMP/tree" -name '*.jpg' | head -1)" "$TMP/bmps/cat/a.BMP"
+run "$DATACONV" info "$TMP/bmps"
+expect_rc 1
+expect_err "a folder of images, not a dataset"
 mkdir "$TMP/nothing"
 run "$DATACONV" info "$TMP/nothing"
 expect_rc 1

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "codec/codec_int.h"
 
@@ -48,6 +49,19 @@ ld_img_format ld__img_sniff(const uint8_t *buf, size_t len)
         if (blank && i < len && buf[i] >= '0' && buf[i] <= '9') return LD_IMG_PNM;
     }
     return LD_IMG_UNKNOWN;
+}
+
+int ld__img_name_known(const char *name)
+{
+    static const char *const ext[] = {".jpg", ".jpeg", ".jpe",  ".jfif", ".png",
+                                      ".tif", ".tiff", ".webp", ".gif",  ".bmp",
+                                      ".dib", ".pgm",  ".ppm",  ".pbm",  ".pnm"};
+    const size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+        const size_t n = strlen(ext[i]);
+        if (len > n && strcasecmp(name + len - n, ext[i]) == 0) return 1;
+    }
+    return 0;
 }
 
 const char *ld__img_format_name(ld_img_format f)

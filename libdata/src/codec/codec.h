@@ -25,6 +25,12 @@ typedef enum ld_img_format {
 /* The format's name for messages ("JPEG", "TIFF", ...; "unknown"). */
 const char *ld__img_format_name(ld_img_format f);
 
+/* Whether a file name looks like an image we read (.jpg .jpeg .jpe .jfif .png .tif .tiff
+ * .webp .gif .bmp .dib .pgm .ppm .pbm .pnm, any case, not the bare extension): the names
+ * folder mode lists, and the probe's "a folder of images" test; decoding then goes by the
+ * content. */
+int ld__img_name_known(const char *name);
+
 /* Sniff the format from the first bytes (magic numbers, not the file name). */
 ld_img_format ld__img_sniff(const uint8_t *buf, size_t len);
 

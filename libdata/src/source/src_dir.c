@@ -7,6 +7,8 @@
 #endif
 #include "source/src_internal.h"
 
+#include "codec/codec.h"
+
 #include "libdata/libdata.h"
 
 #include <dirent.h>
@@ -74,32 +76,10 @@ static void unlisted(walk *w, int why, const char *rel, size_t rel_len)
     w->note(w->user, why, (const char *)w->path.p);
 }
 
-static int lower_ascii(int c)
-{
-    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
-}
-
-/* ASCII-only, so the result does not depend on the locale. */
-static int ends_with_ci(const char *name, size_t len, const char *ext)
-{
-    size_t n = strlen(ext);
-    if (len <= n) /* "a.jpg" but not ".jpg" (hidden anyway) */
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (lower_ascii((unsigned char)name[len - n + i]) != ext[i]) return 0;
-    return 1;
-}
-
 /* The names folder mode lists (the decoder then goes by the content, not the name). */
 static int is_image_name(const char *name)
 {
-    static const char *const ext[] = {".jpg", ".jpeg", ".jpe",  ".jfif", ".png",
-                                      ".tif", ".tiff", ".webp", ".gif",  ".bmp",
-                                      ".dib", ".pgm",  ".ppm",  ".pbm",  ".pnm"};
-    size_t len = strlen(name);
-    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
-        if (ends_with_ci(name, len, ext[i])) return 1;
-    return 0;
+    return ld__img_name_known(name);
 }
 
 /* Entry types as read from the directory, before following symlinks. */

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "codec/codec.h"
 #include "libdata/types.h"
 #include "store/store.h"
 
@@ -25,14 +26,7 @@ static int ends_with(const char *s, const char *tail)
 
 static int is_image_name(const char *name)
 {
-    static const char *const ext[] = {".jpg", ".jpeg", ".png"};
-    size_t n = strlen(name);
-    if (name[0] == '.') return 0;
-    for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
-        size_t m = strlen(ext[k]);
-        if (n > m && strcasecmp(name + n - m, ext[k]) == 0) return 1;
-    }
-    return 0;
+    return name[0] != '.' && ld__img_name_known(name);
 }
 
 /* Whether a directory holds image files, at its top or one folder down (a class tree): a
