@@ -14,6 +14,14 @@ asan_build() {
     deps=$("$SRC/tests/cli/lib/ldd.sh" "$DATACONV" "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null || true)
     [[ "$deps" == *libasan* ]]
 }
+# python_loads_libdata: false when libdata is a 32-bit library (scripts/ci_32bit.sh) and
+# $PYTHON a 64-bit one, which cannot load it (Debian has no co-installable 32-bit python).
+python_loads_libdata() {
+    local lib_bits py_bits
+    lib_bits=$(od -An -j4 -N1 -tu1 "${LIBDATA_LIBRARY:-/dev/null}" 2>/dev/null | tr -d ' ')
+    py_bits=$("$PYTHON" -c 'import struct; print(struct.calcsize("P") * 8)')
+    ! { [ "$lib_bits" = 1 ] && [ "$py_bits" = 64 ]; }
+}
 # emulated: true when the programs under test run in an emulator (scripts/ci_32bit.sh sets
 # LIBDATA_EMULATOR=qemu-i386 where the kernel refuses i386 programs). Their peak RSS is then the
 # emulator's, which grows with the translated code and with a descriptor per page the program
