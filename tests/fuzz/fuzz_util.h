@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codec/codec.h"
 #include "store/store.h"
 
 static char fuzz_dir[256];
@@ -50,6 +51,29 @@ static inline unsigned fuzz_sum_pixels(const ld_image *im)
     for (size_t i = 0; i < n; i++)
         s += im->px[i];
     return s;
+}
+
+/* One input through a decoder target: the header probe, then decoding to gray and to RGB
+ * (which also applies the orientation), pixels capped at 1 Mpx, every output byte read.
+ * `name` is the file name messages give ("fuzz.bmp"); the format goes by the content. */
+static inline void fuzz_decode(const uint8_t *data, size_t size, const char *name)
+{
+    ld_codec *c = ld__codec_create();
+    if (!c) return;
+    ld_err e;
+    ld_img_info info;
+    ld_image im = {0};
+    volatile unsigned sink = 0;
+    ld__img_info(c, data, size, name, &info, &e);
+    for (int ch = 1; ch <= 3; ch += 2) {
+        const ld_decode_opts o = {
+            .channels = ch, .max_pixels = 1u << 20, .apply_orientation = ch == 3};
+        if (ld__img_decode(c, data, size, name, &o, &im, &e) == LD_OK)
+            sink += fuzz_sum_pixels(&im) + (unsigned)ld__codec_frames(c);
+    }
+    (void)sink;
+    ld__image_free(&im);
+    ld__codec_free(c);
 }
 
 /* Write data to <tmpdir>/<name> (replacing it); returns the path in a static buffer. */
