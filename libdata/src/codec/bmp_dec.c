@@ -248,11 +248,9 @@ int ld__bmp_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     bmp_hdr h;
     int rc = parse(buf, len, name, &h, e);
     if (rc < 0) return rc;
-    const uint64_t npix = (uint64_t)h.w * (uint64_t)h.h;
-    if (opts->max_pixels && npix > opts->max_pixels)
-        return ld__err(e, LD_ELIMIT, "%s: BMP is %dx%d = %llu pixels, over the limit of %llu", name,
-                       (int)h.w, (int)h.h, (unsigned long long)npix,
-                       (unsigned long long)opts->max_pixels);
+    const int lim =
+        ld__img_limit(name, LD_IMG_BMP, (uint64_t)h.w, (uint64_t)h.h, opts->max_pixels, e);
+    if (lim < 0) return lim;
     const int ch = opts->channels;
     const uint8_t *s = buf + h.data_off;
     const size_t avail = len - h.data_off;

@@ -64,6 +64,16 @@ int ld__img_name_known(const char *name)
     return 0;
 }
 
+int ld__img_limit(const char *name, ld_img_format f, uint64_t w, uint64_t h, uint64_t max_pixels,
+                  ld_err *e)
+{
+    const uint64_t npix = w * h;
+    if (!max_pixels || npix <= max_pixels) return LD_OK;
+    return ld__err(e, LD_ELIMIT, "%s: %s is %llux%llu = %llu pixels, over the limit of %llu", name,
+                   ld__img_format_name(f), (unsigned long long)w, (unsigned long long)h,
+                   (unsigned long long)npix, (unsigned long long)max_pixels);
+}
+
 const char *ld__img_format_name(ld_img_format f)
 {
     switch (f) {

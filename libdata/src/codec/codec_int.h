@@ -19,6 +19,11 @@ struct ld_codec {
     int frames;           /* pages/frames of the image decoded last (ld__codec_frames) */
 };
 
+/* The pixel limit, checked from the header before any pixel is allocated: LD_OK, or
+ * LD_ELIMIT "NAME: FMT is WxH = N pixels, over the limit of MAX" (max_pixels 0: no limit). */
+int ld__img_limit(const char *name, ld_img_format f, uint64_t w, uint64_t h, uint64_t max_pixels,
+                  ld_err *e);
+
 int ld__jpeg_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, ld_img_info *info,
                   ld_err *e);
 int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,

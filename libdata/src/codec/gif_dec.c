@@ -119,10 +119,7 @@ int ld__gif_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
         return ld__err(e, LD_EFORMAT, "%s: GIF: cannot read the header: %s", name, gif_reason(err));
     const int sw = g->SWidth, sh = g->SHeight, ch = opts->channels;
     LD_CHECK(e, sw > 0 && sh > 0, LD_EFORMAT, "%s: GIF: bad screen size %dx%d", name, sw, sh);
-    const uint64_t npix = (uint64_t)sw * (uint64_t)sh;
-    LD_CHECK(e, !opts->max_pixels || npix <= opts->max_pixels, LD_ELIMIT,
-             "%s: GIF is %dx%d = %llu pixels, over the limit of %llu", name, sw, sh,
-             (unsigned long long)npix, (unsigned long long)opts->max_pixels);
+    LD_TRY(ld__img_limit(name, LD_IMG_GIF, (uint64_t)sw, (uint64_t)sh, opts->max_pixels, e));
 
     /* Up to the first image descriptor. */
     GifRecordType t;

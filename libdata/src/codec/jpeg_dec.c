@@ -189,10 +189,7 @@ int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
     }
     read_header(d, buf, len);
     const int orient = opts->apply_orientation ? orientation_of(j) : 1;
-    const uint64_t npix = (uint64_t)j->image_width * j->image_height;
-    LD_CHECK(e, !opts->max_pixels || npix <= opts->max_pixels, LD_ELIMIT,
-             "%s: JPEG is %ux%u = %llu pixels, over the limit of %llu", name, j->image_width,
-             j->image_height, (unsigned long long)npix, (unsigned long long)opts->max_pixels);
+    LD_TRY(ld__img_limit(name, LD_IMG_JPEG, j->image_width, j->image_height, opts->max_pixels, e));
     const int cmyk = j->jpeg_color_space == JCS_CMYK || j->jpeg_color_space == JCS_YCCK;
     if (cmyk)
         j->out_color_space = JCS_CMYK; /* libjpeg converts YCCK -> CMYK; we do CMYK -> RGB */

@@ -174,10 +174,7 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     }
     png_read_info(png, pi);
     const png_uint_32 w = png_get_image_width(png, pi), h = png_get_image_height(png, pi);
-    const uint64_t npix = (uint64_t)w * h;
-    LD_CHECK(e, !opts->max_pixels || npix <= opts->max_pixels, LD_ELIMIT,
-             "%s: PNG is %ux%u = %llu pixels, over the limit of %llu", name, (unsigned)w,
-             (unsigned)h, (unsigned long long)npix, (unsigned long long)opts->max_pixels);
+    LD_TRY(ld__img_limit(name, LD_IMG_PNG, w, h, opts->max_pixels, e));
     const int ctype = png_get_color_type(png, pi);
     const int color = (ctype & PNG_COLOR_MASK_COLOR) != 0;
     if (ctype == PNG_COLOR_TYPE_PALETTE)

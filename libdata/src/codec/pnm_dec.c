@@ -115,10 +115,8 @@ int ld__pnm_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     int rc = parse(&p, buf, len, name, e);
     if (rc < 0) return rc;
     const uint64_t npix = (uint64_t)p.w * p.h;
-    if (opts->max_pixels && npix > opts->max_pixels)
-        return ld__err(e, LD_ELIMIT, "%s: PNM is %ux%u = %llu pixels, over the limit of %llu", name,
-                       (unsigned)p.w, (unsigned)p.h, (unsigned long long)npix,
-                       (unsigned long long)opts->max_pixels);
+    const int lim = ld__img_limit(name, LD_IMG_PNM, p.w, p.h, opts->max_pixels, e);
+    if (lim < 0) return lim;
     const unsigned spp = p.kind == 3 || p.kind == 6 ? 3 : 1;
     const unsigned bytes = p.maxval > 255 ? 2 : 1;
     /* Binary data must all be there: refuse a short file before allocating. ASCII samples

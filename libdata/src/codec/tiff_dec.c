@@ -246,9 +246,7 @@ int ld__tiff_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
     LD_CHECK(e, h.w > 0 && h.h > 0 && h.w <= INT32_MAX && h.h <= INT32_MAX, LD_EFORMAT,
              "%s: TIFF: bad image size %ux%u", name, (unsigned)h.w, (unsigned)h.h);
     const uint64_t npix = (uint64_t)h.w * h.h;
-    LD_CHECK(e, !opts->max_pixels || npix <= opts->max_pixels, LD_ELIMIT,
-             "%s: TIFF is %ux%u = %llu pixels, over the limit of %llu", name, (unsigned)h.w,
-             (unsigned)h.h, (unsigned long long)npix, (unsigned long long)opts->max_pixels);
+    LD_TRY(ld__img_limit(name, LD_IMG_TIFF, h.w, h.h, opts->max_pixels, e));
     c->frames = (int)TIFFNumberOfDirectories(t);
     LD_CHECK(e, TIFFSetDirectory(t, 0), LD_EFORMAT, "%s: TIFF: cannot go back to the first page",
              name);

@@ -111,11 +111,9 @@ int ld__webp_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
     WebPBitstreamFeatures f;
     int rc = features(buf, len, name, &f, e);
     if (rc < 0) return rc;
-    const uint64_t npix = (uint64_t)f.width * (uint64_t)f.height;
-    if (opts->max_pixels && npix > opts->max_pixels)
-        return ld__err(e, LD_ELIMIT, "%s: WebP is %dx%d = %llu pixels, over the limit of %llu",
-                       name, f.width, f.height, (unsigned long long)npix,
-                       (unsigned long long)opts->max_pixels);
+    const int lim = ld__img_limit(name, LD_IMG_WEBP, (uint64_t)f.width, (uint64_t)f.height,
+                                  opts->max_pixels, e);
+    if (lim < 0) return lim;
     const int ch = opts->channels;
     if (f.has_animation) return decode_anim(c, buf, len, name, ch, out, e);
 
