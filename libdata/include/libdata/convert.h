@@ -85,6 +85,9 @@ typedef enum ld_convert_param {
         random resized crop (LD_R_RRC_W) Huffman-decodes only the crop's part of each image;
         files about 5 % larger, full decodes about 6 % slower. Default 0 */
     LD_C_RESTART_MARKERS = 23,
+    /** ld_decode_scale: how a JPEG that the resize shrinks a lot is decoded; default
+        LD_DECODE_SCALE_AUTO */
+    LD_C_DECODE_SCALE = 24,
     LD_C_LIST_FILE = 100,  /**< string: a "relative/path label" list file; ld_convert_run's
                                 `input` is then the root folder the paths are relative to.
                                 NULL = folder mode (default) */
@@ -101,6 +104,22 @@ typedef enum ld_split_paths {
                                       moved together; libdata's reader finds them from anywhere,
                                       Caffe only when run from the list's folder */
 } ld_split_paths;
+
+/**
+ * How JPEGs are decoded before the resize (LD_C_DECODE_SCALE). Other formats are always
+ * decoded at full size.
+ */
+typedef enum ld_decode_scale {
+    LD_DECODE_SCALE_AUTO = 0x900, /**< decode at the smallest DCT scale 1/8, 1/4 or 1/2 that
+                                       keeps at least 2 source pixels per output pixel on each
+                                       axis (of the part the resize mode keeps, in displayed
+                                       orientation); images that do not shrink that much are
+                                       decoded at full size. Several times faster for camera-size
+                                       photos; within 40 dB of LD_DECODE_SCALE_EXACT (see the
+                                       README's speed section). What every libdata before this
+                                       parameter did */
+    LD_DECODE_SCALE_EXACT = 0x901 /**< always decode at full size, then resize: the reference */
+} ld_decode_scale;
 
 /**
  * Progress and summary of a run. Allocated by the library; fields may be added at the end.

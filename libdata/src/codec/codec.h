@@ -96,6 +96,16 @@ int ld__jpeg_decode_box(ld_codec *c, const uint8_t *buf, size_t len, const char 
                         const ld_decode_opts *opts, const int box[4], ld_image *out, double rect[4],
                         ld_err *e);
 
+/* The DCT scale n (1, 2, 4 or 8: the image is decoded at n/8 of its size) that ld__img_decode
+ * uses for a JPEG displayed (after EXIF orientation) w x h, given opts->min_w, min_h: the
+ * smallest whose output, libjpeg's ceil(side * n / 8), still covers min_w x min_h; 8 when both
+ * are <= 0. The converter's decode_scale auto takes min_w, min_h from ld__resize_min_source. */
+int ld__jpeg_scale(int w, int h, int min_w, int min_h);
+
+/* The rule under it and under ld__jpeg_decode_box's choice: the smallest n in {1, 2, 4} with
+ * w * n >= tw and h * n >= th (thresholds in eighths of a pixel), else 8; 8 when both are 0. */
+int ld__dct_scale(uint64_t w, uint64_t h, uint64_t tw, uint64_t th);
+
 /* Encode `im` (gray or RGB, HWC) as JPEG at quality 1..100 (4:2:0 for quality < 90,
  * 4:4:4 otherwise, baseline, optimized Huffman off; with `restart`, restart markers every R
  * MCUs with R dividing the MCUs per row, for ld__jpeg_decode_box: jpeg_enc.c) into `out`

@@ -31,18 +31,15 @@
 #include "codec/jpeg_int.h"
 
 /* Smallest n (1, 2, 4, 8) at which a bw x bh box spans at least 1.5 x min_w by 1.5 x min_h
- * pixels. The margin is for quality: the scaled IDCT is a crude low-pass, and with the box
- * merely >= the output (what the issue asked) the worst of 144 boxes of 500x375 photos
- * resampled to 64x56 was 31.9 dB from Pillow's decode + crop + LANCZOS (10th percentile
- * 36.9 dB); with 1.5x the worst is 43.7 dB (tests/python/test_py_rrc.py checks >= 35 dB). */
+ * pixels: bw n / 8 >= 1.5 min_w <=> bw n >= 12 min_w (ld__dct_scale). The margin is for
+ * quality: the scaled IDCT is a crude low-pass, and with the box merely >= the output (what the
+ * issue asked) the worst of 144 boxes of 500x375 photos resampled to 64x56 was 31.9 dB from
+ * Pillow's decode + crop + LANCZOS (10th percentile 36.9 dB); with 1.5x the worst is 43.7 dB
+ * (tests/python/test_py_rrc.py checks >= 35 dB). */
 static int box_scale(int bw, int bh, int min_w, int min_h)
 {
-    if (min_w <= 0 && min_h <= 0) return 8;
-    for (int n = 1; n < 8; n *= 2)
-        if ((int64_t)bw * n * 2 >= (int64_t)min_w * 8 * 3 &&
-            (int64_t)bh * n * 2 >= (int64_t)min_h * 8 * 3)
-            return n;
-    return 8;
+    return ld__dct_scale((uint64_t)bw, (uint64_t)bh, min_w > 0 ? 12 * (uint64_t)min_w : 0,
+                         min_h > 0 ? 12 * (uint64_t)min_h : 0);
 }
 
 int ld__jpeg_decode_box(ld_codec *c, const uint8_t *buf, size_t len, const char *name,

@@ -130,26 +130,27 @@ done:
     return rc;
 }
 
-/* Smallest n/8 whose output, in displayed orientation, still covers min_w x min_h, with
- * libjpeg's size formula ceil(dim * n / 8). Only n = 1, 2, 4, 8: libjpeg-turbo has fast
- * (SIMD) IDCTs for those, while 3/8, 5/8, 6/8, 7/8 go through generic scaled IDCTs that are
- * *slower than a full-size decode* (500x375 photos, one core: 1/8 0.42 ms, 2/8 0.47, 3/8
- * 0.61, 4/8 0.51, 5/8 0.85, 6/8 0.98, 7/8 1.28, 8/8 0.64 ms). The contract only allows
- * shrinking, so skipping those scales is always within it. */
-static int pick_scale(unsigned w, unsigned h, int swap, int min_w, int min_h)
+/* Only n = 1, 2, 4, 8: libjpeg-turbo has fast (SIMD) IDCTs for those, while 3/8, 5/8, 6/8,
+ * 7/8 go through generic scaled IDCTs that are *slower than a full-size decode* (500x375
+ * photos, one core: 1/8 0.42 ms, 2/8 0.47, 3/8 0.61, 4/8 0.51, 5/8 0.85, 6/8 0.98, 7/8 1.28,
+ * 8/8 0.64 ms). Decoding contracts only allow shrinking, so skipping those is within them. */
+int ld__dct_scale(uint64_t w, uint64_t h, uint64_t tw, uint64_t th)
+{
+    if (tw == 0 && th == 0) return 8;
+    for (int n = 1; n < 8; n *= 2)
+        if (w * (uint64_t)n >= tw && h * (uint64_t)n >= th) return n;
+    return 8;
+}
+
+/* libjpeg's output size is ceil(dim * n / 8) per axis, so ceil(w n / 8) >= m <=> w n >= 8 m - 7.
+ * The axes of the displayed image are the stored ones, swapped for orientations 5..8: the same
+ * per-axis test. */
+int ld__jpeg_scale(int w, int h, int min_w, int min_h)
 {
     if (min_w <= 0 && min_h <= 0) return 8;
-    for (int n = 1; n < 8; n *= 2) {
-        unsigned sw = (unsigned)(((uint64_t)w * n + 7) / 8);
-        unsigned sh = (unsigned)(((uint64_t)h * n + 7) / 8);
-        if (swap) {
-            unsigned t = sw;
-            sw = sh;
-            sh = t;
-        }
-        if ((int64_t)sw >= min_w && (int64_t)sh >= min_h) return n;
-    }
-    return 8;
+    const uint64_t tw = min_w > 0 ? 8 * (uint64_t)min_w - 7 : 0;
+    const uint64_t th = min_h > 0 ? 8 * (uint64_t)min_h - 7 : 0;
+    return ld__dct_scale(w > 0 ? (uint64_t)w : 0, h > 0 ? (uint64_t)h : 0, tw, th);
 }
 
 /* Adobe/Photoshop CMYK is stored inverted (0 = full ink), so R = C'K'/255 with the stored
@@ -195,8 +196,10 @@ int ld__jpeg_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
         j->out_color_space = JCS_CMYK; /* libjpeg converts YCCK -> CMYK; we do CMYK -> RGB */
     else
         j->out_color_space = opts->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
-    j->scale_num = (unsigned)pick_scale(j->image_width, j->image_height, orient >= 5, opts->min_w,
-                                        opts->min_h);
+    const int swap = orient >= 5; /* the displayed size, which min_w x min_h refers to */
+    j->scale_num = (unsigned)ld__jpeg_scale((int)(swap ? j->image_height : j->image_width),
+                                            (int)(swap ? j->image_width : j->image_height),
+                                            opts->min_w, opts->min_h);
     j->scale_denom = 8;
     jpeg_calc_output_dimensions(j);
 

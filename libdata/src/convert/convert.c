@@ -48,6 +48,8 @@ static const ld_param_choice MODES[] = {{"squash", LD_RESIZE_SQUASH},
 static const ld_param_choice CHANNELS[] = {{"bgr", LD_CHANNELS_BGR}, {"rgb", LD_CHANNELS_RGB}};
 static const ld_param_choice SPLIT_PATHS[] = {{"absolute", LD_SPLIT_PATHS_ABSOLUTE},
                                               {"relative", LD_SPLIT_PATHS_RELATIVE}};
+static const ld_param_choice DECODE_SCALES[] = {{"auto", LD_DECODE_SCALE_AUTO},
+                                                {"exact", LD_DECODE_SCALE_EXACT}};
 
 static const ld_param_desc PARAMS[] = {
     ENUM(LD_C_FORMAT, "format", FORMATS, LD_FORMAT_AUTO, "auto", LD_FORMAT_AUTO, LD_FORMAT_LMDB,
@@ -91,10 +93,14 @@ static const ld_param_desc PARAMS[] = {
     BOOL(LD_C_RESTART_MARKERS, "restart_markers",
          "re-encoded JPEGs get restart markers: a random resized crop then decodes only its "
          "part of each image (files ~5 % larger, full decodes ~6 % slower)"),
+    ENUM(LD_C_DECODE_SCALE, "decode_scale", DECODE_SCALES, LD_DECODE_SCALE_AUTO, "auto",
+         LD_DECODE_SCALE_AUTO, LD_DECODE_SCALE_EXACT,
+         "JPEG inputs: auto decodes at 1/2, 1/4 or 1/8 scale when that keeps >= 2 pixels per "
+         "output pixel (large photos several times faster), exact always at full size"),
     STR(LD_C_LIST_FILE, "list_file", "", "a 'relative/path label' list; input is then its root"),
     STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
 };
-LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_RESTART_MARKERS, LD_C_SOURCE_NOTE);
+LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_DECODE_SCALE, LD_C_SOURCE_NOTE);
 
 /* Largest input file we read whole: no sane image file holds more than ~8 bytes per pixel
  * of the pixel limit (16-bit RGBA TIFF, uncompressed), so bigger "images" are refused rather
@@ -207,6 +213,7 @@ typedef struct slot {
     ld_buf out;  /* raw CHW pixels or encoded bytes; reused */
     int c, h, w;
     int frames; /* pages/frames of the input (only the first is converted) */
+    int dct;    /* the JPEG was decoded at dct/8 of its size (1, 2, 4), else 8 */
     uint64_t bytes_in;
     ld_err err; /* why, when status < 0 */
 } slot;
@@ -233,6 +240,7 @@ typedef struct run {
     size_t n;
     int channels, order_rgb, encoded, keep_original, encode_png, quality, check_size;
     int restart_markers; /* JPEG re-encode: restart markers for the box decoder */
+    int decode_exact;    /* LD_DECODE_SCALE_EXACT: no DCT-scaled decoding */
     ld_geometry geom;
     uint64_t max_pixels;
     /* image idx is converted by a worker into slots[idx % window], then written by the
@@ -269,6 +277,7 @@ static void read_ahead(run *r, size_t idx)
 
     sl->fatal = 0;
     sl->frames = 1;
+    sl->dct = 8;
     sl->bytes_in = 0;
     LD_CHECK(e, ld__source_get(r->src, idx, &sl->path, &item) == LD_OK, LD_ENOMEM,
              "%s: out of memory", ld__source_rel(r->src, idx));
@@ -313,11 +322,14 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
 
     ld_decode_opts dopt = {
         .channels = r->channels, .max_pixels = r->max_pixels, .apply_orientation = 1};
-    ld__resize_min_source(&r->geom, info.w, info.h, &dopt.min_w, &dopt.min_h);
+    if (!r->decode_exact) ld__resize_min_source(&r->geom, info.w, info.h, &dopt.min_w, &dopt.min_h);
     /* Even when the original bytes are kept, decode fully: a file that does not decode must
      * be skipped here, not crash a training job later. */
     LD_TRY(ld__img_decode(wk->codec, sl->file.p, sl->file.len, it->path, &dopt, &wk->dec, e));
     sl->frames = ld__codec_frames(wk->codec);
+    sl->dct = info.format == LD_IMG_JPEG && wk->dec.w < info.w
+                  ? ld__jpeg_scale(info.w, info.h, dopt.min_w, dopt.min_h)
+                  : 8;
 
     const ld_image *im = &wk->dec;
     const int raw = !r->keep_original && !r->encoded;
@@ -625,6 +637,7 @@ typedef struct job {
     ld_shard_info shard;
     int resumed; /* shards: the part was complete already; nothing else to do */
     double t0;
+    uint64_t dct[3]; /* samples decoded at 1/8, 2/8, 4/8 (decode_scale auto) */
 } job;
 
 /* What the output records (store/desc.h): storage, channels, classes, settings, provenance;
@@ -642,6 +655,9 @@ static int describe_output(ld_convert *c, const run *r, job *j, const char *sour
     d->resize_w = r->geom.w;
     d->resize_h = r->geom.h;
     d->resize_mode = r->geom.w || r->geom.h ? r->geom.mode : 0;
+    /* recorded only when it changes samples: exact decoding before a resize (absent: auto) */
+    ok &= ld__desc_set_text(&d->decode_scale, r->decode_exact && d->resize_mode ? "exact" : NULL) ==
+          LD_OK;
     d->num_classes_recorded = (int)ncls;
     ok &= ld__desc_set_text(&d->storage, r->encoded ? "encoded" : "raw") == LD_OK;
     if (r->encoded)
@@ -676,7 +692,7 @@ fail:
 static int shard_select(ld_convert *c, run *r, ld_source *src, int format, const char *part,
                         const ld_desc *want, ld_shard_info *sh, int *done)
 {
-    const ld_shard_setting set[] = {
+    ld_shard_setting set[] = {
         {"format", format},
         {"encoded", r->encoded},
         {"keep_original", r->keep_original},
@@ -695,11 +711,14 @@ static int shard_select(ld_convert *c, run *r, ld_source *src, int format, const
         {"list_mode", PSTR(c, LD_C_LIST_FILE) != NULL},
         {"max_pixels", (int64_t)r->max_pixels},
         {"deflate", P(c, LD_C_DEFLATE)},
-        /* last, and counted only when on: parts written before the setting existed keep
+        /* last, and counted only when on: parts written before these settings existed keep
          * their run_id */
         {"restart_markers", r->restart_markers},
+        {"decode_scale", 1},
     };
-    const size_t nset = sizeof set / sizeof set[0] - (r->restart_markers ? 0 : 1);
+    size_t nset = sizeof set / sizeof set[0] - 2;
+    if (r->restart_markers) nset++;
+    if (want->decode_scale) set[nset++] = (ld_shard_setting){"decode_scale", 1};
     const uint64_t total = ld__source_count(src);
     memset(sh, 0, sizeof *sh);
     sh->index = (uint32_t)P(c, LD_C_SHARD_INDEX);
@@ -772,6 +791,7 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
     r->keep_original =
         encoded && !quality && !encode_png && !r->geom.w && !r->geom.h && r->channels == 3;
     r->restart_markers = (int)P(c, LD_C_RESTART_MARKERS);
+    r->decode_exact = P(c, LD_C_DECODE_SCALE) == LD_DECODE_SCALE_EXACT;
     LD_CHECKP(&c->err, !r->restart_markers || (encoded && !encode_png && !r->keep_original),
               LD_EINVAL, LD_C_RESTART_MARKERS,
               "restart_markers applies to JPEGs this run encodes: set quality (1..100) too "
@@ -1003,6 +1023,7 @@ static int take_slot(ld_convert *c, job *j, size_t idx, slot_size *first)
         if (rc < 0) return rc;
         c->stats.converted++;
         c->stats.bytes_out += sl->out.len;
+        if (sl->dct < 8) j->dct[sl->dct == 1 ? 0 : sl->dct == 2 ? 1 : 2]++;
         if (sl->frames > 1 && c->stats.first_frame_only++ == 0)
             logf_(c, LD_LOG_WARN,
                   "%s has %d pages or frames: only the first is converted (said once; the "
@@ -1052,6 +1073,14 @@ static int drain_in_order(ld_convert *c, const char *output, job *j)
             LD_TRY(report_progress(c, j, output, now));
         }
     }
+    if (j->dct[0] + j->dct[1] + j->dct[2])
+        logf_(c, LD_LOG_INFO,
+              "decode scale auto: %llu JPEGs decoded at a reduced DCT scale (1/2: %llu, 1/4: "
+              "%llu, 1/8: %llu), each still >= 2x the output size; decode_scale exact decodes "
+              "them whole",
+              (unsigned long long)(j->dct[0] + j->dct[1] + j->dct[2]),
+              (unsigned long long)j->dct[2], (unsigned long long)j->dct[1],
+              (unsigned long long)j->dct[0]);
     /* A shard part may come out empty (it listed nothing, or only bad files): it is still
      * written, so that a merge finds every part; raw storage of unresized images has no
      * shape for it, though. */

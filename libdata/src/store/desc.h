@@ -86,6 +86,8 @@ typedef struct ld_desc {
     char *resize_mode_name; /* as recorded: "none" | "squash" | "crop" | "pad" | "max" */
     int resize_mode;        /* LD_RESIZE_*; 0 none or not recorded */
     int resize_w, resize_h;
+    char *decode_scale; /* "exact" when JPEGs were decoded whole before a resize; NULL (not
+                           recorded): DCT-scaled where >= 2x the output (decode_scale auto) */
 
     /* provenance */
     int by_libdata;     /* the format attribute / sidecar key says libdata */
@@ -131,7 +133,9 @@ typedef enum ld_rec_scope {
     LD_REC_ALL = 0, /* every dataset */
     LD_REC_ENCODED, /* encoded storage only */
     LD_REC_SHARDED, /* shard parts and merged datasets (shard_count > 0) */
-    LD_REC_PART     /* shard parts only (not a merged dataset) */
+    LD_REC_PART,    /* shard parts only (not a merged dataset) */
+    LD_REC_IF_SET   /* only when set (a string not NULL, a number not 0): absent means what
+                       libdata did before the record existed */
 } ld_rec_scope;
 
 typedef struct ld_desc_record {
