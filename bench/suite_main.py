@@ -26,15 +26,16 @@ import suite_photos  # noqa: E402
 import suite_read  # noqa: E402
 import suite_report  # noqa: E402
 import rrc_bench  # noqa: E402
+import decode_scale  # noqa: E402
 
 # sizes: full run for a 2-core, 24 GiB machine (~25 min); quick for everyday checks
 SIZES = {
     "full": dict(photos=2000, convert=600, perfile=100, read=9000, read_enc=2000,
                  read_mem=[1000, 3000, 9000], conv_mem=[500, 1500, 5000], seconds=1.5, reps=3,
-                 cold=16000, cold_pairs=7),
+                 cold=16000, cold_pairs=7, big=320),
     "quick": dict(photos=240, convert=160, perfile=16, read=1024, read_enc=512,
                   read_mem=[256, 1024], conv_mem=[120, 480], seconds=0.5, reps=3,
-                  cold=1024, cold_pairs=2),
+                  cold=1024, cold_pairs=2, big=64),
 }
 
 
@@ -45,9 +46,10 @@ def main():
     ap.add_argument("--work", default="/tmp/ld_bench_suite")
     ap.add_argument("--out")
     ap.add_argument("--reps", type=int)
-    ap.add_argument("--only", default="convert,read,memory,rrc",
-                    help="sections: convert, read, memory, rrc; cold (the cold-cache reading "
-                    "row alone, part of read)")
+    ap.add_argument("--only", default="convert,read,memory,rrc,decode_scale",
+                    help="sections: convert, read, memory, rrc, decode_scale (large photos, "
+                    "--decode-scale auto vs exact); cold (the cold-cache reading row alone, "
+                    "part of read)")
     a = ap.parse_args()
     cfg = dict(SIZES["quick" if a.quick else "full"])
     reps = a.reps or cfg["reps"]
@@ -164,6 +166,15 @@ def main():
             res.add("rrc_bound", "RandomResizedCrop(224): decode alone", "bound, recipe", **bdr)
         sc.log(rrc_bench.report(rr, cores, bd, bdr))
         lap("random resized crop")
+
+    if "decode_scale" in only:
+        sc.log(f"large photos: --decode-scale auto vs exact, {cfg['big']} photos, -j1, "
+               f"{reps} pairs ...")
+        big = decode_scale.make(os.path.join(work, f"big{cfg['big']}"), cfg["big"])
+        for r in decode_scale.measure(dataconv, big, work, [(224, "squash"), (256, "crop")],
+                                      reps, 1, log=sc.log):
+            res.add("decode_scale", "large photos", f"{r['size']} {r['mode']}", **r)
+        lap("large photos")
 
     meta["load_after"] = round(os.getloadavg()[0], 2)
     meta["minutes"] = (time.time() - t_start) / 60

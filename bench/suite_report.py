@@ -570,6 +570,20 @@ def charts(data, outdir):
     return made
 
 
+def decode_scale_table(rows):
+    """bench/decode_scale.py's rows: large photos, --decode-scale auto vs exact."""
+    rs = [r for r in rows if r["section"] == "decode_scale"]
+    if not rs:
+        return []
+    import decode_scale  # noqa: E402 (bench/, on the path of suite_main)
+    return ["### Large photos: decode scale", "",
+            f"{rs[0]['n']} JPEGs of 1920-5640 pixels (crops of Debian's wallpapers, "
+            "bench/decode_scale.py), `dataconv -j1`, `--decode-scale exact` and `auto` "
+            "interleaved; PSNR of each auto sample against its exact one. Goal (issue 30): "
+            "auto ≥ 2× exact at ≥ 4× downscale, PSNR median ≥ 45 dB, minimum ≥ 40 dB.", "",
+            decode_scale.HEADER] + [decode_scale.line(r) for r in rs] + [""]
+
+
 def markdown(data, chart_paths, outdir):
     rows, meta = data["rows"], data["meta"]
     m = meta["machine"]
@@ -628,6 +642,7 @@ def markdown(data, chart_paths, outdir):
     L += ["### Limits measured in the same run", ""] + limit_table(rows)
     L += read_tables(rows, cores)
     L += rrc_table(rows)
+    L += decode_scale_table(rows)
     L += ["## Memory against dataset size", "",
           "Peak RSS: the larger of GNU time's maximum RSS and the sum of VmRSS over the whole "
           "process tree sampled every 20 ms (DataLoader workers are processes). Mapped files "

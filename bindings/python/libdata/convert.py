@@ -349,6 +349,8 @@ def convert(src: PathLike, out: PathLike, quality: Optional[int] = None,
     max_side     N: keep the aspect ratio, longer side at most N (mode "max")
     mode         "squash" (default) | "crop" | "pad" | "max" ("stretch", "fit" as in dataconv)
     pad_value    gray level of the padding for mode="pad"
+    decode_scale "auto" (default): JPEGs shrunk >= 4x are decoded at 1/2..1/8 DCT scale,
+                 keeping >= 2x the output size; "exact": always decoded whole
     gray         True: 1-channel output;   rgb: True: RGB order instead of BGR
     format       "hdf5" | "lmdb" | None (from the output name)
     threads      worker threads (0/None: all cores)
