@@ -71,6 +71,14 @@ run "$DATACONV" info "$TMP/auto_crop.h5"
 expect_rc 0
 grep -q "decode scale" "$TMP/out" && fail "auto recorded a decode scale"
 
+check "LMDB records exact too (libdata.json), and info prints it"
+run "$DATACONV" "$TMP/big" "$TMP/exact.lmdb" --resize 224 --decode-scale exact
+expect_rc 0
+grep -q '"decode_scale": "exact"' "$TMP/exact.lmdb/libdata.json" || fail "no decode_scale in libdata.json"
+run "$DATACONV" info "$TMP/exact.lmdb"
+expect_rc 0
+expect_out "^decode scale: exact$"
+
 check "images under 2x the output (500x375 to 224), and no resize at all: exact and auto give the same samples"
 mkdir -p "$TMP/a" "$TMP/e"
 (cd "$TMP/a" && run "$DATACONV" "$LD_TEST_DATA/tree" out.h5 --resize 224 && expect_rc 0)

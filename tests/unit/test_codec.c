@@ -372,7 +372,7 @@ static void scaled(const char *file, int min_w, int min_h, int ew, int eh)
     ld__codec_free(c);
 }
 
-/* Scales are 1/8, 2/8, 4/8 or 8/8 (see pick_scale in jpeg_dec.c for why not 3/8 etc.). */
+/* Scales are 1/8, 2/8, 4/8 or 8/8 (see ld__dct_scale in jpeg_dec.c for why not 3/8 etc.). */
 Test(codec, scaled_decode_picks_the_smallest_sufficient_scale)
 {
     scaled(DIR "base.jpg", 0, 0, 500, 375);
