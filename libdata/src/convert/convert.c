@@ -96,7 +96,7 @@ static const ld_param_desc PARAMS[] = {
     ENUM(LD_C_DECODE_SCALE, "decode_scale", DECODE_SCALES, LD_DECODE_SCALE_AUTO, "auto",
          LD_DECODE_SCALE_AUTO, LD_DECODE_SCALE_EXACT,
          "JPEG inputs: auto decodes at 1/2, 1/4 or 1/8 scale when that keeps >= 2 pixels per "
-         "output pixel (large photos several times faster), exact always at full size"),
+         "output pixel (camera-size photos to 224: ~2x faster), exact always at full size"),
     STR(LD_C_LIST_FILE, "list_file", "", "a 'relative/path label' list; input is then its root"),
     STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
 };
