@@ -577,7 +577,7 @@ def decode_scale_table(rows):
         return []
     import decode_scale  # noqa: E402 (bench/, on the path of suite_main)
     return ["### Large photos: decode scale", "",
-            f"{rs[0]['n']} JPEGs of 1920-5640 pixels (crops of Debian's wallpapers, "
+            f"{rs[0]['n']} JPEGs >= 1920 pixels on the longer side (crops of Debian's wallpapers, "
             "bench/decode_scale.py), `dataconv -j1`, `--decode-scale exact` and `auto` "
             "interleaved; PSNR of each auto sample against its exact one. Goal (issue 30): "
             "auto ≥ 2× exact at ≥ 4× downscale, PSNR median ≥ 45 dB, minimum ≥ 40 dB.", "",
