@@ -123,7 +123,7 @@ static int split_text(list_reader *lr, const char *line, size_t n, unsigned long
         value extra;
         LD_CHECK(e, !len || !parse_value(line + b, len, &extra), LD_EFORMAT,
                  "%s:%lu: more than %d label value%s in \"%.200s\" (every line must have as "
-                 "many as the first; --label-count K says how many there are)",
+                 "many as the first; label_count K says how many there are)",
                  lr->file, lineno, lr->k, lr->k == 1 ? "" : "s", line);
     }
     /* the values were taken last first */
@@ -217,7 +217,7 @@ static int split_csv(list_reader *lr, ld_source *s, const char *line, size_t n,
     }
     if (header) {
         LD_CHECK(e, lr->o.label_count < 0 || lr->o.label_count == got, LD_EFORMAT,
-                 "%s:1: the header names %d label column%s, --label-count says %d", lr->file, got,
+                 "%s:1: the header names %d label column%s, label_count says %d", lr->file, got,
                  got == 1 ? "" : "s", lr->o.label_count);
         lr->k = got;
     } else {
@@ -237,7 +237,7 @@ static int take_values(list_reader *lr, unsigned long lineno, ld_err *e)
         const value *v = &lr->vals[i];
         LD_CHECK(e, lr->o.label_type != LD_DTYPE_I32 || v->integer, LD_EFORMAT,
                  "%s:%lu: label value %.17g is not an integer in the int32 range "
-                 "(--label-type int32; float32 keeps it)",
+                 "(label_type int32; float32 keeps it)",
                  lr->file, lineno, v->v);
         LD_CHECK(e, v->integer || isfinite((float)v->v), LD_EFORMAT,
                  "%s:%lu: label value %.17g does not fit float32", lr->file, lineno, v->v);
@@ -318,7 +318,7 @@ int ld__source_open_list(const char *list_file, const char *root, const ld_list_
 
     LD_CHECK(e, list_file && *list_file, LD_EINVAL, "no list file given");
     lr.o = o ? *o : (ld_list_opts){-1, 0};
-    LD_CHECK(e, lr.o.label_count <= MAX_K, LD_EINVAL, "--label-count %d: at most %d",
+    LD_CHECK(e, lr.o.label_count <= MAX_K, LD_EINVAL, "label_count %d: at most %d",
              lr.o.label_count, MAX_K);
     lr.k = has_csv_ext(list_file) ? -1 : lr.o.label_count;
     lr.ints = malloc(MAX_K * sizeof *lr.ints);
