@@ -244,7 +244,7 @@ int ld__desc_set_text(char **dst, const char *s)
 /* The strings of a description that are not records. */
 #define OTHER_STRINGS(d)                                                                           \
     {                                                                                              \
-        &(d)->layout, &(d)->record, &(d)->tool_version                                             \
+        &(d)->layout, &(d)->record, &(d)->tool_version, &(d)->label_db                             \
     }
 
 void ld__desc_free(ld_desc *d)

@@ -80,6 +80,7 @@ typedef struct ld_desc {
     int delivered_order; /* LD_CHANNELS_BGR/RGB as ld_reader gives 3 channels; 0 (observe) */
     char *layout;        /* "NCHW" (HDF5) | "CHW" (LMDB) */
     char *record;        /* LMDB: "caffe.Datum" */
+    char *label_db;      /* LMDB with label vectors: the label database's name, beside it */
 
     /* settings */
     int quality;            /* JPEG quality of re-encoded images; 0 not recorded */
