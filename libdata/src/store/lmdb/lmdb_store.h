@@ -73,9 +73,6 @@ int ld__mdb_err(ld_err *e, int m, const char *path, const char *what);
 struct MDB_env;
 void ld__lmdb_drop_pages(struct MDB_env *env);
 
-/* The label database of the LMDB at `path` (label vectors, lmdb_write.c): "train.lmdb" ->
- * "train-labels.lmdb", "train_lmdb" -> "train_lmdb-labels". malloc'd, or NULL. */
-char *ld__lmdb_label_db_path(const char *path);
 
 /* Visit up to `max` records in key order with one cursor (MDB_NEXT: sequential pages, no
  * tree descent per record), for describe and tools that need every record once. Each record

@@ -467,16 +467,6 @@ static void lmdb_free(ld_writer *base)
 
 static const ld_writer_vt lmdb_vt = {lmdb_add, lmdb_finish, lmdb_free};
 
-char *ld__lmdb_label_db_path(const char *path)
-{
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/')
-        n--;
-    const int ext = n > 5 && !strncmp(path + n - 5, ".lmdb", 5);
-    const size_t stem = ext ? n - 5 : n;
-    return ld__asprintf("%.*s-labels%s", (int)stem, path, ext ? ".lmdb" : "");
-}
-
 static int writer_create(const ld_writer_opts *o, int is_label_db, ld_writer **out, ld_err *e);
 
 /* The label database's writer: the same options, its own path, a description of the values
