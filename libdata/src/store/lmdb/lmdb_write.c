@@ -524,6 +524,7 @@ static int writer_create(const ld_writer_opts *o, int is_label_db, ld_writer **o
         w->encoded = w->desc.encoded = 0;
         w->desc.channels = w->label_k;
         LD_CHECK(e, ld__desc_set_text(&w->desc.storage, "labels") == LD_OK &&
+                        ld__desc_set_text(&w->desc.label_db, NULL) == LD_OK &&
                         ld__desc_set_text(&w->desc.encoding, NULL) == LD_OK &&
                         ld__desc_set_text(&w->desc.channel_order, NULL) == LD_OK,
                  LD_ENOMEM, "out of memory");
