@@ -155,9 +155,8 @@ static void list_close(ld_store *st)
     free(s);
 }
 
-static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free,  list_read,
-                                    list_will_read,  list_close,     list_read_run,
-                                    NULL,            list_label_vec};
+static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read, list_will_read,
+                                    list_close,      list_read_run, NULL,      list_label_vec};
 
 static int open_list(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {
@@ -202,8 +201,7 @@ static int open_list(const char *path, const ld_store_opts *o, ld_store **out, l
         const ld_store_info *b = &s->files[k]->info;
         LD_CHECK(e,
                  b->encoded == a->encoded && b->dtype == a->dtype && b->c == a->c &&
-                     (a->encoded || (b->h == a->h && b->w == a->w)) &&
-                     b->label_k == a->label_k,
+                     (a->encoded || (b->h == a->h && b->w == a->w)) && b->label_k == a->label_k,
                  LD_EFORMAT,
                  "%s: file %zu of the list holds samples of another kind or shape "
                  "than the first (%dx%dx%d %s, %u label values)",

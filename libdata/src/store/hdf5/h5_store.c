@@ -737,9 +737,8 @@ static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t
     return rc;
 }
 
-static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free,    h5_read,
-                                  h5_will_read,  h5_close,       h5_read_run,
-                                  h5_read_gather, h5_label_vec};
+static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5_will_read,
+                                  h5_close,      h5_read_run, h5_read_gather, h5_label_vec};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 

@@ -216,8 +216,9 @@ static int label_keys(const char *t, const char *dir, ld_desc *d, ld_err *e)
         f->rank = k ? 1 : 0;
         f->dims[0] = k;
     } else {
-        LD_CHECK(e, ld__desc_add_field(d, "label", LD_ROLE_LABEL, d->label_dtype, k ? 1 : 0, &k) ==
-                        LD_OK,
+        LD_CHECK(e,
+                 ld__desc_add_field(d, "label", LD_ROLE_LABEL, d->label_dtype, k ? 1 : 0, &k) ==
+                     LD_OK,
                  LD_ENOMEM, "%s: out of memory", dir);
     }
 fail:

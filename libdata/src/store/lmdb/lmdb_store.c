@@ -642,9 +642,9 @@ static int open_label_db(lmdb_store *s, const char *t, ld_err *e)
     LD_CHECK(e, ld__side_str(t, "label_db", &name) != LD_ENOMEM, LD_ENOMEM, "out of memory");
     if (!name) return LD_OK; /* the label database itself */
     /* beside this database: the name only, never a path elsewhere */
-    LD_CHECK(e, *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, ".."),
-             LD_EFORMAT, "%s/%s: label_db '%s' is not a database name beside it", s->path,
-             LD_LMDB_SIDECAR, name);
+    LD_CHECK(e, *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, ".."), LD_EFORMAT,
+             "%s/%s: label_db '%s' is not a database name beside it", s->path, LD_LMDB_SIDECAR,
+             name);
     size_t n = strlen(s->path);
     while (n > 1 && s->path[n - 1] == '/')
         n--;

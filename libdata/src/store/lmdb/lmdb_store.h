@@ -73,7 +73,6 @@ int ld__mdb_err(ld_err *e, int m, const char *path, const char *what);
 struct MDB_env;
 void ld__lmdb_drop_pages(struct MDB_env *env);
 
-
 /* Visit up to `max` records in key order with one cursor (MDB_NEXT: sequential pages, no
  * tree descent per record), for describe and tools that need every record once. Each record
  * is decoded and validated (float_data only counted, not copied); `fn` gets the Datum, or

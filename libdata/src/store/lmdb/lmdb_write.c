@@ -480,8 +480,8 @@ static int label_writer(lmdb_writer *w, const ld_writer_opts *o, ld_err *e)
     LD_CHECK(e, path && ld__desc_set_text(&w->desc.label_db, NULL) == LD_OK, LD_ENOMEM,
              "out of memory");
     const char *slash = strrchr(path, '/');
-    LD_CHECK(e, ld__desc_set_text(&w->desc.label_db, slash ? slash + 1 : path) == LD_OK,
-             LD_ENOMEM, "out of memory");
+    LD_CHECK(e, ld__desc_set_text(&w->desc.label_db, slash ? slash + 1 : path) == LD_OK, LD_ENOMEM,
+             "out of memory");
     lo.path = path;
     rc = writer_create(&lo, 1, &lw, e);
     w->label = (lmdb_writer *)lw;
@@ -523,10 +523,11 @@ static int writer_create(const ld_writer_opts *o, int is_label_db, ld_writer **o
     if (is_label_db) { /* K x 1 x 1 float_data records, not images */
         w->encoded = w->desc.encoded = 0;
         w->desc.channels = w->label_k;
-        LD_CHECK(e, ld__desc_set_text(&w->desc.storage, "labels") == LD_OK &&
-                        ld__desc_set_text(&w->desc.label_db, NULL) == LD_OK &&
-                        ld__desc_set_text(&w->desc.encoding, NULL) == LD_OK &&
-                        ld__desc_set_text(&w->desc.channel_order, NULL) == LD_OK,
+        LD_CHECK(e,
+                 ld__desc_set_text(&w->desc.storage, "labels") == LD_OK &&
+                     ld__desc_set_text(&w->desc.label_db, NULL) == LD_OK &&
+                     ld__desc_set_text(&w->desc.encoding, NULL) == LD_OK &&
+                     ld__desc_set_text(&w->desc.channel_order, NULL) == LD_OK,
                  LD_ENOMEM, "out of memory");
     } else if (w->desc.channels == 1) /* GRAY says the images have 1 channel */
         LD_CHECK(e, ld__desc_set_text(&w->desc.channel_order, "GRAY") == LD_OK, LD_ENOMEM,
