@@ -692,6 +692,7 @@ class Batch(ctypes.Structure):
         ("indices", ctypes.POINTER(ctypes.c_uint64)),
         ("epoch", ctypes.c_uint64),
         ("number", ctypes.c_uint64),
+        ("label_k", ctypes.c_int),
     ]
 
 

@@ -471,7 +471,9 @@ class Reader(_lib.Handle):
             data = _view(b.data, np_types[b.dtype], shape, b.data_bytes, keep)
             if self._copy:
                 data = data.copy()
-        labels = _view(b.labels, np_types[b.label_dtype], (n,), None, keep)
+        # label vectors (HDF5 /label (N, K), an LMDB pair): (n, K); else (n,)
+        labels = _view(b.labels, np_types[b.label_dtype], (n, b.label_k) if b.label_k else (n,),
+                       None, keep)
         # int64, not the C uint64: NumPy turns uint64 + int into float64, so `indices[j] + 1`
         # would stop being usable as an index.
         self.indices = np.ctypeslib.as_array(b.indices, shape=(n,)).astype(np.int64) if n \

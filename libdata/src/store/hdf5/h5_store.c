@@ -408,9 +408,24 @@ static void h5_ctx_free(ld_store *st, ld_store_ctx *cx)
     free(cx);
 }
 
+/* Sample i's label; with label vectors, its first value. */
 static double label_of(const h5_store *s, uint64_t i)
 {
-    return s->lab_f ? (double)s->lab_f[i] : (double)s->lab_i[i];
+    const uint64_t at = i * (s->base.info.label_k ? s->base.info.label_k : 1);
+    return s->lab_f ? (double)s->lab_f[at] : (double)s->lab_i[at];
+}
+
+static int h5_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *out, ld_err *e)
+{
+    (void)cx;
+    const h5_store *s = (const h5_store *)st;
+    const uint32_t k = st->info.label_k;
+    if (i >= st->info.n)
+        return ld__err(e, LD_EINVAL, "%s: sample %llu out of range", s->path,
+                       (unsigned long long)i);
+    for (uint32_t m = 0; m < k; m++)
+        out[m] = s->lab_f ? s->lab_f[i * k + m] : (double)s->lab_i[i * k + m];
+    return LD_OK;
 }
 
 /* h5_read without the detail: every failure names s->path and sample i in its message. */
@@ -722,14 +737,16 @@ static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t
     return rc;
 }
 
-static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,       h5_will_read,
-                                  h5_close,      h5_read_run, h5_read_gather};
+static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5_will_read,
+                                  h5_close,      h5_read_run, h5_read_gather, h5_label_vec};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 
 /* Integer labels are read as 64-bit and must fit int32, libdata's label type: HDF5 would
  * clip 3000000000 to 2147483647 without a word. Floating point labels are kept as doubles;
- * the reader checks each against the label dtype it delivers. */
+ * the reader checks each against the label dtype it delivers. (N,) is one label per sample;
+ * (N, K) label vectors (info.label_k = K), held whole like one label: N x K x 8 bytes
+ * (floating point) or 4 (integers), in the memory budget. */
 static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld_err *e)
 {
     int rc = LD_OK;
@@ -743,8 +760,16 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     d = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, d >= 0 && ld__h5_ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
              "%s: cannot open label dataset '/%s'", s->path, name);
-    LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] == 1), LD_EFORMAT,
-             "%s: label dataset '/%s' must have shape (N,) (one number per sample)", s->path, name);
+    LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] >= 1 && dims[1] <= LD_MAX_LABEL_K), LD_EFORMAT,
+             "%s: label dataset '/%s' must have shape (N,) (one number per sample) or (N, K) "
+             "(label vectors, 1 <= K <= %d)",
+             s->path, name, LD_MAX_LABEL_K);
+    const uint64_t k = rank == 2 ? dims[1] : 1;
+    s->base.info.label_k = rank == 2 ? (uint32_t)k : 0;
+    uint64_t nv; /* values */
+    LD_CHECK(e, !__builtin_mul_overflow(n, k, &nv) && nv < SIZE_MAX / 8, LD_ELIMIT,
+             "%s: label dataset '/%s' (%llu x %llu) does not fit this machine's memory", s->path,
+             name, (unsigned long long)n, (unsigned long long)k);
     LD_CHECK(e, dims[0] == n, LD_EFORMAT,
              "%s: label dataset '/%s' has %llu entries but the pixel dataset has %llu samples: "
              "every sample needs exactly one label (the file is incomplete or was made "
@@ -755,13 +780,13 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     LD_CHECK(e, cl == H5T_INTEGER || cl == H5T_FLOAT, LD_EFORMAT,
              "%s: label dataset '/%s' is not numeric", s->path, name);
     const int is_unsigned = cl == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_NONE;
-    wide = malloc((size_t)(n ? n : 1) * 8);
+    wide = malloc((size_t)(nv ? nv : 1) * 8);
     if (cl == H5T_FLOAT) {
         s->lab_f = wide;
         wide = NULL;
         s->base.info.label_float = 1;
     } else {
-        s->lab_i = malloc((size_t)(n ? n : 1) * 4);
+        s->lab_i = malloc((size_t)(nv ? nv : 1) * 4);
     }
     LD_CHECK(e, (s->lab_f || wide) && (s->lab_f || s->lab_i), LD_ENOMEM,
              "%s: out of memory for %llu labels", s->path, (unsigned long long)n);
@@ -778,7 +803,7 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
         /* every label must fit: report the whole range so the user sees what the file holds */
         int64_t lo = INT64_MAX, hi = INT64_MIN;
         uint64_t bad = UINT64_MAX, uhi = 0;
-        for (uint64_t k = 0; k < n; k++) {
+        for (uint64_t k = 0; k < nv; k++) {
             if (is_unsigned) {
                 uint64_t v = ((const uint64_t *)wide)[k];
                 uhi = v > uhi ? v : uhi;
@@ -804,11 +829,11 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
                          "%s: label dataset '/%s' holds values from %s (the "
                          "first out of range at sample %llu); libdata's labels are int32 "
                          "(-2147483648 to 2147483647): renumber the labels to fit",
-                         s->path, name, range, (unsigned long long)bad);
+                         s->path, name, range, (unsigned long long)(bad / k));
             goto fail;
         }
     }
-    s->base.info.store_bytes += (size_t)(n ? n : 1) * (s->lab_f ? 8 : 4);
+    s->base.info.store_bytes += (size_t)(nv ? nv : 1) * (s->lab_f ? 8 : 4);
 fail:
     free(wide);
     if (t >= 0) H5Tclose(t);
