@@ -375,6 +375,9 @@ class DatasetInfo(ctypes.Structure):
         ("resize_h", _int),
         ("num_classes", ctypes.c_size_t),
         ("class_names", ctypes.POINTER(_cp)),
+        ("label_k", _int),
+        ("num_label_names", ctypes.c_size_t),
+        ("label_names", ctypes.POINTER(_cp)),
     ]
 
 

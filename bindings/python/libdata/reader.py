@@ -43,6 +43,7 @@ Batch = Tuple[np.ndarray, np.ndarray]  # (data, labels)
 _INFO = {
     "samples": 200, "epoch_samples": 201, "epoch_batches": 202, "c": 203, "h": 204, "w": 205,
     "prefetch": 206, "threads": 207, "memory": 208, "encoded": 209, "order": 210,
+    "label_k": 211,
 }
 # Python spellings of the keyword arguments that are not table names.
 _ALIASES = {"batch_size": "batch"}
@@ -82,6 +83,7 @@ class DatasetInfo:
     memory: int                  # bytes the reader allocated
     classes: Optional[List[str]]  # class names the dataset records (libdata.stat())
     description: str             # ld_describe()'s text, for people ("" if unavailable)
+    label_k: int = 0             # label vectors: K values per sample, labels (n, K); 0: (n,)
 
     @property
     def shape(self) -> Tuple[int, int, int]:
@@ -411,7 +413,7 @@ class Reader(_lib.Handle):
                 encoded=bool(i("encoded")),
                 dtype=np_types[g("dtype")], label_dtype=np_types[g("label_dtype")],
                 prefetch=i("prefetch"), threads=i("threads"), memory=i("memory"),
-                classes=self._classes(), description=description)
+                classes=self._classes(), description=description, label_k=i("label_k"))
         return self._info
 
     def _classes(self) -> Optional[List[str]]:

@@ -244,7 +244,7 @@ typedef struct ld_batch {
                                   sample j of this batch is dataset sample indices[j] */
     uint64_t epoch;          /**< epoch this batch belongs to */
     uint64_t number;         /**< batch number within the epoch for this rank, from 0 */
-    /** (Added in 1.1.) 0: one label per sample, `labels` holds n values; K >= 1: the dataset's
+    /** (Added after 1.0.0.) 0: one label per sample, `labels` holds n values; K >= 1: the dataset's
         labels are vectors (HDF5 /label (N, K), an LMDB pair), `labels` holds n * K values,
         sample j's at j * K. Each value is checked against label_dtype as one label is */
     int label_k;

@@ -544,6 +544,8 @@ void ld__desc_observe(ld_desc *d, const ld_store_info *in)
             f->dims[2] = in->w;
         } else if (f->role == LD_ROLE_LABEL) {
             f->dtype = d->label_dtype;
+            f->rank = in->label_k ? 1 : 0;
+            f->dims[0] = in->label_k;
         }
     }
 }
