@@ -120,7 +120,7 @@ typedef enum ld_split_paths {
 
 /**
  * How JPEGs are decoded before the resize (LD_C_DECODE_SCALE). Other formats are always
- * decoded at full size.
+ * decoded at full size. Values are fixed forever.
  */
 typedef enum ld_decode_scale {
     /** Decode at the smallest DCT scale 1/8, 1/4 or 1/2 that keeps at least 2 source pixels
