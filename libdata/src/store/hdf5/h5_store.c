@@ -806,8 +806,8 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     if (rank == 2 && !ld__h5_is_virtual(d) &&
         (H5Tequal(t, H5T_NATIVE_FLOAT) > 0 || H5Tequal(t, H5T_NATIVE_INT32) > 0)) {
         /* label vectors as libdata writes them: read per sample, nothing held */
-        const int dr = ld__h5_build_direct(s->path, s->file_size, d, 2, dims, (size_t)k * 4,
-                                           &s->lab_map, e);
+        const int dr =
+            ld__h5_build_direct(s->path, s->file_size, d, 2, dims, (size_t)k * 4, &s->lab_map, e);
         LD_TRY(dr < 0 ? dr : LD_OK);
         if (dr == 1) {
             s->lab_map_float = cl == H5T_FLOAT;
