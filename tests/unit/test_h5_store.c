@@ -255,3 +255,56 @@ Test(h5_store, a_fifo_is_refused_without_blocking, .timeout = 10)
     unlink(fifo);
     rmdir(path);
 }
+
+/* Label vectors as the writer makes them (/label (N, K) float32): the store reads each
+ * sample's row when asked, so what it holds does not grow with N (a chunk address per 4,096
+ * rows at most), and the values are the written ones. */
+Test(h5_store, label_vectors_are_read_per_sample_not_held)
+{
+    char path[] = "/tmp/ld_h5_store_XXXXXX.h5";
+    int fd = mkstemps(path, 3);
+    cr_assert(fd >= 0);
+    close(fd);
+    enum { N = 20000, K = 5 };
+    static uint8_t px[3 * 2 * 2];
+    ld_desc *d = (ld_desc *)test_desc(&(test_rec){.channels = 3});
+    const int64_t k = K;
+    cr_assert_eq(ld__desc_add_field(d, "label", LD_ROLE_LABEL, LD_DTYPE_F32, 1, &k), LD_OK);
+    d->label_dtype = LD_DTYPE_F32;
+    ld_writer_opts o = {.path = path, .desc = d, .expected_n = N};
+    ld_err e = {0};
+    ld_writer *w = NULL;
+    cr_assert_eq(ld__h5_writer_create(&o, &w, &e), LD_OK, "%s", e.msg);
+    for (int i = 0; i < N; i++) {
+        float v[K];
+        for (int m = 0; m < K; m++)
+            v[m] = (float)i + (float)m / 8 - 1000;
+        ld_sample s = {px, sizeof px, 3, 2, 2, 0, "x.jpg", v};
+        cr_assert_eq(w->vt->add(w, &s, &e), LD_OK, "%s", e.msg);
+    }
+    cr_assert_eq(w->vt->finish(w, &e), LD_OK, "%s", e.msg);
+    w->vt->free(w);
+    free(d->field[0].name); /* (the test's own description: only the field is allocated) */
+    d->n_fields = 0;
+
+    ld_store *s = open_store(path, NULL, NULL);
+    cr_assert_eq(s->info.label_k, K);
+    cr_assert(s->info.label_float);
+    cr_assert_lt(s->info.store_bytes, (size_t)N, "held %zu bytes for %d label vectors",
+                 s->info.store_bytes, N);
+    ld_store_ctx *cx;
+    cr_assert_eq(s->vt->ctx_create(s, &cx, &e), LD_OK);
+    const uint64_t probe[] = {0, 1, 4095, 4096, 12345, N - 1};
+    for (size_t j = 0; j < sizeof probe / sizeof *probe; j++) {
+        double v[K];
+        cr_assert_eq(s->vt->label_vec(s, cx, probe[j], v, &e), LD_OK, "%s", e.msg);
+        for (int m = 0; m < K; m++)
+            cr_assert_eq(v[m], (double)((float)probe[j] + (float)m / 8 - 1000), "sample %llu",
+                         (unsigned long long)probe[j]);
+    }
+    double v[K];
+    cr_assert_eq(s->vt->label_vec(s, cx, N, v, &e), LD_EINVAL);
+    s->vt->ctx_free(s, cx);
+    s->vt->close(s);
+    unlink(path);
+}

@@ -91,6 +91,7 @@
  * buffered reads and one advice per piece. */
 struct ld_store_ctx {
     ld_buf buf;     /* fallback cache (raw rows) or encoded bytes */
+    ld_buf lab;     /* one label vector read directly (h5_label_vec) */
     uint64_t first; /* raw fallback: first sample held in buf, count held */
     uint64_t count;
     /* (flags in bytes: the context stays the size it had before iov, one malloc size class) */
@@ -404,6 +405,7 @@ static void h5_ctx_free(ld_store *st, ld_store_ctx *cx)
     (void)st;
     if (!cx) return;
     ld__buf_free(&cx->buf);
+    ld__buf_free(&cx->lab);
     free(cx->iov);
     free(cx);
 }
@@ -411,18 +413,35 @@ static void h5_ctx_free(ld_store *st, ld_store_ctx *cx)
 /* Sample i's label; with label vectors, its first value. */
 static double label_of(const h5_store *s, uint64_t i)
 {
+    if (s->lab_map.addr) return 0; /* vectors read per sample: h5_label_vec */
     const uint64_t at = i * (s->base.info.label_k ? s->base.info.label_k : 1);
     return s->lab_f ? (double)s->lab_f[at] : (double)s->lab_i[at];
 }
 
 static int h5_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *out, ld_err *e)
 {
-    (void)cx;
     const h5_store *s = (const h5_store *)st;
     const uint32_t k = st->info.label_k;
     if (i >= st->info.n)
         return ld__err(e, LD_EINVAL, "%s: sample %llu out of range", s->path,
                        (unsigned long long)i);
+    if (s->lab_map.addr) { /* one pread of the row, into the context's label buffer */
+        const size_t row = (size_t)k * 4;
+        if (ld__buf_reserve(&cx->lab, row) < 0)
+            return ld__err(e, LD_ENOMEM, "%s: out of memory", s->path);
+        uint8_t *dst = cx->lab.p;
+        struct iovec iov[2]; /* (a chunk holds whole rows: one entry) */
+        gather g = {&dst, row, 0, iov, 2};
+        const int rc = ld__h5_read_map(&s->lab_map, s->fd, s->path, i * row, row, &g, i, NULL, e);
+        if (rc < 0) return rc;
+        for (uint32_t m = 0; m < k; m++) {
+            float f;
+            int32_t v;
+            memcpy(s->lab_map_float ? (void *)&f : (void *)&v, dst + 4 * m, 4);
+            out[m] = s->lab_map_float ? (double)f : (double)v;
+        }
+        return LD_OK;
+    }
     for (uint32_t m = 0; m < k; m++)
         out[m] = s->lab_f ? s->lab_f[i * k + m] : (double)s->lab_i[i * k + m];
     return LD_OK;
@@ -558,6 +577,7 @@ static void h5_close(ld_store *st)
     if (s->fd >= 0) close(s->fd);
     ld__h5_vds_free(&s->vds);
     free(s->map.addr);
+    free(s->lab_map.addr);
     free(s->lab_i);
     free(s->lab_f);
     free(s->offsets);
@@ -745,8 +765,11 @@ static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5
 /* Integer labels are read as 64-bit and must fit int32, libdata's label type: HDF5 would
  * clip 3000000000 to 2147483647 without a word. Floating point labels are kept as doubles;
  * the reader checks each against the label dtype it delivers. (N,) is one label per sample;
- * (N, K) label vectors (info.label_k = K), held whole like one label: N x K x 8 bytes
- * (floating point) or 4 (integers), in the memory budget. */
+ * (N, K) label vectors (info.label_k = K): as libdata writes them (native float32 or int32,
+ * chunks of whole rows, no filter) read per sample with one pread of the row through a chunk
+ * map (8 bytes per chunk held); other tools' (another type, deflate) and merged files'
+ * (virtual) held whole like one label, N x K x 8 bytes (floating point) or 4 (integers), in
+ * the memory budget. */
 static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld_err *e)
 {
     int rc = LD_OK;
@@ -780,6 +803,20 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     LD_CHECK(e, cl == H5T_INTEGER || cl == H5T_FLOAT, LD_EFORMAT,
              "%s: label dataset '/%s' is not numeric", s->path, name);
     const int is_unsigned = cl == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_NONE;
+    if (rank == 2 && !ld__h5_is_virtual(d) &&
+        (H5Tequal(t, H5T_NATIVE_FLOAT) > 0 || H5Tequal(t, H5T_NATIVE_INT32) > 0)) {
+        /* label vectors as libdata writes them: read per sample, nothing held */
+        const int dr =
+            ld__h5_build_direct(s->path, s->file_size, d, 2, dims, (size_t)k * 4, &s->lab_map, e);
+        LD_TRY(dr < 0 ? dr : LD_OK);
+        if (dr == 1) {
+            s->lab_map_float = cl == H5T_FLOAT;
+            s->base.info.label_float = cl == H5T_FLOAT;
+            s->base.info.store_bytes += (size_t)s->lab_map.nchunks * sizeof(uint64_t);
+            s->base.info.ctx_bytes += (size_t)k * 4;
+            goto fail; /* (done) */
+        }
+    }
     wide = malloc((size_t)(nv ? nv : 1) * 8);
     if (cl == H5T_FLOAT) {
         s->lab_f = wide;

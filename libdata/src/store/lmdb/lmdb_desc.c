@@ -299,6 +299,19 @@ static int json_str(ld_buf *b, const char *key, const char *s)
     return rc < 0 ? rc : ld__buf_append(b, "\"", 1);
 }
 
+/* "key": ["a", "b"], on one line (ld__side_strings reads it back) */
+static int json_strings(ld_buf *b, const char *key, char *const *v, size_t n)
+{
+    int rc = ld__buf_printf(b, "\"%s\": [", key);
+    for (size_t i = 0; rc == LD_OK && i < n; i++) {
+        if (i) rc = ld__buf_printf(b, ", ");
+        if (rc == LD_OK) rc = ld__buf_append(b, "\"", 1);
+        if (rc == LD_OK) rc = ld__utf8_escape(b, v[i] ? v[i] : "", json_esc);
+        if (rc == LD_OK) rc = ld__buf_append(b, "\"", 1);
+    }
+    return rc == LD_OK ? ld__buf_printf(b, "],\n") : rc;
+}
+
 int ld__lmdb_desc_write(ld_buf *b, const ld_desc *d)
 {
     int rc = LD_OK;
@@ -315,28 +328,15 @@ int ld__lmdb_desc_write(ld_buf *b, const ld_desc *d)
     }
     LD_TRY(ld__buf_printf(b, "\"tool\": \"libdata "));
     LD_TRY(ld__utf8_escape(b, d->tool_version ? d->tool_version : "", json_esc));
-    LD_TRY(ld__buf_printf(b, "\",\n\"class_names\": ["));
-    for (size_t i = 0; i < d->n_classes; i++) {
-        if (i) LD_TRY(ld__buf_printf(b, ", "));
-        LD_TRY(ld__buf_append(b, "\"", 1));
-        LD_TRY(ld__utf8_escape(b, d->class_names[i] ? d->class_names[i] : "", json_esc));
-        LD_TRY(ld__buf_append(b, "\"", 1));
-    }
-    LD_TRY(ld__buf_printf(b, "],\n"));
+    LD_TRY(ld__buf_printf(b, "\",\n"));
+    LD_TRY(json_strings(b, "class_names", d->class_names, d->n_classes));
     const int k = ld__desc_label_k(d);
     if (k) { /* label vectors: their count, type, names, and the database that holds them */
         LD_TRY(ld__buf_printf(b, "\"label_count\": %d,\n\"label_type\": \"%s\",\n", k,
                               d->label_dtype == LD_DTYPE_I32 ? "int32" : "float32"));
         if (d->label_db) LD_TRY(json_str(b, "label_db", d->label_db));
         if (d->label_db) LD_TRY(ld__buf_append(b, ",\n", 2));
-        LD_TRY(ld__buf_printf(b, "\"label_names\": ["));
-        for (size_t i = 0; i < d->n_label_names; i++) {
-            if (i) LD_TRY(ld__buf_printf(b, ", "));
-            LD_TRY(ld__buf_append(b, "\"", 1));
-            LD_TRY(ld__utf8_escape(b, d->label_names[i] ? d->label_names[i] : "", json_esc));
-            LD_TRY(ld__buf_append(b, "\"", 1));
-        }
-        LD_TRY(ld__buf_printf(b, "],\n"));
+        LD_TRY(json_strings(b, "label_names", d->label_names, d->n_label_names));
     }
     LD_TRY(ld__buf_printf(b, "\"entries\": %llu\n}\n", (unsigned long long)d->samples));
 fail:
