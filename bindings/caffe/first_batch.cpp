@@ -216,10 +216,17 @@ int main(int argc, char** argv) {
       if (std::fabs(ld[i]) > maxval) maxval = std::fabs(ld[i]);
     }
     size_t label_diffs = 0;
-    if (tops.size() > 1) {
+    if (tops.size() > 1) {  // n labels, or n x K for label vectors (ld_batch.label_k)
+      const size_t nl = b->n * static_cast<size_t>(b->label_k > 0 ? b->label_k : 1);
+      if (static_cast<size_t>(tops[1]->count()) != nl) {
+        std::printf("batch %d: label shape differs: Caffe %s, libdata %zu x %d\n", k,
+                    tops[1]->shape_string().c_str(), b->n, b->label_k);
+        ok = false;
+        continue;
+      }
       const float* cl = tops[1]->cpu_data();
       const float* ll = static_cast<const float*>(b->labels);
-      for (size_t i = 0; i < b->n; ++i) label_diffs += cl[i] != ll[i];
+      for (size_t i = 0; i < nl; ++i) label_diffs += cl[i] != ll[i];
     }
     const bool same = maxdiff <= 1e-5 * (maxval > 1 ? maxval : 1) && label_diffs == 0;
     std::printf("batch %d (%s layer, dataset samples %llu..%llu): data %s %zu values, "
