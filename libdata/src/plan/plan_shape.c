@@ -876,7 +876,7 @@ static int concat_shape(lctx *c)
 {
     const pblob *b0 = c->b0;
     const ld_pt_node *p = ld__pt_get(c->L->node, "concat_param");
-    int axis, rc;
+    int axis = 0, rc;
     if ((rc = axis_of(c->s, c->L, p, ld__pt_get(p, "concat_dim") ? "concat_dim" : "axis", 1, b0->nd,
                       &axis)) != LD_OK)
         return rc;
@@ -898,7 +898,7 @@ static int slice_shape(lctx *c)
 {
     const ld_plan_layer *L = c->L;
     const ld_pt_node *p = ld__pt_get(L->node, "slice_param");
-    int axis, rc;
+    int axis = 0, rc;
     if ((rc = axis_of(c->s, L, p, ld__pt_get(p, "slice_dim") ? "slice_dim" : "axis", 1, c->b0->nd,
                       &axis)) != LD_OK)
         return rc;
@@ -928,7 +928,7 @@ static int flatten_shape(lctx *c)
 {
     const pblob *b0 = c->b0;
     const ld_pt_node *p = ld__pt_get(c->L->node, "flatten_param");
-    int axis, end, rc;
+    int axis = 0, end = 0, rc; /* (set by axis_of when it succeeds) */
     if ((rc = axis_of(c->s, c->L, p, "axis", 1, b0->nd, &axis)) != LD_OK) return rc;
     if ((rc = axis_of(c->s, c->L, p, "end_axis", -1, b0->nd, &end)) != LD_OK) return rc;
     int q = 0;
@@ -947,7 +947,7 @@ static int reshape_shape(lctx *c)
     const pblob *b0 = c->b0;
     int64_t *td = c->td[0];
     const ld_pt_node *p = ld__pt_get(c->L->node, "reshape_param"), *sh = ld__pt_get(p, "shape");
-    int axis, rc;
+    int axis = 0, rc;
     int64_t na;
     if ((rc = ld__pt_get_int(p, "num_axes", -1, -1, b0->nd, &na, s->e)) != LD_OK) return rc;
     if ((rc = axis_of(s, c->L, p, "axis", 0, b0->nd + 1, &axis)) != LD_OK) return rc;
@@ -1022,7 +1022,7 @@ static int softmax_loss_mem(lctx *c)
 
 static int accuracy_shape(lctx *c)
 {
-    int axis, rc;
+    int axis = 0, rc;
     if ((rc = axis_of(c->s, c->L, ld__pt_get(c->L->node, "accuracy_param"), "axis", 1, c->b0->nd,
                       &axis)) != LD_OK)
         return rc;
@@ -1060,7 +1060,7 @@ static int crop_shape(lctx *c)
     if (c->P->nb < 2) return cerr(c, LD_EFORMAT, "Crop needs two bottoms", NULL);
     const pblob *b0 = c->b0, *b1 = &c->s->b[c->P->bot[1]];
     const ld_pt_node *p = ld__pt_get(c->L->node, "crop_param");
-    int axis, rc;
+    int axis = 0, rc;
     if ((rc = axis_of(c->s, c->L, p, "axis", 2, b0->nd, &axis)) != LD_OK) return rc;
     if (b1->nd != b0->nd) return cerr(c, LD_EFORMAT, "bottoms with different axis counts", NULL);
     size_t no = ld__pt_count(p, "offset");
