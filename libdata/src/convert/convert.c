@@ -588,10 +588,19 @@ static const char *MODE_NAMES[] = {"squash", "crop", "pad", "max"};
 static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
 {
     if (!c->log) return;
-    logf_(c, LD_LOG_INFO, "input: %zu files in %zu class%s (%s)", r->n, ncls, ncls == 1 ? "" : "es",
-          PSTR(c, LD_C_LIST_FILE) ? "labels from the list file"
-          : P(c, LD_C_FLAT)       ? "flat: all label 0"
-                                  : "one class per sub-folder, labels in sorted name order");
+    const uint32_t k = ld__source_label_count(r->src);
+    if (k)
+        logf_(c, LD_LOG_INFO, "input: %zu files, label vectors of %u %s value%s from the list file",
+              r->n, k, ld__source_label_type(r->src) == LD_DTYPE_I32 ? "int32" : "float32",
+              k == 1 ? "" : "s");
+    else if (ld__source_unlabelled(r->src))
+        logf_(c, LD_LOG_INFO, "input: %zu files, no labels in the list file (all label 0)", r->n);
+    else
+        logf_(c, LD_LOG_INFO, "input: %zu files in %zu class%s (%s)", r->n, ncls,
+              ncls == 1 ? "" : "es",
+              PSTR(c, LD_C_LIST_FILE) ? "labels from the list file"
+              : P(c, LD_C_FLAT)       ? "flat: all label 0"
+                                      : "one class per sub-folder, labels in sorted name order");
     if (r->geom.w && r->geom.mode == LD_RESIZE_MAX)
         logf_(c, LD_LOG_INFO,
               "sizes: longer side scaled down to at most %d, aspect kept "
