@@ -413,7 +413,7 @@ static void h5_ctx_free(ld_store *st, ld_store_ctx *cx)
 /* Sample i's label; with label vectors, its first value. */
 static double label_of(const h5_store *s, uint64_t i)
 {
-    if (s->lab_map.addr) return 0; /* vectors read per sample: h5_label_vec */
+    if (s->lab_map.addr || s->lab_vds.n) return 0; /* vectors read per sample: h5_label_vec */
     const uint64_t at = i * (s->base.info.label_k ? s->base.info.label_k : 1);
     return s->lab_f ? (double)s->lab_f[at] : (double)s->lab_i[at];
 }
@@ -425,14 +425,17 @@ static int h5_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *out,
     if (i >= st->info.n)
         return ld__err(e, LD_EINVAL, "%s: sample %llu out of range", s->path,
                        (unsigned long long)i);
-    if (s->lab_map.addr) { /* one pread of the row, into the context's label buffer */
+    if (s->lab_map.addr || s->lab_vds.n) { /* one read of the row into the context's buffer */
         const size_t row = (size_t)k * 4;
         if (ld__buf_reserve(&cx->lab, row) < 0)
             return ld__err(e, LD_ENOMEM, "%s: out of memory", s->path);
         uint8_t *dst = cx->lab.p;
         struct iovec iov[2]; /* (a chunk holds whole rows: one entry) */
         gather g = {&dst, row, 0, iov, 2};
-        const int rc = ld__h5_read_map(&s->lab_map, s->fd, s->path, i * row, row, &g, i, NULL, e);
+        const int rc =
+            s->lab_vds.n
+                ? ld__h5_vds_read((vds_parts *)&s->lab_vds, s->path, i * row, row, &g, i, NULL, e)
+                : ld__h5_read_map(&s->lab_map, s->fd, s->path, i * row, row, &g, i, NULL, e);
         if (rc < 0) return rc;
         for (uint32_t m = 0; m < k; m++) {
             float f;
@@ -576,6 +579,7 @@ static void h5_close(ld_store *st)
     }
     if (s->fd >= 0) close(s->fd);
     ld__h5_vds_free(&s->vds);
+    ld__h5_vds_free(&s->lab_vds);
     free(s->map.addr);
     free(s->lab_map.addr);
     free(s->lab_i);
@@ -767,9 +771,9 @@ static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5
  * the reader checks each against the label dtype it delivers. (N,) is one label per sample;
  * (N, K) label vectors (info.label_k = K): as libdata writes them (native float32 or int32,
  * chunks of whole rows, no filter) read per sample with one pread of the row through a chunk
- * map (8 bytes per chunk held); other tools' (another type, deflate) and merged files'
- * (virtual) held whole like one label, N x K x 8 bytes (floating point) or 4 (integers), in
- * the memory budget. */
+ * map (8 bytes per chunk held), also from a merged file's parts (lab_vds); other tools'
+ * (another type, deflate) held whole like one label, N x K x 8 bytes (floating point) or 4
+ * (integers), in the memory budget. */
 static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld_err *e)
 {
     int rc = LD_OK;
@@ -803,17 +807,23 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     LD_CHECK(e, cl == H5T_INTEGER || cl == H5T_FLOAT, LD_EFORMAT,
              "%s: label dataset '/%s' is not numeric", s->path, name);
     const int is_unsigned = cl == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_NONE;
-    if (rank == 2 && !ld__h5_is_virtual(d) &&
-        (H5Tequal(t, H5T_NATIVE_FLOAT) > 0 || H5Tequal(t, H5T_NATIVE_INT32) > 0)) {
-        /* label vectors as libdata writes them: read per sample, nothing held */
-        const int dr =
-            ld__h5_build_direct(s->path, s->file_size, d, 2, dims, (size_t)k * 4, &s->lab_map, e);
+    if (rank == 2 && (H5Tequal(t, H5T_NATIVE_FLOAT) > 0 || H5Tequal(t, H5T_NATIVE_INT32) > 0)) {
+        /* label vectors as libdata writes them, in one file or a merged file's parts: read
+         * per sample, nothing held */
+        const int dr = ld__h5_is_virtual(d) ? ld__h5_vds_resolve(s, d, name, 2, dims, (size_t)k * 4,
+                                                                 1, -1, NULL, &s->lab_vds, e)
+                                            : ld__h5_build_direct(s->path, s->file_size, d, 2, dims,
+                                                                  (size_t)k * 4, &s->lab_map, e);
         LD_TRY(dr < 0 ? dr : LD_OK);
         if (dr == 1) {
             s->lab_map_float = cl == H5T_FLOAT;
             s->base.info.label_float = cl == H5T_FLOAT;
-            s->base.info.store_bytes += (size_t)s->lab_map.nchunks * sizeof(uint64_t);
+            s->base.info.store_bytes +=
+                (size_t)s->lab_map.nchunks * sizeof(uint64_t) + ld__h5_vds_bytes(&s->lab_vds);
             s->base.info.ctx_bytes += (size_t)k * 4;
+            /* the pixels' parts keep most of the descriptors the process may open */
+            if (s->lab_vds.n)
+                s->lab_vds.fd_cap = s->lab_vds.fd_cap / 4 < 4 ? 4 : s->lab_vds.fd_cap / 4;
             goto fail; /* (done) */
         }
     }
@@ -830,7 +840,8 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     hid_t mt = s->lab_f ? H5T_NATIVE_DOUBLE : is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
     void *into = s->lab_f ? (void *)s->lab_f : wide;
     /* a merged file: every part checked against its mapping, and read one after the other */
-    const int by_parts = ld__h5_vds_resolve(s, d, name, rank, dims, 0, 0, mt, n ? into : NULL, e);
+    const int by_parts =
+        ld__h5_vds_resolve(s, d, name, rank, dims, 0, 0, mt, n ? into : NULL, &s->vds, e);
     LD_TRY(by_parts);
     rc = LD_OK;
     if (n && !by_parts)
@@ -926,7 +937,7 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     const int virt = ld__h5_is_virtual(s->dset); /* (each look copies all of a VDS's mappings) */
     if (virt) {
         int d = ld__h5_vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes, is_u8 || is_f32,
-                                   -1, NULL, e);
+                                   -1, NULL, &s->vds, e);
         LD_TRY(d);
         s->direct = d;
         rc = LD_OK;
@@ -1037,7 +1048,7 @@ static int open_encoded(h5_store *s, hid_t file, const char *name, const ld_desc
     const int virt = ld__h5_is_virtual(s->dset);
     {
         hsize_t one[4] = {s->enc_len};
-        int dr = virt ? ld__h5_vds_resolve(s, s->dset, name, 1, one, 1, 1, -1, NULL, e)
+        int dr = virt ? ld__h5_vds_resolve(s, s->dset, name, 1, one, 1, 1, -1, NULL, &s->vds, e)
                       : ld__h5_build_direct(s->path, s->file_size, s->dset, 1, one, 1, &s->map, e);
         LD_TRY(dr);
         s->direct = dr;

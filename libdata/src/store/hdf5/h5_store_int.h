@@ -75,12 +75,13 @@ typedef struct h5_store {
     int src_signed;
     int conv_hit;
     char conv_what[80];
-    uint64_t rows;     /* fallback: samples per HDF5 read (raw) */
-    int32_t *lab_i;    /* labels: one of the two (integers are checked to fit int32; */
-    double *lab_f;     /* floating point ones are kept as they are, float64 included) */
+    uint64_t rows;  /* fallback: samples per HDF5 read (raw) */
+    int32_t *lab_i; /* labels: one of the two (integers are checked to fit int32; */
+    double *lab_f;  /* floating point ones are kept as they are, float64 included) */
     /* Label vectors of libdata's layout (native float32 or int32 (N, K), rows whole in each
      * chunk, no filter): read per sample through this map, nothing held (lab_i, lab_f NULL) */
     direct_map lab_map;
+    vds_parts lab_vds; /* the same for a merged file's label vectors: read from its parts */
     int lab_map_float;
     uint64_t *offsets; /* encoded: n + 1 byte offsets into /encoded */
     uint64_t enc_len;  /* encoded: bytes in /encoded */
@@ -125,9 +126,10 @@ void ld__h5_vds_release(vds_parts *v, size_t k);
 /* Bytes [pos, pos+len) of the virtual dataset, part after part. */
 int ld__h5_vds_read(vds_parts *v, const char *vds_path, uint64_t pos, size_t len, gather *g,
                     uint64_t i, ld_store_ctx *cx, ld_err *e);
-/* Resolve the virtual dataset d into s->vds (see h5_vds.c). 1, 0 or < 0. */
+/* Resolve the virtual dataset d into *into (s->vds for the pixels; see h5_vds.c). 1, 0 or
+ * < 0. */
 int ld__h5_vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const hsize_t dims[4],
                        size_t row_bytes, int want_direct, hid_t read_type, void *read_buf,
-                       ld_err *e);
+                       vds_parts *into, ld_err *e);
 
 #endif /* LD_H5_STORE_INT_H */

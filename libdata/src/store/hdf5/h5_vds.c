@@ -333,16 +333,16 @@ done:
 
 /* Check a virtual dataset d ('/name', dims[rank]) mapped "whole part -> next rows" against its
  * parts, and with want_direct build the parts' direct maps (rows of row_bytes bytes) into
- * s->vds; with read_buf read the whole dataset into it as read_type, part after part (HDF5's
+ * *into; with read_buf read the whole dataset into it as read_type, part after part (HDF5's
  * own VDS read keeps every source file open, half a megabyte of metadata cache each).
- * Returns 1 when s->vds now reads it directly (want_direct) or read_buf holds it, 0 when it is
+ * Returns 1 when *into now reads it directly (want_direct) or read_buf holds it, 0 when it is
  * not of that shape (or a part cannot be read directly: HDF5 reads it, after the checks),
  * < 0 when a part is missing, truncated, of another shape, type or length than its mapping,
  * or from another run. A virtual dataset of another shape is checked by ld__h5_vds_check
  * (every source found, as HDF5 looks for them) and left to HDF5 (0). A non-virtual d: 0. */
 int ld__h5_vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const hsize_t dims[4],
                        size_t row_bytes, int want_direct, hid_t read_type, void *read_buf,
-                       ld_err *e)
+                       vds_parts *into, ld_err *e)
 {
     int rc = 0, direct = want_direct, bad = 0;
     int prev_k = -1, prev_n = 0; /* shard_index, shard_count of the last part with them */
@@ -477,7 +477,7 @@ int ld__h5_vds_resolve(h5_store *s, hid_t d, const char *name, int rank, const h
         LD_CHECK(e, pthread_mutex_init(&v.mu, NULL) == 0, LD_ENOMEM,
                  "%s: cannot create a mutex (out of resources?)", s->path);
         v.mu_ok = 1;
-        s->vds = v;
+        *into = v;
         memset(&v, 0, sizeof v);
     }
     goto done;
