@@ -1,8 +1,8 @@
 /*
  * libFuzzer target: the list-file parser of list mode (source/src_list.c,
- * ld__source_open_list), "relative/path v1 ... vK" lines. The input is written to a
- * temporary file and opened with a root folder. Checked: on success every item has a path
- * under the root (or, for an absolute listed path, that path), a non-empty relative path
+ * ld__source_open_list), "relative/path v1 ... vK" lines, and CSV lists: the input is written to
+ * a temporary list.txt and list.csv, each opened with a root folder. Checked: on success every item
+ * has a path under the root (or, for an absolute listed path, that path), a non-empty relative path
  * that is its tail; with class labels a label within the class count, and the class names
  * are "0".."max label"; an unlabelled list's labels are 0; label vectors have K finite
  * values each.
@@ -24,15 +24,14 @@ static int has_long_number(const uint8_t *d, size_t n)
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Open the list at `path` and check what the source gives (`size`: the input's, a seed). */
+static void check_list(const char *path, size_t size)
 {
-    if (has_long_number(data, size)) return 0;
-    const char *path = fuzz_write("list.txt", data, size);
     ld_source *s = NULL;
     ld_err e;
     if (ld__source_open_list(path, "/root dir", NULL, NULL, NULL, &s, &e) != LD_OK) {
         if (s || !e.msg[0]) abort(); /* a failure leaves nothing and says why */
-        return 0;
+        return;
     }
     size_t n = ld__source_count(s), classes = ld__source_class_count(s);
     ld_buf full = {0};
@@ -70,5 +69,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ld__source_shuffle(s, size);
     if (ld__source_count(s) != n) abort();
     ld__source_free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (has_long_number(data, size)) return 0;
+    /* the same bytes as a text list and as a CSV list (the parser goes by the name) */
+    check_list(fuzz_write("list.txt", data, size), size);
+    check_list(fuzz_write("list.csv", data, size), size);
     return 0;
 }
