@@ -86,16 +86,35 @@ int ld__source_set_root(ld_source *s, const char *root)
 
 int ld__source_add_item(ld_source *s, const char *rel, size_t rel_len, int32_t label)
 {
+    return ld__source_add_item_ex(s, rel, rel_len, label, NULL, 0);
+}
+
+int ld__source_add_item_ex(ld_source *s, const char *rel, size_t rel_len, int32_t label,
+                           const void *extra, size_t extra_len)
+{
     if (grow((void **)&s->items, &s->cap, s->n + 1, sizeof *s->items) < 0) return LD_ENOMEM;
     size_t total;
-    if (!ld__add_size(LABEL_BYTES + 1, rel_len, &total)) return LD_ENOMEM;
+    if (!ld__add_size(LABEL_BYTES + 1, rel_len, &total) || !ld__add_size(total, extra_len, &total))
+        return LD_ENOMEM;
     char *p = arena_alloc(s, total);
     if (!p) return LD_ENOMEM;
     memcpy(p, &label, LABEL_BYTES);
     memcpy(p + LABEL_BYTES, rel, rel_len);
     p[LABEL_BYTES + rel_len] = '\0';
+    if (extra_len) memcpy(p + LABEL_BYTES + rel_len + 1, extra, extra_len);
     s->items[s->n++] = p;
     return LD_OK;
+}
+
+const void *ld__source_extra(const ld_source *s, size_t i)
+{
+    const char *rel = s->items[i] + LABEL_BYTES;
+    return rel + strlen(rel) + 1;
+}
+
+void ld__source_set_label(ld_source *s, size_t i, int32_t label)
+{
+    memcpy((char *)s->items[i], &label, LABEL_BYTES); /* the arena is the source's own */
 }
 
 int ld__source_add_class(ld_source *s, const char *name, size_t len)
@@ -128,6 +147,7 @@ void ld__source_free(ld_source *s)
         free(b);
         b = next;
     }
+    ld__tar_free(s->tar);
     free(s->items);
     free(s->classes);
     free(s->root);
@@ -154,6 +174,13 @@ int32_t ld__source_label(const ld_source *s, size_t i)
     int32_t label = -1;
     if (s && i < s->n) memcpy(&label, s->items[i], LABEL_BYTES);
     return label;
+}
+
+int ld__source_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t max_bytes,
+                    ld_err *e)
+{
+    if (s && s->tar) return ld__tar_read(s, i, path, out, max_bytes, e);
+    return ld__read_file(path, out, max_bytes, e);
 }
 
 int ld__source_get(const ld_source *s, size_t i, ld_buf *path_buf, ld_item *out)

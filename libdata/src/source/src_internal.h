@@ -13,6 +13,7 @@
 #include "source/source.h"
 
 typedef struct ld_arena_block ld_arena_block;
+typedef struct ld_tar ld_tar;
 
 struct ld_source {
     const char **items; /* records: label (4 bytes, unaligned) then the relative path */
@@ -24,6 +25,7 @@ struct ld_source {
     size_t n_classes, cap_classes;
     ld_arena_block *arena;            /* newest block first */
     uint64_t unlisted[LD_UNLISTED_N]; /* folder mode: entries passed over, by ld_unlisted_why */
+    ld_tar *tar; /* archive mode: where the members are and how to read them; else NULL */
 };
 
 /* A new, empty source. LD_OK or LD_ENOMEM. */
@@ -39,6 +41,19 @@ int ld__source_set_root(ld_source *s, const char *root);
 /* Append an item: its path is the root joined with `rel` (rel as-is when there is no root
  * or rel is absolute). LD_OK or LD_ENOMEM. */
 int ld__source_add_item(ld_source *s, const char *rel, size_t rel_len, int32_t label);
+
+/* ld__source_add_item that also stores extra_len bytes after the relative path (archive
+ * mode: where the member is), returned by ld__source_extra (unaligned: memcpy it). */
+int ld__source_add_item_ex(ld_source *s, const char *rel, size_t rel_len, int32_t label,
+                           const void *extra, size_t extra_len);
+const void *ld__source_extra(const ld_source *s, size_t i);
+/* Change the label of item i (archive mode labels items once every class is known). */
+void ld__source_set_label(ld_source *s, size_t i, int32_t label);
+
+/* Archive mode (src_tar.c): read member i into out; free the reading state (NULL ok). */
+int ld__tar_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t max_bytes,
+                 ld_err *e);
+void ld__tar_free(ld_tar *t);
 
 /* Append a class name (copied). LD_OK or LD_ENOMEM. */
 int ld__source_add_class(ld_source *s, const char *name, size_t len);
