@@ -54,6 +54,9 @@ void ld__source_set_label(ld_source *s, size_t i, int32_t label);
 int ld__tar_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t max_bytes,
                  ld_err *e);
 void ld__tar_free(ld_tar *t);
+/* The window of a compressed archive's reads, in bytes (64 MiB; tests make it small so that
+ * the stream restarts). */
+void ld__tar_set_window(ld_source *s, uint64_t bytes);
 
 /* Append a class name (copied). LD_OK or LD_ENOMEM. */
 int ld__source_add_class(ld_source *s, const char *name, size_t len);

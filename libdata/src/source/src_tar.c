@@ -81,6 +81,11 @@ void ld__tar_free(ld_tar *t)
     (void)t;
 }
 
+void ld__tar_set_window(ld_source *s, uint64_t bytes)
+{
+    (void)s, (void)bytes;
+}
+
 #else /* LD_HAVE_ARCHIVE */
 
 #include <archive.h>
@@ -540,6 +545,7 @@ struct ld_tar {
     int compressed; /* streaming reads through the window */
     int strict;
     uint64_t n_ordinals;
+    uint64_t window_bytes; /* WINDOW_BYTES; tests make it small */
     /* compressed: the stream, the item of each ordinal, the window of items [lo, hi) */
     walk w;
     int w_open;
@@ -597,6 +603,7 @@ int ld__source_open_archive(const char *archive, unsigned flags, ld_source_warn_
     LD_CHECK(e, l.s->tar && (l.s->tar->path = ld__strdup(archive)), LD_ENOMEM, "out of memory");
     l.s->tar->fd = -1;
     l.s->tar->strict = strict;
+    l.s->tar->window_bytes = WINDOW_BYTES;
     if (flags & LD_SRC_FLAT) LD_CHECK(e, flat_class(l.s, archive) == 0, LD_ENOMEM, "out of memory");
     LD_TRY(walk_open(&l.w, archive, e));
     for (;;) {
@@ -635,6 +642,11 @@ fail:
 }
 
 /* ---- reading ------------------------------------------------------------------------- */
+
+void ld__tar_set_window(ld_source *s, uint64_t bytes)
+{
+    if (s && s->tar) s->tar->window_bytes = bytes;
+}
 
 /* Uncompressed: the member's bytes are where the listing found them. */
 static int read_at(ld_tar *t, const tar_pos *p, const char *path, ld_buf *out, ld_err *e)
@@ -688,7 +700,7 @@ static int window_layout(ld_source *s, size_t first, uint64_t limit, uint64_t *m
     while (hi < s->n && hi - first < WINDOW_ITEMS) {
         const tar_pos p = pos_of(s, hi);
         const uint64_t size = p.size > limit ? 0 : p.size;
-        if (hi > first && bytes + size > WINDOW_BYTES) break;
+        if (hi > first && bytes + size > t->window_bytes) break;
         bytes += size;
         if (p.ordinal < *min_ordinal) *min_ordinal = p.ordinal;
         hi++;
