@@ -184,9 +184,9 @@ LD_API void ld_convert_set_progress(ld_convert *c, ld_progress_fn fn, void *user
 
 /**
  * Whether ld_convert_run reads `input` as a tar archive: a name ending in .tar, .tar.gz,
- * .tgz, .tar.bz2, .tbz2, .tar.xz, .txz, .tar.zst or .tzst (any case), without LD_C_LIST_FILE.
- * By name only (nothing is opened). Archives need libarchive (ld_has_feature(
- * LD_FEATURE_ARCHIVE)); without it the run fails with LD_ENOTSUP.
+ * .tgz, .tar.bz2, .tbz2, .tar.xz, .txz, .tar.zst or .tzst (any case) that is not a folder,
+ * without LD_C_LIST_FILE. By name (nothing is opened or read). Archives need libarchive
+ * (ld_has_feature( LD_FEATURE_ARCHIVE)); without it the run fails with LD_ENOTSUP.
  * @return 1 or 0.
  */
 LD_API int ld_convert_input_is_archive(const char *input);

@@ -1145,7 +1145,9 @@ static int param_of_reason(int why)
 
 int ld_convert_input_is_archive(const char *input)
 {
-    return input && ld__source_archive_suffix(input) > 0;
+    struct stat st; /* a folder named like an archive stays a folder */
+    return input && ld__source_archive_suffix(input) > 0 &&
+           !(stat(input, &st) == 0 && S_ISDIR(st.st_mode));
 }
 
 int ld_convert_run(ld_convert *c, const char *input, const char *output)

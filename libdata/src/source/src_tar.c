@@ -157,6 +157,13 @@ static void warnf(const walk *w, const char *fmt, ...)
     w->warn(w->user, msg);
 }
 
+/* libarchive's message of the last failure ("" never NULL). */
+static const char *aerr(struct archive *a)
+{
+    const char *m = archive_error_string(a);
+    return m ? m : "unknown error";
+}
+
 static const char *entry_name(struct archive_entry *ae)
 {
     const char *n = archive_entry_pathname(ae);
@@ -212,8 +219,7 @@ static la_ssize_t inner_stream(struct archive *a, void *user, const void **buf)
     walk *w = user;
     la_ssize_t got = archive_read_data(w->outer, w->block, BLOCK);
     if (got < 0) {
-        const char *why = archive_error_string(w->outer);
-        archive_set_error(a, -1, "%s", why ? why : "read error");
+        archive_set_error(a, -1, "%s", aerr(w->outer));
         return -1;
     }
     *buf = w->block;
@@ -285,7 +291,7 @@ static int walk_open(walk *w, const char *archive, ld_err *e)
     w->outer = new_reader();
     LD_CHECK(e, w->block && w->outer, LD_ENOMEM, "%s: out of memory", archive);
     LD_CHECK(e, archive_read_open_fd(w->outer, w->fd, BLOCK) == ARCHIVE_OK, LD_EFORMAT,
-             "%s: not a tar archive: %s", archive, archive_error_string(w->outer));
+             "%s: not a tar archive: %s", archive, aerr(w->outer));
     return LD_OK;
 fail:
     walk_close(w);
@@ -310,8 +316,7 @@ static int open_inner(walk *w, struct archive_entry *ae, size_t stem, ld_err *e)
     int r = w->outer_plain ? archive_read_open2(w->inner, w, NULL, inner_pread, inner_skip, NULL)
                            : archive_read_open2(w->inner, w, NULL, inner_stream, NULL, NULL);
     if (r != ARCHIVE_OK) {
-        warnf(w, "%s/%s: not read as an inner archive: %s", w->archive, name,
-              archive_error_string(w->inner));
+        warnf(w, "%s/%s: not read as an inner archive: %s", w->archive, name, aerr(w->inner));
         walk_close_inner(w);
         return 0;
     }
@@ -343,19 +348,20 @@ static int walk_next(walk *w, int strict, entry *out, ld_err *e)
             if (r == ARCHIVE_RETRY) continue;
             LD_CHECK(e, r == ARCHIVE_EOF || !strict, LD_EFORMAT,
                      "%s/%s: corrupt or truncated inner archive: %s (stopped: strict)", w->archive,
-                     (const char *)w->inner_name.p, archive_error_string(w->inner));
+                     (const char *)w->inner_name.p, aerr(w->inner));
             if (r != ARCHIVE_EOF)
                 warnf(w,
                       "%s/%s: corrupt or truncated inner archive, the rest of it is not read: %s",
-                      w->archive, (const char *)w->inner_name.p, archive_error_string(w->inner));
+                      w->archive, (const char *)w->inner_name.p, aerr(w->inner));
             walk_close_inner(w);
         }
         const int r = archive_read_next_header(w->outer, &ae);
         if (r == ARCHIVE_EOF) return 0;
         if (r == ARCHIVE_RETRY) continue;
         LD_CHECK(e, r == ARCHIVE_OK || r == ARCHIVE_WARN, LD_EFORMAT,
-                 "%s: corrupt or truncated archive after %llu entries: %s", w->archive,
-                 (unsigned long long)w->ordinal, archive_error_string(w->outer));
+                 "%s: corrupt or truncated archive after %llu entries: %s%s", w->archive,
+                 (unsigned long long)w->ordinal, aerr(w->outer),
+                 strict ? " (stopped: strict)" : "");
         w->outer_plain = archive_filter_count(w->outer) <= 1;
         if (!w->outer_plain) w->compressed = 1;
         size_t stem;
@@ -614,6 +620,7 @@ int ld__source_open_archive(const char *archive, unsigned flags, ld_source_warn_
         if (r == 0) break;
         if (r < 0 && (strict || r == LD_ENOMEM)) {
             rc = r;
+            if (r == LD_EFORMAT) ld__err_reason(e, LD_WHY_STRICT);
             goto fail;
         }
         if (r < 0) { /* what was listed before stays; its last member may be cut short */
@@ -737,8 +744,7 @@ static void window_take(ld_tar *t, const entry *en, window_entry *we)
         la_ssize_t n =
             archive_read_data(en->from, t->data.p + we->off + got, (size_t)(we->size - got));
         if (n < 0) {
-            window_fail(we, LD_EFORMAT, "corrupt or truncated archive member: %s",
-                        archive_error_string(en->from));
+            window_fail(we, LD_EFORMAT, "corrupt or truncated archive member: %s", aerr(en->from));
             return;
         }
         if (n == 0) break;
