@@ -452,7 +452,10 @@ static int list_entry(lister *l, const entry *en, ld_err *e)
     size_t len;
     if (en->kind == ENT_INNER_START)
         return flat ? LD_OK : add_class(l, inner_class(&l->w), l->w.class_len);
-    LD_CHECK(e, raw, LD_EFORMAT, "%s: a member without a readable name", l->w.archive);
+    if (!raw) { /* a name libarchive cannot give in any encoding */
+        noted(l, LD_UNLISTED_NAME, en);
+        return LD_OK;
+    }
     const char *name = normalize(raw, &len);
     if (len == 0) return LD_OK; /* "./" */
     if (archive_entry_filetype(en->ae) == AE_IFDIR) {
