@@ -16,12 +16,15 @@ mkdir -p "$work"
 big=$work/photos20000
 if [ ! -e "$big/.complete" ]; then
     rm -rf "$big"
-    for d in "$work"/photos1000/class*; do
-        mkdir -p "$big/$(basename "$d")"
-        for k in $(seq -w 0 19); do
-            for f in "$d"/*.jpg; do ln "$f" "$big/$(basename "$d")/r$k-$(basename "$f")"; done
-        done
-    done
+    /usr/bin/python3 - "$work/photos1000" "$big" <<'PY'
+import os, sys
+src, big = sys.argv[1:3]
+for c in sorted(d for d in os.listdir(src) if d.startswith("class")):
+    os.makedirs(f"{big}/{c}")
+    for k in range(20):
+        for f in sorted(os.listdir(f"{src}/{c}")):
+            os.link(f"{src}/{c}/{f}", f"{big}/{c}/r{k:02d}-{f}")
+PY
     touch "$big/.complete"
 fi
 
