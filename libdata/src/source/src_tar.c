@@ -692,15 +692,9 @@ static void window_clear(ld_tar *t)
     t->lo = t->hi = 0;
 }
 
-static void window_fail(window_entry *we, int rc, const char *fmt, const char *detail)
-{
-    we->rc = rc;
-    free(we->msg);
-    we->msg = ld__asprintf(fmt, detail ? detail : "");
-}
-
-/* Lay out the window of items [first, ...) in t->data, as many as WINDOW_BYTES holds (at
- * least one). Members over `limit` take no room: reading refuses them before the window. */
+/* Lay out the window of items [first, ...) in t->data, as many as window_bytes holds (at
+ * least one); a member is copied there only when the stream passes it before it is wanted. Members
+ * over `limit` take no room: reading refuses them before the window. */
 static int window_layout(ld_source *s, size_t first, uint64_t limit, uint64_t *min_ordinal)
 {
     ld_tar *t = s->tar;
@@ -734,32 +728,45 @@ static int window_layout(ld_source *s, size_t first, uint64_t limit, uint64_t *m
     return LD_OK;
 }
 
-/* Copy the data of the stream's current member into its window entry. */
-static void window_take(ld_tar *t, const entry *en, window_entry *we)
+/* Read the stream's current member (size bytes, as listed) into dst. LD_OK, or LD_EFORMAT
+ * with *msg (allocated) saying why. */
+static int read_member(const entry *en, uint8_t *dst, uint64_t size, char **msg)
 {
     uint64_t got = 0;
-    we->rc = LD_OK;
-    if ((uint64_t)archive_entry_size(en->ae) != we->size) {
-        window_fail(we, LD_EFORMAT, "the archive changed since it was listed%s", NULL);
-        return;
+    if ((uint64_t)archive_entry_size(en->ae) != size) {
+        *msg = ld__strdup("the archive changed since it was listed");
+        return LD_EFORMAT;
     }
-    while (got < we->size) {
-        la_ssize_t n =
-            archive_read_data(en->from, t->data.p + we->off + got, (size_t)(we->size - got));
+    while (got < size) {
+        la_ssize_t n = archive_read_data(en->from, dst + got, (size_t)(size - got));
         if (n < 0) {
-            window_fail(we, LD_EFORMAT, "corrupt or truncated archive member: %s", aerr(en->from));
-            return;
+            *msg = ld__asprintf("corrupt or truncated archive member: %s", aerr(en->from));
+            return LD_EFORMAT;
         }
         if (n == 0) break;
         got += (uint64_t)n;
     }
-    if (got < we->size)
-        window_fail(we, LD_EFORMAT, "archive truncated: the member is cut short%s", NULL);
+    if (got < size) {
+        *msg = ld__asprintf("archive truncated: the member has %llu of its %llu bytes",
+                            (unsigned long long)got, (unsigned long long)size);
+        return LD_EFORMAT;
+    }
+    return LD_OK;
 }
 
-/* Compressed: fill the window that starts at item `first` from the stream, which restarts
- * only when a wanted member lies behind it. */
-static int window_fill(ld_source *s, size_t first, uint64_t limit, ld_err *e)
+/* Every member of the window still to come fails with `why` (the stream ended or broke). */
+static void window_fail_pending(ld_tar *t, const char *why)
+{
+    for (size_t k = 0; k < t->hi - t->lo; k++) {
+        if (t->win[k].rc != 1) continue;
+        t->win[k].rc = LD_EFORMAT;
+        t->win[k].msg = ld__strdup(why);
+    }
+}
+
+/* Compressed: a new window that starts at item `first`. The stream goes on from where it is
+ * when every member of the window lies ahead of it, else it starts again from the top. */
+static int window_start(ld_source *s, size_t first, uint64_t limit, ld_err *e)
 {
     int rc = LD_OK;
     ld_tar *t = s->tar;
@@ -777,32 +784,51 @@ static int window_fill(ld_source *s, size_t first, uint64_t limit, ld_err *e)
         LD_TRY(walk_open(&t->w, t->path, e));
         t->w_open = 1;
     }
-    size_t pending = t->hi - t->lo;
-    while (pending) {
+fail:
+    return rc;
+}
+
+/* Compressed: stream on until item i is read into out (an archive in the wanted order needs
+ * nothing else), keeping the members of the window met on the way. */
+static int window_pull(ld_source *s, size_t i, const char *path, ld_buf *out, ld_err *e)
+{
+    int rc = LD_OK;
+    ld_tar *t = s->tar;
+    window_entry *want = &t->win[i - t->lo];
+    char *msg = NULL;
+    while (want->rc == 1) {
         entry en;
-        ld_err we_err;
-        int r = walk_next(&t->w, t->strict, &en, &we_err);
-        if (r == 0) break;
-        if (r < 0) {
-            for (size_t i = 0; i < t->hi - t->lo; i++)
-                if (t->win[i].rc == 1)
-                    window_fail(&t->win[i], LD_EFORMAT, "not read: %s", we_err.msg);
-            walk_close(&t->w);
+        ld_err werr;
+        const int r = t->w_open ? walk_next(&t->w, t->strict, &en, &werr) : 0;
+        if (r <= 0) {
+            window_fail_pending(t, r < 0 ? werr.msg
+                                         : "not found on reading the archive again (it "
+                                           "changed since it was listed)");
+            if (t->w_open) walk_close(&t->w);
             t->w_open = 0;
-            return LD_OK;
+            break;
         }
         const uint32_t item = t->item_of[en.ordinal];
         if (item == UINT32_MAX || item < t->lo || item >= t->hi) continue;
-        window_take(t, &en, &t->win[item - t->lo]);
-        pending--;
+        window_entry *we = &t->win[item - t->lo];
+        if (item == i) { /* straight into the caller's buffer */
+            out->len = 0;
+            LD_CHECK(e, ld__buf_reserve(out, (size_t)we->size + 1) == LD_OK, LD_ENOMEM,
+                     "%s: out of memory", path);
+            we->rc = read_member(&en, out->p, we->size, &msg);
+            LD_CHECK(e, we->rc == LD_OK, LD_EFORMAT, "%s: %s", path, msg ? msg : "out of memory");
+            out->len = (size_t)we->size;
+            return LD_OK;
+        }
+        we->rc = read_member(&en, t->data.p + we->off, we->size, &we->msg);
     }
-    for (size_t i = 0; i < t->hi - t->lo; i++)
-        if (t->win[i].rc == 1)
-            window_fail(&t->win[i], LD_EFORMAT,
-                        "not found on reading the archive again (it changed since it was "
-                        "listed)%s",
-                        NULL);
+    LD_CHECK(e, want->rc == LD_OK, LD_EFORMAT, "%s: %s", path,
+             want->msg ? want->msg : "out of memory");
+    out->len = 0;
+    LD_CHECK(e, ld__buf_append(out, t->data.p + want->off, (size_t)want->size) == LD_OK, LD_ENOMEM,
+             "%s: out of memory", path);
 fail:
+    free(msg);
     return rc;
 }
 
@@ -831,13 +857,8 @@ int ld__tar_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t m
              path, (unsigned long long)p.size, (unsigned long long)limit);
     if (!t->compressed) return read_at(t, &p, path, out, e);
     if (!t->item_of) LD_CHECK(e, map_ordinals(s) == LD_OK, LD_ENOMEM, "%s: out of memory", path);
-    if (i < t->lo || i >= t->hi) LD_TRY(window_fill(s, i, limit, e));
-    const window_entry *we = &t->win[i - t->lo];
-    LD_CHECK(e, we->rc == LD_OK, we->rc == LD_ENOMEM ? LD_ENOMEM : LD_EFORMAT, "%s: %s", path,
-             we->msg ? we->msg : "out of memory");
-    out->len = 0;
-    LD_CHECK(e, ld__buf_append(out, t->data.p + we->off, (size_t)we->size) == LD_OK, LD_ENOMEM,
-             "%s: out of memory", path);
+    if (i < t->lo || i >= t->hi) LD_TRY(window_start(s, i, limit, e));
+    LD_TRY(window_pull(s, i, path, out, e));
 fail:
     return rc;
 }
