@@ -77,7 +77,7 @@ measure "tar.gz (sorted), 1000, --shuffle" "$work/sorted1000.tar.gz" --shuffle
 measure "tar.gz (tar --sort=name), 20000" "$work/sorted20000.tar.gz"
 measure "tar.gz (sorted), 20000, --shuffle" "$work/sorted20000.tar.gz" --shuffle
 # shards: each part lists the whole input, then converts its quarter
-for src in photos20000 train20000.tar; do
+for src in photos20000 train20000.tar sorted20000.tar.gz; do
     for k in 0 3; do
         measure "$src --shard $k/4" "$work/$src" --shard "$k/4"
     done

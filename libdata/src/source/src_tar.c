@@ -298,8 +298,9 @@ fail:
     return rc;
 }
 
-/* Open the inner archive `ae` of the outer one. 1 if open, 0 if it is no tar (warned). */
-static int open_inner(walk *w, struct archive_entry *ae, size_t stem, ld_err *e)
+/* Open the inner archive `ae` of the outer one. 1 if open, 0 if it is no tar (warned; strict:
+ * LD_EFORMAT). */
+static int open_inner(walk *w, struct archive_entry *ae, size_t stem, int strict, ld_err *e)
 {
     int rc = LD_OK;
     const char *name = entry_name(ae);
@@ -316,12 +317,15 @@ static int open_inner(walk *w, struct archive_entry *ae, size_t stem, ld_err *e)
     int r = w->outer_plain ? archive_read_open2(w->inner, w, NULL, inner_pread, inner_skip, NULL)
                            : archive_read_open2(w->inner, w, NULL, inner_stream, NULL, NULL);
     if (r != ARCHIVE_OK) {
+        LD_CHECK(e, !strict, LD_EFORMAT, "%s/%s: not a tar archive: %s (stopped: strict)",
+                 w->archive, name, aerr(w->inner));
         warnf(w, "%s/%s: not read as an inner archive: %s", w->archive, name, aerr(w->inner));
         walk_close_inner(w);
         return 0;
     }
     return 1;
 fail:
+    walk_close_inner(w);
     return rc;
 }
 
@@ -332,6 +336,7 @@ static int walk_next(walk *w, int strict, entry *out, ld_err *e)
 {
     int rc = LD_OK;
     struct archive_entry *ae;
+    int retries = 0; /* libarchive skipped a bad header: go on, but not forever */
     for (;;) {
         if (w->inner) {
             const int r = archive_read_next_header(w->inner, &ae);
@@ -345,7 +350,7 @@ static int walk_next(walk *w, int strict, entry *out, ld_err *e)
                                w->ordinal++};
                 return 1;
             }
-            if (r == ARCHIVE_RETRY) continue;
+            if (r == ARCHIVE_RETRY && ++retries < 1000) continue;
             LD_CHECK(e, r == ARCHIVE_EOF || !strict, LD_EFORMAT,
                      "%s/%s: corrupt or truncated inner archive: %s (stopped: strict)", w->archive,
                      (const char *)w->inner_name.p, aerr(w->inner));
@@ -357,7 +362,7 @@ static int walk_next(walk *w, int strict, entry *out, ld_err *e)
         }
         const int r = archive_read_next_header(w->outer, &ae);
         if (r == ARCHIVE_EOF) return 0;
-        if (r == ARCHIVE_RETRY) continue;
+        if (r == ARCHIVE_RETRY && ++retries < 1000) continue;
         LD_CHECK(e, r == ARCHIVE_OK || r == ARCHIVE_WARN, LD_EFORMAT,
                  "%s: corrupt or truncated archive after %llu entries: %s%s", w->archive,
                  (unsigned long long)w->ordinal, aerr(w->outer),
@@ -367,7 +372,7 @@ static int walk_next(walk *w, int strict, entry *out, ld_err *e)
         size_t stem;
         int kind = ENT_PLAIN;
         if (is_inner_archive(ae, &stem)) {
-            LD_TRY(open_inner(w, ae, stem, e));
+            LD_TRY(open_inner(w, ae, stem, strict, e));
             kind = rc ? ENT_INNER_START : ENT_PLAIN;
             rc = LD_OK;
         }
