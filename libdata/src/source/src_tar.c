@@ -16,20 +16,22 @@
  * - an uncompressed tar (the usual case for big datasets: JPEGs do not compress), also a tar
  *   of uncompressed tars: one pread of the member at its recorded offset, O(1) per member
  *   whatever the order. Listing it reads only the headers (libarchive seeks over the data).
- * - a compressed archive (or a compressed inner tar) cannot seek: it is streamed, and members
- *   are collected into a window of the next items in the wanted order (at most 64 MiB or
- *   16,384 members), then handed out from memory. The stream continues while the wanted
- *   members lie ahead of it and restarts from the beginning only when one lies behind. A
- *   sorted archive (Python's tarfile, `tar --sort=name`) is thus read in one pass after the
- *   listing pass; an unsorted one (plain `tar`, readdir order) or a shuffle costs about one
- *   pass per 64 MiB of members. Memory stays bounded by the window.
+ * - a compressed archive (or a compressed inner tar) cannot seek: it is streamed. Reading item
+ *   i lays out a window of the next items in the wanted order (at most 64 MiB or 16,384
+ *   members) and streams on until member i comes, which is read straight into the caller's
+ *   buffer; window members the stream passes on the way are copied into the window and handed
+ *   out from memory when their turn comes. The stream goes on while the window's members lie
+ *   ahead of it and restarts from the top only when one lies behind. A sorted archive
+ *   (Python's tarfile, `tar --sort=name`) is thus read in one pass after the listing pass,
+ *   buffering nothing; an unsorted one (plain `tar`: readdir order) or a shuffle costs about
+ *   one pass per 64 MiB of members. Memory stays bounded by the window.
  *
  * Skipped and named (ld_unlisted_why): '..' or absolute names, links, devices and FIFOs,
  * sparse files, hidden names, names not like images, loose images at the top level. A member
- * over 256 MiB is listed, then refused on reading like an image over max_pixels: decoding
- * needs all of it in memory and no image this library decodes comes near that size within
- * its default pixel limit (a 64 Mpx RGB PPM is 192 MiB), whereas the declared size of a
- * member in a compressed archive costs nothing to forge.
+ * over 256 MiB (or over the caller's file limit, which max_pixels sets) is listed, then refused
+ * on reading, by name, like an image over max_pixels: it would be held whole in memory, and a
+ * compressed archive's declared sizes cost nothing to forge. 256 MiB holds any JPEG or WebP
+ * within the default 100 Mpx, a PNG of a photo, and an uncompressed 8-bit RGB image up to 89 Mpx.
  */
 #include "source/src_internal.h"
 
