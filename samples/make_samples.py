@@ -15,7 +15,8 @@ positions, rotations, backgrounds and (in the JPEGs) noise:
 grayscale, palette), in odd sizes and aspect ratios (97x203, 640x120, 256x256, ...), so the
 demo exercises what real folders contain. Also writes Caffe-style list files (paths relative
 to images/, label = class index in sorted name order): train.txt (4 of 5 images) and
-val.txt (every 5th).
+val.txt (every 5th); and shapes.csv, a regression sample: each circle, square and triangle's
+centre (x, y) and radius as fractions of the picture (label vectors of 3 values).
 
 Deterministic: a fixed seed, so running it again gives the same pictures (byte-identical
 files for a given Pillow version).
@@ -63,6 +64,8 @@ def rotated(points, cx, cy, angle):
 
 
 def draw_shape(rng, cls, im, bg):
+    """Draw the class's shape; return its centre and radius as fractions of the picture's
+    width, height and shorter side (None for stripes, which have no centre)."""
     w, h = im.size
     d = ImageDraw.Draw(im)
     fg = random_color(rng, bg)
@@ -88,6 +91,8 @@ def draw_shape(rng, cls, im, bg):
             band = [(k, -diag), (k + period / 2, -diag), (k + period / 2, diag), (k, diag)]
             d.polygon(rotated(band, w / 2, h / 2, ang), fill=fg)
             k += period
+        return None
+    return (cx / w, cy / h, r / side)
 
 
 def add_noise(rng, im):
@@ -120,26 +125,33 @@ def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else here
     rng = np.random.default_rng(SEED)
     lines = []  # (relative path, label)
+    shapes = []  # (relative path, (centre x, centre y, radius)) of the shapes with a centre
     for label, cls in enumerate(CLASSES):
         d = os.path.join(outdir, "images", cls)
         os.makedirs(d, exist_ok=True)
         for i in range(PER_CLASS):
             w, h = SIZES[(i + label * 5) % len(SIZES)]
             im, bg = background(rng, w, h)
-            draw_shape(rng, cls, im, bg)
+            geometry = draw_shape(rng, cls, im, bg)
             name, im2, kw = save(rng, im, f"{cls}_{i:03d}", i)
             if name.endswith(".jpg"):
                 # noise only in the JPEGs: it is what photos have, and noisy PNGs are big
                 im2 = add_noise(rng, im2)
             im2.save(os.path.join(d, name), **kw)
             lines.append((f"{cls}/{name}", label))
+            if geometry:
+                shapes.append((f"{cls}/{name}", geometry))
     train = [l for k, l in enumerate(lines) if k % 5 != 4]
     val = [l for k, l in enumerate(lines) if k % 5 == 4]
     for fname, part in (("train.txt", train), ("val.txt", val)):
         with open(os.path.join(outdir, fname), "w") as f:
             f.writelines(f"{p} {lab}\n" for p, lab in part)
+    # a regression sample: where the shape is and how large (label vectors, K = 3)
+    with open(os.path.join(outdir, "shapes.csv"), "w") as f:
+        f.write("path,center_x,center_y,radius\n")
+        f.writelines(f"{p},{x:.4f},{y:.4f},{r:.4f}\n" for p, (x, y, r) in shapes)
     print(f"{len(lines)} images in {os.path.join(outdir, 'images')}; "
-          f"train.txt {len(train)}, val.txt {len(val)}")
+          f"train.txt {len(train)}, val.txt {len(val)}, shapes.csv {len(shapes)}")
 
 
 if __name__ == "__main__":

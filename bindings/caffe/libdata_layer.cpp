@@ -189,8 +189,12 @@ void LibDataLayer<Dtype>::LayerSetUp(const vector<Blob<Dtype>*>& /*bottom*/,
             << w << ", " << threads << " threads, prefetch " << prefetch << ", reader memory "
             << mem << " bytes (libdata " << ld_version_string() << ")";
   top[0]->Reshape(batch_size_, static_cast<int>(c), static_cast<int>(h), static_cast<int>(w));
-  if (top.size() > 1) {
-    top[1]->Reshape(vector<int>(1, batch_size_));
+  if (top.size() > 1) {  // label vectors (HDF5 /label (N, K)): batch x K, as HDF5Data gives
+    int64_t k = 0;
+    LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_LABEL_K, &k), "info");
+    vector<int> shape(1, batch_size_);
+    if (k) shape.push_back(static_cast<int>(k));
+    top[1]->Reshape(shape);
   }
 }
 
@@ -246,8 +250,11 @@ void LibDataLayer<Dtype>::Forward_cpu(const vector<Blob<Dtype>*>& /*bottom*/,
   CHECK_EQ(count * sizeof(float), b->data_bytes);
   SetData(top[0], static_cast<const float*>(b->data));
   if (top.size() > 1) {
-    top[1]->Reshape(vector<int>(1, n));
-    CopyToDtype(static_cast<const float*>(b->labels), b->n, top[1]->mutable_cpu_data());
+    vector<int> shape(1, n);
+    if (b->label_k) shape.push_back(b->label_k);
+    top[1]->Reshape(shape);
+    CopyToDtype(static_cast<const float*>(b->labels), static_cast<size_t>(top[1]->count()),
+                top[1]->mutable_cpu_data());
   }
 }
 

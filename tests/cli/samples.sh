@@ -39,4 +39,27 @@ with h5py.File(sys.argv[1], "r") as f:
     assert any(int(s[1:].max()) == 64 for s in shp), "64x64 images must not be enlarged"
     assert len({tuple(s) for s in shp}) > 3, "expected several sizes"
 PY
+check "shapes.csv (regression sample): make_samples.py writes it again the same; every shape lies"
+check "inside its picture (centre at least a radius from each edge, radius 0.2-0.42 of the side)"
+"$PYTHON" "$s/make_samples.py" "$TMP/again" >/dev/null
+cmp "$s/shapes.csv" "$TMP/again/shapes.csv" || fail "make_samples.py no longer writes shapes.csv"
+run "$DATACONV" --list "$s/shapes.csv" --root "$s/images" "$TMP/shapes.h5" --resize 64
+expect_rc 0
+expect_err "converted 120 of 120"
+"$PYTHON" - "$TMP/shapes.h5" "$s" <<'PY'
+import csv, sys, h5py, numpy as np
+from PIL import Image
+rows = list(csv.reader(open(f"{sys.argv[2]}/shapes.csv")))
+with h5py.File(sys.argv[1], "r") as f:
+    lab = f["label"][:]
+    assert lab.shape == (120, 3) and lab.dtype == np.float32, (lab.shape, lab.dtype)
+    assert list(f.attrs["label_names"]) == rows[0][1:]
+assert np.allclose(lab, np.array([[float(v) for v in r[1:]] for r in rows[1:]], np.float32))
+for (path, *_), (x, y, r) in zip(rows[1:], lab):
+    w, h = Image.open(f"{sys.argv[2]}/images/{path}").size
+    rad, tol = r * min(w, h), 1e-3 * max(w, h)  # (4 decimals in the file)
+    assert 0.2 - 1e-3 <= r <= 0.42 + 1e-3, (path, r)
+    assert rad - tol <= x * w <= w - rad + tol and rad - tol <= y * h <= h - rad + tol, (path, x, y, r)
+print("shapes.csv: 120 rows, every shape inside its picture")
+PY
 echo "samples: all checks passed"

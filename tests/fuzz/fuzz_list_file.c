@@ -1,10 +1,11 @@
 /*
  * libFuzzer target: the list-file parser of list mode (source/src_list.c,
- * ld__source_open_list), Caffe's "relative/path label" lines. The input is written to a
+ * ld__source_open_list), "relative/path v1 ... vK" lines. The input is written to a
  * temporary file and opened with a root folder. Checked: on success every item has a path
  * under the root (or, for an absolute listed path, that path), a non-empty relative path
- * that is its tail, a label within the
- * class count, and the class names are "0".."max label".
+ * that is its tail; with class labels a label within the class count, and the class names
+ * are "0".."max label"; an unlabelled list's labels are 0; label vectors have K finite
+ * values each.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_write("list.txt", data, size);
     ld_source *s = NULL;
     ld_err e;
-    if (ld__source_open_list(path, "/root dir", NULL, NULL, &s, &e) != LD_OK) {
+    if (ld__source_open_list(path, "/root dir", NULL, NULL, NULL, &s, &e) != LD_OK) {
         if (s || !e.msg[0]) abort(); /* a failure leaves nothing and says why */
         return 0;
     }
@@ -41,7 +42,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ld__source_get(s, i, &full, &item) != LD_OK) abort();
         if (!it->rel || !it->rel[0] || !it->path) abort();
         if (it->rel != ld__source_rel(s, i) || it->label != ld__source_label(s, i)) abort();
-        if (it->label < 0 || (size_t)it->label >= classes) abort();
+        const uint32_t k = ld__source_label_count(s);
+        if (k) { /* label vectors: K finite float32 values, no classes */
+            float v[4096];
+            if (k > 4096 || classes || ld__source_values(s, i, v) != LD_OK) abort();
+            for (uint32_t m = 0; m < k; m++)
+                if (!(v[m] == v[m]) || v[m] > 3.4028235e38f || v[m] < -3.4028235e38f) abort();
+        } else if (ld__source_unlabelled(s)) {
+            if (it->label != 0 || classes) abort();
+        } else if (classes && (it->label < 0 || (size_t)it->label >= classes)) {
+            abort();
+        }
         size_t lp = strlen(it->path), lr = strlen(it->rel);
         if (lp < lr || strcmp(it->path + lp - lr, it->rel) != 0) abort();
         /* An absolute listed path is used as it is (path == rel), any other is under root

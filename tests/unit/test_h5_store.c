@@ -159,7 +159,7 @@ static void write_ours(const char *path, int encoded, int n, uint8_t *pix)
     ld_writer *w = NULL;
     cr_assert_eq(ld__h5_writer_create(&o, &w, &e), LD_OK, "%s", e.msg);
     for (int i = 0; i < n; i++) {
-        ld_sample s = {pix + (size_t)i * 3 * 5 * 4, 3 * 5 * 4, 3, 5, 4, i * 3, "x.jpg"};
+        ld_sample s = {pix + (size_t)i * 3 * 5 * 4, 3 * 5 * 4, 3, 5, 4, i * 3, "x.jpg", NULL};
         cr_assert_eq(w->vt->add(w, &s, &e), LD_OK, "%s", e.msg);
     }
     cr_assert_eq(w->vt->finish(w, &e), LD_OK, "%s", e.msg);
@@ -215,7 +215,7 @@ Test(h5_store, encoded_files_from_our_writer_give_back_the_bytes)
     ld_writer *w = NULL;
     cr_assert_eq(ld__h5_writer_create(&o, &w, &e), LD_OK, "%s", e.msg);
     for (int i = 0; i < 5; i++) {
-        ld_sample s = {jpg.p, jpg.len, 3, 375, 500, 10 + i, "p01.jpg"};
+        ld_sample s = {jpg.p, jpg.len, 3, 375, 500, 10 + i, "p01.jpg", NULL};
         cr_assert_eq(w->vt->add(w, &s, &e), LD_OK, "%s", e.msg);
     }
     cr_assert_eq(w->vt->finish(w, &e), LD_OK, "%s", e.msg);

@@ -111,8 +111,8 @@ Test(source, fixture_list_keeps_file_order_and_number_classes)
 {
     ld_err e = {0};
     ld_source *s = NULL;
-    int rc =
-        ld__source_open_list(LD_TEST_DATA "/list.txt", LD_TEST_DATA "/tree/", NULL, NULL, &s, &e);
+    int rc = ld__source_open_list(LD_TEST_DATA "/list.txt", LD_TEST_DATA "/tree/", NULL, NULL, NULL,
+                                  &s, &e);
     cr_assert_eq(rc, LD_OK, "open_list: %s", e.msg);
     cr_assert_eq(ld__source_count(s), 9);
     ld_item it = item_at(s, 7);
@@ -213,9 +213,12 @@ Test(source, missing_or_non_folder_root_is_an_error)
     snprintf(p, sizeof p, "%s/file.jpg", ld_tmp);
     cr_assert_eq(ld__source_open_dir(p, NULL, NULL, NULL, &s, &e), LD_EINVAL, "%s", e.msg);
     cr_assert(strstr(e.msg, "not a folder"), "%s", e.msg);
-    cr_assert_eq(ld__source_open_list(p, NULL, NULL, NULL, &s, &e), LD_EFORMAT, "%s", e.msg);
+    /* a file holding "x" is a list of one unlabelled path */
+    cr_assert_eq(ld__source_open_list(p, NULL, NULL, NULL, NULL, &s, &e), LD_OK, "%s", e.msg);
+    cr_assert(ld__source_count(s) == 1 && ld__source_unlabelled(s));
+    ld__source_free(s);
     snprintf(p, sizeof p, "%s/nolist.txt", ld_tmp);
-    cr_assert_eq(ld__source_open_list(p, NULL, NULL, NULL, &s, &e), LD_EIO);
+    cr_assert_eq(ld__source_open_list(p, NULL, NULL, NULL, NULL, &s, &e), LD_EIO);
     cr_assert(strstr(e.msg, "nolist.txt"), "%s", e.msg);
 }
 
@@ -233,7 +236,7 @@ Test(source, list_with_spaces_crlf_and_blank_lines)
                list, sizeof list);
     ld_err e = {0};
     ld_source *s = NULL;
-    int rc = ld__source_open_list(list, "root", NULL, NULL, &s, &e);
+    int rc = ld__source_open_list(list, "root", NULL, NULL, NULL, &s, &e);
     cr_assert_eq(rc, LD_OK, "open_list: %s", e.msg);
     cr_assert_eq(ld__source_count(s), 5);
     cr_assert_str_eq(item_at(s, 0).rel, "my photos/a b.jpg");
@@ -249,7 +252,7 @@ Test(source, list_with_spaces_crlf_and_blank_lines)
     ld__source_free(s);
 
     /* no root: paths as written */
-    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, &s, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, NULL, &s, &e), LD_OK, "%s", e.msg);
     cr_assert_str_eq(item_at(s, 0).path, "my photos/a b.jpg");
     ld__source_free(s);
 }
@@ -260,7 +263,7 @@ static void expect_bad_list(const char *text, int code, const char *where, const
     write_text("bad.txt", text, list, sizeof list);
     ld_err e = {0};
     ld_source *s = (ld_source *)1;
-    int rc = ld__source_open_list(list, NULL, NULL, NULL, &s, &e);
+    int rc = ld__source_open_list(list, NULL, NULL, NULL, NULL, &s, &e);
     cr_assert_eq(rc, code, "rc %d for %s: %s", rc, text, e.msg);
     cr_assert_null(s);
     cr_assert(strstr(e.msg, where), "message lacks '%s': %s", where, e.msg);
@@ -269,13 +272,15 @@ static void expect_bad_list(const char *text, int code, const char *where, const
 
 Test(source, bad_list_lines_name_the_file_and_line)
 {
-    expect_bad_list("a.jpg 1\nb.jpg\n", LD_EFORMAT, "bad.txt:2", "no label");
-    expect_bad_list("a.jpg 1\n\nb.jpg x\n", LD_EFORMAT, "bad.txt:3", "\"x\"");
-    expect_bad_list("a.jpg -1\n", LD_EFORMAT, "bad.txt:1", "-1");
-    expect_bad_list("a.jpg 2147483648\n", LD_EFORMAT, "bad.txt:1", "2147483648");
+    expect_bad_list("a.jpg 1\nb.jpg\n", LD_EFORMAT, "bad.txt:2", "found 0");
+    expect_bad_list("a.jpg 1\n\nb.jpg x\n", LD_EFORMAT, "bad.txt:3", "b.jpg x");
     expect_bad_list("a.jpg 1\r\nb.jpg 2x\r\n", LD_EFORMAT, "bad.txt:2", "2x");
-    expect_bad_list(" 4\n", LD_EFORMAT, "bad.txt:1", "empty path");
-    expect_bad_list("a.jpg 2000000000\n", LD_ELIMIT, "bad.txt:1", "2000000000");
+    expect_bad_list("a.jpg 1\n 4\n", LD_EFORMAT, "bad.txt:2", "found 0");
+    /* every line has the first line's number of values */
+    expect_bad_list("a.jpg 1 2\nb.jpg 3\n", LD_EFORMAT, "bad.txt:2", "found 1");
+    expect_bad_list("a.jpg 1 2\nb.jpg 3 4 5\n", LD_EFORMAT, "bad.txt:2", "more than 2");
+    expect_bad_list("a.jpg\nb.jpg 3\n", LD_EFORMAT, "bad.txt:2", "more than 0");
+    expect_bad_list("a.jpg 1e39\n", LD_EFORMAT, "bad.txt:1", "does not fit float32");
 }
 
 static void order_of(ld_source *s, const char **out, size_t n)
@@ -298,9 +303,9 @@ Test(source, shuffle_is_a_seeded_permutation)
 
     ld_err e = {0};
     ld_source *a = NULL, *b = NULL, *c = NULL;
-    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, &a, &e), LD_OK, "%s", e.msg);
-    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, &b, &e), LD_OK, "%s", e.msg);
-    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, &c, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, NULL, &a, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, NULL, &b, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, NULL, &c, &e), LD_OK, "%s", e.msg);
     ld__source_shuffle(a, 42);
     ld__source_shuffle(b, 42);
     ld__source_shuffle(c, 43);
@@ -408,14 +413,14 @@ Test(source, list_reading_reports_progress_and_can_be_canceled)
     ld_err e = {0};
     ld_source *s = NULL;
     ticks t = {0, 0, 0};
-    cr_assert_eq(ld__source_open_list(list, NULL, on_tick, &t, &s, &e), LD_OK, "%s", e.msg);
+    cr_assert_eq(ld__source_open_list(list, NULL, NULL, on_tick, &t, &s, &e), LD_OK, "%s", e.msg);
     cr_assert_eq(t.calls, 2, "one tick per 4096 lines: %d", t.calls);
     cr_assert_eq(t.last_found, 8191);
     cr_assert_eq(ld__source_count(s), 10000);
     ld__source_free(s);
     s = NULL;
     t = (ticks){0, 1, 0};
-    cr_assert_eq(ld__source_open_list(list, NULL, on_tick, &t, &s, &e), LD_ECANCELED);
+    cr_assert_eq(ld__source_open_list(list, NULL, NULL, on_tick, &t, &s, &e), LD_ECANCELED);
     cr_assert_null(s);
     cr_assert(strstr(e.msg, "canceled"), "%s", e.msg);
 }
@@ -472,4 +477,148 @@ Test(source, entries_not_listed_are_named_and_counted_by_reason)
                   strstr(t.text, "2 /cls/pipe\n") && strstr(t.text, "3 /loose.png\n"),
               "%s", t.text);
     ld__source_free(s);
+}
+
+/* One list file: its items' paths, labels and values as ld__source_* give them. */
+static ld_source *open_text(const char *name, const char *text, const ld_list_opts *o)
+{
+    char list[512];
+    write_text(name, text, list, sizeof list);
+    ld_err e = {0};
+    ld_source *s = NULL;
+    int rc = ld__source_open_list(list, NULL, o, NULL, NULL, &s, &e);
+    cr_assert_eq(rc, LD_OK, "%s: %s", name, e.msg);
+    return s;
+}
+
+static void expect_values(const ld_source *s, size_t i, const float *want, uint32_t k)
+{
+    float v[8];
+    cr_assert_eq(ld__source_label_count(s), k);
+    cr_assert_eq(ld__source_values(s, i, v), LD_OK);
+    for (uint32_t m = 0; m < k; m++)
+        cr_assert_float_eq(v[m], want[m], 1e-6, "item %zu value %u: %g, want %g", i, m, v[m],
+                           want[m]);
+}
+
+Test(source, label_vectors_take_k_from_the_first_line)
+{
+    ld_source *s = open_text("v.txt",
+                             "my photos/a 2.jpg 0.5 -1.25 3\n"
+                             "b.png 1 2 1e-3\r\n"
+                             "c d.jpg\t4 5 6\n",
+                             NULL);
+    cr_assert_eq(ld__source_count(s), 3);
+    cr_assert_str_eq(ld__source_rel(s, 0), "my photos/a 2.jpg");
+    cr_assert_str_eq(ld__source_rel(s, 2), "c d.jpg");
+    cr_assert_eq(ld__source_label_type(s), LD_DTYPE_F32);
+    cr_assert_eq(ld__source_class_count(s), 0, "label vectors have no classes");
+    expect_values(s, 0, (const float[]){0.5f, -1.25f, 3}, 3);
+    expect_values(s, 1, (const float[]){1, 2, 1e-3f}, 3);
+    expect_values(s, 2, (const float[]){4, 5, 6}, 3);
+    /* values survive a shuffle with their item */
+    ld__source_shuffle(s, 7);
+    for (size_t i = 0; i < 3; i++)
+        if (!strcmp(ld__source_rel(s, i), "b.png"))
+            expect_values(s, i, (const float[]){1, 2, 1e-3f}, 3);
+    ld__source_free(s);
+}
+
+Test(source, label_types)
+{
+    /* auto: one integer per line stays an int32 class label */
+    ld_source *s = open_text("i.txt", "a.jpg 2\nb.jpg 0\n", NULL);
+    cr_assert_eq(ld__source_label_count(s), 0);
+    cr_assert_eq(ld__source_label(s, 0), 2);
+    cr_assert_eq(ld__source_class_count(s), 3);
+    ld__source_free(s);
+    /* auto: one number that is not an integer makes every label float32, K = 1 */
+    s = open_text("f.txt", "a.jpg 2\nb.jpg 0.25\n", NULL);
+    expect_values(s, 0, (const float[]){2}, 1);
+    expect_values(s, 1, (const float[]){0.25f}, 1);
+    cr_assert_eq(ld__source_class_count(s), 0);
+    ld__source_free(s);
+    /* negative or huge integers: int32 labels without classes */
+    s = open_text("n.txt", "a.jpg -1\nb.jpg 2000000000\n", NULL);
+    cr_assert_eq(ld__source_label_count(s), 0);
+    cr_assert_eq(ld__source_label(s, 0), -1);
+    cr_assert_eq(ld__source_label(s, 1), 2000000000);
+    cr_assert_eq(ld__source_class_count(s), 0);
+    ld__source_free(s);
+    /* float32 asked for: integers too */
+    ld_list_opts f32 = {-1, LD_DTYPE_F32};
+    s = open_text("i2.txt", "a.jpg 2\n", &f32);
+    expect_values(s, 0, (const float[]){2}, 1);
+    ld__source_free(s);
+    /* int32 vectors (multi-label 0/1 kept as integers) */
+    ld_list_opts i32 = {-1, LD_DTYPE_I32};
+    s = open_text("m.txt", "a.jpg 0 1 1\nb.jpg 1 0 -7\n", &i32);
+    int32_t v[3];
+    cr_assert_eq(ld__source_label_count(s), 3);
+    cr_assert_eq(ld__source_label_type(s), LD_DTYPE_I32);
+    cr_assert_eq(ld__source_values(s, 1, v), LD_OK);
+    cr_assert(v[0] == 1 && v[1] == 0 && v[2] == -7);
+    ld__source_free(s);
+    /* int32 refuses a fraction, naming the line */
+    char list[512];
+    write_text("bad32.txt", "a.jpg 1 2\nb.jpg 1 2.5\n", list, sizeof list);
+    ld_err e = {0};
+    cr_assert_eq(ld__source_open_list(list, NULL, &i32, NULL, NULL, &s, &e), LD_EFORMAT);
+    cr_assert(strstr(e.msg, "bad32.txt:2") && strstr(e.msg, "2.5"), "%s", e.msg);
+}
+
+Test(source, label_count_and_unlabelled_lists)
+{
+    /* --label-count: a path whose last word is a number is still a path */
+    ld_list_opts one = {1, 0};
+    ld_source *s = open_text("c.txt", "take 2 3\nb.jpg 4\n", &one);
+    cr_assert_str_eq(ld__source_rel(s, 0), "take 2");
+    cr_assert_eq(ld__source_label(s, 0), 3);
+    ld__source_free(s);
+    /* paths only: unlabelled, label 0, no classes */
+    s = open_text("u.txt", "a b.jpg\nc.png\n", NULL);
+    cr_assert_eq(ld__source_count(s), 2);
+    cr_assert(ld__source_unlabelled(s));
+    cr_assert_str_eq(ld__source_rel(s, 0), "a b.jpg");
+    cr_assert_eq(ld__source_label(s, 1), 0);
+    cr_assert_eq(ld__source_class_count(s), 0);
+    ld__source_free(s);
+}
+
+Test(source, csv_lists_keep_the_header_names)
+{
+    ld_source *s = open_text("l.csv",
+                             "path, yaw ,pitch,roll\r\n"
+                             "\"a,b.jpg\",1,2,3\n"
+                             "\"say \"\"hi\"\".png\", -0.5 , 0 ,1e2\n"
+                             "plain.jpg,7,8,9\n",
+                             NULL);
+    cr_assert_eq(ld__source_count(s), 3);
+    cr_assert_str_eq(ld__source_rel(s, 0), "a,b.jpg");
+    cr_assert_str_eq(ld__source_rel(s, 1), "say \"hi\".png");
+    expect_values(s, 1, (const float[]){-0.5f, 0, 100}, 3);
+    cr_assert_eq(ld__source_label_name_count(s), 3);
+    cr_assert_str_eq(ld__source_label_name(s, 0), "yaw");
+    cr_assert_str_eq(ld__source_label_name(s, 2), "roll");
+    ld__source_free(s);
+    /* one integer column: class labels, as a text list */
+    s = open_text("k.csv", "file,class\na.jpg,1\nb.jpg,0\n", NULL);
+    cr_assert_eq(ld__source_label_count(s), 0);
+    cr_assert_eq(ld__source_class_count(s), 2);
+    ld__source_free(s);
+    /* bad rows name the file and line */
+    const char *bad[][3] = {{"path,a,b\nx.jpg,1\n", "b1.csv:2", "1 label value"},
+                            {"path,a\nx.jpg,one\n", "b2.csv:2", "not a number"},
+                            {"path,a\n\"x.jpg,1\n", "b3.csv:2", "quoted field"},
+                            {"path,a\n,1\n", "b4.csv:2", "empty path"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char list[512], name[16];
+        snprintf(name, sizeof name, "b%zu.csv", i + 1);
+        write_text(name, bad[i][0], list, sizeof list);
+        ld_err e = {0};
+        ld_source *t = NULL;
+        cr_assert_eq(ld__source_open_list(list, NULL, NULL, NULL, NULL, &t, &e), LD_EFORMAT, "%s",
+                     bad[i][0]);
+        cr_assert(strstr(e.msg, bad[i][1]) && strstr(e.msg, bad[i][2]), "%s", e.msg);
+    }
 }

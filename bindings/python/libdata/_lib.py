@@ -377,6 +377,9 @@ class DatasetInfo(ctypes.Structure):
         ("resize_h", _int),
         ("num_classes", ctypes.c_size_t),
         ("class_names", ctypes.POINTER(_cp)),
+        ("label_k", _int),
+        ("num_label_names", ctypes.c_size_t),
+        ("label_names", ctypes.POINTER(_cp)),
     ]
 
 
@@ -694,6 +697,7 @@ class Batch(ctypes.Structure):
         ("indices", ctypes.POINTER(ctypes.c_uint64)),
         ("epoch", ctypes.c_uint64),
         ("number", ctypes.c_uint64),
+        ("label_k", ctypes.c_int),
     ]
 
 

@@ -35,6 +35,8 @@ class DatasetStat:
     resize_w: int
     resize_h: int
     classes: Optional[List[str]]  # class names (file names, as os.fsdecode gives them)
+    label_k: int = 0              # label vectors: K values per sample (labels (n, K)); 0: one
+    label_names: Optional[List[str]] = None  # the K values' names (a CSV header), when recorded
 
     @property
     def num_classes(self) -> Optional[int]:
@@ -82,7 +84,10 @@ def stat(path: PathLike) -> DatasetStat:
             channels=int(d.channels), height=int(d.height), width=int(d.width),
             shape_of_first=bool(d.shape_of_first), channel_order=order.upper() if order else None,
             resize_mode=_choice("convert", "resize_mode", d.resize_mode),
-            resize_w=int(d.resize_w), resize_h=int(d.resize_h), classes=classes)
+            resize_w=int(d.resize_w), resize_h=int(d.resize_h), classes=classes,
+            label_k=int(d.label_k),
+            label_names=[d.label_names[i].decode("utf-8", "replace")
+                         for i in range(d.num_label_names)] or None)
     finally:
         api.ld_free(ctypes.cast(info, ctypes.c_void_p))
         api.ld_free(err)

@@ -43,6 +43,7 @@ Batch = Tuple[np.ndarray, np.ndarray]  # (data, labels)
 _INFO = {
     "samples": 200, "epoch_samples": 201, "epoch_batches": 202, "c": 203, "h": 204, "w": 205,
     "prefetch": 206, "threads": 207, "memory": 208, "encoded": 209, "order": 210,
+    "label_k": 211,
 }
 # Python spellings of the keyword arguments that are not table names.
 _ALIASES = {"batch_size": "batch"}
@@ -82,6 +83,7 @@ class DatasetInfo:
     memory: int                  # bytes the reader allocated
     classes: Optional[List[str]]  # class names the dataset records (libdata.stat())
     description: str             # ld_describe()'s text, for people ("" if unavailable)
+    label_k: int = 0             # label vectors: K values per sample, labels (n, K); 0: (n,)
 
     @property
     def shape(self) -> Tuple[int, int, int]:
@@ -411,7 +413,7 @@ class Reader(_lib.Handle):
                 encoded=bool(i("encoded")),
                 dtype=np_types[g("dtype")], label_dtype=np_types[g("label_dtype")],
                 prefetch=i("prefetch"), threads=i("threads"), memory=i("memory"),
-                classes=self._classes(), description=description)
+                classes=self._classes(), description=description, label_k=i("label_k"))
         return self._info
 
     def _classes(self) -> Optional[List[str]]:
@@ -471,7 +473,9 @@ class Reader(_lib.Handle):
             data = _view(b.data, np_types[b.dtype], shape, b.data_bytes, keep)
             if self._copy:
                 data = data.copy()
-        labels = _view(b.labels, np_types[b.label_dtype], (n,), None, keep)
+        # label vectors (HDF5 /label (N, K), an LMDB pair): (n, K); else (n,)
+        labels = _view(b.labels, np_types[b.label_dtype], (n, b.label_k) if b.label_k else (n,),
+                       None, keep)
         # int64, not the C uint64: NumPy turns uint64 + int into float64, so `indices[j] + 1`
         # would stop being usable as an index.
         self.indices = np.ctypeslib.as_array(b.indices, shape=(n,)).astype(np.int64) if n \

@@ -85,12 +85,25 @@ typedef enum ld_convert_param {
         random resized crop (LD_R_RRC_W) Huffman-decodes only the crop's part of each image;
         files about 5 % larger, full decodes about 6 % slower. Default 0 */
     LD_C_RESTART_MARKERS = 23,
+    /** List mode: the type of the labels, ld_label_type; default LD_LABEL_AUTO (int32 when
+        every line has one integer, else float32) */
+    LD_C_LABEL_TYPE = 24,
+    /** List mode: label values per line; -1 = from the first line (default: the numbers at
+        its end; a CSV list: its header), 0 = no labels (paths only) */
+    LD_C_LABEL_COUNT = 25,
     LD_C_LIST_FILE = 100,  /**< string: a "relative/path label" list file; ld_convert_run's
                                 `input` is then the root folder the paths are relative to.
                                 NULL = folder mode (default) */
     LD_C_SOURCE_NOTE = 101 /**< string: free text stored with the dataset (e.g. the command
                                 line) */
 } ld_convert_param;
+
+/** Label types of list mode (LD_C_LABEL_TYPE). Values are fixed forever. */
+typedef enum ld_label_type {
+    LD_LABEL_AUTO = 0x900,   /**< one integer per line: int32 labels (N,); else float32 (N, K) */
+    LD_LABEL_INT32 = 0x901,  /**< int32: (N,) for one value per line, else (N, K) */
+    LD_LABEL_FLOAT32 = 0x902 /**< float32 (N, K), also for one value per line */
+} ld_label_type;
 
 /** How the list of a split HDF5 output names its files (LD_C_SPLIT_PATHS). */
 typedef enum ld_split_paths {

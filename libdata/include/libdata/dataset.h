@@ -50,6 +50,12 @@ typedef struct ld_dataset_info {
     size_t num_classes;     /**< class names recorded; 0 when none */
     const char *const *class_names; /**< num_classes names: label i is class_names[i]; NULL
                                          when none are recorded */
+    /* (Added after 1.0.0.) Label vectors: */
+    int label_k;                    /**< 0: one label per sample; K >= 1: label vectors of K
+                                         values (HDF5 /label (N, K), an LMDB label database) */
+    size_t num_label_names;         /**< names of the K values recorded (a CSV header); 0 when
+                                         none */
+    const char *const *label_names; /**< num_label_names names; NULL when none */
 } ld_dataset_info;
 
 /**

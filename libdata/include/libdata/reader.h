@@ -218,9 +218,11 @@ typedef enum ld_reader_info {
     LD_R_INFO_THREADS = 207,       /**< worker threads started */
     LD_R_INFO_MEMORY = 208,        /**< bytes the reader allocated (ring + scratch) */
     LD_R_INFO_ENCODED = 209,       /**< 1 when the dataset holds encoded images */
-    LD_R_INFO_ORDER = 210          /**< ld_channel_order of 3-channel output: LD_CHANNELS_BGR,
+    LD_R_INFO_ORDER = 210,         /**< ld_channel_order of 3-channel output: LD_CHANNELS_BGR,
                                         LD_CHANNELS_RGB, or LD_CHANNELS_AS_STORED when the
                                         dataset does not record it */
+    LD_R_INFO_LABEL_K = 211        /**< 0: one label per sample; K >= 1: label vectors of K
+                                        values (ld_batch.label_k) */
 } ld_reader_info;
 
 /**
@@ -242,6 +244,10 @@ typedef struct ld_batch {
                                   sample j of this batch is dataset sample indices[j] */
     uint64_t epoch;          /**< epoch this batch belongs to */
     uint64_t number;         /**< batch number within the epoch for this rank, from 0 */
+    /** (Added after 1.0.0.) 0: one label per sample, `labels` holds n values; K >= 1: the dataset's
+        labels are vectors (HDF5 /label (N, K), an LMDB pair), `labels` holds n * K values,
+        sample j's at j * K. Each value is checked against label_dtype as one label is */
+    int label_k;
 } ld_batch;
 
 /** @return a new reader with default parameters, or NULL when out of memory. */

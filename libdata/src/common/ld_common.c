@@ -574,3 +574,13 @@ int ld__param_check(ld_err *e, const char *who, const ld_param_desc *d, int64_t 
             who, d->name, (long long)v, names);
     return ld__err_param(e, d->id);
 }
+
+char *ld__lmdb_label_db_path(const char *path)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    const int ext = n > 5 && !strncmp(path + n - 5, ".lmdb", 5);
+    const size_t stem = ext ? n - 5 : n;
+    return ld__asprintf("%.*s-labels%s", (int)stem, path, ext ? ".lmdb" : "");
+}

@@ -214,6 +214,11 @@ char *ld__list_entry_path(const char *list_path, const char *entry);
  * per process and per live owner object without global state. malloc'd, or NULL. */
 char *ld__temp_name(const char *final_path, const void *owner);
 
+/* The label database of the LMDB at `path` (label vectors, store/lmdb/lmdb_write.c):
+ * "train.lmdb" -> "train-labels.lmdb", "train_lmdb" -> "train_lmdb-labels". malloc'd, or
+ * NULL. */
+char *ld__lmdb_label_db_path(const char *path);
+
 /* ---- parameter tables (ld_param_desc, shared by convert and reader) ---- */
 
 /* Check `v` for the integer, boolean or enum parameter `d` of the handle named `who`

@@ -46,6 +46,8 @@ static const ld_param_choice MODES[] = {{"squash", LD_RESIZE_SQUASH},
                                         {"pad", LD_RESIZE_PAD},
                                         {"max", LD_RESIZE_MAX}};
 static const ld_param_choice CHANNELS[] = {{"bgr", LD_CHANNELS_BGR}, {"rgb", LD_CHANNELS_RGB}};
+static const ld_param_choice LABEL_TYPES[] = {
+    {"auto", LD_LABEL_AUTO}, {"int32", LD_LABEL_INT32}, {"float32", LD_LABEL_FLOAT32}};
 static const ld_param_choice SPLIT_PATHS[] = {{"absolute", LD_SPLIT_PATHS_ABSOLUTE},
                                               {"relative", LD_SPLIT_PATHS_RELATIVE}};
 
@@ -91,10 +93,17 @@ static const ld_param_desc PARAMS[] = {
     BOOL(LD_C_RESTART_MARKERS, "restart_markers",
          "re-encoded JPEGs get restart markers: a random resized crop then decodes only its "
          "part of each image (files ~5 % larger, full decodes ~6 % slower)"),
-    STR(LD_C_LIST_FILE, "list_file", "", "a 'relative/path label' list; input is then its root"),
+    ENUM(LD_C_LABEL_TYPE, "label_type", LABEL_TYPES, LD_LABEL_AUTO, "auto", LD_LABEL_AUTO,
+         LD_LABEL_FLOAT32,
+         "list labels: auto (int32 when every line has one integer, else float32), int32, "
+         "float32"),
+    INT(LD_C_LABEL_COUNT, "label_count", -1, -1, 4096, "",
+        "list labels per line (-1 = from the first line or the CSV header, 0 = none)"),
+    STR(LD_C_LIST_FILE, "list_file", "",
+        "a 'relative/path label...' list or a CSV file; input is then its root"),
     STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
 };
-LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_RESTART_MARKERS, LD_C_SOURCE_NOTE);
+LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_LABEL_COUNT, LD_C_SOURCE_NOTE);
 
 /* Largest input file we read whole: no sane image file holds more than ~8 bytes per pixel
  * of the pixel limit (16-bit RGBA TIFF, uncompressed), so bigger "images" are refused rather
@@ -635,7 +644,8 @@ typedef struct job {
     char *split_list;
     char *part_path; /* shards: the part's file, which replaces the output */
     ld_shard_info shard;
-    int resumed; /* shards: the part was complete already; nothing else to do */
+    int resumed;     /* shards: the part was complete already; nothing else to do */
+    void *label_vec; /* label vectors: one sample's values for the writer; NULL for scalars */
     double t0;
 } job;
 
@@ -675,6 +685,15 @@ static int describe_output(ld_convert *c, const run *r, job *j, const char *sour
         const char *name = ld__source_class_name(j->src, i);
         ok &= (d->class_names[i] = ld__strdup(name ? name : "")) != NULL;
     }
+    /* the label field: one int32 per sample, or K values (list mode's label vectors) */
+    const int64_t k = ld__source_label_count(j->src);
+    d->label_dtype = ld__source_label_type(j->src);
+    ok &= ld__desc_add_field(d, "label", LD_ROLE_LABEL, d->label_dtype, k ? 1 : 0, &k) == LD_OK;
+    const size_t nl = ld__source_label_name_count(j->src);
+    d->label_names = nl ? calloc(nl, sizeof *d->label_names) : NULL;
+    ok &= !nl || d->label_names;
+    for (size_t i = 0; ok && i < nl; i++, d->n_label_names++)
+        ok &= (d->label_names[i] = ld__strdup(ld__source_label_name(j->src, i))) != NULL;
     LD_CHECK(&c->err, ok, LD_ENOMEM, "out of memory");
     ld__desc_mark_recorded(d);
     return LD_OK;
@@ -834,8 +853,12 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     listing lst = {c, j->t0, j->t0};
     const unsigned src_flags =
         (P(c, LD_C_STRICT) ? LD_SRC_STRICT : 0u) | (P(c, LD_C_FLAT) ? LD_SRC_FLAT : 0u);
+    const int64_t lt = P(c, LD_C_LABEL_TYPE);
+    const ld_list_opts lo = {(int)P(c, LD_C_LABEL_COUNT), lt == LD_LABEL_INT32     ? LD_DTYPE_I32
+                                                          : lt == LD_LABEL_FLOAT32 ? LD_DTYPE_F32
+                                                                                   : 0};
     if (list_file)
-        rc = ld__source_open_list(list_file, input, source_tick, &lst, &j->src, &c->err);
+        rc = ld__source_open_list(list_file, input, &lo, source_tick, &lst, &j->src, &c->err);
     else if (ld_convert_input_is_archive(input))
         rc = ld__source_open_archive(input, src_flags, source_warn, source_note, source_tick, &lst,
                                      &j->src, &c->err);
@@ -870,6 +893,10 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
 
     /* The writer. */
     const size_t ncls = ld__source_class_count(j->src);
+    if (ld__source_label_count(j->src)) {
+        j->label_vec = malloc((size_t)ld__source_label_count(j->src) * 4);
+        LD_CHECK(&c->err, j->label_vec, LD_ENOMEM, "out of memory");
+    }
     LD_TRY(describe_output(c, r, j, list_file ? list_file : input));
     size_t max_rel = 1;
     for (size_t i = 0; i < r->n; i++) {
@@ -1019,7 +1046,9 @@ static int take_slot(ld_convert *c, job *j, size_t idx, slot_size *first)
                        .h = sl->h,
                        .w = sl->w,
                        .label = ld__source_label(j->src, idx),
+                       .label_vec = j->label_vec,
                        .rel = rel};
+        if (j->label_vec) ld__source_values(j->src, idx, j->label_vec);
         const int rc = j->wr->vt->add(j->wr, &s, &c->err);
         if (rc < 0) return rc;
         c->stats.converted++;
@@ -1129,6 +1158,7 @@ static void job_free(job *j)
     out_files_free(&j->outs);
     free(j->split_list);
     free(j->part_path);
+    free(j->label_vec);
     ld__source_free(j->src);
 }
 

@@ -486,8 +486,11 @@ static int source_sample(lctx *c, int64_t *ch, int64_t *h, int64_t *w)
 
 enum { LEND_NONE, LEND_DATA, LEND_ALL }; /* which tops borrow the layer's buffers */
 
-/* A source's tops: data [N, C, H, W] (C,H,W from `shapes`, else `sample`) and labels [N]. */
-static int source_tops(lctx *c, const char *param, int lend,
+/* A source's tops: data [N, C, H, W] (C,H,W from `shapes`, else `sample`) and labels [N], or
+ * [N, K] for label vectors when the layer gives them (`vectors`: HDF5Data, LibData; Caffe's
+ * Data layer gives a Datum's one label, and an LMDB's vectors come from a second Data layer
+ * on the label database, whose data top is N x K x 1 x 1). */
+static int source_tops(lctx *c, const char *param, int lend, int vectors,
                        int (*sample)(lctx *c, int64_t *ch, int64_t *h, int64_t *w))
 {
     est *s = c->s;
@@ -510,9 +513,11 @@ static int source_tops(lctx *c, const char *param, int lend,
     } else if ((rc = sample(c, &ch, &h, &w)) != LD_OK) {
         return rc;
     }
-    int64_t sd[4] = {c->batch, ch, h, w}, ld1[1] = {c->batch};
+    const int64_t lk = vectors && L->src ? L->src->label_k : 0;
+    int64_t sd[4] = {c->batch, ch, h, w}, ld1[2] = {c->batch, lk};
     for (int k = 0; k < L->nt; k++) {
-        int id = k == 0 ? new_blob(s, L, L->top[k], 4, sd) : new_blob(s, L, L->top[k], 1, ld1);
+        int id = k == 0 ? new_blob(s, L, L->top[k], 4, sd)
+                        : new_blob(s, L, L->top[k], lk ? 2 : 1, ld1);
         if (id < 0) return id;
         c->P->top[k] = id;
         /* Prefetching layers (and LibData's data top) lend their buffers to the tops. */
@@ -524,22 +529,22 @@ static int source_tops(lctx *c, const char *param, int lend,
 
 static int data_shape(lctx *c)
 {
-    return source_tops(c, "data_param", LEND_ALL, source_sample);
+    return source_tops(c, "data_param", LEND_ALL, 0, source_sample);
 }
 
 static int image_shape(lctx *c)
 {
-    return source_tops(c, "image_data_param", LEND_ALL, image_sample);
+    return source_tops(c, "image_data_param", LEND_ALL, 0, image_sample);
 }
 
 static int hdf5_shape(lctx *c)
 {
-    return source_tops(c, "hdf5_data_param", LEND_NONE, source_sample);
+    return source_tops(c, "hdf5_data_param", LEND_NONE, 1, source_sample);
 }
 
 static int libdata_shape(lctx *c)
 {
-    return source_tops(c, "data_param", LEND_DATA, source_sample);
+    return source_tops(c, "data_param", LEND_DATA, 1, source_sample);
 }
 
 /* Data, ImageData: the prefetch batches; Data: the LMDB pages its cursor touched, which stay
@@ -554,8 +559,8 @@ static int data_mem(lctx *c)
     if ((rc = ld__pt_get_int(ld__pt_get(L->node, "data_param"), "prefetch", 4, 1, 1 << 20,
                              &prefetch, s->e)) != LD_OK)
         return rc;
-    if ((rc = add_bytes(s, LD_PM_PREFETCH, prefetch * c->batch * (c->sample + (L->nt > 1)), 4)) !=
-        LD_OK)
+    const int64_t labels = L->nt > 1; /* a Datum's one label */
+    if ((rc = add_bytes(s, LD_PM_PREFETCH, prefetch * c->batch * (c->sample + labels), 4)) != LD_OK)
         return rc;
     if (!src || !src->file_bytes || !src->samples) return LD_OK;
     uint64_t rec = src->file_bytes / src->samples;
@@ -575,7 +580,8 @@ static int hdf5_mem(lctx *c)
     if (src && s->cfg->iters > 0 && (uint64_t)(s->cfg->iters * c->batch) > n)
         n = src->max_file_samples;
     if (src && s->cfg->iters == 0) n = src->max_file_samples;
-    return add_bytes(s, LD_PM_SOURCE, (int64_t)n * (c->sample + 1), 4);
+    const int64_t labels = src && src->label_k ? src->label_k : 1;
+    return add_bytes(s, LD_PM_SOURCE, (int64_t)n * (c->sample + labels), 4);
 }
 
 /* LibData: the libdata reader's ring, measured at batch 1 and 2 when the net was loaded. */

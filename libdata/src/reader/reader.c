@@ -117,6 +117,7 @@ typedef struct worker {
     ld_image img;
     ld_rrc_scratch rrc;
     double labels[MAX_RUN]; /* labels of one read_run */
+    double *vec;            /* one sample's label vector (store info.label_k values) */
     uint32_t *order;        /* a piece's batch positions in file order (read_gather only) */
     uint64_t *sorted;       /* and its sample indices in that order */
     ld_err err;
@@ -244,7 +245,7 @@ int ld_reader_get(const ld_reader *r, ld_reader_param p, int64_t *v)
 
 int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
 {
-    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_ORDER) return LD_EINVAL;
+    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_LABEL_K) return LD_EINVAL;
     if (!r->is_open) return LD_ESTATE;
     switch (p) {
     case LD_R_INFO_SAMPLES: *v = (int64_t)r->store->info.n; break;
@@ -260,6 +261,7 @@ int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
     case LD_R_INFO_MEMORY: *v = (int64_t)r->memory; break;
     case LD_R_INFO_ENCODED: *v = r->store->info.encoded; break;
     case LD_R_INFO_ORDER: *v = r->out_order; break;
+    case LD_R_INFO_LABEL_K: *v = r->store->info.label_k; break;
     }
     return LD_OK;
 }
@@ -390,6 +392,9 @@ int ld_reader_set_str(ld_reader *r, ld_reader_param p, const char *value)
 
 /* ---- workers ------------------------------------------------------------------------------ */
 
+/* Where the pixel paths put one label per sample: nowhere for label vectors (put_vectors). */
+#define LABELS(r, sl) ((r)->store->info.label_k ? NULL : (sl)->labels)
+
 /* Store the label of sample i at position j of a slot, in the label dtype asked for. A label
  * the dtype cannot hold exactly is an error, never clipped: int32 takes whole numbers in its
  * range (not 2.5, NaN or 1e12); float32 takes integer labels up to 2^24 exactly (16777217
@@ -397,6 +402,7 @@ int ld_reader_set_str(ld_reader *r, ld_reader_param p, const char *value)
  * conversion, except a finite value it would turn into infinity. */
 static int put_label(const ld_reader *r, void *labels, size_t j, double v, uint64_t i, ld_err *e)
 {
+    if (r->store->info.label_k && !labels) return LD_OK; /* vectors: see put_vectors */
     if (P(r, LD_R_LABEL_DTYPE) == LD_DTYPE_F32) {
         const float f = (float)v;
         if (isfinite(v) && (!isfinite(f) || (!r->store->info.label_float && (double)f != v)))
@@ -526,11 +532,27 @@ static int fill_sorted(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, 
             dst[m] = sl->data + o[k + m] * r->out_bytes;
         LD_TRY(st->vt->read_gather(st, w->cx, i, run, dst, w->labels, &w->err));
         for (size_t m = 0; m < run; m++)
-            LD_TRY(put_label(r, sl->labels, o[k + m], w->labels[m], i + m, &w->err));
+            LD_TRY(put_label(r, LABELS(r, sl), o[k + m], w->labels[m], i + m, &w->err));
         k += run;
     }
 fail:
     return rc;
+}
+
+/* Label vectors of samples [j0, j1) of slot sl: K values each, at j * K, checked as one
+ * label is (put_label). */
+static int put_vectors(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, uint64_t *cur)
+{
+    ld_store *st = r->store;
+    const uint32_t k = st->info.label_k;
+    for (size_t j = j0; j < j1; j++) {
+        const uint64_t i = *cur = sl->indices[j];
+        int rc = st->vt->label_vec(st, w->cx, i, w->vec, &w->err);
+        for (uint32_t m = 0; rc == LD_OK && m < k; m++)
+            rc = put_label(r, sl->labels, j * k + m, w->vec[m], i, &w->err);
+        if (rc < 0) return rc;
+    }
+    return LD_OK;
 }
 
 /* Fill samples [j0, j1) of batch b into slot sl. */
@@ -548,6 +570,7 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
     uint64_t cur = ids[j0];
     if (w->order) {
         rc = fill_sorted(r, w, sl, j0, j1, &cur);
+        if (rc == LD_OK && in->label_k) rc = put_vectors(r, w, sl, j0, j1, &cur);
         goto fail; /* names the sample on failure, as below */
     }
     if (st->vt->will_read) st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
@@ -565,7 +588,7 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             LD_TRY(st->vt->read_run(st, w->cx, i, run, out, w->labels, &w->err));
             for (size_t k = 0; k < run; k++) {
                 sl->indices[j + k] = i + k;
-                LD_TRY(put_label(r, sl->labels, j + k, w->labels[k], i + k, &w->err));
+                LD_TRY(put_label(r, LABELS(r, sl), j + k, w->labels[k], i + k, &w->err));
             }
             j += run - 1;
             continue;
@@ -595,8 +618,9 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             ld_xsrc src = {im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
         }
-        LD_TRY(put_label(r, sl->labels, j, rec.label, i, &w->err));
+        LD_TRY(put_label(r, LABELS(r, sl), j, rec.label, i, &w->err));
     }
+    if (in->label_k) rc = put_vectors(r, w, sl, j0, j1, &cur);
 fail:
     /* A failure whose message names the sample records it (err.sample); name it otherwise. */
     if (rc < 0 && w->err.sample < 0) {
@@ -658,6 +682,7 @@ static void close_reader(ld_reader *r)
             worker *w = &r->workers[k];
             if (w->cx) r->store->vt->ctx_free(r->store, w->cx);
             free(w->scratch);
+            free(w->vec);
             free(w->order);
             free(w->sorted);
             ld__codec_free(w->codec);
@@ -785,12 +810,13 @@ static int alloc_ring(ld_reader *r, ld_err *e)
          * paid once at open, not during the first epoch. */
         s->data = ring_alloc(r->cap * r->out_bytes);
         if (s->data) memset(s->data, 0, r->cap * r->out_bytes);
-        s->labels = malloc(r->cap * 4);
+        const size_t lk = r->store->info.label_k ? r->store->info.label_k : 1;
+        s->labels = malloc(r->cap * 4 * lk);
         s->indices = malloc(r->cap * sizeof(uint64_t));
         LD_CHECK(e, s->data && s->labels && s->indices, LD_ENOMEM,
                  "out of memory for batch buffer %d of %d (%zu bytes each)", k + 1, r->nslots,
                  (size_t)(r->cap * r->out_bytes));
-        memset(s->labels, 0, r->cap * 4);
+        memset(s->labels, 0, r->cap * 4 * lk);
         memset(s->indices, 0, r->cap * sizeof(uint64_t));
     }
 fail:
@@ -1024,7 +1050,9 @@ static int plan_memory(ld_reader *r, const char *path)
     }
     uint64_t fixed = in->store_bytes + (uint64_t)threads * per_thread +
                      (r->xf.mean_img ? (uint64_t)x->c * x->mh * x->mw * 4 : 0);
-    uint64_t per_sample = r->out_bytes + 4 + 8, per_batch;
+    const uint64_t lk = in->label_k ? in->label_k : 1; /* label values per sample */
+    if (in->label_k) per_thread += lk * sizeof(double);
+    uint64_t per_sample = r->out_bytes + 4 * lk + 8, per_batch;
     size_t ring_bytes;
     LD_CHECK(e,
              !__builtin_mul_overflow(per_sample, r->cap, &per_batch) &&
@@ -1086,6 +1114,10 @@ static int start_workers(ld_reader *r, const char *path)
             w->order = malloc((size_t)r->cap * sizeof *w->order); /* a piece is <= a batch */
             w->sorted = malloc((size_t)r->cap * sizeof *w->sorted);
             LD_CHECK(e, w->order && w->sorted, LD_ENOMEM, "out of memory");
+        }
+        if (in->label_k) {
+            w->vec = malloc(in->label_k * sizeof *w->vec);
+            LD_CHECK(e, w->vec, LD_ENOMEM, "out of memory");
         }
         if (in->encoded) {
             w->codec = ld__codec_create();
@@ -1217,6 +1249,7 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     o->data_bytes = n * r->out_bytes;
     o->label_dtype = (int)P(r, LD_R_LABEL_DTYPE);
     o->labels = sl->labels;
+    o->label_k = (int)r->store->info.label_k;
     o->indices = sl->indices;
     o->epoch = r->epoch;
     o->number = r->take;

@@ -263,11 +263,22 @@ int ld_merge(const char *output, const char *const *parts, size_t nparts, ld_log
     int lmdb = ends_with(output, olen, ".lmdb") || is_dir(parts[0]);
     sh = calloc(nparts, sizeof *sh);
     LD_CHECK(&e, sh, LD_ENOMEM, "out of memory");
-    for (size_t i = 0; i < nparts; i++) {
-        sh[i].path = parts[i];
-        sh[i].given = i;
-        sh[i].index = sh[i].count = sh[i].first = sh[i].listed = sh[i].total = -1;
-        ld__shard_name(parts[i], &sh[i].name_k, &sh[i].name_n);
+    size_t given = nparts;
+    nparts = 0;
+    for (size_t i = 0; i < given; i++) {
+        int labels_of_part = 0; /* a part's label database (OUT-*-of-* matches it too) */
+        for (size_t j = 0; lmdb && j < given && !labels_of_part; j++) {
+            char *ldb = j != i ? ld__lmdb_label_db_path(parts[j]) : NULL;
+            LD_CHECK(&e, ldb || j == i, LD_ENOMEM, "out of memory");
+            labels_of_part = ldb && !strcmp(ldb, parts[i]);
+            free(ldb);
+        }
+        if (labels_of_part) continue; /* merged with its part */
+        const size_t k = nparts++;
+        sh[k].path = parts[i];
+        sh[k].given = k;
+        sh[k].index = sh[k].count = sh[k].first = sh[k].listed = sh[k].total = -1;
+        ld__shard_name(parts[i], &sh[k].name_k, &sh[k].name_n);
     }
     const ld_merge_ops *ops = NULL;
 #ifdef LD_HAVE_LMDB

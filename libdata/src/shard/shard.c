@@ -63,12 +63,27 @@ void ld__shard_run_id(const ld_shard_setting *set, size_t nset, unsigned n, cons
         h = fnv(h, name, strlen(name) + 1);
     }
     h = fnv(h, "\n", 1);
+    /* label vectors: their count and type, and every item's values (bytes, fixed width) */
+    const uint32_t lk = ld__source_label_count(src);
+    uint8_t vec[4 * 4096];
+    if (lk && lk <= 4096) {
+        h = fnv_printf(h, "%s=%lld\n", "label_count", (long long)lk);
+        h = fnv_printf(h, "%s=%lld\n", "label_type", (long long)ld__source_label_type(src));
+    }
     for (size_t i = 0; i < total; i++) {
         const char *rel = ld__source_rel(src, i);
         char label[16];
         int k = snprintf(label, sizeof label, "%ld\n", (long)ld__source_label(src, i));
         h = fnv(h, rel, strlen(rel) + 1);
         h = fnv(h, label, (size_t)k);
+        if (lk && lk <= 4096 && ld__source_values(src, i, vec) == LD_OK)
+            for (uint32_t v = 0; v < lk; v++) { /* little-endian on every machine */
+                uint32_t bits;
+                memcpy(&bits, vec + 4 * v, 4);
+                const uint8_t le[4] = {(uint8_t)bits, (uint8_t)(bits >> 8), (uint8_t)(bits >> 16),
+                                       (uint8_t)(bits >> 24)};
+                h = fnv(h, le, 4);
+            }
     }
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }

@@ -84,26 +84,25 @@ int ld__source_set_root(ld_source *s, const char *root)
 /* The label is the first 4 bytes of an item's record, stored unaligned. */
 #define LABEL_BYTES sizeof(int32_t)
 
-int ld__source_add_item(ld_source *s, const char *rel, size_t rel_len, int32_t label)
-{
-    return ld__source_add_item_ex(s, rel, rel_len, label, NULL, 0);
-}
-
-int ld__source_add_item_ex(ld_source *s, const char *rel, size_t rel_len, int32_t label,
-                           const void *extra, size_t extra_len)
+int ld__source_add_item_values(ld_source *s, const char *rel, size_t rel_len, int32_t label,
+                               const void *values, size_t vec_bytes)
 {
     if (grow((void **)&s->items, &s->cap, s->n + 1, sizeof *s->items) < 0) return LD_ENOMEM;
     size_t total;
-    if (!ld__add_size(LABEL_BYTES + 1, rel_len, &total) || !ld__add_size(total, extra_len, &total))
-        return LD_ENOMEM;
+    if (!ld__add_size(LABEL_BYTES + 1 + vec_bytes, rel_len, &total)) return LD_ENOMEM;
     char *p = arena_alloc(s, total);
     if (!p) return LD_ENOMEM;
     memcpy(p, &label, LABEL_BYTES);
     memcpy(p + LABEL_BYTES, rel, rel_len);
     p[LABEL_BYTES + rel_len] = '\0';
-    if (extra_len) memcpy(p + LABEL_BYTES + rel_len + 1, extra, extra_len);
+    if (vec_bytes) memcpy(p + LABEL_BYTES + rel_len + 1, values, vec_bytes);
     s->items[s->n++] = p;
     return LD_OK;
+}
+
+int ld__source_add_item(ld_source *s, const char *rel, size_t rel_len, int32_t label)
+{
+    return ld__source_add_item_values(s, rel, rel_len, label, NULL, 0);
 }
 
 const void *ld__source_extra(const ld_source *s, size_t i)
@@ -150,6 +149,7 @@ void ld__source_free(ld_source *s)
     ld__tar_free(s->tar);
     free(s->items);
     free(s->classes);
+    free(s->label_names);
     free(s->root);
     free(s);
 }
@@ -206,6 +206,39 @@ int ld__source_get(const ld_source *s, size_t i, ld_buf *path_buf, ld_item *out)
     out->rel = rel;
     memcpy(&out->label, s->items[i], LABEL_BYTES);
     return LD_OK;
+}
+
+uint32_t ld__source_label_count(const ld_source *s)
+{
+    return s ? s->label_k : 0;
+}
+
+int ld__source_label_type(const ld_source *s)
+{
+    return s && s->label_k ? s->label_type : LD_DTYPE_I32;
+}
+
+int ld__source_unlabelled(const ld_source *s)
+{
+    return s && s->unlabelled;
+}
+
+int ld__source_values(const ld_source *s, size_t i, void *out)
+{
+    if (!s || i >= s->n || !s->label_k) return LD_EINVAL;
+    const char *rel = s->items[i] + LABEL_BYTES;
+    memcpy(out, rel + strlen(rel) + 1, (size_t)s->label_k * 4);
+    return LD_OK;
+}
+
+size_t ld__source_label_name_count(const ld_source *s)
+{
+    return s ? s->n_label_names : 0;
+}
+
+const char *ld__source_label_name(const ld_source *s, size_t i)
+{
+    return s && i < s->n_label_names ? s->label_names[i] : NULL;
 }
 
 size_t ld__source_class_count(const ld_source *s)

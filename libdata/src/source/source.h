@@ -15,10 +15,11 @@
  * Symlinks are followed for files; symlinked directories are followed once (loops are
  * detected by device/inode and reported).
  *
- * List mode: each non-empty line is "relative/path label", split at the *last* space (so
- * paths may contain spaces), label a non-negative 32-bit integer; a line without a label or
- * with a bad label is an LD_EFORMAT error naming the list file and line number. Class names
- * are the label numbers as text ("0", "1", ...) up to the largest label. CRLF accepted.
+ * List mode: a text list of "relative/path v1 ... vK" lines, or a CSV file with a header
+ * (src_list.c says how lines are split and typed). One non-negative integer per line is a
+ * class label, as Caffe's convert_imageset reads it: class names are then the label numbers
+ * as text ("0", "1", ...) up to the largest label. Anything else is a label vector
+ * (ld__source_label_count). A bad line is an LD_EFORMAT error naming the file and line.
  *
  * Archive mode (src_tar.c): a tar archive (.tar, .tar.gz/.tgz, .tar.bz2, .tar.xz, .tar.zst)
  * read with libarchive, never extracted: the same classes, labels, names and order as folder
@@ -96,8 +97,14 @@ int ld__source_open_archive(const char *archive, unsigned flags, ld_source_warn_
  * member. Reading an archive moves its stream: one thread at a time. */
 int ld__source_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t max_bytes,
                     ld_err *e);
-int ld__source_open_list(const char *list_file, const char *root, ld_source_tick_fn tick,
-                         void *user, ld_source **out, ld_err *e);
+/* How list mode reads labels (see src_list.c). */
+typedef struct ld_list_opts {
+    int label_count; /* values per line; -1: from the first line (CSV: from the header) */
+    int label_type;  /* 0 auto (int32 when every line has one integer, else float32),
+                        LD_DTYPE_I32 or LD_DTYPE_F32 */
+} ld_list_opts;
+int ld__source_open_list(const char *list_file, const char *root, const ld_list_opts *o,
+                         ld_source_tick_fn tick, void *user, ld_source **out, ld_err *e);
 void ld__source_free(ld_source *s);
 
 size_t ld__source_count(const ld_source *s);
@@ -108,6 +115,18 @@ int ld__source_get(const ld_source *s, size_t i, ld_buf *path_buf, ld_item *out)
 /* Relative path and label of item i without composing its path; NULL / -1 out of range. */
 const char *ld__source_rel(const ld_source *s, size_t i);
 int32_t ld__source_label(const ld_source *s, size_t i);
+/* Labels. 0: every item has one int32 label (ld__source_label; class labels, or in list mode
+ * integers; 0 for an unlabelled list). K >= 1 (list mode): every item has K values of
+ * ld__source_label_type (LD_DTYPE_F32, or LD_DTYPE_I32 asked for), ld__source_values copies
+ * them (K x 4 bytes) to out. */
+uint32_t ld__source_label_count(const ld_source *s);
+int ld__source_label_type(const ld_source *s);
+int ld__source_values(const ld_source *s, size_t i, void *out);
+/* 1 when a list had no labels at all (every label 0, no classes). */
+int ld__source_unlabelled(const ld_source *s);
+/* A CSV list's header: the names of the label columns (0 when there is none). */
+size_t ld__source_label_name_count(const ld_source *s);
+const char *ld__source_label_name(const ld_source *s, size_t i);
 size_t ld__source_class_count(const ld_source *s);
 const char *ld__source_class_name(const ld_source *s, size_t i);
 

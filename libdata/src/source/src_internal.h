@@ -3,8 +3,9 @@
  * src_list.c use to fill it. Strings live in a block arena so that items can point into it
  * without being invalidated as the arena grows (blocks never move).
  *
- * An item is one pointer to an arena record "<int32 label><relative path>\0": 8 bytes in the
- * item array (what shuffle and sort move) plus 5 bytes and the relative path in the arena.
+ * An item is one pointer to an arena record "<int32 label><relative path>\0<label values>":
+ * 8 bytes in the item array (what shuffle and sort move) plus 5 bytes and the relative path in
+ * the arena, and with label vectors (list mode) K x 4 bytes of values after the path's NUL.
  * The root is kept once and joined with the relative path only when a caller asks for it.
  */
 #ifndef LD_SRC_INTERNAL_H
@@ -25,6 +26,13 @@ struct ld_source {
     size_t n_classes, cap_classes;
     ld_arena_block *arena;            /* newest block first */
     uint64_t unlisted[LD_UNLISTED_N]; /* folder mode: entries passed over, by ld_unlisted_why */
+    /* list mode's labels (ld__source_label_count): values per item after the path, their
+     * type, whether the list had no labels, and the CSV header's label names */
+    uint32_t label_k;
+    int label_type;
+    int unlabelled;
+    const char **label_names;
+    size_t n_label_names;
     ld_tar *tar; /* archive mode: where the members are and how to read them; else NULL */
 };
 
@@ -41,11 +49,12 @@ int ld__source_set_root(ld_source *s, const char *root);
 /* Append an item: its path is the root joined with `rel` (rel as-is when there is no root
  * or rel is absolute). LD_OK or LD_ENOMEM. */
 int ld__source_add_item(ld_source *s, const char *rel, size_t rel_len, int32_t label);
+/* The same with `vec_bytes` bytes of label values kept after the path (ld__source_values). */
+int ld__source_add_item_values(ld_source *s, const char *rel, size_t rel_len, int32_t label,
+                               const void *values, size_t vec_bytes);
 
-/* ld__source_add_item that also stores extra_len bytes after the relative path (archive
- * mode: where the member is), returned by ld__source_extra (unaligned: memcpy it). */
-int ld__source_add_item_ex(ld_source *s, const char *rel, size_t rel_len, int32_t label,
-                           const void *extra, size_t extra_len);
+/* The bytes after item i's relative path (ld__source_add_item_values; archive mode keeps
+ * where the member is there; unaligned: memcpy them). */
 const void *ld__source_extra(const ld_source *s, size_t i);
 /* Change the label of item i (archive mode labels items once every class is known). */
 void ld__source_set_label(ld_source *s, size_t i, int32_t label);

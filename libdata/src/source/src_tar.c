@@ -101,7 +101,7 @@ void ld__tar_set_window(ld_source *s, uint64_t bytes)
 #define WINDOW_BYTES ((uint64_t)64 << 20)
 #define WINDOW_ITEMS 16384
 
-/* Where an item's member is (stored after its relative path, ld__source_add_item_ex). */
+/* Where an item's member is (stored after its relative path, ld__source_add_item_values). */
 typedef struct tar_pos {
     uint64_t offset;  /* of its data in the archive file (meaningful when nothing is compressed) */
     uint64_t size;    /* its size as the header says */
@@ -486,8 +486,8 @@ static int list_entry(lister *l, const entry *en, ld_err *e)
     LD_CHECK(e, ld__buf_append(&l->rel, name, len) == LD_OK, LD_ENOMEM, "out of memory");
     const tar_pos p = {en->offset, (uint64_t)archive_entry_size(en->ae), en->ordinal};
     LD_CHECK(e,
-             ld__source_add_item_ex(l->s, (const char *)l->rel.p, l->rel.len, 0, &p, sizeof p) ==
-                 LD_OK,
+             ld__source_add_item_values(l->s, (const char *)l->rel.p, l->rel.len, 0, &p,
+                                        sizeof p) == LD_OK,
              LD_ENOMEM, "out of memory");
     if (!flat) {
         const char *slash = memchr(l->rel.p, '/', l->rel.len);

@@ -25,6 +25,7 @@ static int fill(ld_pack *p, void *arg)
     const ld_desc *m = a->m;
     ld_dataset_info *d = LD_PACK_NEW(p, ld_dataset_info);
     const char **names = LD_PACK_ARRAY(p, m->n_classes, const char *);
+    const char **lnames = LD_PACK_ARRAY(p, m->n_label_names, const char *);
     const char *path = ld__pack_str(p, a->path);
     const char *encoding =
         m->encoded && m->encoding && m->encoding[0] ? ld__pack_str(p, m->encoding) : NULL;
@@ -32,7 +33,14 @@ static int fill(ld_pack *p, void *arg)
         const char *name = ld__pack_str(p, m->class_names[i]);
         if (names) names[i] = name;
     }
+    for (size_t i = 0; i < m->n_label_names; i++) {
+        const char *name = ld__pack_str(p, m->label_names[i]);
+        if (lnames) lnames[i] = name;
+    }
     if (!d) return LD_OK; /* counting */
+    d->label_k = ld__desc_label_k(m);
+    d->num_label_names = m->n_label_names;
+    d->label_names = m->n_label_names ? lnames : NULL;
     d->path = path;
     d->encoding = encoding;
     d->class_names = m->n_classes ? names : NULL;

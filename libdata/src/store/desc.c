@@ -244,7 +244,7 @@ int ld__desc_set_text(char **dst, const char *s)
 /* The strings of a description that are not records. */
 #define OTHER_STRINGS(d)                                                                           \
     {                                                                                              \
-        &(d)->layout, &(d)->record, &(d)->tool_version                                             \
+        &(d)->layout, &(d)->record, &(d)->tool_version, &(d)->label_db                             \
     }
 
 void ld__desc_free(ld_desc *d)
@@ -254,6 +254,9 @@ void ld__desc_free(ld_desc *d)
     for (size_t i = 0; d->class_names && i < d->n_classes; i++)
         free(d->class_names[i]);
     free(d->class_names);
+    for (size_t i = 0; d->label_names && i < d->n_label_names; i++)
+        free(d->label_names[i]);
+    free(d->label_names);
     for (size_t i = 0; i < ld__desc_n_records; i++)
         if (ld__desc_records[i].type == LD_REC_STR) free(*AT(d, &ld__desc_records[i], char *));
     char **other[] = OTHER_STRINGS(d);
@@ -276,15 +279,16 @@ int ld__desc_copy(ld_desc *dst, const ld_desc *src)
     char **other[] = OTHER_STRINGS(dst);
     for (size_t i = 0; i < sizeof other / sizeof *other; i++)
         if (*other[i]) ok &= !!(*other[i] = ld__strdup(*other[i]));
-    dst->class_names = NULL;
-    dst->n_classes = 0;
-    if (src->n_classes) {
-        dst->class_names = calloc(src->n_classes, sizeof *dst->class_names);
-        ok &= !!dst->class_names;
-        for (size_t i = 0; dst->class_names && i < src->n_classes; i++, dst->n_classes++)
-            ok &= !!(dst->class_names[i] =
-                         ld__strdup(src->class_names[i] ? src->class_names[i] : ""));
-    }
+    dst->class_names = dst->label_names = NULL;
+    dst->n_classes = dst->n_label_names = 0;
+    if (ld__desc_copy_names(&dst->class_names, src->class_names, src->n_classes) == LD_OK)
+        dst->n_classes = src->n_classes;
+    else
+        ok = 0;
+    if (ld__desc_copy_names(&dst->label_names, src->label_names, src->n_label_names) == LD_OK)
+        dst->n_label_names = src->n_label_names;
+    else
+        ok = 0;
     if (ok) return LD_OK;
     ld__desc_free(dst);
     return LD_ENOMEM;
@@ -304,6 +308,30 @@ static void value_text(const ld_desc *d, size_t i, char *out, size_t cap)
 static int same_text(const char *a, const char *b)
 {
     return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* The label field as text for messages: "int32", "float32 x 3". */
+static void label_text(const ld_desc *d, char *out, size_t cap)
+{
+    const ld_desc_field *f = ld__desc_role(d, LD_ROLE_LABEL);
+    if (!f) {
+        snprintf(out, cap, "(none)");
+        return;
+    }
+    const char *t = f->dtype == LD_DTYPE_F32 ? "float32" : "int32";
+    if (f->rank == 1)
+        snprintf(out, cap, "%s x %lld", t, (long long)f->dims[0]);
+    else
+        snprintf(out, cap, "%s", t);
+}
+
+/* Where two name lists first differ: *k, or -1 when they are equal. */
+static int64_t names_differ(char *const *a, size_t na, char *const *b, size_t nb)
+{
+    size_t k = 0;
+    while (k < na && k < nb && !strcmp(a[k], b[k]))
+        k++;
+    return k == na && k == nb ? -1 : (int64_t)k;
 }
 
 const char *ld__desc_first_difference(const ld_desc *have, const ld_desc *want, char *hv, char *wv,
@@ -328,18 +356,61 @@ const char *ld__desc_first_difference(const ld_desc *have, const ld_desc *want, 
         value_text(want, i, wv, cap);
         return r->name;
     }
-    size_t k = 0;
-    while (k < have->n_classes && k < want->n_classes &&
-           !strcmp(have->class_names[k], want->class_names[k]))
-        k++;
-    if (k == have->n_classes && k == want->n_classes &&
-        have->classes_recorded == want->classes_recorded)
+    label_text(have, hv, cap);
+    label_text(want, wv, cap);
+    if (strcmp(hv, wv)) return "label";
+    int64_t l = names_differ(have->label_names, have->n_label_names, want->label_names,
+                             want->n_label_names);
+    if (l >= 0) {
+        size_t k = (size_t)l;
+        snprintf(hv, cap, "%zu names, name %zu '%s'", have->n_label_names, k,
+                 k < have->n_label_names ? have->label_names[k] : "(none)");
+        snprintf(wv, cap, "%zu names, name %zu '%s'", want->n_label_names, k,
+                 k < want->n_label_names ? want->label_names[k] : "(none)");
+        return "label_names";
+    }
+    int64_t c =
+        names_differ(have->class_names, have->n_classes, want->class_names, want->n_classes);
+    if (c < 0 && have->classes_recorded == want->classes_recorded) {
+        hv[0] = wv[0] = '\0';
         return NULL;
+    }
+    size_t k = c < 0 ? have->n_classes : (size_t)c;
     snprintf(hv, cap, "%zu classes, class %zu '%s'", have->n_classes, k,
              k < have->n_classes ? have->class_names[k] : "(none)");
     snprintf(wv, cap, "%zu classes, class %zu '%s'", want->n_classes, k,
              k < want->n_classes ? want->class_names[k] : "(none)");
     return "class_names";
+}
+
+int ld__desc_copy_names(char ***out, char *const *names, size_t n)
+{
+    *out = NULL;
+    if (!n) return LD_OK;
+    char **v = calloc(n, sizeof *v);
+    if (!v) return LD_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (!(v[i] = ld__strdup(names && names[i] ? names[i] : ""))) {
+            while (i--)
+                free(v[i]);
+            free(v);
+            return LD_ENOMEM;
+        }
+    *out = v;
+    return LD_OK;
+}
+
+const ld_desc_field *ld__desc_role(const ld_desc *d, int role)
+{
+    for (size_t i = 0; i < d->n_fields; i++)
+        if (d->field[i].role == role) return &d->field[i];
+    return NULL;
+}
+
+int ld__desc_label_k(const ld_desc *d)
+{
+    const ld_desc_field *f = ld__desc_role(d, LD_ROLE_LABEL);
+    return f && f->rank == 1 ? (int)f->dims[0] : 0;
 }
 
 int ld__desc_resize_mode(const char *name)
@@ -470,6 +541,8 @@ void ld__desc_observe(ld_desc *d, const ld_store_info *in)
             f->dims[2] = in->w;
         } else if (f->role == LD_ROLE_LABEL) {
             f->dtype = d->label_dtype;
+            f->rank = in->label_k ? 1 : 0;
+            f->dims[0] = in->label_k;
         }
     }
 }

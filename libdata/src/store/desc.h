@@ -80,6 +80,7 @@ typedef struct ld_desc {
     int delivered_order; /* LD_CHANNELS_BGR/RGB as ld_reader gives 3 channels; 0 (observe) */
     char *layout;        /* "NCHW" (HDF5) | "CHW" (LMDB) */
     char *record;        /* LMDB: "caffe.Datum" */
+    char *label_db;      /* LMDB with label vectors: the label database's name, beside it */
 
     /* settings */
     int quality;            /* JPEG quality of re-encoded images; 0 not recorded */
@@ -98,6 +99,9 @@ typedef struct ld_desc {
     size_t n_classes;
     char **class_names;   /* n_classes, owned; NULL when none recorded */
     int classes_recorded; /* class_names exists (maybe empty) */
+    /* label vectors: the names of their values (a CSV list's header), NULL/0 when none */
+    size_t n_label_names;
+    char **label_names;
 
     /* shard identity (h5_format.h "Shards"); shard_count 0 = not a part */
     uint32_t shard_index, shard_count;
@@ -172,7 +176,8 @@ int ld__desc_copy(ld_desc *dst, const ld_desc *src);
 /* *dst = a copy of s (NULL stays NULL), freeing the old value. LD_OK or LD_ENOMEM. */
 int ld__desc_set_text(char **dst, const char *s);
 
-/* The first setting (a `setting` record, the format version, the class names) in which
+/* The first setting (a `setting` record, the format version, the label field's type and
+ * count, the label names, the class names) in which
  * `have` differs from `want`: its name ("class_names" for the classes), with both values as
  * text in hv[cap] and wv[cap] ("(absent)" when not recorded; for the classes "3 classes,
  * class 1 'dog'" at the first name that differs); NULL when they agree. */
@@ -202,6 +207,14 @@ int ld__desc_print(const ld_desc *d, ld_buf *out);
 /* Format readers (desc.c dispatches to them by the probe). */
 int ld__h5_desc_read(const char *path, ld_desc *d, ld_err *e);
 int ld__lmdb_desc_read(const char *dir, ld_desc *d, ld_err *e);
+
+/* The first field of `role`, or NULL. */
+const ld_desc_field *ld__desc_role(const ld_desc *d, int role);
+/* Values per label: 0 for one scalar label per sample (or none), K for label vectors
+ * (a label field of rank 1, dims[0] = K; HDF5 /label (N, K)). */
+int ld__desc_label_k(const ld_desc *d);
+/* Copy n strings into a new array (*out, owned; NULL when n is 0). LD_OK or LD_ENOMEM. */
+int ld__desc_copy_names(char ***out, char *const *names, size_t n);
 
 /* Set a field (copies name). LD_OK, LD_ENOMEM, LD_EINVAL (no room). */
 int ld__desc_add_field(ld_desc *d, const char *name, int role, int dtype, int rank,

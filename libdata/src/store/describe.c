@@ -50,6 +50,20 @@ static int print_name(ld_buf *out, const char *label, const char *name)
 int ld__desc_print(const ld_desc *d, ld_buf *out)
 {
     int rc = LD_OK;
+    const int k = ld__desc_label_k(d);
+    if (k) { /* label vectors: their count, type, names, where they are */
+        LD_TRY(ld__buf_printf(out, "label vectors: %d value%s per sample, %s", k, k == 1 ? "" : "s",
+                              d->label_dtype == LD_DTYPE_I32 ? "int32" : "float32"));
+        if (d->label_db) {
+            LD_TRY(ld__buf_printf(out, ", in the label database "));
+            LD_TRY(ld__describe_escape(out, d->label_db));
+        }
+        LD_TRY(ld__buf_printf(out, "\n"));
+        if (d->n_label_names) {
+            LD_TRY(ld__buf_printf(out, "label names:"));
+            LD_TRY(print_names(out, d->label_names, d->n_label_names));
+        }
+    }
     if (d->classes_recorded && d->n_classes == 0)
         LD_TRY(ld__buf_printf(out, "classes: none recorded\n"));
     else if (d->classes_recorded) {
@@ -114,14 +128,17 @@ static int print_reader(ld_buf *out, const ld_desc *d, int rc_open, const char *
                         : d->delivered_order == LD_CHANNELS_RGB ? "RGB"
                         : d->channels == 1                      ? "GRAY"
                                                                 : "as stored";
+    const int k = ld__desc_label_k(d);
+    char lk[32] = "";
+    if (k) snprintf(lk, sizeof lk, " x %d", k);
     return ld__buf_printf(out,
                           "reader: %s, %llu samples, %s %s, %d x %d x %d%s, channel order %s, "
-                          "labels %s\n",
+                          "labels %s%s\n",
                           d->format == LD_FORMAT_LMDB ? "LMDB" : "HDF5",
                           (unsigned long long)d->samples, d->encoded ? "encoded" : "raw",
                           dt[(d->dtype - LD_DTYPE_U8) & 1], d->channels, d->height, d->width,
                           d->shape_of_first ? " (the first sample's)" : "", order,
-                          dt[d->label_dtype == LD_DTYPE_F32 ? 1 : 2]);
+                          dt[d->label_dtype == LD_DTYPE_F32 ? 1 : 2], lk);
 }
 
 int ld_describe(const char *path, char **text, char **errmsg)

@@ -42,6 +42,9 @@ typedef enum ld_store_order {
     LD_SORDER_GRAY = 3
 } ld_store_order;
 
+/* Label vectors longer than this are refused at open (a damaged shape must not size buffers). */
+#define LD_MAX_LABEL_K 65536
+
 /* What a store holds; filled by the store's open function, constant afterwards. */
 typedef struct ld_store_info {
     uint64_t n;          /* number of samples */
@@ -80,6 +83,10 @@ typedef struct ld_store_info {
      * record's image header"); other samples may differ in size (the reader refuses those
      * without a crop). NULL when c/h/w hold for every sample or are 0. Static string. */
     const char *shape_from;
+    /* Label vectors: K values per sample (HDF5 /label (N, K), an LMDB pair's float_data
+     * Datums), read with vt->label_vec; 0 for one label per sample (ld_rec.label).
+     * (Appended; 0 is the first version's meaning.) */
+    uint32_t label_k;
 } ld_store_info;
 
 /* One sample as read. Borrowed: `data` stays valid until the next read() or ctx_free() on the
@@ -133,6 +140,10 @@ typedef struct ld_store_vt {
      * with one vectored read into their own batch slots. Same errors as read(). */
     int (*read_gather)(ld_store *s, ld_store_ctx *cx, uint64_t first, size_t count,
                        uint8_t *const *dst, double *labels, ld_err *e);
+    /* Label vectors (info.label_k > 0; NULL otherwise): sample i's K values into out[0..K).
+     * read(), read_run() and read_gather() then give its first value as the label. Same
+     * errors as read(). */
+    int (*label_vec)(ld_store *s, ld_store_ctx *cx, uint64_t i, double *out, ld_err *e);
 } ld_store_vt;
 
 /* Every store struct starts with this. */

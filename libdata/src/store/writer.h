@@ -43,9 +43,11 @@ typedef struct ld_sample {
     const uint8_t *data; /* raw: c*h*w bytes, planar CHW in the dataset's channel order;
                             encoded: the image file bytes */
     size_t len;
-    int c, h, w; /* the image's shape (also for encoded samples) */
-    int32_t label;
-    const char *rel; /* source path relative to the input root */
+    int c, h, w;           /* the image's shape (also for encoded samples) */
+    int32_t label;         /* one label per sample (the description's label field is a scalar) */
+    const char *rel;       /* source path relative to the input root */
+    const void *label_vec; /* label vectors: the K values (ld__desc_label_k) in the label
+                              field's dtype (float32 or int32); NULL for a scalar label */
 } ld_sample;
 
 typedef struct ld_writer ld_writer;

@@ -40,16 +40,18 @@ static int ds_shape(hid_t f, const char *name, hsize_t dims[4], int *dtype)
     return rank;
 }
 
-static int h5_classes(hid_t f, ld_desc *d)
+/* A string array attribute into *out / *n (owned). LD_OK (*found 1), LD_OK when absent or
+ * unreadable (*found 0), LD_ENOMEM. */
+static int names(hid_t f, const char *attr, char ***out, size_t *n, int *found)
 {
     char **v = NULL;
-    size_t n = 0;
-    int rc = ld__h5_attr_strings(f, LD_H5_ATTR_CLASS_NAMES, &v, &n);
+    size_t k = 0;
+    *found = 0;
+    int rc = ld__h5_attr_strings(f, attr, &v, &k);
     if (rc != LD_OK) return rc == LD_ENOMEM ? LD_ENOMEM : LD_OK;
-    d->classes_recorded = 1;
-    if (n && !(d->class_names = calloc(n, sizeof *d->class_names))) rc = LD_ENOMEM;
-    for (size_t i = 0; rc == LD_OK && i < n; i++, d->n_classes++)
-        if (!(d->class_names[i] = ld__strdup(v[i]))) rc = LD_ENOMEM;
+    *found = 1;
+    rc = ld__desc_copy_names(out, v, k);
+    if (rc == LD_OK) *n = k;
     free(v);
     return rc;
 }
@@ -116,9 +118,12 @@ int ld__h5_desc_from(hid_t f, const char *path, ld_desc *d, ld_err *e)
             d->samples_known = 1;
         }
     }
-    if (ds_shape(f, LD_H5_DS_LABEL, dims, &dt) >= 1) {
+    if ((rank = ds_shape(f, LD_H5_DS_LABEL, dims, &dt)) >= 1) {
+        /* (N,) one label per sample; (N, K) label vectors (K = 1 too) */
+        const int64_t k = rank == 2 ? (int64_t)dims[1] : 0;
         d->label_dtype = dt == LD_DTYPE_F32 ? LD_DTYPE_F32 : LD_DTYPE_I32;
-        LD_TRY(ld__desc_add_field(d, LD_H5_DS_LABEL, LD_ROLE_LABEL, d->label_dtype, 0, NULL));
+        LD_TRY(ld__desc_add_field(d, LD_H5_DS_LABEL, LD_ROLE_LABEL, d->label_dtype,
+                                  rank == 2 ? 1 : 0, &k));
         if (!d->samples_known) {
             d->samples = dims[0];
             d->samples_known = 1;
@@ -139,7 +144,9 @@ int ld__h5_desc_from(hid_t f, const char *path, ld_desc *d, ld_err *e)
             d->field[i].dims[1] = d->height;
             d->field[i].dims[2] = d->width;
         }
-    LD_TRY(h5_classes(f, d));
+    LD_TRY(names(f, LD_H5_ATTR_CLASS_NAMES, &d->class_names, &d->n_classes, &d->classes_recorded));
+    int found;
+    LD_TRY(names(f, LD_H5_ATTR_LABEL_NAMES, &d->label_names, &d->n_label_names, &found));
     char **parts = NULL;
     size_t np = 0;
     rc = ld__h5_attr_strings(f, LD_H5_ATTR_PARTS, &parts, &np);
@@ -181,8 +188,9 @@ static int put_str(hid_t loc, hid_t scalar, hid_t vstr, const char *name, const 
 
 int ld__h5_desc_write(hid_t f, const ld_desc *d, const char *path, ld_err *e)
 {
-    hsize_t n = d->n_classes;
+    hsize_t n = d->n_classes, nl = d->n_label_names;
     hid_t scalar = H5Screate(H5S_SCALAR), list = H5Screate_simple(1, &n, NULL);
+    hid_t lnames = nl ? H5Screate_simple(1, &nl, NULL) : H5I_INVALID_HID;
     hid_t vstr = H5Tcopy(H5T_C_S1);
     int bad = scalar < 0 || list < 0 || vstr < 0 || H5Tset_size(vstr, H5T_VARIABLE) < 0 ||
               H5Tset_cset(vstr, H5T_CSET_UTF8) < 0;
@@ -203,7 +211,9 @@ int ld__h5_desc_write(hid_t f, const ld_desc *d, const char *path, ld_err *e)
         const char *none[1] = {""};
         bad |= put(f, LD_H5_ATTR_CLASS_NAMES, vstr, vstr, list,
                    d->n_classes ? (const void *)d->class_names : (const void *)none);
+        if (nl) bad |= put(f, LD_H5_ATTR_LABEL_NAMES, vstr, vstr, lnames, d->label_names);
     }
+    if (lnames >= 0) H5Sclose(lnames);
     if (vstr >= 0) H5Tclose(vstr);
     if (list >= 0) H5Sclose(list);
     if (scalar >= 0) H5Sclose(scalar);

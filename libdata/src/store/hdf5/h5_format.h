@@ -8,7 +8,9 @@
  *   /data      uint8  (N, C, H, W)  chunked along N only: chunk = (k, C, H, W) with
  *                                   k = max(1, floor(LD_H5_CHUNK_BYTES / (C*H*W))),
  *                                   maxdims (unlimited, C, H, W); no filter unless deflate.
- *   /label     int32  (N,)          chunked (LD_H5_LABEL_CHUNK), maxdims unlimited
+ *   /label     int32  (N,)          chunked (LD_H5_LABEL_CHUNK), maxdims unlimited; label
+ *              vectors (list mode, K values per line): float32 (or int32) (N, K), chunk
+ *              (min(LD_H5_LABEL_CHUNK, 65536 / (4 K)), K)
  *   /filename  vlen UTF-8 string (N,)  the sample's path relative to the input root,
  *                                   chunked (LD_H5_NAME_CHUNK), maxdims unlimited
  *
@@ -29,6 +31,7 @@
  *   channel_order="BGR"|"RGB"|"GRAY"  layout="NCHW"
  *   channels, height, width (int32; height/width 0 when samples vary in size)
  *   class_names (vlen str array, may be empty), num_classes (int32)
+ *   label_names (vlen str array; label vectors with named values only: a CSV header)
  *   quality (int32), resize_mode="squash"|"crop"|"pad"|"max"|"none", resize_w, resize_h (int32)
  *   source, note, tool_version (strings)
  *
@@ -101,6 +104,8 @@
 #define LD_H5_ATTR_HEIGHT "height"
 #define LD_H5_ATTR_WIDTH "width"
 #define LD_H5_ATTR_CLASS_NAMES "class_names"
+/* Label vectors (/label (N, K)): the names of the K values (a CSV list's header), when known */
+#define LD_H5_ATTR_LABEL_NAMES "label_names"
 #define LD_H5_ATTR_NUM_CLASSES "num_classes"
 #define LD_H5_ATTR_QUALITY "quality"
 #define LD_H5_ATTR_RESIZE_MODE "resize_mode"

@@ -198,8 +198,13 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
                  (unsigned long long)p->row[2], m->sh[0].path, (unsigned long long)m->p[0].row[0],
                  (unsigned long long)m->p[0].row[1], (unsigned long long)m->p[0].row[2]);
     }
-    LD_TRY(ds_shape(f, LD_H5_DS_LABEL, 1, dims, &t, s->path, e));
+    /* (N,) labels, or (N, K) label vectors: the parts agree on K (their descriptions) */
+    const int k = ld__desc_label_k(&m->ref);
+    LD_TRY(ds_shape(f, LD_H5_DS_LABEL, k ? 2 : 1, dims, &t, s->path, e));
     LD_TRY(same_type(&m->label_t, &t, LD_H5_DS_LABEL, m, i, e));
+    LD_CHECK(e, !k || dims[1] == (hsize_t)k, LD_EFORMAT,
+             "%s: /label rows have %llu values, its description says %d: a damaged part", s->path,
+             (unsigned long long)dims[1], k);
     LD_CHECK(e, dims[0] == p->n, LD_EFORMAT,
              "%s: /label has %llu rows for %llu samples: a damaged part; reconvert it", s->path,
              (unsigned long long)dims[0], (unsigned long long)p->n);
@@ -536,7 +541,8 @@ static int write_merged(h5merge *m, ld_err *e)
     } else {
         LD_TRY(make_vds(m, file, LD_H5_DS_DATA, m->data_t, 4, m->p[0].row, 0, e));
     }
-    LD_TRY(make_vds(m, file, LD_H5_DS_LABEL, m->label_t, 1, NULL, 0, e));
+    const hsize_t krow[1] = {(hsize_t)ld__desc_label_k(&m->ref)};
+    LD_TRY(make_vds(m, file, LD_H5_DS_LABEL, m->label_t, krow[0] ? 2 : 1, krow, 0, e));
     /* /filename: fixed-length strings as wide as the widest part's (a single run's width:
      * the longest name of the whole listing), or variable-length as the parts */
     size_t width = 0;

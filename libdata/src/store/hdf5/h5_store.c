@@ -91,6 +91,7 @@
  * buffered reads and one advice per piece. */
 struct ld_store_ctx {
     ld_buf buf;     /* fallback cache (raw rows) or encoded bytes */
+    ld_buf lab;     /* one label vector read directly (h5_label_vec) */
     uint64_t first; /* raw fallback: first sample held in buf, count held */
     uint64_t count;
     /* (flags in bytes: the context stays the size it had before iov, one malloc size class) */
@@ -404,13 +405,46 @@ static void h5_ctx_free(ld_store *st, ld_store_ctx *cx)
     (void)st;
     if (!cx) return;
     ld__buf_free(&cx->buf);
+    ld__buf_free(&cx->lab);
     free(cx->iov);
     free(cx);
 }
 
+/* Sample i's label; with label vectors, its first value. */
 static double label_of(const h5_store *s, uint64_t i)
 {
-    return s->lab_f ? (double)s->lab_f[i] : (double)s->lab_i[i];
+    if (s->lab_map.addr) return 0; /* vectors read per sample: h5_label_vec */
+    const uint64_t at = i * (s->base.info.label_k ? s->base.info.label_k : 1);
+    return s->lab_f ? (double)s->lab_f[at] : (double)s->lab_i[at];
+}
+
+static int h5_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *out, ld_err *e)
+{
+    const h5_store *s = (const h5_store *)st;
+    const uint32_t k = st->info.label_k;
+    if (i >= st->info.n)
+        return ld__err(e, LD_EINVAL, "%s: sample %llu out of range", s->path,
+                       (unsigned long long)i);
+    if (s->lab_map.addr) { /* one pread of the row, into the context's label buffer */
+        const size_t row = (size_t)k * 4;
+        if (ld__buf_reserve(&cx->lab, row) < 0)
+            return ld__err(e, LD_ENOMEM, "%s: out of memory", s->path);
+        uint8_t *dst = cx->lab.p;
+        struct iovec iov[2]; /* (a chunk holds whole rows: one entry) */
+        gather g = {&dst, row, 0, iov, 2};
+        const int rc = ld__h5_read_map(&s->lab_map, s->fd, s->path, i * row, row, &g, i, NULL, e);
+        if (rc < 0) return rc;
+        for (uint32_t m = 0; m < k; m++) {
+            float f;
+            int32_t v;
+            memcpy(s->lab_map_float ? (void *)&f : (void *)&v, dst + 4 * m, 4);
+            out[m] = s->lab_map_float ? (double)f : (double)v;
+        }
+        return LD_OK;
+    }
+    for (uint32_t m = 0; m < k; m++)
+        out[m] = s->lab_f ? s->lab_f[i * k + m] : (double)s->lab_i[i * k + m];
+    return LD_OK;
 }
 
 /* h5_read without the detail: every failure names s->path and sample i in its message. */
@@ -543,6 +577,7 @@ static void h5_close(ld_store *st)
     if (s->fd >= 0) close(s->fd);
     ld__h5_vds_free(&s->vds);
     free(s->map.addr);
+    free(s->lab_map.addr);
     free(s->lab_i);
     free(s->lab_f);
     free(s->offsets);
@@ -722,14 +757,19 @@ static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t
     return rc;
 }
 
-static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,       h5_will_read,
-                                  h5_close,      h5_read_run, h5_read_gather};
+static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5_will_read,
+                                  h5_close,      h5_read_run, h5_read_gather, h5_label_vec};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 
 /* Integer labels are read as 64-bit and must fit int32, libdata's label type: HDF5 would
  * clip 3000000000 to 2147483647 without a word. Floating point labels are kept as doubles;
- * the reader checks each against the label dtype it delivers. */
+ * the reader checks each against the label dtype it delivers. (N,) is one label per sample;
+ * (N, K) label vectors (info.label_k = K): as libdata writes them (native float32 or int32,
+ * chunks of whole rows, no filter) read per sample with one pread of the row through a chunk
+ * map (8 bytes per chunk held); other tools' (another type, deflate) and merged files'
+ * (virtual) held whole like one label, N x K x 8 bytes (floating point) or 4 (integers), in
+ * the memory budget. */
 static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld_err *e)
 {
     int rc = LD_OK;
@@ -743,8 +783,16 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     d = H5Dopen2(file, name, H5P_DEFAULT);
     LD_CHECK(e, d >= 0 && ld__h5_ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
              "%s: cannot open label dataset '/%s'", s->path, name);
-    LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] == 1), LD_EFORMAT,
-             "%s: label dataset '/%s' must have shape (N,) (one number per sample)", s->path, name);
+    LD_CHECK(e, rank == 1 || (rank == 2 && dims[1] >= 1 && dims[1] <= LD_MAX_LABEL_K), LD_EFORMAT,
+             "%s: label dataset '/%s' must have shape (N,) (one number per sample) or (N, K) "
+             "(label vectors, 1 <= K <= %d)",
+             s->path, name, LD_MAX_LABEL_K);
+    const uint64_t k = rank == 2 ? dims[1] : 1;
+    s->base.info.label_k = rank == 2 ? (uint32_t)k : 0;
+    uint64_t nv; /* values */
+    LD_CHECK(e, !__builtin_mul_overflow(n, k, &nv) && nv < SIZE_MAX / 8, LD_ELIMIT,
+             "%s: label dataset '/%s' (%llu x %llu) does not fit this machine's memory", s->path,
+             name, (unsigned long long)n, (unsigned long long)k);
     LD_CHECK(e, dims[0] == n, LD_EFORMAT,
              "%s: label dataset '/%s' has %llu entries but the pixel dataset has %llu samples: "
              "every sample needs exactly one label (the file is incomplete or was made "
@@ -755,13 +803,27 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
     LD_CHECK(e, cl == H5T_INTEGER || cl == H5T_FLOAT, LD_EFORMAT,
              "%s: label dataset '/%s' is not numeric", s->path, name);
     const int is_unsigned = cl == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_NONE;
-    wide = malloc((size_t)(n ? n : 1) * 8);
+    if (rank == 2 && !ld__h5_is_virtual(d) &&
+        (H5Tequal(t, H5T_NATIVE_FLOAT) > 0 || H5Tequal(t, H5T_NATIVE_INT32) > 0)) {
+        /* label vectors as libdata writes them: read per sample, nothing held */
+        const int dr = ld__h5_build_direct(s->path, s->file_size, d, 2, dims, (size_t)k * 4,
+                                           &s->lab_map, e);
+        LD_TRY(dr < 0 ? dr : LD_OK);
+        if (dr == 1) {
+            s->lab_map_float = cl == H5T_FLOAT;
+            s->base.info.label_float = cl == H5T_FLOAT;
+            s->base.info.store_bytes += (size_t)s->lab_map.nchunks * sizeof(uint64_t);
+            s->base.info.ctx_bytes += (size_t)k * 4;
+            goto fail; /* (done) */
+        }
+    }
+    wide = malloc((size_t)(nv ? nv : 1) * 8);
     if (cl == H5T_FLOAT) {
         s->lab_f = wide;
         wide = NULL;
         s->base.info.label_float = 1;
     } else {
-        s->lab_i = malloc((size_t)(n ? n : 1) * 4);
+        s->lab_i = malloc((size_t)(nv ? nv : 1) * 4);
     }
     LD_CHECK(e, (s->lab_f || wide) && (s->lab_f || s->lab_i), LD_ENOMEM,
              "%s: out of memory for %llu labels", s->path, (unsigned long long)n);
@@ -778,7 +840,7 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
         /* every label must fit: report the whole range so the user sees what the file holds */
         int64_t lo = INT64_MAX, hi = INT64_MIN;
         uint64_t bad = UINT64_MAX, uhi = 0;
-        for (uint64_t k = 0; k < n; k++) {
+        for (uint64_t k = 0; k < nv; k++) {
             if (is_unsigned) {
                 uint64_t v = ((const uint64_t *)wide)[k];
                 uhi = v > uhi ? v : uhi;
@@ -804,11 +866,11 @@ static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld
                          "%s: label dataset '/%s' holds values from %s (the "
                          "first out of range at sample %llu); libdata's labels are int32 "
                          "(-2147483648 to 2147483647): renumber the labels to fit",
-                         s->path, name, range, (unsigned long long)bad);
+                         s->path, name, range, (unsigned long long)(bad / k));
             goto fail;
         }
     }
-    s->base.info.store_bytes += (size_t)(n ? n : 1) * (s->lab_f ? 8 : 4);
+    s->base.info.store_bytes += (size_t)(nv ? nv : 1) * (s->lab_f ? 8 : 4);
 fail:
     free(wide);
     if (t >= 0) H5Tclose(t);

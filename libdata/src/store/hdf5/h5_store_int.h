@@ -78,6 +78,10 @@ typedef struct h5_store {
     uint64_t rows;     /* fallback: samples per HDF5 read (raw) */
     int32_t *lab_i;    /* labels: one of the two (integers are checked to fit int32; */
     double *lab_f;     /* floating point ones are kept as they are, float64 included) */
+    /* Label vectors of libdata's layout (native float32 or int32 (N, K), rows whole in each
+     * chunk, no filter): read per sample through this map, nothing held (lab_i, lab_f NULL) */
+    direct_map lab_map;
+    int lab_map_float;
     uint64_t *offsets; /* encoded: n + 1 byte offsets into /encoded */
     uint64_t enc_len;  /* encoded: bytes in /encoded */
     int enc_c, enc_h, enc_w;

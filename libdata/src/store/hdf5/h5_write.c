@@ -338,6 +338,15 @@ static size_t small_chunk(const h5w *w, size_t def)
     return w->expected_n && w->expected_n + 1 < def ? (size_t)w->expected_n + 1 : def;
 }
 
+/* Rows per /label chunk: LD_H5_LABEL_CHUNK, fewer for long label vectors (chunks of at most
+ * LD_H5_LABEL_CHUNK x 16 bytes: one row of 4,096 values is a 16 KiB chunk). */
+static size_t label_chunk_rows(int k)
+{
+    const size_t max_bytes = (size_t)LD_H5_LABEL_CHUNK * 16, row = 4 * (size_t)(k > 1 ? k : 1);
+    const size_t rows = max_bytes / row;
+    return rows > LD_H5_LABEL_CHUNK ? LD_H5_LABEL_CHUNK : rows ? rows : 1;
+}
+
 /* Set up the column layouts (not the datasets) once the sample shape is known (encoded:
  * once the first image's size is, or at finish() when there was none). */
 static int cols_setup(h5w *w, size_t first_len, ld_err *e)
@@ -363,8 +372,13 @@ static int cols_setup(h5w *w, size_t first_len, ld_err *e)
                         k ? k : 1));
         w->data.deflate = w->deflate;
     }
-    LD_TRY(col_init(&w->label, LD_H5_DS_LABEL, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, none, 4,
-                    small_chunk(w, LD_H5_LABEL_CHUNK)));
+    /* one int32 label per sample, or label vectors (N, K) of the label field's type */
+    const int k = ld__desc_label_k(&w->rec);
+    const int lf = w->rec.label_dtype == LD_DTYPE_F32;
+    hsize_t kdim[1] = {(hsize_t)k};
+    LD_TRY(col_init(&w->label, LD_H5_DS_LABEL, lf ? H5T_IEEE_F32LE : H5T_STD_I32LE,
+                    lf ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32, k ? 2 : 1, k ? kdim : none, 4,
+                    small_chunk(w, label_chunk_rows(k))));
     if (w->fstr >= 0) {
         LD_TRY(col_init(&w->name, LD_H5_DS_FILENAME, w->fstr, w->fstr, 1, none, w->max_rel_len,
                         small_chunk(w, LD_H5_NAME_CHUNK)));
@@ -650,7 +664,7 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
             if (w->file_h != s->h || w->file_w != s->w) w->file_h = w->file_w = -1;
         }
     }
-    LD_TRY(col_append(&w->label, &s->label, 1, e));
+    LD_TRY(col_append(&w->label, w->label.rank == 2 ? s->label_vec : &s->label, 1, e));
     if (w->name.vlen) {
         LD_TRY(col_append_str(&w->name, s->rel, e));
     } else {

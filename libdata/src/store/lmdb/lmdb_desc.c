@@ -10,6 +10,7 @@
 
 #include "libdata/types.h"
 #include "store/lmdb/lmdb_store.h"
+#include "store/store.h"
 
 #ifdef LD_HAVE_LMDB
 /* ---- the typed sidecar reader ------------------------------------------------------------- */
@@ -192,6 +193,39 @@ static int str_key(const char *t, const char *key, char **dst, const char *dir, 
     return LD_OK;
 }
 
+/* The label field: one int32 per sample (a Datum's label), or label vectors of label_count
+ * values (in the label database label_db), with their type and names. */
+static int label_keys(const char *t, const char *dir, ld_desc *d, ld_err *e)
+{
+    int rc = LD_OK;
+    int64_t k = 0;
+    char *type = NULL;
+    if (ld__side_i64(t, "label_count", &k) && k >= 1 && k <= LD_MAX_LABEL_K) {
+        LD_TRY(str_key(t, "label_type", &type, dir, e));
+        d->label_dtype = type && !strcmp(type, "int32") ? LD_DTYPE_I32 : LD_DTYPE_F32;
+        LD_TRY(str_key(t, "label_db", &d->label_db, dir, e));
+        int r = ld__side_strings(t, "label_names", &d->label_names, &d->n_label_names);
+        LD_CHECK(e, r != LD_ENOMEM, LD_ENOMEM, "%s: out of memory", dir);
+    } else {
+        k = 0;
+    }
+    /* (ld__lmdb_desc_read gives every description an image and a label field first) */
+    ld_desc_field *f = (ld_desc_field *)ld__desc_role(d, LD_ROLE_LABEL);
+    if (f) {
+        f->dtype = d->label_dtype;
+        f->rank = k ? 1 : 0;
+        f->dims[0] = k;
+    } else {
+        LD_CHECK(e,
+                 ld__desc_add_field(d, "label", LD_ROLE_LABEL, d->label_dtype, k ? 1 : 0, &k) ==
+                     LD_OK,
+                 LD_ENOMEM, "%s: out of memory", dir);
+    }
+fail:
+    free(type);
+    return rc;
+}
+
 int ld__lmdb_desc_from(const char *t, const char *dir, ld_desc *d, ld_err *e)
 {
     int rc = LD_OK;
@@ -233,6 +267,7 @@ int ld__lmdb_desc_from(const char *t, const char *dir, ld_desc *d, ld_err *e)
     }
     d->dtype = LD_DTYPE_U8;
     d->label_dtype = LD_DTYPE_I32;
+    LD_TRY(label_keys(t, dir, d, e));
     ld__desc_records_done(d);
 fail:
     free(fmt);
@@ -264,6 +299,19 @@ static int json_str(ld_buf *b, const char *key, const char *s)
     return rc < 0 ? rc : ld__buf_append(b, "\"", 1);
 }
 
+/* "key": ["a", "b"], on one line (ld__side_strings reads it back) */
+static int json_strings(ld_buf *b, const char *key, char *const *v, size_t n)
+{
+    int rc = ld__buf_printf(b, "\"%s\": [", key);
+    for (size_t i = 0; rc == LD_OK && i < n; i++) {
+        if (i) rc = ld__buf_printf(b, ", ");
+        if (rc == LD_OK) rc = ld__buf_append(b, "\"", 1);
+        if (rc == LD_OK) rc = ld__utf8_escape(b, v[i] ? v[i] : "", json_esc);
+        if (rc == LD_OK) rc = ld__buf_append(b, "\"", 1);
+    }
+    return rc == LD_OK ? ld__buf_printf(b, "],\n") : rc;
+}
+
 int ld__lmdb_desc_write(ld_buf *b, const ld_desc *d)
 {
     int rc = LD_OK;
@@ -280,14 +328,17 @@ int ld__lmdb_desc_write(ld_buf *b, const ld_desc *d)
     }
     LD_TRY(ld__buf_printf(b, "\"tool\": \"libdata "));
     LD_TRY(ld__utf8_escape(b, d->tool_version ? d->tool_version : "", json_esc));
-    LD_TRY(ld__buf_printf(b, "\",\n\"class_names\": ["));
-    for (size_t i = 0; i < d->n_classes; i++) {
-        if (i) LD_TRY(ld__buf_printf(b, ", "));
-        LD_TRY(ld__buf_append(b, "\"", 1));
-        LD_TRY(ld__utf8_escape(b, d->class_names[i] ? d->class_names[i] : "", json_esc));
-        LD_TRY(ld__buf_append(b, "\"", 1));
+    LD_TRY(ld__buf_printf(b, "\",\n"));
+    LD_TRY(json_strings(b, "class_names", d->class_names, d->n_classes));
+    const int k = ld__desc_label_k(d);
+    if (k) { /* label vectors: their count, type, names, and the database that holds them */
+        LD_TRY(ld__buf_printf(b, "\"label_count\": %d,\n\"label_type\": \"%s\",\n", k,
+                              d->label_dtype == LD_DTYPE_I32 ? "int32" : "float32"));
+        if (d->label_db) LD_TRY(json_str(b, "label_db", d->label_db));
+        if (d->label_db) LD_TRY(ld__buf_append(b, ",\n", 2));
+        LD_TRY(json_strings(b, "label_names", d->label_names, d->n_label_names));
     }
-    LD_TRY(ld__buf_printf(b, "],\n\"entries\": %llu\n}\n", (unsigned long long)d->samples));
+    LD_TRY(ld__buf_printf(b, "\"entries\": %llu\n}\n", (unsigned long long)d->samples));
 fail:
     return rc;
 }

@@ -159,7 +159,7 @@ int ld__lmdb_describe_store(const char *path, ld_store *s, ld_buf *out, ld_err *
     else if (in->encoded && in->shape_from && st.n)
         LD_TRY(ld__buf_printf(out, "sizes: %s %llu records have the first one's shape\n",
                               in->n > scan ? "the first" : "all", (unsigned long long)st.n));
-    if (in->n)
+    if (in->n && !in->label_k) /* (label vectors: the Datums' labels are 0) */
         LD_TRY(ld__buf_printf(out,
                               "labels: %llu distinct in 0..65535%s, range %.0f..%.0f, in the first "
                               "%llu records%s\n",

@@ -15,6 +15,8 @@
  * shard_count, listing_total and run_id, like the merged HDF5 file), with the writer's
  * entries/channels/height/width of the whole. Memory: one batch, whatever the number of
  * samples; the parts' pages are dropped from the process's mapping as they are passed.
+ * Label vectors: each part's label database is read in step (through the store, record i
+ * with record i) and the writer makes the merged label database beside the output.
  */
 #define _GNU_SOURCE
 #include "store/merge_fmt.h"
@@ -78,6 +80,10 @@ static int read_part(ld_shard *s, lpart *p, ld_desc *d, const ld_desc *ref, cons
     LD_TRY(rc);
     d->format = LD_FORMAT_LMDB;
     LD_TRY(ld__lmdb_desc_from((const char *)side.p, s->path, d, e));
+    LD_CHECK(e, !d->storage || strcmp(d->storage, "labels"), LD_EINVAL,
+             "%s: the label database of a part, not a part: give the parts' image databases "
+             "(OUT-KKKKK-of-NNNNN.lmdb); the label database beside each is merged with it",
+             s->path);
     LD_CHECK(e, !d->merged, LD_EINVAL,
              "%s: a merged database, not a part: give the parts it was merged from", s->path);
     LD_CHECK(e, d->shard_count && !d->shard_damaged, LD_EFORMAT,
@@ -111,8 +117,61 @@ fail:
     return rc;
 }
 
-/* Copy every record of one part into the writer, in key order. */
-static int copy_part(const ld_shard *s, const lpart *p, ld_writer *w, ld_err *e)
+/* Label vectors of a part: its label database, read through the store, record i in step
+ * with the image record i, into one sample's values of type `dtype` (the writer's). */
+typedef struct part_labels {
+    ld_store *st;
+    ld_store_ctx *cx;
+    double *vals;
+    void *out; /* k x 4 bytes: float or int32 */
+    uint32_t k;
+    int dtype;
+} part_labels;
+
+static void labels_close(part_labels *l)
+{
+    if (l->cx) l->st->vt->ctx_free(l->st, l->cx);
+    if (l->st) l->st->vt->close(l->st);
+    free(l->vals);
+    free(l->out);
+    memset(l, 0, sizeof *l);
+}
+
+static int labels_open(part_labels *l, const char *path, uint32_t k, int dtype, ld_err *e)
+{
+    int rc = LD_OK;
+    memset(l, 0, sizeof *l);
+    if (!k) return LD_OK;
+    l->k = k;
+    l->dtype = dtype;
+    LD_TRY(ld__lmdb_store_open(path, NULL, &l->st, e));
+    LD_CHECK(e, l->st->info.label_k == k, LD_EFORMAT,
+             "%s: its description says %u label values per sample, its label database holds %u",
+             path, (unsigned)k, (unsigned)l->st->info.label_k);
+    LD_TRY(l->st->vt->ctx_create(l->st, &l->cx, e));
+    l->vals = malloc(k * sizeof *l->vals);
+    l->out = malloc(k * 4);
+    LD_CHECK(e, l->vals && l->out, LD_ENOMEM, "out of memory");
+fail:
+    return rc;
+}
+
+/* Record i's values as the writer takes them. */
+static int labels_get(part_labels *l, uint64_t i, ld_err *e)
+{
+    int rc = l->st->vt->label_vec(l->st, l->cx, i, l->vals, e);
+    for (uint32_t m = 0; rc == LD_OK && m < l->k; m++)
+        if (l->dtype == LD_DTYPE_I32)
+            ((int32_t *)l->out)[m] = (int32_t)l->vals[m];
+        else
+            ((float *)l->out)[m] = (float)l->vals[m];
+    return rc;
+}
+
+/* Copy every record of one part into the writer, in key order; with label vectors (nk > 0
+ * values of type dtype) their records too. */
+static int copy_part(const ld_shard *s, const lpart *p, uint32_t nk, int dtype, ld_writer *w,
+                     ld_err *e)
 {
     int rc = LD_OK, m;
     MDB_env *env = NULL;
@@ -122,6 +181,8 @@ static int copy_part(const ld_shard *s, const lpart *p, ld_writer *w, ld_err *e)
     MDB_val k, v;
     ld_buf rel = {0};
     uint64_t count = 0;
+    part_labels lab;
+    LD_TRY(labels_open(&lab, s->path, nk, dtype, e));
     m = mdb_env_create(&env);
     if (m) {
         env = NULL;
@@ -168,6 +229,10 @@ static int copy_part(const ld_shard *s, const lpart *p, ld_writer *w, ld_err *e)
                          .w = dt.width,
                          .label = dt.label,
                          .rel = (const char *)rel.p};
+        if (nk) {
+            LD_TRY(labels_get(&lab, count, e));
+            smp.label_vec = lab.out;
+        }
         LD_TRY(w->vt->add(w, &smp, e));
         if (++count % DROP_EVERY == 0) ld__lmdb_drop_pages(env); /* else RSS grows with the parts */
     }
@@ -182,6 +247,7 @@ fail:
         mdb_env_close(env);
     }
     ld__buf_free(&rel);
+    labels_close(&lab);
     return rc;
 }
 
@@ -255,7 +321,8 @@ static int lm_write(ld_merge_fmt *m, ld_err *e)
                         .on_stale_user = (void *)m->log};
     LD_TRY(ld__lmdb_writer_create(&o, &w, e));
     for (size_t i = 0; i < m->n; i++)
-        LD_TRY(copy_part(&m->sh[i], &m->p[m->sh[i].given], w, e));
+        LD_TRY(copy_part(&m->sh[i], &m->p[m->sh[i].given], (uint32_t)ld__desc_label_k(&m->k0),
+                         m->k0.label_dtype, w, e));
     LD_TRY(w->vt->finish(w, e));
     ld__merge_log(m->log, LD_LOG_INFO, "merged %zu parts (%llu records) into %s", m->n,
                   (unsigned long long)total, m->output);

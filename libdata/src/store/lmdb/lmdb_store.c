@@ -53,6 +53,7 @@ typedef struct lmdb_store {
     const uint8_t *map_lo, *map_hi;
     size_t psize, fsize;
     uint64_t last_pgno;
+    ld_store *labels; /* label vectors: the label database (lmdb_write.c), or NULL */
 } lmdb_store;
 
 static int in_file(const lmdb_store *s, const MDB_val *v)
@@ -75,6 +76,7 @@ struct ld_store_ctx {
     ld_buf body;                /* the record's value, read with pread */
     ld_buf floats;              /* float_data records, converted */
     char name[320];             /* "<path>: record <i>, key '<key>'" for messages */
+    ld_store_ctx *labels;       /* the label database's context */
 };
 
 /* Resident memory. LMDB returns values as pointers into its shared, read-only map of
@@ -192,8 +194,9 @@ static void name_record(const lmdb_store *s, uint64_t i, char *buf, size_t cap)
 
 static void ctx_free(ld_store *base, ld_store_ctx *cx)
 {
-    (void)base;
+    lmdb_store *s = (lmdb_store *)base;
     if (!cx) return;
+    if (cx->labels) s->labels->vt->ctx_free(s->labels, cx->labels);
     ld__buf_free(&cx->floats);
     ld__buf_free(&cx->body);
     free(cx);
@@ -201,9 +204,30 @@ static void ctx_free(ld_store *base, ld_store_ctx *cx)
 
 static int ctx_create(ld_store *base, ld_store_ctx **out, ld_err *e)
 {
-    (void)base;
+    lmdb_store *s = (lmdb_store *)base;
     *out = calloc(1, sizeof **out);
-    return *out ? LD_OK : ld__err(e, LD_ENOMEM, "out of memory");
+    if (!*out) return ld__err(e, LD_ENOMEM, "out of memory");
+    int rc = s->labels ? s->labels->vt->ctx_create(s->labels, &(*out)->labels, e) : LD_OK;
+    if (rc < 0) {
+        ctx_free(base, *out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* Label vectors: sample i's record in the label database (K x 1 x 1 float_data). */
+static int st_label_vec(ld_store *base, ld_store_ctx *cx, uint64_t i, double *out, ld_err *e)
+{
+    lmdb_store *s = (lmdb_store *)base;
+    ld_rec rec;
+    const int rc = s->labels->vt->read(s->labels, cx->labels, i, NULL, 0, &rec, e);
+    if (rc < 0) return rc;
+    for (uint32_t m = 0; m < base->info.label_k; m++) {
+        float f;
+        memcpy(&f, rec.data + 4 * m, sizeof f);
+        out[m] = f;
+    }
+    return LD_OK;
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -438,6 +462,7 @@ static void st_close(ld_store *base)
     if (!s) return;
     if (s->snap) mdb_txn_abort(s->snap);
     if (s->env) mdb_env_close(s->env);
+    if (s->labels) s->labels->vt->close(s->labels);
     free(s->off);
     free(s->len);
     free(s->path);
@@ -449,7 +474,8 @@ static const ld_store_vt lmdb_store_vt = {.ctx_create = ctx_create,
                                           .read = st_read,
                                           .will_read = st_will_read,
                                           .close = st_close,
-                                          .read_run = st_read_run};
+                                          .read_run = st_read_run,
+                                          .label_vec = st_label_vec};
 /* Returns an LMDB/errno code (0 = ok), not an ld status. */
 static int env_open(lmdb_store *s, unsigned flags)
 {
@@ -605,6 +631,53 @@ fail:
     return rc;
 }
 
+/* Label vectors (sidecar "label_count" and "label_db"): open the label database beside this
+ * one; it must hold one K x 1 x 1 float record per image record. */
+static int open_label_db(lmdb_store *s, const char *t, ld_err *e)
+{
+    int rc = LD_OK;
+    int64_t k = 0;
+    char *name = NULL, *path = NULL;
+    if (!ld__side_i64(t, "label_count", &k) || k < 1 || k > LD_MAX_LABEL_K) return LD_OK;
+    LD_CHECK(e, ld__side_str(t, "label_db", &name) != LD_ENOMEM, LD_ENOMEM, "out of memory");
+    if (!name) return LD_OK; /* the label database itself */
+    /* beside this database: the name only, never a path elsewhere */
+    LD_CHECK(e, *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, ".."), LD_EFORMAT,
+             "%s/%s: label_db '%s' is not a database name beside it", s->path, LD_LMDB_SIDECAR,
+             name);
+    size_t n = strlen(s->path);
+    while (n > 1 && s->path[n - 1] == '/')
+        n--;
+    while (n > 0 && s->path[n - 1] != '/')
+        n--;
+    path = ld__asprintf("%.*s%s", (int)n, s->path, name);
+    LD_CHECK(e, path, LD_ENOMEM, "out of memory");
+    struct stat st;
+    LD_CHECK(e, stat(path, &st) == 0, LD_EIO,
+             "%s: its label vectors are in %s, which is missing (%s): keep the two databases "
+             "together",
+             s->path, path, strerror(errno));
+    LD_TRY(ld__lmdb_store_open(path, NULL, &s->labels, e));
+    const ld_store_info *l = &s->labels->info;
+    LD_CHECK(e,
+             l->n == s->base.info.n && !l->encoded && l->dtype == LD_SDT_F32 && l->c == k &&
+                 l->h == 1 && l->w == 1,
+             LD_EFORMAT,
+             "%s: its label database %s holds %llu records of %dx%dx%d %s, not %llu of %lldx1x1 "
+             "floats: the two do not belong together; convert again",
+             s->path, path, (unsigned long long)l->n, l->c, l->h, l->w,
+             l->dtype == LD_SDT_F32 ? "floats" : "bytes", (unsigned long long)s->base.info.n,
+             (long long)k);
+    s->base.info.label_k = (uint32_t)k;
+    s->base.info.label_float = 1;
+    s->base.info.store_bytes += l->store_bytes;
+    s->base.info.ctx_bytes += l->ctx_bytes;
+fail:
+    free(name);
+    free(path);
+    return rc;
+}
+
 /* probe, the libdata.json sidecar when there is one (ours): the channel order, and for
  * encoded records the channels and the common size decoding gives. */
 static int probe_sidecar(lmdb_store *s, int encoded, ld_err *e)
@@ -630,6 +703,7 @@ static int probe_sidecar(lmdb_store *s, int encoded, ld_err *e)
         else
             in->order = o;
     }
+    LD_TRY(open_label_db(s, t, e));
     const int hc = ld__side_i64(t, "channels", &c) && c > 0 && c <= LD_DATUM_MAX_CHANNELS;
     if (encoded && hc) /* the channels decoding should give */
         in->c = (int)c;

@@ -34,6 +34,14 @@
  *  - Metadata (class names, settings) goes to a sidecar file "libdata.json" inside the LMDB
  *    directory, not into the database: Caffe's Data layer parses every value as a Datum, so
  *    an extra key would break it. Caffe ignores other files in the directory.
+ *  - Label vectors (a description whose label field has K values) cannot go into a Datum's
+ *    one int32 label. They go, as Caffe users do it, into a second database beside OUT, the
+ *    label database (ld__lmdb_label_db_path: "train.lmdb" -> "train-labels.lmdb"): one Datum
+ *    per sample under the same key, float_data = the K values, channels K, height = width = 1,
+ *    so that a second stock Data layer reads them as a K x 1 x 1 blob in step with the
+ *    images. The image records' label is 0. This writer makes both: a second writer of this
+ *    file for the labels (label_db), finished first, so that the images' sidecar, which names
+ *    it ("label_db"), is published only once it exists.
  */
 #define _GNU_SOURCE
 #include "store/writer.h"
@@ -79,6 +87,10 @@ typedef struct lmdb_writer {
     ld_desc desc; /* the sidecar's description (a copy of the options'), shape set at the end */
     int c, h, w;  /* shape of the first sample, for the sidecar */
     int same_shape;
+    int label_k;               /* label vectors: values per sample (else 0) */
+    int is_label_db;           /* this writer writes the label database of another */
+    struct lmdb_writer *label; /* the label database's writer, when label_k > 0 */
+    ld_buf floats;             /* one label vector as float_data */
 } lmdb_writer;
 
 /* A failed write of the database: a full disk or `ulimit -f` is said as such (LMDB itself
@@ -284,6 +296,35 @@ fail:
 
 /* ---- the vtable ------------------------------------------------------------------------ */
 
+/* The label database's Datum of sample s: its K values as float_data (K x 1 x 1). Integer
+ * vectors must be exact in float32 (|v| <= 2^24). */
+static int label_datum(lmdb_writer *w, const ld_sample *s, ld_datum *d, ld_err *e)
+{
+    int rc = LD_OK;
+    const size_t k = (size_t)w->label_k;
+    LD_CHECK(e, s->label_vec, LD_EINVAL, "%s: no label values for the label database", s->rel);
+    LD_TRY(buf_rc(w, e, ld__buf_reserve(&w->floats, k * sizeof(float))));
+    float *f = (float *)(void *)w->floats.p;
+    if (w->desc.label_dtype == LD_DTYPE_I32) {
+        for (size_t m = 0; m < k; m++) {
+            int32_t v;
+            memcpy(&v, (const uint8_t *)s->label_vec + 4 * m, 4);
+            LD_CHECK(e, v >= -(1 << 24) && v <= 1 << 24, LD_EINVAL,
+                     "%s: label value %d: the label database holds float_data, exact for "
+                     "integers up to 2^24 only; write HDF5 (int32 (N, K)) instead",
+                     s->rel, (int)v);
+            f[m] = (float)v;
+        }
+    } else {
+        memcpy(f, s->label_vec, k * sizeof(float));
+    }
+    *d = (ld_datum){.channels = (int32_t)k, .height = 1, .width = 1, .floats = f, .n_floats = k};
+fail:
+    return rc;
+}
+
+static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e);
+
 static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
 {
     lmdb_writer *w = (lmdb_writer *)base;
@@ -304,11 +345,13 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
     ld_datum d = {.channels = s->c,
                   .height = s->h,
                   .width = s->w,
-                  .label = s->label,
+                  .label = w->label_k ? 0 : s->label,
                   .encoded = w->encoded,
                   .data = s->data ? s->data : (const uint8_t *)"",
                   .data_len = s->len};
-    if (!w->encoded) {
+    if (w->is_label_db) {
+        LD_TRY(label_datum(w, s, &d, e));
+    } else if (!w->encoded) {
         size_t px;
         LD_CHECK(e,
                  s->c > 0 && s->h > 0 && s->w > 0 &&
@@ -319,6 +362,7 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
     }
     LD_TRY(buf_rc(w, e, ld__datum_encode(&d, &w->rec)));
     LD_CHECK(e, w->rec.len <= UINT32_MAX, LD_ELIMIT, "%s: record too large", s->rel);
+    if (w->label) LD_TRY(lmdb_add(&w->label->base, s, e)); /* its label Datum, same key */
 
     /* keep the record for a replay, then put it */
     uint32_t hdr[2] = {(uint32_t)kl, (uint32_t)w->rec.len};
@@ -333,11 +377,11 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
     else if (m)
         LD_TRY(write_fail(w, e, m, "write failed"));
 
-    if (w->n == 1) {
-        w->c = s->c;
-        w->h = s->h;
-        w->w = s->w;
-    } else if (s->c != w->c || s->h != w->h || s->w != w->w) {
+    if (w->n == 1) { /* (the label database's: K x 1 x 1) */
+        w->c = d.channels;
+        w->h = d.height;
+        w->w = d.width;
+    } else if (d.channels != w->c || d.height != w->h || d.width != w->w) {
         w->same_shape = 0;
     }
     if (w->batch_n >= LD_LMDB_BATCH || w->batch.len >= LD_LMDB_BATCH_BYTES) {
@@ -355,6 +399,7 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
     char *old = NULL;
     LD_CHECK(e, !w->finished && w->env && w->txn, LD_ESTATE,
              "%s: cannot finish: the writer was finished or failed earlier", w->final);
+    if (w->label) LD_TRY(lmdb_finish(&w->label->base, e)); /* first: the sidecar names it */
     LD_TRY(commit(w, e));
     int m = mdb_env_sync(w->env, 1);
     if (m) LD_TRY(write_fail(w, e, m, "sync failed"));
@@ -407,6 +452,10 @@ static void lmdb_free(ld_writer *base)
     if (w->txn) mdb_txn_abort(w->txn);
     if (w->env) mdb_env_close(w->env);
     if (!w->finished && w->tmp) ld__remove_db_dir(w->tmp);
+    if (w->label && w->label->finished && !w->finished)
+        ld__remove_db_dir(w->label->final); /* published for images that were not */
+    lmdb_free(w->label ? &w->label->base : NULL);
+    ld__buf_free(&w->floats);
     ld__buf_free(&w->rec);
     ld__buf_free(&w->key);
     ld__buf_free(&w->batch);
@@ -418,7 +467,35 @@ static void lmdb_free(ld_writer *base)
 
 static const ld_writer_vt lmdb_vt = {lmdb_add, lmdb_finish, lmdb_free};
 
+static int writer_create(const ld_writer_opts *o, int is_label_db, ld_writer **out, ld_err *e);
+
+/* The label database's writer: the same options, its own path, a description of the values
+ * (no classes). */
+static int label_writer(lmdb_writer *w, const ld_writer_opts *o, ld_err *e)
+{
+    int rc = LD_OK;
+    ld_writer_opts lo = *o;
+    ld_writer *lw = NULL;
+    char *path = ld__lmdb_label_db_path(w->final);
+    LD_CHECK(e, path && ld__desc_set_text(&w->desc.label_db, NULL) == LD_OK, LD_ENOMEM,
+             "out of memory");
+    const char *slash = strrchr(path, '/');
+    LD_CHECK(e, ld__desc_set_text(&w->desc.label_db, slash ? slash + 1 : path) == LD_OK, LD_ENOMEM,
+             "out of memory");
+    lo.path = path;
+    rc = writer_create(&lo, 1, &lw, e);
+    w->label = (lmdb_writer *)lw;
+fail:
+    free(path);
+    return rc;
+}
+
 int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
+{
+    return writer_create(o, 0, out, e);
+}
+
+static int writer_create(const ld_writer_opts *o, int is_label_db, ld_writer **out, ld_err *e)
 {
     int rc = LD_OK, exists, m;
     lmdb_writer *w = calloc(1, sizeof *w);
@@ -441,7 +518,18 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     LD_CHECK(e, w->tmp, LD_ENOMEM, "out of memory");
     LD_CHECK(e, o->desc && ld__desc_copy(&w->desc, o->desc) == LD_OK, LD_ENOMEM, "out of memory");
     w->encoded = w->desc.encoded != 0;
-    if (w->desc.channels == 1) /* GRAY says the images have 1 channel */
+    w->label_k = ld__desc_label_k(&w->desc);
+    w->is_label_db = is_label_db;
+    if (is_label_db) { /* K x 1 x 1 float_data records, not images */
+        w->encoded = w->desc.encoded = 0;
+        w->desc.channels = w->label_k;
+        LD_CHECK(e,
+                 ld__desc_set_text(&w->desc.storage, "labels") == LD_OK &&
+                     ld__desc_set_text(&w->desc.label_db, NULL) == LD_OK &&
+                     ld__desc_set_text(&w->desc.encoding, NULL) == LD_OK &&
+                     ld__desc_set_text(&w->desc.channel_order, NULL) == LD_OK,
+                 LD_ENOMEM, "out of memory");
+    } else if (w->desc.channels == 1) /* GRAY says the images have 1 channel */
         LD_CHECK(e, ld__desc_set_text(&w->desc.channel_order, "GRAY") == LD_OK, LD_ENOMEM,
                  "out of memory");
     LD_CHECK(e, mkdir(w->tmp, 0777) == 0, LD_EIO, "%s: cannot create directory %s: %s", w->final,
@@ -459,6 +547,7 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     LD_TRY(txn_begin(w, e));
     m = mdb_dbi_open(w->txn, NULL, 0, &w->dbi);
     if (m) LD_TRY(ld__mdb_err(e, m, w->tmp, "cannot open the database"));
+    if (w->label_k && !is_label_db) LD_TRY(label_writer(w, o, e));
     *out = &w->base;
     return LD_OK;
 fail:
