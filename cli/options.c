@@ -25,6 +25,10 @@ void dc_hint_convert(const char *path)
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(mdb, &st) != 0)
         fprintf(stderr, "dataconv: to make a dataset of a folder of images: dataconv %s out.h5\n",
                 path);
+    else if (ld_convert_input_is_archive(path))
+        fprintf(stderr,
+                "dataconv: to make a dataset of a tar archive of images: dataconv %s out.h5\n",
+                path);
 }
 
 int dc_usage_error(const char *fmt, ...)

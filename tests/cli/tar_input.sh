@@ -156,6 +156,9 @@ echo "not a tar archive, just text, long enough to look at" > notes.tar
 run "$DATACONV" notes.tar notes.h5
 expect_rc 3
 expect_err "notes.tar: not a tar archive"
+run "$DATACONV" info classes.tar
+expect_rc 1
+expect_err "to make a dataset of a tar archive of images: dataconv classes.tar out.h5"
 cp classes.tar victim.tar
 cksum victim.tar > before
 run "$DATACONV" victim.tar victim.tar "${opts[@]}"

@@ -175,6 +175,26 @@ static void tar_of_tars(int gz)
     ld__buf_free(&blobs[2]);
 }
 
+Test(source_tar, an_inner_tar_that_is_no_tar_keeps_its_class_with_no_images)
+{
+    const member inner[] = {{"x.jpg", "x"}};
+    char pin[512], outer[512];
+    snprintf(pin, sizeof pin, "%s/in.tar", ld_tmp);
+    snprintf(outer, sizeof outer, "%s/train.tar", ld_tmp);
+    write_tar(pin, 0, inner, 1, NULL);
+    ld_buf blobs[2] = {{0}, file_bytes(pin)};
+    const member m[] = {{"a.tar", "not a tar archive, only text"}, {"b.tar", "x"}};
+    write_tar(outer, 0, m, 2, blobs);
+    ld_source *s = open_tar(outer, 0);
+    cr_assert_eq(ld__source_class_count(s), 2);
+    cr_assert_str_eq(ld__source_class_name(s, 0), "a");
+    cr_assert_str_eq(ld__source_class_name(s, 1), "b");
+    cr_assert_eq(ld__source_count(s), 1);
+    expect_item(s, 0, "b/x.jpg", 1, "x");
+    ld__source_free(s);
+    ld__buf_free(&blobs[1]);
+}
+
 Test(source_tar, a_tar_of_tars_has_one_class_per_inner_tar)
 {
     tar_of_tars(0);

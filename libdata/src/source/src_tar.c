@@ -465,6 +465,11 @@ static int list_entry(lister *l, const entry *en, ld_err *e)
     }
     const char *name = normalize(raw, &len);
     if (len == 0) return LD_OK; /* "./" */
+    size_t stem;
+    if (!flat && !en->inner && is_inner_archive(en->ae, &stem))
+        /* an inner tar that could not be read (walk_next warned) keeps its class and label
+         * with no images, as an unreadable class folder does */
+        return add_class(l, name, stem) == LD_OK ? LD_OK : ld__err(e, LD_ENOMEM, "out of memory");
     if (archive_entry_filetype(en->ae) == AE_IFDIR) {
         /* a top-level folder is a class, with images or not, as in folder mode */
         if (!flat && !en->inner && !memchr(name, '/', len) && name[0] != '.')
