@@ -25,6 +25,10 @@ void dc_hint_convert(const char *path)
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(mdb, &st) != 0)
         fprintf(stderr, "dataconv: to make a dataset of a folder of images: dataconv %s out.h5\n",
                 path);
+    else if (ld_convert_input_is_archive(path))
+        fprintf(stderr,
+                "dataconv: to make a dataset of a tar archive of images: dataconv %s out.h5\n",
+                path);
 }
 
 int dc_usage_error(const char *fmt, ...)
@@ -457,6 +461,10 @@ void dc_print_help(void *fp)
         "SRC's sub-folders are the classes (label = index in sorted name order); image files\n"
         "directly in SRC, and sub-folders that are datasets (LMDB, temporaries), are skipped with\n"
         "a warning. --flat: SRC has no class folders, every image below it gets label 0.\n"
+        "SRC may be a tar archive (.tar, .tar.gz/.tgz, .tar.bz2, .tar.xz, .tar.zst), read in "
+        "place\n"
+        "like the folder it holds; a top-level member that is a tar (ILSVRC2012 train) is a "
+        "class.\n"
         "OUT must not be, or lie inside, an input (SRC, LIST or a listed image): refused, exit 1.\n"
         "\n"
         "Shortcuts (each sets parameters listed below):\n"

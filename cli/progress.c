@@ -227,6 +227,10 @@ void dc_progress_summary(dc_progress *p, const ld_progress *s, const char *outpu
             fprintf(o, "%s%" PRIu64 " not a regular file", sep, s->unlisted_special), sep = ", ";
         if (s->unlisted_loose)
             fprintf(o, "%s%" PRIu64 " in no class folder", sep, s->unlisted_loose), sep = ", ";
+        if (s->unlisted_unsafe)
+            fprintf(o, "%s%" PRIu64 " named outside the archive ('..', absolute)", sep,
+                    s->unlisted_unsafe),
+                sep = ", ";
         fputs(p->verbose ? " (named above)\n" : " (-v names them)\n", o);
     }
     if (s->first_frame_only)

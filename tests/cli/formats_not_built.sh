@@ -2,7 +2,8 @@
 # A build without the image libraries (-DLIBDATA_WITH_TIFF=OFF -DLIBDATA_WITH_WEBP=OFF
 # -DLIBDATA_WITH_GIF=OFF): the configure says so for each, the library builds (only dataconv
 # and its library, about a minute), and a TIFF, a WebP and a GIF are skipped as "<format>
-# support not built" while BMP, PNM and JPEG still convert.
+# support not built" while BMP, PNM and JPEG still convert. Without libarchive
+# (-DLIBDATA_WITH_ARCHIVE=OFF, same build) a tar SRC is refused, saying so.
 source "$(dirname "$0")/lib/common.sh"
 if asan_build || emulated || [ -n "${CMAKE_TOOLCHAIN_FILE:-}" ]; then
     echo "skipped: needs a native, non-sanitizer build"
@@ -13,13 +14,15 @@ command -v convert >/dev/null ||
 
 check "configure and build with TIFF, WebP and GIF off"
 cmake -S "$SRC" -B "$TMP/b" -DLIBDATA_WITH_TIFF=OFF -DLIBDATA_WITH_WEBP=OFF \
-    -DLIBDATA_WITH_GIF=OFF -DLIBDATA_BUILD_TESTS=OFF -DLIBDATA_BUILD_BENCH=OFF \
+    -DLIBDATA_WITH_GIF=OFF -DLIBDATA_WITH_ARCHIVE=OFF -DLIBDATA_BUILD_TESTS=OFF -DLIBDATA_BUILD_BENCH=OFF \
     -DCMAKE_BUILD_TYPE=Release > "$TMP/configure.log" 2>&1 ||
     { cat "$TMP/configure.log" >&2; fail "configure"; }
 for f in TIFF WEBP GIF; do
     grep -q "libdata: $f input: NO (LIBDATA_WITH_$f=OFF)" "$TMP/configure.log" ||
         { cat "$TMP/configure.log" >&2; fail "the configure does not say $f is off"; }
 done
+grep -q "libdata: tar archive input: NO (LIBDATA_WITH_ARCHIVE=OFF)" "$TMP/configure.log" ||
+    { cat "$TMP/configure.log" >&2; fail "the configure does not say archives are off"; }
 cmake --build "$TMP/b" -j2 --target dataconv > "$TMP/build.log" 2>&1 ||
     { tail -30 "$TMP/build.log" >&2; fail "build"; }
 # (the decoders' files only: -O3 finds maybe-uninitialized noise elsewhere, e.g. plan_shape.c)
@@ -38,4 +41,11 @@ for f in TIFF WebP GIF; do
     expect_err "x.$ext: $f support not built"
 done
 expect_err "converted 3 of 6 images"
+
+check "a tar SRC is refused: libarchive not built"
+tar cf "$TMP/in.tar" -C "$TMP/in" .
+run "$TMP/b/dataconv" "$TMP/in.tar" "$TMP/tar.h5"
+[ "$rc" -ne 0 ] || fail "a tar SRC converted without libarchive"
+expect_err "in.tar: tar archives as input need libdata built with libarchive"
+[ ! -e "$TMP/tar.h5" ] || fail "output written"
 echo "formats_not_built: all checks passed"

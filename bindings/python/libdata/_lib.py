@@ -49,7 +49,8 @@ LD_ESTATE = -8
 
 LD_LOG_ERROR, LD_LOG_WARN, LD_LOG_INFO, LD_LOG_DEBUG = 0, 1, 2, 3
 
-FEATURES = {"hdf5": 1, "lmdb": 2, "png": 3, "threads": 4, "tiff": 5, "webp": 6, "gif": 7}
+FEATURES = {"hdf5": 1, "lmdb": 2, "png": 3, "threads": 4, "tiff": 5, "webp": 6, "gif": 7,
+            "archive": 8}
 
 _STATUS_NAMES = {
     LD_ENOMEM: "LD_ENOMEM", LD_EINVAL: "LD_EINVAL", LD_EIO: "LD_EIO", LD_EFORMAT: "LD_EFORMAT",
@@ -130,6 +131,7 @@ class Progress(ctypes.Structure):
         ("unlisted_special", ctypes.c_uint64),
         ("unlisted_loose", ctypes.c_uint64),
         ("first_frame_only", ctypes.c_uint64),
+        ("unlisted_unsafe", ctypes.c_uint64),
     ]
 
     def as_dict(self) -> Dict[str, Any]:

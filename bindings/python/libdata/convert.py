@@ -49,6 +49,7 @@ class ConvertProgress:
     unlisted_special: int
     unlisted_loose: int
     first_frame_only: int
+    unlisted_unsafe: int
 
     @classmethod
     def from_c(cls, p: _lib.Progress) -> "ConvertProgress":
@@ -77,6 +78,7 @@ class ConvertSummary:
     unlisted_special: int = 0
     unlisted_loose: int = 0
     first_frame_only: int = 0
+    unlisted_unsafe: int = 0
     warnings: List[str] = field(default_factory=list)
 
     @property

@@ -165,6 +165,9 @@ typedef struct ld_progress {
     uint64_t first_frame_only; /**< converted files with more than one page or frame
                                     (multi-page TIFF, animated GIF/WebP): only the first is
                                     converted; the first such file is named at LD_LOG_WARN */
+    /* Added with tar input: archive members whose name leaves the archive ('..' or an
+       absolute path); never extracted, named at LD_LOG_INFO. Also counted in `unlisted`. */
+    uint64_t unlisted_unsafe;
 } ld_progress;
 
 /**
@@ -214,9 +217,18 @@ LD_API void ld_convert_set_log(ld_convert *c, ld_log_fn fn, void *user);
 LD_API void ld_convert_set_progress(ld_convert *c, ld_progress_fn fn, void *user);
 
 /**
- * Convert `input` (a folder, or with LD_C_LIST_FILE the root of the listed paths) into
- * `output`. Blocks until done. Bad input files are skipped with a warning unless
- * LD_C_STRICT is set.
+ * Whether ld_convert_run reads `input` as a tar archive: a name ending in .tar, .tar.gz,
+ * .tgz, .tar.bz2, .tbz2, .tar.xz, .txz, .tar.zst or .tzst (any case) that is not a folder,
+ * without LD_C_LIST_FILE. By name (nothing is opened or read). Archives need libarchive
+ * (ld_has_feature( LD_FEATURE_ARCHIVE)); without it the run fails with LD_ENOTSUP.
+ * @return 1 or 0.
+ */
+LD_API int ld_convert_input_is_archive(const char *input);
+
+/**
+ * Convert `input` (a folder, a tar archive of class folders or of one tar per class, or with
+ * LD_C_LIST_FILE the root of the listed paths) into `output`. Blocks until done. Bad input files
+ * are skipped with a warning unless LD_C_STRICT is set.
  *
  * @return LD_OK when the output was written (even if some files were skipped);
  *         LD_EINVAL for contradictory parameters (e.g. raw storage without a fixed size and

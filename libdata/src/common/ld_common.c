@@ -62,6 +62,12 @@ int ld_has_feature(ld_feature f)
         return 0;
 #endif
     case LD_FEATURE_THREADS: return 1;
+    case LD_FEATURE_ARCHIVE:
+#ifdef LD_HAVE_ARCHIVE
+        return 1;
+#else
+        return 0;
+#endif
     case LD_FEATURE_TIFF:
 #ifdef LD_HAVE_TIFF
         return 1;

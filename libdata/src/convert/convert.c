@@ -243,7 +243,7 @@ typedef struct out_file {
 
 typedef struct run {
     /* fixed for the run */
-    const ld_source *src;
+    ld_source *src;       /* not const: reading an archive moves its stream */
     const out_file *outs; /* existing files the run would replace; an input among them stops it */
     size_t n_outs;
     size_t n;
@@ -303,7 +303,7 @@ static void read_ahead(run *r, size_t idx)
             }
         }
     }
-    LD_TRY(ld__read_file(it->path, &sl->file, max_file_bytes(r->max_pixels), e));
+    LD_TRY(ld__source_read(r->src, idx, it->path, &sl->file, max_file_bytes(r->max_pixels), e));
     sl->bytes_in = sl->file.len;
 fail:
     if (rc < 0) ld__err_where(e, it->path, (int64_t)idx);
@@ -452,11 +452,15 @@ static void source_warn(void *user, const char *msg)
 /* An entry folder mode did not list: named at LD_LOG_INFO, counted in the summary. */
 static void source_note(void *user, int why, const char *path)
 {
-    static const char *const reason[LD_UNLISTED_N] = {[LD_UNLISTED_NAME] =
-                                                          "not named like an image",
-                                                      [LD_UNLISTED_HIDDEN] = "hidden",
-                                                      [LD_UNLISTED_SPECIAL] = "not a regular file",
-                                                      [LD_UNLISTED_LOOSE] = "in no class folder"};
+    static const char *const reason[LD_UNLISTED_N] = {
+        [LD_UNLISTED_NAME] = "not named like an image",
+        [LD_UNLISTED_HIDDEN] = "hidden",
+        [LD_UNLISTED_SPECIAL] = "not a regular file",
+        [LD_UNLISTED_LOOSE] = "in no class folder",
+        [LD_UNLISTED_UNSAFE] = "name leaves the archive ('..' or "
+                               "absolute path), not extracted",
+        [LD_UNLISTED_LINK] = "a link (hard or "
+                             "symbolic)"};
     logf_(((listing *)user)->c, LD_LOG_INFO, "not converted: %s: %s", path,
           why >= 0 && why < LD_UNLISTED_N ? reason[why] : "not listed");
 }
@@ -563,6 +567,14 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
                            "%s is the input list file %s: the output would replace it; give "
                            "the output another name (nothing was written)",
                            output, list_file);
+    }
+    if (input && *input && !list_file && stat(input, &st) == 0 && S_ISREG(st.st_mode)) {
+        for (size_t k = 0; k < outs->n; k++) /* an archive as input */
+            if (outs->f[k].dev == (uint64_t)st.st_dev && outs->f[k].ino == (uint64_t)st.st_ino)
+                return ld__err(&c->err, LD_EINVAL,
+                               "%s is the input archive %s: the output would replace it; give "
+                               "the output another name (nothing was written)",
+                               outs->f[k].path, input);
     }
     if (input && *input && stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
         int within = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
@@ -874,10 +886,14 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     const ld_list_opts lo = {(int)P(c, LD_C_LABEL_COUNT), lt == LD_LABEL_INT32     ? LD_DTYPE_I32
                                                           : lt == LD_LABEL_FLOAT32 ? LD_DTYPE_F32
                                                                                    : 0};
-    rc = list_file
-             ? ld__source_open_list(list_file, input, &lo, source_tick, &lst, &j->src, &c->err)
-             : ld__source_open_dir_notes(input, src_flags, source_warn, source_note, source_tick,
-                                         &lst, &j->src, &c->err);
+    if (list_file)
+        rc = ld__source_open_list(list_file, input, &lo, source_tick, &lst, &j->src, &c->err);
+    else if (ld_convert_input_is_archive(input))
+        rc = ld__source_open_archive(input, src_flags, source_warn, source_note, source_tick, &lst,
+                                     &j->src, &c->err);
+    else
+        rc = ld__source_open_dir_notes(input, src_flags, source_warn, source_note, source_tick,
+                                       &lst, &j->src, &c->err);
     LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
              output);
     LD_TRY(rc);
@@ -885,10 +901,14 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     r->n = ld__source_count(j->src);
     c->stats.unlisted_name = ld__source_unlisted(j->src, LD_UNLISTED_NAME);
     c->stats.unlisted_hidden = ld__source_unlisted(j->src, LD_UNLISTED_HIDDEN);
-    c->stats.unlisted_special = ld__source_unlisted(j->src, LD_UNLISTED_SPECIAL);
+    /* links are not regular files; they are named as links */
+    c->stats.unlisted_special = ld__source_unlisted(j->src, LD_UNLISTED_SPECIAL) +
+                                ld__source_unlisted(j->src, LD_UNLISTED_LINK);
     c->stats.unlisted_loose = ld__source_unlisted(j->src, LD_UNLISTED_LOOSE);
+    c->stats.unlisted_unsafe = ld__source_unlisted(j->src, LD_UNLISTED_UNSAFE);
     c->stats.unlisted = c->stats.unlisted_name + c->stats.unlisted_hidden +
-                        c->stats.unlisted_special + c->stats.unlisted_loose;
+                        c->stats.unlisted_special + c->stats.unlisted_loose +
+                        c->stats.unlisted_unsafe;
     LD_CHECKP(&c->err, r->n > 0, LD_EFORMAT, list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
               list_file         ? "%s: the list file names no images"
               : P(c, LD_C_FLAT) ? "%s: no image files found (.jpg, .png, .tif, .webp, .gif, "
@@ -1189,6 +1209,13 @@ static int param_of_reason(int why)
     case LD_WHY_STRICT: return LD_C_STRICT;
     default: return -1;
     }
+}
+
+int ld_convert_input_is_archive(const char *input)
+{
+    struct stat st; /* a folder named like an archive stays a folder */
+    return input && ld__source_archive_suffix(input) > 0 &&
+           !(stat(input, &st) == 0 && S_ISDIR(st.st_mode));
 }
 
 int ld_convert_run(ld_convert *c, const char *input, const char *output)

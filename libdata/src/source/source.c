@@ -105,6 +105,17 @@ int ld__source_add_item(ld_source *s, const char *rel, size_t rel_len, int32_t l
     return ld__source_add_item_values(s, rel, rel_len, label, NULL, 0);
 }
 
+const void *ld__source_extra(const ld_source *s, size_t i)
+{
+    const char *rel = s->items[i] + LABEL_BYTES;
+    return rel + strlen(rel) + 1;
+}
+
+void ld__source_set_label(ld_source *s, size_t i, int32_t label)
+{
+    memcpy((char *)s->items[i], &label, LABEL_BYTES); /* the arena is the source's own */
+}
+
 int ld__source_add_class(ld_source *s, const char *name, size_t len)
 {
     if (grow((void **)&s->classes, &s->cap_classes, s->n_classes + 1, sizeof *s->classes) < 0)
@@ -135,6 +146,7 @@ void ld__source_free(ld_source *s)
         free(b);
         b = next;
     }
+    ld__tar_free(s->tar);
     free(s->items);
     free(s->classes);
     free(s->label_names);
@@ -162,6 +174,13 @@ int32_t ld__source_label(const ld_source *s, size_t i)
     int32_t label = -1;
     if (s && i < s->n) memcpy(&label, s->items[i], LABEL_BYTES);
     return label;
+}
+
+int ld__source_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t max_bytes,
+                    ld_err *e)
+{
+    if (s && s->tar) return ld__tar_read(s, i, path, out, max_bytes, e);
+    return ld__read_file(path, out, max_bytes, e);
 }
 
 int ld__source_get(const ld_source *s, size_t i, ld_buf *path_buf, ld_item *out)

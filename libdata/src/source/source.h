@@ -21,6 +21,12 @@
  * as text ("0", "1", ...) up to the largest label. Anything else is a label vector
  * (ld__source_label_count). A bad line is an LD_EFORMAT error naming the file and line.
  *
+ * Archive mode (src_tar.c): a tar archive (.tar, .tar.gz/.tgz, .tar.bz2, .tar.xz, .tar.zst)
+ * read with libarchive, never extracted: the same classes, labels, names and order as folder
+ * mode on the extracted tree; a member that is itself a tar at the top level is a class of
+ * its own (a tar of tars, as ILSVRC2012's train tar). See src_tar.c for how members are
+ * found again after sorting.
+ *
  * Memory: the file list and nothing else. The root is stored once; each file costs its
  * relative path, its label and one pointer (about 12 bytes plus the relative path), so a
  * conversion's memory hardly grows with the number of files. Full paths are composed on
@@ -61,7 +67,9 @@ typedef enum ld_unlisted_why {
     LD_UNLISTED_HIDDEN = 1,  /* a hidden file or folder ('.' first); a folder counts once */
     LD_UNLISTED_SPECIAL = 2, /* not a regular file (FIFO, socket, device, dangling link) */
     LD_UNLISTED_LOOSE = 3,   /* an image directly in the input folder: no class folder */
-    LD_UNLISTED_N = 4
+    LD_UNLISTED_UNSAFE = 4,  /* archive member named with '..' or an absolute path */
+    LD_UNLISTED_LINK = 5,    /* archive member that is a hard or symbolic link */
+    LD_UNLISTED_N = 6
 } ld_unlisted_why;
 /* Called with each entry folder mode passes over: the reason and its path (root joined with
  * the relative path; valid during the call). */
@@ -74,6 +82,21 @@ int ld__source_open_dir_notes(const char *root, unsigned flags, ld_source_warn_f
                               ld_source **out, ld_err *e);
 /* How many entries folder mode passed over for `why` (0 in list mode). */
 uint64_t ld__source_unlisted(const ld_source *s, int why);
+/* The length of name's tar suffix (".tar", ".tar.gz", ".tgz", ...; case-insensitive), 0 when
+ * it has none: such an input is read in archive mode. */
+size_t ld__source_archive_suffix(const char *name);
+/* Archive mode, with ld__source_open_dir_notes' flags (LD_SRC_STRICT: a corrupt archive or
+ * inner archive is an error, not a warning; LD_SRC_FLAT) and callbacks. LD_ENOTSUP when
+ * libdata was built without libarchive. Items' paths are "archive/relative path". */
+int ld__source_open_archive(const char *archive, unsigned flags, ld_source_warn_fn warn,
+                            ld_source_note_fn note, ld_source_tick_fn tick, void *user,
+                            ld_source **out, ld_err *e);
+/* The bytes of item i (the file at `path`, as ld__source_get composed it, or the archive
+ * member) into *out, at most max_bytes (archive members: at most 256 MiB). LD_OK, LD_EIO,
+ * LD_EFORMAT (truncated or corrupt archive), LD_ELIMIT, LD_ENOMEM; `e` names the file or
+ * member. Reading an archive moves its stream: one thread at a time. */
+int ld__source_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t max_bytes,
+                    ld_err *e);
 /* How list mode reads labels (see src_list.c). */
 typedef struct ld_list_opts {
     int label_count; /* values per line; -1: from the first line (CSV: from the header) */

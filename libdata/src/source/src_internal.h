@@ -14,6 +14,7 @@
 #include "source/source.h"
 
 typedef struct ld_arena_block ld_arena_block;
+typedef struct ld_tar ld_tar;
 
 struct ld_source {
     const char **items; /* records: label (4 bytes, unaligned) then the relative path */
@@ -32,6 +33,7 @@ struct ld_source {
     int unlabelled;
     const char **label_names;
     size_t n_label_names;
+    ld_tar *tar; /* archive mode: where the members are and how to read them; else NULL */
 };
 
 /* A new, empty source. LD_OK or LD_ENOMEM. */
@@ -50,6 +52,20 @@ int ld__source_add_item(ld_source *s, const char *rel, size_t rel_len, int32_t l
 /* The same with `vec_bytes` bytes of label values kept after the path (ld__source_values). */
 int ld__source_add_item_values(ld_source *s, const char *rel, size_t rel_len, int32_t label,
                                const void *values, size_t vec_bytes);
+
+/* The bytes after item i's relative path (ld__source_add_item_values; archive mode keeps
+ * where the member is there; unaligned: memcpy them). */
+const void *ld__source_extra(const ld_source *s, size_t i);
+/* Change the label of item i (archive mode labels items once every class is known). */
+void ld__source_set_label(ld_source *s, size_t i, int32_t label);
+
+/* Archive mode (src_tar.c): read member i into out; free the reading state (NULL ok). */
+int ld__tar_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t max_bytes,
+                 ld_err *e);
+void ld__tar_free(ld_tar *t);
+/* The window of a compressed archive's reads, in bytes (64 MiB; tests make it small so that
+ * the stream restarts). */
+void ld__tar_set_window(ld_source *s, uint64_t bytes);
 
 /* Append a class name (copied). LD_OK or LD_ENOMEM. */
 int ld__source_add_class(ld_source *s, const char *name, size_t len);
