@@ -597,7 +597,7 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
 static const char *MODE_NAMES[] = {"squash", "crop", "pad", "max"};
 
 /* -v: what the run decided, one line per subject (input, sizes, storage and layout). */
-static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
+static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls, int archive)
 {
     if (!c->log) return;
     const uint32_t k = ld__source_label_count(r->src);
@@ -612,7 +612,9 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls)
               ncls == 1 ? "" : "es",
               PSTR(c, LD_C_LIST_FILE) ? "labels from the list file"
               : P(c, LD_C_FLAT)       ? "flat: all label 0"
-                                      : "one class per sub-folder, labels in sorted name order");
+              : archive ? "an archive: one class per top-level folder or inner tar, labels in "
+                          "sorted name order"
+                        : "one class per sub-folder, labels in sorted name order");
     if (r->geom.w && r->geom.mode == LD_RESIZE_MAX)
         logf_(c, LD_LOG_INFO,
               "sizes: longer side scaled down to at most %d, aspect kept "
@@ -965,7 +967,7 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
         LD_TRY(ld__lmdb_writer_create(&wo, &j->wr, &c->err));
     else
         LD_TRY(ld__h5_writer_create(&wo, &j->wr, &c->err));
-    log_decisions(c, r, j->format, ncls);
+    log_decisions(c, r, j->format, ncls, !list_file && ld_convert_input_is_archive(input));
 fail:
     return rc;
 }
