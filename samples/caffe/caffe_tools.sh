@@ -17,6 +17,10 @@ caffe_tool() {
     done
     return 1
 }
+# find_built NAME prints the newest NAME under the callers' checkout's build*/ folders ($SRC).
+find_built() {
+    ls -t "$SRC"/build*/"$1" 2>/dev/null | head -n 1
+}
 # caffe_preload LAYER prints the LD_PRELOAD value that loads libdata's layer library LAYER into
 # Caffe: LAYER itself, after the sanitizer runtimes it links when it was built with
 # -DLIBDATA_SANITIZE (those must be loaded before anything else).

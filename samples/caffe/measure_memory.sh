@@ -15,7 +15,6 @@ SRC=$(cd "$HERE/../.." && pwd)
 WORK=${1:-$(mktemp -d "${TMPDIR:-/tmp}/libdata-caffe-mem.XXXXXX")}
 mkdir -p "$WORK"
 cd "$WORK"
-find_built() { ls -t "$SRC"/build*/"$1" 2>/dev/null | head -n 1; }
 . "$HERE/caffe_tools.sh"
 CAFFE=$(caffe_tool caffe) || { echo "no caffe tool under $CAFFE_ROOT" >&2; exit 1; }
 DATACONV=${DATACONV:-$(find_built dataconv)}

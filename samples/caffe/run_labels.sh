@@ -33,9 +33,6 @@ WORK=${1:-$(mktemp -d "${TMPDIR:-/tmp}/libdata-caffe-labels.XXXXXX")}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 
-find_built() {  # find_built NAME: the newest NAME under $SRC/build*/
-    ls -t "$SRC"/build*/"$1" 2>/dev/null | head -n 1
-}
 . "$HERE/caffe_tools.sh"
 CAFFE=$(caffe_tool caffe) || {
     echo "no caffe tool under $CAFFE_ROOT: build Caffe first (bindings/caffe/README.md)" >&2

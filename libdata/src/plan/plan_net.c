@@ -151,7 +151,7 @@ static int stat_hdf5_list(ld_plan_src *s, const char *list, ld_err *e)
                 struct stat st;
                 s->c = info->channels;
                 s->h = info->height;
-        s->label_k = info->label_k;
+                s->label_k = info->label_k;
                 s->label_k = info->label_k;
                 s->w = info->width;
                 s->samples = info->samples;

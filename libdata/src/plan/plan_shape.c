@@ -516,8 +516,8 @@ static int source_tops(lctx *c, const char *param, int lend, int vectors,
     const int64_t lk = vectors && L->src ? L->src->label_k : 0;
     int64_t sd[4] = {c->batch, ch, h, w}, ld1[2] = {c->batch, lk};
     for (int k = 0; k < L->nt; k++) {
-        int id = k == 0 ? new_blob(s, L, L->top[k], 4, sd)
-                        : new_blob(s, L, L->top[k], lk ? 2 : 1, ld1);
+        int id =
+            k == 0 ? new_blob(s, L, L->top[k], 4, sd) : new_blob(s, L, L->top[k], lk ? 2 : 1, ld1);
         if (id < 0) return id;
         c->P->top[k] = id;
         /* Prefetching layers (and LibData's data top) lend their buffers to the tops. */

@@ -1,6 +1,7 @@
 /* The source record shared by folder and list mode: item storage, class names, shuffle. */
 #include "source/src_internal.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,17 @@ int ld__source_add_class(ld_source *s, const char *name, size_t len)
     if (!p) return LD_ENOMEM;
     s->classes[s->n_classes++] = p;
     return LD_OK;
+}
+
+void ld__source_warnf(ld_source_warn_fn warn, void *user, const char *fmt, ...)
+{
+    if (!warn) return;
+    char msg[LD_ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    ld__vformat_msg(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    warn(user, msg);
 }
 
 static int cmp_rel(const void *a, const void *b)

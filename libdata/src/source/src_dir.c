@@ -13,7 +13,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,22 +47,6 @@ static int tick(walk *w)
     if (w->tick && w->tick(w->user, w->s->n))
         return ld__err(w->e, LD_ECANCELED, "canceled while listing the input folder");
     return LD_OK;
-}
-
-static void warnf(walk *w, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void warnf(walk *w, const char *fmt, ...)
-{
-    if (!w->warn) return;
-    char msg[LD_ERRMSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    ld__vformat_msg(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    w->warn(w->user, msg);
 }
 
 static int set_path(walk *w, const char *rel, size_t rel_len);
@@ -158,16 +141,18 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
                   class_level ? "class " : "", strerror(err));
         w->class_unreadable = class_level;
         if (class_level)
-            warnf(w,
-                  "%s: cannot read class folder: %s; class '%s' keeps its label %d with no "
-                  "images, so that the other classes keep theirs (fix the permissions and run "
-                  "again; strict stops here instead)",
-                  (const char *)w->path.p, strerror(err), rel, (int)w->class_label);
+            ld__source_warnf(
+                w->warn, w->user,
+                "%s: cannot read class folder: %s; class '%s' keeps its label %d with no "
+                "images, so that the other classes keep theirs (fix the permissions and run "
+                "again; strict stops here instead)",
+                (const char *)w->path.p, strerror(err), rel, (int)w->class_label);
         else
-            warnf(w,
-                  "%s: cannot read folder, its images are skipped: %s (strict stops here "
-                  "instead)",
-                  (const char *)w->path.p, strerror(err));
+            ld__source_warnf(
+                w->warn, w->user,
+                "%s: cannot read folder, its images are skipped: %s (strict stops here "
+                "instead)",
+                (const char *)w->path.p, strerror(err));
         goto fail; /* a warning, not a failure: rc stays LD_OK */
     }
     for (size_t off = 0; off < names.len;) {
@@ -214,8 +199,10 @@ static int walk_dir(walk *w, const char *rel, const dir_id *self, int32_t label)
             while (a && !(a->dev == st.st_dev && a->ino == st.st_ino))
                 a = a->parent;
             if (a) {
-                warnf(w, "%s: symlink loop (leads back to an enclosing folder), not followed",
-                      (const char *)w->path.p);
+                ld__source_warnf(
+                    w->warn, w->user,
+                    "%s: symlink loop (leads back to an enclosing folder), not followed",
+                    (const char *)w->path.p);
                 continue;
             }
             dir_id id = {st.st_dev, st.st_ino, self};
@@ -364,10 +351,11 @@ int ld__source_open_dir_notes(const char *root, unsigned flags, ld_source_warn_f
         }
         if (is_dir && is_dataset_dir(&w, name)) {
             LD_TRY(set_path(&w, name, strlen(name)));
-            warnf(&w,
-                  "%s: a dataset (LMDB database or a conversion's temporary), not a class "
-                  "folder: skipped",
-                  (const char *)w.path.p);
+            ld__source_warnf(
+                w.warn, w.user,
+                "%s: a dataset (LMDB database or a conversion's temporary), not a class "
+                "folder: skipped",
+                (const char *)w.path.p);
         } else if (is_dir) {
             classes[n_classes++] = name;
         } else if (type == ENT_OTHER) {
@@ -384,12 +372,12 @@ int ld__source_open_dir_notes(const char *root, unsigned flags, ld_source_warn_f
      * label 0, which shifted the label of every real class by one: skip them, and say so. */
     if (n_root_images) {
         LD_TRY(set_path(&w, loose_example, strlen(loose_example)));
-        warnf(&w,
-              "%zu image file%s directly in the input folder (e.g. %s) %s in no class "
-              "folder: skipped (labels come from the sub-folders; use flat for a folder "
-              "without class folders, every image label 0)",
-              n_root_images, n_root_images == 1 ? "" : "s", (const char *)w.path.p,
-              n_root_images == 1 ? "is" : "are");
+        ld__source_warnf(w.warn, w.user,
+                         "%zu image file%s directly in the input folder (e.g. %s) %s in no class "
+                         "folder: skipped (labels come from the sub-folders; use flat for a folder "
+                         "without class folders, every image label 0)",
+                         n_root_images, n_root_images == 1 ? "" : "s", (const char *)w.path.p,
+                         n_root_images == 1 ? "is" : "are");
     }
 
     LD_CHECK(e, n_classes < (size_t)INT32_MAX, LD_ELIMIT, "%s: too many class folders", root);
@@ -405,15 +393,17 @@ int ld__source_open_dir_notes(const char *root, unsigned flags, ld_source_warn_f
             LD_CHECKR(e, !w.strict, LD_EIO, LD_WHY_STRICT,
                       "%s: cannot open class folder: %s (stopped: strict)", (const char *)w.path.p,
                       strerror(err));
-            warnf(&w,
-                  "%s: cannot open class folder: %s; class '%s' keeps its label %d with no "
-                  "images, so that the other classes keep theirs (strict stops here instead)",
-                  (const char *)w.path.p, strerror(err), classes[i], (int)i);
+            ld__source_warnf(
+                w.warn, w.user,
+                "%s: cannot open class folder: %s; class '%s' keeps its label %d with no "
+                "images, so that the other classes keep theirs (strict stops here instead)",
+                (const char *)w.path.p, strerror(err), classes[i], (int)i);
             continue;
         }
         if (cst.st_dev == st.st_dev && cst.st_ino == st.st_ino) {
-            warnf(&w, "%s: symlink loop (leads back to the input folder), not followed",
-                  (const char *)w.path.p);
+            ld__source_warnf(w.warn, w.user,
+                             "%s: symlink loop (leads back to the input folder), not followed",
+                             (const char *)w.path.p);
             continue;
         }
         dir_id id = {cst.st_dev, cst.st_ino, &root_id};
@@ -424,10 +414,11 @@ int ld__source_open_dir_notes(const char *root, unsigned flags, ld_source_warn_f
         LD_TRY(walk_dir(&w, classes[i], &id, (int32_t)i));
         if (s->n == before && !w.class_unreadable) {
             LD_TRY(set_path(&w, classes[i], strlen(classes[i])));
-            warnf(&w,
-                  "%s: class folder has no images (no file named .jpg, .png, .tif, .webp, "
-                  ".gif, .bmp, .ppm... below it; class '%s' keeps label %d)",
-                  (const char *)w.path.p, classes[i], (int)i);
+            ld__source_warnf(
+                w.warn, w.user,
+                "%s: class folder has no images (no file named .jpg, .png, .tif, .webp, "
+                ".gif, .bmp, .ppm... below it; class '%s' keeps label %d)",
+                (const char *)w.path.p, classes[i], (int)i);
         }
     }
     ld__source_sort_items(s);

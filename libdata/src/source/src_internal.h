@@ -70,6 +70,13 @@ void ld__tar_set_window(ld_source *s, uint64_t bytes);
 /* Append a class name (copied). LD_OK or LD_ENOMEM. */
 int ld__source_add_class(ld_source *s, const char *name, size_t len);
 
+/* A warning to `warn` (nothing when NULL), formatted as printf does. */
+void ld__source_warnf(ld_source_warn_fn warn, void *user, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* Sort the items by relative path (strcmp): the enumeration order of folder mode. */
 void ld__source_sort_items(ld_source *s);
 

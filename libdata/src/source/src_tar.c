@@ -38,7 +38,6 @@
 #include "codec/codec.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,22 +141,6 @@ typedef struct entry {
     uint64_t offset;      /* of the data in the archive file */
     uint64_t ordinal;
 } entry;
-
-static void warnf(const walk *w, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void warnf(const walk *w, const char *fmt, ...)
-{
-    if (!w->warn) return;
-    char msg[LD_ERRMSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    ld__vformat_msg(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    w->warn(w->user, msg);
-}
 
 /* libarchive's message of the last failure ("" never NULL). */
 static const char *aerr(struct archive *a)
@@ -321,7 +304,8 @@ static int open_inner(walk *w, struct archive_entry *ae, size_t stem, int strict
     if (r != ARCHIVE_OK) {
         LD_CHECK(e, !strict, LD_EFORMAT, "%s/%s: not a tar archive: %s (stopped: strict)",
                  w->archive, name, aerr(w->inner));
-        warnf(w, "%s/%s: not read as an inner archive: %s", w->archive, name, aerr(w->inner));
+        ld__source_warnf(w->warn, w->user, "%s/%s: not read as an inner archive: %s", w->archive,
+                         name, aerr(w->inner));
         walk_close_inner(w);
         return 0;
     }
@@ -357,9 +341,10 @@ static int walk_next(walk *w, int strict, entry *out, ld_err *e)
                      "%s/%s: corrupt or truncated inner archive: %s (stopped: strict)", w->archive,
                      (const char *)w->inner_name.p, aerr(w->inner));
             if (r != ARCHIVE_EOF)
-                warnf(w,
-                      "%s/%s: corrupt or truncated inner archive, the rest of it is not read: %s",
-                      w->archive, (const char *)w->inner_name.p, aerr(w->inner));
+                ld__source_warnf(
+                    w->warn, w->user,
+                    "%s/%s: corrupt or truncated inner archive, the rest of it is not read: %s",
+                    w->archive, (const char *)w->inner_name.p, aerr(w->inner));
             walk_close_inner(w);
         }
         const int r = archive_read_next_header(w->outer, &ae);
@@ -639,7 +624,8 @@ int ld__source_open_archive(const char *archive, unsigned flags, ld_source_warn_
             goto fail;
         }
         if (r < 0) { /* what was listed before stays; its last member may be cut short */
-            warnf(&l.w, "%s; the members listed before are converted", e->msg);
+            ld__source_warnf(l.w.warn, l.w.user, "%s; the members listed before are converted",
+                             e->msg);
             ld__err_clear(e);
             break;
         }
