@@ -54,8 +54,10 @@ else:
     labels = out[:-5] + "-labels.lmdb"
     assert side["label_count"] == 3 and side["label_db"] == labels.split("/")[-1], side
     got, names = [], []
-    with lmdb.open(out, readonly=True, lock=False).begin() as ti, \
-         lmdb.open(labels, readonly=True, lock=False).begin() as tl:
+    ei = lmdb.open(out, readonly=True, lock=False)
+    el = lmdb.open(labels, readonly=True, lock=False)
+    assert ei.stat()["entries"] == el.stat()["entries"] == len(rows)
+    with ei.begin() as ti, el.begin() as tl:
         for (ki, vi), (kl, vl) in zip(ti.cursor(), tl.cursor()):
             assert ki == kl, (ki, kl)
             img, lab = Datum(), Datum()
@@ -65,7 +67,6 @@ else:
             assert (lab.channels, lab.height, lab.width, lab.data) == (3, 1, 1, b""), lab
             got.append(list(lab.float_data))
             names.append(ki.decode().split("_", 1)[1])
-        assert ti.stat()["entries"] == tl.stat()["entries"] == len(rows)
     got = np.array(got, np.float32)
 assert names == [p for p, _ in rows], names
 assert np.array_equal(got, want), (got, want)
