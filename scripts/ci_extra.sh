@@ -101,7 +101,7 @@ fi
 # codecs it links, libwebp, giflib)
 classify() {
     grep -E '^ +#[0-9]+ 0x' "$1" |
-        grep -Ev '__sanitizer|__asan|__ubsan|__interceptor|fuzzer::|libc\.so|/nptl/|abort|raise|__assert|LLVMFuzzerTestOneInput|sanitizer_common|memcpy|memmove|strlen| in malloc | in calloc | in realloc | in free ' |
+        grep -Ev '__sanitizer|__asan|__ubsan|__interceptor|fuzzer::|libc\.so|/nptl/|abort|raise|__assert|LLVMFuzzerTestOneInput|sanitizer_common|memcpy|memmove|memset|strlen| in malloc | in calloc | in realloc | in free ' |
         head -1 | awk '/libhdf5|liblmdb|libtiff|libwebp|libgif|libjbig|libLerc|libdeflate|libzstd|liblzma/ {print "upstream"; exit} {print "libdata"}'
 }
 if ! skip fuzz; then
