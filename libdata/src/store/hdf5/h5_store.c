@@ -420,7 +420,7 @@ static double label_of(const h5_store *s, uint64_t i)
 
 static int h5_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *out, ld_err *e)
 {
-    const h5_store *s = (const h5_store *)st;
+    h5_store *s = (h5_store *)st; /* (lab_vds: its descriptor cache changes) */
     const uint32_t k = st->info.label_k;
     if (i >= st->info.n)
         return ld__err(e, LD_EINVAL, "%s: sample %llu out of range", s->path,
@@ -434,7 +434,7 @@ static int h5_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *out,
         gather g = {&dst, row, 0, iov, 2};
         const int rc =
             s->lab_vds.n
-                ? ld__h5_vds_read((vds_parts *)&s->lab_vds, s->path, i * row, row, &g, i, NULL, e)
+                ? ld__h5_vds_read(&s->lab_vds, s->path, i * row, row, &g, i, NULL, e)
                 : ld__h5_read_map(&s->lab_map, s->fd, s->path, i * row, row, &g, i, NULL, e);
         if (rc < 0) return rc;
         for (uint32_t m = 0; m < k; m++) {
