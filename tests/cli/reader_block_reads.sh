@@ -90,5 +90,10 @@ echo "  advised $adv of $((N * sample)) bytes, at most $most bytes a call"
 [ "$most" -le $((1 << 20)) ] || fail "one WILLNEED call of $most bytes (want <= 1 MiB)"
 # (a thread's first piece is always advised: 1.2 MB in file order, so one call joins 1 MiB)
 [ "$most" -ge $((1 << 19)) ] || fail "sequential, cold: no joined advice (largest call $most bytes)"
-cold_check "cold, sequential" "$waited" "$unadv"
+# Not bounded here: in file order the kernel's own sequential read-ahead brings the next
+# pieces in while the reader probes them, so how many of their reads still wait unadvised is
+# the kernel's timing (here 6-17 % over runs of the same build, 13.5 % on one CI machine). The
+# defect is caught by the block-order check above, where read-ahead does not reach the next
+# piece (normal: 0-0.6 %; with the defect put back: 30 %, advised 45-48 %).
+echo "  cold, sequential: $waited bytes read waiting for I/O, $unadv of them not advised before"
 echo "reader_block_reads: all checks passed"
