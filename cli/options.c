@@ -501,6 +501,8 @@ void dc_print_help(void *fp)
         "  dataconv images/ big.h5 --resize 224 --split 1G       files of at most 1 GiB + big.txt\n"
         "  dataconv images/ train.h5 --resize 224 --shard 3/8    part 3 of 8: "
         "train-00003-of-00008.h5\n"
+        "  dataconv --list train.txt --root JPEGImages --masks SegmentationClass seg.h5 \\\n"
+        "      --resize 256 --mode pad               VOC segmentation: masks as /label\n"
         "  dataconv info train.h5\n"
         "  dataconv mean train_lmdb mean.binaryproto\n"
         "  dataconv bench train.h5 --batch 256 --shuffle --epochs 3\n"

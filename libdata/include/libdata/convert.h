@@ -94,11 +94,24 @@ typedef enum ld_convert_param {
     /** ld_decode_scale: whether a JPEG that the resize shrinks 4x or more is decoded at a
         reduced DCT scale; default LD_DECODE_SCALE_AUTO */
     LD_C_DECODE_SCALE = 26,
-    LD_C_LIST_FILE = 100,  /**< string: a "relative/path label" list file; ld_convert_run's
-                                `input` is then the root folder the paths are relative to.
-                                NULL = folder mode (default) */
-    LD_C_SOURCE_NOTE = 101 /**< string: free text stored with the dataset (e.g. the command
-                                line) */
+    /** Segmentation masks (LD_C_MASKS): the class index of the pixels that pad mode adds
+        around the image (and nothing else); default 255, Caffe's usual ignore_label */
+    LD_C_MASK_PAD = 27,
+    LD_C_LIST_FILE = 100,   /**< string: a "relative/path label" list file; ld_convert_run's
+                                 `input` is then the root folder the paths are relative to.
+                                 NULL = folder mode (default) */
+    LD_C_SOURCE_NOTE = 101, /**< string: free text stored with the dataset (e.g. the command
+                                 line) */
+    /** string: a folder of segmentation masks. The mask of input REL/name.ext (its path
+        relative to the input folder or list root) is MASKS/REL/name.png: a palette PNG (its
+        indices are kept) or gray PNG of class indices in the image file's pixel grid, the
+        image's size. It gets the image's EXIF orientation and geometry (resize, crop, pad)
+        with nearest-neighbour sampling, and is stored as uint8 1 x H x W per sample: HDF5
+        /label (N, 1, H, W) when the input has no class labels (an unlabelled list), else
+        /mask; LMDB a second database OUT-masks beside OUT. A missing or bad mask skips its
+        image (or stops the run with LD_C_STRICT). NULL = no masks (default) */
+    LD_C_MASKS = 102
+
 } ld_convert_param;
 
 /** Label types of list mode (LD_C_LABEL_TYPE). Values are fixed forever. */

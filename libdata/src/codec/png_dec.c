@@ -221,6 +221,79 @@ fail:
     return rc;
 }
 
+/* A segmentation mask: class indices, one byte per pixel, never colours (see codec.h). */
+int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                           uint64_t max_pixels, ld_image *out, ld_err *e)
+{
+    rd_ctx x;
+    png_infop pi = NULL;
+    png_structp png = open_png(&x, buf, len, &pi);
+    if (!png) return ld__err(e, LD_ENOMEM, "%s: out of memory creating the PNG decoder", name);
+    int rc = LD_OK;
+    if (setjmp(png_jmpbuf(png))) {
+        rc = png_failure(&x, name, e);
+        goto fail;
+    }
+    if (max_pixels) {
+        const uint64_t m = max_pixels < 0x7fffffff ? max_pixels : 0x7fffffff;
+        png_set_user_limits(png, (png_uint_32)m, (png_uint_32)m);
+    }
+    png_read_info(png, pi);
+    const png_uint_32 w = png_get_image_width(png, pi), h = png_get_image_height(png, pi);
+    LD_TRY(ld__img_limit(name, LD_IMG_PNG, w, h, max_pixels, e));
+    const int ctype = png_get_color_type(png, pi), depth = png_get_bit_depth(png, pi);
+    LD_CHECK(e, !(ctype & PNG_COLOR_MASK_COLOR) || ctype == PNG_COLOR_TYPE_PALETTE, LD_EFORMAT,
+             "%s: an RGB mask: a mask holds class indices, as a palette PNG (VOC's "
+             "SegmentationClass) or an 8-bit gray PNG; map its colours to indices first (e.g. "
+             "Pillow: Image.quantize(palette=...) or a colour -> index table)",
+             name);
+    if (depth < 8) png_set_packing(png); /* 1, 2, 4-bit indices or gray values, unscaled */
+    if (ctype & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png);
+    /* no png_set_palette_to_rgb, no png_set_tRNS_to_alpha: a palette PNG gives its indices */
+    png_set_interlace_handling(png);
+    png_read_update_info(png, pi);
+    const int bytes = depth == 16 ? 2 : 1;
+    LD_CHECK(e, png_get_channels(png, pi) == 1 && png_get_rowbytes(png, pi) == (size_t)w * bytes,
+             LD_EFORMAT, "%s: PNG mask: unsupported layout (colour type %d, depth %d)", name, ctype,
+             depth);
+    ld_image *dst = bytes == 2 ? &c->tmp : out;
+    rc = ld__image_alloc(dst, (int)(w * bytes), (int)h, 1);
+    if (rc == LD_OK && bytes == 2) rc = ld__image_alloc(out, (int)w, (int)h, 1);
+    if (rc == LD_OK) rc = ld__buf_reserve(&c->rows, (size_t)h * sizeof(png_bytep));
+    LD_CHECK(e, rc == LD_OK, rc, "%s: cannot allocate a %ux%u mask", name, (unsigned)w,
+             (unsigned)h);
+    png_bytep *rows = (png_bytep *)(void *)c->rows.p;
+    for (png_uint_32 y = 0; y < h; y++)
+        rows[y] = dst->px + (size_t)y * w * bytes;
+    png_read_image(png, rows);
+    png_read_end(png, NULL);
+    if (bytes == 2) { /* 16-bit gray: big-endian samples; kept when every value fits a byte */
+        const uint8_t *s = c->tmp.px;
+        for (size_t i = 0; i < (size_t)w * h; i++, s += 2) {
+            const unsigned v = (unsigned)s[0] << 8 | s[1];
+            LD_CHECK(e, v <= 255, LD_EFORMAT,
+                     "%s: a 16-bit mask with class index %u at pixel (%zu, %zu): libdata stores "
+                     "masks as uint8 (indices 0..255)",
+                     name, v, i % w, i / w);
+            out->px[i] = (uint8_t)v;
+        }
+    }
+fail:
+    png_destroy_read_struct(&png, &pi, NULL);
+    return rc;
+}
+
 #else
-typedef int ld_png_dec_unused; /* ISO C forbids an empty translation unit */
+#include "codec/codec_int.h"
+
+int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                           uint64_t max_pixels, ld_image *out, ld_err *e)
+{
+    (void)c;
+    (void)buf;
+    (void)len;
+    (void)max_pixels;
+    (void)out;
+    return ld__err(e, LD_ENOTSUP, "%s: masks are PNG files and PNG support was not built", name);
+}
 #endif /* LD_HAVE_PNG */

@@ -107,9 +107,14 @@ static const ld_param_desc PARAMS[] = {
          "output pixel (camera-size photos to 224: ~2x faster), exact always at full size"),
     STR(LD_C_LIST_FILE, "list_file", "",
         "a 'relative/path label...' list or a CSV file; input is then its root"),
+    INT(LD_C_MASK_PAD, "mask_pad", 255, 0, 255, "",
+        "masks: class index of the padding (pad mode); 255 = Caffe's usual ignore_label"),
     STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
+    STR(LD_C_MASKS, "masks", "",
+        "folder of segmentation masks: the mask of REL/name.ext is MASKS/REL/name.png (class "
+        "indices)"),
 };
-LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_DECODE_SCALE, LD_C_SOURCE_NOTE);
+LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_MASK_PAD, LD_C_MASKS);
 
 /* Largest input file we read whole: no sane image file holds more than ~8 bytes per pixel
  * of the pixel limit (16-bit RGBA TIFF, uncompressed), so bigger "images" are refused rather
@@ -224,6 +229,10 @@ typedef struct slot {
     int frames; /* pages/frames of the input (only the first is converted) */
     int dct;    /* the JPEG was decoded at dct/8 of its size (1, 2, 4), else 8 */
     uint64_t bytes_in;
+    /* masks (LD_C_MASKS): the mask's path and file (read by the caller thread with the image),
+     * and its class indices at the image's output size */
+    ld_buf mpath, mfile, mout;
+    int mh, mw;
     ld_err err; /* why, when status < 0 */
 } slot;
 
@@ -233,6 +242,7 @@ typedef struct worker {
     ld_codec *codec;
     ld_resizer *resizer;
     ld_image dec, resized;
+    ld_image mask, mtmp; /* the decoded mask, orientation scratch */
 } worker;
 
 /* An output file that exists already (and so might be one of the inputs). */
@@ -249,7 +259,10 @@ typedef struct run {
     size_t n;
     int channels, order_rgb, encoded, keep_original, encode_png, quality, check_size;
     int restart_markers; /* JPEG re-encode: restart markers for the box decoder */
-    int decode_exact;    /* LD_DECODE_SCALE_EXACT: no DCT-scaled decoding */
+    int decode_exact;    /* LD_DECODE_SCALE_EXACT: no DCT-scaled decoding (also with masks,
+                            whose geometry is then planned on the same size as the image's) */
+    const char *masks;   /* LD_C_MASKS folder, or NULL */
+    uint8_t mask_pad;
     ld_geometry geom;
     uint64_t max_pixels;
     /* image idx is converted by a worker into slots[idx % window], then written by the
@@ -271,6 +284,20 @@ static void to_chw(const ld_image *im, int order_rgb, uint8_t *dst)
     /* Source is RGB. BGR order puts B in plane 0. */
     const int ch[3] = {order_rgb ? 0 : 2, 1, order_rgb ? 2 : 0};
     ld__deinterleave3(s, (size_t)im->w * 3, im->h, im->w, ch, 0, dst);
+}
+
+/* The mask of the input at `rel` (relative to the input root): masks/REL/name.png, the
+ * extension of the name replaced (an absolute listed path: its name only). */
+static int mask_path(const char *masks, const char *rel, ld_buf *out)
+{
+    if (rel[0] == '/') rel = strrchr(rel, '/') + 1;
+    const char *slash = strrchr(rel, '/'), *dot = strrchr(rel, '.');
+    const size_t stem = dot && dot > (slash ? slash : rel) ? (size_t)(dot - rel) : strlen(rel);
+    out->len = 0;
+    if (ld__buf_printf(out, "%s%s%.*s.png", masks,
+                       *masks && masks[strlen(masks) - 1] == '/' ? "" : "/", (int)stem, rel) < 0)
+        return LD_ENOMEM;
+    return LD_OK;
 }
 
 /* On the caller thread, before image idx may start: compose its path and read its file into
@@ -305,9 +332,54 @@ static void read_ahead(run *r, size_t idx)
     }
     LD_TRY(ld__source_read(r->src, idx, it->path, &sl->file, max_file_bytes(r->max_pixels), e));
     sl->bytes_in = sl->file.len;
+    if (r->masks) {
+        LD_CHECK(e, mask_path(r->masks, it->rel, &sl->mpath) == LD_OK, LD_ENOMEM,
+                 "%s: out of memory", it->path);
+        rc = ld__read_file((const char *)sl->mpath.p, &sl->mfile, max_file_bytes(r->max_pixels), e);
+        if (rc < 0) {
+            char why[LD_ERRMSG_MAX];
+            snprintf(why, sizeof why, "%s", e->msg);
+            rc = ld__err(e, rc, "%s: its mask: %s", it->path, why);
+            goto fail;
+        }
+        sl->bytes_in += sl->mfile.len;
+    }
 fail:
     if (rc < 0) ld__err_where(e, it->path, (int64_t)idx);
     sl->read_rc = rc;
+}
+
+/* The mask of the image in slot sl (its file read by read_ahead): class indices in the image
+ * file's pixel grid, given the image's EXIF orientation and its geometry with nearest
+ * sampling, into sl->mout (sl->mh x sl->mw). */
+static int process_mask(worker *wk, slot *sl, const ld_img_info *info, ld_err *e)
+{
+    const run *r = wk->run;
+    int rc = LD_OK;
+    const char *img = (const char *)sl->path.p, *path = (const char *)sl->mpath.p;
+    LD_TRY(ld__png_decode_indices(wk->codec, sl->mfile.p, sl->mfile.len, path, r->max_pixels,
+                                  &wk->mask, e));
+    /* the image file's grid: its displayed size before the orientation turns it */
+    const int turned = info->orientation >= 5, fw = turned ? info->h : info->w,
+              fh = turned ? info->w : info->h;
+    LD_CHECK(e, wk->mask.w == fw && wk->mask.h == fh, LD_EFORMAT,
+             "%s is %dx%d but its image %s is %dx%d: a mask must have its image's size", path,
+             wk->mask.w, wk->mask.h, img, fw, fh);
+    LD_CHECK(e, ld__image_orient(&wk->mask, info->orientation, &wk->mtmp) == LD_OK, LD_ENOMEM,
+             "%s: out of memory", path);
+    if (r->geom.w || r->geom.h) {
+        LD_TRY(
+            ld__resize_nearest(&wk->mask, &r->geom, r->mask_pad, &sl->mout, &sl->mw, &sl->mh, e));
+    } else {
+        const size_t n = (size_t)wk->mask.w * wk->mask.h;
+        LD_CHECK(e, ld__buf_reserve(&sl->mout, n) == LD_OK, LD_ENOMEM, "%s: out of memory", path);
+        memcpy(sl->mout.p, wk->mask.px, n);
+        sl->mout.len = n;
+        sl->mw = wk->mask.w;
+        sl->mh = wk->mask.h;
+    }
+fail:
+    return rc;
 }
 
 /* Turn one input file (read into its slot) into the bytes the writer stores. Returns LD_OK or
@@ -331,7 +403,8 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
 
     ld_decode_opts dopt = {
         .channels = r->channels, .max_pixels = r->max_pixels, .apply_orientation = 1};
-    if (!r->decode_exact) ld__resize_min_source(&r->geom, info.w, info.h, &dopt.min_w, &dopt.min_h);
+    if (!r->decode_exact && !r->masks)
+        ld__resize_min_source(&r->geom, info.w, info.h, &dopt.min_w, &dopt.min_h);
     /* Even when the original bytes are kept, decode fully: a file that does not decode must
      * be skipped here, not crash a training job later. */
     LD_TRY(ld__img_decode(wk->codec, sl->file.p, sl->file.len, it->path, &dopt, &wk->dec, e));
@@ -340,6 +413,7 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
                   ? ld__jpeg_scale(info.w, info.h, dopt.min_w, dopt.min_h)
                   : 8;
 
+    if (r->masks) LD_TRY(process_mask(wk, sl, &info, e));
     const ld_image *im = &wk->dec;
     const int raw = !r->keep_original && !r->encoded;
     if ((r->geom.w || r->geom.h) && raw) {
@@ -404,6 +478,8 @@ static void worker_free(worker *wk)
     ld__resizer_free(wk->resizer);
     ld__image_free(&wk->dec);
     ld__image_free(&wk->resized);
+    ld__image_free(&wk->mask);
+    ld__image_free(&wk->mtmp);
 }
 
 static void logf_(ld_convert *c, int level, const char *fmt, ...)
@@ -712,10 +788,20 @@ static int describe_output(ld_convert *c, const run *r, job *j, const char *sour
         const char *name = ld__source_class_name(j->src, i);
         ok &= (d->class_names[i] = ld__strdup(name ? name : "")) != NULL;
     }
-    /* the label field: one int32 per sample, or K values (list mode's label vectors) */
+    /* the label field: one int32 per sample, or K values (list mode's label vectors); with
+     * masks and no labels at all (an unlabelled list), the mask is the label (HDF5 /label
+     * (N, 1, H, W): stock HDF5Data + SoftmaxWithLoss trains on it) */
     const int64_t k = ld__source_label_count(j->src);
+    const int mask_is_label = r->masks && !k && ld__source_unlabelled(j->src);
     d->label_dtype = ld__source_label_type(j->src);
-    ok &= ld__desc_add_field(d, "label", LD_ROLE_LABEL, d->label_dtype, k ? 1 : 0, &k) == LD_OK;
+    if (!mask_is_label)
+        ok &= ld__desc_add_field(d, "label", LD_ROLE_LABEL, d->label_dtype, k ? 1 : 0, &k) == LD_OK;
+    if (r->masks) {
+        const int64_t dims[3] = {1, r->geom.h, r->geom.w}; /* 0 x 0: each image's own size */
+        ok &= ld__desc_add_field(d, mask_is_label ? "label" : "mask", LD_ROLE_MASK, LD_DTYPE_U8, 3,
+                                 dims) == LD_OK;
+        d->mask_pad = r->mask_pad;
+    }
     const size_t nl = ld__source_label_name_count(j->src);
     d->label_names = nl ? calloc(nl, sizeof *d->label_names) : NULL;
     ok &= !nl || d->label_names;
@@ -851,9 +937,23 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
               LD_EINVAL, LD_C_RESIZE_MODE,
               "raw HDF5 storage needs one image size, but resize_mode max keeps each image's "
               "aspect: store JPEG with quality Q, or use resize_mode squash, crop or pad");
-    /* Raw HDF5 is an N x C x H x W array: every image must come out the same size. */
+    r->masks = PSTR(c, LD_C_MASKS);
+    r->mask_pad = (uint8_t)P(c, LD_C_MASK_PAD);
+    if (r->masks) {
+        struct stat st;
+        LD_CHECKP(&c->err, stat(r->masks, &st) == 0 && S_ISDIR(st.st_mode), LD_EIO, LD_C_MASKS,
+                  "masks: %s is not a folder (give the folder that holds the masks, e.g. VOC's "
+                  "SegmentationClass)",
+                  r->masks);
+        LD_CHECKP(&c->err, !r->geom.w || r->geom.mode != LD_RESIZE_MAX, LD_EINVAL, LD_C_RESIZE_MODE,
+                  "masks are stored as one H x W array per sample, all of one size, but "
+                  "resize_mode max keeps each image's aspect: use squash, crop or pad");
+    }
+    /* Raw HDF5 is an N x C x H x W array: every image must come out the same size (and so
+     * must masks, in every format). */
     r->check_size =
-        (P(c, LD_C_CHECK_SIZE) || (!encoded && j->format == LD_FORMAT_HDF5)) && !fixed_size;
+        (P(c, LD_C_CHECK_SIZE) || (!encoded && j->format == LD_FORMAT_HDF5) || r->masks) &&
+        !fixed_size;
 fail:
     return rc;
 }
@@ -1047,8 +1147,10 @@ static int size_mismatch(ld_convert *c, const job *j, size_t idx, const slot *sl
                      "%s is %dx%d but %s was %dx%d: %s needs every image the same "
                      "size; set resize_w and resize_h (e.g. 224 x 224)%s",
                      it.path, sl->w, sl->h, first->rel, first->w, first->h,
-                     P(c, LD_C_CHECK_SIZE) ? "check_size" : "raw HDF5 storage",
-                     P(c, LD_C_CHECK_SIZE) ? "" : " or store JPEG with quality Q");
+                     P(c, LD_C_CHECK_SIZE) ? "check_size"
+                     : j->r.masks          ? "a dataset with masks"
+                                           : "raw HDF5 storage",
+                     P(c, LD_C_CHECK_SIZE) || j->r.masks ? "" : " or store JPEG with quality Q");
         ld__err_param(&c->err, LD_C_RESIZE_W);
         ld__err_where(&c->err, it.path, (int64_t)idx);
     }
@@ -1078,7 +1180,10 @@ static int take_slot(ld_convert *c, job *j, size_t idx, slot_size *first)
                        .w = sl->w,
                        .label = ld__source_label(j->src, idx),
                        .label_vec = j->label_vec,
-                       .rel = rel};
+                       .rel = rel,
+                       .mask = r->masks ? sl->mout.p : NULL,
+                       .mask_h = sl->mh,
+                       .mask_w = sl->mw};
         if (j->label_vec) ld__source_values(j->src, idx, j->label_vec);
         const int rc = j->wr->vt->add(j->wr, &s, &c->err);
         if (rc < 0) return rc;
@@ -1190,6 +1295,9 @@ static void job_free(job *j)
         ld__buf_free(&j->r.slots[i].out);
         ld__buf_free(&j->r.slots[i].file);
         ld__buf_free(&j->r.slots[i].path);
+        ld__buf_free(&j->r.slots[i].mpath);
+        ld__buf_free(&j->r.slots[i].mfile);
+        ld__buf_free(&j->r.slots[i].mout);
     }
     free(j->r.slots);
     free(j->r.workers);

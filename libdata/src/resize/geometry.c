@@ -8,6 +8,9 @@
  */
 #include "resize/resize.h"
 
+#include <math.h>
+#include <string.h>
+
 #include "libdata/libdata.h"
 
 #define LD_RESIZE_MAX_SIDE 65535
@@ -144,4 +147,42 @@ void ld__resize_min_source(const ld_geometry *g, int src_w, int src_h, int *min_
     /* ceil, minus a hair so exact ratios computed in floating point do not round up */
     *min_w = (int)(need_w - 1e-9) + 1;
     *min_h = (int)(need_h - 1e-9) + 1;
+}
+
+/* Nearest neighbour: output pixel (x, y) of the scaled area takes the source pixel under its
+ * centre, floor(crop_x + (x + 0.5) * crop_w / scaled_w) clamped to the image (Pillow's
+ * NEAREST on the same box); the rest of the canvas is `pad`. */
+int ld__resize_nearest(const ld_image *src, const ld_geometry *g, uint8_t pad, ld_buf *out,
+                       int *out_w, int *out_h, ld_err *e)
+{
+    int rc = LD_OK;
+    ld_resize_plan p;
+    LD_CHECK(e, src->c == 1, LD_EINVAL, "resize: nearest takes one channel, not %d", src->c);
+    LD_TRY(ld__resize_plan(g, src->w, src->h, &p, e));
+    size_t n;
+    LD_CHECK(e, ld__mul_size((size_t)p.out_w, (size_t)p.out_h, &n), LD_ELIMIT,
+             "resize: %dx%d is too large", p.out_w, p.out_h);
+    LD_CHECK(e, ld__buf_reserve(out, n) == LD_OK, LD_ENOMEM, "resize: out of memory (%zu bytes)",
+             n);
+    out->len = n;
+    *out_w = p.out_w;
+    *out_h = p.out_h;
+    if (p.identity) {
+        memcpy(out->p, src->px, n);
+        return LD_OK;
+    }
+    if (p.scaled_w < p.out_w || p.scaled_h < p.out_h) memset(out->p, pad, n);
+    const double fx = p.crop_w / p.scaled_w, fy = p.crop_h / p.scaled_h;
+    for (int y = 0; y < p.scaled_h; y++) {
+        int sy = (int)floor(p.crop_y + (y + 0.5) * fy);
+        sy = sy < 0 ? 0 : sy >= src->h ? src->h - 1 : sy;
+        const uint8_t *row = src->px + (size_t)sy * src->w;
+        uint8_t *d = out->p + (size_t)(y + p.off_y) * p.out_w + p.off_x;
+        for (int x = 0; x < p.scaled_w; x++) {
+            int sx = (int)floor(p.crop_x + (x + 0.5) * fx);
+            d[x] = row[sx < 0 ? 0 : sx >= src->w ? src->w - 1 : sx];
+        }
+    }
+fail:
+    return rc;
 }

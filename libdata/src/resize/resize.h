@@ -63,4 +63,11 @@ int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_imag
 int ld__resize_planar(ld_resizer *r, const ld_image *src, const ld_geometry *g, const int ch[3],
                       ld_buf *out, int *out_w, int *out_h, ld_err *e);
 
+/* The same geometry with nearest-neighbour sampling, for class-index images (segmentation
+ * masks: an index is never blended with another); src->c must be 1. The canvas outside the
+ * scaled area (pad mode) is `pad`. out holds out_w x out_h bytes (out->len set). LD_OK,
+ * LD_ENOMEM, LD_EINVAL, LD_ELIMIT. */
+int ld__resize_nearest(const ld_image *src, const ld_geometry *g, uint8_t pad, ld_buf *out,
+                       int *out_w, int *out_h, ld_err *e);
+
 #endif /* LD_RESIZE_H */

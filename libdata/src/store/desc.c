@@ -133,6 +133,7 @@ const ld_desc_record ld__desc_records[] = {
     REC("resize_w", LD_REC_INT, resize_w, LD_REC_ALL, 1),
     REC("resize_h", LD_REC_INT, resize_h, LD_REC_ALL, 1),
     RECP("decode_scale", LD_REC_STR, decode_scale, LD_REC_IF_SET, 1, "decode scale"),
+    RECP("mask_pad", LD_REC_INT, mask_pad, LD_REC_MASKED, 1, "mask padding index"),
     REC("source", LD_REC_STR, source, LD_REC_ALL, 0),
     REC("note", LD_REC_STR, note, LD_REC_ALL, 0),
     /* shard identity (h5_format.h, "Shards") */
@@ -170,6 +171,7 @@ int ld__desc_rec_applies(const ld_desc *d, const ld_desc_record *r)
     case LD_REC_ENCODED: return d->encoded;
     case LD_REC_SHARDED: return d->shard_count > 0;
     case LD_REC_PART: return d->shard_count > 0 && !d->merged;
+    case LD_REC_MASKED: return ld__desc_mask(d) != NULL;
     case LD_REC_IF_SET:
         return r->type == LD_REC_STR ? ld__desc_rec_str(d, r) != NULL : ld__desc_rec_num(d, r) != 0;
     default: return 1;
@@ -247,7 +249,7 @@ int ld__desc_set_text(char **dst, const char *s)
 /* The strings of a description that are not records. */
 #define OTHER_STRINGS(d)                                                                           \
     {                                                                                              \
-        &(d)->layout, &(d)->record, &(d)->tool_version, &(d)->label_db                             \
+        &(d)->layout, &(d)->record, &(d)->tool_version, &(d)->label_db, &(d)->mask_db              \
     }
 
 void ld__desc_free(ld_desc *d)

@@ -44,7 +44,11 @@ void ld__probe_free(ld_probe *p);
 /* A field of a sample. Today a dataset has an image field (HDF5 "data" raw / "encoded"; LMDB
  * the Datum's pixels) and a scalar label; issue 28 adds label vectors, masks and boxes as
  * further fields. */
-typedef enum ld_field_role { LD_ROLE_IMAGE = 1, LD_ROLE_LABEL = 2 } ld_field_role;
+typedef enum ld_field_role {
+    LD_ROLE_IMAGE = 1,
+    LD_ROLE_LABEL = 2,
+    LD_ROLE_MASK = 3 /* a segmentation mask: uint8 class indices, rank 3 (1, H, W) */
+} ld_field_role;
 
 #define LD_DESC_MAX_FIELDS 8
 #define LD_DESC_MAX_RANK 4
@@ -81,12 +85,14 @@ typedef struct ld_desc {
     char *layout;        /* "NCHW" (HDF5) | "CHW" (LMDB) */
     char *record;        /* LMDB: "caffe.Datum" */
     char *label_db;      /* LMDB with label vectors: the label database's name, beside it */
+    char *mask_db;       /* LMDB with masks: the mask database's name, beside it */
 
     /* settings */
     int quality;            /* JPEG quality of re-encoded images; 0 not recorded */
     char *resize_mode_name; /* as recorded: "none" | "squash" | "crop" | "pad" | "max" */
     int resize_mode;        /* LD_RESIZE_*; 0 none or not recorded */
     int resize_w, resize_h;
+    int mask_pad;       /* masks: the class index of pad mode's padding (LD_C_MASK_PAD) */
     char *decode_scale; /* "exact" when JPEGs were decoded whole before a resize; NULL (not
                            recorded): DCT-scaled where >= 2x the output (decode_scale auto) */
 
@@ -138,6 +144,7 @@ typedef enum ld_rec_scope {
     LD_REC_ENCODED, /* encoded storage only */
     LD_REC_SHARDED, /* shard parts and merged datasets (shard_count > 0) */
     LD_REC_PART,    /* shard parts only (not a merged dataset) */
+    LD_REC_MASKED,  /* datasets with a mask field (LD_ROLE_MASK) */
     LD_REC_IF_SET   /* only when set (a string not NULL, a number not 0): absent means what
                        libdata did before the record existed */
 } ld_rec_scope;
@@ -214,6 +221,8 @@ int ld__lmdb_desc_read(const char *dir, ld_desc *d, ld_err *e);
 
 /* The first field of `role`, or NULL. */
 const ld_desc_field *ld__desc_role(const ld_desc *d, int role);
+/* The mask field (LD_ROLE_MASK), or NULL. */
+#define ld__desc_mask(d) ld__desc_role((d), LD_ROLE_MASK)
 /* Values per label: 0 for one scalar label per sample (or none), K for label vectors
  * (a label field of rank 1, dims[0] = K; HDF5 /label (N, K)). */
 int ld__desc_label_k(const ld_desc *d);

@@ -48,6 +48,9 @@ typedef struct ld_sample {
     const char *rel;       /* source path relative to the input root */
     const void *label_vec; /* label vectors: the K values (ld__desc_label_k) in the label
                               field's dtype (float32 or int32); NULL for a scalar label */
+    const uint8_t *mask;   /* the description has a mask field: mask_h x mask_w class indices
+                              (the image's stored size); else NULL */
+    int mask_h, mask_w;
 } ld_sample;
 
 typedef struct ld_writer ld_writer;

@@ -252,6 +252,10 @@ typedef struct h5w {
     /* the open file */
     hid_t file;
     col data, label, name, offsets, shape;
+    col mask;      /* segmentation masks (N, 1, H, W) uint8, when the description has them */
+    int has_label; /* the description has a label field (not so: an unlabelled list's masks
+                      are the label, named "label" and written as the mask column) */
+    int mh, mw;    /* the masks' size, fixed by the first sample */
     int cols_ready;
     int io_err; /* errno of the first write the driver failed (h5_vfd.h: its sink), or 0 */
     uint64_t file_n, file_bytes;
@@ -376,9 +380,19 @@ static int cols_setup(h5w *w, size_t first_len, ld_err *e)
     const int k = ld__desc_label_k(&w->rec);
     const int lf = w->rec.label_dtype == LD_DTYPE_F32;
     hsize_t kdim[1] = {(hsize_t)k};
-    LD_TRY(col_init(&w->label, LD_H5_DS_LABEL, lf ? H5T_IEEE_F32LE : H5T_STD_I32LE,
-                    lf ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32, k ? 2 : 1, k ? kdim : none, 4,
-                    small_chunk(w, label_chunk_rows(k))));
+    if (w->has_label)
+        LD_TRY(col_init(&w->label, LD_H5_DS_LABEL, lf ? H5T_IEEE_F32LE : H5T_STD_I32LE,
+                        lf ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32, k ? 2 : 1, k ? kdim : none, 4,
+                        small_chunk(w, label_chunk_rows(k))));
+    const ld_desc_field *mf = ld__desc_mask(&w->rec);
+    if (mf) { /* chunks of whole masks, about as many bytes as /data's */
+        hsize_t row[3] = {1, (hsize_t)w->mh, (hsize_t)w->mw};
+        size_t rows = LD_H5_CHUNK_BYTES / ((size_t)w->mh * (size_t)w->mw);
+        if (w->expected_n && rows > w->expected_n) rows = (size_t)w->expected_n;
+        LD_TRY(col_init(&w->mask, mf->name, H5T_STD_U8LE, H5T_NATIVE_UINT8, 4, row, 1,
+                        rows ? rows : 1));
+        w->mask.deflate = w->deflate;
+    }
     if (w->fstr >= 0) {
         LD_TRY(col_init(&w->name, LD_H5_DS_FILENAME, w->fstr, w->fstr, 1, none, w->max_rel_len,
                         small_chunk(w, LD_H5_NAME_CHUNK)));
@@ -403,7 +417,8 @@ static int cols_create(h5w *w, ld_err *e)
         uint64_t zero = 0; /* offsets[0] */
         LD_TRY(col_append(&w->offsets, &zero, 1, e));
     }
-    LD_TRY(col_create(&w->label, w->file, e));
+    if (w->has_label) LD_TRY(col_create(&w->label, w->file, e));
+    if (w->mask.buf) LD_TRY(col_create(&w->mask, w->file, e));
     LD_TRY(col_create(&w->name, w->file, e));
 fail:
     return rc;
@@ -523,7 +538,8 @@ static int file_close(h5w *w, ld_err *e)
             LD_TRY(col_close(&w->offsets, w->file_n + 1, e));
             LD_TRY(col_close(&w->shape, w->file_n, e));
         }
-        LD_TRY(col_close(&w->label, w->file_n, e));
+        if (w->has_label) LD_TRY(col_close(&w->label, w->file_n, e));
+        if (w->mask.buf) LD_TRY(col_close(&w->mask, w->file_n, e));
         LD_TRY(col_close(&w->name, w->file_n, e));
     }
     LD_TRY(write_attrs(w, e));
@@ -558,7 +574,7 @@ static int file_reopen(h5w *w, ld_err *e)
     int rc = LD_OK;
     hid_t fapl = H5I_INVALID_HID;
     const char *tmp = w->tmp[w->n_files - 1];
-    col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape};
+    col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape, &w->mask};
     int open[sizeof cols / sizeof cols[0]];
     if (H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0)
         LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot write HDF5 file", tmp));
@@ -604,6 +620,18 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
     LD_CHECK(e, s->c >= 1 && s->h >= 1 && s->w >= 1 && s->rel, LD_EINVAL,
              "HDF5 writer: sample %s has an invalid shape %dx%dx%d", s->rel ? s->rel : "?", s->c,
              s->h, s->w);
+    if (ld__desc_mask(&w->rec)) {
+        LD_CHECK(e, s->mask && s->mask_h >= 1 && s->mask_w >= 1, LD_EINVAL,
+                 "HDF5 writer: sample %s has no mask", s->rel);
+        if (!w->cols_ready) {
+            w->mh = s->mask_h;
+            w->mw = s->mask_w;
+        }
+        LD_CHECKR(e, s->mask_h == w->mh && s->mask_w == w->mw, LD_EINVAL, LD_WHY_SHAPE_DIFFERS,
+                  "%s: mask is %dx%d (height x width) but the dataset's masks are %dx%d: masks "
+                  "are stored as one array, all of one size; set resize_w and resize_h",
+                  s->rel, s->mask_h, s->mask_w, w->mh, w->mw);
+    }
     if (!w->encoded) {
         if (!w->first_rel) {
             size_t n;
@@ -664,7 +692,9 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
             if (w->file_h != s->h || w->file_w != s->w) w->file_h = w->file_w = -1;
         }
     }
-    LD_TRY(col_append(&w->label, w->label.rank == 2 ? s->label_vec : &s->label, 1, e));
+    if (w->has_label)
+        LD_TRY(col_append(&w->label, w->label.rank == 2 ? s->label_vec : &s->label, 1, e));
+    if (w->mask.buf) LD_TRY(col_append(&w->mask, s->mask, 1, e));
     if (w->name.vlen) {
         LD_TRY(col_append_str(&w->name, s->rel, e));
     } else {
@@ -776,6 +806,8 @@ static int h5w_finish(ld_writer *base, ld_err *e)
             w->w = w->rec.resize_w;
             w->sample_bytes = (size_t)w->c * (size_t)w->h * (size_t)w->w;
         }
+        w->mh = w->rec.resize_h > 0 ? w->rec.resize_h : 1; /* an empty encoded dataset's */
+        w->mw = w->rec.resize_w > 0 ? w->rec.resize_w : 1;
         LD_TRY(cols_setup(w, 0, e));
         LD_TRY(cols_create(w, e));
     }
@@ -825,7 +857,7 @@ static void h5w_free(ld_writer *base)
     if (!w) return;
     ld_h5_quiet q;
     ld__h5_quiet_begin(&q);
-    col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape};
+    col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape, &w->mask};
     /* Abandoned or failed: nothing is kept, and closing must not fail (h5_vfd.h). */
     if (!w->finished && w->file >= 0) ld__h5_vfd_discard(w->file, w->vfd);
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
@@ -874,8 +906,11 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->vstr = H5I_INVALID_HID;
     w->vfd = H5I_INVALID_HID;
     w->fstr = H5I_INVALID_HID;
-    w->data.ds = w->label.ds = w->name.ds = w->offsets.ds = w->shape.ds = H5I_INVALID_HID;
+    w->data.ds = w->label.ds = w->name.ds = w->offsets.ds = w->shape.ds = w->mask.ds =
+        H5I_INVALID_HID;
     LD_CHECK(e, ld__desc_copy(&w->rec, d) == LD_OK, LD_ENOMEM, "out of memory");
+    const ld_desc_field *mf = ld__desc_mask(d);
+    w->has_label = !mf || strcmp(mf->name, LD_H5_DS_LABEL) != 0;
     w->encoded = d->encoded != 0;
     w->channels = d->channels;
     w->deflate = o->deflate;
