@@ -698,6 +698,10 @@ class Batch(ctypes.Structure):
         ("epoch", ctypes.c_uint64),
         ("number", ctypes.c_uint64),
         ("label_k", ctypes.c_int),
+        ("masks", ctypes.c_void_p),
+        ("mask_h", ctypes.c_int),
+        ("mask_w", ctypes.c_int),
+        ("mask_is_label", ctypes.c_int),
     ]
 
 

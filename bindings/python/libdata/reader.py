@@ -36,14 +36,16 @@ from ._lib import LibdataError, api
 from .dataset import stat
 
 PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
-Batch = Tuple[np.ndarray, np.ndarray]  # (data, labels)
+# (data, labels), or with segmentation masks beside class labels (data, labels, masks): the
+# order of Reader.fields
+Batch = Tuple[np.ndarray, ...]
 
 # Read-only values (ld_reader_info in reader.h; fixed forever). The parameters themselves come
 # from the library's table (_lib.reader_params()).
 _INFO = {
     "samples": 200, "epoch_samples": 201, "epoch_batches": 202, "c": 203, "h": 204, "w": 205,
     "prefetch": 206, "threads": 207, "memory": 208, "encoded": 209, "order": 210,
-    "label_k": 211,
+    "label_k": 211, "mask": 212,
 }
 # Python spellings of the keyword arguments that are not table names.
 _ALIASES = {"batch_size": "batch"}
@@ -84,6 +86,11 @@ class DatasetInfo:
     classes: Optional[List[str]]  # class names the dataset records (libdata.stat())
     description: str             # ld_describe()'s text, for people ("" if unavailable)
     label_k: int = 0             # label vectors: K values per sample, labels (n, K); 0: (n,)
+    # what each batch holds, in order: ("data", "label"); ("data", "label", "mask") with
+    # segmentation masks beside class labels; ("data", "label") with label = the masks
+    # (n, 1, H, W) uint8 when the masks are the dataset's label (HDF5 /label (N, 1, H, W))
+    fields: Tuple[str, ...] = ("data", "label")
+    mask_is_label: bool = False
 
     @property
     def shape(self) -> Tuple[int, int, int]:
@@ -413,7 +420,9 @@ class Reader(_lib.Handle):
                 encoded=bool(i("encoded")),
                 dtype=np_types[g("dtype")], label_dtype=np_types[g("label_dtype")],
                 prefetch=i("prefetch"), threads=i("threads"), memory=i("memory"),
-                classes=self._classes(), description=description, label_k=i("label_k"))
+                classes=self._classes(), description=description, label_k=i("label_k"),
+                fields=("data", "label", "mask") if i("mask") == 1 else ("data", "label"),
+                mask_is_label=i("mask") == 2)
         return self._info
 
     def _classes(self) -> Optional[List[str]]:
@@ -483,8 +492,15 @@ class Reader(_lib.Handle):
         self.batch_epoch, self.batch_number = b.epoch, b.number
         self._epoch = b.epoch
         if self._copy:
-            return data, labels.copy()
-        return data, labels
+            labels = labels.copy()
+        if not b.masks:
+            return data, labels
+        # segmentation masks: (n, 1, H, W) uint8 class indices, cropped and mirrored with
+        # their images (Caffe's label blob for SoftmaxWithLoss)
+        masks = _view(b.masks, np.dtype(np.uint8), (n, 1, b.mask_h, b.mask_w), None, keep)
+        if self._copy:
+            masks = masks.copy()
+        return (data, masks) if b.mask_is_label else (data, labels, masks)
 
     def __iter__(self) -> Iterator[Batch]:
         """Start an epoch: each iter() (each `for` loop) begins a new epoch. After a full

@@ -221,8 +221,11 @@ typedef enum ld_reader_info {
     LD_R_INFO_ORDER = 210,         /**< ld_channel_order of 3-channel output: LD_CHANNELS_BGR,
                                         LD_CHANNELS_RGB, or LD_CHANNELS_AS_STORED when the
                                         dataset does not record it */
-    LD_R_INFO_LABEL_K = 211        /**< 0: one label per sample; K >= 1: label vectors of K
+    LD_R_INFO_LABEL_K = 211,       /**< 0: one label per sample; K >= 1: label vectors of K
                                         values (ld_batch.label_k) */
+    LD_R_INFO_MASK = 212           /**< 0: no masks; 1: segmentation masks beside the labels
+                                        (HDF5 /mask); 2: masks that are the dataset's label
+                                        (HDF5 /label (N, 1, H, W); labels are then all 0) */
 } ld_reader_info;
 
 /**
@@ -248,6 +251,14 @@ typedef struct ld_batch {
         labels are vectors (HDF5 /label (N, K), an LMDB pair), `labels` holds n * K values,
         sample j's at j * K. Each value is checked against label_dtype as one label is */
     int label_k;
+    /** (Added after 1.0.0.) Segmentation masks: n * mask_h * mask_w uint8 class indices, sample
+        j's at j * mask_h * mask_w, cropped, mirrored and resampled (nearest) with their image,
+        so mask_h x mask_w = h x w; NULL when the dataset has none */
+    const uint8_t *masks;
+    int mask_h, mask_w;
+    /** 1 when the masks are the dataset's label (HDF5 /label (N, 1, H, W)): `labels` is then
+        all 0 */
+    int mask_is_label;
 } ld_batch;
 
 /** @return a new reader with default parameters, or NULL when out of memory. */

@@ -30,6 +30,7 @@
 #include "thread/pool.h"
 #include "reader/xform.h"
 #include "reader/rrc.h"
+#include "resize/resize.h"
 
 #define AUTO_PREFETCH 2
 #define MAX_AUTO_PREFETCH 4
@@ -107,6 +108,7 @@ typedef struct slot {
     uint8_t *data;
     void *labels;
     uint64_t *indices;
+    uint8_t *masks; /* masks: cap x mask_bytes (the store has masks), else NULL */
 } slot;
 
 typedef struct worker {
@@ -120,6 +122,8 @@ typedef struct worker {
     double *vec;            /* one sample's label vector (store info.label_k values) */
     uint32_t *order;        /* a piece's batch positions in file order (read_gather only) */
     uint64_t *sorted;       /* and its sample indices in that order */
+    ld_image mask;          /* one stored mask (masks) */
+    ld_buf mout;            /* its random resized crop */
     ld_err err;
 } worker;
 
@@ -143,7 +147,9 @@ struct ld_reader {
                      larger than the rank's epoch does not allocate for samples that
                      can never come */
     ld_xform xf;
-    ld_rrc rrc;       /* the random resized crop (rrc.w == 0: none) */
+    ld_xform mxf;      /* masks: the same crop and mirror on one uint8 plane, nothing else */
+    size_t mask_bytes; /* masks: one output mask (xf.oh x xf.ow), 0 without masks */
+    ld_rrc rrc;        /* the random resized crop (rrc.w == 0: none) */
     char xf_what[96]; /* xf.what */
     float *mean_img;
     float *mean_given; /* ld_reader_set_mean_image's copy (C x H x W), or NULL */
@@ -245,7 +251,7 @@ int ld_reader_get(const ld_reader *r, ld_reader_param p, int64_t *v)
 
 int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
 {
-    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_LABEL_K) return LD_EINVAL;
+    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_MASK) return LD_EINVAL;
     if (!r->is_open) return LD_ESTATE;
     switch (p) {
     case LD_R_INFO_SAMPLES: *v = (int64_t)r->store->info.n; break;
@@ -262,6 +268,7 @@ int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
     case LD_R_INFO_ENCODED: *v = r->store->info.encoded; break;
     case LD_R_INFO_ORDER: *v = r->out_order; break;
     case LD_R_INFO_LABEL_K: *v = r->store->info.label_k; break;
+    case LD_R_INFO_MASK: *v = r->store->info.mask_h ? 1 + r->store->info.mask_is_label : 0; break;
     }
     return LD_OK;
 }
@@ -555,6 +562,41 @@ static int put_vectors(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, 
     return LD_OK;
 }
 
+/* Masks of samples [j0, j1) of slot sl: read, then the image's crop and mirror (the same
+ * draws: xform.c's per-sample generator) or its random resized crop box (ld__rrc_box, what
+ * the image's resampling used) with nearest sampling. */
+static int put_masks(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, uint64_t *cur)
+{
+    int rc = LD_OK;
+    ld_store *st = r->store;
+    const ld_store_info *in = &st->info;
+    for (size_t j = j0; j < j1; j++) {
+        const uint64_t i = *cur = sl->indices[j];
+        uint8_t *out = sl->masks + j * r->mask_bytes;
+        LD_TRY(st->vt->mask(st, w->cx, i, w->mask.px, &w->err));
+        if (r->rrc.w) {
+            int box[4], ow, oh;
+            ld__rrc_box(&r->rrc, r->epoch, i, in->mask_w, in->mask_h, box);
+            const ld_geometry g = {.mode = LD_RESIZE_SQUASH,
+                                   .w = r->rrc.w,
+                                   .h = r->rrc.h,
+                                   .rect = 1,
+                                   .rx = box[0],
+                                   .ry = box[1],
+                                   .rw = box[2],
+                                   .rh = box[3]};
+            LD_TRY(ld__resize_nearest(&w->mask, &g, 0, &w->mout, &ow, &oh, &w->err));
+            const ld_xsrc src = {w->mout.p, 0, oh, ow, 0, (size_t)ow, 1}; /* then the mirror */
+            LD_TRY(ld__xform_apply(&r->mxf, &src, r->epoch, i, out, &w->err));
+        } else {
+            const ld_xsrc src = {w->mask.px, 0, in->mask_h, in->mask_w, 0, (size_t)in->mask_w, 1};
+            LD_TRY(ld__xform_apply(&r->mxf, &src, r->epoch, i, out, &w->err));
+        }
+    }
+fail:
+    return rc;
+}
+
 /* Fill samples [j0, j1) of batch b into slot sl. */
 static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, size_t j1)
 {
@@ -571,6 +613,7 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
     if (w->order) {
         rc = fill_sorted(r, w, sl, j0, j1, &cur);
         if (rc == LD_OK && in->label_k) rc = put_vectors(r, w, sl, j0, j1, &cur);
+        if (rc == LD_OK && sl->masks) rc = put_masks(r, w, sl, j0, j1, &cur);
         goto fail; /* names the sample on failure, as below */
     }
     if (st->vt->will_read) st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
@@ -621,6 +664,7 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
         LD_TRY(put_label(r, LABELS(r, sl), j, rec.label, i, &w->err));
     }
     if (in->label_k) rc = put_vectors(r, w, sl, j0, j1, &cur);
+    if (rc == LD_OK && sl->masks) rc = put_masks(r, w, sl, j0, j1, &cur);
 fail:
     /* A failure whose message names the sample records it (err.sample); name it otherwise. */
     if (rc < 0 && w->err.sample < 0) {
@@ -683,6 +727,8 @@ static void close_reader(ld_reader *r)
             if (w->cx) r->store->vt->ctx_free(r->store, w->cx);
             free(w->scratch);
             free(w->vec);
+            ld__image_free(&w->mask);
+            ld__buf_free(&w->mout);
             free(w->order);
             free(w->sorted);
             ld__codec_free(w->codec);
@@ -697,6 +743,7 @@ static void close_reader(ld_reader *r)
             free(r->slots[k].data);
             free(r->slots[k].labels);
             free(r->slots[k].indices);
+            free(r->slots[k].masks);
         }
         free(r->slots);
         r->slots = NULL;
@@ -818,6 +865,11 @@ static int alloc_ring(ld_reader *r, ld_err *e)
                  (size_t)(r->cap * r->out_bytes));
         memset(s->labels, 0, r->cap * 4 * lk);
         memset(s->indices, 0, r->cap * sizeof(uint64_t));
+        if (r->mask_bytes) {
+            s->masks = ring_alloc(r->cap * r->mask_bytes);
+            LD_CHECK(e, s->masks, LD_ENOMEM, "out of memory for the masks of batch buffer %d", k);
+            memset(s->masks, 0, r->cap * r->mask_bytes);
+        }
     }
 fail:
     return rc;
@@ -1001,6 +1053,27 @@ static int plan_output(ld_reader *r, const char *path)
              "machine's address space (crop it, or use uint8 output)",
              path, x->c, x->oh, x->ow, x->out_f32 ? "float32" : "uint8");
     r->direct_out = !in->encoded && x->plain && in->dtype == LD_SDT_U8;
+    r->mask_bytes = 0;
+    if (in->mask_h) { /* masks get the image's crop and mirror: they must have its size */
+        LD_CHECK(e, (in->h == 0 && in->w == 0) || (in->h == in->mask_h && in->w == in->mask_w),
+                 LD_EFORMAT, "%s: its masks are %dx%d but its images %dx%d: a mask must have its "
+                 "image's size (rewrite the dataset)",
+                 path, in->mask_w, in->mask_h, in->w, in->h);
+        LD_CHECKP(e, r->rrc.w || (x->oh <= in->mask_h && x->ow <= in->mask_w), LD_EINVAL,
+                  LD_R_CROP_W, "%s: crop %dx%d is larger than the %dx%d masks", path, x->ow,
+                  x->oh, in->mask_w, in->mask_h);
+        ld_xform *m = &r->mxf;
+        *m = (ld_xform){.c = 1,
+                        .oh = x->oh,
+                        .ow = x->ow,
+                        .random_crop = x->random_crop,
+                        .mirror = x->mirror,
+                        .seed = x->seed,
+                        .scale = 1.0f,
+                        .what = "its masks"};
+        ld__xform_init(m, in->mask_h, in->mask_w);
+        r->mask_bytes = (size_t)x->oh * (size_t)x->ow;
+    }
 
     /* Sampler. */
     const ld_sampler smp = {in->n,
@@ -1052,7 +1125,12 @@ static int plan_memory(ld_reader *r, const char *path)
                      (r->xf.mean_img ? (uint64_t)x->c * x->mh * x->mw * 4 : 0);
     const uint64_t lk = in->label_k ? in->label_k : 1; /* label values per sample */
     if (in->label_k) per_thread += lk * sizeof(double);
-    uint64_t per_sample = r->out_bytes + 4 * lk + 8, per_batch;
+    if (r->mask_bytes) { /* one stored mask, and its resampled box */
+        per_thread += (uint64_t)in->mask_h * in->mask_w + (r->rrc.w ? r->mask_bytes : 0);
+        fixed += (uint64_t)threads * ((uint64_t)in->mask_h * in->mask_w +
+                                      (r->rrc.w ? r->mask_bytes : 0));
+    }
+    uint64_t per_sample = r->out_bytes + 4 * lk + 8 + r->mask_bytes, per_batch;
     size_t ring_bytes;
     LD_CHECK(e,
              !__builtin_mul_overflow(per_sample, r->cap, &per_batch) &&
@@ -1119,6 +1197,9 @@ static int start_workers(ld_reader *r, const char *path)
             w->vec = malloc(in->label_k * sizeof *w->vec);
             LD_CHECK(e, w->vec, LD_ENOMEM, "out of memory");
         }
+        if (r->mask_bytes)
+            LD_CHECK(e, ld__image_alloc(&w->mask, in->mask_w, in->mask_h, 1) == LD_OK, LD_ENOMEM,
+                     "out of memory");
         if (in->encoded) {
             w->codec = ld__codec_create();
             LD_CHECK(e, w->codec, LD_ENOMEM, "out of memory");
@@ -1250,6 +1331,10 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     o->label_dtype = (int)P(r, LD_R_LABEL_DTYPE);
     o->labels = sl->labels;
     o->label_k = (int)r->store->info.label_k;
+    o->masks = sl->masks;
+    o->mask_h = sl->masks ? r->xf.oh : 0;
+    o->mask_w = sl->masks ? r->xf.ow : 0;
+    o->mask_is_label = r->store->info.mask_is_label;
     o->indices = sl->indices;
     o->epoch = r->epoch;
     o->number = r->take;

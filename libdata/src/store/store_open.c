@@ -144,6 +144,17 @@ static int list_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *ou
     return global_sample(s, f, e, sub->vt->label_vec(sub, cx->sub[f], i - s->start[f], out, e));
 }
 
+static int list_mask(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_err *e)
+{
+    list_store *s = (list_store *)st;
+    if (i >= st->info.n)
+        return (ld__err(e, LD_EINVAL, "sample %llu out of range", (unsigned long long)i),
+                ld__err_where(e, NULL, (int64_t)i));
+    size_t f = file_of(s, i);
+    ld_store *sub = s->files[f];
+    return global_sample(s, f, e, sub->vt->mask(sub, cx->sub[f], i - s->start[f], out, e));
+}
+
 static void list_close(ld_store *st)
 {
     list_store *s = (list_store *)st;
@@ -155,8 +166,9 @@ static void list_close(ld_store *st)
     free(s);
 }
 
-static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read, list_will_read,
-                                    list_close,      list_read_run, NULL,      list_label_vec};
+static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read,
+                                    list_will_read,  list_close,    list_read_run,
+                                    NULL,            list_label_vec, list_mask};
 
 static int open_list(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {
@@ -201,12 +213,13 @@ static int open_list(const char *path, const ld_store_opts *o, ld_store **out, l
         const ld_store_info *b = &s->files[k]->info;
         LD_CHECK(e,
                  b->encoded == a->encoded && b->dtype == a->dtype && b->c == a->c &&
-                     (a->encoded || (b->h == a->h && b->w == a->w)) && b->label_k == a->label_k,
+                     (a->encoded || (b->h == a->h && b->w == a->w)) &&
+                     b->label_k == a->label_k && b->mask_h == a->mask_h && b->mask_w == a->mask_w,
                  LD_EFORMAT,
                  "%s: file %zu of the list holds samples of another kind or shape "
-                 "than the first (%dx%dx%d %s, %u label values)",
+                 "than the first (%dx%dx%d %s, %u label values, masks %dx%d)",
                  path, k + 1, a->c, a->h, a->w, a->encoded ? "encoded" : "raw",
-                 (unsigned)(a->label_k ? a->label_k : 1));
+                 (unsigned)(a->label_k ? a->label_k : 1), a->mask_h, a->mask_w);
         s->start[k + 1] = s->start[k] + b->n;
         if (b->h != a->h || b->w != a->w) s->base.info.h = s->base.info.w = 0;
         if (b->order != a->order) s->base.info.order = LD_SORDER_UNKNOWN;

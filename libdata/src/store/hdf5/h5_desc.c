@@ -118,7 +118,15 @@ int ld__h5_desc_from(hid_t f, const char *path, ld_desc *d, ld_err *e)
             d->samples_known = 1;
         }
     }
-    if ((rank = ds_shape(f, LD_H5_DS_LABEL, dims, &dt)) >= 1) {
+    if ((rank = ds_shape(f, LD_H5_DS_LABEL, dims, &dt)) == 4 && dims[1] == 1) {
+        /* (N, 1, H, W): segmentation masks as the label (stock HDF5Data + SoftmaxWithLoss) */
+        const int64_t md[3] = {1, (int64_t)dims[2], (int64_t)dims[3]};
+        LD_TRY(ld__desc_add_field(d, LD_H5_DS_LABEL, LD_ROLE_MASK, dt, 3, md));
+        if (!d->samples_known) {
+            d->samples = dims[0];
+            d->samples_known = 1;
+        }
+    } else if (rank >= 1) {
         /* (N,) one label per sample; (N, K) label vectors (K = 1 too) */
         const int64_t k = rank == 2 ? (int64_t)dims[1] : 0;
         d->label_dtype = dt == LD_DTYPE_F32 ? LD_DTYPE_F32 : LD_DTYPE_I32;
@@ -128,6 +136,10 @@ int ld__h5_desc_from(hid_t f, const char *path, ld_desc *d, ld_err *e)
             d->samples = dims[0];
             d->samples_known = 1;
         }
+    }
+    if ((rank = ds_shape(f, LD_H5_DS_MASK, dims, &dt)) == 4 && dims[1] == 1) {
+        const int64_t md[3] = {1, (int64_t)dims[2], (int64_t)dims[3]};
+        LD_TRY(ld__desc_add_field(d, LD_H5_DS_MASK, LD_ROLE_MASK, dt, 3, md));
     }
     if (!d->by_libdata) goto fail; /* another tool's: no records of ours */
 

@@ -87,7 +87,8 @@
 
 /* datasets */
 #define LD_H5_DS_DATA "data" /* raw pixels */
-#define LD_H5_DS_LABEL "label"
+#define LD_H5_DS_LABEL "label" /* (N,) or (N, K); (N, 1, H, W) uint8: masks as the label */
+#define LD_H5_DS_MASK "mask"   /* (N, 1, H, W) uint8 segmentation masks beside class labels */
 #define LD_H5_DS_FILENAME "filename"
 #define LD_H5_DS_ENCODED "encoded" /* encoded bytes */
 #define LD_H5_DS_OFFSETS "offsets"

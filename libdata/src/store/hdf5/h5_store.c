@@ -414,6 +414,7 @@ static void h5_ctx_free(ld_store *st, ld_store_ctx *cx)
 static double label_of(const h5_store *s, uint64_t i)
 {
     if (s->lab_map.addr || s->lab_vds.n) return 0; /* vectors read per sample: h5_label_vec */
+    if (!s->lab_f && !s->lab_i) return 0;           /* no labels: /label holds the masks */
     const uint64_t at = i * (s->base.info.label_k ? s->base.info.label_k : 1);
     return s->lab_f ? (double)s->lab_f[at] : (double)s->lab_i[at];
 }
@@ -448,6 +449,34 @@ static int h5_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *out,
     for (uint32_t m = 0; m < k; m++)
         out[m] = s->lab_f ? s->lab_f[i * k + m] : (double)s->lab_i[i * k + m];
     return LD_OK;
+}
+
+/* Sample i's mask (info.mask_h x mask_w bytes) into out. */
+static int h5_mask(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_err *e)
+{
+    h5_store *s = (h5_store *)st; /* (msk_vds: its descriptor cache changes) */
+    (void)cx;
+    const size_t row = (size_t)st->info.mask_h * (size_t)st->info.mask_w;
+    int rc = LD_OK;
+    if (i >= st->info.n)
+        return ld__err(e, LD_EINVAL, "%s: sample %llu out of range", s->path,
+                       (unsigned long long)i);
+    if (s->msk_map.addr || s->msk_vds.n) { /* a chunk holds whole masks: one entry */
+        struct iovec iov[2];
+        gather g = {&out, row, 0, iov, 2};
+        rc = s->msk_vds.n ? ld__h5_vds_read(&s->msk_vds, s->path, i * row, row, &g, i, NULL, e)
+                          : ld__h5_read_map(&s->msk_map, s->fd, s->path, i * row, row, &g, i, NULL,
+                                            e);
+    } else {
+        ld_h5_quiet q;
+        ld__h5_quiet_begin(&q);
+        if (read_rows(s->msk_ds, 4, s->msk_dims, i, 1, H5T_NATIVE_UINT8, H5P_DEFAULT, out) < 0)
+            rc = ld__err(e, LD_EFORMAT, "%s: cannot read the mask of sample %llu (corrupt?)",
+                         s->path, (unsigned long long)i);
+        ld__h5_quiet_end(&q);
+    }
+    if (rc < 0) ld__err_where(e, s->path, (int64_t)i);
+    return rc;
 }
 
 /* h5_read without the detail: every failure names s->path and sample i in its message. */
@@ -569,19 +598,22 @@ static void h5_close(ld_store *st)
 {
     h5_store *s = (h5_store *)st;
     if (!s) return;
-    if (s->dset >= 0 || s->file >= 0 || s->dxpl != H5P_DEFAULT) {
+    if (s->dset >= 0 || s->file >= 0 || s->msk_ds >= 0 || s->dxpl != H5P_DEFAULT) {
         ld_h5_quiet q;
         ld__h5_quiet_begin(&q);
         if (s->dxpl != H5P_DEFAULT && s->dxpl >= 0) H5Pclose(s->dxpl);
         if (s->dset >= 0) H5Dclose(s->dset);
+        if (s->msk_ds >= 0) H5Dclose(s->msk_ds);
         if (s->file >= 0) H5Fclose(s->file);
         ld__h5_quiet_end(&q);
     }
     if (s->fd >= 0) close(s->fd);
     ld__h5_vds_free(&s->vds);
     ld__h5_vds_free(&s->lab_vds);
+    ld__h5_vds_free(&s->msk_vds);
     free(s->map.addr);
     free(s->lab_map.addr);
+    free(s->msk_map.addr);
     free(s->lab_i);
     free(s->lab_f);
     free(s->offsets);
@@ -762,7 +794,8 @@ static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t
 }
 
 static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5_will_read,
-                                  h5_close,      h5_read_run, h5_read_gather, h5_label_vec};
+                                  h5_close,      h5_read_run, h5_read_gather, h5_label_vec,
+                                  h5_mask};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 
@@ -774,6 +807,52 @@ static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5
  * map (8 bytes per chunk held), also from a merged file's parts (lab_vds); other tools'
  * (another type, deflate) held whole like one label, N x K x 8 bytes (floating point) or 4
  * (integers), in the memory budget. */
+/* Segmentation masks: dataset `name` of shape (N, 1, H, W) and an 8-bit integer type, read per
+ * sample directly (msk_map; a merged file's parts: msk_vds) or, when its layout needs HDF5
+ * (filters, other chunk shapes), through msk_ds. */
+static int load_masks(h5_store *s, hid_t file, const char *name, uint64_t n, ld_err *e)
+{
+    int rc = LD_OK;
+    hsize_t *dims = s->msk_dims;
+    int rank = 0;
+    hid_t d = H5Dopen2(file, name, H5P_DEFAULT), t = -1;
+    LD_CHECK(e, d >= 0 && ld__h5_ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
+             "%s: cannot open the mask dataset '/%s'", s->path, name);
+    t = H5Dget_type(d);
+    LD_CHECK(e,
+             rank == 4 && dims[1] == 1 && dims[2] >= 1 && dims[2] <= 65535 && dims[3] >= 1 &&
+                 dims[3] <= 65535 && t >= 0 && H5Tget_class(t) == H5T_INTEGER &&
+                 H5Tget_size(t) == 1,
+             LD_EFORMAT,
+             "%s: mask dataset '/%s' must be uint8 of shape (N, 1, H, W) (class indices; H and "
+             "W at most 65535)",
+             s->path, name);
+    LD_CHECK(e, dims[0] == n, LD_EFORMAT,
+             "%s: mask dataset '/%s' has %llu masks but the pixel dataset has %llu samples (the "
+             "file is incomplete or was made wrongly; rewrite it)",
+             s->path, name, (unsigned long long)dims[0], (unsigned long long)n);
+    const size_t row = (size_t)dims[2] * (size_t)dims[3];
+    const int dr = ld__h5_is_virtual(d)
+                       ? ld__h5_vds_resolve(s, d, name, 4, dims, row, 1, -1, NULL, &s->msk_vds, e)
+                       : ld__h5_build_direct(s->path, s->file_size, d, 4, dims, row, &s->msk_map,
+                                             e);
+    LD_TRY(dr < 0 ? dr : LD_OK);
+    if (dr == 1) {
+        s->base.info.store_bytes +=
+            (size_t)s->msk_map.nchunks * sizeof(uint64_t) + ld__h5_vds_bytes(&s->msk_vds);
+        if (s->msk_vds.n) s->msk_vds.fd_cap = s->msk_vds.fd_cap / 4 < 4 ? 4 : s->msk_vds.fd_cap / 4;
+    } else {
+        s->msk_ds = d; /* read through HDF5 */
+        d = -1;
+    }
+    s->base.info.mask_h = (int)dims[2];
+    s->base.info.mask_w = (int)dims[3];
+fail:
+    if (t >= 0) H5Tclose(t);
+    if (d >= 0) H5Dclose(d);
+    return rc;
+}
+
 static int load_labels(h5_store *s, hid_t file, const char *name, uint64_t n, ld_err *e)
 {
     int rc = LD_OK;
@@ -1147,7 +1226,20 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         H5Dclose(s->dset);
         s->dset = -1;
     }
-    LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));
+    /* masks: /mask beside the labels, or /label itself when it is (N, 1, H, W) */
+    hsize_t ld_dims[4];
+    int ld_rank = 0;
+    hid_t ld_ds = link_exists(s->file, lname) ? H5Dopen2(s->file, lname, H5P_DEFAULT) : -1;
+    if (ld_ds >= 0 && ld__h5_ds_dims(ld_ds, ld_dims, &ld_rank) < 0) ld_rank = 0;
+    if (ld_ds >= 0) H5Dclose(ld_ds);
+    if (ld_rank == 4) {
+        LD_TRY(load_masks(s, s->file, lname, s->base.info.n, e));
+        s->base.info.mask_is_label = 1;
+    }
+    else
+        LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));
+    if (ld_rank != 4 && link_exists(s->file, LD_H5_DS_MASK))
+        LD_TRY(load_masks(s, s->file, LD_H5_DS_MASK, s->base.info.n, e));
     if (rd.channel_order) {
         const char *order = rd.channel_order;
         int o = !strcmp(order, LD_H5_ORDER_BGR)    ? LD_SORDER_BGR
@@ -1159,7 +1251,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         else
             s->base.info.order = o;
     }
-    if (s->direct) { /* nothing more to ask HDF5: release its caches and the file */
+    if (s->direct && s->msk_ds < 0) { /* nothing more to ask HDF5: release its caches, file */
         H5Fclose(s->file);
         s->file = -1;
     }
@@ -1182,7 +1274,7 @@ static int open_once(const char *path, const ld_store_opts *o, ld_store **out, l
     LD_CHECK(e, s, LD_ENOMEM, "%s: out of memory", path);
     s->base.vt = &h5_vt;
     s->fd = -1;
-    s->file = s->dset = -1;
+    s->file = s->dset = s->msk_ds = -1;
     s->dxpl = H5P_DEFAULT;
     s->base.info.how = s->how;
     s->path = ld__strdup(path);

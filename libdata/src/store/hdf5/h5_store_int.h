@@ -83,6 +83,12 @@ typedef struct h5_store {
     direct_map lab_map;
     vds_parts lab_vds; /* the same for a merged file's label vectors: read from its parts */
     int lab_map_float;
+    /* Masks (N, 1, H, W) uint8 (/mask, or /label when it holds them): read per sample through
+     * msk_map (or a merged file's msk_vds parts); else through HDF5 (msk_ds, under its lock) */
+    direct_map msk_map;
+    vds_parts msk_vds;
+    hid_t msk_ds;
+    hsize_t msk_dims[4];
     uint64_t *offsets; /* encoded: n + 1 byte offsets into /encoded */
     uint64_t enc_len;  /* encoded: bytes in /encoded */
     int enc_c, enc_h, enc_w;
