@@ -150,7 +150,7 @@ struct ld_reader {
     ld_xform mxf;      /* masks: the same crop and mirror on one uint8 plane, nothing else */
     size_t mask_bytes; /* masks: one output mask (xf.oh x xf.ow), 0 without masks */
     ld_rrc rrc;        /* the random resized crop (rrc.w == 0: none) */
-    char xf_what[96]; /* xf.what */
+    char xf_what[96];  /* xf.what */
     float *mean_img;
     float *mean_given; /* ld_reader_set_mean_image's copy (C x H x W), or NULL */
     int mean_given_c, mean_given_h, mean_given_w;
@@ -1056,12 +1056,13 @@ static int plan_output(ld_reader *r, const char *path)
     r->mask_bytes = 0;
     if (in->mask_h) { /* masks get the image's crop and mirror: they must have its size */
         LD_CHECK(e, (in->h == 0 && in->w == 0) || (in->h == in->mask_h && in->w == in->mask_w),
-                 LD_EFORMAT, "%s: its masks are %dx%d but its images %dx%d: a mask must have its "
+                 LD_EFORMAT,
+                 "%s: its masks are %dx%d but its images %dx%d: a mask must have its "
                  "image's size (rewrite the dataset)",
                  path, in->mask_w, in->mask_h, in->w, in->h);
         LD_CHECKP(e, r->rrc.w || (x->oh <= in->mask_h && x->ow <= in->mask_w), LD_EINVAL,
-                  LD_R_CROP_W, "%s: crop %dx%d is larger than the %dx%d masks", path, x->ow,
-                  x->oh, in->mask_w, in->mask_h);
+                  LD_R_CROP_W, "%s: crop %dx%d is larger than the %dx%d masks", path, x->ow, x->oh,
+                  in->mask_w, in->mask_h);
         ld_xform *m = &r->mxf;
         *m = (ld_xform){.c = 1,
                         .oh = x->oh,
@@ -1127,8 +1128,8 @@ static int plan_memory(ld_reader *r, const char *path)
     if (in->label_k) per_thread += lk * sizeof(double);
     if (r->mask_bytes) { /* one stored mask, and its resampled box */
         per_thread += (uint64_t)in->mask_h * in->mask_w + (r->rrc.w ? r->mask_bytes : 0);
-        fixed += (uint64_t)threads * ((uint64_t)in->mask_h * in->mask_w +
-                                      (r->rrc.w ? r->mask_bytes : 0));
+        fixed += (uint64_t)threads *
+                 ((uint64_t)in->mask_h * in->mask_w + (r->rrc.w ? r->mask_bytes : 0));
     }
     uint64_t per_sample = r->out_bytes + 4 * lk + 8 + r->mask_bytes, per_batch;
     size_t ring_bytes;

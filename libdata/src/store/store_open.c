@@ -166,9 +166,9 @@ static void list_close(ld_store *st)
     free(s);
 }
 
-static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read,
-                                    list_will_read,  list_close,    list_read_run,
-                                    NULL,            list_label_vec, list_mask};
+static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read, list_will_read,
+                                    list_close,      list_read_run, NULL,      list_label_vec,
+                                    list_mask};
 
 static int open_list(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {
@@ -213,8 +213,8 @@ static int open_list(const char *path, const ld_store_opts *o, ld_store **out, l
         const ld_store_info *b = &s->files[k]->info;
         LD_CHECK(e,
                  b->encoded == a->encoded && b->dtype == a->dtype && b->c == a->c &&
-                     (a->encoded || (b->h == a->h && b->w == a->w)) &&
-                     b->label_k == a->label_k && b->mask_h == a->mask_h && b->mask_w == a->mask_w,
+                     (a->encoded || (b->h == a->h && b->w == a->w)) && b->label_k == a->label_k &&
+                     b->mask_h == a->mask_h && b->mask_w == a->mask_w,
                  LD_EFORMAT,
                  "%s: file %zu of the list holds samples of another kind or shape "
                  "than the first (%dx%dx%d %s, %u label values, masks %dx%d)",

@@ -414,7 +414,7 @@ static void h5_ctx_free(ld_store *st, ld_store_ctx *cx)
 static double label_of(const h5_store *s, uint64_t i)
 {
     if (s->lab_map.addr || s->lab_vds.n) return 0; /* vectors read per sample: h5_label_vec */
-    if (!s->lab_f && !s->lab_i) return 0;           /* no labels: /label holds the masks */
+    if (!s->lab_f && !s->lab_i) return 0;          /* no labels: /label holds the masks */
     const uint64_t at = i * (s->base.info.label_k ? s->base.info.label_k : 1);
     return s->lab_f ? (double)s->lab_f[at] : (double)s->lab_i[at];
 }
@@ -464,9 +464,9 @@ static int h5_mask(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_
     if (s->msk_map.addr || s->msk_vds.n) { /* a chunk holds whole masks: one entry */
         struct iovec iov[2];
         gather g = {&out, row, 0, iov, 2};
-        rc = s->msk_vds.n ? ld__h5_vds_read(&s->msk_vds, s->path, i * row, row, &g, i, NULL, e)
-                          : ld__h5_read_map(&s->msk_map, s->fd, s->path, i * row, row, &g, i, NULL,
-                                            e);
+        rc = s->msk_vds.n
+                 ? ld__h5_vds_read(&s->msk_vds, s->path, i * row, row, &g, i, NULL, e)
+                 : ld__h5_read_map(&s->msk_map, s->fd, s->path, i * row, row, &g, i, NULL, e);
     } else {
         ld_h5_quiet q;
         ld__h5_quiet_begin(&q);
@@ -793,9 +793,9 @@ static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t
     return rc;
 }
 
-static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5_will_read,
-                                  h5_close,      h5_read_run, h5_read_gather, h5_label_vec,
-                                  h5_mask};
+static const ld_store_vt h5_vt = {h5_ctx_create,  h5_ctx_free,  h5_read,
+                                  h5_will_read,   h5_close,     h5_read_run,
+                                  h5_read_gather, h5_label_vec, h5_mask};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 
@@ -832,10 +832,10 @@ static int load_masks(h5_store *s, hid_t file, const char *name, uint64_t n, ld_
              "file is incomplete or was made wrongly; rewrite it)",
              s->path, name, (unsigned long long)dims[0], (unsigned long long)n);
     const size_t row = (size_t)dims[2] * (size_t)dims[3];
-    const int dr = ld__h5_is_virtual(d)
-                       ? ld__h5_vds_resolve(s, d, name, 4, dims, row, 1, -1, NULL, &s->msk_vds, e)
-                       : ld__h5_build_direct(s->path, s->file_size, d, 4, dims, row, &s->msk_map,
-                                             e);
+    const int dr =
+        ld__h5_is_virtual(d)
+            ? ld__h5_vds_resolve(s, d, name, 4, dims, row, 1, -1, NULL, &s->msk_vds, e)
+            : ld__h5_build_direct(s->path, s->file_size, d, 4, dims, row, &s->msk_map, e);
     LD_TRY(dr < 0 ? dr : LD_OK);
     if (dr == 1) {
         s->base.info.store_bytes +=
@@ -1235,8 +1235,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
     if (ld_rank == 4) {
         LD_TRY(load_masks(s, s->file, lname, s->base.info.n, e));
         s->base.info.mask_is_label = 1;
-    }
-    else
+    } else
         LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));
     if (ld_rank != 4 && link_exists(s->file, LD_H5_DS_MASK))
         LD_TRY(load_masks(s, s->file, LD_H5_DS_MASK, s->base.info.n, e));
