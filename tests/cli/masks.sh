@@ -29,6 +29,15 @@ check "the reader: masks cropped, mirrored and random-resized-cropped with their
 python_loads_libdata || { echo "skip: python cannot load this libdata build"; exit 0; }
 (cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" "$chk" reader "$TMP/crop.h5" "$d")
 
+check "LMDB: the images in OUT, the masks in OUT-masks (1 x H x W Datums, the same keys)"
+run "$DATACONV" --list "$d/list.txt" --root "$d/img" --masks "$d/masks" "$TMP/seg.lmdb" \
+    --resize 56x40 --mode crop
+expect_rc 0
+[ -d "$TMP/seg-masks.lmdb" ] || fail "no $TMP/seg-masks.lmdb"
+"$PYTHON" "$chk" stored "$TMP/seg.lmdb" "$d" 56 40 crop
+(cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" "$chk" reader "$TMP/seg.lmdb" "$d")
+mdb_stat "$TMP/seg-masks.lmdb" | grep -q "Entries: 13" || fail "mdb_stat: not 13 masks"
+
 check "class folders: /label keeps the classes, the masks are /mask"
 run "$DATACONV" "$d/img" "$TMP/cls.h5" --masks "$d/masks" --resize 40x40
 expect_rc 0

@@ -575,12 +575,12 @@ int ld__param_check(ld_err *e, const char *who, const ld_param_desc *d, int64_t 
     return ld__err_param(e, d->id);
 }
 
-char *ld__lmdb_label_db_path(const char *path)
+char *ld__lmdb_side_db_path(const char *path, const char *what)
 {
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/')
         n--;
     const int ext = n > 5 && !strncmp(path + n - 5, ".lmdb", 5);
     const size_t stem = ext ? n - 5 : n;
-    return ld__asprintf("%.*s-labels%s", (int)stem, path, ext ? ".lmdb" : "");
+    return ld__asprintf("%.*s-%s%s", (int)stem, path, what, ext ? ".lmdb" : "");
 }

@@ -214,10 +214,11 @@ char *ld__list_entry_path(const char *list_path, const char *entry);
  * per process and per live owner object without global state. malloc'd, or NULL. */
 char *ld__temp_name(const char *final_path, const void *owner);
 
-/* The label database of the LMDB at `path` (label vectors, store/lmdb/lmdb_write.c):
+/* A database beside the LMDB at `path` holding another field of its samples (store/lmdb/
+ * lmdb_write.c): `what` "labels" (label vectors) or "masks" (segmentation masks):
  * "train.lmdb" -> "train-labels.lmdb", "train_lmdb" -> "train_lmdb-labels". malloc'd, or
  * NULL. */
-char *ld__lmdb_label_db_path(const char *path);
+char *ld__lmdb_side_db_path(const char *path, const char *what);
 
 /* ---- parameter tables (ld_param_desc, shared by convert and reader) ---- */
 

@@ -266,12 +266,15 @@ int ld_merge(const char *output, const char *const *parts, size_t nparts, ld_log
     size_t given = nparts;
     nparts = 0;
     for (size_t i = 0; i < given; i++) {
-        int labels_of_part = 0; /* a part's label database (OUT-*-of-* matches it too) */
+        int labels_of_part = 0; /* a part's label or mask database (OUT-*-of-* matches it) */
         for (size_t j = 0; lmdb && j < given && !labels_of_part; j++) {
-            char *ldb = j != i ? ld__lmdb_label_db_path(parts[j]) : NULL;
-            LD_CHECK(&e, ldb || j == i, LD_ENOMEM, "out of memory");
-            labels_of_part = ldb && !strcmp(ldb, parts[i]);
+            char *ldb = j != i ? ld__lmdb_side_db_path(parts[j], "labels") : NULL;
+            char *mdb = j != i ? ld__lmdb_side_db_path(parts[j], "masks") : NULL;
+            const int ok = (ldb && mdb) || j == i;
+            labels_of_part = ok && ldb && (!strcmp(ldb, parts[i]) || !strcmp(mdb, parts[i]));
             free(ldb);
+            free(mdb);
+            LD_CHECK(&e, ok, LD_ENOMEM, "out of memory");
         }
         if (labels_of_part) continue; /* merged with its part */
         const size_t k = nparts++;

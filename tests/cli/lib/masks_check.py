@@ -106,8 +106,9 @@ def expected_mask(mask, w, h, mode, pad):
 
 def interior(m, r=2):
     """Pixels whose (2r+1)^2 neighbourhood has one mask value (resampling blends only near
-    edges: r must cover the filter's reach in output pixels)."""
-    p = np.pad(m, r, mode="edge")
+    edges: r must cover the filter's reach in output pixels). Pixels within r of the border
+    are left out: a crop's border may cut through what was an edge before it."""
+    p = np.pad(m.astype(np.int16), r, constant_values=-1)
     same = np.ones(m.shape, bool)
     for dy in range(2 * r + 1):
         for dx in range(2 * r + 1):
@@ -147,7 +148,7 @@ def read_stored(out):
     from lmdb_caffe_pb import Datum  # python3-protobuf, not libdata
     imgs, masks, names = [], [], []
     with lmdb.open(out, readonly=True, lock=False) as env, \
-            lmdb.open(out + "-masks", readonly=True, lock=False) as menv:
+            lmdb.open(out[:-5] + "-masks.lmdb", readonly=True, lock=False) as menv:
         with env.begin() as t, menv.begin() as mt:
             for key, val in t.cursor():
                 if key.startswith(b"__"):
@@ -182,11 +183,7 @@ def stored(out, root, w, h, mode, pad=255):
 
 def reader(out, root):
     import libdata
-    import h5py
-    with h5py.File(out, "r") as f:
-        data = f["data"][:][:, ::-1].transpose(0, 2, 3, 1)
-        masks = (f["mask"] if "mask" in f else f["label"])[:][:, 0]
-        names = [n.decode() if isinstance(n, bytes) else n for n in f["filename"][:]]
+    data, masks, names = read_stored(out)
     n, H, W = masks.shape
     total = exact = 0
     # crop + mirror: the mask takes the image's offsets and flip, found from the image itself

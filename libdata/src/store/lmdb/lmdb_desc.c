@@ -193,6 +193,8 @@ static int str_key(const char *t, const char *key, char **dst, const char *dir, 
     return LD_OK;
 }
 
+static int mask_keys(const char *t, const char *dir, ld_desc *d, ld_err *e);
+
 /* The label field: one int32 per sample (a Datum's label), or label vectors of label_count
  * values (in the label database label_db), with their type and names. */
 static int label_keys(const char *t, const char *dir, ld_desc *d, ld_err *e)
@@ -268,10 +270,38 @@ int ld__lmdb_desc_from(const char *t, const char *dir, ld_desc *d, ld_err *e)
     d->dtype = LD_DTYPE_U8;
     d->label_dtype = LD_DTYPE_I32;
     LD_TRY(label_keys(t, dir, d, e));
+    LD_TRY(mask_keys(t, dir, d, e));
     ld__desc_records_done(d);
 fail:
     free(fmt);
     free(tool);
+    return rc;
+}
+
+/* Segmentation masks (sidecar "mask_db", "mask_field"): a mask field, named "label" (and then
+ * the masks are the dataset's label: no label field) or "mask". */
+static int mask_keys(const char *t, const char *dir, ld_desc *d, ld_err *e)
+{
+    int rc = LD_OK;
+    char *field = NULL;
+    LD_TRY(str_key(t, "mask_db", &d->mask_db, dir, e));
+    if (!d->mask_db) return LD_OK;
+    LD_TRY(str_key(t, "mask_field", &field, dir, e));
+    const int is_label = field && !strcmp(field, "label");
+    const int64_t dims[3] = {1, 0, 0}; /* the size: the mask database's records */
+    LD_CHECK(e,
+             ld__desc_add_field(d, is_label ? "label" : "mask", LD_ROLE_MASK, LD_DTYPE_U8, 3,
+                                dims) == LD_OK,
+             LD_ENOMEM, "%s: out of memory", dir);
+    for (size_t i = 0; is_label && i < d->n_fields; i++) {
+        if (d->field[i].role != LD_ROLE_LABEL) continue;
+        free(d->field[i].name);
+        memmove(&d->field[i], &d->field[i + 1], (d->n_fields - i - 1) * sizeof d->field[0]);
+        d->n_fields--;
+        break;
+    }
+fail:
+    free(field);
     return rc;
 }
 
@@ -337,6 +367,13 @@ int ld__lmdb_desc_write(ld_buf *b, const ld_desc *d)
         if (d->label_db) LD_TRY(json_str(b, "label_db", d->label_db));
         if (d->label_db) LD_TRY(ld__buf_append(b, ",\n", 2));
         LD_TRY(json_strings(b, "label_names", d->label_names, d->n_label_names));
+    }
+    const ld_desc_field *mf = ld__desc_mask(d);
+    if (mf && d->mask_db) { /* masks: the database that holds them, and which field they are */
+        LD_TRY(json_str(b, "mask_db", d->mask_db));
+        LD_TRY(ld__buf_append(b, ",\n", 2));
+        LD_TRY(json_str(b, "mask_field", mf->name));
+        LD_TRY(ld__buf_append(b, ",\n", 2));
     }
     LD_TRY(ld__buf_printf(b, "\"entries\": %llu\n}\n", (unsigned long long)d->samples));
 fail:

@@ -54,6 +54,7 @@ typedef struct lmdb_store {
     size_t psize, fsize;
     uint64_t last_pgno;
     ld_store *labels; /* label vectors: the label database (lmdb_write.c), or NULL */
+    ld_store *masks;  /* segmentation masks: the mask database (lmdb_write.c), or NULL */
 } lmdb_store;
 
 static int in_file(const lmdb_store *s, const MDB_val *v)
@@ -77,6 +78,7 @@ struct ld_store_ctx {
     ld_buf floats;              /* float_data records, converted */
     char name[320];             /* "<path>: record <i>, key '<key>'" for messages */
     ld_store_ctx *labels;       /* the label database's context */
+    ld_store_ctx *masks;        /* the mask database's context */
 };
 
 /* Resident memory. LMDB returns values as pointers into its shared, read-only map of
@@ -197,6 +199,7 @@ static void ctx_free(ld_store *base, ld_store_ctx *cx)
     lmdb_store *s = (lmdb_store *)base;
     if (!cx) return;
     if (cx->labels) s->labels->vt->ctx_free(s->labels, cx->labels);
+    if (cx->masks) s->masks->vt->ctx_free(s->masks, cx->masks);
     ld__buf_free(&cx->floats);
     ld__buf_free(&cx->body);
     free(cx);
@@ -208,6 +211,7 @@ static int ctx_create(ld_store *base, ld_store_ctx **out, ld_err *e)
     *out = calloc(1, sizeof **out);
     if (!*out) return ld__err(e, LD_ENOMEM, "out of memory");
     int rc = s->labels ? s->labels->vt->ctx_create(s->labels, &(*out)->labels, e) : LD_OK;
+    if (rc == LD_OK && s->masks) rc = s->masks->vt->ctx_create(s->masks, &(*out)->masks, e);
     if (rc < 0) {
         ctx_free(base, *out);
         *out = NULL;
@@ -227,6 +231,18 @@ static int st_label_vec(ld_store *base, ld_store_ctx *cx, uint64_t i, double *ou
         memcpy(&f, rec.data + 4 * m, sizeof f);
         out[m] = f;
     }
+    return LD_OK;
+}
+
+/* Masks: sample i's record in the mask database (1 x H x W bytes). */
+static int st_mask(ld_store *base, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_err *e)
+{
+    lmdb_store *s = (lmdb_store *)base;
+    const size_t n = (size_t)base->info.mask_h * (size_t)base->info.mask_w;
+    ld_rec rec;
+    const int rc = s->masks->vt->read(s->masks, cx->masks, i, out, n, &rec, e);
+    if (rc < 0) return rc;
+    if (rec.data != out) memcpy(out, rec.data, n);
     return LD_OK;
 }
 
@@ -463,6 +479,7 @@ static void st_close(ld_store *base)
     if (s->snap) mdb_txn_abort(s->snap);
     if (s->env) mdb_env_close(s->env);
     if (s->labels) s->labels->vt->close(s->labels);
+    if (s->masks) s->masks->vt->close(s->masks);
     free(s->off);
     free(s->len);
     free(s->path);
@@ -475,7 +492,8 @@ static const ld_store_vt lmdb_store_vt = {.ctx_create = ctx_create,
                                           .will_read = st_will_read,
                                           .close = st_close,
                                           .read_run = st_read_run,
-                                          .label_vec = st_label_vec};
+                                          .label_vec = st_label_vec,
+                                          .mask = st_mask};
 /* Returns an LMDB/errno code (0 = ok), not an ld status. */
 static int env_open(lmdb_store *s, unsigned flags)
 {
@@ -678,6 +696,51 @@ fail:
     return rc;
 }
 
+/* Masks (sidecar "mask_db"): open the mask database beside this one; it must hold one
+ * 1 x H x W uint8 record per image record, of the images' size. */
+static int open_mask_db(lmdb_store *s, const char *t, ld_err *e)
+{
+    int rc = LD_OK;
+    char *name = NULL, *path = NULL, *field = NULL;
+    LD_CHECK(e, ld__side_str(t, "mask_db", &name) != LD_ENOMEM, LD_ENOMEM, "out of memory");
+    if (!name) return LD_OK;
+    LD_CHECK(e, *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, ".."), LD_EFORMAT,
+             "%s/%s: mask_db '%s' is not a database name beside it", s->path, LD_LMDB_SIDECAR,
+             name);
+    size_t n = strlen(s->path);
+    while (n > 1 && s->path[n - 1] == '/')
+        n--;
+    while (n > 0 && s->path[n - 1] != '/')
+        n--;
+    path = ld__asprintf("%.*s%s", (int)n, s->path, name);
+    LD_CHECK(e, path, LD_ENOMEM, "out of memory");
+    struct stat st;
+    LD_CHECK(e, stat(path, &st) == 0, LD_EIO,
+             "%s: its masks are in %s, which is missing (%s): keep the two databases together",
+             s->path, path, strerror(errno));
+    LD_TRY(ld__lmdb_store_open(path, NULL, &s->masks, e));
+    const ld_store_info *m = &s->masks->info;
+    LD_CHECK(e,
+             m->n == s->base.info.n && !m->encoded && m->dtype == LD_SDT_U8 && m->c == 1 &&
+                 m->h >= 1 && m->w >= 1,
+             LD_EFORMAT,
+             "%s: its mask database %s holds %llu records of %dx%dx%d %s, not %llu masks of "
+             "1xHxW bytes: the two do not belong together; convert again",
+             s->path, path, (unsigned long long)m->n, m->c, m->h, m->w,
+             m->encoded ? "encoded images" : "values", (unsigned long long)s->base.info.n);
+    LD_CHECK(e, ld__side_str(t, "mask_field", &field) != LD_ENOMEM, LD_ENOMEM, "out of memory");
+    s->base.info.mask_h = m->h;
+    s->base.info.mask_w = m->w;
+    s->base.info.mask_is_label = field && !strcmp(field, "label");
+    s->base.info.store_bytes += m->store_bytes;
+    s->base.info.ctx_bytes += m->ctx_bytes;
+fail:
+    free(name);
+    free(path);
+    free(field);
+    return rc;
+}
+
 /* probe, the libdata.json sidecar when there is one (ours): the channel order, and for
  * encoded records the channels and the common size decoding gives. */
 static int probe_sidecar(lmdb_store *s, int encoded, ld_err *e)
@@ -704,6 +767,7 @@ static int probe_sidecar(lmdb_store *s, int encoded, ld_err *e)
             in->order = o;
     }
     LD_TRY(open_label_db(s, t, e));
+    LD_TRY(open_mask_db(s, t, e));
     const int hc = ld__side_i64(t, "channels", &c) && c > 0 && c <= LD_DATUM_MAX_CHANNELS;
     if (encoded && hc) /* the channels decoding should give */
         in->c = (int)c;

@@ -42,6 +42,11 @@
  *    images. The image records' label is 0. This writer makes both: a second writer of this
  *    file for the labels (label_db), finished first, so that the images' sidecar, which names
  *    it ("label_db"), is published only once it exists.
+ *  - Segmentation masks go the same way into the mask database ("train.lmdb" ->
+ *    "train-masks.lmdb"): one Datum per sample under the same key, channels 1, height x width
+ *    uint8 class indices in `data`, label 0; the sidecar names it ("mask_db") and says which
+ *    field the masks are ("mask_field": "label" when the input had no labels, so that they
+ *    are the dataset's label, else "mask").
  */
 #define _GNU_SOURCE
 #include "store/writer.h"
@@ -88,10 +93,14 @@ typedef struct lmdb_writer {
     int c, h, w;  /* shape of the first sample, for the sidecar */
     int same_shape;
     int label_k;               /* label vectors: values per sample (else 0) */
-    int is_label_db;           /* this writer writes the label database of another */
+    int role;                  /* what the records are: SIDE_NONE images, SIDE_LABELS the
+                                  label database of another writer, SIDE_MASKS its masks */
     struct lmdb_writer *label; /* the label database's writer, when label_k > 0 */
+    struct lmdb_writer *mask;  /* the mask database's writer, when the samples have masks */
     ld_buf floats;             /* one label vector as float_data */
 } lmdb_writer;
+
+enum { SIDE_NONE = 0, SIDE_LABELS = 1, SIDE_MASKS = 2 };
 
 /* A failed write of the database: a full disk or `ulimit -f` is said as such (LMDB itself
  * reports a short write as "Input/output error"). */
@@ -349,8 +358,15 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
                   .encoded = w->encoded,
                   .data = s->data ? s->data : (const uint8_t *)"",
                   .data_len = s->len};
-    if (w->is_label_db) {
+    if (w->role == SIDE_LABELS) {
         LD_TRY(label_datum(w, s, &d, e));
+    } else if (w->role == SIDE_MASKS) {
+        LD_CHECK(e, s->mask && s->mask_h > 0 && s->mask_w > 0, LD_EINVAL, "%s: no mask", s->rel);
+        d = (ld_datum){.channels = 1,
+                       .height = s->mask_h,
+                       .width = s->mask_w,
+                       .data = s->mask,
+                       .data_len = (size_t)s->mask_h * (size_t)s->mask_w};
     } else if (!w->encoded) {
         size_t px;
         LD_CHECK(e,
@@ -363,6 +379,7 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
     LD_TRY(buf_rc(w, e, ld__datum_encode(&d, &w->rec)));
     LD_CHECK(e, w->rec.len <= UINT32_MAX, LD_ELIMIT, "%s: record too large", s->rel);
     if (w->label) LD_TRY(lmdb_add(&w->label->base, s, e)); /* its label Datum, same key */
+    if (w->mask) LD_TRY(lmdb_add(&w->mask->base, s, e));   /* its mask Datum, same key */
 
     /* keep the record for a replay, then put it */
     uint32_t hdr[2] = {(uint32_t)kl, (uint32_t)w->rec.len};
@@ -400,6 +417,7 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
     LD_CHECK(e, !w->finished && w->env && w->txn, LD_ESTATE,
              "%s: cannot finish: the writer was finished or failed earlier", w->final);
     if (w->label) LD_TRY(lmdb_finish(&w->label->base, e)); /* first: the sidecar names it */
+    if (w->mask) LD_TRY(lmdb_finish(&w->mask->base, e));
     LD_TRY(commit(w, e));
     int m = mdb_env_sync(w->env, 1);
     if (m) LD_TRY(write_fail(w, e, m, "sync failed"));
@@ -454,7 +472,9 @@ static void lmdb_free(ld_writer *base)
     if (!w->finished && w->tmp) ld__remove_db_dir(w->tmp);
     if (w->label && w->label->finished && !w->finished)
         ld__remove_db_dir(w->label->final); /* published for images that were not */
+    if (w->mask && w->mask->finished && !w->finished) ld__remove_db_dir(w->mask->final);
     lmdb_free(w->label ? &w->label->base : NULL);
+    lmdb_free(w->mask ? &w->mask->base : NULL);
     ld__buf_free(&w->floats);
     ld__buf_free(&w->rec);
     ld__buf_free(&w->key);
@@ -467,24 +487,24 @@ static void lmdb_free(ld_writer *base)
 
 static const ld_writer_vt lmdb_vt = {lmdb_add, lmdb_finish, lmdb_free};
 
-static int writer_create(const ld_writer_opts *o, int is_label_db, ld_writer **out, ld_err *e);
+static int writer_create(const ld_writer_opts *o, int role, ld_writer **out, ld_err *e);
 
-/* The label database's writer: the same options, its own path, a description of the values
- * (no classes). */
-static int label_writer(lmdb_writer *w, const ld_writer_opts *o, ld_err *e)
+/* The label or mask database's writer: the same options, its own path beside the images',
+ * named in their sidecar (*name), a description of its records (no classes). */
+static int side_writer(lmdb_writer *w, const ld_writer_opts *o, int role, ld_err *e)
 {
     int rc = LD_OK;
     ld_writer_opts lo = *o;
     ld_writer *lw = NULL;
-    char *path = ld__lmdb_label_db_path(w->final);
-    LD_CHECK(e, path && ld__desc_set_text(&w->desc.label_db, NULL) == LD_OK, LD_ENOMEM,
-             "out of memory");
+    char **name = role == SIDE_LABELS ? &w->desc.label_db : &w->desc.mask_db;
+    char *path = ld__lmdb_side_db_path(w->final, role == SIDE_LABELS ? "labels" : "masks");
+    LD_CHECK(e, path && ld__desc_set_text(name, NULL) == LD_OK, LD_ENOMEM, "out of memory");
     const char *slash = strrchr(path, '/');
-    LD_CHECK(e, ld__desc_set_text(&w->desc.label_db, slash ? slash + 1 : path) == LD_OK, LD_ENOMEM,
+    LD_CHECK(e, ld__desc_set_text(name, slash ? slash + 1 : path) == LD_OK, LD_ENOMEM,
              "out of memory");
     lo.path = path;
-    rc = writer_create(&lo, 1, &lw, e);
-    w->label = (lmdb_writer *)lw;
+    rc = writer_create(&lo, role, &lw, e);
+    *(role == SIDE_LABELS ? &w->label : &w->mask) = (lmdb_writer *)lw;
 fail:
     free(path);
     return rc;
@@ -495,7 +515,7 @@ int ld__lmdb_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     return writer_create(o, 0, out, e);
 }
 
-static int writer_create(const ld_writer_opts *o, int is_label_db, ld_writer **out, ld_err *e)
+static int writer_create(const ld_writer_opts *o, int role, ld_writer **out, ld_err *e)
 {
     int rc = LD_OK, exists, m;
     lmdb_writer *w = calloc(1, sizeof *w);
@@ -519,13 +539,15 @@ static int writer_create(const ld_writer_opts *o, int is_label_db, ld_writer **o
     LD_CHECK(e, o->desc && ld__desc_copy(&w->desc, o->desc) == LD_OK, LD_ENOMEM, "out of memory");
     w->encoded = w->desc.encoded != 0;
     w->label_k = ld__desc_label_k(&w->desc);
-    w->is_label_db = is_label_db;
-    if (is_label_db) { /* K x 1 x 1 float_data records, not images */
+    w->role = role;
+    if (role) { /* K x 1 x 1 float_data records or 1 x H x W masks, not images */
         w->encoded = w->desc.encoded = 0;
-        w->desc.channels = w->label_k;
+        w->desc.channels = role == SIDE_LABELS ? w->label_k : 1;
         LD_CHECK(e,
-                 ld__desc_set_text(&w->desc.storage, "labels") == LD_OK &&
+                 ld__desc_set_text(&w->desc.storage, role == SIDE_LABELS ? "labels" : "masks") ==
+                         LD_OK &&
                      ld__desc_set_text(&w->desc.label_db, NULL) == LD_OK &&
+                     ld__desc_set_text(&w->desc.mask_db, NULL) == LD_OK &&
                      ld__desc_set_text(&w->desc.encoding, NULL) == LD_OK &&
                      ld__desc_set_text(&w->desc.channel_order, NULL) == LD_OK,
                  LD_ENOMEM, "out of memory");
@@ -547,7 +569,8 @@ static int writer_create(const ld_writer_opts *o, int is_label_db, ld_writer **o
     LD_TRY(txn_begin(w, e));
     m = mdb_dbi_open(w->txn, NULL, 0, &w->dbi);
     if (m) LD_TRY(ld__mdb_err(e, m, w->tmp, "cannot open the database"));
-    if (w->label_k && !is_label_db) LD_TRY(label_writer(w, o, e));
+    if (w->label_k && !role) LD_TRY(side_writer(w, o, SIDE_LABELS, e));
+    if (ld__desc_mask(&w->desc) && !role) LD_TRY(side_writer(w, o, SIDE_MASKS, e));
     *out = &w->base;
     return LD_OK;
 fail:
