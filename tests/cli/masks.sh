@@ -38,6 +38,26 @@ expect_rc 0
 (cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" "$chk" reader "$TMP/seg.lmdb" "$d")
 mdb_stat "$TMP/seg-masks.lmdb" | grep -q "Entries: 13" || fail "mdb_stat: not 13 masks"
 
+check "shards and merge keep the masks: the merged dataset equals one run's (HDF5 and LMDB)"
+for ext in h5 lmdb; do
+    for k in 0 1 2; do
+        run "$DATACONV" --list "$d/list.txt" --root "$d/img" --masks "$d/masks" \
+            "$TMP/sh.$ext" --resize 64x48 --mode crop --shard $k/3
+        expect_rc 0
+    done
+    run "$DATACONV" merge "$TMP/merged.$ext" "$TMP"/sh-0000?-of-00003.$ext
+    expect_rc 0
+    "$PYTHON" "$chk" stored "$TMP/merged.$ext" "$d" 64 48 crop
+done
+"$PYTHON" - "$TMP/merged.h5" "$TMP/crop.h5" <<'PY'
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+assert a["label"].is_virtual and np.array_equal(a["label"][:], b["label"][:])
+assert np.array_equal(a["data"][:], b["data"][:])
+PY
+(cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" "$chk" reader "$TMP/merged.h5" "$d")
+(cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" "$chk" reader "$TMP/merged.lmdb" "$d")
+
 check "class folders: /label keeps the classes, the masks are /mask"
 run "$DATACONV" "$d/img" "$TMP/cls.h5" --masks "$d/masks" --resize 40x40
 expect_rc 0
@@ -49,7 +69,7 @@ assert sorted(set(f["label"][:].tolist())) == [0, 1]
 PY
 "$PYTHON" "$chk" stored "$TMP/cls.h5" "$d" 40 40 squash
 run "$DATACONV" info "$TMP/cls.h5"
-expect_out "masks"
+expect_out "masks: uint8 class indices, 1 x 40 x 40 per sample, /mask"
 
 check "a missing, an RGB and a wrongly sized mask: each image skipped and named; --strict stops"
 rm "$d/masks/flat/s1.png"

@@ -320,14 +320,16 @@ static void label_text(const ld_desc *d, char *out, size_t cap)
 {
     const ld_desc_field *f = ld__desc_role(d, LD_ROLE_LABEL);
     if (!f) {
-        snprintf(out, cap, "(none)");
+        snprintf(out, cap, ld__desc_mask(d) ? "masks as the label" : "(none)");
         return;
     }
     const char *t = f->dtype == LD_DTYPE_F32 ? "float32" : "int32";
+    const ld_desc_field *m = ld__desc_mask(d);
+    const char *masks = !m ? "" : strcmp(m->name, "label") ? ", masks" : ", masks as the label";
     if (f->rank == 1)
-        snprintf(out, cap, "%s x %lld", t, (long long)f->dims[0]);
+        snprintf(out, cap, "%s x %lld%s", t, (long long)f->dims[0], masks);
     else
-        snprintf(out, cap, "%s", t);
+        snprintf(out, cap, "%s%s", t, masks);
 }
 
 /* Where two name lists first differ: *k, or -1 when they are equal. */
@@ -548,6 +550,9 @@ void ld__desc_observe(ld_desc *d, const ld_store_info *in)
             f->dtype = d->label_dtype;
             f->rank = in->label_k ? 1 : 0;
             f->dims[0] = in->label_k;
+        } else if (f->role == LD_ROLE_MASK && in->mask_h) {
+            f->dims[1] = in->mask_h;
+            f->dims[2] = in->mask_w;
         }
     }
 }

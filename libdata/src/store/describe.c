@@ -64,6 +64,21 @@ int ld__desc_print(const ld_desc *d, ld_buf *out)
             LD_TRY(print_names(out, d->label_names, d->n_label_names));
         }
     }
+    const ld_desc_field *mf = ld__desc_mask(d);
+    if (mf) { /* segmentation masks: their shape, where they are, the padding index */
+        LD_TRY(ld__buf_printf(out, "masks: uint8 class indices"));
+        if (mf->dims[1] > 0) /* (an LMDB's: its mask database's records, on the reader line) */
+            LD_TRY(ld__buf_printf(out, ", 1 x %lld x %lld per sample", (long long)mf->dims[1],
+                                  (long long)mf->dims[2]));
+        if (d->mask_db) {
+            LD_TRY(ld__buf_printf(out, ", in the mask database "));
+            LD_TRY(ld__describe_escape(out, d->mask_db));
+        } else {
+            LD_TRY(ld__buf_printf(out, ", /%s", mf->name));
+        }
+        LD_TRY(ld__buf_printf(out, "%s\n",
+                              strcmp(mf->name, "label") ? "" : " (the label: no classes)"));
+    }
     if (d->classes_recorded && d->n_classes == 0)
         LD_TRY(ld__buf_printf(out, "classes: none recorded\n"));
     else if (d->classes_recorded) {
@@ -129,8 +144,13 @@ static int print_reader(ld_buf *out, const ld_desc *d, int rc_open, const char *
                         : d->channels == 1                      ? "GRAY"
                                                                 : "as stored";
     const int k = ld__desc_label_k(d);
-    char lk[32] = "";
+    char lk[80] = "";
+    const ld_desc_field *mf = ld__desc_mask(d);
     if (k) snprintf(lk, sizeof lk, " x %d", k);
+    if (mf) /* the masks come with every batch, cropped and mirrored with the images */
+        snprintf(lk + strlen(lk), sizeof lk - strlen(lk), "%s, masks 1 x %lld x %lld uint8",
+                 strcmp(mf->name, "label") ? "" : " (all 0)", (long long)mf->dims[1],
+                 (long long)mf->dims[2]);
     return ld__buf_printf(out,
                           "reader: %s, %llu samples, %s %s, %d x %d x %d%s, channel order %s, "
                           "labels %s%s\n",

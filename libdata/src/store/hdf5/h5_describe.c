@@ -349,7 +349,7 @@ static int describe_parts(desc_ctx *cx, hid_t f)
         }
         if (mapped) {
             hid_t vs = H5Pget_virtual_vspace(dcpl, k);
-            hsize_t a[1] = {0}, b[1] = {0};
+            hsize_t a[4] = {0}, b[4] = {0}; /* (one per dimension: /label is 1 to 4-D) */
             if (vs >= 0 && H5Sget_select_npoints(vs) > 0 && H5Sget_select_bounds(vs, a, b) >= 0) {
                 first = a[0];
                 rows = b[0] - a[0] + 1;

@@ -38,6 +38,7 @@ typedef struct h5part {
     uint64_t n;       /* samples */
     uint64_t bytes;   /* encoded: length of /encoded */
     hsize_t row[3];   /* raw: /data's C, H, W */
+    hsize_t mrow[3];  /* masks: 1, H, W */
     size_t name_size; /* /filename: fixed-length size, 0 = variable-length strings */
     int32_t c, h, w;  /* channels, height, width attributes */
     char order[16];   /* channel_order attribute */
@@ -55,6 +56,7 @@ typedef struct ld_merge_fmt {
     ld_desc k0;  /* part 0's (K = 0): the merged file records it, without the part's own shard
                     values, with the shape and channel order of the whole */
     hid_t label_t, data_t, shape_t; /* types of the first part's datasets */
+    hid_t mask_t;                   /* and of its masks (a mask field: /mask or /label) */
     char *tmp;
 } h5merge;
 
@@ -198,6 +200,23 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
                  (unsigned long long)p->row[2], m->sh[0].path, (unsigned long long)m->p[0].row[0],
                  (unsigned long long)m->p[0].row[1], (unsigned long long)m->p[0].row[2]);
     }
+    /* masks (N, 1, H, W), of one size in every part */
+    const ld_desc_field *mf = ld__desc_mask(&m->ref);
+    if (mf) {
+        LD_TRY(ds_shape(f, mf->name, 4, dims, &t, s->path, e));
+        LD_TRY(same_type(&m->mask_t, &t, mf->name, m, i, e));
+        memcpy(p->mrow, dims + 1, sizeof p->mrow);
+        LD_CHECK(e, dims[0] == p->n, LD_EFORMAT,
+                 "%s: /%s has %llu masks for %llu samples: a damaged part; reconvert it", s->path,
+                 mf->name, (unsigned long long)dims[0], (unsigned long long)p->n);
+        LD_CHECK(e, i == 0 || !memcmp(p->mrow, m->p[0].mrow, sizeof p->mrow), LD_EINVAL,
+                 "%s: its masks are %llux%llu, those of %s %llux%llu: made with other settings; "
+                 "merge the parts of one conversion",
+                 s->path, (unsigned long long)p->mrow[1], (unsigned long long)p->mrow[2],
+                 m->sh[0].path, (unsigned long long)m->p[0].mrow[1],
+                 (unsigned long long)m->p[0].mrow[2]);
+        if (!strcmp(mf->name, LD_H5_DS_LABEL)) goto names; /* the masks are the label */
+    }
     /* (N,) labels, or (N, K) label vectors: the parts agree on K (their descriptions) */
     const int k = ld__desc_label_k(&m->ref);
     LD_TRY(ds_shape(f, LD_H5_DS_LABEL, k ? 2 : 1, dims, &t, s->path, e));
@@ -208,6 +227,7 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
     LD_CHECK(e, dims[0] == p->n, LD_EFORMAT,
              "%s: /label has %llu rows for %llu samples: a damaged part; reconvert it", s->path,
              (unsigned long long)dims[0], (unsigned long long)p->n);
+names:
     LD_TRY(ds_shape(f, LD_H5_DS_FILENAME, 1, dims, &t, s->path, e));
     LD_CHECK(e, dims[0] == p->n, LD_EFORMAT,
              "%s: /filename has %llu rows for %llu samples: a damaged part; reconvert it", s->path,
@@ -542,7 +562,10 @@ static int write_merged(h5merge *m, ld_err *e)
         LD_TRY(make_vds(m, file, LD_H5_DS_DATA, m->data_t, 4, m->p[0].row, 0, e));
     }
     const hsize_t krow[1] = {(hsize_t)ld__desc_label_k(&m->ref)};
-    LD_TRY(make_vds(m, file, LD_H5_DS_LABEL, m->label_t, krow[0] ? 2 : 1, krow, 0, e));
+    const ld_desc_field *mf = ld__desc_mask(&m->ref);
+    if (!mf || strcmp(mf->name, LD_H5_DS_LABEL))
+        LD_TRY(make_vds(m, file, LD_H5_DS_LABEL, m->label_t, krow[0] ? 2 : 1, krow, 0, e));
+    if (mf) LD_TRY(make_vds(m, file, mf->name, m->mask_t, 4, m->p[0].mrow, 0, e));
     /* /filename: fixed-length strings as wide as the widest part's (a single run's width:
      * the longest name of the whole listing), or variable-length as the parts */
     size_t width = 0;
@@ -601,6 +624,7 @@ static void h5m_end(ld_merge_fmt *m)
     if (m->label_t >= 0) H5Tclose(m->label_t);
     if (m->data_t >= 0) H5Tclose(m->data_t);
     if (m->shape_t >= 0) H5Tclose(m->shape_t);
+    if (m->mask_t >= 0) H5Tclose(m->mask_t);
     free(m->tmp);
     ld__h5_quiet_end(&q);
     free(m);
@@ -619,7 +643,7 @@ static int h5m_begin(const char *output, ld_shard *parts, size_t n, const ld_mer
     m->sh = parts;
     m->n = n;
     m->log = log;
-    m->label_t = m->data_t = m->shape_t = H5I_INVALID_HID;
+    m->label_t = m->data_t = m->shape_t = m->mask_t = H5I_INVALID_HID;
     *out = m;
     return LD_OK;
 }

@@ -80,10 +80,11 @@ static int read_part(ld_shard *s, lpart *p, ld_desc *d, const ld_desc *ref, cons
     LD_TRY(rc);
     d->format = LD_FORMAT_LMDB;
     LD_TRY(ld__lmdb_desc_from((const char *)side.p, s->path, d, e));
-    LD_CHECK(e, !d->storage || strcmp(d->storage, "labels"), LD_EINVAL,
-             "%s: the label database of a part, not a part: give the parts' image databases "
-             "(OUT-KKKKK-of-NNNNN.lmdb); the label database beside each is merged with it",
-             s->path);
+    LD_CHECK(e, !d->storage || (strcmp(d->storage, "labels") && strcmp(d->storage, "masks")),
+             LD_EINVAL,
+             "%s: the %s database of a part, not a part: give the parts' image databases "
+             "(OUT-KKKKK-of-NNNNN.lmdb); the databases beside each are merged with it",
+             s->path, d->storage);
     LD_CHECK(e, !d->merged, LD_EINVAL,
              "%s: a merged database, not a part: give the parts it was merged from", s->path);
     LD_CHECK(e, d->shard_count && !d->shard_damaged, LD_EFORMAT,
@@ -117,8 +118,9 @@ fail:
     return rc;
 }
 
-/* Label vectors of a part: its label database, read through the store, record i in step
- * with the image record i, into one sample's values of type `dtype` (the writer's). */
+/* Label vectors and masks of a part: its label and mask databases, read through the store,
+ * record i in step with the image record i, into one sample's values of type `dtype` (the
+ * writer's) and its mask. */
 typedef struct part_labels {
     ld_store *st;
     ld_store_ctx *cx;
@@ -126,6 +128,7 @@ typedef struct part_labels {
     void *out; /* k x 4 bytes: float or int32 */
     uint32_t k;
     int dtype;
+    uint8_t *mask; /* mask_h x mask_w, when the parts have masks */
 } part_labels;
 
 static void labels_close(part_labels *l)
@@ -134,24 +137,33 @@ static void labels_close(part_labels *l)
     if (l->st) l->st->vt->close(l->st);
     free(l->vals);
     free(l->out);
+    free(l->mask);
     memset(l, 0, sizeof *l);
 }
 
-static int labels_open(part_labels *l, const char *path, uint32_t k, int dtype, ld_err *e)
+static int labels_open(part_labels *l, const char *path, uint32_t k, int dtype, int masks,
+                       ld_err *e)
 {
     int rc = LD_OK;
     memset(l, 0, sizeof *l);
-    if (!k) return LD_OK;
+    if (!k && !masks) return LD_OK;
     l->k = k;
     l->dtype = dtype;
     LD_TRY(ld__lmdb_store_open(path, NULL, &l->st, e));
-    LD_CHECK(e, l->st->info.label_k == k, LD_EFORMAT,
+    const ld_store_info *in = &l->st->info;
+    LD_CHECK(e, in->label_k == k, LD_EFORMAT,
              "%s: its description says %u label values per sample, its label database holds %u",
-             path, (unsigned)k, (unsigned)l->st->info.label_k);
+             path, (unsigned)k, (unsigned)in->label_k);
+    LD_CHECK(e, !masks || in->mask_h, LD_EFORMAT,
+             "%s: its description says it has masks, but it has no mask database", path);
     LD_TRY(l->st->vt->ctx_create(l->st, &l->cx, e));
-    l->vals = malloc(k * sizeof *l->vals);
-    l->out = malloc(k * 4);
+    l->vals = malloc((k ? k : 1) * sizeof *l->vals);
+    l->out = malloc((k ? k : 1) * 4);
     LD_CHECK(e, l->vals && l->out, LD_ENOMEM, "out of memory");
+    if (masks) {
+        l->mask = malloc((size_t)in->mask_h * (size_t)in->mask_w);
+        LD_CHECK(e, l->mask, LD_ENOMEM, "out of memory");
+    }
 fail:
     return rc;
 }
@@ -169,9 +181,9 @@ static int labels_get(part_labels *l, uint64_t i, ld_err *e)
 }
 
 /* Copy every record of one part into the writer, in key order; with label vectors (nk > 0
- * values of type dtype) their records too. */
-static int copy_part(const ld_shard *s, const lpart *p, uint32_t nk, int dtype, ld_writer *w,
-                     ld_err *e)
+ * values of type dtype) and masks their records too. */
+static int copy_part(const ld_shard *s, const lpart *p, uint32_t nk, int dtype, int masks,
+                     ld_writer *w, ld_err *e)
 {
     int rc = LD_OK, m;
     MDB_env *env = NULL;
@@ -182,7 +194,7 @@ static int copy_part(const ld_shard *s, const lpart *p, uint32_t nk, int dtype, 
     ld_buf rel = {0};
     uint64_t count = 0;
     part_labels lab;
-    LD_TRY(labels_open(&lab, s->path, nk, dtype, e));
+    LD_TRY(labels_open(&lab, s->path, nk, dtype, masks, e));
     m = mdb_env_create(&env);
     if (m) {
         env = NULL;
@@ -232,6 +244,12 @@ static int copy_part(const ld_shard *s, const lpart *p, uint32_t nk, int dtype, 
         if (nk) {
             LD_TRY(labels_get(&lab, count, e));
             smp.label_vec = lab.out;
+        }
+        if (masks) {
+            LD_TRY(lab.st->vt->mask(lab.st, lab.cx, count, lab.mask, e));
+            smp.mask = lab.mask;
+            smp.mask_h = lab.st->info.mask_h;
+            smp.mask_w = lab.st->info.mask_w;
         }
         LD_TRY(w->vt->add(w, &smp, e));
         if (++count % DROP_EVERY == 0) ld__lmdb_drop_pages(env); /* else RSS grows with the parts */
@@ -322,7 +340,7 @@ static int lm_write(ld_merge_fmt *m, ld_err *e)
     LD_TRY(ld__lmdb_writer_create(&o, &w, e));
     for (size_t i = 0; i < m->n; i++)
         LD_TRY(copy_part(&m->sh[i], &m->p[m->sh[i].given], (uint32_t)ld__desc_label_k(&m->k0),
-                         m->k0.label_dtype, w, e));
+                         m->k0.label_dtype, ld__desc_mask(&m->k0) != NULL, w, e));
     LD_TRY(w->vt->finish(w, e));
     ld__merge_log(m->log, LD_LOG_INFO, "merged %zu parts (%llu records) into %s", m->n,
                   (unsigned long long)total, m->output);
