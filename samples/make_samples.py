@@ -16,7 +16,11 @@ grayscale, palette), in odd sizes and aspect ratios (97x203, 640x120, 256x256, .
 demo exercises what real folders contain. Also writes Caffe-style list files (paths relative
 to images/, label = class index in sorted name order): train.txt (4 of 5 images) and
 val.txt (every 5th); and shapes.csv, a regression sample: each circle, square and triangle's
-centre (x, y) and radius as fractions of the picture (label vectors of 3 values).
+centre (x, y) and radius as fractions of the picture (label vectors of 3 values); and a
+segmentation sample: masks/<class>/<name>.png, a palette PNG per picture whose indices are 0
+(background) and the shape's class + 1 (1 circle, 2 square, 3 stripes, 4 triangle), drawn with
+the same geometry as the picture, and seg.txt listing every picture (paths only: the masks
+are the label).
 
 Deterministic: a fixed seed, so running it again gives the same pictures (byte-identical
 files for a given Pillow version).
@@ -63,11 +67,31 @@ def rotated(points, cx, cy, angle):
     return [(cx + x * ca - y * sa, cy + x * sa + y * ca) for x, y in points]
 
 
-def draw_shape(rng, cls, im, bg):
-    """Draw the class's shape; return its centre and radius as fractions of the picture's
-    width, height and shorter side (None for stripes, which have no centre)."""
+# VOC's colour map for the first indices (index 0 black), for viewing the masks
+MASK_PALETTE = [0, 0, 0, 128, 0, 0, 0, 128, 0, 128, 128, 0, 0, 0, 128] + [0] * (251 * 3)
+
+
+class Both:
+    """Draws every shape on the picture and, in its class index, on the mask (no random draw
+    of its own: the pictures stay what they were before the masks existed)."""
+
+    def __init__(self, im, mask, index):
+        self.d, self.m, self.index = ImageDraw.Draw(im), ImageDraw.Draw(mask), index
+
+    def ellipse(self, box, fill):
+        self.d.ellipse(box, fill=fill)
+        self.m.ellipse(box, fill=self.index)
+
+    def polygon(self, pts, fill):
+        self.d.polygon(pts, fill=fill)
+        self.m.polygon(pts, fill=self.index)
+
+
+def draw_shape(rng, cls, im, bg, mask):
+    """Draw the class's shape (on the mask too); return its centre and radius as fractions of
+    the picture's width, height and shorter side (None for stripes, which have no centre)."""
     w, h = im.size
-    d = ImageDraw.Draw(im)
+    d = Both(im, mask, CLASSES.index(cls) + 1)
     fg = random_color(rng, bg)
     side = min(w, h)
     r = rng.uniform(0.2, 0.42) * side  # "radius" of the shape
@@ -132,7 +156,11 @@ def main():
         for i in range(PER_CLASS):
             w, h = SIZES[(i + label * 5) % len(SIZES)]
             im, bg = background(rng, w, h)
-            geometry = draw_shape(rng, cls, im, bg)
+            mask = Image.new("P", (w, h), 0)
+            mask.putpalette(MASK_PALETTE)
+            geometry = draw_shape(rng, cls, im, bg, mask)
+            os.makedirs(os.path.join(outdir, "masks", cls), exist_ok=True)
+            mask.save(os.path.join(outdir, "masks", cls, f"{cls}_{i:03d}.png"), optimize=True)
             name, im2, kw = save(rng, im, f"{cls}_{i:03d}", i)
             if name.endswith(".jpg"):
                 # noise only in the JPEGs: it is what photos have, and noisy PNGs are big
@@ -150,8 +178,12 @@ def main():
     with open(os.path.join(outdir, "shapes.csv"), "w") as f:
         f.write("path,center_x,center_y,radius\n")
         f.writelines(f"{p},{x:.4f},{y:.4f},{r:.4f}\n" for p, (x, y, r) in shapes)
-    print(f"{len(lines)} images in {os.path.join(outdir, 'images')}; "
-          f"train.txt {len(train)}, val.txt {len(val)}, shapes.csv {len(shapes)}")
+    # a segmentation sample: every picture, no labels (its mask is its label)
+    with open(os.path.join(outdir, "seg.txt"), "w") as f:
+        f.writelines(f"{p}\n" for p, _ in lines)
+    print(f"{len(lines)} images in {os.path.join(outdir, 'images')}, their masks in "
+          f"{os.path.join(outdir, 'masks')}; train.txt {len(train)}, val.txt {len(val)}, "
+          f"shapes.csv {len(shapes)}, seg.txt {len(lines)}")
 
 
 if __name__ == "__main__":

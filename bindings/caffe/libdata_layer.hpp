@@ -25,40 +25,59 @@
 struct ld_reader;
 struct ld_batch;
 
-namespace caffe {
+namespace caffe
+{
 
-template <typename Dtype>
-class LibDataLayer : public Layer<Dtype> {
- public:
-  explicit LibDataLayer(const LayerParameter& param)
-      : Layer<Dtype>(param), reader_(NULL), batch_size_(0) {}
-  virtual ~LibDataLayer();
-  virtual void LayerSetUp(const vector<Blob<Dtype>*>& bottom,
-      const vector<Blob<Dtype>*>& top);
-  // Data layers have no bottoms: the tops are shaped in LayerSetUp and per batch in Forward.
-  virtual void Reshape(const vector<Blob<Dtype>*>& /*bottom*/,
-      const vector<Blob<Dtype>*>& /*top*/) {}
+template <typename Dtype> class LibDataLayer : public Layer<Dtype>
+{
+  public:
+    explicit LibDataLayer(const LayerParameter &param)
+        : Layer<Dtype>(param), reader_(NULL), batch_size_(0), mask_top_(0)
+    {
+    }
+    virtual ~LibDataLayer();
+    virtual void LayerSetUp(const vector<Blob<Dtype> *> &bottom, const vector<Blob<Dtype> *> &top);
+    // Data layers have no bottoms: the tops are shaped in LayerSetUp and per batch in Forward.
+    virtual void Reshape(const vector<Blob<Dtype> *> & /*bottom*/,
+                         const vector<Blob<Dtype> *> & /*top*/)
+    {
+    }
 
-  virtual inline const char* type() const { return "LibData"; }
-  virtual inline int ExactNumBottomBlobs() const { return 0; }
-  virtual inline int MinTopBlobs() const { return 1; }
-  virtual inline int MaxTopBlobs() const { return 2; }
+    virtual inline const char *type() const
+    {
+        return "LibData";
+    }
+    virtual inline int ExactNumBottomBlobs() const
+    {
+        return 0;
+    }
+    virtual inline int MinTopBlobs() const
+    {
+        return 1;
+    }
+    virtual inline int MaxTopBlobs() const
+    {
+        return 3;
+    } // data, label, mask
 
- protected:
-  virtual void Forward_cpu(const vector<Blob<Dtype>*>& bottom,
-      const vector<Blob<Dtype>*>& top);
-  virtual void Backward_cpu(const vector<Blob<Dtype>*>& /*top*/,
-      const vector<bool>& /*propagate_down*/, const vector<Blob<Dtype>*>& /*bottom*/) {}
+  protected:
+    virtual void Forward_cpu(const vector<Blob<Dtype> *> &bottom, const vector<Blob<Dtype> *> &top);
+    virtual void Backward_cpu(const vector<Blob<Dtype> *> & /*top*/,
+                              const vector<bool> & /*propagate_down*/,
+                              const vector<Blob<Dtype> *> & /*bottom*/)
+    {
+    }
 
-  // Configures reader_ from data_param/transform_param; LOG(FATAL) on any error.
-  void Configure();
-  // The next batch, starting a new epoch at the end of one; LOG(FATAL) on a read error.
-  const ld_batch* NextBatch();
+    // Configures reader_ from data_param/transform_param; LOG(FATAL) on any error.
+    void Configure();
+    // The next batch, starting a new epoch at the end of one; LOG(FATAL) on a read error.
+    const ld_batch *NextBatch();
 
-  ld_reader* reader_;
-  int batch_size_;
+    ld_reader *reader_;
+    int batch_size_;
+    int mask_top_; // the top that takes the masks: 1 (they are the label), 2, or 0 (none)
 };
 
-}  // namespace caffe
+} // namespace caffe
 
-#endif  // LIBDATA_CAFFE_LIBDATA_LAYER_HPP_
+#endif // LIBDATA_CAFFE_LIBDATA_LAYER_HPP_

@@ -62,4 +62,31 @@ for (path, *_), (x, y, r) in zip(rows[1:], lab):
     assert rad - tol <= x * w <= w - rad + tol and rad - tol <= y * h <= h - rad + tol, (path, x, y, r)
 print("shapes.csv: 120 rows, every shape inside its picture")
 PY
+check "seg.txt + masks/ (segmentation sample): make_samples.py writes the same masks again; each"
+check "mask holds its picture's class + 1 on the shape and 0 around it, and PNG pictures agree"
+cmp "$s/seg.txt" "$TMP/again/seg.txt" || fail "make_samples.py no longer writes seg.txt"
+diff -r "$s/masks" "$TMP/again/masks" >/dev/null || fail "make_samples.py no longer writes masks/"
+run "$DATACONV" --list "$s/seg.txt" --root "$s/images" --masks "$s/masks" "$TMP/seg.h5" \
+    --resize 64 --mode pad
+expect_rc 0
+expect_err "converted 160 of 160"
+"$PYTHON" - "$TMP/seg.h5" "$s" <<'PY'
+import sys, h5py, numpy as np
+from PIL import Image
+classes = ["circle", "square", "stripes", "triangle"]
+with h5py.File(sys.argv[1], "r") as f:
+    m, names = f["label"][:], [n.decode() for n in f["filename"][:]]
+assert m.shape == (160, 1, 64, 64) and m.dtype == np.uint8, (m.shape, m.dtype)
+agree = 0
+for i, p in enumerate(names):
+    assert set(np.unique(m[i]).tolist()) - {0, 255} == {classes.index(p.split("/")[0]) + 1}, p
+    src = np.asarray(Image.open(f"{sys.argv[2]}/masks/{p.rsplit('.', 1)[0]}.png"))
+    img = Image.open(f"{sys.argv[2]}/images/{p}")
+    if p.endswith(".png") and img.mode == "RGB":  # no noise, no palette: shape = one colour
+        px = np.asarray(img).reshape(-1, 3)
+        fg = {tuple(c) for c in px[src.reshape(-1) > 0]}
+        assert len(fg) == 1, (p, len(fg))
+        agree += 1
+print(f"seg.txt: 160 masks of the right class; {agree} RGB PNG pictures one colour on the mask")
+PY
 echo "samples: all checks passed"
