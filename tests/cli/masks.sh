@@ -29,6 +29,28 @@ check "the reader: masks cropped, mirrored and random-resized-cropped with their
 python_loads_libdata || { echo "skip: python cannot load this libdata build"; exit 0; }
 (cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" "$chk" reader "$TMP/crop.h5" "$d")
 
+check "torch: masks as int64 (B, H, W), the image's crop and mirror (skipped without torch)"
+(cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" - "$TMP/crop.h5") <<'PY' ||
+import sys
+try:
+    import torch
+except ImportError:
+    print("  skip: no torch"); sys.exit(0)
+import numpy as np
+import libdata
+from libdata.torch import Dataset
+from torch.utils.data import DataLoader
+ds = Dataset(sys.argv[1], batch_size=4, shuffle=True, crop=(50, 40), random_crop=True,
+             mirror=True, seed=3)
+r = libdata.Reader(sys.argv[1], batch_size=4, shuffle=True, crop=(50, 40), random_crop=True,
+                   mirror=True, seed=3)
+for (x, y), (d, m) in zip(DataLoader(ds, batch_size=None), r):
+    assert y.dtype == torch.int64 and tuple(y.shape) == (len(d), 40, 50), y.shape
+    assert np.array_equal(y.numpy(), m[:, 0]) and np.array_equal(x.numpy(), d)
+print(f"  torch: {len(ds)} batches of int64 masks equal to the reader's")
+PY
+    fail "torch masks"
+
 check "LMDB: the images in OUT, the masks in OUT-masks (1 x H x W Datums, the same keys)"
 run "$DATACONV" --list "$d/list.txt" --root "$d/img" --masks "$d/masks" "$TMP/seg.lmdb" \
     --resize 56x40 --mode crop

@@ -71,10 +71,13 @@ from ._lib import LibdataError
 from .dataset import stat
 from .reader import PathLike, Reader
 
-# What a pass yields: (data, labels), or (data, labels, indices) with return_indices.
-Item = Union[Tuple[torch.Tensor, torch.Tensor], Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
-# A batch before it becomes tensors: (data, labels, dataset indices).
-_Arrays = Tuple[np.ndarray, np.ndarray, np.ndarray]
+# What a pass yields: (data, labels), or (data, labels, indices) with return_indices. With
+# segmentation masks (Reader.info.fields): (data, masks) when the masks are the label, else
+# (data, labels, masks); masks are int64 (B, H, W), what nn.CrossEntropyLoss takes.
+Item = Tuple[torch.Tensor, ...]
+# A batch before it becomes tensors: the reader's arrays (data, labels[, masks]), then the
+# dataset indices.
+_Arrays = Tuple[np.ndarray, ...]
 
 
 def _dist_rank_world() -> Optional[Tuple[int, int]]:
@@ -326,9 +329,9 @@ class Dataset(IterableDataset):
             extra = None if self.drop_last or n % world == 0 else \
                 self._extra_position(n, rank, world)
             last: Optional[_Arrays] = None
-            for data, labels in r:
+            for batch in r:
                 assert r.indices is not None
-                item = (data, labels, r.indices)
+                item = (*batch, r.indices)
                 if extra is None:
                     yield item
                 else:
@@ -339,8 +342,7 @@ class Dataset(IterableDataset):
             return
         one = self._read_position(epoch, extra, n, world)
         if len(last[1]) < self.batch_size:  # the short last batch takes it
-            yield (np.concatenate([last[0], one[0]]), np.concatenate([last[1], one[1]]),
-                   np.concatenate([last[2], one[2]]))
+            yield tuple(np.concatenate([a, b]) for a, b in zip(last, one))
         else:
             yield last
             yield one
@@ -371,28 +373,31 @@ class Dataset(IterableDataset):
             g, k, skip = _locate(q, n, max_world)
         with self._reader(epoch, batch_size=skip + 1, rank=k, world=g, threads=1,
                           prefetch=1, drop_last=False) as r:
-            data, labels = next(iter(r))
+            batch = next(iter(r))
             idx = r.indices
-        assert idx is not None and len(labels) == skip + 1
-        return data[skip:], labels[skip:], idx[skip:]
+        assert idx is not None and len(batch[1]) == skip + 1
+        return tuple(a[skip:] for a in batch) + (idx[skip:],)
 
     def _tensors(self, arrays: Iterator[_Arrays]) -> Iterator[Item]:
         std = self._std
-        for data, labels, indices in arrays:
+        for arrays_ in arrays:
+            data, indices = arrays_[0], arrays_[-1]
             if std is not None:
                 nhwc = str(self.reader_kwargs.get("layout") or "NCHW").upper() == "NHWC"
                 c = data.shape[3] if nhwc else data.shape[1]
                 if len(std) != c:
                     raise ValueError(f"std has {len(std)} values for {c}-channel samples")
                 np.divide(data, std if nhwc else std.reshape(c, 1, 1), out=data)
-            x = torch.from_numpy(data)
-            y = torch.from_numpy(labels)
-            if self.long_labels and not y.is_floating_point():
-                y = y.long()
+            out = [torch.from_numpy(data)]
+            for a in arrays_[1:-1]:
+                if a.ndim == 4 and a.dtype == np.uint8:  # masks (B, 1, H, W): int64 (B, H, W)
+                    out.append(torch.from_numpy(a[:, 0]).long())
+                    continue
+                y = torch.from_numpy(a)
+                out.append(y.long() if self.long_labels and not y.is_floating_point() else y)
             if self.return_indices:
-                yield x, y, torch.from_numpy(indices)
-            else:
-                yield x, y
+                out.append(torch.from_numpy(indices))
+            yield tuple(out)
 
     @property
     def _passes(self) -> Dict[int, int]:
