@@ -51,6 +51,31 @@ print(f"  torch: {len(ds)} batches of int64 masks equal to the reader's")
 PY
     fail "torch masks"
 
+check "another tool's file (h5py): deflated /mask beside /label, read through HDF5, cropped too"
+(cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" - "$TMP/other.h5") <<'PY'
+import sys, h5py, numpy as np
+import libdata
+rng = np.random.default_rng(7)
+d = rng.integers(0, 256, (9, 3, 12, 10), dtype=np.uint8)
+m = rng.integers(0, 6, (9, 1, 12, 10), dtype=np.uint8)
+with h5py.File(sys.argv[1], "w") as f:
+    f["data"] = d
+    f["label"] = np.arange(9, dtype=np.int32)
+    f.create_dataset("mask", data=m, chunks=(2, 1, 12, 10), compression="gzip")
+with libdata.Reader(sys.argv[1], batch_size=4, shuffle=True, crop=(8, 8), random_crop=True,
+                    mirror=True, seed=1) as r:
+    assert r.info.fields == ("data", "label", "mask"), r.info.fields
+    for x, y, mm in r:
+        for j, i in enumerate(r.indices):
+            assert y[j] == i
+            hits = [(a, b, fl) for fl in (0, 1) for a in range(5) for b in range(3)
+                    if np.array_equal((d[i][..., ::-1] if fl else d[i])[:, a:a + 8, b:b + 8], x[j])]
+            assert len(hits) == 1, hits
+            a, b, fl = hits[0]
+            assert np.array_equal((m[i][..., ::-1] if fl else m[i])[:, a:a + 8, b:b + 8], mm[j])
+print("  9 masks of a deflated h5py /mask follow their images' crops and mirrors")
+PY
+
 check "LMDB: the images in OUT, the masks in OUT-masks (1 x H x W Datums, the same keys)"
 run "$DATACONV" --list "$d/list.txt" --root "$d/img" --masks "$d/masks" "$TMP/seg.lmdb" \
     --resize 56x40 --mode crop

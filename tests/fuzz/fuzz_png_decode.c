@@ -1,6 +1,8 @@
 /*
  * libFuzzer target: PNG header parsing and decoding (gray and RGB output, every colour
- * type, bit depth and interlacing the input brings). Every output byte is read.
+ * type, bit depth and interlacing the input brings), and the same bytes as a segmentation
+ * mask (ld__png_decode_indices: palette indices, unscaled gray, 16-bit values checked).
+ * Every output byte is read.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ld__img_decode(c, data, size, "fuzz.png", &o, &im, &e) == LD_OK)
             sink += fuzz_sum_pixels(&im);
     }
+    if (ld__png_decode_indices(c, data, size, "fuzz.png", 1u << 20, &im, &e) == LD_OK)
+        sink += fuzz_sum_pixels(&im);
     (void)sink;
     ld__image_free(&im);
     ld__codec_free(c);

@@ -131,6 +131,14 @@ static inline unsigned fuzz_read_store(ld_store *s, uint64_t max)
         uint64_t idx[2] = {0, s->info.n - 1};
         s->vt->will_read(s, cx, idx, 2);
     }
+    const size_t mask_len = (size_t)s->info.mask_h * (size_t)s->info.mask_w;
+    uint8_t *mask = mask_len && mask_len <= ((size_t)64 << 20) ? malloc(mask_len) : NULL;
+    for (uint64_t k = 0; mask && k < n; k++) /* masks: every byte read */
+        if (s->vt->mask(s, cx, k, mask, &e) == LD_OK)
+            for (size_t b = 0; b < mask_len; b++)
+                sum += mask[b];
+    if (mask && s->vt->mask(s, cx, s->info.n, mask, &e) == LD_OK) abort();
+    free(mask);
     free(dst);
     s->vt->ctx_free(s, cx);
     return sum;

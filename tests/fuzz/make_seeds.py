@@ -221,6 +221,19 @@ def h5_seeds(dataconv, tmp):
     def no_label(f):
         f["data"] = px
 
+    def masks(f):  # segmentation masks as the label, chunked one mask per chunk
+        f["data"] = px
+        m = np.random.RandomState(5).randint(0, 4, (3, 1, 4, 4))  # (rng's draws unchanged)
+        f.create_dataset("label", data=m.astype(np.uint8),
+                         chunks=(1, 1, 4, 4))
+
+    def mask_deflate(f):  # class labels and deflated masks (read through HDF5)
+        f["data"] = px
+        f["label"] = np.array([0, 1, 2], np.int32)
+        m = np.random.RandomState(6).randint(0, 255, (3, 1, 4, 4))
+        f.create_dataset("mask", data=m.astype(np.uint8),
+                         chunks=(2, 1, 4, 4), compression="gzip")
+
     def empty(f):
         f.create_dataset("data", shape=(0, 3, 4, 4), dtype=np.uint8, maxshape=(None, 3, 4, 4),
                          chunks=(1, 3, 4, 4))
@@ -229,7 +242,8 @@ def h5_seeds(dataconv, tmp):
     for name, fn in [("h5py_raw_contiguous", raw_contig), ("h5py_raw_chunked", raw_chunked),
                      ("h5py_raw_deflate", raw_deflate), ("h5py_float32", float_data),
                      ("h5py_encoded", encoded), ("h5py_no_label", no_label),
-                     ("h5py_empty", empty)]:
+                     ("h5py_empty", empty), ("h5py_masks", masks),
+                     ("h5py_mask_deflate", mask_deflate)]:
         put("h5_store_open", name, h5_bytes(fn))
     put("h5_store_open", "not_hdf5", b"\x89HDF\r\n\x1a\n" + b"\0" * 40)
 
