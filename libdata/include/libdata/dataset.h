@@ -56,6 +56,11 @@ typedef struct ld_dataset_info {
     size_t num_label_names;         /**< names of the K values recorded (a CSV header); 0 when
                                          none */
     const char *const *label_names; /**< num_label_names names; NULL when none */
+    /* (Added after 1.0.0.) Segmentation masks: */
+    int mask_h, mask_w; /**< every sample's uint8 mask of class indices is 1 x mask_h x mask_w
+                             (HDF5 /mask or /label (N, 1, H, W), an LMDB mask database);
+                             0 0 without masks */
+    int mask_is_label;  /**< 1 when the masks are the dataset's label (no class labels) */
 } ld_dataset_info;
 
 /**

@@ -152,7 +152,9 @@ static int stat_hdf5_list(ld_plan_src *s, const char *list, ld_err *e)
                 s->c = info->channels;
                 s->h = info->height;
                 s->label_k = info->label_k;
-                s->label_k = info->label_k;
+                s->mask_h = info->mask_h;
+                s->mask_w = info->mask_w;
+                s->mask_is_label = info->mask_is_label;
                 s->w = info->width;
                 s->samples = info->samples;
                 s->file_bytes = stat(tok, &st) == 0 ? (uint64_t)st.st_size : 0;
@@ -225,6 +227,9 @@ static int open_source(ld_plan_layer *L, int v1, const ld_plan_cfg *cfg, ld_err 
         s->c = info->channels;
         s->h = info->height;
         s->label_k = info->label_k;
+        s->mask_h = info->mask_h;
+        s->mask_w = info->mask_w;
+        s->mask_is_label = info->mask_is_label;
         s->w = info->width;
         s->samples = info->samples;
         s->known = info->height > 0;

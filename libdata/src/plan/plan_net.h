@@ -19,6 +19,8 @@ typedef struct ld_plan_src {
     int known;                 /* shape known */
     int64_t c, h, w;           /* one sample after crop */
     int64_t label_k;           /* label vectors: K values per sample ([N, K]); 0: [N] labels */
+    int64_t mask_h, mask_w;    /* segmentation masks: 1 x H x W per sample; 0 0: none */
+    int mask_is_label;         /* the masks are the label top ([N, 1, H, W]) */
     uint64_t samples;          /* in the source (HDF5Data: in the first file) */
     uint64_t file_bytes;       /* LMDB data.mdb bytes; HDF5Data: first file's bytes */
     uint64_t max_file_samples; /* HDF5Data: samples of the largest file of the list */

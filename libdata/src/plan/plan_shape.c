@@ -514,10 +514,15 @@ static int source_tops(lctx *c, const char *param, int lend, int vectors,
         return rc;
     }
     const int64_t lk = vectors && L->src ? L->src->label_k : 0;
-    int64_t sd[4] = {c->batch, ch, h, w}, ld1[2] = {c->batch, lk};
+    /* segmentation masks, [N, 1, H, W] as the data's H x W: the label top when they are the
+     * label, else (LibData) a third top */
+    const int masks = vectors && L->src && L->src->mask_h;
+    const int mask_top = !masks ? 0 : L->src->mask_is_label ? 1 : 2;
+    int64_t sd[4] = {c->batch, ch, h, w}, ld1[2] = {c->batch, lk}, md[4] = {c->batch, 1, h, w};
     for (int k = 0; k < L->nt; k++) {
-        int id =
-            k == 0 ? new_blob(s, L, L->top[k], 4, sd) : new_blob(s, L, L->top[k], lk ? 2 : 1, ld1);
+        int id = k == 0          ? new_blob(s, L, L->top[k], 4, sd)
+                 : k == mask_top ? new_blob(s, L, L->top[k], 4, md)
+                                 : new_blob(s, L, L->top[k], lk ? 2 : 1, ld1);
         if (id < 0) return id;
         c->P->top[k] = id;
         /* Prefetching layers (and LibData's data top) lend their buffers to the tops. */
@@ -580,7 +585,10 @@ static int hdf5_mem(lctx *c)
     if (src && s->cfg->iters > 0 && (uint64_t)(s->cfg->iters * c->batch) > n)
         n = src->max_file_samples;
     if (src && s->cfg->iters == 0) n = src->max_file_samples;
-    const int64_t labels = src && src->label_k ? src->label_k : 1;
+    const int64_t labels = !src                 ? 1
+                           : src->mask_is_label ? src->mask_h * src->mask_w
+                           : src->label_k       ? src->label_k
+                                                : 1;
     return add_bytes(s, LD_PM_SOURCE, (int64_t)n * (c->sample + labels), 4);
 }
 

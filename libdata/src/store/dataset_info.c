@@ -39,6 +39,10 @@ static int fill(ld_pack *p, void *arg)
     }
     if (!d) return LD_OK; /* counting */
     d->label_k = ld__desc_label_k(m);
+    const ld_desc_field *mf = ld__desc_mask(m); /* (its size: the store's, ld__desc_observe) */
+    d->mask_h = mf ? (int)mf->dims[1] : 0;
+    d->mask_w = mf ? (int)mf->dims[2] : 0;
+    d->mask_is_label = mf && !strcmp(mf->name, "label");
     d->num_label_names = m->n_label_names;
     d->label_names = m->n_label_names ? lnames : NULL;
     d->path = path;
