@@ -380,6 +380,9 @@ class DatasetInfo(ctypes.Structure):
         ("label_k", _int),
         ("num_label_names", ctypes.c_size_t),
         ("label_names", ctypes.POINTER(_cp)),
+        ("mask_h", _int),
+        ("mask_w", _int),
+        ("mask_is_label", _int),
     ]
 
 

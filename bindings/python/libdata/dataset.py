@@ -4,7 +4,7 @@ dtypes come from the library's parameter tables, not from copies kept here."""
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -37,6 +37,10 @@ class DatasetStat:
     classes: Optional[List[str]]  # class names (file names, as os.fsdecode gives them)
     label_k: int = 0              # label vectors: K values per sample (labels (n, K)); 0: one
     label_names: Optional[List[str]] = None  # the K values' names (a CSV header), when recorded
+    # segmentation masks: (mask_h, mask_w) of every sample's uint8 mask, None without masks;
+    # mask_is_label: they are the dataset's label (no class labels)
+    mask_shape: Optional[Tuple[int, int]] = None
+    mask_is_label: bool = False
 
     @property
     def num_classes(self) -> Optional[int]:
@@ -87,7 +91,9 @@ def stat(path: PathLike) -> DatasetStat:
             resize_w=int(d.resize_w), resize_h=int(d.resize_h), classes=classes,
             label_k=int(d.label_k),
             label_names=[d.label_names[i].decode("utf-8", "replace")
-                         for i in range(d.num_label_names)] or None)
+                         for i in range(d.num_label_names)] or None,
+            mask_shape=(int(d.mask_h), int(d.mask_w)) if d.mask_h else None,
+            mask_is_label=bool(d.mask_is_label))
     finally:
         api.ld_free(ctypes.cast(info, ctypes.c_void_p))
         api.ld_free(err)

@@ -185,6 +185,8 @@ def reader(out, root):
     import libdata
     data, masks, names = read_stored(out)
     n, H, W = masks.shape
+    st = libdata.stat(out)
+    assert st.mask_shape == (H, W) and st.mask_is_label == ("mask" not in out), st
     total = exact = 0
     # crop + mirror: the mask takes the image's offsets and flip, found from the image itself
     with libdata.Reader(out, batch_size=4, shuffle=True, crop=(W - 13, H - 9), random_crop=True,
