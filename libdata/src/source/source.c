@@ -162,6 +162,8 @@ void ld__source_free(ld_source *s)
     free(s->items);
     free(s->classes);
     free(s->label_names);
+    free(s->box_classes);
+    free(s->box_class_ids);
     free(s->root);
     free(s);
 }
@@ -303,4 +305,68 @@ void ld__source_slice(ld_source *s, size_t first, size_t count)
     if (count > s->n - first) count = s->n - first;
     if (first && count) memmove(s->items, s->items + first, count * sizeof *s->items);
     s->n = count;
+}
+
+/* ---- detection boxes ---------------------------------------------------------------------- */
+
+int ld__source_add_item_boxes(ld_source *s, const char *rel, size_t rel_len, const ld_box *boxes,
+                              uint32_t m)
+{
+    size_t bytes;
+    if (!ld__mul_size((size_t)m, sizeof(ld_box), &bytes) || !ld__add_size(bytes, 4, &bytes))
+        return LD_ENOMEM;
+    char *rec = malloc(bytes); /* "<u32 M><M boxes>", copied into the arena with the path */
+    if (!rec) return LD_ENOMEM;
+    memcpy(rec, &m, 4);
+    if (m) memcpy(rec + 4, boxes, (size_t)m * sizeof(ld_box));
+    const int rc = ld__source_add_item_values(s, rel, rel_len, 0, rec, bytes);
+    free(rec);
+    if (rc == LD_OK) s->boxes = 1;
+    return rc;
+}
+
+int ld__source_add_box_class(ld_source *s, const char *name, size_t len, int64_t id)
+{
+    size_t cap = s->cap_box_classes;
+    if (grow((void **)&s->box_classes, &cap, s->n_box_classes + 1, sizeof *s->box_classes) < 0 ||
+        grow((void **)&s->box_class_ids, &s->cap_box_classes, s->n_box_classes + 1,
+             sizeof *s->box_class_ids) < 0)
+        return LD_ENOMEM;
+    const char *copy = ld__source_strndup(s, name, len);
+    if (!copy) return LD_ENOMEM;
+    s->box_classes[s->n_box_classes] = copy;
+    s->box_class_ids[s->n_box_classes++] = id;
+    return LD_OK;
+}
+
+int ld__source_has_boxes(const ld_source *s)
+{
+    return s && s->boxes;
+}
+
+uint32_t ld__source_box_count(const ld_source *s, size_t i)
+{
+    uint32_t m = 0;
+    if (s && s->boxes && i < s->n) memcpy(&m, ld__source_extra(s, i), 4);
+    return m;
+}
+
+void ld__source_box(const ld_source *s, size_t i, uint32_t k, ld_box *out)
+{
+    memcpy(out, (const char *)ld__source_extra(s, i) + 4 + (size_t)k * sizeof *out, sizeof *out);
+}
+
+size_t ld__source_box_class_count(const ld_source *s)
+{
+    return s ? s->n_box_classes : 0;
+}
+
+const char *ld__source_box_class_name(const ld_source *s, size_t c)
+{
+    return s && c < s->n_box_classes ? s->box_classes[c] : NULL;
+}
+
+int64_t ld__source_box_class_id(const ld_source *s, size_t c)
+{
+    return s && c < s->n_box_classes ? s->box_class_ids[c] : -1;
 }

@@ -34,6 +34,12 @@ struct ld_source {
     const char **label_names;
     size_t n_label_names;
     ld_tar *tar; /* archive mode: where the members are and how to read them; else NULL */
+    /* detection sources (COCO, VOC): every item keeps its boxes after its path, "<u32 M><M x
+     * ld_box>"; the box classes' names and the input's own ids for them */
+    int boxes;
+    const char **box_classes;
+    int64_t *box_class_ids;
+    size_t n_box_classes, cap_box_classes;
 };
 
 /* A new, empty source. LD_OK or LD_ENOMEM. */
@@ -66,6 +72,13 @@ void ld__tar_free(ld_tar *t);
 /* The window of a compressed archive's reads, in bytes (64 MiB; tests make it small so that
  * the stream restarts). */
 void ld__tar_set_window(ld_source *s, uint64_t bytes);
+
+/* Detection sources: append an item (label 0) with its m boxes (copied; the source then has
+ * boxes: ld__source_has_boxes), and a box class (its name copied, and the input's own id for
+ * it: COCO's category_id). LD_OK or LD_ENOMEM. */
+int ld__source_add_item_boxes(ld_source *s, const char *rel, size_t rel_len, const ld_box *boxes,
+                              uint32_t m);
+int ld__source_add_box_class(ld_source *s, const char *name, size_t len, int64_t id);
 
 /* Append a class name (copied). LD_OK or LD_ENOMEM. */
 int ld__source_add_class(ld_source *s, const char *name, size_t len);
