@@ -220,6 +220,17 @@ char *ld__temp_name(const char *final_path, const void *owner);
  * NULL. */
 char *ld__lmdb_side_db_path(const char *path, const char *what);
 
+/* A detection box (issue 28): corners x1 <= x2, y1 <= y2 in pixels (the box spans
+ * [x1, x2) x [y1, y2): a whole image of w x h is 0, 0, w, h), its class index (into the
+ * dataset's box classes) and flags LD_BOX_*. */
+typedef struct ld_box {
+    float x1, y1, x2, y2;
+    int32_t label;
+    uint32_t flags;
+} ld_box;
+#define LD_BOX_CROWD 1u     /* COCO iscrowd: a region of many objects */
+#define LD_BOX_DIFFICULT 2u /* VOC difficult */
+
 /* ---- parameter tables (ld_param_desc, shared by convert and reader) ---- */
 
 /* Check `v` for the integer, boolean or enum parameter `d` of the handle named `who`

@@ -186,3 +186,62 @@ int ld__resize_nearest(const ld_image *src, const ld_geometry *g, uint8_t pad, l
 fail:
     return rc;
 }
+
+void ld__box_orient(ld_box *b, int orientation, int file_w, int file_h)
+{
+    const float W = (float)file_w, H = (float)file_h;
+    const float x1 = b->x1, y1 = b->y1, x2 = b->x2, y2 = b->y2;
+    switch (orientation) { /* where a point (x, y) of the file lands in the displayed image */
+    case 2: b->x1 = W - x2, b->x2 = W - x1; break;                             /* (W - x, y) */
+    case 3: b->x1 = W - x2, b->x2 = W - x1, b->y1 = H - y2, b->y2 = H - y1; break; /* 180 */
+    case 4: b->y1 = H - y2, b->y2 = H - y1; break;                             /* (x, H - y) */
+    case 5: b->x1 = y1, b->x2 = y2, b->y1 = x1, b->y2 = x2; break;             /* (y, x) */
+    case 6: b->x1 = H - y2, b->x2 = H - y1, b->y1 = x1, b->y2 = x2; break;     /* (H - y, x) */
+    case 7: b->x1 = H - y2, b->x2 = H - y1, b->y1 = W - x2, b->y2 = W - x1; break;
+    case 8: b->x1 = y1, b->x2 = y2, b->y1 = W - x2, b->y2 = W - x1; break; /* (y, W - x) */
+    default: break;
+    }
+}
+
+/* Where source x lands: scaled from the crop rectangle to the scaled area at its offset. */
+static float map_x(const ld_resize_plan *p, float x)
+{
+    return (float)((x - p->crop_x) * p->scaled_w / p->crop_w + p->off_x);
+}
+
+static float map_y(const ld_resize_plan *p, float y)
+{
+    return (float)((y - p->crop_y) * p->scaled_h / p->crop_h + p->off_y);
+}
+
+static float clampf(float v, float lo, float hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+int ld__resize_boxes(const ld_geometry *g, int src_w, int src_h, ld_box *boxes, uint32_t *m,
+                     uint32_t *dropped, ld_err *e)
+{
+    int rc = LD_OK;
+    ld_resize_plan p;
+    LD_TRY(ld__resize_plan(g, src_w, src_h, &p, e));
+    /* the image's pixels lie in the scaled area: boxes are clipped to it (pad mode's canvas
+     * around it holds no object) */
+    const float lx = (float)p.off_x, hx = (float)(p.off_x + p.scaled_w), ly = (float)p.off_y,
+                hy = (float)(p.off_y + p.scaled_h);
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < *m; k++) {
+        ld_box b = boxes[k];
+        b.x1 = clampf(map_x(&p, b.x1), lx, hx);
+        b.x2 = clampf(map_x(&p, b.x2), lx, hx);
+        b.y1 = clampf(map_y(&p, b.y1), ly, hy);
+        b.y2 = clampf(map_y(&p, b.y2), ly, hy);
+        if (b.x2 > b.x1 && b.y2 > b.y1)
+            boxes[kept++] = b;
+        else
+            ++*dropped;
+    }
+    *m = kept;
+fail:
+    return rc;
+}

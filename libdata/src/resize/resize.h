@@ -70,4 +70,14 @@ int ld__resize_planar(ld_resizer *r, const ld_image *src, const ld_geometry *g, 
 int ld__resize_nearest(const ld_image *src, const ld_geometry *g, uint8_t pad, ld_buf *out,
                        int *out_w, int *out_h, ld_err *e);
 
+/* Detection boxes through the same geometry (issue 28): each box of a src_w x src_h image is
+ * mapped as its pixels are (the crop rectangle scaled to the scaled area at its offset),
+ * clipped to the scaled area; a box left without area is dropped (counted in *dropped). In
+ * place: boxes[0 .. *m) keep their order. LD_OK or LD_EINVAL (bad geometry). */
+int ld__resize_boxes(const ld_geometry *g, int src_w, int src_h, ld_box *boxes, uint32_t *m,
+                     uint32_t *dropped, ld_err *e);
+/* A box of a file_w x file_h image file (its stored pixels) as the image is displayed after
+ * EXIF orientation 1..8 (ld__image_orient): 5..8 swap the axes. */
+void ld__box_orient(ld_box *b, int orientation, int file_w, int file_h);
+
 #endif /* LD_RESIZE_H */

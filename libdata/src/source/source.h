@@ -127,16 +127,8 @@ int ld__source_unlabelled(const ld_source *s);
 /* A CSV list's header: the names of the label columns (0 when there is none). */
 size_t ld__source_label_name_count(const ld_source *s);
 const char *ld__source_label_name(const ld_source *s, size_t i);
-/* Detection boxes (COCO and VOC sources): item i's boxes in the input image's pixels, as its
- * file stores them (before any EXIF orientation), x1 <= x2, y1 <= y2; label = the index of the
- * box class (ld__source_box_class_name); flags LD_BOX_*. */
-typedef struct ld_box {
-    float x1, y1, x2, y2;
-    int32_t label;
-    uint32_t flags;
-} ld_box;
-#define LD_BOX_CROWD 1u     /* COCO iscrowd: a region of many objects */
-#define LD_BOX_DIFFICULT 2u /* VOC difficult */
+/* Detection boxes (COCO and VOC sources; ld_box: common/ld_internal.h): item i's boxes in
+ * the input image's pixels, as its file stores them (before any EXIF orientation). */
 /* 1 when the items carry boxes (every item, maybe none: M = 0). */
 int ld__source_has_boxes(const ld_source *s);
 /* How many boxes item i has; box k of item i into *out (k < that count). */
