@@ -57,7 +57,7 @@ static void write_raw(const char *path, int n, uint64_t split_bytes, uint64_t *f
         for (size_t j = 0; j < SAMPLE_BYTES; j++)
             px[j] = (uint8_t)(((uint64_t)i * 31 + j * 7) % 251);
         snprintf(rel, sizeof rel, "cls%d/img_%04d.jpg", i % 3, i);
-        ld_sample s = {px, SAMPLE_BYTES, 3, SIDE, SIDE, i % 3, rel, NULL, NULL, 0, 0};
+        ld_sample s = {px, SAMPLE_BYTES, 3, SIDE, SIDE, i % 3, rel, NULL, NULL, 0, 0, NULL, 0};
         rc = wr->vt->add(wr, &s, &e);
         cr_assert_eq(rc, LD_OK, "add %d: %s", i, e.msg);
     }

@@ -49,7 +49,7 @@ static int write_const(const char *path, int v, int k)
     memset(px, v, sizeof px);
     int rc = 0;
     for (int i = 0; i < 1 + k % 5 && rc == 0; i++) {
-        ld_sample s = {px, sizeof px, 3, SIDE, SIDE, v, "a/x.png", NULL, NULL, 0, 0};
+        ld_sample s = {px, sizeof px, 3, SIDE, SIDE, v, "a/x.png", NULL, NULL, 0, 0, NULL, 0};
         rc = wr->vt->add(wr, &s, &e);
     }
     if (rc == 0) rc = wr->vt->finish(wr, &e);

@@ -160,7 +160,7 @@ static void write_ours(const char *path, int encoded, int n, uint8_t *pix)
     cr_assert_eq(ld__h5_writer_create(&o, &w, &e), LD_OK, "%s", e.msg);
     for (int i = 0; i < n; i++) {
         ld_sample s = {
-            pix + (size_t)i * 3 * 5 * 4, 3 * 5 * 4, 3, 5, 4, i * 3, "x.jpg", NULL, NULL, 0, 0};
+            pix + (size_t)i * 3 * 5 * 4, 3 * 5 * 4, 3, 5, 4, i * 3, "x.jpg", NULL, NULL, 0, 0, NULL, 0};
         cr_assert_eq(w->vt->add(w, &s, &e), LD_OK, "%s", e.msg);
     }
     cr_assert_eq(w->vt->finish(w, &e), LD_OK, "%s", e.msg);
@@ -216,7 +216,7 @@ Test(h5_store, encoded_files_from_our_writer_give_back_the_bytes)
     ld_writer *w = NULL;
     cr_assert_eq(ld__h5_writer_create(&o, &w, &e), LD_OK, "%s", e.msg);
     for (int i = 0; i < 5; i++) {
-        ld_sample s = {jpg.p, jpg.len, 3, 375, 500, 10 + i, "p01.jpg", NULL, NULL, 0, 0};
+        ld_sample s = {jpg.p, jpg.len, 3, 375, 500, 10 + i, "p01.jpg", NULL, NULL, 0, 0, NULL, 0};
         cr_assert_eq(w->vt->add(w, &s, &e), LD_OK, "%s", e.msg);
     }
     cr_assert_eq(w->vt->finish(w, &e), LD_OK, "%s", e.msg);
@@ -280,7 +280,7 @@ Test(h5_store, label_vectors_are_read_per_sample_not_held)
         float v[K];
         for (int m = 0; m < K; m++)
             v[m] = (float)i + (float)m / 8 - 1000;
-        ld_sample s = {px, sizeof px, 3, 2, 2, 0, "x.jpg", v, NULL, 0, 0};
+        ld_sample s = {px, sizeof px, 3, 2, 2, 0, "x.jpg", v, NULL, 0, 0, NULL, 0};
         cr_assert_eq(w->vt->add(w, &s, &e), LD_OK, "%s", e.msg);
     }
     cr_assert_eq(w->vt->finish(w, &e), LD_OK, "%s", e.msg);

@@ -80,7 +80,7 @@ static void write_raw(const ld_writer_opts *o, int n, int c, int h, int w, uint6
     for (int i = 0; i < n; i++) {
         raw_pixels(i, px, len);
         rel_of(i, rel, sizeof rel);
-        ld_sample s = {px, len, c, h, w, i % 3, rel, NULL, NULL, 0, 0};
+        ld_sample s = {px, len, c, h, w, i % 3, rel, NULL, NULL, 0, 0, NULL, 0};
         rc = wr->vt->add(wr, &s, &e);
         cr_assert_eq(rc, LD_OK, "add %d: %s", i, e.msg);
     }
@@ -109,7 +109,7 @@ static uint64_t write_encoded_files(const ld_writer_opts *o, int n)
     for (int i = 0; i < n; i++) {
         size_t len = enc_bytes(i, b);
         rel_of(i, rel, sizeof rel);
-        ld_sample s = {b, len, 3, 10 + i % 4, 20 + i % 3, i % 3, rel, NULL, NULL, 0, 0};
+        ld_sample s = {b, len, 3, 10 + i % 4, 20 + i % 3, i % 3, rel, NULL, NULL, 0, 0, NULL, 0};
         rc = wr->vt->add(wr, &s, &e);
         cr_assert_eq(rc, LD_OK, "add %d: %s", i, e.msg);
     }
@@ -264,7 +264,7 @@ Test(h5_write, many_class_names_fit_in_the_attributes)
     ld_writer *wr = NULL;
     cr_assert_eq(ld__h5_writer_create(&o, &wr, &e), LD_OK, "%s", e.msg);
     uint8_t px[3 * 8 * 8] = {0};
-    ld_sample smp = {px, sizeof px, 3, 8, 8, NC - 1, "x.jpg", NULL, NULL, 0, 0};
+    ld_sample smp = {px, sizeof px, 3, 8, 8, NC - 1, "x.jpg", NULL, NULL, 0, 0, NULL, 0};
     cr_assert_eq(wr->vt->add(wr, &smp, &e), LD_OK, "%s", e.msg);
     cr_assert_eq(wr->vt->finish(wr, &e), LD_OK, "%s", e.msg);
     wr->vt->free(wr);
@@ -308,9 +308,9 @@ Test(h5_write, raw_shape_mismatch_names_the_file_and_suggests_resize)
     ld_writer *wr = NULL;
     cr_assert_eq(ld__h5_writer_create(&o, &wr, &e), LD_OK, "%s", e.msg);
     uint8_t px[3 * 8 * 10] = {0};
-    ld_sample s1 = {px, 3 * 8 * 10, 3, 8, 10, 0, "a/first.jpg", NULL, NULL, 0, 0};
+    ld_sample s1 = {px, 3 * 8 * 10, 3, 8, 10, 0, "a/first.jpg", NULL, NULL, 0, 0, NULL, 0};
     cr_assert_eq(wr->vt->add(wr, &s1, &e), LD_OK, "%s", e.msg);
-    ld_sample s2 = {px, 3 * 10 * 8, 3, 10, 8, 1, "b/second.jpg", NULL, NULL, 0, 0};
+    ld_sample s2 = {px, 3 * 10 * 8, 3, 10, 8, 1, "b/second.jpg", NULL, NULL, 0, 0, NULL, 0};
     cr_assert_eq(wr->vt->add(wr, &s2, &e), LD_EINVAL, "%s", e.msg);
     cr_assert_not_null(strstr(e.msg, "b/second.jpg"), "%s", e.msg);
     cr_assert_not_null(strstr(e.msg, "3x10x8"), "%s", e.msg);
@@ -332,7 +332,7 @@ Test(h5_write, free_without_finish_leaves_nothing)
     cr_assert_eq(ld__h5_writer_create(&o, &wr, &e), LD_OK, "%s", e.msg);
     static uint8_t px[3 * 64 * 64];
     for (int i = 0; i < 20; i++) { /* crosses two split boundaries */
-        ld_sample s = {px, sizeof px, 3, 64, 64, 0, "x.jpg", NULL, NULL, 0, 0};
+        ld_sample s = {px, sizeof px, 3, 64, 64, 0, "x.jpg", NULL, NULL, 0, 0, NULL, 0};
         cr_assert_eq(wr->vt->add(wr, &s, &e), LD_OK, "%s", e.msg);
     }
     cr_assert_gt(dir_entries(ld_tmp), 0, "temporaries should exist while writing");

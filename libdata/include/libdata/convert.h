@@ -181,6 +181,10 @@ typedef struct ld_progress {
     /* Added with tar input: archive members whose name leaves the archive ('..' or an
        absolute path); never extracted, named at LD_LOG_INFO. Also counted in `unlisted`. */
     uint64_t unlisted_unsafe;
+    /* Added with detection boxes (COCO, VOC inputs): boxes written, and boxes that the resize
+       (a crop) left without area, dropped. */
+    uint64_t boxes;
+    uint64_t boxes_dropped;
 } ld_progress;
 
 /**

@@ -233,6 +233,9 @@ typedef struct slot {
      * and its class indices at the image's output size */
     ld_buf mpath, mfile, mout;
     int mh, mw;
+    /* detection boxes: the input's, moved with the image's orientation and geometry */
+    ld_buf boxes; /* nb ld_box */
+    uint32_t nb, boxes_dropped;
     ld_err err; /* why, when status < 0 */
 } slot;
 
@@ -262,6 +265,7 @@ typedef struct run {
     int decode_exact;    /* LD_DECODE_SCALE_EXACT: no DCT-scaled decoding (also with masks,
                             whose geometry is then planned on the same size as the image's) */
     const char *masks;   /* LD_C_MASKS folder, or NULL */
+    int boxes;           /* the source has detection boxes */
     uint8_t mask_pad;
     ld_geometry geom;
     uint64_t max_pixels;
@@ -382,6 +386,31 @@ fail:
     return rc;
 }
 
+/* The boxes of input idx (in the image file's pixels) as the image comes out: its EXIF
+ * orientation, then its resize (clipped to the image; boxes left without area dropped and
+ * counted), into sl->boxes. */
+static int process_boxes(worker *wk, size_t idx, slot *sl, const ld_img_info *info, ld_err *e)
+{
+    const run *r = wk->run;
+    int rc = LD_OK;
+    uint32_t m = ld__source_box_count(r->src, idx);
+    sl->nb = sl->boxes_dropped = 0;
+    LD_CHECK(e, ld__buf_reserve(&sl->boxes, (size_t)(m ? m : 1) * sizeof(ld_box)) == LD_OK,
+             LD_ENOMEM, "%s: out of memory for %u boxes", (const char *)sl->path.p, m);
+    ld_box *b = (ld_box *)(void *)sl->boxes.p;
+    const int turned = info->orientation >= 5; /* the file's size: before the orientation */
+    const int fw = turned ? info->h : info->w, fh = turned ? info->w : info->h;
+    for (uint32_t k = 0; k < m; k++) {
+        ld__source_box(r->src, idx, k, &b[k]);
+        ld__box_orient(&b[k], info->orientation, fw, fh);
+    }
+    /* no resize: the identity geometry still clips them to the image */
+    LD_TRY(ld__resize_boxes(&r->geom, info->w, info->h, b, &m, &sl->boxes_dropped, e));
+    sl->nb = m;
+fail:
+    return rc;
+}
+
 /* Turn one input file (read into its slot) into the bytes the writer stores. Returns LD_OK or
  * a skip reason. */
 static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
@@ -414,6 +443,7 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
                   : 8;
 
     if (r->masks) LD_TRY(process_mask(wk, sl, &info, e));
+    if (r->boxes) LD_TRY(process_boxes(wk, idx, sl, &info, e));
     const ld_image *im = &wk->dec;
     const int raw = !r->keep_original && !r->encoded;
     if ((r->geom.w || r->geom.h) && raw) {
@@ -794,8 +824,24 @@ static int describe_output(ld_convert *c, const run *r, job *j, const char *sour
     const int64_t k = ld__source_label_count(j->src);
     const int mask_is_label = r->masks && !k && ld__source_unlabelled(j->src);
     d->label_dtype = ld__source_label_type(j->src);
-    if (!mask_is_label)
+    /* detection inputs (COCO, VOC) have boxes and no image labels: no label field */
+    if (!mask_is_label && !(r->boxes && !ncls))
         ok &= ld__desc_add_field(d, "label", LD_ROLE_LABEL, d->label_dtype, k ? 1 : 0, &k) == LD_OK;
+    if (r->boxes) { /* ragged (M, 4), their classes and the input's ids for them */
+        const int64_t bd[2] = {0, 4};
+        const size_t nb = ld__source_box_class_count(j->src);
+        char **names = calloc(nb ? nb : 1, sizeof *names);
+        int64_t *ids = calloc(nb ? nb : 1, sizeof *ids);
+        ok &= names && ids;
+        for (size_t i = 0; ok && i < nb; i++) {
+            names[i] = (char *)ld__source_box_class_name(j->src, i);
+            ids[i] = ld__source_box_class_id(j->src, i);
+        }
+        ok &= ok && ld__desc_set_box_classes(d, names, ids, nb) == LD_OK;
+        ok &= ld__desc_add_field(d, "boxes", LD_ROLE_BOXES, LD_DTYPE_F32, 2, bd) == LD_OK;
+        free(names);
+        free(ids);
+    }
     if (r->masks) {
         const int64_t dims[3] = {1, r->geom.h, r->geom.w}; /* 0 x 0: each image's own size */
         ok &= ld__desc_add_field(d, mask_is_label ? "label" : "mask", LD_ROLE_MASK, LD_DTYPE_U8, 3,
@@ -1000,6 +1046,7 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
              output);
     LD_TRY(rc);
     r->src = j->src;
+    r->boxes = ld__source_has_boxes(j->src);
     r->n = ld__source_count(j->src);
     c->stats.unlisted_name = ld__source_unlisted(j->src, LD_UNLISTED_NAME);
     c->stats.unlisted_hidden = ld__source_unlisted(j->src, LD_UNLISTED_HIDDEN);
@@ -1183,12 +1230,18 @@ static int take_slot(ld_convert *c, job *j, size_t idx, slot_size *first)
                        .rel = rel,
                        .mask = r->masks ? sl->mout.p : NULL,
                        .mask_h = sl->mh,
-                       .mask_w = sl->mw};
+                       .mask_w = sl->mw,
+                       .boxes = r->boxes ? (const ld_box *)(const void *)sl->boxes.p : NULL,
+                       .n_boxes = r->boxes ? sl->nb : 0};
         if (j->label_vec) ld__source_values(j->src, idx, j->label_vec);
         const int rc = j->wr->vt->add(j->wr, &s, &c->err);
         if (rc < 0) return rc;
         c->stats.converted++;
         c->stats.bytes_out += sl->out.len;
+        if (r->boxes) {
+            c->stats.boxes += sl->nb;
+            c->stats.boxes_dropped += sl->boxes_dropped;
+        }
         if (sl->dct < 8) j->dct[sl->dct == 1 ? 0 : sl->dct == 2 ? 1 : 2]++;
         if (sl->frames > 1 && c->stats.first_frame_only++ == 0)
             logf_(c, LD_LOG_WARN,
@@ -1298,6 +1351,7 @@ static void job_free(job *j)
         ld__buf_free(&j->r.slots[i].mpath);
         ld__buf_free(&j->r.slots[i].mfile);
         ld__buf_free(&j->r.slots[i].mout);
+        ld__buf_free(&j->r.slots[i].boxes);
     }
     free(j->r.slots);
     free(j->r.workers);

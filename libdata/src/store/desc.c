@@ -262,6 +262,10 @@ void ld__desc_free(ld_desc *d)
     for (size_t i = 0; d->label_names && i < d->n_label_names; i++)
         free(d->label_names[i]);
     free(d->label_names);
+    for (size_t i = 0; d->box_classes && i < d->n_box_classes; i++)
+        free(d->box_classes[i]);
+    free(d->box_classes);
+    free(d->box_class_ids);
     for (size_t i = 0; i < ld__desc_n_records; i++)
         if (ld__desc_records[i].type == LD_REC_STR) free(*AT(d, &ld__desc_records[i], char *));
     char **other[] = OTHER_STRINGS(d);
@@ -293,6 +297,12 @@ int ld__desc_copy(ld_desc *dst, const ld_desc *src)
     if (ld__desc_copy_names(&dst->label_names, src->label_names, src->n_label_names) == LD_OK)
         dst->n_label_names = src->n_label_names;
     else
+        ok = 0;
+    dst->box_classes = NULL;
+    dst->box_class_ids = NULL;
+    dst->n_box_classes = 0;
+    if (ld__desc_set_box_classes(dst, src->box_classes, src->box_class_ids,
+                                 src->n_box_classes) != LD_OK)
         ok = 0;
     if (ok) return LD_OK;
     ld__desc_free(dst);
@@ -375,6 +385,16 @@ const char *ld__desc_first_difference(const ld_desc *have, const ld_desc *want, 
         snprintf(wv, cap, "%zu names, name %zu '%s'", want->n_label_names, k,
                  k < want->n_label_names ? want->label_names[k] : "(none)");
         return "label_names";
+    }
+    int64_t b = names_differ(have->box_classes, have->n_box_classes, want->box_classes,
+                             want->n_box_classes);
+    if (b >= 0) {
+        size_t k = (size_t)b;
+        snprintf(hv, cap, "%zu box classes, class %zu '%s'", have->n_box_classes, k,
+                 k < have->n_box_classes ? have->box_classes[k] : "(none)");
+        snprintf(wv, cap, "%zu box classes, class %zu '%s'", want->n_box_classes, k,
+                 k < want->n_box_classes ? want->box_classes[k] : "(none)");
+        return "box_classes";
     }
     int64_t c =
         names_differ(have->class_names, have->n_classes, want->class_names, want->n_classes);
@@ -555,4 +575,26 @@ void ld__desc_observe(ld_desc *d, const ld_store_info *in)
             f->dims[2] = in->mask_w;
         }
     }
+}
+
+int ld__desc_set_box_classes(ld_desc *d, char *const *names, const int64_t *ids, size_t n)
+{
+    for (size_t i = 0; d->box_classes && i < d->n_box_classes; i++)
+        free(d->box_classes[i]);
+    free(d->box_classes);
+    free(d->box_class_ids);
+    d->box_classes = NULL;
+    d->box_class_ids = NULL;
+    d->n_box_classes = 0;
+    if (!n) return LD_OK;
+    d->box_class_ids = malloc(n * sizeof *d->box_class_ids);
+    if (!d->box_class_ids || ld__desc_copy_names(&d->box_classes, names, n) != LD_OK) {
+        free(d->box_class_ids);
+        d->box_class_ids = NULL;
+        return LD_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        d->box_class_ids[i] = ids ? ids[i] : (int64_t)i;
+    d->n_box_classes = n;
+    return LD_OK;
 }

@@ -47,7 +47,10 @@ void ld__probe_free(ld_probe *p);
 typedef enum ld_field_role {
     LD_ROLE_IMAGE = 1,
     LD_ROLE_LABEL = 2,
-    LD_ROLE_MASK = 3 /* a segmentation mask: uint8 class indices, rank 3 (1, H, W) */
+    LD_ROLE_MASK = 3, /* a segmentation mask: uint8 class indices, rank 3 (1, H, W) */
+    LD_ROLE_BOXES = 4 /* detection boxes: ragged, rank 2 (M, 4) float32 x1, y1, x2, y2, with
+                         their class index and flags (HDF5 /boxes, /box_label, /box_flags,
+                         /box_offsets) */
 } ld_field_role;
 
 #define LD_DESC_MAX_FIELDS 8
@@ -110,6 +113,11 @@ typedef struct ld_desc {
     /* label vectors: the names of their values (a CSV list's header), NULL/0 when none */
     size_t n_label_names;
     char **label_names;
+    /* detection boxes: the names of their classes (box label i is box_classes[i]) and the
+     * input's own id of each (COCO category_id); NULL/0 when none */
+    size_t n_box_classes;
+    char **box_classes;
+    int64_t *box_class_ids;
 
     /* shard identity (h5_format.h "Shards"); shard_count 0 = not a part */
     uint32_t shard_index, shard_count;
@@ -221,11 +229,16 @@ int ld__lmdb_desc_read(const char *dir, ld_desc *d, ld_err *e);
 
 /* The first field of `role`, or NULL. */
 const ld_desc_field *ld__desc_role(const ld_desc *d, int role);
+/* The boxes field (LD_ROLE_BOXES), or NULL. */
+#define ld__desc_boxes(d) ld__desc_role((d), LD_ROLE_BOXES)
 /* The mask field (LD_ROLE_MASK), or NULL. */
 #define ld__desc_mask(d) ld__desc_role((d), LD_ROLE_MASK)
 /* Values per label: 0 for one scalar label per sample (or none), K for label vectors
  * (a label field of rank 1, dims[0] = K; HDF5 /label (N, K)). */
 int ld__desc_label_k(const ld_desc *d);
+/* Set the box classes: copies of n names and their ids (NULL ids: 0..n-1), replacing any.
+ * LD_OK or LD_ENOMEM. */
+int ld__desc_set_box_classes(ld_desc *d, char *const *names, const int64_t *ids, size_t n);
 /* Copy n strings into a new array (*out, owned; NULL when n is 0). LD_OK or LD_ENOMEM. */
 int ld__desc_copy_names(char ***out, char *const *names, size_t n);
 

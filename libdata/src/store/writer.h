@@ -51,6 +51,9 @@ typedef struct ld_sample {
     const uint8_t *mask;   /* the description has a mask field: mask_h x mask_w class indices
                               (the image's stored size); else NULL */
     int mask_h, mask_w;
+    const ld_box *boxes; /* the description has a boxes field: n_boxes boxes in the stored
+                            image's pixels (maybe none) */
+    uint32_t n_boxes;
 } ld_sample;
 
 typedef struct ld_writer ld_writer;

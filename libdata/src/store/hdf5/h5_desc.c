@@ -42,6 +42,22 @@ static int ds_shape(hid_t f, const char *name, hsize_t dims[4], int *dtype)
 
 /* A string array attribute into *out / *n (owned). LD_OK (*found 1), LD_OK when absent or
  * unreadable (*found 0), LD_ENOMEM. */
+/* The box class ids attribute into ids[0..n) when it holds exactly n integers (else left). */
+static void ids(hid_t f, int64_t *ids, size_t n)
+{
+    if (H5Aexists(f, LD_H5_ATTR_BOX_CLASS_IDS) <= 0) return;
+    hid_t a = H5Aopen(f, LD_H5_ATTR_BOX_CLASS_IDS, H5P_DEFAULT);
+    hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+    int64_t *tmp = malloc(n * sizeof *tmp);
+    if (tmp && sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+        H5Sget_simple_extent_npoints(sp) == (hssize_t)n &&
+        H5Aread(a, H5T_NATIVE_INT64, tmp) >= 0)
+        memcpy(ids, tmp, n * sizeof *tmp);
+    free(tmp);
+    if (sp >= 0) H5Sclose(sp);
+    if (a >= 0) H5Aclose(a);
+}
+
 static int names(hid_t f, const char *attr, char ***out, size_t *n, int *found)
 {
     char **v = NULL;
@@ -137,6 +153,10 @@ int ld__h5_desc_from(hid_t f, const char *path, ld_desc *d, ld_err *e)
             d->samples_known = 1;
         }
     }
+    if ((rank = ds_shape(f, LD_H5_DS_BOXES, dims, &dt)) == 2 && dims[1] == 4) {
+        const int64_t bd[2] = {0, 4}; /* (M, 4): M varies per sample */
+        LD_TRY(ld__desc_add_field(d, LD_H5_DS_BOXES, LD_ROLE_BOXES, LD_DTYPE_F32, 2, bd));
+    }
     if ((rank = ds_shape(f, LD_H5_DS_MASK, dims, &dt)) == 4 && dims[1] == 1) {
         const int64_t md[3] = {1, (int64_t)dims[2], (int64_t)dims[3]};
         LD_TRY(ld__desc_add_field(d, LD_H5_DS_MASK, LD_ROLE_MASK, dt, 3, md));
@@ -159,6 +179,14 @@ int ld__h5_desc_from(hid_t f, const char *path, ld_desc *d, ld_err *e)
     LD_TRY(names(f, LD_H5_ATTR_CLASS_NAMES, &d->class_names, &d->n_classes, &d->classes_recorded));
     int found;
     LD_TRY(names(f, LD_H5_ATTR_LABEL_NAMES, &d->label_names, &d->n_label_names, &found));
+    LD_TRY(names(f, LD_H5_ATTR_BOX_CLASSES, &d->box_classes, &d->n_box_classes, &found));
+    if (d->n_box_classes) { /* their ids: 0..n-1 unless recorded */
+        d->box_class_ids = calloc(d->n_box_classes, sizeof *d->box_class_ids);
+        LD_CHECK(e, d->box_class_ids, LD_ENOMEM, "%s: out of memory", path);
+        for (size_t i = 0; i < d->n_box_classes; i++)
+            d->box_class_ids[i] = (int64_t)i;
+        ids(f, d->box_class_ids, d->n_box_classes);
+    }
     char **parts = NULL;
     size_t np = 0;
     rc = ld__h5_attr_strings(f, LD_H5_ATTR_PARTS, &parts, &np);
@@ -200,9 +228,10 @@ static int put_str(hid_t loc, hid_t scalar, hid_t vstr, const char *name, const 
 
 int ld__h5_desc_write(hid_t f, const ld_desc *d, const char *path, ld_err *e)
 {
-    hsize_t n = d->n_classes, nl = d->n_label_names;
+    hsize_t n = d->n_classes, nl = d->n_label_names, nb = d->n_box_classes;
     hid_t scalar = H5Screate(H5S_SCALAR), list = H5Screate_simple(1, &n, NULL);
     hid_t lnames = nl ? H5Screate_simple(1, &nl, NULL) : H5I_INVALID_HID;
+    hid_t bnames = nb ? H5Screate_simple(1, &nb, NULL) : H5I_INVALID_HID;
     hid_t vstr = H5Tcopy(H5T_C_S1);
     int bad = scalar < 0 || list < 0 || vstr < 0 || H5Tset_size(vstr, H5T_VARIABLE) < 0 ||
               H5Tset_cset(vstr, H5T_CSET_UTF8) < 0;
@@ -224,7 +253,13 @@ int ld__h5_desc_write(hid_t f, const ld_desc *d, const char *path, ld_err *e)
         bad |= put(f, LD_H5_ATTR_CLASS_NAMES, vstr, vstr, list,
                    d->n_classes ? (const void *)d->class_names : (const void *)none);
         if (nl) bad |= put(f, LD_H5_ATTR_LABEL_NAMES, vstr, vstr, lnames, d->label_names);
+        if (nb) {
+            bad |= put(f, LD_H5_ATTR_BOX_CLASSES, vstr, vstr, bnames, d->box_classes);
+            bad |= put(f, LD_H5_ATTR_BOX_CLASS_IDS, H5T_STD_I64LE, H5T_NATIVE_INT64, bnames,
+                       d->box_class_ids);
+        }
     }
+    if (bnames >= 0) H5Sclose(bnames);
     if (lnames >= 0) H5Sclose(lnames);
     if (vstr >= 0) H5Tclose(vstr);
     if (list >= 0) H5Sclose(list);

@@ -89,6 +89,11 @@
 #define LD_H5_DS_DATA "data" /* raw pixels */
 #define LD_H5_DS_LABEL "label" /* (N,) or (N, K); (N, 1, H, W) uint8: masks as the label */
 #define LD_H5_DS_MASK "mask"   /* (N, 1, H, W) uint8 segmentation masks beside class labels */
+/* detection boxes (ragged): sample i's are rows box_offsets[i] .. box_offsets[i + 1] - 1 */
+#define LD_H5_DS_BOXES "boxes"             /* (M, 4) float32 x1, y1, x2, y2 in pixels */
+#define LD_H5_DS_BOX_LABEL "box_label"     /* (M,) int32: index into box_classes */
+#define LD_H5_DS_BOX_FLAGS "box_flags"     /* (M,) uint8: 1 crowd (COCO), 2 difficult (VOC) */
+#define LD_H5_DS_BOX_OFFSETS "box_offsets" /* (N + 1,) int64 */
 #define LD_H5_DS_FILENAME "filename"
 #define LD_H5_DS_ENCODED "encoded" /* encoded bytes */
 #define LD_H5_DS_OFFSETS "offsets"
@@ -107,6 +112,8 @@
 #define LD_H5_ATTR_CLASS_NAMES "class_names"
 /* Label vectors (/label (N, K)): the names of the K values (a CSV list's header), when known */
 #define LD_H5_ATTR_LABEL_NAMES "label_names"
+#define LD_H5_ATTR_BOX_CLASSES "box_classes"     /* names of the box classes */
+#define LD_H5_ATTR_BOX_CLASS_IDS "box_class_ids" /* int64: the input's id of each (COCO) */
 #define LD_H5_ATTR_NUM_CLASSES "num_classes"
 #define LD_H5_ATTR_QUALITY "quality"
 #define LD_H5_ATTR_RESIZE_MODE "resize_mode"

@@ -909,8 +909,7 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->data.ds = w->label.ds = w->name.ds = w->offsets.ds = w->shape.ds = w->mask.ds =
         H5I_INVALID_HID;
     LD_CHECK(e, ld__desc_copy(&w->rec, d) == LD_OK, LD_ENOMEM, "out of memory");
-    const ld_desc_field *mf = ld__desc_mask(d);
-    w->has_label = !mf || strcmp(mf->name, LD_H5_DS_LABEL) != 0;
+    w->has_label = ld__desc_role(d, LD_ROLE_LABEL) || !d->n_fields; /* (a bare test desc) */
     w->encoded = d->encoded != 0;
     w->channels = d->channels;
     w->deflate = o->deflate;
