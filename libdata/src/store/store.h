@@ -92,6 +92,7 @@ typedef struct ld_store_info {
      * (Appended.) */
     int mask_h, mask_w;
     int mask_is_label; /* the masks are the dataset's label (no other labels: all 0) */
+    int boxes;         /* detection boxes: read with vt->boxes */
 } ld_store_info;
 
 /* One sample as read. Borrowed: `data` stays valid until the next read() or ctx_free() on the
@@ -152,6 +153,9 @@ typedef struct ld_store_vt {
     /* Masks (info.mask_h > 0; NULL otherwise): sample i's mask_h x mask_w bytes into out.
      * Same errors as read(). */
     int (*mask)(ld_store *s, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_err *e);
+    /* Boxes (info.boxes; NULL otherwise): sample i's boxes into out (grown; out->len = *m x
+     * sizeof(ld_box)), *m of them. Same errors as read(). */
+    int (*boxes)(ld_store *s, ld_store_ctx *cx, uint64_t i, ld_buf *out, uint32_t *m, ld_err *e);
 } ld_store_vt;
 
 /* Every store struct starts with this. */

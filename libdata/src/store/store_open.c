@@ -155,6 +155,18 @@ static int list_mask(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *out, l
     return global_sample(s, f, e, sub->vt->mask(sub, cx->sub[f], i - s->start[f], out, e));
 }
 
+static int list_boxes(ld_store *st, ld_store_ctx *cx, uint64_t i, ld_buf *out, uint32_t *m,
+                      ld_err *e)
+{
+    list_store *s = (list_store *)st;
+    if (i >= st->info.n)
+        return (ld__err(e, LD_EINVAL, "sample %llu out of range", (unsigned long long)i),
+                ld__err_where(e, NULL, (int64_t)i));
+    size_t f = file_of(s, i);
+    ld_store *sub = s->files[f];
+    return global_sample(s, f, e, sub->vt->boxes(sub, cx->sub[f], i - s->start[f], out, m, e));
+}
+
 static void list_close(ld_store *st)
 {
     list_store *s = (list_store *)st;
@@ -168,7 +180,7 @@ static void list_close(ld_store *st)
 
 static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read, list_will_read,
                                     list_close,      list_read_run, NULL,      list_label_vec,
-                                    list_mask};
+                                    list_mask,       list_boxes};
 
 static int open_list(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {

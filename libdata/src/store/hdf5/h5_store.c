@@ -479,6 +479,51 @@ static int h5_mask(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_
     return rc;
 }
 
+/* Sample i's boxes: rows box_off[i] .. box_off[i + 1] - 1 of /boxes, /box_label, /box_flags. */
+static int h5_boxes(ld_store *st, ld_store_ctx *cx, uint64_t i, ld_buf *out, uint32_t *m,
+                    ld_err *e)
+{
+    h5_store *s = (h5_store *)st;
+    (void)cx;
+    int rc = LD_OK;
+    *m = 0;
+    if (i >= st->info.n)
+        return ld__err(e, LD_EINVAL, "%s: sample %llu out of range", s->path,
+                       (unsigned long long)i);
+    const uint64_t a = (uint64_t)s->box_off[i], k = (uint64_t)(s->box_off[i + 1] - s->box_off[i]);
+    /* the columns are read after the k boxes they become: xy at 24k, labels at 40k, flags at
+     * 44k (45 bytes a box) */
+    LD_CHECK(e, k <= UINT32_MAX && ld__buf_reserve(out, (size_t)(k ? k : 1) * 45) == LD_OK,
+             LD_ENOMEM, "%s: out of memory for the %llu boxes of sample %llu", s->path,
+             (unsigned long long)k, (unsigned long long)i);
+    if (k) {
+        uint8_t *p = out->p; /* (malloc-aligned) */
+        float *xy = (float *)(void *)(p + k * 24);
+        int32_t *lab = (int32_t *)(void *)(p + k * 40);
+        uint8_t *fl = p + k * 44;
+        static const hsize_t dims4[4] = {0, 4, 0, 0}, dims1[4] = {0, 0, 0, 0};
+        ld_h5_quiet q;
+        ld__h5_quiet_begin(&q);
+        const int ok =
+            read_rows(s->box_ds, 2, dims4, a, k, H5T_NATIVE_FLOAT, H5P_DEFAULT, xy) >= 0 &&
+            read_rows(s->box_label_ds, 1, dims1, a, k, H5T_NATIVE_INT32, H5P_DEFAULT, lab) >= 0 &&
+            read_rows(s->box_flags_ds, 1, dims1, a, k, H5T_NATIVE_UINT8, H5P_DEFAULT, fl) >= 0;
+        ld__h5_quiet_end(&q);
+        LD_CHECK(e, ok, LD_EFORMAT, "%s: cannot read the boxes of sample %llu (corrupt?)", s->path,
+                 (unsigned long long)i);
+        ld_box *b = (ld_box *)(void *)p; /* k * 24 bytes: before the columns it reads */
+        for (uint64_t j = 0; j < k; j++) {
+            ld_box v = {xy[4 * j], xy[4 * j + 1], xy[4 * j + 2], xy[4 * j + 3], lab[j], fl[j]};
+            b[j] = v;
+        }
+    }
+    out->len = (size_t)k * sizeof(ld_box);
+    *m = (uint32_t)k;
+fail:
+    if (rc < 0) ld__err_where(e, s->path, (int64_t)i);
+    return rc;
+}
+
 /* h5_read without the detail: every failure names s->path and sample i in its message. */
 static int read_sample(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *dst, size_t dst_len,
                        ld_rec *rec, ld_err *e)
@@ -598,12 +643,16 @@ static void h5_close(ld_store *st)
 {
     h5_store *s = (h5_store *)st;
     if (!s) return;
-    if (s->dset >= 0 || s->file >= 0 || s->msk_ds >= 0 || s->dxpl != H5P_DEFAULT) {
+    if (s->dset >= 0 || s->file >= 0 || s->msk_ds >= 0 || s->box_ds >= 0 ||
+        s->box_label_ds >= 0 || s->box_flags_ds >= 0 || s->dxpl != H5P_DEFAULT) {
         ld_h5_quiet q;
         ld__h5_quiet_begin(&q);
         if (s->dxpl != H5P_DEFAULT && s->dxpl >= 0) H5Pclose(s->dxpl);
         if (s->dset >= 0) H5Dclose(s->dset);
         if (s->msk_ds >= 0) H5Dclose(s->msk_ds);
+        hid_t bds[3] = {s->box_ds, s->box_label_ds, s->box_flags_ds};
+        for (int k = 0; k < 3; k++)
+            if (bds[k] >= 0) H5Dclose(bds[k]);
         if (s->file >= 0) H5Fclose(s->file);
         ld__h5_quiet_end(&q);
     }
@@ -614,6 +663,7 @@ static void h5_close(ld_store *st)
     free(s->map.addr);
     free(s->lab_map.addr);
     free(s->msk_map.addr);
+    free(s->box_off);
     free(s->lab_i);
     free(s->lab_f);
     free(s->offsets);
@@ -795,7 +845,8 @@ static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t
 
 static const ld_store_vt h5_vt = {h5_ctx_create,  h5_ctx_free,  h5_read,
                                   h5_will_read,   h5_close,     h5_read_run,
-                                  h5_read_gather, h5_label_vec, h5_mask};
+                                  h5_read_gather, h5_label_vec, h5_mask,
+                                  h5_boxes};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 
@@ -807,6 +858,55 @@ static const ld_store_vt h5_vt = {h5_ctx_create,  h5_ctx_free,  h5_read,
  * map (8 bytes per chunk held), also from a merged file's parts (lab_vds); other tools'
  * (another type, deflate) held whole like one label, N x K x 8 bytes (floating point) or 4
  * (integers), in the memory budget. */
+/* Detection boxes: /box_offsets (n + 1 nondecreasing row numbers from 0 to the rows of
+ * /boxes (M, 4), /box_label (M,) and /box_flags (M,)), held; the three kept open. */
+static int load_boxes(h5_store *s, hid_t file, uint64_t n, ld_err *e)
+{
+    int rc = LD_OK;
+    hsize_t dims[4];
+    int rank = 0;
+    const char *names[3] = {LD_H5_DS_BOXES, LD_H5_DS_BOX_LABEL, LD_H5_DS_BOX_FLAGS};
+    hid_t *ds[3] = {&s->box_ds, &s->box_label_ds, &s->box_flags_ds};
+    hsize_t rows = 0;
+    hid_t d = H5I_INVALID_HID;
+    for (int k = 0; k < 3; k++) {
+        LD_CHECK(e, link_exists(file, names[k]), LD_EFORMAT,
+                 "%s: /%s without /%s: the boxes are incomplete (rewrite the file)", s->path,
+                 LD_H5_DS_BOXES, names[k]);
+        *ds[k] = H5Dopen2(file, names[k], H5P_DEFAULT);
+        LD_CHECK(e, *ds[k] >= 0 && ld__h5_ds_dims(*ds[k], dims, &rank) == 0, LD_EFORMAT,
+                 "%s: cannot open /%s", s->path, names[k]);
+        LD_CHECK(e, rank == (k ? 1 : 2) && (k || dims[1] == 4) && (!k || dims[0] == rows),
+                 LD_EFORMAT, "%s: /%s has the wrong shape (boxes (M, 4), labels and flags (M,))",
+                 s->path, names[k]);
+        rows = dims[0];
+    }
+    d = H5Dopen2(file, LD_H5_DS_BOX_OFFSETS, H5P_DEFAULT);
+    LD_CHECK(e, d >= 0 && ld__h5_ds_dims(d, dims, &rank) == 0 && rank == 1 && dims[0] == n + 1,
+             LD_EFORMAT, "%s: /%s must hold %llu entries (samples + 1)", s->path,
+             LD_H5_DS_BOX_OFFSETS, (unsigned long long)n + 1);
+    s->box_off = malloc((size_t)(n + 1) * sizeof *s->box_off);
+    LD_CHECK(e, s->box_off, LD_ENOMEM, "%s: out of memory for %llu box offsets", s->path,
+             (unsigned long long)n + 1);
+    LD_CHECK(e, H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->box_off) >= 0,
+             LD_EFORMAT, "%s: cannot read /%s (corrupt?)", s->path, LD_H5_DS_BOX_OFFSETS);
+    for (uint64_t i = 0; i <= n; i++) /* every sample's rows inside /boxes, in order */
+        LD_CHECK(e,
+                 (i ? s->box_off[i] >= s->box_off[i - 1] : s->box_off[0] == 0) &&
+                     (uint64_t)s->box_off[i] <= rows,
+                 LD_EFORMAT, "%s: /%s entry %llu (%lld) is out of order or past the %llu boxes",
+                 s->path, LD_H5_DS_BOX_OFFSETS, (unsigned long long)i, (long long)s->box_off[i],
+                 (unsigned long long)rows);
+    LD_CHECK(e, (uint64_t)s->box_off[n] == rows, LD_EFORMAT,
+             "%s: /%s ends at %lld but /%s has %llu rows", s->path, LD_H5_DS_BOX_OFFSETS,
+             (long long)s->box_off[n], LD_H5_DS_BOXES, (unsigned long long)rows);
+    s->base.info.boxes = 1;
+    s->base.info.store_bytes += (size_t)(n + 1) * sizeof *s->box_off;
+fail:
+    if (d >= 0) H5Dclose(d);
+    return rc;
+}
+
 /* Segmentation masks: dataset `name` of shape (N, 1, H, W) and an 8-bit integer type, read per
  * sample directly (msk_map; a merged file's parts: msk_vds) or, when its layout needs HDF5
  * (filters, other chunk shapes), through msk_ds. */
@@ -1239,6 +1339,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));
     if (ld_rank != 4 && link_exists(s->file, LD_H5_DS_MASK))
         LD_TRY(load_masks(s, s->file, LD_H5_DS_MASK, s->base.info.n, e));
+    if (link_exists(s->file, LD_H5_DS_BOXES)) LD_TRY(load_boxes(s, s->file, s->base.info.n, e));
     if (rd.channel_order) {
         const char *order = rd.channel_order;
         int o = !strcmp(order, LD_H5_ORDER_BGR)    ? LD_SORDER_BGR
@@ -1250,7 +1351,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         else
             s->base.info.order = o;
     }
-    if (s->direct && s->msk_ds < 0) { /* nothing more to ask HDF5: release its caches, file */
+    if (s->direct && s->msk_ds < 0 && s->box_ds < 0) { /* nothing more to ask HDF5 */
         H5Fclose(s->file);
         s->file = -1;
     }
@@ -1273,7 +1374,7 @@ static int open_once(const char *path, const ld_store_opts *o, ld_store **out, l
     LD_CHECK(e, s, LD_ENOMEM, "%s: out of memory", path);
     s->base.vt = &h5_vt;
     s->fd = -1;
-    s->file = s->dset = s->msk_ds = -1;
+    s->file = s->dset = s->msk_ds = s->box_ds = s->box_label_ds = s->box_flags_ds = -1;
     s->dxpl = H5P_DEFAULT;
     s->base.info.how = s->how;
     s->path = ld__strdup(path);

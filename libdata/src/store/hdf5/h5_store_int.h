@@ -89,6 +89,10 @@ typedef struct h5_store {
     vds_parts msk_vds;
     hid_t msk_ds;
     hsize_t msk_dims[4];
+    /* Detection boxes: where each sample's rows start (n + 1, held: 8 bytes a sample), the
+     * three datasets read through HDF5 (under its lock) */
+    int64_t *box_off;
+    hid_t box_ds, box_label_ds, box_flags_ds;
     uint64_t *offsets; /* encoded: n + 1 byte offsets into /encoded */
     uint64_t enc_len;  /* encoded: bytes in /encoded */
     int enc_c, enc_h, enc_w;

@@ -255,7 +255,11 @@ typedef struct h5w {
     col mask;      /* segmentation masks (N, 1, H, W) uint8, when the description has them */
     int has_label; /* the description has a label field (not so: an unlabelled list's masks
                       are the label, named "label" and written as the mask column) */
-    int mh, mw;    /* the masks' size, fixed by the first sample */
+    int mh, mw;     /* the masks' size, fixed by the first sample */
+    /* detection boxes (ragged): rows of all samples, and where each sample's start */
+    col boxes, box_label, box_flags, box_offsets;
+    int has_boxes;
+    uint64_t file_boxes; /* rows in this file's /boxes */
     int cols_ready;
     int io_err; /* errno of the first write the driver failed (h5_vfd.h: its sink), or 0 */
     uint64_t file_n, file_bytes;
@@ -384,6 +388,17 @@ static int cols_setup(h5w *w, size_t first_len, ld_err *e)
         LD_TRY(col_init(&w->label, LD_H5_DS_LABEL, lf ? H5T_IEEE_F32LE : H5T_STD_I32LE,
                         lf ? H5T_NATIVE_FLOAT : H5T_NATIVE_INT32, k ? 2 : 1, k ? kdim : none, 4,
                         small_chunk(w, label_chunk_rows(k))));
+    if (w->has_boxes) { /* chunks of LD_H5_LABEL_CHUNK rows */
+        hsize_t four[1] = {4};
+        LD_TRY(col_init(&w->boxes, LD_H5_DS_BOXES, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, four, 4,
+                        LD_H5_LABEL_CHUNK));
+        LD_TRY(col_init(&w->box_label, LD_H5_DS_BOX_LABEL, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, none,
+                        4, LD_H5_LABEL_CHUNK));
+        LD_TRY(col_init(&w->box_flags, LD_H5_DS_BOX_FLAGS, H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, none,
+                        1, LD_H5_LABEL_CHUNK));
+        LD_TRY(col_init(&w->box_offsets, LD_H5_DS_BOX_OFFSETS, H5T_STD_I64LE, H5T_NATIVE_INT64, 1,
+                        none, 8, small_chunk(w, LD_H5_LABEL_CHUNK)));
+    }
     const ld_desc_field *mf = ld__desc_mask(&w->rec);
     if (mf) { /* chunks of whole masks, about as many bytes as /data's */
         hsize_t row[3] = {1, (hsize_t)w->mh, (hsize_t)w->mw};
@@ -419,6 +434,15 @@ static int cols_create(h5w *w, ld_err *e)
     }
     if (w->has_label) LD_TRY(col_create(&w->label, w->file, e));
     if (w->mask.buf) LD_TRY(col_create(&w->mask, w->file, e));
+    if (w->has_boxes) {
+        LD_TRY(col_create(&w->boxes, w->file, e));
+        LD_TRY(col_create(&w->box_label, w->file, e));
+        LD_TRY(col_create(&w->box_flags, w->file, e));
+        LD_TRY(col_create(&w->box_offsets, w->file, e));
+        const int64_t zero = 0; /* box_offsets[0] */
+        LD_TRY(col_append(&w->box_offsets, &zero, 1, e));
+        w->file_boxes = 0;
+    }
     LD_TRY(col_create(&w->name, w->file, e));
 fail:
     return rc;
@@ -540,6 +564,12 @@ static int file_close(h5w *w, ld_err *e)
         }
         if (w->has_label) LD_TRY(col_close(&w->label, w->file_n, e));
         if (w->mask.buf) LD_TRY(col_close(&w->mask, w->file_n, e));
+        if (w->has_boxes) {
+            LD_TRY(col_close(&w->boxes, w->file_boxes, e));
+            LD_TRY(col_close(&w->box_label, w->file_boxes, e));
+            LD_TRY(col_close(&w->box_flags, w->file_boxes, e));
+            LD_TRY(col_close(&w->box_offsets, w->file_n + 1, e));
+        }
         LD_TRY(col_close(&w->name, w->file_n, e));
     }
     LD_TRY(write_attrs(w, e));
@@ -574,7 +604,8 @@ static int file_reopen(h5w *w, ld_err *e)
     int rc = LD_OK;
     hid_t fapl = H5I_INVALID_HID;
     const char *tmp = w->tmp[w->n_files - 1];
-    col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape, &w->mask};
+    col *cols[] = {&w->data,  &w->label,     &w->name,      &w->offsets,    &w->shape,
+                   &w->mask,  &w->boxes,     &w->box_label, &w->box_flags, &w->box_offsets};
     int open[sizeof cols / sizeof cols[0]];
     if (H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0)
         LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot write HDF5 file", tmp));
@@ -695,6 +726,19 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
     if (w->has_label)
         LD_TRY(col_append(&w->label, w->label.rank == 2 ? s->label_vec : &s->label, 1, e));
     if (w->mask.buf) LD_TRY(col_append(&w->mask, s->mask, 1, e));
+    if (w->has_boxes) { /* the sample's rows, then where the next sample's start */
+        for (uint32_t k = 0; k < s->n_boxes; k++) {
+            const ld_box *b = &s->boxes[k];
+            const float xy[4] = {b->x1, b->y1, b->x2, b->y2};
+            const uint8_t fl = (uint8_t)b->flags;
+            LD_TRY(col_append(&w->boxes, xy, 1, e));
+            LD_TRY(col_append(&w->box_label, &b->label, 1, e));
+            LD_TRY(col_append(&w->box_flags, &fl, 1, e));
+        }
+        w->file_boxes += s->n_boxes;
+        const int64_t end = (int64_t)w->file_boxes;
+        LD_TRY(col_append(&w->box_offsets, &end, 1, e));
+    }
     if (w->name.vlen) {
         LD_TRY(col_append_str(&w->name, s->rel, e));
     } else {
@@ -857,7 +901,8 @@ static void h5w_free(ld_writer *base)
     if (!w) return;
     ld_h5_quiet q;
     ld__h5_quiet_begin(&q);
-    col *cols[] = {&w->data, &w->label, &w->name, &w->offsets, &w->shape, &w->mask};
+    col *cols[] = {&w->data,  &w->label,     &w->name,      &w->offsets,    &w->shape,
+                   &w->mask,  &w->boxes,     &w->box_label, &w->box_flags, &w->box_offsets};
     /* Abandoned or failed: nothing is kept, and closing must not fail (h5_vfd.h). */
     if (!w->finished && w->file >= 0) ld__h5_vfd_discard(w->file, w->vfd);
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
@@ -907,9 +952,10 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->vfd = H5I_INVALID_HID;
     w->fstr = H5I_INVALID_HID;
     w->data.ds = w->label.ds = w->name.ds = w->offsets.ds = w->shape.ds = w->mask.ds =
-        H5I_INVALID_HID;
+        w->boxes.ds = w->box_label.ds = w->box_flags.ds = w->box_offsets.ds = H5I_INVALID_HID;
     LD_CHECK(e, ld__desc_copy(&w->rec, d) == LD_OK, LD_ENOMEM, "out of memory");
     w->has_label = ld__desc_role(d, LD_ROLE_LABEL) || !d->n_fields; /* (a bare test desc) */
+    w->has_boxes = ld__desc_boxes(d) != NULL;
     w->encoded = d->encoded != 0;
     w->channels = d->channels;
     w->deflate = o->deflate;
