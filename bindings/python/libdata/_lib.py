@@ -383,6 +383,10 @@ class DatasetInfo(ctypes.Structure):
         ("mask_h", _int),
         ("mask_w", _int),
         ("mask_is_label", _int),
+        ("boxes", _int),
+        ("num_box_classes", ctypes.c_size_t),
+        ("box_classes", ctypes.POINTER(_cp)),
+        ("box_class_ids", ctypes.POINTER(ctypes.c_int64)),
     ]
 
 
@@ -705,6 +709,11 @@ class Batch(ctypes.Structure):
         ("mask_h", ctypes.c_int),
         ("mask_w", ctypes.c_int),
         ("mask_is_label", ctypes.c_int),
+        ("n_boxes", ctypes.c_size_t),
+        ("boxes", ctypes.c_void_p),
+        ("box_labels", ctypes.c_void_p),
+        ("box_flags", ctypes.c_void_p),
+        ("box_offsets", ctypes.c_void_p),
     ]
 
 

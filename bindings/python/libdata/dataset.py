@@ -41,6 +41,11 @@ class DatasetStat:
     # mask_is_label: they are the dataset's label (no class labels)
     mask_shape: Optional[Tuple[int, int]] = None
     mask_is_label: bool = False
+    # detection boxes: whether the samples have them, and their classes' names and the
+    # input's ids for them (COCO category_id)
+    has_boxes: bool = False
+    box_classes: Optional[List[str]] = None
+    box_class_ids: Optional[List[int]] = None
 
     @property
     def num_classes(self) -> Optional[int]:
@@ -93,7 +98,9 @@ def stat(path: PathLike) -> DatasetStat:
             label_names=[d.label_names[i].decode("utf-8", "replace")
                          for i in range(d.num_label_names)] or None,
             mask_shape=(int(d.mask_h), int(d.mask_w)) if d.mask_h else None,
-            mask_is_label=bool(d.mask_is_label))
+            mask_is_label=bool(d.mask_is_label), has_boxes=bool(d.boxes),
+            box_classes=[os.fsdecode(d.box_classes[i]) for i in range(d.num_box_classes)] or None,
+            box_class_ids=[int(d.box_class_ids[i]) for i in range(d.num_box_classes)] or None)
     finally:
         api.ld_free(ctypes.cast(info, ctypes.c_void_p))
         api.ld_free(err)

@@ -45,7 +45,7 @@ Batch = Tuple[np.ndarray, ...]
 _INFO = {
     "samples": 200, "epoch_samples": 201, "epoch_batches": 202, "c": 203, "h": 204, "w": 205,
     "prefetch": 206, "threads": 207, "memory": 208, "encoded": 209, "order": 210,
-    "label_k": 211, "mask": 212,
+    "label_k": 211, "mask": 212, "boxes": 213,
 }
 # Python spellings of the keyword arguments that are not table names.
 _ALIASES = {"batch_size": "batch"}
@@ -197,6 +197,7 @@ class Reader(_lib.Handle):
                  **params: Any) -> None:
         self._init_handle()  # one call at a time, no close() inside one (_lib.Handle)
         self._copy = bool(copy)
+        self._has_labels: Optional[bool] = None
         self._user_log = log
         self._log_error: Optional[BaseException] = None
         self._info: Optional[DatasetInfo] = None
@@ -421,9 +422,17 @@ class Reader(_lib.Handle):
                 dtype=np_types[g("dtype")], label_dtype=np_types[g("label_dtype")],
                 prefetch=i("prefetch"), threads=i("threads"), memory=i("memory"),
                 classes=self._classes(), description=description, label_k=i("label_k"),
-                fields=("data", "label", "mask") if i("mask") == 1 else ("data", "label"),
+                fields=_fields(i("mask"), i("boxes"), self._labelled()),
                 mask_is_label=i("mask") == 2)
         return self._info
+
+    def _labelled(self) -> bool:
+        """Whether the dataset's samples have labels of their own (classes, label vectors):
+        a detection dataset (COCO, VOC) has only boxes. Asked once."""
+        if self._has_labels is None:
+            st = stat(self.path)
+            self._has_labels = st.classes is not None or st.label_k > 0 or not st.has_boxes
+        return self._has_labels
 
     def _classes(self) -> Optional[List[str]]:
         """The class names the dataset records (ld_dataset_stat), or None."""
@@ -493,14 +502,19 @@ class Reader(_lib.Handle):
         self._epoch = b.epoch
         if self._copy:
             labels = labels.copy()
-        if not b.masks:
-            return data, labels
-        # segmentation masks: (n, 1, H, W) uint8 class indices, cropped and mirrored with
-        # their images (Caffe's label blob for SoftmaxWithLoss)
-        masks = _view(b.masks, np.dtype(np.uint8), (n, 1, b.mask_h, b.mask_w), None, keep)
-        if self._copy:
-            masks = masks.copy()
-        return (data, masks) if b.mask_is_label else (data, labels, masks)
+        out: List[Any] = [data, labels]
+        if b.masks:
+            # segmentation masks: (n, 1, H, W) uint8 class indices, cropped and mirrored with
+            # their images (Caffe's label blob for SoftmaxWithLoss)
+            masks = _view(b.masks, np.dtype(np.uint8), (n, 1, b.mask_h, b.mask_w), None, keep)
+            if self._copy:
+                masks = masks.copy()
+            out = [data, masks] if b.mask_is_label else [data, labels, masks]
+        if b.box_offsets:
+            out.append(_boxes(b, n))
+            if not self._labelled():
+                del out[1]  # a detection dataset without image labels: (data, boxes)
+        return tuple(out)
 
     def __iter__(self) -> Iterator[Batch]:
         """Start an epoch: each iter() (each `for` loop) begins a new epoch. After a full
@@ -630,6 +644,32 @@ class _Recycled:
             self.pool.put(self.ptr)
         except Exception:  # interpreter shutdown
             pass
+
+
+def _fields(mask: int, boxes: int, labelled: bool) -> Tuple[str, ...]:
+    """What each batch holds, in order (DatasetInfo.fields)."""
+    f: List[str] = ["data", "label"]
+    if mask == 1:
+        f.append("mask")
+    if boxes:
+        f.append("boxes")
+        if not labelled and mask != 2:
+            f.remove("label")
+    return tuple(f)
+
+
+def _boxes(b: Any, n: int) -> List[Dict[str, np.ndarray]]:
+    """A batch's boxes, one dict per sample: "boxes" (M, 4) float32 x1, y1, x2, y2 in the
+    output's pixels, "labels" (M,) int32 box class indices, "flags" (M,) uint8 (1 crowd, 2
+    difficult). Copies: the batch's arrays are the reader's until the next batch."""
+    off = np.ctypeslib.as_array(ctypes.cast(b.box_offsets, ctypes.POINTER(ctypes.c_uint64)),
+                                shape=(n + 1,)).astype(np.int64)
+    m = int(off[n])
+    xy = _view(b.boxes, np.dtype(np.float32), (m, 4), None).copy()
+    lab = _view(b.box_labels, np.dtype(np.int32), (m,), None).copy()
+    fl = _view(b.box_flags, np.dtype(np.uint8), (m,), None).copy()
+    return [{"boxes": xy[off[j]:off[j + 1]], "labels": lab[off[j]:off[j + 1]],
+             "flags": fl[off[j]:off[j + 1]]} for j in range(n)]
 
 
 def _view(ptr: Optional[int], dtype: Any, shape: Tuple[int, ...], nbytes: Optional[int],

@@ -223,9 +223,10 @@ typedef enum ld_reader_info {
                                         dataset does not record it */
     LD_R_INFO_LABEL_K = 211,       /**< 0: one label per sample; K >= 1: label vectors of K
                                         values (ld_batch.label_k) */
-    LD_R_INFO_MASK = 212           /**< 0: no masks; 1: segmentation masks beside the labels
+    LD_R_INFO_MASK = 212,          /**< 0: no masks; 1: segmentation masks beside the labels
                                         (HDF5 /mask); 2: masks that are the dataset's label
                                         (HDF5 /label (N, 1, H, W); labels are then all 0) */
+    LD_R_INFO_BOXES = 213          /**< 1: the dataset has detection boxes (ld_batch.boxes) */
 } ld_reader_info;
 
 /**
@@ -259,6 +260,16 @@ typedef struct ld_batch {
     /** 1 when the masks are the dataset's label (HDF5 /label (N, 1, H, W)): `labels` is then
         all 0 */
     int mask_is_label;
+    /** (Added after 1.0.0.) Detection boxes (HDF5 /boxes ...): sample j's are entries
+        box_offsets[j] .. box_offsets[j + 1] - 1 of boxes (x1, y1, x2, y2 each, in the output
+        sample's pixels: cropped, mirrored or random-resized-cropped with the image, clipped to
+        it, those left without area dropped), box_labels (class index) and box_flags (1 crowd,
+        2 difficult); n_boxes in all. NULL without boxes */
+    size_t n_boxes;
+    const float *boxes;
+    const int32_t *box_labels;
+    const uint8_t *box_flags;
+    const uint64_t *box_offsets;
 } ld_batch;
 
 /** @return a new reader with default parameters, or NULL when out of memory. */

@@ -109,6 +109,12 @@ typedef struct slot {
     void *labels;
     uint64_t *indices;
     uint8_t *masks; /* masks: cap x mask_bytes (the store has masks), else NULL */
+    /* boxes (the store has them): each sample's, transformed, and its source size; packed into
+     * the batch's arrays by ld_reader_next */
+    ld_buf *sbox;
+    uint32_t *snb;
+    int *ssw, *ssh;
+    ld_buf pbox, plab, pflag, poff;
 } slot;
 
 typedef struct worker {
@@ -251,7 +257,7 @@ int ld_reader_get(const ld_reader *r, ld_reader_param p, int64_t *v)
 
 int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
 {
-    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_MASK) return LD_EINVAL;
+    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_BOXES) return LD_EINVAL;
     if (!r->is_open) return LD_ESTATE;
     switch (p) {
     case LD_R_INFO_SAMPLES: *v = (int64_t)r->store->info.n; break;
@@ -269,6 +275,7 @@ int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
     case LD_R_INFO_ORDER: *v = r->out_order; break;
     case LD_R_INFO_LABEL_K: *v = r->store->info.label_k; break;
     case LD_R_INFO_MASK: *v = r->store->info.mask_h ? 1 + r->store->info.mask_is_label : 0; break;
+    case LD_R_INFO_BOXES: *v = r->store->info.boxes; break;
     }
     return LD_OK;
 }
@@ -597,6 +604,53 @@ fail:
     return rc;
 }
 
+/* Boxes of samples [j0, j1) of slot sl: read, then moved as the image's pixels: its crop and
+ * mirror (ld__xform_place: the same draws) or its random resized crop box, clipped to the
+ * output; boxes left without area are dropped. */
+static int put_boxes(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, uint64_t *cur)
+{
+    int rc = LD_OK;
+    ld_store *st = r->store;
+    const ld_store_info *in = &st->info;
+    const ld_xform *x = &r->xf;
+    for (size_t j = j0; j < j1; j++) {
+        const uint64_t i = *cur = sl->indices[j];
+        uint32_t m = 0, kept = 0;
+        LD_TRY(st->vt->boxes(st, w->cx, i, &sl->sbox[j], &m, &w->err));
+        ld_box *b = (ld_box *)(void *)sl->sbox[j].p;
+        const int sw = in->w ? in->w : sl->ssw[j], sh = in->h ? in->h : sl->ssh[j];
+        double ox = 0, oy = 0, fx = 1, fy = 1; /* x' = (x - ox) * fx */
+        int yo, xo, mirror;
+        if (r->rrc.w) {
+            int box[4];
+            ld__rrc_box(&r->rrc, r->epoch, i, sw, sh, box);
+            ox = box[0], oy = box[1], fx = (double)r->rrc.w / box[2], fy = (double)r->rrc.h / box[3];
+            ld__xform_place(x, x->oh, x->ow, r->epoch, i, &yo, &xo, &mirror); /* the mirror */
+        } else {
+            ld__xform_place(x, sh, sw, r->epoch, i, &yo, &xo, &mirror);
+            ox = xo, oy = yo;
+        }
+        for (uint32_t k = 0; k < m; k++) {
+            ld_box v = b[k];
+            float x1 = (float)((v.x1 - ox) * fx), x2 = (float)((v.x2 - ox) * fx);
+            float y1 = (float)((v.y1 - oy) * fy), y2 = (float)((v.y2 - oy) * fy);
+            x1 = x1 < 0 ? 0 : x1 > x->ow ? (float)x->ow : x1;
+            x2 = x2 < 0 ? 0 : x2 > x->ow ? (float)x->ow : x2;
+            y1 = y1 < 0 ? 0 : y1 > x->oh ? (float)x->oh : y1;
+            y2 = y2 < 0 ? 0 : y2 > x->oh ? (float)x->oh : y2;
+            if (!(x2 > x1 && y2 > y1)) continue; /* cropped away */
+            v.x1 = mirror ? (float)x->ow - x2 : x1;
+            v.x2 = mirror ? (float)x->ow - x1 : x2;
+            v.y1 = y1;
+            v.y2 = y2;
+            b[kept++] = v;
+        }
+        sl->snb[j] = kept;
+    }
+fail:
+    return rc;
+}
+
 /* Fill samples [j0, j1) of batch b into slot sl. */
 static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, size_t j1)
 {
@@ -614,6 +668,7 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
         rc = fill_sorted(r, w, sl, j0, j1, &cur);
         if (rc == LD_OK && in->label_k) rc = put_vectors(r, w, sl, j0, j1, &cur);
         if (rc == LD_OK && sl->masks) rc = put_masks(r, w, sl, j0, j1, &cur);
+        if (rc == LD_OK && sl->sbox) rc = put_boxes(r, w, sl, j0, j1, &cur);
         goto fail; /* names the sample on failure, as below */
     }
     if (st->vt->will_read) st->vt->will_read(st, w->cx, ids + j0, j1 - j0);
@@ -660,11 +715,16 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             const ld_image *im = r->rrc.w ? &w->rrc.out : &w->img;
             ld_xsrc src = {im->px, 0, im->h, im->w, 1, (size_t)im->w * im->c, (size_t)im->c};
             LD_TRY(ld__xform_apply(&r->xf, &src, r->epoch, i, out, &w->err));
+            if (sl->ssw && !r->rrc.w) { /* the boxes' source: this image's decoded size */
+                sl->ssw[j] = im->w;
+                sl->ssh[j] = im->h;
+            }
         }
         LD_TRY(put_label(r, LABELS(r, sl), j, rec.label, i, &w->err));
     }
     if (in->label_k) rc = put_vectors(r, w, sl, j0, j1, &cur);
     if (rc == LD_OK && sl->masks) rc = put_masks(r, w, sl, j0, j1, &cur);
+    if (rc == LD_OK && sl->sbox) rc = put_boxes(r, w, sl, j0, j1, &cur);
 fail:
     /* A failure whose message names the sample records it (err.sample); name it otherwise. */
     if (rc < 0 && w->err.sample < 0) {
@@ -715,6 +775,51 @@ static int fill_task(void *user, int thread, uint64_t b, int pc, int pieces, ld_
     return rc;
 }
 
+/* The boxes of a batch's n samples in one set of arrays (the batch's): offsets, corners,
+ * labels, flags. */
+static int pack_boxes(ld_reader *r, slot *sl, size_t n, ld_batch *o)
+{
+    int rc = LD_OK;
+    o->n_boxes = 0;
+    o->boxes = NULL;
+    o->box_labels = NULL;
+    o->box_flags = NULL;
+    o->box_offsets = NULL;
+    if (!sl->sbox) return LD_OK;
+    size_t total = 0;
+    for (size_t j = 0; j < n; j++)
+        total += sl->snb[j];
+    const size_t t1 = total ? total : 1;
+    LD_CHECK(&r->err,
+             ld__buf_reserve(&sl->pbox, t1 * 16) == LD_OK &&
+                 ld__buf_reserve(&sl->plab, t1 * 4) == LD_OK &&
+                 ld__buf_reserve(&sl->pflag, t1) == LD_OK &&
+                 ld__buf_reserve(&sl->poff, (n + 1) * 8) == LD_OK,
+             LD_ENOMEM, "reader: out of memory for %zu boxes", total);
+    float *xy = (float *)(void *)sl->pbox.p;
+    int32_t *lab = (int32_t *)(void *)sl->plab.p;
+    uint64_t *off = (uint64_t *)(void *)sl->poff.p;
+    size_t at = 0;
+    for (size_t j = 0; j < n; j++) {
+        off[j] = at;
+        const ld_box *b = (const ld_box *)(const void *)sl->sbox[j].p;
+        for (uint32_t k = 0; k < sl->snb[j]; k++, at++) {
+            xy[4 * at] = b[k].x1, xy[4 * at + 1] = b[k].y1;
+            xy[4 * at + 2] = b[k].x2, xy[4 * at + 3] = b[k].y2;
+            lab[at] = b[k].label;
+            sl->pflag.p[at] = (uint8_t)b[k].flags;
+        }
+    }
+    off[n] = at;
+    o->n_boxes = total;
+    o->boxes = xy;
+    o->box_labels = lab;
+    o->box_flags = sl->pflag.p;
+    o->box_offsets = off;
+fail:
+    return rc;
+}
+
 /* ---- open / close ------------------------------------------------------------------------ */
 
 static void close_reader(ld_reader *r)
@@ -744,6 +849,17 @@ static void close_reader(ld_reader *r)
             free(r->slots[k].labels);
             free(r->slots[k].indices);
             free(r->slots[k].masks);
+            slot *s = &r->slots[k];
+            for (uint64_t j = 0; s->sbox && j < r->cap; j++)
+                ld__buf_free(&s->sbox[j]);
+            free(s->sbox);
+            free(s->snb);
+            free(s->ssw);
+            free(s->ssh);
+            ld__buf_free(&s->pbox);
+            ld__buf_free(&s->plab);
+            ld__buf_free(&s->pflag);
+            ld__buf_free(&s->poff);
         }
         free(r->slots);
         r->slots = NULL;
@@ -865,6 +981,13 @@ static int alloc_ring(ld_reader *r, ld_err *e)
                  (size_t)(r->cap * r->out_bytes));
         memset(s->labels, 0, r->cap * 4 * lk);
         memset(s->indices, 0, r->cap * sizeof(uint64_t));
+        if (r->store->info.boxes) {
+            s->sbox = calloc(r->cap, sizeof *s->sbox);
+            s->snb = calloc(r->cap, sizeof *s->snb);
+            s->ssw = calloc(r->cap, sizeof *s->ssw);
+            s->ssh = calloc(r->cap, sizeof *s->ssh);
+            LD_CHECK(e, s->sbox && s->snb && s->ssw && s->ssh, LD_ENOMEM, "out of memory");
+        }
         if (r->mask_bytes) {
             s->masks = ring_alloc(r->cap * r->mask_bytes);
             LD_CHECK(e, s->masks, LD_ENOMEM, "out of memory for the masks of batch buffer %d", k);
@@ -1053,6 +1176,11 @@ static int plan_output(ld_reader *r, const char *path)
              "machine's address space (crop it, or use uint8 output)",
              path, x->c, x->oh, x->ow, x->out_f32 ? "float32" : "uint8");
     r->direct_out = !in->encoded && x->plain && in->dtype == LD_SDT_U8;
+    LD_CHECK(e, !in->boxes || !r->rrc.w || (in->w && in->h), LD_EINVAL,
+             "%s: its images vary in size and the random resized crop would need each one's "
+             "size for its boxes: convert with a resize (resize_w, resize_h) to read boxes "
+             "with rrc_w/rrc_h",
+             path);
     r->mask_bytes = 0;
     if (in->mask_h) { /* masks get the image's crop and mirror: they must have its size */
         LD_CHECK(e, (in->h == 0 && in->w == 0) || (in->h == in->mask_h && in->w == in->mask_w),
@@ -1336,6 +1464,7 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     o->mask_h = sl->masks ? r->xf.oh : 0;
     o->mask_w = sl->masks ? r->xf.ow : 0;
     o->mask_is_label = r->store->info.mask_is_label;
+    if ((rc = pack_boxes(r, sl, n, o)) < 0) return rc;
     o->indices = sl->indices;
     o->epoch = r->epoch;
     o->number = r->take;

@@ -52,6 +52,24 @@ static void row_u8_u8(uint8_t *restrict o, const uint8_t *restrict r, size_t sx,
     ((f32) ? ((const float *)(r))[(size_t)(k) * (sx)]                                              \
            : (float)((const uint8_t *)(r))[(size_t)(k) * (sx)])
 
+void ld__xform_place(const ld_xform *x, int sh, int sw, uint64_t epoch, uint64_t index, int *yo,
+                     int *xo, int *mirror)
+{
+    *yo = (sh - x->oh) / 2;
+    *xo = (sw - x->ow) / 2;
+    *mirror = 0;
+    if (x->random_crop || x->mirror) {
+        /* Draw in a fixed order from the sample's own generator: reproducible whatever
+         * thread handles the sample. */
+        ld_rng g = ld__rng_sample(x->seed, epoch, index);
+        if (x->random_crop) {
+            *yo = (int)ld__rng_below(&g, (uint64_t)(sh - x->oh + 1));
+            *xo = (int)ld__rng_below(&g, (uint64_t)(sw - x->ow + 1));
+        }
+        if (x->mirror) *mirror = (int)(ld__rng_next(&g) >> 63);
+    }
+}
+
 int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_t index, void *dst,
                     ld_err *e)
 {
@@ -60,17 +78,8 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
         return (ld__err(e, LD_EFORMAT, "sample %llu is %dx%d, smaller than the %dx%d crop",
                         (unsigned long long)index, s->w, s->h, ow, oh),
                 ld__err_where(e, NULL, (int64_t)index));
-    int yo = (s->h - oh) / 2, xo = (s->w - ow) / 2, mirror = 0;
-    if (x->random_crop || x->mirror) {
-        /* Draw in a fixed order from the sample's own generator: reproducible whatever
-         * thread handles the sample. */
-        ld_rng g = ld__rng_sample(x->seed, epoch, index);
-        if (x->random_crop) {
-            yo = (int)ld__rng_below(&g, (uint64_t)(s->h - oh + 1));
-            xo = (int)ld__rng_below(&g, (uint64_t)(s->w - ow + 1));
-        }
-        if (x->mirror) mirror = (int)(ld__rng_next(&g) >> 63);
-    }
+    int yo, xo, mirror;
+    ld__xform_place(x, s->h, s->w, epoch, index, &yo, &xo, &mirror);
     const int mfull = !(x->mh == oh && x->mw == ow); /* mean image of the source size */
     const int myo = mfull ? yo : 0, mxo = mfull ? xo : 0;
     const size_t esz = s->f32 ? 4 : 1;

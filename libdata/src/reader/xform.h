@@ -39,6 +39,11 @@ typedef struct ld_xsrc {
     size_t sc, sy, sx;
 } ld_xsrc;
 
+/* Where the crop of sample `index` of `epoch` lies in its sh x sw source (top-left yo, xo) and
+ * whether it is mirrored: the draws ld__xform_apply makes (the boxes follow them). */
+void ld__xform_place(const ld_xform *x, int sh, int sw, uint64_t epoch, uint64_t index, int *yo,
+                     int *xo, int *mirror);
+
 /* Transform sample `index` of `epoch` into dst (c*oh*ow elements of the output type).
  * LD_OK, LD_EFORMAT when the source is smaller than the crop, or LD_EINVAL when a float
  * source value is not a whole number in 0..255 and the output is uint8 (messages name the

@@ -26,6 +26,8 @@ static int fill(ld_pack *p, void *arg)
     ld_dataset_info *d = LD_PACK_NEW(p, ld_dataset_info);
     const char **names = LD_PACK_ARRAY(p, m->n_classes, const char *);
     const char **lnames = LD_PACK_ARRAY(p, m->n_label_names, const char *);
+    const char **bnames = LD_PACK_ARRAY(p, m->n_box_classes, const char *);
+    int64_t *bids = LD_PACK_ARRAY(p, m->n_box_classes, int64_t);
     const char *path = ld__pack_str(p, a->path);
     const char *encoding =
         m->encoded && m->encoding && m->encoding[0] ? ld__pack_str(p, m->encoding) : NULL;
@@ -37,7 +39,16 @@ static int fill(ld_pack *p, void *arg)
         const char *name = ld__pack_str(p, m->label_names[i]);
         if (lnames) lnames[i] = name;
     }
+    for (size_t i = 0; i < m->n_box_classes; i++) {
+        const char *name = ld__pack_str(p, m->box_classes[i]);
+        if (bnames) bnames[i] = name;
+        if (bids) bids[i] = m->box_class_ids[i];
+    }
     if (!d) return LD_OK; /* counting */
+    d->boxes = ld__desc_boxes(m) != NULL;
+    d->num_box_classes = m->n_box_classes;
+    d->box_classes = m->n_box_classes ? bnames : NULL;
+    d->box_class_ids = m->n_box_classes ? bids : NULL;
     d->label_k = ld__desc_label_k(m);
     const ld_desc_field *mf = ld__desc_mask(m); /* (its size: the store's, ld__desc_observe) */
     d->mask_h = mf ? (int)mf->dims[1] : 0;

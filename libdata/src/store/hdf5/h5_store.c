@@ -1335,8 +1335,9 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
     if (ld_rank == 4) {
         LD_TRY(load_masks(s, s->file, lname, s->base.info.n, e));
         s->base.info.mask_is_label = 1;
-    } else
-        LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));
+    } else if (ld_ds >= 0 || !link_exists(s->file, LD_H5_DS_BOXES)) { /* (a detection dataset */
+        LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));  /* has boxes, no labels) */
+    }
     if (ld_rank != 4 && link_exists(s->file, LD_H5_DS_MASK))
         LD_TRY(load_masks(s, s->file, LD_H5_DS_MASK, s->base.info.n, e));
     if (link_exists(s->file, LD_H5_DS_BOXES)) LD_TRY(load_boxes(s, s->file, s->base.info.n, e));
