@@ -75,7 +75,8 @@ Test(boxes, every_resize_mode_moves_a_box_as_nearest_moves_its_pixels)
                 ld_buf out = {0};
                 int ow, oh;
                 ld_err e;
-                cr_assert_eq(ld__resize_nearest(&im, &g, 0, &out, &ow, &oh, &e), LD_OK, "%s", e.msg);
+                cr_assert_eq(ld__resize_nearest(&im, &g, 0, &out, &ow, &oh, &e), LD_OK, "%s",
+                             e.msg);
                 ld_box want;
                 uint32_t n = 1, dropped = 0;
                 cr_assert_eq(ld__resize_boxes(&g, w, h, &b, &n, &dropped, &e), LD_OK, "%s", e.msg);
@@ -100,9 +101,9 @@ Test(boxes, a_crop_clips_and_drops)
 {
     /* crop mode, 200 x 100 to 50 x 50: the middle 100 x 100 is kept, scaled by 1/2 */
     const ld_geometry g = {.mode = LD_RESIZE_CROP, .w = 50, .h = 50};
-    ld_box b[4] = {{0, 0, 40, 40, 0, 0},     /* left of the crop: dropped */
-                   {40, 10, 80, 30, 1, 0},   /* clipped at x = 50 -> 0 */
-                   {60, 20, 100, 60, 2, 0},  /* inside: (5, 10) - (25, 30) */
+    ld_box b[4] = {{0, 0, 40, 40, 0, 0},      /* left of the crop: dropped */
+                   {40, 10, 80, 30, 1, 0},    /* clipped at x = 50 -> 0 */
+                   {60, 20, 100, 60, 2, 0},   /* inside: (5, 10) - (25, 30) */
                    {140, 0, 200, 100, 3, 0}}; /* clipped at x = 150: 2.5 px wide left */
     uint32_t n = 4, dropped = 0;
     ld_err e;

@@ -73,11 +73,13 @@ from .reader import PathLike, Reader
 
 # What a pass yields: (data, labels), or (data, labels, indices) with return_indices. With
 # segmentation masks (Reader.info.fields): (data, masks) when the masks are the label, else
-# (data, labels, masks); masks are int64 (B, H, W), what nn.CrossEntropyLoss takes.
-Item = Tuple[torch.Tensor, ...]
+# (data, labels, masks); masks are int64 (B, H, W), what nn.CrossEntropyLoss takes. With
+# detection boxes: (data, targets), targets a list of B dicts as torchvision's detection
+# models take them ("boxes" float32 (K, 4) x1, y1, x2, y2, "labels" int64 (K,), "iscrowd").
+Item = Tuple[Any, ...]
 # A batch before it becomes tensors: the reader's arrays (data, labels[, masks]), then the
 # dataset indices.
-_Arrays = Tuple[np.ndarray, ...]
+_Arrays = Tuple[Any, ...]
 
 
 def _dist_rank_world() -> Optional[Tuple[int, int]]:
@@ -342,7 +344,8 @@ class Dataset(IterableDataset):
             return
         one = self._read_position(epoch, extra, n, world)
         if len(last[1]) < self.batch_size:  # the short last batch takes it
-            yield tuple(np.concatenate([a, b]) for a, b in zip(last, one))
+            yield tuple(a + b if isinstance(a, list) else np.concatenate([a, b])
+                        for a, b in zip(last, one))
         else:
             yield last
             yield one
@@ -388,8 +391,14 @@ class Dataset(IterableDataset):
                 if len(std) != c:
                     raise ValueError(f"std has {len(std)} values for {c}-channel samples")
                 np.divide(data, std if nhwc else std.reshape(c, 1, 1), out=data)
-            out = [torch.from_numpy(data)]
+            out: List[Any] = [torch.from_numpy(data)]
             for a in arrays_[1:-1]:
+                if isinstance(a, list):  # boxes: torchvision's detection targets
+                    out.append([{"boxes": torch.from_numpy(t["boxes"]),
+                                 "labels": torch.from_numpy(t["labels"]).long(),
+                                 "iscrowd": torch.from_numpy(t["flags"] & 1).long()}
+                                for t in a])
+                    continue
                 if a.ndim == 4 and a.dtype == np.uint8:  # masks (B, 1, H, W): int64 (B, H, W)
                     out.append(torch.from_numpy(a[:, 0]).long())
                     continue

@@ -62,10 +62,10 @@ typedef struct ld_dataset_info {
                              0 0 without masks */
     int mask_is_label;  /**< 1 when the masks are the dataset's label (no class labels) */
     /* (Added after 1.0.0.) Detection boxes: */
-    int boxes;                        /**< 1 when the samples carry boxes (HDF5 /boxes) */
-    size_t num_box_classes;           /**< box class names recorded; 0 when none */
-    const char *const *box_classes;   /**< num_box_classes names: box label i is box_classes[i] */
-    const int64_t *box_class_ids;     /**< the input's id of each (COCO category_id) */
+    int boxes;                      /**< 1 when the samples carry boxes (HDF5 /boxes) */
+    size_t num_box_classes;         /**< box class names recorded; 0 when none */
+    const char *const *box_classes; /**< num_box_classes names: box label i is box_classes[i] */
+    const int64_t *box_class_ids;   /**< the input's id of each (COCO category_id) */
 } ld_dataset_info;
 
 /**

@@ -624,7 +624,8 @@ static int put_boxes(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, ui
         if (r->rrc.w) {
             int box[4];
             ld__rrc_box(&r->rrc, r->epoch, i, sw, sh, box);
-            ox = box[0], oy = box[1], fx = (double)r->rrc.w / box[2], fy = (double)r->rrc.h / box[3];
+            ox = box[0], oy = box[1], fx = (double)r->rrc.w / box[2],
+            fy = (double)r->rrc.h / box[3];
             ld__xform_place(x, x->oh, x->ow, r->epoch, i, &yo, &xo, &mirror); /* the mirror */
         } else {
             ld__xform_place(x, sh, sw, r->epoch, i, &yo, &xo, &mirror);

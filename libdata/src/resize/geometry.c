@@ -192,11 +192,11 @@ void ld__box_orient(ld_box *b, int orientation, int file_w, int file_h)
     const float W = (float)file_w, H = (float)file_h;
     const float x1 = b->x1, y1 = b->y1, x2 = b->x2, y2 = b->y2;
     switch (orientation) { /* where a point (x, y) of the file lands in the displayed image */
-    case 2: b->x1 = W - x2, b->x2 = W - x1; break;                             /* (W - x, y) */
+    case 2: b->x1 = W - x2, b->x2 = W - x1; break;                                 /* (W - x, y) */
     case 3: b->x1 = W - x2, b->x2 = W - x1, b->y1 = H - y2, b->y2 = H - y1; break; /* 180 */
-    case 4: b->y1 = H - y2, b->y2 = H - y1; break;                             /* (x, H - y) */
-    case 5: b->x1 = y1, b->x2 = y2, b->y1 = x1, b->y2 = x2; break;             /* (y, x) */
-    case 6: b->x1 = H - y2, b->x2 = H - y1, b->y1 = x1, b->y2 = x2; break;     /* (H - y, x) */
+    case 4: b->y1 = H - y2, b->y2 = H - y1; break;                                 /* (x, H - y) */
+    case 5: b->x1 = y1, b->x2 = y2, b->y1 = x1, b->y2 = x2; break;                 /* (y, x) */
+    case 6: b->x1 = H - y2, b->x2 = H - y1, b->y1 = x1, b->y2 = x2; break;         /* (H - y, x) */
     case 7: b->x1 = H - y2, b->x2 = H - y1, b->y1 = W - x2, b->y2 = W - x1; break;
     case 8: b->x1 = y1, b->x2 = y2, b->y1 = W - x2, b->y2 = W - x1; break; /* (y, W - x) */
     default: break;

@@ -301,8 +301,8 @@ int ld__desc_copy(ld_desc *dst, const ld_desc *src)
     dst->box_classes = NULL;
     dst->box_class_ids = NULL;
     dst->n_box_classes = 0;
-    if (ld__desc_set_box_classes(dst, src->box_classes, src->box_class_ids,
-                                 src->n_box_classes) != LD_OK)
+    if (ld__desc_set_box_classes(dst, src->box_classes, src->box_class_ids, src->n_box_classes) !=
+        LD_OK)
         ok = 0;
     if (ok) return LD_OK;
     ld__desc_free(dst);

@@ -79,6 +79,14 @@ int ld__desc_print(const ld_desc *d, ld_buf *out)
         LD_TRY(ld__buf_printf(out, "%s\n",
                               strcmp(mf->name, "label") ? "" : " (the label: no classes)"));
     }
+    if (ld__desc_boxes(d)) { /* detection boxes: ragged, and their classes */
+        LD_TRY(ld__buf_printf(out, "boxes: float32 x1, y1, x2, y2 per box, any number per "
+                                   "sample (/boxes, /box_label, /box_flags, /box_offsets)\n"));
+        if (d->n_box_classes) {
+            LD_TRY(ld__buf_printf(out, "box classes: %zu:", d->n_box_classes));
+            LD_TRY(print_names(out, d->box_classes, d->n_box_classes));
+        }
+    }
     if (d->classes_recorded && d->n_classes == 0)
         LD_TRY(ld__buf_printf(out, "classes: none recorded\n"));
     else if (d->classes_recorded) {
@@ -147,6 +155,7 @@ static int print_reader(ld_buf *out, const ld_desc *d, int rc_open, const char *
     char lk[80] = "";
     const ld_desc_field *mf = ld__desc_mask(d);
     if (k) snprintf(lk, sizeof lk, " x %d", k);
+    if (ld__desc_boxes(d)) snprintf(lk + strlen(lk), sizeof lk - strlen(lk), ", boxes");
     if (mf) /* the masks come with every batch, cropped and mirrored with the images */
         snprintf(lk + strlen(lk), sizeof lk - strlen(lk), "%s, masks 1 x %lld x %lld uint8",
                  strcmp(mf->name, "label") ? "" : " (all 0)", (long long)mf->dims[1],

@@ -50,8 +50,7 @@ static void ids(hid_t f, int64_t *ids, size_t n)
     hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
     int64_t *tmp = malloc(n * sizeof *tmp);
     if (tmp && sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
-        H5Sget_simple_extent_npoints(sp) == (hssize_t)n &&
-        H5Aread(a, H5T_NATIVE_INT64, tmp) >= 0)
+        H5Sget_simple_extent_npoints(sp) == (hssize_t)n && H5Aread(a, H5T_NATIVE_INT64, tmp) >= 0)
         memcpy(ids, tmp, n * sizeof *tmp);
     free(tmp);
     if (sp >= 0) H5Sclose(sp);

@@ -86,7 +86,7 @@
 #define LD_H5_FORMAT_VERSION 1
 
 /* datasets */
-#define LD_H5_DS_DATA "data" /* raw pixels */
+#define LD_H5_DS_DATA "data"   /* raw pixels */
 #define LD_H5_DS_LABEL "label" /* (N,) or (N, K); (N, 1, H, W) uint8: masks as the label */
 #define LD_H5_DS_MASK "mask"   /* (N, 1, H, W) uint8 segmentation masks beside class labels */
 /* detection boxes (ragged): sample i's are rows box_offsets[i] .. box_offsets[i + 1] - 1 */

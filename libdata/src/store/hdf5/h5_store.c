@@ -480,8 +480,7 @@ static int h5_mask(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_
 }
 
 /* Sample i's boxes: rows box_off[i] .. box_off[i + 1] - 1 of /boxes, /box_label, /box_flags. */
-static int h5_boxes(ld_store *st, ld_store_ctx *cx, uint64_t i, ld_buf *out, uint32_t *m,
-                    ld_err *e)
+static int h5_boxes(ld_store *st, ld_store_ctx *cx, uint64_t i, ld_buf *out, uint32_t *m, ld_err *e)
 {
     h5_store *s = (h5_store *)st;
     (void)cx;
@@ -643,8 +642,8 @@ static void h5_close(ld_store *st)
 {
     h5_store *s = (h5_store *)st;
     if (!s) return;
-    if (s->dset >= 0 || s->file >= 0 || s->msk_ds >= 0 || s->box_ds >= 0 ||
-        s->box_label_ds >= 0 || s->box_flags_ds >= 0 || s->dxpl != H5P_DEFAULT) {
+    if (s->dset >= 0 || s->file >= 0 || s->msk_ds >= 0 || s->box_ds >= 0 || s->box_label_ds >= 0 ||
+        s->box_flags_ds >= 0 || s->dxpl != H5P_DEFAULT) {
         ld_h5_quiet q;
         ld__h5_quiet_begin(&q);
         if (s->dxpl != H5P_DEFAULT && s->dxpl >= 0) H5Pclose(s->dxpl);
@@ -843,10 +842,9 @@ static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t
     return rc;
 }
 
-static const ld_store_vt h5_vt = {h5_ctx_create,  h5_ctx_free,  h5_read,
-                                  h5_will_read,   h5_close,     h5_read_run,
-                                  h5_read_gather, h5_label_vec, h5_mask,
-                                  h5_boxes};
+static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5_will_read,
+                                  h5_close,      h5_read_run, h5_read_gather, h5_label_vec,
+                                  h5_mask,       h5_boxes};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 
@@ -1336,7 +1334,7 @@ static int open_locked(h5_store *s, const ld_store_opts *o, const struct stat *s
         LD_TRY(load_masks(s, s->file, lname, s->base.info.n, e));
         s->base.info.mask_is_label = 1;
     } else if (ld_ds >= 0 || !link_exists(s->file, LD_H5_DS_BOXES)) { /* (a detection dataset */
-        LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));  /* has boxes, no labels) */
+        LD_TRY(load_labels(s, s->file, lname, s->base.info.n, e));    /* has boxes, no labels) */
     }
     if (ld_rank != 4 && link_exists(s->file, LD_H5_DS_MASK))
         LD_TRY(load_masks(s, s->file, LD_H5_DS_MASK, s->base.info.n, e));

@@ -255,7 +255,7 @@ typedef struct h5w {
     col mask;      /* segmentation masks (N, 1, H, W) uint8, when the description has them */
     int has_label; /* the description has a label field (not so: an unlabelled list's masks
                       are the label, named "label" and written as the mask column) */
-    int mh, mw;     /* the masks' size, fixed by the first sample */
+    int mh, mw;    /* the masks' size, fixed by the first sample */
     /* detection boxes (ragged): rows of all samples, and where each sample's start */
     col boxes, box_label, box_flags, box_offsets;
     int has_boxes;
@@ -604,8 +604,8 @@ static int file_reopen(h5w *w, ld_err *e)
     int rc = LD_OK;
     hid_t fapl = H5I_INVALID_HID;
     const char *tmp = w->tmp[w->n_files - 1];
-    col *cols[] = {&w->data,  &w->label,     &w->name,      &w->offsets,    &w->shape,
-                   &w->mask,  &w->boxes,     &w->box_label, &w->box_flags, &w->box_offsets};
+    col *cols[] = {&w->data, &w->label, &w->name,      &w->offsets,   &w->shape,
+                   &w->mask, &w->boxes, &w->box_label, &w->box_flags, &w->box_offsets};
     int open[sizeof cols / sizeof cols[0]];
     if (H5Fflush(w->file, H5F_SCOPE_LOCAL) < 0)
         LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot write HDF5 file", tmp));
@@ -901,8 +901,8 @@ static void h5w_free(ld_writer *base)
     if (!w) return;
     ld_h5_quiet q;
     ld__h5_quiet_begin(&q);
-    col *cols[] = {&w->data,  &w->label,     &w->name,      &w->offsets,    &w->shape,
-                   &w->mask,  &w->boxes,     &w->box_label, &w->box_flags, &w->box_offsets};
+    col *cols[] = {&w->data, &w->label, &w->name,      &w->offsets,   &w->shape,
+                   &w->mask, &w->boxes, &w->box_label, &w->box_flags, &w->box_offsets};
     /* Abandoned or failed: nothing is kept, and closing must not fail (h5_vfd.h). */
     if (!w->finished && w->file >= 0) ld__h5_vfd_discard(w->file, w->vfd);
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
@@ -951,8 +951,8 @@ int ld__h5_writer_create(const ld_writer_opts *o, ld_writer **out, ld_err *e)
     w->vstr = H5I_INVALID_HID;
     w->vfd = H5I_INVALID_HID;
     w->fstr = H5I_INVALID_HID;
-    w->data.ds = w->label.ds = w->name.ds = w->offsets.ds = w->shape.ds = w->mask.ds =
-        w->boxes.ds = w->box_label.ds = w->box_flags.ds = w->box_offsets.ds = H5I_INVALID_HID;
+    w->data.ds = w->label.ds = w->name.ds = w->offsets.ds = w->shape.ds = w->mask.ds = w->boxes.ds =
+        w->box_label.ds = w->box_flags.ds = w->box_offsets.ds = H5I_INVALID_HID;
     LD_CHECK(e, ld__desc_copy(&w->rec, d) == LD_OK, LD_ENOMEM, "out of memory");
     w->has_label = ld__desc_role(d, LD_ROLE_LABEL) || !d->n_fields; /* (a bare test desc) */
     w->has_boxes = ld__desc_boxes(d) != NULL;
