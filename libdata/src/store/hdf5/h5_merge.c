@@ -39,6 +39,7 @@ typedef struct h5part {
     uint64_t bytes;   /* encoded: length of /encoded */
     hsize_t row[3];   /* raw: /data's C, H, W */
     hsize_t mrow[3];  /* masks: 1, H, W */
+    uint64_t nboxes;  /* detection boxes: rows of /boxes */
     size_t name_size; /* /filename: fixed-length size, 0 = variable-length strings */
     int32_t c, h, w;  /* channels, height, width attributes */
     char order[16];   /* channel_order attribute */
@@ -200,6 +201,17 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
                  (unsigned long long)p->row[2], m->sh[0].path, (unsigned long long)m->p[0].row[0],
                  (unsigned long long)m->p[0].row[1], (unsigned long long)m->p[0].row[2]);
     }
+    if (ld__desc_boxes(&m->ref)) { /* detection boxes: (M, 4) rows, of this part's samples */
+        LD_TRY(ds_shape(f, LD_H5_DS_BOXES, 2, dims, NULL, s->path, e));
+        LD_CHECK(e, dims[1] == 4, LD_EFORMAT, "%s: /boxes rows have %llu values, not 4", s->path,
+                 (unsigned long long)dims[1]);
+        p->nboxes = dims[0];
+        LD_TRY(ds_shape(f, LD_H5_DS_BOX_OFFSETS, 1, dims, NULL, s->path, e));
+        LD_CHECK(e, dims[0] == p->n + 1, LD_EFORMAT,
+                 "%s: /box_offsets has %llu entries for %llu samples: a damaged part; reconvert "
+                 "it",
+                 s->path, (unsigned long long)dims[0], (unsigned long long)p->n);
+    }
     /* masks (N, 1, H, W), of one size in every part */
     const ld_desc_field *mf = ld__desc_mask(&m->ref);
     if (mf) {
@@ -267,6 +279,14 @@ static char *source_name(const char *dir, const char *path)
 
 /* A virtual dataset `name` (rank dims; rows after the first in `row`) mapping the whole of
  * each non-empty part's `name` to its rows, in part order. */
+/* What a virtual dataset's rows are, per part: samples, bytes (/encoded), boxes (/boxes...). */
+enum { BY_SAMPLES = 0, BY_BYTES = 1, BY_BOXES = 2 };
+
+static uint64_t part_rows(const h5part *p, int by)
+{
+    return by == BY_BYTES ? p->bytes : by == BY_BOXES ? p->nboxes : p->n;
+}
+
 static int make_vds(h5merge *m, hid_t file, const char *name, hid_t type, int rank,
                     const hsize_t *row, int by_bytes, ld_err *e)
 {
@@ -275,14 +295,14 @@ static int make_vds(h5merge *m, hid_t file, const char *name, hid_t type, int ra
     hid_t vspace = H5I_INVALID_HID, src = H5I_INVALID_HID, d = H5I_INVALID_HID;
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     for (size_t i = 0; i < m->n; i++)
-        dims[0] += by_bytes ? m->p[i].bytes : m->p[i].n;
+        dims[0] += part_rows(&m->p[i], by_bytes);
     for (int k = 1; k < rank; k++)
         dims[k] = count[k] = row[k - 1];
     vspace = H5Screate_simple(rank, dims, NULL);
     LD_CHECK(e, dcpl >= 0 && vspace >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0, LD_ENOMEM,
              "HDF5: out of memory");
     for (size_t i = 0; i < m->n; i++) {
-        count[0] = by_bytes ? m->p[i].bytes : m->p[i].n;
+        count[0] = part_rows(&m->p[i], by_bytes);
         if (count[0] == 0) {
             continue; /* an empty part has no mapping; it is still listed in `parts` */
         }
@@ -341,7 +361,9 @@ static int off_put(off_out *o, uint64_t v, const char *output, ld_err *e)
 
 /* The real /offsets: 0, then each part's offsets[1..n] + the bytes of the parts before it,
  * each part's checked (starts at 0, never decreases, ends at its /encoded length). */
-static int write_offsets(h5merge *m, hid_t file, ld_err *e)
+/* The merged offsets dataset `name` (/offsets into /encoded, by BY_BYTES; /box_offsets into
+ * /boxes, by BY_BOXES): each part's, shifted by the rows of the parts before it. */
+static int write_offsets(h5merge *m, hid_t file, const char *name, int by, ld_err *e)
 {
     int rc = LD_OK;
     off_out o = {H5I_INVALID_HID, NULL, 0, 0};
@@ -365,8 +387,10 @@ static int write_offsets(h5merge *m, hid_t file, ld_err *e)
              dapl >= 0 && H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0,
                                              H5D_CHUNK_CACHE_W0_DEFAULT) >= 0,
              LD_ENOMEM, "HDF5: out of memory");
-    o.ds = H5Dcreate2(file, LD_H5_DS_OFFSETS, H5T_STD_U64LE, space, H5P_DEFAULT, dcpl, dapl);
-    if (o.ds < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot create /offsets", m->output));
+    const char *rows = by == BY_BYTES ? "bytes of /encoded" : "rows of /boxes";
+    o.ds = H5Dcreate2(file, name, by == BY_BYTES ? H5T_STD_U64LE : H5T_STD_I64LE, space,
+                      H5P_DEFAULT, dcpl, dapl);
+    if (o.ds < 0) LD_TRY(ld__h5_err(e, LD_EIO, "%s: cannot create /%s", m->output, name));
     o.buf = malloc(OFFSETS_BLOCK * sizeof *o.buf);
     in = malloc(OFFSETS_BLOCK * sizeof *in);
     LD_CHECK(e, o.buf && in, LD_ENOMEM, "out of memory");
@@ -375,9 +399,10 @@ static int write_offsets(h5merge *m, hid_t file, ld_err *e)
     for (size_t i = 0; i < m->n; i++) {
         const char *path = m->sh[i].path;
         pf = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-        pd = pf >= 0 ? H5Dopen2(pf, LD_H5_DS_OFFSETS, dapl) : H5I_INVALID_HID;
+        pd = pf >= 0 ? H5Dopen2(pf, name, dapl) : H5I_INVALID_HID;
         fs = pd >= 0 ? H5Dget_space(pd) : H5I_INVALID_HID;
-        if (fs < 0) LD_TRY(ld__h5_err(e, LD_EFORMAT, "%s: cannot open /offsets", path));
+        if (fs < 0) LD_TRY(ld__h5_err(e, LD_EFORMAT, "%s: cannot open /%s", path, name));
+        const uint64_t part = part_rows(&m->p[i], by);
         uint64_t prev = 0;
         for (hsize_t at = 0; at < m->p[i].n + 1;) {
             hsize_t cnt = m->p[i].n + 1 - at;
@@ -386,26 +411,26 @@ static int write_offsets(h5merge *m, hid_t file, ld_err *e)
             if (ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &cnt, NULL) < 0 ||
                 H5Dread(pd, H5T_NATIVE_UINT64, ms, fs, H5P_DEFAULT, in) < 0)
                 LD_TRY(ld__h5_err(e, LD_EFORMAT,
-                                  "%s: cannot read /offsets (a damaged part? reconvert it)", path));
+                                  "%s: cannot read /%s (a damaged part? reconvert it)", path,
+                                  name));
             H5Sclose(ms);
             ms = H5I_INVALID_HID;
             for (hsize_t j = 0; j < cnt; j++) {
                 uint64_t v = in[j];
-                LD_CHECK(e, (at + j == 0 ? v == 0 : v >= prev) && v <= m->p[i].bytes, LD_EFORMAT,
-                         "%s: /offsets[%llu] = %llu is out of order or past the %llu bytes of "
-                         "/encoded: a damaged part; reconvert it",
-                         path, (unsigned long long)(at + j), (unsigned long long)v,
-                         (unsigned long long)m->p[i].bytes);
+                LD_CHECK(e, (at + j == 0 ? v == 0 : v >= prev) && v <= part, LD_EFORMAT,
+                         "%s: /%s[%llu] = %llu is out of order or past the %llu %s: a damaged "
+                         "part; reconvert it",
+                         path, name, (unsigned long long)(at + j), (unsigned long long)v,
+                         (unsigned long long)part, rows);
                 prev = v;
                 if (at + j > 0) LD_TRY(off_put(&o, base + v, m->output, e));
             }
             at += cnt;
         }
-        LD_CHECK(e, prev == m->p[i].bytes, LD_EFORMAT,
-                 "%s: /offsets ends at %llu but /encoded has %llu bytes: a damaged part; "
-                 "reconvert it",
-                 path, (unsigned long long)prev, (unsigned long long)m->p[i].bytes);
-        base += m->p[i].bytes;
+        LD_CHECK(e, prev == part, LD_EFORMAT,
+                 "%s: /%s ends at %llu but there are %llu %s: a damaged part; reconvert it", path,
+                 name, (unsigned long long)prev, (unsigned long long)part, rows);
+        base += part;
         H5Sclose(fs);
         H5Dclose(pd);
         H5Fclose(pf);
@@ -557,7 +582,7 @@ static int write_merged(h5merge *m, ld_err *e)
         LD_TRY(make_vds(m, file, LD_H5_DS_ENCODED, m->data_t, 1, NULL, 1, e));
         hsize_t three = 3;
         LD_TRY(make_vds(m, file, LD_H5_DS_SHAPE, m->shape_t, 2, &three, 0, e));
-        LD_TRY(write_offsets(m, file, e));
+        LD_TRY(write_offsets(m, file, LD_H5_DS_OFFSETS, BY_BYTES, e));
     } else {
         LD_TRY(make_vds(m, file, LD_H5_DS_DATA, m->data_t, 4, m->p[0].row, 0, e));
     }
@@ -566,6 +591,13 @@ static int write_merged(h5merge *m, ld_err *e)
     if (!mf || strcmp(mf->name, LD_H5_DS_LABEL))
         LD_TRY(make_vds(m, file, LD_H5_DS_LABEL, m->label_t, krow[0] ? 2 : 1, krow, 0, e));
     if (mf) LD_TRY(make_vds(m, file, mf->name, m->mask_t, 4, m->p[0].mrow, 0, e));
+    if (ld__desc_boxes(&m->ref)) { /* the rows of every part's boxes, offsets shifted */
+        const hsize_t four = 4;
+        LD_TRY(make_vds(m, file, LD_H5_DS_BOXES, H5T_IEEE_F32LE, 2, &four, BY_BOXES, e));
+        LD_TRY(make_vds(m, file, LD_H5_DS_BOX_LABEL, H5T_STD_I32LE, 1, NULL, BY_BOXES, e));
+        LD_TRY(make_vds(m, file, LD_H5_DS_BOX_FLAGS, H5T_STD_U8LE, 1, NULL, BY_BOXES, e));
+        LD_TRY(write_offsets(m, file, LD_H5_DS_BOX_OFFSETS, BY_BOXES, e));
+    }
     /* /filename: fixed-length strings as wide as the widest part's (a single run's width:
      * the longest name of the whole listing), or variable-length as the parts */
     size_t width = 0;

@@ -525,6 +525,10 @@ static int writer_create(const ld_writer_opts *o, int role, ld_writer **out, ld_
     w->same_shape = 1;
     w->mapsize = LD_LMDB_MAP_START;
     LD_CHECK(e, o->path && *o->path, LD_EINVAL, "no output path");
+    LD_CHECK(e, !o->desc || !ld__desc_boxes(o->desc), LD_ENOTSUP,
+             "%s: detection boxes are stored in HDF5 (/boxes, /box_label, /box_flags, "
+             "/box_offsets), not in LMDB: give an .h5 output",
+             o->path);
     w->final = ld__strdup(o->path);
     LD_CHECK(e, w->final, LD_ENOMEM, "out of memory");
     for (size_t n = strlen(w->final); n > 1 && w->final[n - 1] == '/'; n--)
