@@ -201,7 +201,12 @@ void LibDataLayer<Dtype>::LayerSetUp(const vector<Blob<Dtype> *> & /*bottom*/,
         << "LibData layer '" << this->layer_param_.name() << "': a third top takes the masks, and "
         << this->layer_param_.data_param().source()
         << (masks ? " has them as its label: use two tops (data, label)" : " has no masks");
-    if (top.size() > 1 && mask_top_ == 1) { // the masks are the label (HDF5 /label (N,1,H,W))
+    int64_t boxes = 0;
+    LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_BOXES, &boxes), "info");
+    boxes_ = boxes != 0;
+    if (top.size() > 1 && boxes_) { // SSD's AnnotatedData label blob: 1 x 1 x boxes x 8
+        top[1]->Reshape(1, 1, 1, 8);
+    } else if (top.size() > 1 && mask_top_ == 1) { // the masks are the label (/label (N,1,H,W))
         top[1]->Reshape(batch_size_, 1, static_cast<int>(h), static_cast<int>(w));
     } else if (top.size() > 1) { // label vectors (HDF5 /label (N, K)): batch x K, as HDF5Data
         int64_t k = 0;
@@ -253,6 +258,36 @@ template <> void SetData<float>(Blob<float> *top, const float *data)
     top->set_cpu_data(const_cast<float *>(data));
 }
 
+// The batch's boxes as SSD's AnnotatedDataLayer gives them: one row of 8 per box, [item,
+// label, instance, x1, y1, x2, y2, difficult], corners normalised to 0..1 by the output size,
+// label = the box class index + 1 (SSD's class 0 is the background); a batch without boxes
+// gives one row of -1, as SSD's layer does.
+template <typename Dtype>
+void LibDataLayer<Dtype>::SetBoxes(const ld_batch *b, Blob<Dtype> *top)
+{
+    const int m = static_cast<int>(b->n_boxes);
+    top->Reshape(1, 1, m > 0 ? m : 1, 8);
+    Dtype *d = top->mutable_cpu_data();
+    if (m == 0) {
+        for (int k = 0; k < 8; ++k)
+            d[k] = Dtype(-1);
+        return;
+    }
+    for (size_t j = 0; j < b->n; ++j) {
+        for (uint64_t k = b->box_offsets[j]; k < b->box_offsets[j + 1]; ++k, d += 8) {
+            const float *xy = b->boxes + 4 * k;
+            d[0] = static_cast<Dtype>(j);
+            d[1] = static_cast<Dtype>(b->box_labels[k] + 1);
+            d[2] = static_cast<Dtype>(k - b->box_offsets[j]);
+            d[3] = static_cast<Dtype>(xy[0] / b->w);
+            d[4] = static_cast<Dtype>(xy[1] / b->h);
+            d[5] = static_cast<Dtype>(xy[2] / b->w);
+            d[6] = static_cast<Dtype>(xy[3] / b->h);
+            d[7] = static_cast<Dtype>((b->box_flags[k] & 2) != 0);
+        }
+    }
+}
+
 template <typename Dtype>
 void LibDataLayer<Dtype>::Forward_cpu(const vector<Blob<Dtype> *> & /*bottom*/,
                                       const vector<Blob<Dtype> *> &top)
@@ -266,7 +301,9 @@ void LibDataLayer<Dtype>::Forward_cpu(const vector<Blob<Dtype> *> & /*bottom*/,
     const size_t count = static_cast<size_t>(top[0]->count());
     CHECK_EQ(count * sizeof(float), b->data_bytes);
     SetData(top[0], static_cast<const float *>(b->data));
-    if (top.size() > 1 && mask_top_ != 1) {
+    if (top.size() > 1 && boxes_) {
+        SetBoxes(b, top[1]);
+    } else if (top.size() > 1 && mask_top_ != 1) {
         vector<int> shape(1, n);
         if (b->label_k) shape.push_back(b->label_k);
         top[1]->Reshape(shape);

@@ -32,7 +32,7 @@ template <typename Dtype> class LibDataLayer : public Layer<Dtype>
 {
   public:
     explicit LibDataLayer(const LayerParameter &param)
-        : Layer<Dtype>(param), reader_(NULL), batch_size_(0), mask_top_(0)
+        : Layer<Dtype>(param), reader_(NULL), batch_size_(0), mask_top_(0), boxes_(false)
     {
     }
     virtual ~LibDataLayer();
@@ -72,10 +72,13 @@ template <typename Dtype> class LibDataLayer : public Layer<Dtype>
     void Configure();
     // The next batch, starting a new epoch at the end of one; LOG(FATAL) on a read error.
     const ld_batch *NextBatch();
+    // The batch's boxes into `top` as SSD's AnnotatedData label blob (1 x 1 x boxes x 8).
+    void SetBoxes(const ld_batch *b, Blob<Dtype> *top);
 
     ld_reader *reader_;
     int batch_size_;
     int mask_top_; // the top that takes the masks: 1 (they are the label), 2, or 0 (none)
+    bool boxes_;   // detection boxes: the label top is SSD's AnnotatedData blob (SetBoxes)
 };
 
 } // namespace caffe
