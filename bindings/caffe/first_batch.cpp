@@ -4,8 +4,10 @@
 // Builds NET in the TEST phase, finds its first data layer (LibData, Data or HDF5Data), runs
 // only that layer BATCHES times (default 2) and compares its "data" and "label" tops with the
 // batches of libdata's reader opened on the same source with the same settings (file order,
-// center crop, mean, scale). Prints the largest difference per batch; exit 0 when every value
-// matches within 1e-5 (relative), 1 otherwise, 2 on a usage error.
+// center crop, mean, scale). Segmentation masks are compared too, every class index: the label
+// top when they are the dataset's label (n x 1 x H x W), else LibData's third top. Prints the
+// largest difference per batch; exit 0 when every value matches within 1e-5 (relative) and
+// every label and mask value exactly, 1 otherwise, 2 on a usage error.
 //
 // Stock layers transform differently: HDF5Data applies no transform_param at all (the net
 // scales with a layer after it), Data applies Caffe's DataTransformer; for those the reader is
@@ -215,8 +217,15 @@ int main(int argc, char** argv) {
       }
       if (std::fabs(ld[i]) > maxval) maxval = std::fabs(ld[i]);
     }
-    size_t label_diffs = 0;
-    if (tops.size() > 1) {  // n labels, or n x K for label vectors (ld_batch.label_k)
+    // Segmentation masks (ld_batch.masks, n x mask_h x mask_w class indices): the label top
+    // when they are the dataset's label (LibData's and HDF5Data's n x 1 x H x W label), else
+    // LibData's third top.
+    const bool masks_are_label = b->masks && b->mask_is_label;
+    const Blob<float>* mask_top = NULL;
+    if (b->masks && tops.size() > (masks_are_label ? 1u : 2u))
+      mask_top = tops[masks_are_label ? 1 : 2];
+    size_t label_diffs = 0, mask_diffs = 0;
+    if (tops.size() > 1 && !masks_are_label) {  // n labels, or n x K for label vectors
       const size_t nl = b->n * static_cast<size_t>(b->label_k > 0 ? b->label_k : 1);
       if (static_cast<size_t>(tops[1]->count()) != nl) {
         std::printf("batch %d: label shape differs: Caffe %s, libdata %zu x %d\n", k,
@@ -228,12 +237,27 @@ int main(int argc, char** argv) {
       const float* ll = static_cast<const float*>(b->labels);
       for (size_t i = 0; i < nl; ++i) label_diffs += cl[i] != ll[i];
     }
-    const bool same = maxdiff <= 1e-5 * (maxval > 1 ? maxval : 1) && label_diffs == 0;
+    std::string masks;
+    if (mask_top) {  // every class index, as the float Caffe gives the loss
+      const size_t nm = b->n * static_cast<size_t>(b->mask_h) * b->mask_w;
+      if (static_cast<size_t>(mask_top->count()) != nm || mask_top->num_axes() != 4 ||
+          mask_top->shape(1) != 1) {
+        std::printf("batch %d: mask shape differs: Caffe %s, libdata %zu x 1 x %d x %d\n", k,
+                    mask_top->shape_string().c_str(), b->n, b->mask_h, b->mask_w);
+        ok = false;
+        continue;
+      }
+      const float* cm = mask_top->cpu_data();
+      for (size_t i = 0; i < nm; ++i) mask_diffs += cm[i] != static_cast<float>(b->masks[i]);
+      masks = ", masks " + mask_top->shape_string() + " differing: " + std::to_string(mask_diffs);
+    }
+    const bool same =
+        maxdiff <= 1e-5 * (maxval > 1 ? maxval : 1) && label_diffs == 0 && mask_diffs == 0;
     std::printf("batch %d (%s layer, dataset samples %llu..%llu): data %s %zu values, "
-                "max |caffe - libdata| = %g (at %zu), labels differing: %zu -> %s\n",
+                "max |caffe - libdata| = %g (at %zu), labels differing: %zu%s -> %s\n",
                 k, lp.type().c_str(), static_cast<unsigned long long>(b->indices[0]),
                 static_cast<unsigned long long>(b->indices[b->n - 1]),
-                data->shape_string().c_str(), count, maxdiff, where, label_diffs,
+                data->shape_string().c_str(), count, maxdiff, where, label_diffs, masks.c_str(),
                 same ? "EQUAL" : "DIFFERENT");
     ok = ok && same;
   }
