@@ -1,6 +1,7 @@
-"""The baselines of the segmentation data for samples/caffe/run_seg.sh.
+"""The baselines of the segmentation data for samples/caffe/run_seg.sh, and its alignment set.
 
 Usage: make_seg_data.py SEG.h5 [CROP]
+       make_seg_data.py --align LIST MASKS_DIR OUT_DIR [SIZE]
 
 SEG.h5 is dataconv's output for a list without class labels and --masks: /label uint8
 (N, 1, H, W) class indices, 255 = ignore (the padding of --mode pad). Prints, over the pixels
@@ -16,13 +17,47 @@ that are not 255:
 A net that ignored its images, or got masks out of step with them, could not get below these.
 The LMDB pair written from the same list holds the same masks (in another order), so the
 numbers hold for it too.
+
+--align writes a set whose pictures are their masks: for each line REL of LIST, the mask
+MASKS_DIR/REL (extension .png) resized to SIZE x SIZE (default 48) with nearest sampling goes to
+OUT_DIR/masks/REL.png (gray, the class indices) and, times 50 in all three channels, to
+OUT_DIR/images/REL.png (lossless), listed in OUT_DIR/align.txt. Converted without --resize,
+every pixel of channel 0 is 50 x its mask's value, under any crop and mirror that keeps the two
+together: seg_align_train.prototxt checks that in Caffe's TRAIN phase.
 """
 import math
+import os
 import sys
 
 import h5py
 import numpy as np
 
+
+def align(listfile, masks_dir, out, size):
+    from PIL import Image
+
+    names = [line.strip() for line in open(listfile, encoding="utf-8") if line.strip()]
+    with open(f"{out}/align.txt", "w", encoding="utf-8") as lst:
+        for rel in names:
+            stem = os.path.splitext(rel)[0]
+            m = Image.open(f"{masks_dir}/{stem}.png")
+            if m.mode not in ("P", "L"):
+                sys.exit(f"{masks_dir}/{stem}.png: mode {m.mode}, expected palette or gray")
+            a = np.asarray(m.resize((size, size), Image.NEAREST), np.uint8)
+            if a.max() * 50 > 255:
+                sys.exit(f"{masks_dir}/{stem}.png: class {a.max()} does not fit 50 x class")
+            for sub, img in (("masks", Image.fromarray(a, "L")),
+                             ("images", Image.fromarray(np.repeat(a[..., None] * 50, 3, 2),
+                                                        "RGB"))):
+                os.makedirs(os.path.dirname(f"{out}/{sub}/{stem}.png"), exist_ok=True)
+                img.save(f"{out}/{sub}/{stem}.png")
+            lst.write(f"{stem}.png\n")
+    print(f"align: {len(names)} pictures of their {size}x{size} masks in {out}")
+
+
+if sys.argv[1] == "--align":
+    align(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]) if len(sys.argv) > 5 else 48)
+    sys.exit(0)
 path = sys.argv[1]
 crop = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 with h5py.File(path, "r") as f:

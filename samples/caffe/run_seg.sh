@@ -21,12 +21,17 @@
 # first two batches (TEST phase: file order, center crop), data and every mask value, with
 # libdata's reader (caffe_first_batch), and so does stock HDF5Data on seg.h5 (with shuffle off:
 # Caffe's own reading of /label against libdata's).
+# With the layer, seg_align then checks that its masks get exactly their images' random crop and
+# mirror in the TRAIN phase: on align.h5 (make_seg_data.py --align: pictures whose pixels are
+# 50 x their masks' class indices) seg_align_train.prototxt's EuclideanLoss between data channel
+# 0 and 50 x the label top must be exactly 0 at each of its 100 iterations.
 #
 # Usage: CAFFE_ROOT=/path/to/caffe samples/caffe/run_seg.sh [WORKDIR]
 # Optional: DATACONV, LIBDATA_CAFFE_LAYER (libdata_caffe_layer.so), CAFFE_FIRST_BATCH, PYTHON
 # (with numpy and h5py; default /usr/bin/python3); by default the programs are looked up in the
 # build*/ directories of this checkout. Without the layer the libdata ways are skipped.
-# Exit status: 0 when every way passed the three checks and showed its label top.
+# Exit status: 0 when every way passed the three checks and showed its label top (and, with the
+# layer, the alignment check passed).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
@@ -64,7 +69,7 @@ echo "caffe:   $CAFFE"
 echo "work in: $WORK"
 
 cd "$WORK"
-rm -rf seg.h5 seg.lmdb seg-masks.lmdb seg_h5.txt ./seg_*.prototxt ./seg_*.log
+rm -rf seg.h5 seg.lmdb seg-masks.lmdb seg_h5.txt ./seg_*.prototxt ./seg_*.log align align.h5
 # A list without class labels: the masks are the label (HDF5 /label (N, 1, H, W); LMDB: the
 # images in seg.lmdb with label 0, the masks in seg-masks.lmdb). The LMDB is shuffled at
 # conversion, as convert_imageset -shuffle, since the Data layer reads it in order (the mask
@@ -157,4 +162,33 @@ for way in $ways; do
         }
     fi
 done
+
+if [ -n "$PRELOAD" ]; then
+    echo
+    echo "== seg_align: caffe train --solver=seg_align_solver.prototxt (log: $WORK/seg_align.log)"
+    mkdir align
+    "$PYTHON" "$HERE/make_seg_data.py" --align "$SRC/samples/seg.txt" "$SRC/samples/masks" align
+    "$DATACONV" -q --list align/align.txt --root align/images --masks align/masks align.h5
+    if LD_PRELOAD="$PRELOAD" GLOG_logtostderr=1 \
+            "$CAFFE" train --solver=seg_align_solver.prototxt >seg_align.log 2>&1; then
+        losses=$(grep -E "Iteration [0-9]+.*, loss = " seg_align.log | sed 's/.*loss = //')
+        n=$(echo "$losses" | grep -c . || true)
+        nonzero=$(echo "$losses" | awk '$1 != 0' | grep -c . || true)
+        mean=$(grep -E "Train net output #[0-9]+: label_mean = " seg_align.log |
+               sed 's/.*= //' | awk '{ s += $1 } END { printf "%.4f", NR ? s / NR : 0 }')
+        echo "seg_align: $n iterations of random 40x40 crops and mirrors, $nonzero with a loss" \
+             "other than 0 (data channel 0 vs 50 x label); mean class index $mean"
+        if [ "$n" -ge 100 ] && [ "$nonzero" -eq 0 ] &&
+                awk -v m="$mean" 'BEGIN { exit !(m > 0) }'; then
+            echo "ok: seg_align: the masks got their images' crops and mirrors"
+        else
+            echo "FAIL: seg_align: masks and images apart (or no masks) in the TRAIN phase"
+            status=1
+        fi
+    else
+        tail -n 20 seg_align.log
+        echo "FAIL: seg_align: caffe train failed"
+        status=1
+    fi
+fi
 exit $status

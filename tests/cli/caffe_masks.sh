@@ -9,7 +9,9 @@
 # out of step with their images could not), its pixel accuracy must beat the most frequent
 # class's, and its label top must be batch x 1 x H x W (16 1 48 48, the LibData ways 16 1 40 40);
 # the LibData layer's first batches, and stock HDF5Data's (in file order), must equal libdata's
-# reader, every mask value included.
+# reader, every mask value included; and in the TRAIN phase the LibData layer's masks must get
+# exactly their images' random crops and mirrors (run_seg.sh's seg_align: 100 iterations of a
+# loss that is 0 only when they do).
 set -euo pipefail
 source "$(dirname "$0")/lib/caffe.sh"
 export LIBDATA_CAFFE_LAYER=$LAYER CAFFE_FIRST_BATCH=$CHECK DATACONV
@@ -42,4 +44,6 @@ done
 n=$(grep -c "masks 16 1 [0-9]* [0-9]* ([0-9]*) differing: 0 -> EQUAL$" "$TMP/out" || true)
 [ "$n" -ge 6 ] || fail "expected at least 6 equal first batches with masks (3 nets x 2), got $n"
 grep -q "DIFFERENT\|shape differs" "$TMP/out" && fail "a batch differs"
+grep -q "^ok: seg_align: the masks got their images' crops and mirrors" "$TMP/out" ||
+    fail "seg_align: the LibData layer's masks did not follow their images' crops and mirrors"
 echo "ok: segmentation masks train four ways in Caffe, label tops 16 x 1 x H x W"
