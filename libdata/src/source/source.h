@@ -171,9 +171,8 @@ void ld__source_slice(ld_source *s, size_t first, size_t count);
  * files are often one line), skipped; with LD_SRC_STRICT an LD_EFORMAT error. Malformed JSON:
  * LD_EFORMAT naming file:line and the parser's message. LD_EIO (cannot read), LD_ENOMEM,
  * LD_ECANCELED (tick, called every 4096 records), LD_ENOTSUP (built without yajl). */
-int ld__source_open_coco(const char *json, const char *root, unsigned flags,
-                         ld_source_warn_fn warn, ld_source_tick_fn tick, void *user,
-                         ld_source **out, ld_err *e);
+int ld__source_open_coco(const char *json, const char *root, unsigned flags, ld_source_warn_fn warn,
+                         ld_source_tick_fn tick, void *user, ld_source **out, ld_err *e);
 /* Pascal VOC: `dir` is a VOC2012-style folder (Annotations/ID.xml, JPEGImages/, ImageSets/);
  * `list` an ImageSets file (the first word of each line is an image id; a relative path not
  * found as given is looked up under dir), or NULL for every Annotations/<id>.xml, sorted.
@@ -187,8 +186,7 @@ int ld__source_open_coco(const char *json, const char *root, unsigned flags,
  * file: a warning naming file:line, the image skipped; with LD_SRC_STRICT an LD_EFORMAT (LD_EIO
  * for an unreadable file) error. LD_ENOMEM, LD_ECANCELED (tick, every 4096 images),
  * LD_ENOTSUP (built without libxml2). */
-int ld__source_open_voc(const char *dir, const char *list, unsigned flags,
-                        ld_source_warn_fn warn, ld_source_tick_fn tick, void *user,
-                        ld_source **out, ld_err *e);
+int ld__source_open_voc(const char *dir, const char *list, unsigned flags, ld_source_warn_fn warn,
+                        ld_source_tick_fn tick, void *user, ld_source **out, ld_err *e);
 
 #endif /* LD_SOURCE_H */

@@ -33,9 +33,8 @@
 
 #ifndef LD_HAVE_YAJL
 
-int ld__source_open_coco(const char *json, const char *root, unsigned flags,
-                         ld_source_warn_fn warn, ld_source_tick_fn tick, void *user,
-                         ld_source **out, ld_err *e)
+int ld__source_open_coco(const char *json, const char *root, unsigned flags, ld_source_warn_fn warn,
+                         ld_source_tick_fn tick, void *user, ld_source **out, ld_err *e)
 {
     (void)root, (void)flags, (void)warn, (void)tick, (void)user;
     *out = NULL;
@@ -220,8 +219,7 @@ static int on_number(void *ctx, const char *s, size_t n)
     case F_CROWD:
         if ((ok = num_int(s, n, &v)) && v) c->an.flags |= LD_BOX_CROWD;
         break;
-    default:
-        ok = 0;
+    default: ok = 0;
     }
     c->has[c->field] = ok ? 1 : -1;
     return 1;
@@ -274,19 +272,24 @@ static int on_key(void *ctx, const unsigned char *k, size_t n)
     coco *c = ctx;
 #define IS(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
     if (c->depth == 1) {
-        c->section = IS("images") ? SEC_IMAGES : IS("annotations") ? SEC_ANNS
-                                             : IS("categories")    ? SEC_CATS
-                                                                   : SEC_NONE;
+        c->section = IS("images")        ? SEC_IMAGES
+                     : IS("annotations") ? SEC_ANNS
+                     : IS("categories")  ? SEC_CATS
+                                         : SEC_NONE;
     } else if (c->depth == 3) {
         int f = F_NONE;
         if (c->section == SEC_IMAGES)
-            f = IS("id") ? F_ID : IS("file_name") ? F_FILE : IS("width") ? F_W
-                                                          : IS("height") ? F_H
-                                                                         : F_NONE;
+            f = IS("id")          ? F_ID
+                : IS("file_name") ? F_FILE
+                : IS("width")     ? F_W
+                : IS("height")    ? F_H
+                                  : F_NONE;
         else if (c->section == SEC_ANNS)
-            f = IS("image_id") ? F_IMAGE_ID : IS("bbox") ? F_BBOX : IS("category_id") ? F_CAT_ID
-                                                               : IS("iscrowd")        ? F_CROWD
-                                                                                      : F_NONE;
+            f = IS("image_id")      ? F_IMAGE_ID
+                : IS("bbox")        ? F_BBOX
+                : IS("category_id") ? F_CAT_ID
+                : IS("iscrowd")     ? F_CROWD
+                                    : F_NONE;
         else if (c->section == SEC_CATS)
             f = IS("id") ? F_ID : IS("name") ? F_NAME : F_NONE;
         c->field = f;
@@ -300,8 +303,10 @@ static int start(coco *c, int kind)
     if (c->depth < 4) c->kinds[c->depth] = (uint8_t)kind;
     c->depth++;
     if (c->depth == 1 && kind != 1) {
-        c->rc = ld__err(c->e, LD_EFORMAT, "%s:%lu: not a COCO instances file (the top level is "
-                        "not an object)", c->file, where(c, NULL));
+        c->rc = ld__err(c->e, LD_EFORMAT,
+                        "%s:%lu: not a COCO instances file (the top level is "
+                        "not an object)",
+                        c->file, where(c, NULL));
         return 0;
     }
     if (c->depth == 2 && c->section == SEC_IMAGES) c->saw_images = 1;
@@ -522,18 +527,16 @@ static int join(coco *c, ld_source *s)
                  "%s: canceled while listing", c->file);
         const image *im = &c->images[i];
         uint32_t m = 0;
-        for (size_t a = first_ann(c, im->id); a < c->n_anns && c->anns[a].image_id == im->id;
-             a++) {
+        for (size_t a = first_ann(c, im->id); a < c->n_anns && c->anns[a].image_id == im->id; a++) {
             const ann *an = &c->anns[a];
             if (an->flags & 0x80000000u) continue;
             LD_CHECK(c->e, grow((void **)&boxes, &cap_boxes, m, sizeof *boxes) == 0, LD_ENOMEM,
                      "%s: out of memory", c->file);
-            boxes[m++] = (ld_box){an->b[0], an->b[1], an->b[2], an->b[3],
-                                  (int32_t)find_cat(c, an->cat_id), an->flags};
+            boxes[m++] =
+                (ld_box){an->b[0], an->b[1], an->b[2], an->b[3], (int32_t)find_cat(c, an->cat_id),
+                         an->flags};
         }
-        LD_CHECK(c->e,
-                 ld__source_add_item_boxes(s, im->nm, im->name_len, boxes, m) ==
-                     LD_OK,
+        LD_CHECK(c->e, ld__source_add_item_boxes(s, im->nm, im->name_len, boxes, m) == LD_OK,
                  LD_ENOMEM, "%s: out of memory", c->file);
     }
     s->boxes = 1; /* even with no images */
@@ -542,16 +545,15 @@ fail:
     return rc;
 }
 
-int ld__source_open_coco(const char *json, const char *root, unsigned flags,
-                         ld_source_warn_fn warn, ld_source_tick_fn tick, void *user,
-                         ld_source **out, ld_err *e)
+int ld__source_open_coco(const char *json, const char *root, unsigned flags, ld_source_warn_fn warn,
+                         ld_source_tick_fn tick, void *user, ld_source **out, ld_err *e)
 {
     int rc = LD_OK;
     ld_source *s = NULL;
     FILE *f = NULL;
     unsigned char *piece = NULL;
-    coco c = {.file = json, .flags = flags, .warn = warn, .tick = tick, .user = user, .e = e,
-              .line = 1};
+    coco c = {
+        .file = json, .flags = flags, .warn = warn, .tick = tick, .user = user, .e = e, .line = 1};
     *out = NULL;
     LD_CHECK(e, json && *json, LD_EINVAL, "no COCO file given");
     f = fopen(json, "rb");
@@ -574,8 +576,8 @@ int ld__source_open_coco(const char *json, const char *root, unsigned flags,
             unsigned char *m = yajl_get_error(c.h, 0, piece, got);
             char *nl = m ? strchr((char *)m, '\n') : NULL;
             if (nl) *nl = '\0';
-            rc = ld__err(e, LD_EFORMAT, "%s:%lu: malformed JSON (byte %llu): %s", json,
-                         line, (unsigned long long)byte, m ? (const char *)m : "parse error");
+            rc = ld__err(e, LD_EFORMAT, "%s:%lu: malformed JSON (byte %llu): %s", json, line,
+                         (unsigned long long)byte, m ? (const char *)m : "parse error");
             if (m) yajl_free_error(c.h, m);
             goto fail;
         }
