@@ -169,6 +169,16 @@ static int num_double(const char *s, size_t n, double *out)
 static int num_int(const char *s, size_t n, int64_t *out)
 {
     double d;
+    char tmp[24], *end;
+    if (n && n < sizeof tmp && !memchr(s, '.', n) && !memchr(s, 'e', n) && !memchr(s, 'E', n)) {
+        memcpy(tmp, s, n); /* digits only: exact, beyond double's 2^53 */
+        tmp[n] = '\0';
+        errno = 0;
+        const long long v = strtoll(tmp, &end, 10);
+        if (end != tmp + n || errno) return 0;
+        *out = (int64_t)v;
+        return 1;
+    }
     if (!num_double(s, n, &d) || d != floor(d) || d < -9.0e18 || d > 9.0e18) return 0;
     *out = (int64_t)d;
     return 1;

@@ -371,6 +371,7 @@ static int list_file(voc *v, const char *list, char ***ids, size_t *n)
              z++)
             ;
         if (z == b) continue;
+        line[z] = '\0'; /* (z < got, or the NUL getline wrote) */
         if (memchr(line + b, '/', z - b) || memchr(line + b, '\0', z - b) || line[b] == '.') {
             LD_TRY(
                 bad(v, LD_EFORMAT, list, (long)lineno, "\"%.100s\" is not an image id", line + b));
