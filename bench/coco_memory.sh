@@ -10,14 +10,18 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
-build=${1:-$src/build}
+build=$(cd "${1:-$src/build}" && pwd)
 work=${2:-/tmp/ld_bench_coco}
 mkdir -p "$work"
 json=$work/instances.json
+# the same images and boxes without segmentation (~95 MB): peak RSS must not follow file size
+small=$work/instances_noseg.json
 
-if [ ! -e "$json" ]; then
-    /usr/bin/python3 - "$json.part" <<'PY'
+gen() { # OUT [noseg]
+    [ -e "$1" ] && return
+    /usr/bin/python3 - "$1.part" "${2:-}" <<'PY'
 import json, random, sys
+noseg = sys.argv[2] == "noseg"
 rng = random.Random(2017)
 n_images, per_image = 100_000, 8  # ~800k annotations (0..16 per image)
 # a pool of polygons (18-36 points, COCO's two decimals), reused: generating each one is slow
@@ -33,11 +37,12 @@ with open(sys.argv[1], "w") as f:
     for img in range(1, n_images + 1):
         for _ in range(rng.randint(0, 2 * per_image)):
             aid += 1
+            seg = rng.choice(pool)  # drawn either way: both files get the same boxes
             x, y = rng.uniform(0, 500), rng.uniform(0, 400)
             w, h = rng.uniform(1, 140), rng.uniform(1, 80)
             f.write('%s{"segmentation": %s, "area": %.4f, "iscrowd": %d, "image_id": %d, '
                     '"bbox": [%.2f, %.2f, %.2f, %.2f], "category_id": %d, "id": %d}'
-                    % ("" if first else ",", rng.choice(pool), w * h, rng.random() < 0.01, img,
+                    % ("" if first else ",", "[]" if noseg else seg, w * h, rng.random() < 0.01, img,
                        x, y, w, h, rng.choice(cats)["id"], aid))
             first = False
     f.write('], "images": [')
@@ -49,9 +54,10 @@ with open(sys.argv[1], "w") as f:
     f.write('], "categories": ' + json.dumps(cats) + "}")
 print("annotations:", aid)
 PY
-    mv "$json.part" "$json"
-fi
-echo "== $(du -m "$json" | cut -f1) MB: $json"
+    mv "$1.part" "$1"
+}
+gen "$json"
+gen "$small" noseg
 
 cmake --build "$build" --target libdata_static -j2 >/dev/null
 cat >"$work/drv.c" <<'C'
@@ -81,13 +87,16 @@ int main(int argc, char **argv)
 }
 C
 cc -O2 -std=c11 -D_GNU_SOURCE -I"$src/libdata/src" -I"$src/libdata/include" "$work/drv.c" \
-    "$build/libdata_static.a" $(pkg-config --libs yajl libxml-2.0 libarchive) -ljpeg -lm -lpthread \
-    -o "$work/drv"
+    "$build/libdata.a" $(pkg-config --libs yajl libxml-2.0 libarchive libpng libtiff-4 libwebpdemux \
+    libwebp hdf5-serial 2>/dev/null) -ljpeg -lgif -llmdb -lz -lm -lpthread -o "$work/drv"
 
 rss() { sed -n 's/.*Maximum resident set size (kbytes): //p' "$1"; }
 wall() { sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$1"; }
-/usr/bin/time -v "$work/drv" "$json" 2>"$work/drv.time"
-echo "libdata ld__source_open_coco: peak RSS $(( $(rss "$work/drv.time") / 1024 )) MiB, $(wall "$work/drv.time")"
+for f in "$small" "$json"; do
+    /usr/bin/time -v "$work/drv" "$f" 2>"$work/drv.time"
+    echo "libdata ld__source_open_coco, $(du -m "$f" | cut -f1) MB $(basename "$f"):" \
+        "peak RSS $(( $(rss "$work/drv.time") / 1024 )) MiB, $(wall "$work/drv.time")"
+done
 
 avail=$(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo)
 if [ "$avail" -ge 12000 ]; then
