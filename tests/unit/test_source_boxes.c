@@ -412,3 +412,48 @@ Test(source_boxes, voc_refuses_a_file_over_1_mib)
     cr_expect_eq(rc, LD_EFORMAT, "rc %d (%s)", rc, e.msg);
     cr_expect(strstr(e.msg, "big.xml"), "%s", e.msg);
 }
+
+Test(source_boxes, coco_lines_are_counted_across_64_kib_pieces)
+{
+    const int n = 3000; /* ~150 KB, one image a line: the bad record is in the third piece */
+    char *text = malloc((size_t)n * 64 + 256), *p = text;
+    p += sprintf(p, "{\"images\": [\n");
+    for (int i = 0; i < n; i++)
+        p += sprintf(p, "%s{\"id\": %d, \"file_name\": \"%06d.jpg\"}\n", i ? "," : "", i, i);
+    sprintf(p, "],\n\"categories\": [{\"id\": 1, \"name\": \"x\"}],\n\"annotations\": [\n"
+               "{\"image_id\": 5, \"bbox\": [1, 2, 3, 4], \"category_id\": 1},\n"
+               "{\"image_id\": 5, \"bbox\": [1, 2, 3, -4], \"category_id\": 1}]}\n");
+    char json[1024];
+    put("lines.json", text, json, sizeof json);
+    free(text);
+    ld_source *s = NULL;
+    ld_err e = {0};
+    int rc = ld__source_open_coco(json, NULL, LD_SRC_STRICT, NULL, NULL, NULL, &s, &e);
+    cr_expect_eq(rc, LD_EFORMAT, "rc %d: %s", rc, e.msg);
+    char want[1100];
+    snprintf(want, sizeof want, "%s:%d: ", json, n + 6); /* 1 + n images + 3 + 2 */
+    cr_expect(strstr(e.msg, want), "want %s in %s", want, e.msg);
+}
+
+Test(source_boxes, voc_tick_cancels_a_long_listing)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/voc", ld_tmp);
+    for (int i = 0; i < 4100; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "%06d", i);
+        voc_xml(id, "");
+    }
+    ld_source *s = NULL;
+    ld_err e = {0};
+    int ticks = 0;
+    int rc = ld__source_open_voc(dir, NULL, 0, NULL, cancel_tick, &ticks, &s, &e);
+    cr_expect_eq(rc, LD_ECANCELED, "rc %d: %s", rc, e.msg);
+    cr_expect_eq(ticks, 1);
+    cr_expect_null(s);
+    rc = ld__source_open_voc(dir, NULL, 0, NULL, NULL, NULL, &s, &e);
+    cr_assert_eq(rc, LD_OK, "%s", e.msg);
+    cr_expect_eq(ld__source_count(s), 4100);
+    cr_expect_str_eq(ld__source_rel(s, 4099), "JPEGImages/004099.jpg");
+    ld__source_free(s);
+}
