@@ -431,7 +431,7 @@ Test(source_boxes, coco_lines_are_counted_across_64_kib_pieces)
     int rc = ld__source_open_coco(json, NULL, LD_SRC_STRICT, NULL, NULL, NULL, &s, &e);
     cr_expect_eq(rc, LD_EFORMAT, "rc %d: %s", rc, e.msg);
     char want[1100];
-    snprintf(want, sizeof want, "%s:%d: ", json, n + 6); /* 1 + n images + 3 + 2 */
+    snprintf(want, sizeof want, "%s:%d: ", json, n + 6); /* "{", n images, 3 lines, annotation 1 */
     cr_expect(strstr(e.msg, want), "want %s in %s", want, e.msg);
 }
 

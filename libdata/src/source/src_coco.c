@@ -6,10 +6,10 @@
  * RLE counts; a DOM parser would hold gigabytes. The file is fed to yajl's event parser in
  * 64 KiB pieces and only what a box needs is kept, in compact arrays: per image its id, name
  * and size; per annotation its image id, category id, box, crowd flag and where it was (line
- * and byte, for messages); per category its id and name. Memory is those records (about 56
- * bytes an annotation, 40 an image plus its name) and one piece of the file, whatever the
- * file's size. Numbers arrive as text (yajl's number callback) and only the fields we keep are
- * converted, so skipping a polygon costs the lexer and nothing else.
+ * and byte, for messages); per category its id and name. Memory is those records (48
+ * bytes an annotation, 40 an image plus its name; 24 a box once added) and one piece of the file,
+ * whatever the file's size. Numbers arrive as text (yajl's number callback) and only the fields we
+ * keep are converted, so skipping a polygon costs the lexer and nothing else.
  *
  * Top-level keys may come in any order (annotations before images), so joining waits for the
  * end: annotations are sorted by (image id, position in the file), categories by id (box class
