@@ -473,7 +473,7 @@ static size_t first_ann(const coco *c, int64_t id)
 static long find_cat(const coco *c, int64_t id)
 {
     const cat key = {.id = id};
-    const cat *f = bsearch(&key, c->cats, c->n_cats, sizeof key, cmp_cat_id);
+    const cat *f = c->n_cats ? bsearch(&key, c->cats, c->n_cats, sizeof key, cmp_cat_id) : NULL;
     return f ? (long)(f - c->cats) : -1;
 }
 
@@ -490,24 +490,25 @@ static int join(coco *c, ld_source *s)
     ld_box *boxes = NULL;
     size_t cap_boxes = 0;
     char msg[160];
-    qsort(c->cats, c->n_cats, sizeof *c->cats, cmp_cat);
+    if (c->n_cats) qsort(c->cats, c->n_cats, sizeof *c->cats, cmp_cat);
+    size_t kept = 0; /* one pass: a category id given twice keeps its first */
     for (size_t k = 0; k < c->n_cats; k++) {
-        if (k && c->cats[k].id == c->cats[k - 1].id) {
+        if (kept && c->cats[k].id == c->cats[kept - 1].id) {
             snprintf(msg, sizeof msg, "category id %lld given twice (the first is kept)",
                      (long long)c->cats[k].id);
             LD_TRY(check_rec(c, c->cats[k].line, 0, msg));
-            memmove(c->cats + k, c->cats + k + 1, (c->n_cats - k - 1) * sizeof *c->cats);
-            c->n_cats--, k--;
             continue;
         }
+        c->cats[kept++] = c->cats[k];
     }
+    c->n_cats = kept;
     for (size_t k = 0; k < c->n_cats; k++)
         LD_CHECK(c->e,
                  ld__source_add_box_class(s, (const char *)c->names.p + c->cats[k].name,
                                           c->cats[k].name_len, c->cats[k].id) == LD_OK,
                  LD_ENOMEM, "%s: out of memory", c->file);
-    qsort(c->anns, c->n_anns, sizeof *c->anns, cmp_ann);
-    qsort(c->images, c->n_images, sizeof *c->images, cmp_image_id);
+    if (c->n_anns) qsort(c->anns, c->n_anns, sizeof *c->anns, cmp_ann);
+    if (c->n_images) qsort(c->images, c->n_images, sizeof *c->images, cmp_image_id);
     /* annotations naming no image (walk both sorted lists), or an unknown category */
     for (size_t a = 0, i = 0; a < c->n_anns; a++) {
         while (i < c->n_images && c->images[i].id < c->anns[a].image_id)
@@ -531,7 +532,7 @@ static int join(coco *c, ld_source *s)
     /* items in file_name order */
     for (size_t i = 0; i < c->n_images; i++)
         c->images[i].nm = (const char *)c->names.p + c->images[i].name;
-    qsort(c->images, c->n_images, sizeof *c->images, cmp_image_name);
+    if (c->n_images) qsort(c->images, c->n_images, sizeof *c->images, cmp_image_name);
     for (size_t i = 0; i < c->n_images; i++) {
         LD_CHECK(c->e, (i + 1) % 4096 || !c->tick || !c->tick(c->user, i), LD_ECANCELED,
                  "%s: canceled while listing", c->file);

@@ -340,7 +340,7 @@ static int list_all(voc *v, char ***ids, size_t *n)
         (*n)++;
     }
     closedir(d);
-    qsort(*ids, *n, sizeof **ids, cmp_str);
+    if (*n) qsort(*ids, *n, sizeof **ids, cmp_str);
 fail:
     return rc;
 }
