@@ -61,8 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mkdir(ann, 0700);
     fuzz_write("voc/Annotations/a.xml", data, size);
     const size_t got = check(dir, NULL, 0);
-    fuzz_write("voc/list.txt", (const uint8_t *)"a\n", 2);
-    const size_t strict = check(dir, "list.txt", LD_SRC_STRICT);
+    const char *list = fuzz_write("voc/list.txt", (const uint8_t *)"a\n", 2);
+    const size_t strict = check(dir, list, LD_SRC_STRICT);
     if (got != strict) abort();
     return 0;
 }
