@@ -345,7 +345,7 @@ static int finish(coco *c)
             return bad(c, line, byte, "an image without an integer \"id\" and a \"file_name\"");
         const char *nm = (const char *)c->names.p + c->im.name;
         int unsafe = c->im.name_len == 0 || nm[0] == '/';
-        for (uint32_t i = 0; i + 1 < c->im.name_len + 1u && !unsafe; i++) /* ".." components */
+        for (uint32_t i = 0; i < c->im.name_len && !unsafe; i++) /* ".." components */
             unsafe = (i == 0 || nm[i - 1] == '/') && nm[i] == '.' && i + 1 < c->im.name_len &&
                      nm[i + 1] == '.' && (i + 2 == c->im.name_len || nm[i + 2] == '/');
         if (unsafe)
@@ -571,7 +571,9 @@ int ld__source_open_coco(const char *json, const char *root, unsigned flags, ld_
     LD_CHECK(e, f, LD_EIO, "%s: cannot open: %s", json, strerror(errno));
     piece = malloc(PIECE);
     c.h = yajl_alloc(&callbacks, NULL, &c);
-    LD_CHECK(e, piece && c.h, LD_ENOMEM, "%s: out of memory", json);
+    /* (names.p is never NULL, so that an empty name points somewhere) */
+    LD_CHECK(e, piece && c.h && ld__buf_reserve(&c.names, 4096) == 0, LD_ENOMEM,
+             "%s: out of memory", json);
     for (;;) {
         const size_t got = fread(piece, 1, PIECE, f);
         LD_CHECK(e, got > 0 || !ferror(f), LD_EIO, "%s: read error: %s", json, strerror(errno));

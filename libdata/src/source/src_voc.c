@@ -43,6 +43,7 @@ int ld__source_open_voc(const char *dir, const char *list, unsigned flags, ld_so
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <libxml/xmlerror.h>
 
 #define MAX_XML (1u << 20)
 
@@ -106,6 +107,11 @@ static void on_xml_error(void *user, xmlErrorPtr err)
     snprintf(v->xml_msg, sizeof v->xml_msg, "%s", err->message ? err->message : "XML error");
     const size_t n = strlen(v->xml_msg);
     if (n && v->xml_msg[n - 1] == '\n') v->xml_msg[n - 1] = '\0';
+}
+
+static void quiet(void *ctx, const char *msg, ...)
+{
+    (void)ctx, (void)msg;
 }
 
 /* The line of the first occurrence of `what` in the document, for messages. */
@@ -229,8 +235,15 @@ static int read_one(voc *v, const char *id, size_t id_len)
     ctxt->sax->warning = NULL;
     ctxt->sax->error = NULL;
     v->xml_msg[0] = '\0', v->xml_line = 0;
+    /* Errors raised without a context (encoding errors) go to libxml2's generic handler, which
+     * prints to stderr: silenced around the parse, and the caller's handler put back (this
+     * state is per thread in libxml2). */
+    xmlGenericErrorFunc old = xmlGenericError;
+    void *old_ctx = xmlGenericErrorContext;
+    xmlSetGenericErrorFunc(NULL, quiet);
     doc = xmlCtxtReadMemory(ctxt, (const char *)v->xml.p, (int)v->xml.len, file, NULL,
                             XML_PARSE_NONET | XML_PARSE_NOBLANKS);
+    xmlSetGenericErrorFunc(old_ctx, old);
     if (!doc || !ctxt->wellFormed) {
         rc = bad(v, LD_EFORMAT, file, v->xml_line, "malformed XML: %s",
                  v->xml_msg[0] ? v->xml_msg : "not well-formed");
@@ -431,9 +444,10 @@ int ld__source_open_voc(const char *dir, const char *list, unsigned flags, ld_so
         if (v.boxes[b].label >= 20) v.boxes[b].label = remap[v.boxes[b].label - 20];
     for (size_t i = 0; i < v.n_items; i++) {
         const pending *p = &v.items[i];
-        LD_CHECK(
-            e, ld__source_add_item_boxes(s, p->rel, strlen(p->rel), v.boxes + p->first, p->m) == 0,
-            LD_ENOMEM, "out of memory");
+        LD_CHECK(e,
+                 ld__source_add_item_boxes(s, p->rel, strlen(p->rel),
+                                           p->m ? v.boxes + p->first : NULL, p->m) == 0,
+                 LD_ENOMEM, "out of memory");
     }
     s->boxes = 1;
     *out = s;
