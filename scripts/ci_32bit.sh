@@ -23,15 +23,17 @@ t0=$SECONDS
 say() { echo "== [32-bit $((SECONDS - t0))s] $*"; }
 
 # (libaec-dev:i386: szip, which a static link of HDF5 needs: install_consumers.sh links -static;
-# libtiff-dev, libwebp-dev, libgif-dev, libarchive-dev: the TIFF/WebP/GIF decoders and tar input,
+# libtiff-dev, libwebp-dev, libgif-dev, libarchive-dev, libyajl-dev, libxml2-dev: the TIFF/WebP/GIF
+# decoders, tar input, COCO and VOC input,
 # Multi-Arch: same, so their :i386/:armhf twins install beside the amd64 ones, same version)
 apt_pkgs=(crossbuild-essential-i386 crossbuild-essential-armhf qemu-user
           libjpeg62-turbo-dev:i386 libpng-dev:i386 zlib1g-dev:i386 liblmdb-dev:i386
           libhdf5-103-1:i386 libgit2-1.5:i386 libffi8:i386 libaec-dev:i386
           libtiff-dev:i386 libwebp-dev:i386 libgif-dev:i386 libarchive-dev:i386
+          libyajl-dev:i386 libxml2-dev:i386
           libjpeg62-turbo-dev:armhf libpng-dev:armhf zlib1g-dev:armhf liblmdb-dev:armhf
           libhdf5-103-1:armhf libtiff-dev:armhf libwebp-dev:armhf libgif-dev:armhf
-          libarchive-dev:armhf)
+          libarchive-dev:armhf libyajl-dev:armhf libxml2-dev:armhf)
 # Unpacked, not installed: installing libcriterion-dev:i386 removes the amd64 Criterion (its
 # libnanomsg5 is single-architecture), libhdf5-dev:<arch> removes libhdf5-dev, and
 # lmdb-utils:i386 would replace the amd64 tools.

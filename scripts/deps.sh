@@ -6,8 +6,9 @@ what=${1:-test}
 # libtiff-dev, libwebp-dev, libgif-dev: TIFF, WebP and GIF input (issue 29; each can be turned
 # off with -DLIBDATA_WITH_TIFF/WEBP/GIF=OFF, and such files are then skipped as not built).
 # libarchive-dev: tar archives as input (issue 29; -DLIBDATA_WITH_ARCHIVE=OFF refuses them).
+# libyajl-dev, libxml2-dev: COCO JSON and Pascal VOC XML detection input (-DLIBDATA_WITH_COCO/VOC=OFF).
 build_pkgs="build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev zlib1g-dev libhdf5-dev liblmdb-dev
-            libtiff-dev libwebp-dev libgif-dev libarchive-dev"
+            libtiff-dev libwebp-dev libgif-dev libarchive-dev libyajl-dev libxml2-dev"
 # Tests cross-check our files with independent tools: h5py, python3-lmdb + protobuf, h5dump,
 # mdb_stat; fixtures are derived from the photographs that python3-skimage ships. Open MPI
 # builds and runs dataconv's MPI mode (-DLIBDATA_WITH_MPI=ON, tests/cli/mpi_*.sh). The random

@@ -150,4 +150,35 @@ void ld__source_shuffle(ld_source *s, uint64_t seed);
  * listing). The other items' strings stay in the arena until the source is freed. */
 void ld__source_slice(ld_source *s, size_t first, size_t count);
 
+/* Detection sources (src_coco.c, src_voc.c): every item carries its boxes (ld__source_box).
+ *
+ * COCO: `json` is an instances file (images[], annotations[], categories[]), read streaming
+ * (memory: the kept records, not the file). One item per image, sorted by file_name: rel =
+ * file_name, path = root/file_name (NULL or "": as written). bbox [x,y,w,h] becomes x1 = x,
+ * y1 = y, x2 = x + w, y2 = y + h; iscrowd sets LD_BOX_CROWD. Box classes = categories sorted
+ * by id (label = rank, ld__source_box_class_id = category_id). Images without annotations are
+ * kept (no boxes). An annotation naming an unknown image or category, a bbox that is not 4
+ * finite numbers or has w or h < 0, an image without id or file_name (or one that is absolute
+ * or holds ".."), a duplicated category id: a warning naming file:line (and the byte: COCO
+ * files are often one line), skipped; with LD_SRC_STRICT an LD_EFORMAT error. Malformed JSON:
+ * LD_EFORMAT naming file:line and the parser's message. LD_EIO (cannot read), LD_ENOMEM,
+ * LD_ECANCELED (tick, called every 4096 records), LD_ENOTSUP (built without yajl). */
+int ld__source_open_coco(const char *json, const char *root, unsigned flags, ld_source_warn_fn warn,
+                         ld_source_tick_fn tick, void *user, ld_source **out, ld_err *e);
+/* Pascal VOC: `dir` is a VOC2012-style folder (Annotations/ID.xml, JPEGImages/, ImageSets/);
+ * `list` an ImageSets file (the first word of each line is an image id; a relative path not
+ * found as given is looked up under dir), or NULL for every Annotations/<id>.xml, sorted.
+ * Items in the list's order: rel = "JPEGImages/" + <filename> (else ID.jpg), root = dir.
+ * Boxes from <object><name> and <bndbox> (VOC's 1-based pixels: x1 = xmin - 1, y1 = ymin - 1,
+ * x2 = xmax, y2 = ymax), <difficult>1 sets LD_BOX_DIFFICULT. Box classes: VOC's 20 names in
+ * their standard order (id = index), then any other name found, sorted. XML is parsed without
+ * network, DTD loading or entity substitution, and a file with a DOCTYPE, an entity
+ * declaration or an entity reference other than XML's five is refused (XXE, billion laughs),
+ * as is a file over 1 MiB. A malformed or refused file, or a listed id without a readable
+ * file: a warning naming file:line, the image skipped; with LD_SRC_STRICT an LD_EFORMAT (LD_EIO
+ * for an unreadable file) error. LD_ENOMEM, LD_ECANCELED (tick, every 4096 images),
+ * LD_ENOTSUP (built without libxml2). */
+int ld__source_open_voc(const char *dir, const char *list, unsigned flags, ld_source_warn_fn warn,
+                        ld_source_tick_fn tick, void *user, ld_source **out, ld_err *e);
+
 #endif /* LD_SOURCE_H */
