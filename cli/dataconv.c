@@ -165,10 +165,37 @@ static char *join_argv(int argc, char **argv)
     return s;
 }
 
-/* Work out SRC/ROOT, the list file and OUT from the positionals (three command forms). */
+/* The last value given for a string parameter, or NULL. */
+static const char *param_str(const dc_opts *o, int id)
+{
+    for (int i = o->nparams - 1; i >= 0; i--)
+        if (o->params[i].d->id == id) return o->params[i].s;
+    return NULL;
+}
+
+/* Work out SRC/ROOT, the list file and OUT from the positionals (three command forms, and the
+ * detection inputs: --coco JSON --root IMAGES OUT, --voc DIR [--list IMAGESETS] OUT). */
 static int resolve_inputs(dc_opts *o, const char **input, const char **list, const char **out)
 {
     *list = o->list;
+    const char *coco = param_str(o, LD_C_COCO), *voc = param_str(o, LD_C_VOC);
+    if (coco || voc) {
+        if (coco && voc) return dc_usage_error("--coco and --voc exclude each other");
+        if (coco && o->list)
+            return dc_usage_error("--coco: the JSON lists the images; --list is for --voc");
+        if (coco && !o->root)
+            return dc_usage_error("--coco %s needs --root IMAGES, the folder its file_names are "
+                                  "relative to (e.g. --root train2017/)",
+                                  coco);
+        if (voc && o->root) return dc_usage_error("--voc DIR is the root: no --root");
+        if (o->npos != 1)
+            return dc_usage_error("with --%s give one OUT (got %d arguments)",
+                                  coco ? "coco" : "voc", o->npos);
+        if (coco && !is_file(coco)) return dc_usage_error("--coco %s: no such file", coco);
+        *input = coco ? o->root : voc;
+        *out = o->pos[0];
+        return DC_EXIT_OK;
+    }
     if (o->list) {
         if (o->npos == 1 && o->root) {
             *input = o->root;

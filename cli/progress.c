@@ -215,6 +215,9 @@ void dc_progress_summary(dc_progress *p, const ld_progress *s, const char *outpu
             fprintf(o, "%s%" PRIu64 " other", sep, other);
         fputs(" (named above; --strict makes them fatal)\n", o);
     }
+    if (s->boxes || s->boxes_dropped)
+        fprintf(o, "  boxes     %" PRIu64 " written, %" PRIu64 " cropped away (dropped)\n",
+                s->boxes, s->boxes_dropped);
     if (s->unlisted) {
         /* folder mode: what was never listed as an image, by reason */
         fprintf(o, "  not listed %" PRIu64 ":", s->unlisted);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Detection boxes (issue 28): the reader moves each sample's boxes with its image under crop +
-# mirror and random resized crop (checked against NumPy on the stored boxes, the crop found from
-# the pixels, the RRC box from Reader.crop_box), for another tool's file (h5py) as libdata's
-# layout is (/boxes (M, 4), /box_label, /box_flags, /box_offsets (N + 1)); torch gets
-# torchvision's detection targets (tests/cli/lib/boxes_check.py).
+# Detection boxes (issue 28): COCO instances JSON and Pascal VOC XML inputs become HDF5 /boxes
+# (M, 4), /box_label, /box_flags, /box_offsets (N + 1) that follow each image's EXIF orientation
+# and resize (NumPy on the annotation files, 1e-3 px), keep their classes and ids, survive
+# shards and merge; the reader moves them with the image under crop + mirror and random resized
+# crop (NumPy on the stored boxes, the crop found from the pixels, the RRC box from
+# Reader.crop_box), also for another tool's file (h5py); torch gets torchvision's detection
+# targets (tests/cli/lib/boxes_check.py).
 source "$(dirname "$0")/lib/common.sh"
 chk=$SRC/tests/cli/lib/boxes_check.py
 python_loads_libdata || { echo "skip: python cannot load this libdata build"; exit 0; }
@@ -27,4 +29,49 @@ PY
 run "$DATACONV" bench "$TMP/det.h5"
 expect_rc 1
 expect_err "box_offsets entry 3"
+check "COCO instances JSON (annotations first, ids 3/7/11, crowd flags, EXIF-turned photos):"
+check "/boxes equal the JSON's boxes under each resize mode (NumPy, 1e-3 px), /box_label the"
+check "classes' indices, box_class_ids the JSON's category ids; no /label"
+py coco "$TMP/c" "$LD_TEST_DATA/photos"
+for mode in squash crop pad; do
+    run "$DATACONV" --coco "$TMP/c/instances.json" --root "$TMP/c/images" "$TMP/coco_$mode.h5" \
+        --resize 96x64 --mode "$mode"
+    expect_rc 0
+    expect_err "converted 12 of 12"
+    py stored "$TMP/coco_$mode.h5" "$TMP/c" coco 96 64 "$mode"
+done
+expect_err "boxes .* written, .* cropped away"
+py reader "$TMP/coco_crop.h5"
+
+check "Pascal VOC (1-based XML pixels, an ImageSets list of 9 of the 12)"
+run "$DATACONV" --voc "$TMP/c/voc" --list "$TMP/c/voc/ImageSets/Main/train.txt" "$TMP/voc.h5" \
+    --resize 80x80 --mode crop
+expect_rc 0
+expect_err "converted 9 of 9"
+py stored "$TMP/voc.h5" "$TMP/c" voc 80 80 crop
+run "$DATACONV" info "$TMP/voc.h5"
+expect_out "box classes: 20: aeroplane, bicycle"
+
+check "shards and merge: the merged dataset's boxes equal one run's (offsets shifted per part)"
+for k in 0 1 2; do
+    run "$DATACONV" --coco "$TMP/c/instances.json" --root "$TMP/c/images" "$TMP/sh.h5" \
+        --resize 96x64 --mode crop --shard $k/3
+    expect_rc 0
+done
+run "$DATACONV" merge "$TMP/merged.h5" "$TMP"/sh-0000?-of-00003.h5
+expect_rc 0
+"$PYTHON" - "$TMP/merged.h5" "$TMP/coco_crop.h5" <<'PY'
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+for k in ("boxes", "box_label", "box_flags", "box_offsets", "data"):
+    assert np.array_equal(a[k][:], b[k][:]), k
+assert a["boxes"].is_virtual and not a["box_offsets"].is_virtual
+PY
+py reader "$TMP/merged.h5"
+
+check "LMDB output refuses boxes, saying where they go"
+run "$DATACONV" --coco "$TMP/c/instances.json" --root "$TMP/c/images" "$TMP/x.lmdb" --resize 32
+expect_rc 1
+expect_err "give an .h5 output"
+[ ! -e "$TMP/x.lmdb" ] || fail "a refused run left $TMP/x.lmdb"
 echo "boxes: all checks passed"

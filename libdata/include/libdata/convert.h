@@ -110,7 +110,16 @@ typedef enum ld_convert_param {
         /label (N, 1, H, W) when the input has no class labels (an unlabelled list), else
         /mask; LMDB a second database OUT-masks beside OUT. A missing or bad mask skips its
         image (or stops the run with LD_C_STRICT). NULL = no masks (default) */
-    LD_C_MASKS = 102
+    LD_C_MASKS = 102,
+    /** string: a COCO instances JSON (annotations/instances_train2017.json): the images it
+        lists, with their detection boxes, are read from ld_convert_run's `input` folder (their
+        file_name below it); streamed, memory does not grow with the file beyond the images'
+        records and boxes. NULL = no COCO input (default) */
+    LD_C_COCO = 103,
+    /** string: a Pascal VOC folder (VOC2012: Annotations/, JPEGImages/, ImageSets/): its
+        images with the boxes of their Annotations XML; LD_C_LIST_FILE then names an ImageSets
+        list (ImageSets/Main/train.txt), else every annotation is read. NULL = none (default) */
+    LD_C_VOC = 104
 
 } ld_convert_param;
 

@@ -113,8 +113,13 @@ static const ld_param_desc PARAMS[] = {
     STR(LD_C_MASKS, "masks", "",
         "folder of segmentation masks: the mask of REL/name.ext is MASKS/REL/name.png (class "
         "indices)"),
+    STR(LD_C_COCO, "coco", "",
+        "a COCO instances JSON: its images (below the input folder) with their detection boxes"),
+    STR(LD_C_VOC, "voc", "",
+        "a Pascal VOC folder: its images with the boxes of Annotations/*.xml (list_file: an "
+        "ImageSets list)"),
 };
-LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_MASK_PAD, LD_C_MASKS);
+LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_MASK_PAD, LD_C_VOC);
 
 /* Largest input file we read whole: no sane image file holds more than ~8 bytes per pixel
  * of the pixel limit (16-bit RGBA TIFF, uncompressed), so bigger "images" are refused rather
@@ -1034,7 +1039,17 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     const ld_list_opts lo = {(int)P(c, LD_C_LABEL_COUNT), lt == LD_LABEL_INT32     ? LD_DTYPE_I32
                                                           : lt == LD_LABEL_FLOAT32 ? LD_DTYPE_F32
                                                                                    : 0};
-    if (list_file)
+    const char *coco = PSTR(c, LD_C_COCO), *voc = PSTR(c, LD_C_VOC);
+    LD_CHECKP(&c->err, !coco || !voc, LD_EINVAL, LD_C_VOC, "coco and voc exclude each other");
+    LD_CHECKP(&c->err, !coco || !list_file, LD_EINVAL, LD_C_LIST_FILE,
+              "coco: the JSON lists the images; give no list_file");
+    if (coco)
+        rc = ld__source_open_coco(coco, input, src_flags, source_warn, source_tick, &lst, &j->src,
+                                  &c->err);
+    else if (voc)
+        rc = ld__source_open_voc(voc, list_file, src_flags, source_warn, source_tick, &lst, &j->src,
+                                 &c->err);
+    else if (list_file)
         rc = ld__source_open_list(list_file, input, &lo, source_tick, &lst, &j->src, &c->err);
     else if (ld_convert_input_is_archive(input))
         rc = ld__source_open_archive(input, src_flags, source_warn, source_note, source_tick, &lst,
@@ -1058,14 +1073,19 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     c->stats.unlisted = c->stats.unlisted_name + c->stats.unlisted_hidden +
                         c->stats.unlisted_special + c->stats.unlisted_loose +
                         c->stats.unlisted_unsafe;
-    LD_CHECKP(&c->err, r->n > 0, LD_EFORMAT, list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
-              list_file         ? "%s: the list file names no images"
+    LD_CHECKP(&c->err, r->n > 0, LD_EFORMAT,
+              coco || voc || list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
+              coco || voc       ? "%s: no image with annotations"
+              : list_file       ? "%s: the list file names no images"
               : P(c, LD_C_FLAT) ? "%s: no image files found (.jpg, .png, .tif, .webp, .gif, "
                                   ".bmp, .ppm...)"
                                 : "%s: no images found (expected one sub-folder per class holding "
                                   ".jpg, .jpeg or .png files, or .tif, .webp, .gif, .bmp, .ppm...; "
                                   "flat for a folder without class folders)",
-              list_file ? list_file : input);
+              coco        ? coco
+              : voc       ? voc
+              : list_file ? list_file
+                          : input);
     if (P(c, LD_C_SHUFFLE)) ld__source_shuffle(j->src, (uint64_t)P(c, LD_C_SEED));
     c->stats.total = r->n;
 
@@ -1075,7 +1095,7 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
         j->label_vec = malloc((size_t)ld__source_label_count(j->src) * 4);
         LD_CHECK(&c->err, j->label_vec, LD_ENOMEM, "out of memory");
     }
-    LD_TRY(describe_output(c, r, j, list_file ? list_file : input));
+    LD_TRY(describe_output(c, r, j, coco ? coco : voc ? voc : list_file ? list_file : input));
     size_t max_rel = 1;
     for (size_t i = 0; i < r->n; i++) {
         size_t len = strlen(ld__source_rel(j->src, i));

@@ -116,5 +116,147 @@ def reader(path):
     print("  torch: targets as torchvision's detection models take them")
 
 
+def make_coco(root, photos):
+    """12 real photos (3 with EXIF orientation 6, 3 and 8) in images/, their boxes in a COCO
+    instances JSON (category ids 3, 7, 11, not contiguous; some crowd), and the same boxes as
+    Pascal VOC XML (1-based pixels) in voc/."""
+    from PIL import Image
+    rng = np.random.default_rng(5)
+    os.makedirs(f"{root}/images", exist_ok=True)
+    for d in ("Annotations", "JPEGImages", "ImageSets/Main"):
+        os.makedirs(f"{root}/voc/{d}", exist_ok=True)
+    cats = [{"id": 3, "name": "cat"}, {"id": 7, "name": "dog"}, {"id": 11, "name": "bird"}]
+    images, anns, ids = [], [], []
+    for k in range(12):
+        im = Image.open(f"{photos}/p{k % 10:02d}.jpg").convert("RGB")
+        w, h = im.size
+        name = f"img{k:02d}.jpg"
+        kw = {}
+        if k in (4, 5, 6):
+            ex = Image.Exif()
+            ex[0x0112] = {4: 6, 5: 3, 6: 8}[k]
+            kw["exif"] = ex.tobytes()
+        im.save(f"{root}/images/{name}", quality=90, **kw)
+        im.save(f"{root}/voc/JPEGImages/{name}", quality=90, **kw)
+        images.append({"id": 100 + k, "file_name": name, "width": w, "height": h})
+        objs = []
+        for m in range(int(rng.integers(0, 4))):
+            bw, bh = rng.uniform(10, w / 2), rng.uniform(10, h / 2)
+            x, y = rng.uniform(0, w - bw), rng.uniform(0, h - bh)
+            c = cats[int(rng.integers(0, 3))]
+            crowd = int(rng.integers(0, 4) == 0)
+            anns.append({"id": len(anns) + 1, "image_id": 100 + k, "category_id": c["id"],
+                         "bbox": [round(x, 2), round(y, 2), round(bw, 2), round(bh, 2)],
+                         "iscrowd": crowd, "area": bw * bh,
+                         "segmentation": [[x, y, x + bw, y, x + bw, y + bh]] * 3})
+            objs.append((c["name"], int(x) + 1, int(y) + 1, int(x + bw), int(y + bh), crowd))
+        ids.append(name[:-4])
+        xml = "".join(f"<object><name>{n}</name><difficult>{d}</difficult><bndbox><xmin>{a}</xmin>"
+                      f"<ymin>{b}</ymin><xmax>{c2}</xmax><ymax>{d2}</ymax></bndbox></object>"
+                      for n, a, b, c2, d2, d in objs)
+        with open(f"{root}/voc/Annotations/{name[:-4]}.xml", "w") as f:
+            f.write(f"<annotation><filename>{name}</filename><size><width>{w}</width>"
+                    f"<height>{h}</height></size>{xml}</annotation>")
+    with open(f"{root}/voc/ImageSets/Main/train.txt", "w") as f:
+        f.write("".join(i + "\n" for i in ids[:9]))
+    # annotations before images, as the key order may be in any file
+    with open(f"{root}/instances.json", "w") as f:
+        json.dump({"annotations": anns, "categories": cats, "images": images,
+                   "info": {"year": 2017}}, f)
+
+
+def orient_boxes(b, o, w, h):
+    """(M, 4) boxes of a w x h file as displayed after EXIF orientation o (6, 3, 8, 1)."""
+    x1, y1, x2, y2 = b.T
+    if o == 6:
+        return np.stack([h - y2, x1, h - y1, x2], 1)
+    if o == 3:
+        return np.stack([w - x2, h - y2, w - x1, h - y1], 1)
+    if o == 8:
+        return np.stack([y1, w - x2, y2, w - x1], 1)
+    return b
+
+
+def expected(b, w, h, tw, th, mode):
+    """dataconv's geometry (resize/geometry.c) on boxes of a w x h image, in NumPy."""
+    if mode == "squash":
+        cx, cy, cw, ch, sw, sh, ox, oy = 0, 0, w, h, tw, th, 0, 0
+    elif mode == "crop":
+        if tw * h >= th * w:
+            cx, cw, ch = 0, w, th * w / tw
+            cy = (h - ch) / 2
+        else:
+            cy, ch, cw = 0, h, tw * h / th
+            cx = (w - cw) / 2
+        sw, sh, ox, oy = tw, th, 0, 0
+    else:  # pad
+        cx, cy, cw, ch = 0, 0, w, h
+        if tw * h <= th * w:
+            sw, sh = tw, min(th, max(1, (2 * h * tw + w) // (2 * w)))
+        else:
+            sw, sh = min(tw, max(1, (2 * w * th + h) // (2 * h))), th
+        ox, oy = (tw - sw) // 2, (th - sh) // 2
+    out = np.empty_like(b, dtype=np.float64)
+    out[:, [0, 2]] = ((b[:, [0, 2]] - cx) * sw / cw + ox).clip(ox, ox + sw)
+    out[:, [1, 3]] = ((b[:, [1, 3]] - cy) * sh / ch + oy).clip(oy, oy + sh)
+    keep = (out[:, 2] > out[:, 0]) & (out[:, 3] > out[:, 1])
+    return out[keep], keep
+
+
+def stored(out, root, src, tw, th, mode):
+    """OUT's boxes (h5py) against the annotation files under the same geometry, within 1e-3 px;
+    labels are the class indices of the dataset's box_classes, whose ids are the files'."""
+    import h5py
+    from PIL import Image
+    with h5py.File(out, "r") as f:
+        b, lab, fl, off = (f[k][:] for k in ("boxes", "box_label", "box_flags", "box_offsets"))
+        names = [n.decode() for n in f["filename"][:]]
+        classes = [c.decode() if isinstance(c, bytes) else c for c in f.attrs["box_classes"]]
+        cids = list(f.attrs["box_class_ids"])
+        assert "label" not in f, list(f)
+    want = {}
+    if src == "coco":
+        js = json.load(open(f"{root}/instances.json"))
+        cat = {c["id"]: c["name"] for c in js["categories"]}
+        assert classes == [cat[i] for i in sorted(cat)] and cids == sorted(cat), (classes, cids)
+        fname = {i["id"]: i["file_name"] for i in js["images"]}
+        for a in js["annotations"]:
+            x, y, w_, h_ = a["bbox"]
+            want.setdefault(fname[a["image_id"]], []).append(
+                ([x, y, x + w_, y + h_], classes.index(cat[a["category_id"]]), a["iscrowd"]))
+        folder = f"{root}/images"
+    else:  # voc: 1-based inclusive pixels
+        import xml.etree.ElementTree as ET
+        assert classes[:3] == ["aeroplane", "bicycle", "bird"], classes
+        for n in names:
+            t = ET.parse(f"{root}/voc/Annotations/{os.path.basename(n)[:-4]}.xml")
+            for o in t.findall("object"):
+                bb = [float(o.find(f"bndbox/{k}").text) for k in ("xmin", "ymin", "xmax", "ymax")]
+                want.setdefault(n, []).append(([bb[0] - 1, bb[1] - 1, bb[2], bb[3]],
+                                               classes.index(o.find("name").text),
+                                               2 * int(o.find("difficult").text)))
+        folder = f"{root}/voc"
+    total = 0
+    for i, n in enumerate(names):
+        im = Image.open(f"{folder}/{n}")
+        o = im.getexif().get(0x0112, 1)
+        w, h = im.size
+        rows = want.get(n, [])
+        src_b = np.array([r[0] for r in rows], np.float64).reshape(-1, 4)
+        disp = orient_boxes(src_b, o, w, h)
+        dw, dh = (h, w) if o in (5, 6, 7, 8) else (w, h)
+        e, keep = expected(disp, dw, dh, tw, th, mode)
+        got = b[off[i]:off[i + 1]]
+        assert got.shape == e.shape and np.allclose(got, e, atol=1e-3), (n, got, e)
+        assert np.array_equal(lab[off[i]:off[i + 1]], np.array([r[1] for r in rows])[keep])
+        assert np.array_equal(fl[off[i]:off[i + 1]], np.array([r[2] for r in rows])[keep])
+        total += len(e)
+    print(f"  {total} boxes of {len(names)} images equal the {src} file's under {mode} "
+          f"{tw}x{th} (NumPy, 1e-3 px); classes {classes[:4]}...")
+
+
 if __name__ == "__main__":
-    {"h5": lambda: make_h5(sys.argv[2]), "reader": lambda: reader(sys.argv[2])}[sys.argv[1]]()
+    a = sys.argv
+    {"h5": lambda: make_h5(a[2]), "reader": lambda: reader(a[2]),
+     "coco": lambda: make_coco(a[2], a[3]),
+     "stored": lambda: stored(a[2], a[3], a[4], int(a[5]), int(a[6]), a[7])}[a[1]]()

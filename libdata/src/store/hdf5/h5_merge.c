@@ -227,8 +227,9 @@ static int read_part(h5merge *m, size_t i, ld_err *e)
                  s->path, (unsigned long long)p->mrow[1], (unsigned long long)p->mrow[2],
                  m->sh[0].path, (unsigned long long)m->p[0].mrow[1],
                  (unsigned long long)m->p[0].mrow[2]);
-        if (!strcmp(mf->name, LD_H5_DS_LABEL)) goto names; /* the masks are the label */
     }
+    /* no label field: the masks are the label, or a detection dataset (boxes only) */
+    if (!ld__desc_role(&m->ref, LD_ROLE_LABEL)) goto names;
     /* (N,) labels, or (N, K) label vectors: the parts agree on K (their descriptions) */
     const int k = ld__desc_label_k(&m->ref);
     LD_TRY(ds_shape(f, LD_H5_DS_LABEL, k ? 2 : 1, dims, &t, s->path, e));
@@ -588,7 +589,7 @@ static int write_merged(h5merge *m, ld_err *e)
     }
     const hsize_t krow[1] = {(hsize_t)ld__desc_label_k(&m->ref)};
     const ld_desc_field *mf = ld__desc_mask(&m->ref);
-    if (!mf || strcmp(mf->name, LD_H5_DS_LABEL))
+    if (ld__desc_role(&m->ref, LD_ROLE_LABEL))
         LD_TRY(make_vds(m, file, LD_H5_DS_LABEL, m->label_t, krow[0] ? 2 : 1, krow, 0, e));
     if (mf) LD_TRY(make_vds(m, file, mf->name, m->mask_t, 4, m->p[0].mrow, 0, e));
     if (ld__desc_boxes(&m->ref)) { /* the rows of every part's boxes, offsets shifted */
