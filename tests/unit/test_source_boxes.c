@@ -457,3 +457,26 @@ Test(source_boxes, voc_tick_cancels_a_long_listing)
     cr_expect_str_eq(ld__source_rel(s, 4099), "JPEGImages/004099.jpg");
     ld__source_free(s);
 }
+
+Test(source_boxes, voc_refuses_a_dtd_spelled_in_utf16)
+{
+    /* in UTF-16 "<!DOCTYPE" is not the bytes a scan looks for: the file is read as UTF-8 */
+    const char *doc = "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<!DOCTYPE annotation [\n"
+                      "<!ENTITY pw SYSTEM \"file:///etc/passwd\">]>\n"
+                      "<annotation><filename>&pw;</filename></annotation>\n";
+    char dir[512], path[1024];
+    put("voc/Annotations/u16.xml", "", path, sizeof path);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fputc(0xff, f), fputc(0xfe, f);
+    for (const char *p = doc; *p; p++)
+        fputc(*p, f), fputc(0, f);
+    fclose(f);
+    snprintf(dir, sizeof dir, "%s/voc", ld_tmp);
+    ld_source *s = NULL;
+    ld_err e = {0};
+    int rc = ld__source_open_voc(dir, NULL, LD_SRC_STRICT, NULL, NULL, NULL, &s, &e);
+    cr_expect_eq(rc, LD_EFORMAT, "rc %d (%s)", rc, e.msg);
+    cr_expect(strstr(e.msg, "u16.xml"), "%s", e.msg);
+    cr_expect_null(strstr(e.msg, "root:"), "%s", e.msg);
+}

@@ -6,10 +6,10 @@
  * to libxml2 as memory, so the parser never opens a file or a URL itself; before parsing, a
  * document holding "<!DOCTYPE" or "<!ENTITY" is refused (VOC's files have neither, and a DTD
  * is where external entities (XXE) and entity bombs (billion laughs) live), and libxml2 runs
- * with XML_PARSE_NONET and without XML_PARSE_NOENT (no substitution), XML_PARSE_DTDLOAD,
- * XML_PARSE_DTDATTR, XML_PARSE_XINCLUDE or XML_PARSE_HUGE. After parsing, an entity
- * reference node anywhere is refused too (belt and braces: undeclared references are errors
- * already). libxml2's messages go to a per-context handler, never to stderr.
+ * with XML_PARSE_NONET, as UTF-8 whatever the document declares, and without XML_PARSE_NOENT (no
+ * substitution), XML_PARSE_DTDLOAD, XML_PARSE_DTDATTR, XML_PARSE_XINCLUDE or XML_PARSE_HUGE. After
+ * parsing, an entity reference node anywhere is refused too (belt and braces: undeclared references
+ * are errors already). libxml2's messages go to a per-context handler, never to stderr.
  *
  * Classes. VOC's 20 names in their standard order, id = index; a name outside them is a
  * class of its own, appended after the 20 in sorted order, so every box's label can only be
@@ -241,8 +241,11 @@ static int read_one(voc *v, const char *id, size_t id_len)
     xmlGenericErrorFunc old = xmlGenericError;
     void *old_ctx = xmlGenericErrorContext;
     xmlSetGenericErrorFunc(NULL, quiet);
-    doc = xmlCtxtReadMemory(ctxt, (const char *)v->xml.p, (int)v->xml.len, file, NULL,
-                            XML_PARSE_NONET | XML_PARSE_NOBLANKS);
+    /* Read as UTF-8 whatever the document declares (XML_PARSE_IGNORE_ENC): the byte scan above
+     * must see what the parser sees, and UTF-16, EBCDIC or UTF-7 could spell "<!DOCTYPE" in
+     * bytes it would not find. VOC's files are ASCII. */
+    doc = xmlCtxtReadMemory(ctxt, (const char *)v->xml.p, (int)v->xml.len, file, "UTF-8",
+                            XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_IGNORE_ENC);
     xmlSetGenericErrorFunc(old_ctx, old);
     if (!doc || !ctxt->wellFormed) {
         rc = bad(v, LD_EFORMAT, file, v->xml_line, "malformed XML: %s",
