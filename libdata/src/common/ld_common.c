@@ -362,6 +362,15 @@ char *ld__strdup(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+char *ld__strndup(const char *s, size_t n)
+{
+    char *d = n < SIZE_MAX ? malloc(n + 1) : NULL; /* (malloc: the fault injector fails it) */
+    if (!d) return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
 int ld__utf8_seq(const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;

@@ -162,6 +162,8 @@ double ld__now(void);
 
 /* Strings: strdup that returns NULL on failure; snprintf into a new string. */
 char *ld__strdup(const char *s);
+/* The first n bytes of s (which must have them) and a NUL, malloc'd; NULL when out of memory. */
+char *ld__strndup(const char *s, size_t n);
 
 /* Interleaved 3-channel rows -> three planes: plane p of the oh x ow output (dst, planes
  * oh * ow bytes apart) takes channel ch[p] of the source, whose row y starts at

@@ -349,7 +349,7 @@ static int list_all(voc *v, char ***ids, size_t *n)
         const size_t len = strlen(de->d_name);
         if (de->d_name[0] == '.' || len <= 4 || strcmp(de->d_name + len - 4, ".xml") != 0) continue;
         if (grow((void **)ids, &cap, *n, sizeof **ids) < 0 ||
-            !((*ids)[*n] = strndup(de->d_name, len - 4))) {
+            !((*ids)[*n] = ld__strndup(de->d_name, len - 4))) {
             closedir(d);
             LD_CHECK(v->e, 0, LD_ENOMEM, "out of memory");
         }
@@ -394,7 +394,7 @@ static int list_file(voc *v, const char *list, char ***ids, size_t *n)
             continue;
         }
         if (grow((void **)ids, &cap, *n, sizeof **ids) < 0 ||
-            !((*ids)[*n] = strndup(line + b, z - b)))
+            !((*ids)[*n] = ld__strndup(line + b, z - b)))
             LD_CHECK(v->e, 0, LD_ENOMEM, "out of memory");
         (*n)++;
     }
