@@ -43,11 +43,13 @@ static int is_file(const char *path)
 
 static int print_version(void)
 {
-    printf("dataconv %s (libdata %s; built with:%s%s%s%s%s)\n", LD_VERSION_STRING,
+    printf("dataconv %s (libdata %s; built with:%s%s%s%s%s%s%s)\n", LD_VERSION_STRING,
            ld_version_string(), ld_has_feature(LD_FEATURE_HDF5) ? " hdf5" : "",
            ld_has_feature(LD_FEATURE_LMDB) ? " lmdb" : "",
            ld_has_feature(LD_FEATURE_PNG) ? " png" : "",
-           ld_has_feature(LD_FEATURE_THREADS) ? " threads" : "", dc_mpi_built() ? " mpi" : "");
+           ld_has_feature(LD_FEATURE_THREADS) ? " threads" : "",
+           ld_has_feature(LD_FEATURE_COCO) ? " coco" : "",
+           ld_has_feature(LD_FEATURE_VOC) ? " voc" : "", dc_mpi_built() ? " mpi" : "");
     return DC_EXIT_OK;
 }
 

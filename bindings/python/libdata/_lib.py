@@ -50,7 +50,7 @@ LD_ESTATE = -8
 LD_LOG_ERROR, LD_LOG_WARN, LD_LOG_INFO, LD_LOG_DEBUG = 0, 1, 2, 3
 
 FEATURES = {"hdf5": 1, "lmdb": 2, "png": 3, "threads": 4, "tiff": 5, "webp": 6, "gif": 7,
-            "archive": 8}
+            "archive": 8, "coco": 9, "voc": 10}
 
 _STATUS_NAMES = {
     LD_ENOMEM: "LD_ENOMEM", LD_EINVAL: "LD_EINVAL", LD_EIO: "LD_EIO", LD_EFORMAT: "LD_EFORMAT",

@@ -113,10 +113,12 @@ typedef enum ld_feature {
     LD_FEATURE_PNG = 3,
     LD_FEATURE_THREADS = 4,
     /* added after 1.0.0; without one, its files are skipped as "<format> support not built" */
-    LD_FEATURE_TIFF = 5,   /**< TIFF input (libtiff) */
-    LD_FEATURE_WEBP = 6,   /**< WebP input (libwebp) */
-    LD_FEATURE_GIF = 7,    /**< GIF input (giflib) */
-    LD_FEATURE_ARCHIVE = 8 /**< tar archives as convert input (libarchive) */
+    LD_FEATURE_TIFF = 5,    /**< TIFF input (libtiff) */
+    LD_FEATURE_WEBP = 6,    /**< WebP input (libwebp) */
+    LD_FEATURE_GIF = 7,     /**< GIF input (giflib) */
+    LD_FEATURE_ARCHIVE = 8, /**< tar archives as convert input (libarchive) */
+    LD_FEATURE_COCO = 9,    /**< COCO instances JSON as convert input (libyajl) */
+    LD_FEATURE_VOC = 10     /**< Pascal VOC XML as convert input (libxml2) */
 } ld_feature;
 
 /** @return 1 if the feature was built into this library, 0 if not (its calls give LD_ENOTSUP). */

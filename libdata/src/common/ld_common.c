@@ -62,6 +62,18 @@ int ld_has_feature(ld_feature f)
         return 0;
 #endif
     case LD_FEATURE_THREADS: return 1;
+    case LD_FEATURE_COCO:
+#ifdef LD_HAVE_YAJL
+        return 1;
+#else
+        return 0;
+#endif
+    case LD_FEATURE_VOC:
+#ifdef LD_HAVE_LIBXML2
+        return 1;
+#else
+        return 0;
+#endif
     case LD_FEATURE_ARCHIVE:
 #ifdef LD_HAVE_ARCHIVE
         return 1;
