@@ -58,13 +58,19 @@ results=$work/results.tsv
 : > "$results"
 conv_opts=(--resize 24 -q)
 
-# timed NAME CMD...: runs CMD under GNU time; sets T_<NAME> (wall s) and M_<NAME> (peak KiB)
+pgpgin() { awk '/^pgpgin / {print $2}' /proc/vmstat; } # KiB read from block devices so far
+# timed NAME CMD...: runs CMD under GNU time; sets T_<NAME> (wall s), M_<NAME> (peak KiB),
+# C_<NAME> (CPU s, user + system: what contention on a shared machine does not inflate) and
+# D_<NAME> (KiB the whole machine read from disk meanwhile: the input was not all cached)
 timed() {
-    local name=$1
+    local name=$1 in0 u s
     shift
-    /usr/bin/time -f '%e %M' -o "$work/time.$name" "$@" > "$work/out.$name" 2> "$work/err.$name" ||
+    in0=$(pgpgin)
+    /usr/bin/time -f '%e %M %U %S' -o "$work/time.$name" "$@" > "$work/out.$name" 2> "$work/err.$name" ||
         { cat "$work/err.$name" >&2; echo "scale.sh: failed: $*" >&2; exit 1; }
-    read -r "T_$name" "M_$name" < "$work/time.$name"
+    read -r "T_$name" "M_$name" u s < "$work/time.$name"
+    printf -v "C_$name" '%s' "$(echo "$u + $s" | bc)"
+    printf -v "D_$name" '%s' "$(($(pgpgin) - in0))"
 }
 drop() { # FILE out of the page cache (written back first)
     "$py" -c 'import os, sys
@@ -75,7 +81,7 @@ os.close(fd)' "$1"
 }
 cached_kib() { fincore -b -n -o RES "$1" 2> /dev/null | awk '{print int($1 / 1024)}'; }
 
-printf 'n\tgen_s\timages_kib\tlmdb_kib\tlist_s\tlist_kib\tconv_s\tconv_kib\tshard_s\tshard_kib\tmerge_s\tmerge_kib\tinfo_s\tinfo_kib\topen_warm_s\tfirst_warm_s\topen_cold_s\tfirst_cold_s\topen_kib\tcold_cached_kib\tepoch_rate\tepoch_kib\n' >> "$results"
+printf 'n\tgen_s\timages_kib\tlmdb_kib\tlist_s\tlist_kib\tconv_s\tconv_kib\tshard_s\tshard_kib\tmerge_s\tmerge_kib\tinfo_s\tinfo_kib\topen_warm_s\tfirst_warm_s\topen_cold_s\tfirst_cold_s\topen_kib\tcold_cached_kib\tepoch_rate\tepoch_kib\tlist_cpu\tconv_cpu\tshard_cpu\tmerge_cpu\tinfo_cpu\tconv_disk_kib\tload\n' >> "$results"
 for n in $sizes; do
     tree=$work/img-$n
     out=$work/out-$n
@@ -88,6 +94,10 @@ for n in $sizes; do
     images_kib=$(du -sk "$tree" | cut -f1)
     sync
     echo "   images: $T_gen s to make (or check), $((images_kib / 1024)) MiB on disk"
+    # into the page cache (another process may have dropped caches meanwhile: D_conv says)
+    t0=$(date +%s.%N)
+    find "$tree" -name 'img_*.jpg' -exec cat {} + > /dev/null
+    echo "   read once into the page cache: $(echo "$(date +%s.%N) - $t0" | bc) s"
 
     parts=$((n / 4 > 99999 ? 99999 : n / 4))
     for run in 1 2; do # the first warms the dentry and inode caches, the second is measured
@@ -99,12 +109,14 @@ for n in $sizes; do
 
     timed conv "$dataconv" "$tree" "$out/conv.lmdb" "${conv_opts[@]}"
     lmdb_kib=$(du -sk "$out/conv.lmdb" | cut -f1)
-    echo "   convert: $T_conv s, $M_conv KiB; conv.lmdb $((lmdb_kib / 1024)) MiB"
+    echo "   convert: $T_conv s ($C_conv s CPU), $M_conv KiB; conv.lmdb $((lmdb_kib / 1024)) MiB;" \
+        "$((D_conv / 1024)) MiB read from disk meanwhile"
 
-    shard_s=0 shard_kib=0
+    shard_s=0 shard_kib=0 shard_cpu=0
     for k in 0 1 2 3 4 5 6 7; do
         timed part "$dataconv" "$tree" "$out/sh.lmdb" "${conv_opts[@]}" --shard $k/8
         shard_s=$(echo "$shard_s + $T_part" | bc)
+        shard_cpu=$(echo "$shard_cpu + $C_part" | bc)
         [ "$M_part" -gt "$shard_kib" ] && shard_kib=$M_part
     done
     timed merge "$dataconv" merge "$out/sh.lmdb" -q
@@ -133,8 +145,9 @@ for n in $sizes; do
 
     printf '%s\t' "$n" "$T_gen" "$images_kib" "$lmdb_kib" "$T_list" "$M_list" "$T_conv" "$M_conv" \
         "$shard_s" "$shard_kib" "$T_merge" "$M_merge" "$T_info" "$M_info" "$open_warm" "$first_warm" \
-        "$open_cold" "$first_cold" "$open_kib" "$cold_cached" "$rate" >> "$results"
-    printf '%s\n' "$M_bench" >> "$results"
+        "$open_cold" "$first_cold" "$open_kib" "$cold_cached" "$rate" "$M_bench" "$C_list" "$C_conv" \
+        "$shard_cpu" "$C_merge" "$C_info" "$D_conv" >> "$results"
+    awk '{print $1}' /proc/loadavg >> "$results"
     rm -rf "$out"
     [ "$keep" = 1 ] || rm -rf "$tree"
 done
@@ -153,13 +166,18 @@ for r in rows:
     n = int(r["n"])
     print(f"| {n:,} | {mib(r,'images_kib'):,.0f} / {mib(r,'lmdb_kib'):,.0f} MiB "
           f"| {f(r,'list_s'):.2f} s, {us(r,'list_s'):.1f} µs/img, {mib(r,'list_kib'):.0f} MiB "
-          f"| {f(r,'conv_s'):.1f} s, {us(r,'conv_s'):.0f} µs/img, {mib(r,'conv_kib'):.0f} MiB "
-          f"| {f(r,'shard_s'):.1f} + {f(r,'merge_s'):.1f} s, {us(r,'shard_s') + us(r,'merge_s'):.0f} µs/img, "
+          f"| {f(r,'conv_s'):.1f} s, {us(r,'conv_s'):.0f} µs/img (CPU {us(r,'conv_cpu'):.0f}), {mib(r,'conv_kib'):.0f} MiB "
+          f"| {f(r,'shard_s'):.1f} + {f(r,'merge_s'):.1f} s, {us(r,'shard_s') + us(r,'merge_s'):.0f} µs/img "
+          f"(CPU {us(r,'shard_cpu') + us(r,'merge_cpu'):.0f}), "
           f"{mib(r,'shard_kib'):.0f} / {mib(r,'merge_kib'):.0f} MiB "
           f"| {f(r,'info_s'):.2f} s, {mib(r,'info_kib'):.0f} MiB "
           f"| {f(r,'open_warm_s'):.3f} / {f(r,'open_cold_s'):.3f} s, {mib(r,'open_kib'):.0f} MiB "
           f"| {f(r,'first_warm_s')*1e3:.1f} / {f(r,'first_cold_s')*1e3:.1f} ms "
           f"| {f(r,'epoch_rate'):,.0f} img/s, {1e6/f(r,'epoch_rate'):.1f} µs/img, {mib(r,'epoch_kib'):.0f} MiB |")
+print()
+for r in rows:
+    print(f"{int(r['n']):,} images: {f(r,'conv_disk_kib')/1024:,.0f} MiB read from disk (any process) "
+          f"during the conversion; 1-min load average after the size: {r['load']}")
 if len(rows) > 1:
     a = rows[0]
     print()
@@ -167,7 +185,9 @@ if len(rows) > 1:
     for r in rows[1:]:
         parts = []
         for name, k, m in (("listing", "list_s", "list_kib"), ("convert", "conv_s", "conv_kib"),
-                           ("shards", "shard_s", "shard_kib"), ("merge", "merge_s", "merge_kib"),
+                           ("convert CPU", "conv_cpu", "conv_kib"),
+                           ("shards", "shard_s", "shard_kib"), ("shards CPU", "shard_cpu", "shard_kib"),
+                           ("merge", "merge_s", "merge_kib"), ("merge CPU", "merge_cpu", "merge_kib"),
                            ("info", "info_s", "info_kib"), ("open warm", "open_warm_s", "open_kib")):
             parts.append(f"{name} {us(r,k)/us(a,k):.2f}x time/img, RSS {f(r,m)/f(a,m):.2f}x "
                          f"(+{mib(r,m)-mib(a,m):.1f} MiB)")
