@@ -20,10 +20,11 @@
 #   --work     where the images and databases go (default: ${TMPDIR:-/tmp}/ld_scale)
 #   --keep     keep the image trees (default: each size's tree and outputs are removed after
 #              it is measured; a kept tree is reused by the next run)
-# Disk: ~6.5 KiB per image on ext4 (2-5 KB files in 4 KiB blocks) plus 2 KiB per record for
-# each of conv.lmdb, the 8 parts and the merged database (the parts are removed after merge):
-# at 1.28M, 8.3 GB of images + 3 x 2.6 GB of LMDB at the peak, ~16 GB. Time on the 2-core
-# machine: ~3 min at 100k, ~35 min at 1.28M (most of it generating and converting).
+# Disk: 4.5 KiB per image on ext4 (du, with the folders) plus 2 KiB per record for each of
+# conv.lmdb, the 8 parts and the merged database (the parts are removed after merge): at
+# 1.28M, 5.6 GB of images + up to 3 x 2.5 GB of LMDB, ~13 GB at the peak. Time on the 2-core
+# machine (shared, loaded): 2-4 min for 10k + 100k, 25-35 min for --full (generating 1.28M
+# images ~11 min, converting ~4 min, the 8 shards ~4.5 min).
 # Runs under nice 10 (the machine may be shared); one step at a time.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
