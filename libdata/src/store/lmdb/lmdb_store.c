@@ -4,7 +4,7 @@
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64
 #endif
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* preadv2 and RWF_NOWAIT (the cache probe, see struct ld_store_ctx) */
 #include "store/lmdb/lmdb_store.h"
 
 #include <errno.h>
@@ -72,6 +72,23 @@ static uint32_t value_at(const lmdb_store *s, const MDB_val *v, uint64_t *off)
     return ok ? (uint32_t)v->mv_size : LD_LMDB_BAD;
 }
 
+/* Read-ahead advice only when the records are not cached, as the HDF5 store does (see the
+ * comment above its struct ld_store_ctx): posix_fadvise(WILLNEED) walks the page cache for
+ * every page it is given even when all are cached: 6.3 % of a warm shuffled `dataconv bench`
+ * (perf, 2,000 raw 3x224x224 records, -j1; 9 % of the worker's time). Skipping it when warm:
+ * +18 % samples/s at -j2, +4 % at -j1 (medians of 6 alternating runs on the shared 2-core
+ * machine, whose load made single runs vary by 2x). Reads first try preadv2(RWF_NOWAIT), which
+ * copies what is cached and stops at the first page that is not (the rest is read with a plain
+ * preadv); a context whose last piece was read wholly from the cache is warm and skips the advice
+ * of the next piece. An advised piece proves nothing by its hits: the piece after it is advised
+ * unless three of its records probe cached (looks_cached). So a cold epoch is advised piece by
+ * piece as before. Without RWF_NOWAIT (EOPNOTSUPP, EINVAL, ENOSYS) the context always
+ * advises.
+ * The probe is preadv2 on the file rather than mincore() on LMDB's map: the records are read
+ * with pread, not through the map, and the map is dropped from the process after open
+ * (drop_map), while mincore() on a file mapping only sees the page cache for a caller that
+ * owns the file or may write it (Linux >= 5.0); any other reader would always look cold. And
+ * preadv2 probes while it reads: no system call is added on warm data. */
 struct ld_store_ctx {
     uint8_t head[32], tail[64]; /* read_direct: the bytes around the pixels */
     ld_buf body;                /* the record's value, read with pread */
@@ -79,6 +96,10 @@ struct ld_store_ctx {
     char name[320];             /* "<path>: record <i>, key '<key>'" for messages */
     ld_store_ctx *labels;       /* the label database's context */
     ld_store_ctx *masks;        /* the mask database's context */
+    unsigned char probe;        /* reads try RWF_NOWAIT first */
+    unsigned char missed;       /* a probed read since the last will_read found pages not cached */
+    unsigned char pieces;       /* will_read called before (the first piece is always advised) */
+    unsigned char advised;      /* the last piece was advised: its reads may hit because of it */
 };
 
 /* Resident memory. LMDB returns values as pointers into its shared, read-only map of
@@ -100,6 +121,9 @@ struct ld_store_ctx {
  * Dropping is safe while other threads read: the pages stay in the page cache, and one
  * another thread is reading is faulted straight back with the same bytes. */
 #define LD_LMDB_DROP_EVERY 256
+/* Bytes the index walk advises ahead of itself (build_index). */
+#define LD_LMDB_WALK_AHEAD ((uint64_t)16 << 20)
+#define LD_LMDB_FOLIO ((uint64_t)2 << 20) /* the largest folio a fault maps (PMD size) */
 
 static void drop_map(const lmdb_store *s)
 {
@@ -210,6 +234,9 @@ static int ctx_create(ld_store *base, ld_store_ctx **out, ld_err *e)
     lmdb_store *s = (lmdb_store *)base;
     *out = calloc(1, sizeof **out);
     if (!*out) return ld__err(e, LD_ENOMEM, "out of memory");
+#if defined(RWF_NOWAIT)
+    (*out)->probe = 1; /* cold until a piece is read wholly from the cache */
+#endif
     int rc = s->labels ? s->labels->vt->ctx_create(s->labels, &(*out)->labels, e) : LD_OK;
     if (rc == LD_OK && s->masks) rc = s->masks->vt->ctx_create(s->masks, &(*out)->masks, e);
     if (rc < 0) {
@@ -248,23 +275,70 @@ static int st_mask(ld_store *base, ld_store_ctx *cx, uint64_t i, uint8_t *out, l
 
 /* ---- reading ------------------------------------------------------------------------ */
 
+/* Read iov[0 .. n) (consumed) from data.mdb at off: the bytes read, fewer where the file
+ * ends, or -1 (errno) on an error. A context that probes first copies what the page cache
+ * holds without waiting for I/O (preadv2 RWF_NOWAIT, see struct ld_store_ctx) and notes a
+ * miss; the rest is read with preadv. */
+static ssize_t read_at(const lmdb_store *s, ld_store_ctx *cx, struct iovec *iov, int n,
+                       uint64_t off)
+{
+    size_t len = 0, done = 0;
+    for (int k = 0; k < n; k++)
+        len += iov[k].iov_len;
+    int probe = 0;
+#if defined(RWF_NOWAIT)
+    probe = cx && cx->probe;
+#else
+    (void)cx;
+#endif
+    while (done < len) {
+        ssize_t got;
+#if defined(RWF_NOWAIT)
+        if (probe) { /* what the page cache holds, without waiting for I/O */
+            probe = 0;
+            got = preadv2(s->fd, iov, n, (off_t)(off + done), RWF_NOWAIT);
+            if (got < 0 && (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS)) {
+                cx->probe = 0; /* not supported here: advise always */
+                continue;
+            }
+            if (got != (ssize_t)(len - done)) cx->missed = 1;
+            if (got <= 0) continue; /* EAGAIN: nothing cached at off; wait below */
+        } else
+#endif
+            got = preadv(s->fd, iov, n, (off_t)(off + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return -1;
+        if (got == 0) break; /* the file ends */
+        done += (size_t)got;
+        while (got > 0) { /* drop what was read from the front of iov */
+            if ((size_t)got >= iov->iov_len) {
+                got -= (ssize_t)iov->iov_len;
+                iov++;
+                n--;
+            } else {
+                iov->iov_base = (uint8_t *)iov->iov_base + got;
+                iov->iov_len -= (size_t)got;
+                got = 0;
+            }
+        }
+    }
+    return (ssize_t)done;
+}
+
 /* Read the value at data.mdb[off, off + len) into `body` (len LD_LMDB_BAD: a value outside
- * the file). `name` names the record in messages. */
-static int read_value(const lmdb_store *s, ld_buf *body, uint64_t off, uint32_t len,
-                      const char *name, ld_err *e)
+ * the file); cx (or NULL) probes the cache. `name` names the record in messages. */
+static int read_value(const lmdb_store *s, ld_store_ctx *cx, ld_buf *body, uint64_t off,
+                      uint32_t len, const char *name, ld_err *e)
 {
     int rc = LD_OK;
     LD_CHECK(e, len != LD_LMDB_BAD, LD_EFORMAT, "%s: record reaches past the end of data.mdb",
              name);
     LD_CHECK(e, ld__buf_reserve(body, len ? len : 1) == LD_OK, LD_ENOMEM,
              "%s: out of memory for a record of %lu bytes", name, (unsigned long)len);
-    for (size_t got = 0; got < len;) {
-        ssize_t r = pread(s->fd, body->p + got, len - got, (off_t)(off + got));
-        if (r < 0 && errno == EINTR) continue;
-        LD_CHECK(e, r > 0, r < 0 ? LD_EIO : LD_EFORMAT, "%s: %s", name,
-                 r < 0 ? strerror(errno) : "data.mdb ends inside the record (truncated?)");
-        got += (size_t)r;
-    }
+    struct iovec v = {body->p, len};
+    const ssize_t r = len ? read_at(s, cx, &v, 1, off) : 0;
+    LD_CHECK(e, r == (ssize_t)len, r < 0 ? LD_EIO : LD_EFORMAT, "%s: %s", name,
+             r < 0 ? strerror(errno) : "data.mdb ends inside the record (truncated?)");
 fail:
     return rc;
 }
@@ -314,11 +388,11 @@ fail:
  * names nothing; a failure is read again with the record's name for the message. */
 static int read_rec(const lmdb_store *s, ld_store_ctx *cx, uint64_t i, ld_rec *rec, ld_err *e)
 {
-    if (read_value(s, &cx->body, s->off[i], s->len[i], "", NULL) == LD_OK &&
+    if (read_value(s, cx, &cx->body, s->off[i], s->len[i], "", NULL) == LD_OK &&
         parse_rec(s, cx, s->len[i], "", rec, NULL) == LD_OK)
         return LD_OK;
     name_record(s, i, cx->name, sizeof cx->name);
-    int rc = read_value(s, &cx->body, s->off[i], s->len[i], cx->name, e);
+    int rc = read_value(s, NULL, &cx->body, s->off[i], s->len[i], cx->name, e);
     if (rc == LD_OK) rc = parse_rec(s, cx, s->len[i], cx->name, rec, e);
     return rc;
 }
@@ -339,7 +413,7 @@ static int read_direct(const lmdb_store *s, ld_store_ctx *cx, uint64_t i, uint8_
     if (!h || len == LD_LMDB_BAD || len < h + sb || len - h - sb > sizeof cx->tail) return 0;
     const size_t tl = len - h - sb;
     struct iovec iov[3] = {{cx->head, h}, {dst, sb}, {cx->tail, tl}};
-    if (preadv(s->fd, iov, tl ? 3 : 2, (off_t)s->off[i]) != (ssize_t)len) return 0;
+    if (read_at(s, cx, iov, tl ? 3 : 2, s->off[i]) != (ssize_t)len) return 0;
     if (memcmp(cx->head, s->head, h) != 0) return 0;
     if (ld__datum_decode(cx->tail, tl, &t, NULL, "", NULL) != LD_OK || t.encoded ||
         (t.has & (LD_DATUM_HAS_CHANNELS | LD_DATUM_HAS_HEIGHT | LD_DATUM_HAS_WIDTH |
@@ -395,13 +469,43 @@ fail:
     return rc;
 }
 
+/* Whether the first byte of each of records idx[0], idx[n / 2] and idx[n - 1] is in the page
+ * cache (preadv2 RWF_NOWAIT of one byte; 1 when it cannot be told). */
+static int looks_cached(const lmdb_store *s, const uint64_t *idx, size_t n)
+{
+#if defined(RWF_NOWAIT)
+    const size_t at[3] = {0, n / 2, n - 1};
+    for (size_t t = 0; t < 3 && n; t++) {
+        const uint64_t i = idx[at[t]];
+        if (i >= s->base.info.n || s->len[i] == LD_LMDB_BAD || !s->len[i]) continue;
+        uint8_t byte;
+        struct iovec v = {&byte, 1};
+        if (preadv2(s->fd, &v, 1, (off_t)s->off[i], RWF_NOWAIT) < 0 && errno == EAGAIN) return 0;
+    }
+#else
+    (void)s;
+    (void)idx;
+    (void)n;
+#endif
+    return 1;
+}
+
 /* Readahead for a batch: the environment is opened with MDB_NORDAHEAD for random access, so
- * this is the only readahead then. Neighbouring values are advised as one range. */
+ * this is the only readahead then. Neighbouring values are advised as one range. Skipped
+ * while the context reads from the cache (struct ld_store_ctx); the scan (cx NULL) always
+ * advises. */
 static void st_will_read(ld_store *base, ld_store_ctx *cx, const uint64_t *idx, size_t n)
 {
     lmdb_store *s = (lmdb_store *)base;
     uint64_t poff = 0, plen = 0; /* the pending range */
-    (void)cx;
+    if (cx) {
+        int warm = cx->probe && !cx->missed && cx->pieces;
+        if (warm && cx->advised) warm = looks_cached(s, idx, n);
+        cx->pieces = 1;
+        cx->missed = 0;
+        cx->advised = !warm;
+        if (warm) return;
+    }
     for (size_t j = 0; j < n; j++) {
         if (idx[j] >= base->info.n || s->len[idx[j]] == LD_LMDB_BAD) continue;
         const uint64_t off = s->off[idx[j]], len = s->len[idx[j]];
@@ -455,7 +559,7 @@ int ld__lmdb_scan(ld_store *base, uint64_t max, ld_lmdb_scan_fn fn, void *user, 
         /* the value with pread, as the reader does; only the keys come through the map */
         uint64_t off;
         const uint32_t len = value_at(s, &v, &off);
-        int got = read_value(s, &body, off, len, name, &bad);
+        int got = read_value(s, NULL, &body, off, len, name, &bad);
         if (got == LD_ENOMEM) LD_TRY(ld__err(e, LD_ENOMEM, "%s", bad.msg));
         int ok = got == LD_OK &&
                  ld__datum_decode(body.p, v.mv_size, &d, NULL, name, &bad) == LD_OK &&
@@ -787,12 +891,29 @@ fail:
  * reads them, whatever the keys; `keyed` says they are also numbered "%08d_" 0..N-1. A value
  * outside the file is marked LD_LMDB_BAD (its read is the error, not the open); a tree LMDB
  * cannot walk is an error now. */
-static int build_index(lmdb_store *s, MDB_cursor *cur, ld_err *e)
+static int build_index(lmdb_store *s, MDB_cursor *cur, const MDB_stat *st, ld_err *e)
 {
     int rc = LD_OK, m;
     MDB_val k, v;
     const uint64_t n = s->base.info.n;
     uint64_t i = 0;
+    /* Read-ahead for the walk. The map is MDB_NORDAHEAD (MADV_RANDOM): every leaf page the
+     * walk touches is its own 4 KiB read when not cached. Records of up to ~2 KiB lie in the
+     * leaf pages themselves, which are then most of the file, written in key order: a cold
+     * open of 100,000 such records (3x24x24 raw, 197 MiB) took 3.7-9.2 s (bench/scale.sh),
+     * ~50,000 pages one at a time; 0.34-0.68 s with this (warm: 0.2-0.3 s). When the tree's
+     * pages are at
+     * least half of the file, the walk advises (WILLNEED) the LD_LMDB_WALK_AHEAD bytes from
+     * the leaf page it is on, topped up as it passes the middle; larger records lie in
+     * overflow pages between the leaf pages, where this would read the values too, so those
+     * databases are walked as before. */
+    const uint64_t tree = (uint64_t)st->ms_leaf_pages + st->ms_branch_pages;
+    const int ahead = tree >= (s->last_pgno + 1) / 2;
+    uint64_t adv_lo = 0, adv_hi = 0; /* the range advised last */
+    /* The leaf pages walked since the map was last dropped: dropping only them costs less
+     * than the whole map's page tables every LD_LMDB_DROP_EVERY records (the tree's few
+     * branch pages are dropped at the end). */
+    uint64_t span_lo = UINT64_MAX, span_hi = 0;
     /* A record's node takes at least 10 bytes of a leaf page (header, one key byte, its slot):
      * a count past that is a corrupt header, not an index to allocate (fuzz_lmdb_open). */
     LD_CHECK(e, n <= s->fsize / 10, LD_EFORMAT,
@@ -808,9 +929,37 @@ static int build_index(lmdb_store *s, MDB_cursor *cur, ld_err *e)
     for (m = mdb_cursor_get(cur, &k, &v, MDB_FIRST); m == 0 && i < n;
          m = mdb_cursor_get(cur, &k, &v, MDB_NEXT), i++) {
         if (s->keyed && (!in_file(s, &k) || key_number(&k) != (int64_t)i)) s->keyed = 0;
+        const uint64_t at = in_file(s, &k) ? (uint64_t)((const uint8_t *)k.mv_data - s->map_lo) &
+                                                 ~(uint64_t)(s->psize - 1)
+                                           : UINT64_MAX;
+        if (at != UINT64_MAX) {
+            span_lo = at < span_lo ? at : span_lo;
+            span_hi = at > span_hi ? at : span_hi;
+        } else {
+            span_lo = 0; /* a key outside the file: drop the whole map */
+            span_hi = s->fsize;
+        }
+        if (ahead && at != UINT64_MAX) {
+            if (at < adv_lo || at + LD_LMDB_WALK_AHEAD / 2 >= adv_hi) {
+                const uint64_t from = at >= adv_lo && at < adv_hi ? adv_hi : at;
+                posix_fadvise(s->fd, (off_t)from, (off_t)(at + LD_LMDB_WALK_AHEAD - from),
+                              POSIX_FADV_WILLNEED);
+                adv_lo = at;
+                adv_hi = at + LD_LMDB_WALK_AHEAD;
+            }
+        }
         s->len[i] = value_at(s, &v, &s->off[i]);
         if (s->len[i] != LD_LMDB_BAD && s->len[i] > s->maxlen) s->maxlen = s->len[i];
-        if ((i + 1) % LD_LMDB_DROP_EVERY == 0) drop_map(s);
+        if ((i + 1) % LD_LMDB_DROP_EVERY == 0) {
+            /* a fault maps the large folio around a page (up to 2 MiB): that much around */
+            const uint64_t lo =
+                span_lo > LD_LMDB_FOLIO ? (span_lo - LD_LMDB_FOLIO) & ~(LD_LMDB_FOLIO - 1) : 0;
+            uint64_t hi = (span_hi + 2 * LD_LMDB_FOLIO) & ~(LD_LMDB_FOLIO - 1);
+            hi = hi < s->fsize ? hi : s->fsize;
+            madvise((void *)(uintptr_t)(s->map_lo + lo), (size_t)(hi - lo), MADV_DONTNEED);
+            span_lo = UINT64_MAX;
+            span_hi = 0;
+        }
     }
     if (m && m != MDB_NOTFOUND) LD_TRY(ld__mdb_err(e, m, s->path, "cannot walk the records"));
     LD_CHECK(e, i == n && m != 0, LD_EFORMAT,
@@ -858,7 +1007,7 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     LD_TRY(probe_first(s, cur, &d, &fl, name, sizeof name, e));
     LD_TRY(probe_sidecar(s, d.encoded, e));
     if (d.encoded && (in->c <= 0 || in->h <= 0 || in->w <= 0)) LD_TRY(first_shape(&d, name, in, e));
-    LD_TRY(build_index(s, cur, e));
+    LD_TRY(build_index(s, cur, &stat, e));
     in->ctx_bytes = sizeof(ld_store_ctx) + s->maxlen + (s->floats ? in->sample_bytes : 0);
     in->store_bytes = sizeof *s + (size_t)in->n * (sizeof *s->off + sizeof *s->len);
     in->how = "lmdb, record index (pread)";
