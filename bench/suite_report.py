@@ -662,13 +662,38 @@ def markdown(data, chart_paths, outdir):
     return "\n".join(L)
 
 
+KEPT = "## Scale:"  # sections other scripts write (bench/scale.sh): kept across runs
+
+
+def kept_sections(path):
+    """The sections of an existing benchmarks.md that this report does not make (their heading
+    starts with KEPT), up to the next heading; "" when there is none."""
+    try:
+        with open(path) as f:
+            old = f.read()
+    except OSError:
+        return ""
+    out, keep = [], False
+    for line in old.splitlines():
+        if line.startswith("## "):
+            keep = line.startswith(KEPT)
+        if keep:
+            out.append(line)
+    return "\n".join(out) + "\n\n" if out else ""
+
+
 def write(results_path, outdir):
     with open(results_path) as f:
         data = json.load(f)
     os.makedirs(outdir, exist_ok=True)
     made = charts(data, outdir)
     md = markdown(data, made, outdir)
-    with open(os.path.join(outdir, "benchmarks.md"), "w") as f:
+    path = os.path.join(outdir, "benchmarks.md")
+    kept = kept_sections(path)
+    if kept:  # before "Not measured" (or "Rerun"), where it was
+        at = md.find("## Not measured") if "## Not measured" in md else md.find("## Rerun")
+        md = md[:at] + kept + md[at:] if at >= 0 else md + "\n" + kept
+    with open(path, "w") as f:
         f.write(md)
     return md, made
 
