@@ -73,6 +73,25 @@ assert a["boxes"].is_virtual and not a["box_offsets"].is_virtual
 PY
 py reader "$TMP/merged.h5"
 
+check "--split: each file its own boxes and offsets; the list reads as the single file"
+run "$DATACONV" --coco "$TMP/c/instances.json" --root "$TMP/c/images" "$TMP/spl.h5" \
+    --resize 96x64 --mode crop --split 40K
+expect_rc 0
+(cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" - "$TMP/spl.txt" "$TMP/coco_crop.h5") <<'PY'
+import sys, h5py, numpy as np
+import libdata
+with h5py.File(sys.argv[2], "r") as f:
+    off, bx, lab = f["box_offsets"][:], f["boxes"][:], f["box_label"][:]
+n = len(open(sys.argv[1]).read().split())
+assert n > 1, "not split"
+with libdata.Reader(sys.argv[1], batch_size=12) as r:
+    x, t = next(iter(r))
+for j in range(12):
+    assert np.array_equal(t[j]["boxes"], bx[off[j]:off[j + 1]]), j
+    assert np.array_equal(t[j]["labels"], lab[off[j]:off[j + 1]]), j
+print(f"  {n} files: every sample's boxes equal the single file's")
+PY
+
 check "LMDB output refuses boxes, saying where they go"
 run "$DATACONV" --coco "$TMP/c/instances.json" --root "$TMP/c/images" "$TMP/x.lmdb" --resize 32
 expect_rc 1
