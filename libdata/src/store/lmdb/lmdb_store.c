@@ -753,33 +753,47 @@ fail:
     return rc;
 }
 
-/* Label vectors (sidecar "label_count" and "label_db"): open the label database beside this
- * one; it must hold one K x 1 x 1 float record per image record. */
-static int open_label_db(lmdb_store *s, const char *t, ld_err *e)
+/* The database named by sidecar key `key` (label_db, mask_db) beside this one, holding `what`:
+ * opened into *out with its path in *path (free it); LD_OK with *out NULL when the key is
+ * absent. Only a name beside this database is taken, never a path elsewhere. */
+static int open_side_db(lmdb_store *s, const char *t, const char *key, const char *what,
+                        ld_store **out, char **path, ld_err *e)
 {
     int rc = LD_OK;
-    int64_t k = 0;
-    char *name = NULL, *path = NULL;
-    if (!ld__side_i64(t, "label_count", &k) || k < 1 || k > LD_MAX_LABEL_K) return LD_OK;
-    LD_CHECK(e, ld__side_str(t, "label_db", &name) != LD_ENOMEM, LD_ENOMEM, "out of memory");
-    if (!name) return LD_OK; /* the label database itself */
-    /* beside this database: the name only, never a path elsewhere */
+    char *name = NULL;
+    *path = NULL;
+    LD_CHECK(e, ld__side_str(t, key, &name) != LD_ENOMEM, LD_ENOMEM, "out of memory");
+    if (!name) return LD_OK;
     LD_CHECK(e, *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, ".."), LD_EFORMAT,
-             "%s/%s: label_db '%s' is not a database name beside it", s->path, LD_LMDB_SIDECAR,
+             "%s/%s: %s '%s' is not a database name beside it", s->path, LD_LMDB_SIDECAR, key,
              name);
     size_t n = strlen(s->path);
     while (n > 1 && s->path[n - 1] == '/')
         n--;
     while (n > 0 && s->path[n - 1] != '/')
         n--;
-    path = ld__asprintf("%.*s%s", (int)n, s->path, name);
-    LD_CHECK(e, path, LD_ENOMEM, "out of memory");
+    *path = ld__asprintf("%.*s%s", (int)n, s->path, name);
+    LD_CHECK(e, *path, LD_ENOMEM, "out of memory");
     struct stat st;
-    LD_CHECK(e, stat(path, &st) == 0, LD_EIO,
-             "%s: its label vectors are in %s, which is missing (%s): keep the two databases "
-             "together",
-             s->path, path, strerror(errno));
-    LD_TRY(ld__lmdb_store_open(path, NULL, &s->labels, e));
+    LD_CHECK(e, stat(*path, &st) == 0, LD_EIO,
+             "%s: its %s are in %s, which is missing (%s): keep the two databases together",
+             s->path, what, *path, strerror(errno));
+    LD_TRY(ld__lmdb_store_open(*path, NULL, out, e));
+fail:
+    free(name);
+    return rc;
+}
+
+/* Label vectors (sidecar "label_count" and "label_db"): open the label database beside this
+ * one; it must hold one K x 1 x 1 float record per image record. */
+static int open_label_db(lmdb_store *s, const char *t, ld_err *e)
+{
+    int rc = LD_OK;
+    int64_t k = 0;
+    char *path = NULL;
+    if (!ld__side_i64(t, "label_count", &k) || k < 1 || k > LD_MAX_LABEL_K) return LD_OK;
+    LD_TRY(open_side_db(s, t, "label_db", "label vectors", &s->labels, &path, e));
+    if (!s->labels) return LD_OK; /* the label database itself */
     const ld_store_info *l = &s->labels->info;
     LD_CHECK(e,
              l->n == s->base.info.n && !l->encoded && l->dtype == LD_SDT_F32 && l->c == k &&
@@ -795,7 +809,6 @@ static int open_label_db(lmdb_store *s, const char *t, ld_err *e)
     s->base.info.store_bytes += l->store_bytes;
     s->base.info.ctx_bytes += l->ctx_bytes;
 fail:
-    free(name);
     free(path);
     return rc;
 }
@@ -805,24 +818,9 @@ fail:
 static int open_mask_db(lmdb_store *s, const char *t, ld_err *e)
 {
     int rc = LD_OK;
-    char *name = NULL, *path = NULL, *field = NULL;
-    LD_CHECK(e, ld__side_str(t, "mask_db", &name) != LD_ENOMEM, LD_ENOMEM, "out of memory");
-    if (!name) return LD_OK;
-    LD_CHECK(e, *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, ".."), LD_EFORMAT,
-             "%s/%s: mask_db '%s' is not a database name beside it", s->path, LD_LMDB_SIDECAR,
-             name);
-    size_t n = strlen(s->path);
-    while (n > 1 && s->path[n - 1] == '/')
-        n--;
-    while (n > 0 && s->path[n - 1] != '/')
-        n--;
-    path = ld__asprintf("%.*s%s", (int)n, s->path, name);
-    LD_CHECK(e, path, LD_ENOMEM, "out of memory");
-    struct stat st;
-    LD_CHECK(e, stat(path, &st) == 0, LD_EIO,
-             "%s: its masks are in %s, which is missing (%s): keep the two databases together",
-             s->path, path, strerror(errno));
-    LD_TRY(ld__lmdb_store_open(path, NULL, &s->masks, e));
+    char *path = NULL, *field = NULL;
+    LD_TRY(open_side_db(s, t, "mask_db", "masks", &s->masks, &path, e));
+    if (!s->masks) return LD_OK;
     const ld_store_info *m = &s->masks->info;
     LD_CHECK(e,
              m->n == s->base.info.n && !m->encoded && m->dtype == LD_SDT_U8 && m->c == 1 &&
@@ -839,7 +837,6 @@ static int open_mask_db(lmdb_store *s, const char *t, ld_err *e)
     s->base.info.store_bytes += m->store_bytes;
     s->base.info.ctx_bytes += m->ctx_bytes;
 fail:
-    free(name);
     free(path);
     free(field);
     return rc;
