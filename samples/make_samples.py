@@ -20,11 +20,14 @@ centre (x, y) and radius as fractions of the picture (label vectors of 3 values)
 segmentation sample: masks/<class>/<name>.png, a palette PNG per picture whose indices are 0
 (background) and the shape's class + 1 (1 circle, 2 square, 3 stripes, 4 triangle), drawn with
 the same geometry as the picture, and seg.txt listing every picture (paths only: the masks
-are the label).
+are the label); and shapes_coco.json, a detection sample in COCO's instances format: each
+circle, square and triangle's bounding box (from its mask), category ids 1, 2, 4 as in the
+masks.
 
 Deterministic: a fixed seed, so running it again gives the same pictures (byte-identical
 files for a given Pillow version).
 """
+import json
 import math
 import os
 import sys
@@ -149,6 +152,9 @@ def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else here
     rng = np.random.default_rng(SEED)
     lines = []  # (relative path, label)
+    coco = {"images": [], "annotations": [],
+            "categories": [{"id": CLASSES.index(c) + 1, "name": c}
+                           for c in CLASSES if c != "stripes"]}
     shapes = []  # (relative path, (centre x, centre y, radius)) of the shapes with a centre
     for label, cls in enumerate(CLASSES):
         d = os.path.join(outdir, "images", cls)
@@ -167,6 +173,17 @@ def main():
                 im2 = add_noise(rng, im2)
             im2.save(os.path.join(d, name), **kw)
             lines.append((f"{cls}/{name}", label))
+            image_id = len(lines)
+            coco["images"].append({"id": image_id, "file_name": f"{cls}/{name}", "width": w,
+                                   "height": h})
+            if geometry:  # the shape's bounding box, from its mask: x, y, width, height
+                ys, xs = np.nonzero(np.asarray(mask))
+                x0, y0 = int(xs.min()), int(ys.min())
+                coco["annotations"].append(
+                    {"id": len(coco["annotations"]) + 1, "image_id": image_id,
+                     "category_id": label + 1, "iscrowd": 0,
+                     "bbox": [x0, y0, int(xs.max()) + 1 - x0, int(ys.max()) + 1 - y0],
+                     "area": int(len(xs))})
             if geometry:
                 shapes.append((f"{cls}/{name}", geometry))
     train = [l for k, l in enumerate(lines) if k % 5 != 4]
@@ -178,6 +195,9 @@ def main():
     with open(os.path.join(outdir, "shapes.csv"), "w") as f:
         f.write("path,center_x,center_y,radius\n")
         f.writelines(f"{p},{x:.4f},{y:.4f},{r:.4f}\n" for p, (x, y, r) in shapes)
+    with open(os.path.join(outdir, "shapes_coco.json"), "w") as f:
+        json.dump(coco, f, indent=None, separators=(",", ":"))
+        f.write("\n")
     # a segmentation sample: every picture, no labels (its mask is its label)
     with open(os.path.join(outdir, "seg.txt"), "w") as f:
         f.writelines(f"{p}\n" for p, _ in lines)
