@@ -159,8 +159,19 @@ static void write_ours(const char *path, int encoded, int n, uint8_t *pix)
     ld_writer *w = NULL;
     cr_assert_eq(ld__h5_writer_create(&o, &w, &e), LD_OK, "%s", e.msg);
     for (int i = 0; i < n; i++) {
-        ld_sample s = {
-            pix + (size_t)i * 3 * 5 * 4, 3 * 5 * 4, 3, 5, 4, i * 3, "x.jpg", NULL, NULL, 0, 0, NULL, 0};
+        ld_sample s = {pix + (size_t)i * 3 * 5 * 4,
+                       3 * 5 * 4,
+                       3,
+                       5,
+                       4,
+                       i * 3,
+                       "x.jpg",
+                       NULL,
+                       NULL,
+                       0,
+                       0,
+                       NULL,
+                       0};
         cr_assert_eq(w->vt->add(w, &s, &e), LD_OK, "%s", e.msg);
     }
     cr_assert_eq(w->vt->finish(w, &e), LD_OK, "%s", e.msg);
