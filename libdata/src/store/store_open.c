@@ -133,38 +133,46 @@ static int list_read_run(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t 
     return LD_OK;
 }
 
+/* The member file of sample i and its number there; LD_EINVAL naming i when out of range. */
+static int member(const list_store *s, uint64_t i, size_t *f, uint64_t *local, ld_err *e)
+{
+    if (i >= s->base.info.n)
+        return (ld__err(e, LD_EINVAL, "sample %llu out of range", (unsigned long long)i),
+                ld__err_where(e, NULL, (int64_t)i));
+    *f = file_of(s, i);
+    *local = i - s->start[*f];
+    return LD_OK;
+}
+
 static int list_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *out, ld_err *e)
 {
     list_store *s = (list_store *)st;
-    if (i >= st->info.n)
-        return (ld__err(e, LD_EINVAL, "sample %llu out of range", (unsigned long long)i),
-                ld__err_where(e, NULL, (int64_t)i));
-    size_t f = file_of(s, i);
-    ld_store *sub = s->files[f];
-    return global_sample(s, f, e, sub->vt->label_vec(sub, cx->sub[f], i - s->start[f], out, e));
+    size_t f;
+    uint64_t k;
+    int rc = member(s, i, &f, &k, e);
+    ld_store *sub = rc < 0 ? NULL : s->files[f];
+    return rc < 0 ? rc : global_sample(s, f, e, sub->vt->label_vec(sub, cx->sub[f], k, out, e));
 }
 
 static int list_mask(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_err *e)
 {
     list_store *s = (list_store *)st;
-    if (i >= st->info.n)
-        return (ld__err(e, LD_EINVAL, "sample %llu out of range", (unsigned long long)i),
-                ld__err_where(e, NULL, (int64_t)i));
-    size_t f = file_of(s, i);
-    ld_store *sub = s->files[f];
-    return global_sample(s, f, e, sub->vt->mask(sub, cx->sub[f], i - s->start[f], out, e));
+    size_t f;
+    uint64_t k;
+    int rc = member(s, i, &f, &k, e);
+    ld_store *sub = rc < 0 ? NULL : s->files[f];
+    return rc < 0 ? rc : global_sample(s, f, e, sub->vt->mask(sub, cx->sub[f], k, out, e));
 }
 
 static int list_boxes(ld_store *st, ld_store_ctx *cx, uint64_t i, ld_buf *out, uint32_t *m,
                       ld_err *e)
 {
     list_store *s = (list_store *)st;
-    if (i >= st->info.n)
-        return (ld__err(e, LD_EINVAL, "sample %llu out of range", (unsigned long long)i),
-                ld__err_where(e, NULL, (int64_t)i));
-    size_t f = file_of(s, i);
-    ld_store *sub = s->files[f];
-    return global_sample(s, f, e, sub->vt->boxes(sub, cx->sub[f], i - s->start[f], out, m, e));
+    size_t f;
+    uint64_t k;
+    int rc = member(s, i, &f, &k, e);
+    ld_store *sub = rc < 0 ? NULL : s->files[f];
+    return rc < 0 ? rc : global_sample(s, f, e, sub->vt->boxes(sub, cx->sub[f], k, out, m, e));
 }
 
 static void list_close(ld_store *st)
