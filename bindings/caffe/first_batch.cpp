@@ -257,8 +257,10 @@ int main(int argc, char **argv)
                 continue;
             }
             const float *cm = mask_top->cpu_data();
+            const uint16_t *wide = reinterpret_cast<const uint16_t *>(b->masks); // uint16 masks
             for (size_t i = 0; i < nm; ++i)
-                mask_diffs += cm[i] != static_cast<float>(b->masks[i]);
+                mask_diffs += cm[i] != static_cast<float>(
+                                           b->mask_dtype == LD_DTYPE_U16 ? wide[i] : b->masks[i]);
             masks =
                 ", masks " + mask_top->shape_string() + " differing: " + std::to_string(mask_diffs);
         }

@@ -262,8 +262,7 @@ template <> void SetData<float>(Blob<float> *top, const float *data)
 // label, instance, x1, y1, x2, y2, difficult], corners normalised to 0..1 by the output size,
 // label = the box class index + 1 (SSD's class 0 is the background); a batch without boxes
 // gives one row of -1, as SSD's layer does.
-template <typename Dtype>
-void LibDataLayer<Dtype>::SetBoxes(const ld_batch *b, Blob<Dtype> *top)
+template <typename Dtype> void LibDataLayer<Dtype>::SetBoxes(const ld_batch *b, Blob<Dtype> *top)
 {
     const int m = static_cast<int>(b->n_boxes);
     top->Reshape(1, 1, m > 0 ? m : 1, 8);
@@ -315,8 +314,9 @@ void LibDataLayer<Dtype>::Forward_cpu(const vector<Blob<Dtype> *> & /*bottom*/,
         m->Reshape(n, 1, b->mask_h, b->mask_w);
         Dtype *dst = m->mutable_cpu_data();
         const size_t count_m = static_cast<size_t>(m->count());
+        const uint16_t *wide = reinterpret_cast<const uint16_t *>(b->masks); // uint16 masks
         for (size_t i = 0; i < count_m; ++i)
-            dst[i] = static_cast<Dtype>(b->masks[i]);
+            dst[i] = static_cast<Dtype>(b->mask_dtype == LD_DTYPE_U16 ? wide[i] : b->masks[i]);
     }
 }
 

@@ -153,4 +153,94 @@ expect_err "is not a folder"
 run "$DATACONV" --list "$d/list.txt" --root "$d/img" --masks "$d/masks" "$TMP/x.h5" --max-side 32
 expect_rc 1
 expect_err "resize_mode max"
+check "uint16 masks (--mask-type uint16): 16-bit values kept through every path"
+# The same images; the masks now 16-bit gray PNGs with values up to 65535 (one stays an 8-bit
+# palette PNG: its indices, widened). Without --mask-type uint16 each 16-bit mask is refused
+# naming its value; with it, HDF5 /label is uint16 and the LMDB mask database float_data.
+w=$TMP/wide
+MASKS_WIDE=1 "$PYTHON" "$chk" make "$w" "$LD_TEST_DATA/photos"
+run "$DATACONV" --list "$w/list.txt" --root "$w/img" --masks "$w/masks" "$TMP/w8.h5" --resize 32
+expect_rc 0
+expect_err "converted 1 of 13"
+expect_err "class index 40000 at pixel .*mask_type uint16"
+run "$DATACONV" --list "$w/list.txt" --root "$w/img" --masks "$w/masks" "$TMP/w8.h5" --resize 32 \
+    --mask-pad 300
+expect_rc 1
+expect_err "mask_pad 300 does not fit uint8 masks"
+for mode in crop pad; do
+    run "$DATACONV" --list "$w/list.txt" --root "$w/img" --masks "$w/masks" "$TMP/w$mode.h5" \
+        --resize 64x48 --mode $mode --mask-type uint16 --mask-pad 65534
+    expect_rc 0
+    expect_err "converted 13 of 13"
+    MASKS_WIDE=1 "$PYTHON" "$chk" stored "$TMP/w$mode.h5" "$w" 64 48 $mode 65534
+done
+"$PYTHON" - "$TMP/wpad.h5" <<'PY'
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+assert f["label"].dtype == "uint16" and f["label"].shape == (13, 1, 48, 64), f["label"]
+assert f.attrs["mask_pad"] == 65534 and f["label"][:].max() == 65535, dict(f.attrs)
+PY
+run "$DATACONV" info "$TMP/wcrop.h5"
+expect_out "masks: uint16 class indices, 1 x 48 x 64 per sample"
+MASKS_WIDE=1 libpy "$chk" reader "$TMP/wcrop.h5" "$w"
+libpy - "$TMP/wcrop.h5" <<'PY' ||
+import sys
+try:
+    import torch
+except ImportError:
+    print("  skip: no torch"); sys.exit(0)
+import numpy as np
+import libdata
+from libdata.torch import Dataset
+from torch.utils.data import DataLoader
+kw = dict(batch_size=4, shuffle=True, crop=(50, 40), random_crop=True, mirror=True, seed=3)
+r = libdata.Reader(sys.argv[1], **kw)
+assert r.info.mask_dtype == np.uint16, r.info
+n = 0
+for (x, y), (d, m) in zip(DataLoader(Dataset(sys.argv[1], **kw), batch_size=None), r):
+    assert y.dtype == torch.int64 and np.array_equal(y.numpy(), m[:, 0].astype(np.int64))
+    n += int((y > 255).sum())
+assert n > 0, "no value above 255 reached torch"
+print(f"  torch: int64 masks equal the reader's uint16 ones ({n} values above 255)")
+PY
+    fail "torch uint16 masks"
+libpy - "$TMP/other16.h5" <<'PY'
+import sys, h5py, numpy as np
+import libdata
+rng = np.random.default_rng(8)
+d = rng.integers(0, 256, (7, 3, 12, 10), dtype=np.uint8)
+m = rng.integers(0, 65536, (7, 1, 12, 10), dtype=np.uint16)
+for how in ("gzip", ">u2"):  # deflated little-endian; big-endian, contiguous
+    with h5py.File(sys.argv[1], "w") as f:
+        f["data"] = d
+        if how == "gzip":
+            f.create_dataset("label", data=m, chunks=(2, 1, 12, 10), compression="gzip")
+        else:
+            f.create_dataset("label", data=m.astype(">u2"))
+    assert libdata.stat(sys.argv[1]).mask_dtype == np.uint16
+    with libdata.Reader(sys.argv[1], batch_size=3, mirror=True, seed=2) as r:
+        assert r.info.fields == ("data", "label"), r.info.fields
+        for x, mm in r:
+            for j, i in enumerate(r.indices):
+                fl = not np.array_equal(d[i], x[j])
+                assert mm.dtype == np.uint16
+                assert np.array_equal((m[i][..., ::-1] if fl else m[i]), mm[j]), (how, i)
+print("  h5py uint16 masks (deflated; big-endian) read through HDF5 follow their mirrors")
+PY
+run "$DATACONV" --list "$w/list.txt" --root "$w/img" --masks "$w/masks" "$TMP/wseg.lmdb" \
+    --resize 56x40 --mode crop --mask-type uint16
+expect_rc 0
+MASKS_WIDE=1 "$PYTHON" "$chk" stored "$TMP/wseg.lmdb" "$w" 56 40 crop
+MASKS_WIDE=1 libpy "$chk" reader "$TMP/wseg.lmdb" "$w"
+for ext in h5 lmdb; do
+    for k in 0 1; do
+        run "$DATACONV" --list "$w/list.txt" --root "$w/img" --masks "$w/masks" \
+            "$TMP/wsh.$ext" --resize 64x48 --mode crop --mask-type uint16 --shard $k/2
+        expect_rc 0
+    done
+    run "$DATACONV" merge "$TMP/wmerged.$ext" "$TMP"/wsh-0000?-of-00002.$ext
+    expect_rc 0
+    MASKS_WIDE=1 "$PYTHON" "$chk" stored "$TMP/wmerged.$ext" "$w" 64 48 crop
+    MASKS_WIDE=1 libpy "$chk" reader "$TMP/wmerged.$ext" "$w"
+done
 echo "masks: all checks passed"

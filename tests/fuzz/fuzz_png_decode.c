@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: PNG header parsing and decoding (gray and RGB output, every colour
  * type, bit depth and interlacing the input brings), and the same bytes as a segmentation
- * mask (ld__png_decode_indices: palette indices, unscaled gray, 16-bit values checked).
+ * mask (ld__png_decode_indices: palette indices, unscaled gray, 16-bit values checked or kept).
  * Every output byte is read.
  */
 #include <stddef.h>
@@ -26,8 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ld__img_decode(c, data, size, "fuzz.png", &o, &im, &e) == LD_OK)
             sink += fuzz_sum_pixels(&im);
     }
-    if (ld__png_decode_indices(c, data, size, "fuzz.png", 1u << 20, &im, &e) == LD_OK)
-        sink += fuzz_sum_pixels(&im);
+    for (int wide = 0; wide <= 1; wide++) /* uint8 and uint16 masks */
+        if (ld__png_decode_indices(c, data, size, "fuzz.png", wide, 1u << 20, &im, &e) == LD_OK)
+            sink += fuzz_sum_pixels(&im);
     (void)sink;
     ld__image_free(&im);
     ld__codec_free(c);

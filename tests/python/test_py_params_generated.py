@@ -82,7 +82,7 @@ def test_enum_values_are_distinct_across_enums():
     for kind in ("convert", "reader"):
         for name, p in _lib.param_table(kind).items():
             for cname, v in p.choices.items():
-                enum = {"dtype": "dtype", "label_dtype": "dtype"}.get(name, name)
+                enum = {"dtype": "dtype", "label_dtype": "dtype", "mask_type": "dtype"}.get(name, name)
                 if v in seen:
                     assert seen[v] == enum, (v, seen[v], enum)
                 seen[v] = enum

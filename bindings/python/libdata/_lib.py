@@ -387,6 +387,7 @@ class DatasetInfo(ctypes.Structure):
         ("num_box_classes", ctypes.c_size_t),
         ("box_classes", ctypes.POINTER(_cp)),
         ("box_class_ids", ctypes.POINTER(ctypes.c_int64)),
+        ("mask_dtype", _int),
     ]
 
 
@@ -714,6 +715,7 @@ class Batch(ctypes.Structure):
         ("box_labels", ctypes.c_void_p),
         ("box_flags", ctypes.c_void_p),
         ("box_offsets", ctypes.c_void_p),
+        ("mask_dtype", ctypes.c_int),
     ]
 
 

@@ -37,10 +37,12 @@ class DatasetStat:
     classes: Optional[List[str]]  # class names (file names, as os.fsdecode gives them)
     label_k: int = 0              # label vectors: K values per sample (labels (n, K)); 0: one
     label_names: Optional[List[str]] = None  # the K values' names (a CSV header), when recorded
-    # segmentation masks: (mask_h, mask_w) of every sample's uint8 mask, None without masks;
-    # mask_is_label: they are the dataset's label (no class labels)
+    # segmentation masks: (mask_h, mask_w) of every sample's mask, None without masks;
+    # mask_is_label: they are the dataset's label (no class labels); mask_dtype: uint8 or
+    # uint16 (more than 256 classes), None without masks
     mask_shape: Optional[Tuple[int, int]] = None
     mask_is_label: bool = False
+    mask_dtype: Optional[np.dtype] = None
     # detection boxes: whether the samples have them, and their classes' names and the
     # input's ids for them (COCO category_id)
     has_boxes: bool = False
@@ -57,6 +59,9 @@ def _choice(kind: str, param: str, value: int) -> Optional[str]:
     if not value:
         return None
     return _lib.param_table(kind)[param].choice_name(value)
+
+
+_U16 = 0x203  # LD_DTYPE_U16 (types.h): masks only
 
 
 def _dtype(value: int) -> np.dtype:
@@ -98,7 +103,10 @@ def stat(path: PathLike) -> DatasetStat:
             label_names=[d.label_names[i].decode("utf-8", "replace")
                          for i in range(d.num_label_names)] or None,
             mask_shape=(int(d.mask_h), int(d.mask_w)) if d.mask_h else None,
-            mask_is_label=bool(d.mask_is_label), has_boxes=bool(d.boxes),
+            mask_is_label=bool(d.mask_is_label),
+            mask_dtype=np.dtype(np.uint16 if d.mask_dtype == _U16 else np.uint8)
+            if d.mask_h else None,
+            has_boxes=bool(d.boxes),
             box_classes=[os.fsdecode(d.box_classes[i]) for i in range(d.num_box_classes)] or None,
             box_class_ids=[int(d.box_class_ids[i]) for i in range(d.num_box_classes)] or None)
     finally:

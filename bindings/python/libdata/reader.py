@@ -45,8 +45,9 @@ Batch = Tuple[np.ndarray, ...]
 _INFO = {
     "samples": 200, "epoch_samples": 201, "epoch_batches": 202, "c": 203, "h": 204, "w": 205,
     "prefetch": 206, "threads": 207, "memory": 208, "encoded": 209, "order": 210,
-    "label_k": 211, "mask": 212, "boxes": 213,
+    "label_k": 211, "mask": 212, "boxes": 213, "mask_dtype": 214,
 }
+_MASK_U16 = 0x203  # LD_DTYPE_U16 (types.h): masks stored as uint16
 # Python spellings of the keyword arguments that are not table names.
 _ALIASES = {"batch_size": "batch"}
 _NHWC = _lib.reader_params()["layout"].choices["nhwc"]
@@ -91,6 +92,7 @@ class DatasetInfo:
     # (n, 1, H, W) uint8 when the masks are the dataset's label (HDF5 /label (N, 1, H, W))
     fields: Tuple[str, ...] = ("data", "label")
     mask_is_label: bool = False
+    mask_dtype: Optional[np.dtype] = None  # the masks' dtype (uint8 or uint16); None without
 
     @property
     def shape(self) -> Tuple[int, int, int]:
@@ -423,7 +425,9 @@ class Reader(_lib.Handle):
                 prefetch=i("prefetch"), threads=i("threads"), memory=i("memory"),
                 classes=self._classes(), description=description, label_k=i("label_k"),
                 fields=_fields(i("mask"), i("boxes"), self._labelled()),
-                mask_is_label=i("mask") == 2)
+                mask_is_label=i("mask") == 2,
+                mask_dtype=np.dtype(np.uint16 if i("mask_dtype") == _MASK_U16 else np.uint8)
+                if i("mask") else None)
         return self._info
 
     def _labelled(self) -> bool:
@@ -504,9 +508,10 @@ class Reader(_lib.Handle):
             labels = labels.copy()
         out: List[Any] = [data, labels]
         if b.masks:
-            # segmentation masks: (n, 1, H, W) uint8 class indices, cropped and mirrored with
+            # segmentation masks: (n, 1, H, W) uint8 (or uint16) class indices, cropped and mirrored with
             # their images (Caffe's label blob for SoftmaxWithLoss)
-            masks = _view(b.masks, np.dtype(np.uint8), (n, 1, b.mask_h, b.mask_w), None, keep)
+            mt = np.dtype(np.uint16 if b.mask_dtype == _MASK_U16 else np.uint8)
+            masks = _view(b.masks, mt, (n, 1, b.mask_h, b.mask_w), None, keep)
             if self._copy:
                 masks = masks.copy()
             out = [data, masks] if b.mask_is_label else [data, labels, masks]

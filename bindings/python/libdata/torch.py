@@ -399,8 +399,11 @@ class Dataset(IterableDataset):
                                  "iscrowd": torch.from_numpy(t["flags"] & 1).long()}
                                 for t in a])
                     continue
-                if a.ndim == 4 and a.dtype == np.uint8:  # masks (B, 1, H, W): int64 (B, H, W)
-                    out.append(torch.from_numpy(a[:, 0]).long())
+                if a.ndim == 4 and a.dtype in (np.uint8, np.uint16):  # masks (B, 1, H, W):
+                    # int64 (B, H, W)
+                    # (torch has no uint16: those are widened by NumPy)
+                    m = a[:, 0] if a.dtype == np.uint8 else a[:, 0].astype(np.int64)
+                    out.append(torch.from_numpy(m).long())
                     continue
                 y = torch.from_numpy(a)
                 out.append(y.long() if self.long_labels and not y.is_floating_point() else y)

@@ -97,6 +97,10 @@ typedef enum ld_convert_param {
     /** Segmentation masks (LD_C_MASKS): the class index of the pixels that pad mode adds
         around the image (and nothing else); default 255, Caffe's usual ignore_label */
     LD_C_MASK_PAD = 27,
+    /** Segmentation masks: the stored type, LD_DTYPE_U8 (default: indices 0..255) or
+        LD_DTYPE_U16 (0..65535: 16-bit gray PNG masks of more than 256 classes). With uint8, a
+        mask holding an index above 255 skips its image naming the value */
+    LD_C_MASK_TYPE = 28,
     LD_C_LIST_FILE = 100,   /**< string: a "relative/path label" list file; ld_convert_run's
                                  `input` is then the root folder the paths are relative to.
                                  NULL = folder mode (default) */
@@ -106,10 +110,10 @@ typedef enum ld_convert_param {
         relative to the input folder or list root) is MASKS/REL/name.png: a palette PNG (its
         indices are kept) or gray PNG of class indices in the image file's pixel grid, the
         image's size. It gets the image's EXIF orientation and geometry (resize, crop, pad)
-        with nearest-neighbour sampling, and is stored as uint8 1 x H x W per sample: HDF5
-        /label (N, 1, H, W) when the input has no class labels (an unlabelled list), else
-        /mask; LMDB a second database OUT-masks beside OUT. A missing or bad mask skips its
-        image (or stops the run with LD_C_STRICT). NULL = no masks (default) */
+        with nearest-neighbour sampling, and is stored as 1 x H x W (LD_C_MASK_TYPE) per sample:
+       HDF5 /label (N, 1, H, W) when the input has no class labels (an unlabelled list), else /mask;
+       LMDB a second database OUT-masks beside OUT. A missing or bad mask skips its image (or stops
+       the run with LD_C_STRICT). NULL = no masks (default) */
     LD_C_MASKS = 102,
     /** string: a COCO instances JSON (annotations/instances_train2017.json): the images it
         lists, with their detection boxes, are read from ld_convert_run's `input` folder (their

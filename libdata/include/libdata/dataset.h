@@ -57,7 +57,7 @@ typedef struct ld_dataset_info {
                                          none */
     const char *const *label_names; /**< num_label_names names; NULL when none */
     /* (Added after 1.0.0.) Segmentation masks: */
-    int mask_h, mask_w; /**< every sample's uint8 mask of class indices is 1 x mask_h x mask_w
+    int mask_h, mask_w; /**< every sample's mask of class indices is 1 x mask_h x mask_w
                              (HDF5 /mask or /label (N, 1, H, W), an LMDB mask database);
                              0 0 without masks */
     int mask_is_label;  /**< 1 when the masks are the dataset's label (no class labels) */
@@ -66,6 +66,8 @@ typedef struct ld_dataset_info {
     size_t num_box_classes;         /**< box class names recorded; 0 when none */
     const char *const *box_classes; /**< num_box_classes names: box label i is box_classes[i] */
     const int64_t *box_class_ids;   /**< the input's id of each (COCO category_id) */
+    /* (Added after 1.0.0.) */
+    int mask_dtype; /**< the masks' element type: LD_DTYPE_U8 or LD_DTYPE_U16; 0 without */
 } ld_dataset_info;
 
 /**

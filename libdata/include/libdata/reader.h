@@ -226,7 +226,9 @@ typedef enum ld_reader_info {
     LD_R_INFO_MASK = 212,          /**< 0: no masks; 1: segmentation masks beside the labels
                                         (HDF5 /mask); 2: masks that are the dataset's label
                                         (HDF5 /label (N, 1, H, W); labels are then all 0) */
-    LD_R_INFO_BOXES = 213          /**< 1: the dataset has detection boxes (ld_batch.boxes) */
+    LD_R_INFO_BOXES = 213,         /**< 1: the dataset has detection boxes (ld_batch.boxes) */
+    LD_R_INFO_MASK_DTYPE = 214     /**< the masks' element type: LD_DTYPE_U8 or LD_DTYPE_U16
+                                        (ld_batch.mask_dtype); 0 without masks */
 } ld_reader_info;
 
 /**
@@ -252,7 +254,8 @@ typedef struct ld_batch {
         labels are vectors (HDF5 /label (N, K), an LMDB pair), `labels` holds n * K values,
         sample j's at j * K. Each value is checked against label_dtype as one label is */
     int label_k;
-    /** (Added after 1.0.0.) Segmentation masks: n * mask_h * mask_w uint8 class indices, sample
+    /** (Added after 1.0.0.) Segmentation masks: n * mask_h * mask_w class indices of
+        mask_dtype (uint8, or uint16 in host byte order: then cast to const uint16_t *), sample
         j's at j * mask_h * mask_w, cropped, mirrored and resampled (nearest) with their image,
         so mask_h x mask_w = h x w; NULL when the dataset has none */
     const uint8_t *masks;
@@ -270,6 +273,9 @@ typedef struct ld_batch {
     const int32_t *box_labels;
     const uint8_t *box_flags;
     const uint64_t *box_offsets;
+    /** (Added after 1.0.0.) The element type of `masks`: LD_DTYPE_U8, or LD_DTYPE_U16 for
+        masks stored as uint16 (more than 256 classes); 0 without masks */
+    int mask_dtype;
 } ld_batch;
 
 /** @return a new reader with default parameters, or NULL when out of memory. */

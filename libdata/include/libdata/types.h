@@ -36,7 +36,8 @@ typedef enum ld_channel_order {
 typedef enum ld_dtype {
     LD_DTYPE_U8 = 0x200,  /**< uint8 */
     LD_DTYPE_F32 = 0x201, /**< float32 */
-    LD_DTYPE_I32 = 0x202  /**< int32 (labels only) */
+    LD_DTYPE_I32 = 0x202, /**< int32 (labels only) */
+    LD_DTYPE_U16 = 0x203  /**< uint16 (segmentation masks with more than 256 classes) */
 } ld_dtype;
 
 #endif /* LIBDATA_TYPES_H */

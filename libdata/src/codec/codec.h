@@ -116,13 +116,15 @@ int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, int restart, l
 /* Encode `im` as PNG (default compression) into `out`. */
 int ld__png_encode(ld_codec *c, const ld_image *im, ld_buf *out, ld_err *e);
 
-/* Decode a segmentation mask (a PNG) into `out` as one byte per pixel: a palette PNG gives
- * its palette indices (never the colours; tRNS ignored), gray gives its values unscaled
- * (1, 2, 4 bits as 0..1, 0..3, 0..15; 16 bits when every value is at most 255, else
- * LD_EFORMAT naming the value), alpha is dropped. An RGB(A) PNG is LD_EFORMAT with what to do.
- * No EXIF orientation is applied (the caller applies the image's). Pixel limit as
- * ld__img_decode (LD_ELIMIT before allocating). LD_ENOTSUP without libpng. */
-int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+/* Decode a segmentation mask (a PNG) into `out`: class indices, one byte per pixel (out->c =
+ * 1), or with `wide` one uint16 in host byte order per pixel (out->c = 2: a 2-byte "channel").
+ * A palette PNG gives its palette indices (never the colours; tRNS ignored), gray gives its
+ * values unscaled (1, 2, 4 bits as 0..1, 0..3, 0..15; 16 bits: without `wide`, when every value
+ * is at most 255, else LD_EFORMAT naming the value and --mask-type uint16), alpha is dropped.
+ * An RGB(A) PNG is LD_EFORMAT with what to do. No EXIF orientation is applied (the caller
+ * applies the image's). Pixel limit as ld__img_decode (LD_ELIMIT before allocating).
+ * LD_ENOTSUP without libpng. */
+int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const char *name, int wide,
                            uint64_t max_pixels, ld_image *out, ld_err *e);
 
 /* EXIF: find the orientation tag (0x0112) in an APP1 "Exif\0\0" payload (the bytes after the

@@ -221,8 +221,8 @@ fail:
     return rc;
 }
 
-/* A segmentation mask: class indices, one byte per pixel, never colours (see codec.h). */
-int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+/* A segmentation mask: class indices, never colours, one or two bytes each (see codec.h). */
+int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const char *name, int wide,
                            uint64_t max_pixels, ld_image *out, ld_err *e)
 {
     rd_ctx x;
@@ -244,7 +244,7 @@ int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const ch
     const int ctype = png_get_color_type(png, pi), depth = png_get_bit_depth(png, pi);
     LD_CHECK(e, !(ctype & PNG_COLOR_MASK_COLOR) || ctype == PNG_COLOR_TYPE_PALETTE, LD_EFORMAT,
              "%s: an RGB mask: a mask holds class indices, as a palette PNG (VOC's "
-             "SegmentationClass) or an 8-bit gray PNG; map its colours to indices first (e.g. "
+             "SegmentationClass) or a gray PNG; map its colours to indices first (e.g. "
              "Pillow: Image.quantize(palette=...) or a colour -> index table)",
              name);
     if (depth < 8) png_set_packing(png); /* 1, 2, 4-bit indices or gray values, unscaled */
@@ -252,13 +252,15 @@ int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const ch
     /* no png_set_palette_to_rgb, no png_set_tRNS_to_alpha: a palette PNG gives its indices */
     png_set_interlace_handling(png);
     png_read_update_info(png, pi);
-    const int bytes = depth == 16 ? 2 : 1;
+    const int bytes = depth == 16 ? 2 : 1, obytes = wide ? 2 : 1;
     LD_CHECK(e, png_get_channels(png, pi) == 1 && png_get_rowbytes(png, pi) == (size_t)w * bytes,
              LD_EFORMAT, "%s: PNG mask: unsupported layout (colour type %d, depth %d)", name, ctype,
              depth);
-    ld_image *dst = bytes == 2 ? &c->tmp : out;
+    /* rows as the file has them; into the output directly when they are what it holds */
+    const int direct = bytes == 1 && obytes == 1;
+    ld_image *dst = direct ? out : &c->tmp;
     rc = ld__image_alloc(dst, (int)(w * bytes), (int)h, 1);
-    if (rc == LD_OK && bytes == 2) rc = ld__image_alloc(out, (int)w, (int)h, 1);
+    if (rc == LD_OK && !direct) rc = ld__image_alloc(out, (int)w, (int)h, obytes);
     if (rc == LD_OK) rc = ld__buf_reserve(&c->rows, (size_t)h * sizeof(png_bytep));
     LD_CHECK(e, rc == LD_OK, rc, "%s: cannot allocate a %ux%u mask", name, (unsigned)w,
              (unsigned)h);
@@ -267,16 +269,21 @@ int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const ch
         rows[y] = dst->px + (size_t)y * w * bytes;
     png_read_image(png, rows);
     png_read_end(png, NULL);
-    if (bytes == 2) { /* 16-bit gray: big-endian samples; kept when every value fits a byte */
-        const uint8_t *s = c->tmp.px;
-        for (size_t i = 0; i < (size_t)w * h; i++, s += 2) {
+    const uint8_t *s = c->tmp.px;
+    const size_t n = (size_t)w * h;
+    if (bytes == 2 && !wide) { /* 16-bit gray: big-endian samples; kept when every value fits */
+        for (size_t i = 0; i < n; i++, s += 2) {
             const unsigned v = (unsigned)s[0] << 8 | s[1];
             LD_CHECK(e, v <= 255, LD_EFORMAT,
-                     "%s: a 16-bit mask with class index %u at pixel (%zu, %zu): libdata stores "
-                     "masks as uint8 (indices 0..255)",
+                     "%s: a 16-bit mask with class index %u at pixel (%zu, %zu): uint8 masks "
+                     "hold indices 0..255; store uint16 masks (mask_type uint16)",
                      name, v, i % w, i / w);
             out->px[i] = (uint8_t)v;
         }
+    } else if (wide) { /* uint16 in host order, whatever the file's depth */
+        uint16_t *o = (uint16_t *)(void *)out->px;
+        for (size_t i = 0; i < n; i++, s += bytes)
+            o[i] = bytes == 2 ? (uint16_t)((unsigned)s[0] << 8 | s[1]) : s[0];
     }
 fail:
     png_destroy_read_struct(&png, &pi, NULL);
@@ -286,10 +293,11 @@ fail:
 #else
 #include "codec/codec_int.h"
 
-int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const char *name, int wide,
                            uint64_t max_pixels, ld_image *out, ld_err *e)
 {
     (void)c;
+    (void)wide;
     (void)buf;
     (void)len;
     (void)max_pixels;

@@ -48,6 +48,7 @@ static const ld_param_choice MODES[] = {{"squash", LD_RESIZE_SQUASH},
 static const ld_param_choice CHANNELS[] = {{"bgr", LD_CHANNELS_BGR}, {"rgb", LD_CHANNELS_RGB}};
 static const ld_param_choice LABEL_TYPES[] = {
     {"auto", LD_LABEL_AUTO}, {"int32", LD_LABEL_INT32}, {"float32", LD_LABEL_FLOAT32}};
+static const ld_param_choice MASK_TYPES[] = {{"uint8", LD_DTYPE_U8}, {"uint16", LD_DTYPE_U16}};
 static const ld_param_choice SPLIT_PATHS[] = {{"absolute", LD_SPLIT_PATHS_ABSOLUTE},
                                               {"relative", LD_SPLIT_PATHS_RELATIVE}};
 static const ld_param_choice DECODE_SCALES[] = {{"auto", LD_DECODE_SCALE_AUTO},
@@ -107,8 +108,10 @@ static const ld_param_desc PARAMS[] = {
          "output pixel (camera-size photos to 224: ~2x faster), exact always at full size"),
     STR(LD_C_LIST_FILE, "list_file", "",
         "a 'relative/path label...' list or a CSV file; input is then its root"),
-    INT(LD_C_MASK_PAD, "mask_pad", 255, 0, 255, "",
+    INT(LD_C_MASK_PAD, "mask_pad", 255, 0, 65535, "",
         "masks: class index of the padding (pad mode); 255 = Caffe's usual ignore_label"),
+    ENUM(LD_C_MASK_TYPE, "mask_type", MASK_TYPES, LD_DTYPE_U8, "uint8", LD_DTYPE_U8, LD_DTYPE_U16,
+         "masks: stored as uint8 (indices 0..255) or uint16 (0..65535)"),
     STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
     STR(LD_C_MASKS, "masks", "",
         "folder of segmentation masks: the mask of REL/name.ext is MASKS/REL/name.png (class "
@@ -119,7 +122,7 @@ static const ld_param_desc PARAMS[] = {
         "a Pascal VOC folder: its images with the boxes of Annotations/*.xml (list_file: an "
         "ImageSets list)"),
 };
-LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_MASK_PAD, LD_C_VOC);
+LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_MASK_TYPE, LD_C_VOC);
 
 /* Largest input file we read whole: no sane image file holds more than ~8 bytes per pixel
  * of the pixel limit (16-bit RGBA TIFF, uncompressed), so bigger "images" are refused rather
@@ -271,7 +274,8 @@ typedef struct run {
                             whose geometry is then planned on the same size as the image's) */
     const char *masks;   /* LD_C_MASKS folder, or NULL */
     int boxes;           /* the source has detection boxes */
-    uint8_t mask_pad;
+    unsigned mask_pad;
+    int mask_wide; /* LD_C_MASK_TYPE uint16: masks of 2-byte indices */
     ld_geometry geom;
     uint64_t max_pixels;
     /* image idx is converted by a worker into slots[idx % window], then written by the
@@ -366,8 +370,8 @@ static int process_mask(worker *wk, slot *sl, const ld_img_info *info, ld_err *e
     const run *r = wk->run;
     int rc = LD_OK;
     const char *img = (const char *)sl->path.p, *path = (const char *)sl->mpath.p;
-    LD_TRY(ld__png_decode_indices(wk->codec, sl->mfile.p, sl->mfile.len, path, r->max_pixels,
-                                  &wk->mask, e));
+    LD_TRY(ld__png_decode_indices(wk->codec, sl->mfile.p, sl->mfile.len, path, r->mask_wide,
+                                  r->max_pixels, &wk->mask, e));
     /* the image file's grid: its displayed size before the orientation turns it */
     const int turned = info->orientation >= 5, fw = turned ? info->h : info->w,
               fh = turned ? info->w : info->h;
@@ -380,7 +384,7 @@ static int process_mask(worker *wk, slot *sl, const ld_img_info *info, ld_err *e
         LD_TRY(
             ld__resize_nearest(&wk->mask, &r->geom, r->mask_pad, &sl->mout, &sl->mw, &sl->mh, e));
     } else {
-        const size_t n = (size_t)wk->mask.w * wk->mask.h;
+        const size_t n = (size_t)wk->mask.w * wk->mask.h * wk->mask.c;
         LD_CHECK(e, ld__buf_reserve(&sl->mout, n) == LD_OK, LD_ENOMEM, "%s: out of memory", path);
         memcpy(sl->mout.p, wk->mask.px, n);
         sl->mout.len = n;
@@ -849,8 +853,8 @@ static int describe_output(ld_convert *c, const run *r, job *j, const char *sour
     }
     if (r->masks) {
         const int64_t dims[3] = {1, r->geom.h, r->geom.w}; /* 0 x 0: each image's own size */
-        ok &= ld__desc_add_field(d, mask_is_label ? "label" : "mask", LD_ROLE_MASK, LD_DTYPE_U8, 3,
-                                 dims) == LD_OK;
+        ok &= ld__desc_add_field(d, mask_is_label ? "label" : "mask", LD_ROLE_MASK,
+                                 r->mask_wide ? LD_DTYPE_U16 : LD_DTYPE_U8, 3, dims) == LD_OK;
         d->mask_pad = r->mask_pad;
     }
     const size_t nl = ld__source_label_name_count(j->src);
@@ -989,7 +993,12 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
               "raw HDF5 storage needs one image size, but resize_mode max keeps each image's "
               "aspect: store JPEG with quality Q, or use resize_mode squash, crop or pad");
     r->masks = PSTR(c, LD_C_MASKS);
-    r->mask_pad = (uint8_t)P(c, LD_C_MASK_PAD);
+    r->mask_pad = (unsigned)P(c, LD_C_MASK_PAD);
+    r->mask_wide = P(c, LD_C_MASK_TYPE) == LD_DTYPE_U16;
+    LD_CHECKP(&c->err, r->mask_wide || r->mask_pad <= 255, LD_EINVAL, LD_C_MASK_PAD,
+              "mask_pad %u does not fit uint8 masks (0..255): use mask_type uint16, or a smaller "
+              "padding index",
+              r->mask_pad);
     if (r->masks) {
         struct stat st;
         LD_CHECKP(&c->err, stat(r->masks, &st) == 0 && S_ISDIR(st.st_mode), LD_EIO, LD_C_MASKS,

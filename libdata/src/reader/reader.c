@@ -153,7 +153,7 @@ struct ld_reader {
                      larger than the rank's epoch does not allocate for samples that
                      can never come */
     ld_xform xf;
-    ld_xform mxf;      /* masks: the same crop and mirror on one uint8 plane, nothing else */
+    ld_xform mxf;      /* masks: the image's crop and mirror draws (place_mask), nothing else */
     size_t mask_bytes; /* masks: one output mask (xf.oh x xf.ow), 0 without masks */
     ld_rrc rrc;        /* the random resized crop (rrc.w == 0: none) */
     char xf_what[96];  /* xf.what */
@@ -257,7 +257,7 @@ int ld_reader_get(const ld_reader *r, ld_reader_param p, int64_t *v)
 
 int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
 {
-    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_BOXES) return LD_EINVAL;
+    if (p < LD_R_INFO_SAMPLES || p > LD_R_INFO_MASK_DTYPE) return LD_EINVAL;
     if (!r->is_open) return LD_ESTATE;
     switch (p) {
     case LD_R_INFO_SAMPLES: *v = (int64_t)r->store->info.n; break;
@@ -276,6 +276,11 @@ int ld_reader_get_info(const ld_reader *r, ld_reader_info p, int64_t *v)
     case LD_R_INFO_LABEL_K: *v = r->store->info.label_k; break;
     case LD_R_INFO_MASK: *v = r->store->info.mask_h ? 1 + r->store->info.mask_is_label : 0; break;
     case LD_R_INFO_BOXES: *v = r->store->info.boxes; break;
+    case LD_R_INFO_MASK_DTYPE:
+        *v = !r->store->info.mask_h          ? 0
+             : r->store->info.mask_elem == 2 ? LD_DTYPE_U16
+                                             : LD_DTYPE_U8;
+        break;
     }
     return LD_OK;
 }
@@ -569,6 +574,31 @@ static int put_vectors(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, 
     return LD_OK;
 }
 
+/* The crop of an sh x sw mask (indices of `elem` bytes) at the place and mirror the image's
+ * draws give sample `index` (ld__xform_place) into out (x->oh x x->ow indices). */
+static int place_mask(const ld_xform *x, const uint8_t *src, int sh, int sw, size_t elem,
+                      uint64_t epoch, uint64_t index, uint8_t *out, ld_err *e)
+{
+    if (sh < x->oh || sw < x->ow)
+        return (ld__err(e, LD_EFORMAT,
+                        "sample %llu: its mask is %dx%d, smaller than the %dx%d crop",
+                        (unsigned long long)index, sw, sh, x->ow, x->oh),
+                ld__err_where(e, NULL, (int64_t)index));
+    int yo, xo, mirror;
+    ld__xform_place(x, sh, sw, epoch, index, &yo, &xo, &mirror);
+    const size_t row = (size_t)x->ow * elem;
+    for (int y = 0; y < x->oh; y++) {
+        const uint8_t *s = src + ((size_t)(y + yo) * sw + xo) * elem;
+        uint8_t *o = out + (size_t)y * row;
+        if (!mirror)
+            memcpy(o, s, row);
+        else
+            for (int k = 0; k < x->ow; k++)
+                memcpy(o + (size_t)k * elem, s + (size_t)(x->ow - 1 - k) * elem, elem);
+    }
+    return LD_OK;
+}
+
 /* Masks of samples [j0, j1) of slot sl: read, then the image's crop and mirror (the same
  * draws: xform.c's per-sample generator) or its random resized crop box (ld__rrc_box, what
  * the image's resampling used) with nearest sampling. */
@@ -577,6 +607,7 @@ static int put_masks(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, ui
     int rc = LD_OK;
     ld_store *st = r->store;
     const ld_store_info *in = &st->info;
+    const size_t elem = (size_t)in->mask_elem;
     for (size_t j = j0; j < j1; j++) {
         const uint64_t i = *cur = sl->indices[j];
         uint8_t *out = sl->masks + j * r->mask_bytes;
@@ -593,11 +624,10 @@ static int put_masks(ld_reader *r, worker *w, slot *sl, size_t j0, size_t j1, ui
                                    .rw = box[2],
                                    .rh = box[3]};
             LD_TRY(ld__resize_nearest(&w->mask, &g, 0, &w->mout, &ow, &oh, &w->err));
-            const ld_xsrc src = {w->mout.p, 0, oh, ow, 0, (size_t)ow, 1}; /* then the mirror */
-            LD_TRY(ld__xform_apply(&r->mxf, &src, r->epoch, i, out, &w->err));
+            LD_TRY(place_mask(&r->mxf, w->mout.p, oh, ow, elem, r->epoch, i, out, &w->err));
         } else {
-            const ld_xsrc src = {w->mask.px, 0, in->mask_h, in->mask_w, 0, (size_t)in->mask_w, 1};
-            LD_TRY(ld__xform_apply(&r->mxf, &src, r->epoch, i, out, &w->err));
+            LD_TRY(place_mask(&r->mxf, w->mask.px, in->mask_h, in->mask_w, elem, r->epoch, i, out,
+                              &w->err));
         }
     }
 fail:
@@ -1202,7 +1232,7 @@ static int plan_output(ld_reader *r, const char *path)
                         .scale = 1.0f,
                         .what = "its masks"};
         ld__xform_init(m, in->mask_h, in->mask_w);
-        r->mask_bytes = (size_t)x->oh * (size_t)x->ow;
+        r->mask_bytes = (size_t)x->oh * (size_t)x->ow * (size_t)in->mask_elem;
     }
 
     /* Sampler. */
@@ -1256,9 +1286,9 @@ static int plan_memory(ld_reader *r, const char *path)
     const uint64_t lk = in->label_k ? in->label_k : 1; /* label values per sample */
     if (in->label_k) per_thread += lk * sizeof(double);
     if (r->mask_bytes) { /* one stored mask, and its resampled box */
-        per_thread += (uint64_t)in->mask_h * in->mask_w + (r->rrc.w ? r->mask_bytes : 0);
-        fixed += (uint64_t)threads *
-                 ((uint64_t)in->mask_h * in->mask_w + (r->rrc.w ? r->mask_bytes : 0));
+        const uint64_t stored = (uint64_t)in->mask_h * in->mask_w * (uint64_t)in->mask_elem;
+        per_thread += stored + (r->rrc.w ? r->mask_bytes : 0);
+        fixed += (uint64_t)threads * (stored + (r->rrc.w ? r->mask_bytes : 0));
     }
     uint64_t per_sample = r->out_bytes + 4 * lk + 8 + r->mask_bytes, per_batch;
     size_t ring_bytes;
@@ -1328,8 +1358,8 @@ static int start_workers(ld_reader *r, const char *path)
             LD_CHECK(e, w->vec, LD_ENOMEM, "out of memory");
         }
         if (r->mask_bytes)
-            LD_CHECK(e, ld__image_alloc(&w->mask, in->mask_w, in->mask_h, 1) == LD_OK, LD_ENOMEM,
-                     "out of memory");
+            LD_CHECK(e, ld__image_alloc(&w->mask, in->mask_w, in->mask_h, in->mask_elem) == LD_OK,
+                     LD_ENOMEM, "out of memory");
         if (in->encoded) {
             w->codec = ld__codec_create();
             LD_CHECK(e, w->codec, LD_ENOMEM, "out of memory");
@@ -1465,6 +1495,7 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     o->mask_h = sl->masks ? r->xf.oh : 0;
     o->mask_w = sl->masks ? r->xf.ow : 0;
     o->mask_is_label = r->store->info.mask_is_label;
+    o->mask_dtype = !sl->masks ? 0 : r->store->info.mask_elem == 2 ? LD_DTYPE_U16 : LD_DTYPE_U8;
     if ((rc = pack_boxes(r, sl, n, o)) < 0) return rc;
     o->indices = sl->indices;
     o->epoch = r->epoch;

@@ -152,15 +152,17 @@ void ld__resize_min_source(const ld_geometry *g, int src_w, int src_h, int *min_
 /* Nearest neighbour: output pixel (x, y) of the scaled area takes the source pixel under its
  * centre, floor(crop_x + (x + 0.5) * crop_w / scaled_w) clamped to the image (Pillow's
  * NEAREST on the same box); the rest of the canvas is `pad`. */
-int ld__resize_nearest(const ld_image *src, const ld_geometry *g, uint8_t pad, ld_buf *out,
+int ld__resize_nearest(const ld_image *src, const ld_geometry *g, unsigned pad, ld_buf *out,
                        int *out_w, int *out_h, ld_err *e)
 {
     int rc = LD_OK;
     ld_resize_plan p;
-    LD_CHECK(e, src->c == 1, LD_EINVAL, "resize: nearest takes one channel, not %d", src->c);
+    const int c = src->c; /* bytes per index: 1 (uint8) or 2 (uint16) */
+    LD_CHECK(e, c == 1 || c == 2, LD_EINVAL, "resize: nearest takes 1 or 2-byte indices, not %d",
+             c);
     LD_TRY(ld__resize_plan(g, src->w, src->h, &p, e));
     size_t n;
-    LD_CHECK(e, ld__mul_size((size_t)p.out_w, (size_t)p.out_h, &n), LD_ELIMIT,
+    LD_CHECK(e, ld__mul_size((size_t)p.out_w * c, (size_t)p.out_h, &n), LD_ELIMIT,
              "resize: %dx%d is too large", p.out_w, p.out_h);
     LD_CHECK(e, ld__buf_reserve(out, n) == LD_OK, LD_ENOMEM, "resize: out of memory (%zu bytes)",
              n);
@@ -171,16 +173,25 @@ int ld__resize_nearest(const ld_image *src, const ld_geometry *g, uint8_t pad, l
         memcpy(out->p, src->px, n);
         return LD_OK;
     }
-    if (p.scaled_w < p.out_w || p.scaled_h < p.out_h) memset(out->p, pad, n);
+    if (p.scaled_w < p.out_w || p.scaled_h < p.out_h) {
+        if (c == 1) {
+            memset(out->p, (int)pad, n);
+        } else {
+            uint16_t *o = (uint16_t *)(void *)out->p;
+            for (size_t i = 0; i < n / 2; i++)
+                o[i] = (uint16_t)pad;
+        }
+    }
     const double fx = p.crop_w / p.scaled_w, fy = p.crop_h / p.scaled_h;
     for (int y = 0; y < p.scaled_h; y++) {
         int sy = (int)floor(p.crop_y + (y + 0.5) * fy);
         sy = sy < 0 ? 0 : sy >= src->h ? src->h - 1 : sy;
-        const uint8_t *row = src->px + (size_t)sy * src->w;
-        uint8_t *d = out->p + (size_t)(y + p.off_y) * p.out_w + p.off_x;
+        const uint8_t *row = src->px + (size_t)sy * src->w * c;
+        uint8_t *d = out->p + ((size_t)(y + p.off_y) * p.out_w + p.off_x) * c;
         for (int x = 0; x < p.scaled_w; x++) {
             int sx = (int)floor(p.crop_x + (x + 0.5) * fx);
-            d[x] = row[sx < 0 ? 0 : sx >= src->w ? src->w - 1 : sx];
+            sx = sx < 0 ? 0 : sx >= src->w ? src->w - 1 : sx;
+            memcpy(d + (size_t)x * c, row + (size_t)sx * c, (size_t)c);
         }
     }
 fail:

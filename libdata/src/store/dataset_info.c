@@ -54,6 +54,7 @@ static int fill(ld_pack *p, void *arg)
     d->mask_h = mf ? (int)mf->dims[1] : 0;
     d->mask_w = mf ? (int)mf->dims[2] : 0;
     d->mask_is_label = mf && !strcmp(mf->name, "label");
+    d->mask_dtype = mf ? mf->dtype : 0;
     d->num_label_names = m->n_label_names;
     d->label_names = m->n_label_names ? lnames : NULL;
     d->path = path;

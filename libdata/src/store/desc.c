@@ -571,6 +571,7 @@ void ld__desc_observe(ld_desc *d, const ld_store_info *in)
             f->rank = in->label_k ? 1 : 0;
             f->dims[0] = in->label_k;
         } else if (f->role == LD_ROLE_MASK && in->mask_h) {
+            f->dtype = in->mask_elem == 2 ? LD_DTYPE_U16 : LD_DTYPE_U8;
             f->dims[1] = in->mask_h;
             f->dims[2] = in->mask_w;
         }

@@ -66,7 +66,8 @@ int ld__desc_print(const ld_desc *d, ld_buf *out)
     }
     const ld_desc_field *mf = ld__desc_mask(d);
     if (mf) { /* segmentation masks: their shape, where they are, the padding index */
-        LD_TRY(ld__buf_printf(out, "masks: uint8 class indices"));
+        LD_TRY(ld__buf_printf(out, "masks: %s class indices",
+                              mf->dtype == LD_DTYPE_U16 ? "uint16" : "uint8"));
         if (mf->dims[1] > 0) /* (an LMDB's: its mask database's records, on the reader line) */
             LD_TRY(ld__buf_printf(out, ", 1 x %lld x %lld per sample", (long long)mf->dims[1],
                                   (long long)mf->dims[2]));

@@ -87,12 +87,15 @@ typedef struct ld_store_info {
      * Datums), read with vt->label_vec; 0 for one label per sample (ld_rec.label).
      * (Appended; 0 is the first version's meaning.) */
     uint32_t label_k;
-    /* Segmentation masks: every sample has a mask_h x mask_w uint8 mask of class indices (HDF5
+    /* Segmentation masks: every sample has a mask_h x mask_w mask of class indices (HDF5
      * /mask or /label (N, 1, H, W), an LMDB mask database), read with vt->mask; 0 0: none.
      * (Appended.) */
     int mask_h, mask_w;
     int mask_is_label; /* the masks are the dataset's label (no other labels: all 0) */
     int boxes;         /* detection boxes: read with vt->boxes */
+    /* Bytes per mask index: 1 (uint8) or 2 (uint16 in host order; HDF5 uint16 masks, an LMDB
+     * mask database of float_data Datums). (Appended; masks of the first version are 1.) */
+    int mask_elem;
 } ld_store_info;
 
 /* One sample as read. Borrowed: `data` stays valid until the next read() or ctx_free() on the
@@ -150,7 +153,8 @@ typedef struct ld_store_vt {
      * read(), read_run() and read_gather() then give its first value as the label. Same
      * errors as read(). */
     int (*label_vec)(ld_store *s, ld_store_ctx *cx, uint64_t i, double *out, ld_err *e);
-    /* Masks (info.mask_h > 0; NULL otherwise): sample i's mask_h x mask_w bytes into out.
+    /* Masks (info.mask_h > 0; NULL otherwise): sample i's mask_h x mask_w indices of
+     * info.mask_elem bytes each (uint8, or uint16 in host order) into out.
      * Same errors as read(). */
     int (*mask)(ld_store *s, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_err *e);
     /* Boxes (info.boxes; NULL otherwise): sample i's boxes into out (grown; out->len = *m x

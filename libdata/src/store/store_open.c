@@ -234,7 +234,8 @@ static int open_list(const char *path, const ld_store_opts *o, ld_store **out, l
         LD_CHECK(e,
                  b->encoded == a->encoded && b->dtype == a->dtype && b->c == a->c &&
                      (a->encoded || (b->h == a->h && b->w == a->w)) && b->label_k == a->label_k &&
-                     b->mask_h == a->mask_h && b->mask_w == a->mask_w && b->boxes == a->boxes,
+                     b->mask_h == a->mask_h && b->mask_w == a->mask_w &&
+                     b->mask_elem == a->mask_elem && b->boxes == a->boxes,
                  LD_EFORMAT,
                  "%s: file %zu of the list holds samples of another kind or shape "
                  "than the first (%dx%dx%d %s, %u label values, masks %dx%d)",

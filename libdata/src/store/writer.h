@@ -49,6 +49,7 @@ typedef struct ld_sample {
     const void *label_vec; /* label vectors: the K values (ld__desc_label_k) in the label
                               field's dtype (float32 or int32); NULL for a scalar label */
     const uint8_t *mask;   /* the description has a mask field: mask_h x mask_w class indices
+                              of its dtype (uint8, or uint16 in host order)
                               (the image's stored size); else NULL */
     int mask_h, mask_w;
     const ld_box *boxes; /* the description has a boxes field: n_boxes boxes in the stored

@@ -9,7 +9,11 @@
 Flat-colour images: each region has one colour of COLOURS and the mask holds its index, so
 every interior pixel of a converted or transformed image names its own mask value. Photos
 (real JPEGs from the fixtures) get a mask made from their brightness; one is stored with EXIF
-orientation 6 and its mask in the file's pixel grid (the image's orientation turns both)."""
+orientation 6 and its mask in the file's pixel grid (the image's orientation turns both).
+
+With MASKS_WIDE=1 in the environment the masks are 16-bit gray PNGs whose region k holds
+WIDE[k] (values above 255: --mask-type uint16), the photos' "ignore" band 65535, and every
+check expects uint16 masks."""
 import io
 import os
 import sys
@@ -18,6 +22,19 @@ import numpy as np
 from PIL import Image, ImageOps
 
 COLOURS = np.array([[200, 30, 30], [30, 200, 30], [30, 30, 200], [220, 220, 20]], np.uint8)
+WIDE_ON = os.environ.get("MASKS_WIDE") == "1"
+WIDE = np.array([0, 300, 40000, 65000], np.uint16)  # region k's value in a wide mask
+MTYPE = np.uint16 if WIDE_ON else np.uint8
+
+
+def region_ids(m):
+    """Region indices of a mask's values (a wide mask's WIDE[k] is k; others: 99)."""
+    if not WIDE_ON:
+        return m
+    ids = np.full(m.shape, 99, np.int32)
+    for k, v in enumerate(WIDE):
+        ids[m == v] = k
+    return ids
 PALETTE = [0, 0, 0, 128, 0, 0, 0, 128, 0, 128, 128, 0] + [0] * (252 * 3)
 
 
@@ -40,7 +57,13 @@ def make(root, photos):
         m = regions(w, h, k)
         rel = f"flat/s{k}.png"
         Image.fromarray(COLOURS[m]).save(f"{root}/img/{rel}")
-        if k == 5:  # a 16-bit gray mask whose values fit a byte
+        if WIDE_ON and k == 6:  # an 8-bit palette mask among them: its indices, widened
+            pm = Image.fromarray(m, "P")
+            pm.putpalette(PALETTE)
+            pm.save(f"{root}/masks/{rel}")
+        elif WIDE_ON:
+            Image.fromarray(WIDE[m]).save(f"{root}/masks/flat/s{k}.png")  # 16-bit gray
+        elif k == 5:  # a 16-bit gray mask whose values fit a byte
             Image.fromarray(m.astype(np.uint16)).save(f"{root}/masks/flat/s{k}.png")
         else:
             pm = Image.fromarray(m, "P")
@@ -60,7 +83,11 @@ def make(root, photos):
             ex[0x0112] = 6
             exif = ex.tobytes()
         im.save(f"{root}/img/{rel}", quality=92, **({"exif": exif} if exif else {}))
-        Image.fromarray(m, "L").save(f"{root}/masks/photo/p{k}.png")
+        if WIDE_ON:
+            wm = np.where(m == 255, 65535, WIDE[np.minimum(m, 3)]).astype(np.uint16)
+            Image.fromarray(wm).save(f"{root}/masks/photo/p{k}.png")
+        else:
+            Image.fromarray(m, "L").save(f"{root}/masks/photo/p{k}.png")
         rels.append(rel)
     with open(f"{root}/list.txt", "w") as f:
         f.write("".join(r + "\n" for r in rels))
@@ -71,7 +98,10 @@ def source(root, rel):
     im = Image.open(f"{root}/img/{rel}")
     orient = im.getexif().get(0x0112, 1)
     mask = Image.open(f"{root}/masks/{os.path.splitext(rel)[0]}.png")
-    mask = Image.fromarray(np.asarray(mask).astype(np.uint8), "L")  # indices, never colours
+    if WIDE_ON:  # 32-bit "I" mode: values as they are (Pillow resamples it with NEAREST)
+        mask = Image.fromarray(np.asarray(mask).astype(np.int32), "I")
+    else:
+        mask = Image.fromarray(np.asarray(mask).astype(np.uint8), "L")  # indices, not colours
     if orient != 1:
         mask = mask.transpose({6: Image.Transpose.ROTATE_270, 3: Image.Transpose.ROTATE_180,
                                8: Image.Transpose.ROTATE_90}[orient])
@@ -96,7 +126,7 @@ def expected_mask(mask, w, h, mode, pad):
             s_w, s_h = w, min(h, max(1, (2 * sh * w + sw) // (2 * sw)))
         else:
             s_w, s_h = min(w, max(1, (2 * sw * h + sh) // (2 * sh))), h
-        out = np.full((h, w), pad, np.uint8)
+        out = np.full((h, w), pad, MTYPE)
         ox, oy = (w - s_w) // 2, (h - s_h) // 2
         out[oy:oy + s_h, ox:ox + s_w] = np.asarray(mask.resize((s_w, s_h),
                                                                Image.Resampling.NEAREST))
@@ -113,7 +143,7 @@ def interior(m, r=2):
     for dy in range(2 * r + 1):
         for dx in range(2 * r + 1):
             same &= p[dy:dy + m.shape[0], dx:dx + m.shape[1]] == m
-    return same & (m < len(COLOURS))
+    return same & (region_ids(m) < len(COLOURS))
 
 
 def colour_ids(img_hwc):
@@ -124,6 +154,7 @@ def colour_ids(img_hwc):
 def aligned(img_hwc, m, what, r=2):
     """Every interior pixel's colour is its mask's region; returns the pixels checked."""
     inner = interior(m, r)
+    m = region_ids(m)
     bad = (colour_ids(img_hwc) != m) & inner
     if bad.any():
         y, x = np.argwhere(bad)[0]
@@ -141,7 +172,7 @@ def read_stored(out):
             data = f["data"][:]
             masks = (f["mask"] if "mask" in f else f["label"])[:]
             names = [n.decode() if isinstance(n, bytes) else n for n in f["filename"][:]]
-        assert masks.ndim == 4 and masks.shape[1] == 1 and masks.dtype == np.uint8, masks.shape
+        assert masks.ndim == 4 and masks.shape[1] == 1 and masks.dtype == MTYPE, masks.dtype
         return data[:, ::-1].transpose(0, 2, 3, 1), masks[:, 0], names
     import lmdb
     sys.path.insert(0, os.environ["SRC"] + "/tests/python")
@@ -158,7 +189,13 @@ def read_stored(out):
                 md.ParseFromString(mt.get(key))
                 imgs.append(np.frombuffer(d.data, np.uint8).reshape(d.channels, d.height, d.width))
                 assert md.channels == 1 and (md.height, md.width) == (d.height, d.width), key
-                masks.append(np.frombuffer(md.data, np.uint8).reshape(md.height, md.width))
+                if WIDE_ON:  # uint16 masks: float_data (a Datum's data is bytes)
+                    assert not md.data and len(md.float_data) == md.height * md.width, key
+                    mv = np.array(md.float_data, np.float32)
+                    assert np.array_equal(mv, np.round(mv)), key
+                    masks.append(mv.astype(np.uint16).reshape(md.height, md.width))
+                else:
+                    masks.append(np.frombuffer(md.data, np.uint8).reshape(md.height, md.width))
                 names.append(key.decode().split("_", 1)[1])
     return np.stack(imgs)[:, ::-1].transpose(0, 2, 3, 1), np.stack(masks), names
 
@@ -187,6 +224,7 @@ def reader(out, root):
     n, H, W = masks.shape
     st = libdata.stat(out)
     assert st.mask_shape == (H, W) and st.mask_is_label == ("mask" not in out), st
+    assert st.mask_dtype == MTYPE, st.mask_dtype
     total = exact = 0
     # crop + mirror: the mask takes the image's offsets and flip, found from the image itself
     with libdata.Reader(out, batch_size=4, shuffle=True, crop=(W - 13, H - 9), random_crop=True,
@@ -196,6 +234,7 @@ def reader(out, root):
             for batch in r:
                 for j, i in enumerate(r.indices):
                     img, m = batch[0][j], batch[mi][j, 0]
+                    assert m.dtype == MTYPE, m.dtype
                     hits = [(y, x, f) for f in (0, 1) for y in range(10) for x in range(14)
                             if np.array_equal((data[i][:, ::-1] if f else data[i])
                                               [y:y + H - 9, x:x + W - 13], img)]
@@ -216,7 +255,7 @@ def reader(out, root):
         for batch in r:
             for j, i in enumerate(r.indices):
                 x, y, bw, bh, flip = r.crop_box(r.batch_epoch, int(i), W, H)
-                want = np.asarray(Image.fromarray(masks[i]).resize(
+                want = np.asarray(Image.fromarray(masks[i].astype(np.int32)).resize(
                     size, Image.Resampling.NEAREST, box=(x, y, x + bw, y + bh)))
                 if flip:
                     want = want[:, ::-1]

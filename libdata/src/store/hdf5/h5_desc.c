@@ -33,7 +33,9 @@ static int ds_shape(hid_t f, const char *name, hsize_t dims[4], int *dtype)
     if (t >= 0) {
         const H5T_class_t c = H5Tget_class(t);
         *dtype = c == H5T_FLOAT ? LD_DTYPE_F32 : c == H5T_INTEGER ? LD_DTYPE_U8 : 0;
-        if (c == H5T_INTEGER && H5Tget_size(t) > 1) *dtype = LD_DTYPE_I32;
+        if (c == H5T_INTEGER && H5Tget_size(t) > 1)
+            *dtype =
+                H5Tget_size(t) == 2 && H5Tget_sign(t) == H5T_SGN_NONE ? LD_DTYPE_U16 : LD_DTYPE_I32;
         H5Tclose(t);
     }
     H5Dclose(d);

@@ -451,12 +451,13 @@ static int h5_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *out,
     return LD_OK;
 }
 
-/* Sample i's mask (info.mask_h x mask_w bytes) into out. */
+/* Sample i's mask (info.mask_h x mask_w indices of info.mask_elem bytes) into out. */
 static int h5_mask(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_err *e)
 {
     h5_store *s = (h5_store *)st; /* (msk_vds: its descriptor cache changes) */
     (void)cx;
-    const size_t row = (size_t)st->info.mask_h * (size_t)st->info.mask_w;
+    const size_t row =
+        (size_t)st->info.mask_h * (size_t)st->info.mask_w * (size_t)st->info.mask_elem;
     int rc = LD_OK;
     if (i >= st->info.n)
         return ld__err(e, LD_EINVAL, "%s: sample %llu out of range", s->path,
@@ -470,7 +471,8 @@ static int h5_mask(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_
     } else {
         ld_h5_quiet q;
         ld__h5_quiet_begin(&q);
-        if (read_rows(s->msk_ds, 4, s->msk_dims, i, 1, H5T_NATIVE_UINT8, H5P_DEFAULT, out) < 0)
+        const hid_t mt = st->info.mask_elem == 2 ? H5T_NATIVE_UINT16 : H5T_NATIVE_UINT8;
+        if (read_rows(s->msk_ds, 4, s->msk_dims, i, 1, mt, H5P_DEFAULT, out) < 0)
             rc = ld__err(e, LD_EFORMAT, "%s: cannot read the mask of sample %llu (corrupt?)",
                          s->path, (unsigned long long)i);
         ld__h5_quiet_end(&q);
@@ -905,9 +907,9 @@ fail:
     return rc;
 }
 
-/* Segmentation masks: dataset `name` of shape (N, 1, H, W) and an 8-bit integer type, read per
- * sample directly (msk_map; a merged file's parts: msk_vds) or, when its layout needs HDF5
- * (filters, other chunk shapes), through msk_ds. */
+/* Segmentation masks: dataset `name` of shape (N, 1, H, W) and an unsigned 8 or 16-bit integer
+ * type, read per sample directly (msk_map; a merged file's parts: msk_vds) or, when its layout
+ * needs HDF5 (filters, other chunk shapes, big-endian uint16), through msk_ds. */
 static int load_masks(h5_store *s, hid_t file, const char *name, uint64_t n, ld_err *e)
 {
     int rc = LD_OK;
@@ -917,21 +919,24 @@ static int load_masks(h5_store *s, hid_t file, const char *name, uint64_t n, ld_
     LD_CHECK(e, d >= 0 && ld__h5_ds_dims(d, dims, &rank) == 0, LD_EFORMAT,
              "%s: cannot open the mask dataset '/%s'", s->path, name);
     t = H5Dget_type(d);
+    const size_t elem = t >= 0 && H5Tget_class(t) == H5T_INTEGER ? H5Tget_size(t) : 0;
     LD_CHECK(e,
              rank == 4 && dims[1] == 1 && dims[2] >= 1 && dims[2] <= 65535 && dims[3] >= 1 &&
-                 dims[3] <= 65535 && t >= 0 && H5Tget_class(t) == H5T_INTEGER &&
-                 H5Tget_size(t) == 1,
+                 dims[3] <= 65535 && (elem == 1 || (elem == 2 && H5Tget_sign(t) == H5T_SGN_NONE)),
              LD_EFORMAT,
-             "%s: mask dataset '/%s' must be uint8 of shape (N, 1, H, W) (class indices; H and "
-             "W at most 65535)",
+             "%s: mask dataset '/%s' must be uint8 or uint16 of shape (N, 1, H, W) (class "
+             "indices; H and W at most 65535)",
              s->path, name);
     LD_CHECK(e, dims[0] == n, LD_EFORMAT,
              "%s: mask dataset '/%s' has %llu masks but the pixel dataset has %llu samples (the "
              "file is incomplete or was made wrongly; rewrite it)",
              s->path, name, (unsigned long long)dims[0], (unsigned long long)n);
-    const size_t row = (size_t)dims[2] * (size_t)dims[3];
+    /* the file's bytes are the host's (little-endian) uint16 only when its order says so */
+    const int as_stored = elem == 1 || H5Tget_order(t) == H5T_ORDER_LE;
+    const size_t row = (size_t)dims[2] * (size_t)dims[3] * elem;
     const int dr =
-        ld__h5_is_virtual(d)
+        !as_stored ? 0
+        : ld__h5_is_virtual(d)
             ? ld__h5_vds_resolve(s, d, name, 4, dims, row, 1, -1, NULL, &s->msk_vds, e)
             : ld__h5_build_direct(s->path, s->file_size, d, 4, dims, row, &s->msk_map, e);
     LD_TRY(dr < 0 ? dr : LD_OK);
@@ -943,6 +948,7 @@ static int load_masks(h5_store *s, hid_t file, const char *name, uint64_t n, ld_
         s->msk_ds = d; /* read through HDF5 */
         d = -1;
     }
+    s->base.info.mask_elem = (int)elem;
     s->base.info.mask_h = (int)dims[2];
     s->base.info.mask_w = (int)dims[3];
 fail:

@@ -402,10 +402,12 @@ static int cols_setup(h5w *w, size_t first_len, ld_err *e)
     const ld_desc_field *mf = ld__desc_mask(&w->rec);
     if (mf) { /* chunks of whole masks, about as many bytes as /data's */
         hsize_t row[3] = {1, (hsize_t)w->mh, (hsize_t)w->mw};
-        size_t rows = LD_H5_CHUNK_BYTES / ((size_t)w->mh * (size_t)w->mw);
+        const int wide = mf->dtype == LD_DTYPE_U16; /* uint16 masks (--mask-type uint16) */
+        const size_t eb = wide ? 2 : 1;
+        size_t rows = LD_H5_CHUNK_BYTES / ((size_t)w->mh * (size_t)w->mw * eb);
         if (w->expected_n && rows > w->expected_n) rows = (size_t)w->expected_n;
-        LD_TRY(col_init(&w->mask, mf->name, H5T_STD_U8LE, H5T_NATIVE_UINT8, 4, row, 1,
-                        rows ? rows : 1));
+        LD_TRY(col_init(&w->mask, mf->name, wide ? H5T_STD_U16LE : H5T_STD_U8LE,
+                        wide ? H5T_NATIVE_UINT16 : H5T_NATIVE_UINT8, 4, row, eb, rows ? rows : 1));
         w->mask.deflate = w->deflate;
     }
     if (w->fstr >= 0) {

@@ -278,20 +278,21 @@ fail:
     return rc;
 }
 
-/* Segmentation masks (sidecar "mask_db", "mask_field"): a mask field, named "label" (and then
- * the masks are the dataset's label: no label field) or "mask". */
+/* Segmentation masks (sidecar "mask_db", "mask_field", "mask_type"): a mask field, named "label"
+ * (and then the masks are the dataset's label: no label field) or "mask", uint8 or uint16. */
 static int mask_keys(const char *t, const char *dir, ld_desc *d, ld_err *e)
 {
     int rc = LD_OK;
-    char *field = NULL;
+    char *field = NULL, *type = NULL;
     LD_TRY(str_key(t, "mask_db", &d->mask_db, dir, e));
     if (!d->mask_db) return LD_OK;
     LD_TRY(str_key(t, "mask_field", &field, dir, e));
+    LD_TRY(str_key(t, "mask_type", &type, dir, e));
     const int is_label = field && !strcmp(field, "label");
     const int64_t dims[3] = {1, 0, 0}; /* the size: the mask database's records */
+    const int dt = type && !strcmp(type, "uint16") ? LD_DTYPE_U16 : LD_DTYPE_U8;
     LD_CHECK(e,
-             ld__desc_add_field(d, is_label ? "label" : "mask", LD_ROLE_MASK, LD_DTYPE_U8, 3,
-                                dims) == LD_OK,
+             ld__desc_add_field(d, is_label ? "label" : "mask", LD_ROLE_MASK, dt, 3, dims) == LD_OK,
              LD_ENOMEM, "%s: out of memory", dir);
     for (size_t i = 0; is_label && i < d->n_fields; i++) {
         if (d->field[i].role != LD_ROLE_LABEL) continue;
@@ -302,6 +303,7 @@ static int mask_keys(const char *t, const char *dir, ld_desc *d, ld_err *e)
     }
 fail:
     free(field);
+    free(type);
     return rc;
 }
 
@@ -374,6 +376,8 @@ int ld__lmdb_desc_write(ld_buf *b, const ld_desc *d)
         LD_TRY(ld__buf_append(b, ",\n", 2));
         LD_TRY(json_str(b, "mask_field", mf->name));
         LD_TRY(ld__buf_append(b, ",\n", 2));
+        if (mf->dtype == LD_DTYPE_U16) /* (uint8 when absent: the first masks') */
+            LD_TRY(ld__buf_printf(b, "\"mask_type\": \"uint16\",\n"));
     }
     LD_TRY(ld__buf_printf(b, "\"entries\": %llu\n}\n", (unsigned long long)d->samples));
 fail:

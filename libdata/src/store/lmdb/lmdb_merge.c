@@ -128,7 +128,7 @@ typedef struct part_labels {
     void *out; /* k x 4 bytes: float or int32 */
     uint32_t k;
     int dtype;
-    uint8_t *mask; /* mask_h x mask_w, when the parts have masks */
+    uint8_t *mask; /* mask_h x mask_w indices, when the parts have masks */
 } part_labels;
 
 static void labels_close(part_labels *l)
@@ -161,7 +161,7 @@ static int labels_open(part_labels *l, const char *path, uint32_t k, int dtype, 
     l->out = malloc((k ? k : 1) * 4);
     LD_CHECK(e, l->vals && l->out, LD_ENOMEM, "out of memory");
     if (masks) {
-        l->mask = malloc((size_t)in->mask_h * (size_t)in->mask_w);
+        l->mask = malloc((size_t)in->mask_h * (size_t)in->mask_w * (size_t)in->mask_elem);
         LD_CHECK(e, l->mask, LD_ENOMEM, "out of memory");
     }
 fail:

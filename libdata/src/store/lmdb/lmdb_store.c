@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,15 +262,33 @@ static int st_label_vec(ld_store *base, ld_store_ctx *cx, uint64_t i, double *ou
     return LD_OK;
 }
 
-/* Masks: sample i's record in the mask database (1 x H x W bytes). */
+/* Masks: sample i's record in the mask database: 1 x H x W bytes, or (uint16 masks) 1 x H x W
+ * float_data values, each a whole number 0..65535. */
 static int st_mask(ld_store *base, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_err *e)
 {
     lmdb_store *s = (lmdb_store *)base;
     const size_t n = (size_t)base->info.mask_h * (size_t)base->info.mask_w;
     ld_rec rec;
-    const int rc = s->masks->vt->read(s->masks, cx->masks, i, out, n, &rec, e);
+    if (base->info.mask_elem == 1) {
+        const int rc = s->masks->vt->read(s->masks, cx->masks, i, out, n, &rec, e);
+        if (rc < 0) return rc;
+        if (rec.data != out) memcpy(out, rec.data, n);
+        return LD_OK;
+    }
+    const int rc = s->masks->vt->read(s->masks, cx->masks, i, NULL, 0, &rec, e);
     if (rc < 0) return rc;
-    if (rec.data != out) memcpy(out, rec.data, n);
+    uint16_t *o = (uint16_t *)(void *)out;
+    for (size_t k = 0; k < n; k++) {
+        float f;
+        memcpy(&f, rec.data + 4 * k, sizeof f);
+        if (!(f >= 0.0f && f <= 65535.0f && f == floorf(f)))
+            return (ld__err(e, LD_EFORMAT,
+                            "%s: the mask of sample %llu holds %.9g, not a class index 0..65535 "
+                            "(corrupt mask database?)",
+                            s->path, (unsigned long long)i, (double)f),
+                    ld__err_where(e, s->path, (int64_t)i));
+        o[k] = (uint16_t)f;
+    }
     return LD_OK;
 }
 
@@ -823,17 +842,20 @@ static int open_mask_db(lmdb_store *s, const char *t, ld_err *e)
     if (!s->masks) return LD_OK;
     const ld_store_info *m = &s->masks->info;
     LD_CHECK(e,
-             m->n == s->base.info.n && !m->encoded && m->dtype == LD_SDT_U8 && m->c == 1 &&
-                 m->h >= 1 && m->w >= 1,
+             m->n == s->base.info.n && !m->encoded &&
+                 (m->dtype == LD_SDT_U8 || m->dtype == LD_SDT_F32) && m->c == 1 && m->h >= 1 &&
+                 m->w >= 1,
              LD_EFORMAT,
              "%s: its mask database %s holds %llu records of %dx%dx%d %s, not %llu masks of "
-             "1xHxW bytes: the two do not belong together; convert again",
+             "1xHxW bytes or (uint16 masks) float_data values: the two do not belong together; "
+             "convert again",
              s->path, path, (unsigned long long)m->n, m->c, m->h, m->w,
              m->encoded ? "encoded images" : "values", (unsigned long long)s->base.info.n);
     LD_CHECK(e, ld__side_str(t, "mask_field", &field) != LD_ENOMEM, LD_ENOMEM, "out of memory");
     s->base.info.mask_h = m->h;
     s->base.info.mask_w = m->w;
     s->base.info.mask_is_label = field && !strcmp(field, "label");
+    s->base.info.mask_elem = m->dtype == LD_SDT_F32 ? 2 : 1;
     s->base.info.store_bytes += m->store_bytes;
     s->base.info.ctx_bytes += m->ctx_bytes;
 fail:

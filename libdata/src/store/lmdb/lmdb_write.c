@@ -44,9 +44,9 @@
  *    it ("label_db"), is published only once it exists.
  *  - Segmentation masks go the same way into the mask database ("train.lmdb" ->
  *    "train-masks.lmdb"): one Datum per sample under the same key, channels 1, height x width
- *    uint8 class indices in `data`, label 0; the sidecar names it ("mask_db") and says which
- *    field the masks are ("mask_field": "label" when the input had no labels, so that they
- *    are the dataset's label, else "mask").
+ *    uint8 class indices in `data` (uint16 masks: float_data), label 0; the sidecar names it
+ * ("mask_db") and says which field the masks are ("mask_field": "label" when the input had no
+ * labels, so that they are the dataset's label, else "mask").
  */
 #define _GNU_SOURCE
 #include "store/writer.h"
@@ -332,6 +332,31 @@ fail:
     return rc;
 }
 
+/* A mask's Datum: 1 x H x W bytes in `data`, or uint16 masks (a Datum's data is bytes) as
+ * 1 x H x W float_data values, exact for every index 0..65535. */
+static int mask_datum(lmdb_writer *w, const ld_sample *s, ld_datum *d, ld_err *e)
+{
+    int rc = LD_OK;
+    LD_CHECK(e, s->mask && s->mask_h > 0 && s->mask_w > 0, LD_EINVAL, "%s: no mask", s->rel);
+    const size_t n = (size_t)s->mask_h * (size_t)s->mask_w;
+    *d = (ld_datum){.channels = 1, .height = s->mask_h, .width = s->mask_w};
+    const ld_desc_field *mf = ld__desc_mask(&w->desc);
+    if (!mf || mf->dtype != LD_DTYPE_U16) {
+        d->data = s->mask;
+        d->data_len = n;
+        return LD_OK;
+    }
+    LD_TRY(buf_rc(w, e, ld__buf_reserve(&w->floats, n * sizeof(float))));
+    float *f = (float *)(void *)w->floats.p;
+    const uint16_t *m = (const uint16_t *)(const void *)s->mask;
+    for (size_t k = 0; k < n; k++)
+        f[k] = (float)m[k];
+    d->floats = f;
+    d->n_floats = n;
+fail:
+    return rc;
+}
+
 static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e);
 
 static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
@@ -361,12 +386,7 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
     if (w->role == SIDE_LABELS) {
         LD_TRY(label_datum(w, s, &d, e));
     } else if (w->role == SIDE_MASKS) {
-        LD_CHECK(e, s->mask && s->mask_h > 0 && s->mask_w > 0, LD_EINVAL, "%s: no mask", s->rel);
-        d = (ld_datum){.channels = 1,
-                       .height = s->mask_h,
-                       .width = s->mask_w,
-                       .data = s->mask,
-                       .data_len = (size_t)s->mask_h * (size_t)s->mask_w};
+        LD_TRY(mask_datum(w, s, &d, e));
     } else if (!w->encoded) {
         size_t px;
         LD_CHECK(e,
