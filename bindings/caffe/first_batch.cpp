@@ -312,7 +312,7 @@ int main(int argc, char **argv)
         // Segmentation masks (ld_batch.masks, n x mask_h x mask_w class indices): the label top
         // when they are the dataset's label (LibData's and HDF5Data's n x 1 x H x W label), else
         // LibData's third top.
-        const bool masks_are_label = b->masks && b->mask_is_label;
+        const bool masks_are_label = b->masks && b->mask_is_label && !has_boxes;
         const Blob<float> *mask_top = NULL;
         if (b->masks && tops.size() > (masks_are_label ? 1u : 2u))
             mask_top = tops[masks_are_label ? 1 : 2];

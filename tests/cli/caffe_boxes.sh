@@ -2,8 +2,9 @@
 # Detection boxes in Caffe (needs a Caffe build: CAFFE_ROOT, and libdata configured with
 # -DLIBDATA_BUILD_CAFFE=ON; skipped otherwise). dataconv converts samples/shapes_coco.json with
 # more boxes (caffe_boxes_check.py json: several per image, two of a class, crowds; 40 images
-# without boxes) at 64x64 --mode pad, then h5py marks every fifth box difficult. The LibData
-# layer's label top is SSD's AnnotatedData blob, 1 x 1 x M x 8 with M the batch's boxes:
+# without boxes) at 80x64 --mode pad (W x H: not square, so swapped x and y would show), then
+# h5py marks every fifth box difficult. The LibData layer's label top must be SSD's
+# AnnotatedData blob, 1 x 1 x M x 8 with M the batch's boxes:
 #  - TEST phase, no crop: 22 batches of 8 (an epoch of 20 and two of the next), every row
 #    against h5py on /boxes, /box_label, /box_flags, /box_offsets (caffe_boxes_check.py test),
 #    including the batches without boxes (one row of -1, as SSD's layer gives);
@@ -22,7 +23,7 @@ if ! "$DATACONV" --version | grep -q " coco"; then
 fi
 cd "$TMP"
 "$PYTHON" "$chk" json "$SRC/samples/shapes_coco.json" det.json
-"$DATACONV" -q --coco det.json --root "$SRC/samples/images" det.h5 --resize 64 --mode pad ||
+"$DATACONV" -q --coco det.json --root "$SRC/samples/images" det.h5 --resize 80x64 --mode pad ||
     fail "dataconv --coco failed"
 "$PYTHON" "$chk" difficult det.h5
 net() { # net PHASE_TRANSFORM: a net of the LibData layer alone, data and label tops
