@@ -11,7 +11,8 @@
 #  - TRAIN phase, random 56x56 crop and mirror: 20 batches against libdata's reader with the
 #    layer's seed (caffe_first_batch --train: equal pixels, so the same crops and mirrors, and
 #    every box row equal).
-# caffe_first_batch also checks each batch's shape and rows against the reader in both phases.
+# caffe_first_batch also checks each batch's shape and rows against the reader in both phases;
+# then Caffe's caffe tool runs the TRAIN net (caffe time), the layer LD_PRELOAD'ed.
 source "$(dirname "$0")/lib/caffe.sh"
 PYTHON=${PYTHON:-/usr/bin/python3} # with numpy and h5py
 chk=$SRC/tests/cli/lib/caffe_boxes_check.py
@@ -40,12 +41,13 @@ LD_PRELOAD="$PRELOAD" GLOG_minloglevel=1 "$CHECK" --rows test.rows test.prototxt
 rc=$?
 set -e
 cat test.out
+# h5py's verdict first, so that a failure shows both
+"$PYTHON" "$chk" test det.h5 test.rows 8 || fail "TEST phase: the label tops differ from h5py's"
 [ "$rc" -eq 0 ] || fail "caffe_first_batch (TEST phase) exited $rc: Caffe's batches differ"
 n=$(grep -c " -> EQUAL$" test.out || true)
 [ "$n" -eq 22 ] || fail "TEST phase: $n of 22 batches equal the reader"
 grep -q "boxes 1 1 1 8 (8) (0 in the batch" test.out ||
     fail "TEST phase: no batch without boxes as 1 x 1 x 1 x 8"
-"$PYTHON" "$chk" test det.h5 test.rows 8 || fail "TEST phase: the label tops differ from h5py's"
 
 echo "== TRAIN phase, random 56x56 crop + mirror: 20 batches vs libdata's reader"
 set +e
@@ -58,5 +60,10 @@ cat train.out
 n=$(grep -c "data 8 3 56 56 (75264) .* boxes 1 1 [0-9]* 8 .* -> EQUAL$" train.out || true)
 [ "$n" -eq 20 ] || fail "TRAIN phase: $n of 20 batches of 8 x 3 x 56 x 56 equal the reader"
 "$PYTHON" "$chk" train train.rows || fail "TRAIN phase: implausible rows"
+echo "== caffe time -phase TRAIN: the caffe tool runs the net (the label top set up as 1 1 1 8)"
+LD_PRELOAD="$PRELOAD" GLOG_logtostderr=1 "$CAFFE" time -model train.prototxt -phase TRAIN \
+    -iterations 5 >time.log 2>&1 || { tail -n 20 time.log; fail "caffe time failed"; }
+grep -E "Top shape|Average Forward pass" time.log | sed 's/^.*\] //'
+grep -q "Top shape: 1 1 1 8 (8)$" time.log || fail "caffe time: no 1 x 1 x 1 x 8 label top"
 echo "ok: the LibData layer's box label tops are SSD's 1 x 1 x M x 8, equal to h5py (TEST) and" \
      "to the reader (TRAIN)"
