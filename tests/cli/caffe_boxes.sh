@@ -12,7 +12,8 @@
 #    layer's seed (caffe_first_batch --train: equal pixels, so the same crops and mirrors, and
 #    every box row equal).
 # caffe_first_batch also checks each batch's shape and rows against the reader in both phases;
-# then Caffe's caffe tool runs the TRAIN net (caffe time), the layer LD_PRELOAD'ed.
+# then Caffe's caffe tool runs the TRAIN net (caffe time), the layer LD_PRELOAD'ed; and a file
+# with boxes and masks as its label (h5py) gives the boxes as the label, the masks as a third top.
 source "$(dirname "$0")/lib/caffe.sh"
 PYTHON=${PYTHON:-/usr/bin/python3} # with numpy and h5py
 chk=$SRC/tests/cli/lib/caffe_boxes_check.py
@@ -65,5 +66,13 @@ LD_PRELOAD="$PRELOAD" GLOG_logtostderr=1 "$CAFFE" time -model train.prototxt -ph
     -iterations 5 >time.log 2>&1 || { tail -n 20 time.log; fail "caffe time failed"; }
 grep -E "Top shape|Average Forward pass" time.log | sed 's/^.*\] //'
 grep -q "Top shape: 1 1 1 8 (8)$" time.log || fail "caffe time: no 1 x 1 x 1 x 8 label top"
+echo "== boxes and masks (/label (N, 1, H, W)): the label top is the boxes, the masks a third top"
+"$PYTHON" "$chk" masks det.h5 both.h5
+sed -e 's/det.h5/both.h5/' -e 's/top: "label"/top: "label" top: "mask"/' train.prototxt >both.prototxt
+LD_PRELOAD="$PRELOAD" GLOG_minloglevel=1 "$CHECK" both.prototxt 2 >both.out 2>&1 ||
+    { cat both.out; fail "boxes and masks: the tops differ from the reader's"; }
+cat both.out
+n=$(grep -c "boxes 1 1 [0-9]* 8 .* masks 8 1 56 56 (25088) differing: 0 -> EQUAL$" both.out || true)
+[ "$n" -eq 2 ] || fail "boxes and masks: $n of 2 batches with box rows and masks equal"
 echo "ok: the LibData layer's box label tops are SSD's 1 x 1 x M x 8, equal to h5py (TEST) and" \
      "to the reader (TRAIN)"

@@ -5,6 +5,8 @@
                                        instance 1), every third one of another class, every
                                        seventh box a crowd; the images without boxes kept
   caffe_boxes_check.py difficult H5    sets /box_flags bit 2 (VOC difficult) on every fifth box
+  caffe_boxes_check.py masks H5 OUT    OUT: H5's pixels and boxes with masks as the label,
+                                       /label (N, 1, H, W) uint8
   caffe_boxes_check.py test H5 ROWS B  the TEST phase's label tops (caffe_first_batch --rows
                                        ROWS, batch size B, no crop) against H5's /boxes,
                                        /box_label, /box_flags, /box_offsets read with h5py:
@@ -68,6 +70,15 @@ def set_difficult(path):
         f["box_flags"][...] = fl
         print(f"  {len(fl)} boxes: flags 0: {np.sum(fl == 0)}, crowd (1): {np.sum(fl == 1)}, "
               f"difficult (2): {np.sum(fl == 2)}, both (3): {np.sum(fl == 3)}")
+
+
+def with_masks(path, out):
+    import h5py
+    with h5py.File(path, "r") as f, h5py.File(out, "w") as g:
+        for k in ("data", "boxes", "box_label", "box_flags", "box_offsets"):
+            g[k] = f[k][:]
+        n, _, h, w = f["data"].shape
+        g["label"] = (np.arange(n * h * w) % 5).astype(np.uint8).reshape(n, 1, h, w)
 
 
 def expected(path, batch):
@@ -148,6 +159,8 @@ def main():
         make_json(sys.argv[2], sys.argv[3])
     elif cmd == "difficult":
         set_difficult(sys.argv[2])
+    elif cmd == "masks":
+        with_masks(sys.argv[2], sys.argv[3])
     elif cmd == "test":
         return check_test(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "train":
