@@ -1,13 +1,24 @@
-// caffe_first_batch NET.prototxt [BATCHES]: proves that Caffe sees the pixels libdata reads.
+// caffe_first_batch [--train SEED] [--rows FILE] NET.prototxt [BATCHES]: proves that Caffe
+// sees the pixels libdata reads.
 // (caffe_first_batch --ranks WORLD NET.prototxt: the multi-solver shares, see RankCheck.)
 //
 // Builds NET in the TEST phase, finds its first data layer (LibData, Data or HDF5Data), runs
 // only that layer BATCHES times (default 2) and compares its "data" and "label" tops with the
 // batches of libdata's reader opened on the same source with the same settings (file order,
 // center crop, mean, scale). Segmentation masks are compared too, every class index: the label
-// top when they are the dataset's label (n x 1 x H x W), else LibData's third top. Prints the
-// largest difference per batch; exit 0 when every value matches within 1e-5 (relative) and
-// every label and mask value exactly, 1 otherwise, 2 on a usage error.
+// top when they are the dataset's label (n x 1 x H x W), else LibData's third top. Detection
+// boxes (LibData on a dataset with /boxes) are compared as SSD's AnnotatedData label blob,
+// 1 x 1 x M x 8, every row (BoxRows). Prints the largest difference per batch; exit 0 when
+// every value matches within 1e-5 (relative) and every label, mask and box value exactly, 1
+// otherwise, 2 on a usage error.
+//
+// --train SEED: the TRAIN phase instead (LibData only), with Caffe's random seed SEED: the
+// reference reader gets the layer's TRAIN settings (shuffled, full batches, random crop,
+// mirror) and the seed the layer drew, the first caffe_rng_rand() after seeding, so the
+// LibData layer must be the net's first layer (nothing draws before it). Equal pixels then
+// prove the same crops and mirrors, and the boxes must have moved with them.
+// --rows FILE: writes each batch's box label top to FILE, for an independent check
+// (tests/cli/lib/caffe_boxes_check.py): a line "batch K N C H W M", then M lines of 8 values.
 //
 // Stock layers transform differently: HDF5Data applies no transform_param at all (the net
 // scales with a layer after it), Data applies Caffe's DataTransformer; for those the reader is
@@ -21,6 +32,7 @@
 #include <vector>
 
 #include "caffe/caffe.hpp"
+#include "caffe/util/math_functions.hpp"
 #include "libdata/reader.h"
 
 using caffe::Blob;
@@ -45,6 +57,36 @@ uint64_t Hash(const float *p, size_t n)
     for (size_t i = 0; i < n * sizeof(float); ++i)
         h = (h ^ b[i]) * 1099511628211ull;
     return h;
+}
+
+// The rows of SSD's AnnotatedData label blob for the reader's batch b, from the format as
+// SSD's annotated_data_layer.cpp and its converter define it: per box [item, class index + 1
+// (0 is SSD's background), instance (the box's number among its item's boxes of its class),
+// x1 / w, y1 / h, x2 / w, y2 / h (w x h the batch's image size), difficult (1 for VOC difficult
+// and for COCO crowd boxes, as SSD's COCO converter marks iscrowd)]; a batch without boxes is
+// one row of -1.
+std::vector<float> BoxRows(const ld_batch *b)
+{
+    std::vector<float> rows;
+    for (size_t j = 0; j < b->n; ++j) {
+        for (uint64_t k = b->box_offsets[j]; k < b->box_offsets[j + 1]; ++k) {
+            int instance = 0;
+            for (uint64_t i = b->box_offsets[j]; i < k; ++i)
+                instance += b->box_labels[i] == b->box_labels[k];
+            const float *xy = b->boxes + 4 * k;
+            const float row[8] = {static_cast<float>(j),
+                                  static_cast<float>(b->box_labels[k] + 1),
+                                  static_cast<float>(instance),
+                                  xy[0] / b->w,
+                                  xy[1] / b->h,
+                                  xy[2] / b->w,
+                                  xy[3] / b->h,
+                                  (b->box_flags[k] & 3) != 0 ? 1.0f : 0.0f};
+            rows.insert(rows.end(), row, row + 8);
+        }
+    }
+    if (rows.empty()) rows.assign(8, -1.0f);
+    return rows;
 }
 
 int FirstDataLayer(const Net<float> &net)
@@ -148,9 +190,26 @@ int RankCheck(const char *path, int world)
 int main(int argc, char **argv)
 {
     const bool ranks = argc == 4 && std::string(argv[1]) == "--ranks";
-    if (!ranks && (argc < 2 || argc > 3)) {
-        std::fprintf(stderr, "usage: caffe_first_batch NET.prototxt [BATCHES]\n"
-                             "       caffe_first_batch --ranks WORLD NET.prototxt\n");
+    bool train = false;
+    unsigned int seed = 0;
+    const char *rows_path = NULL;
+    int a = 1; // the first argument after the options
+    while (!ranks && a + 1 < argc) {
+        const std::string opt = argv[a];
+        if (opt == "--train") {
+            train = true;
+            seed = static_cast<unsigned int>(std::strtoul(argv[a + 1], NULL, 10));
+        } else if (opt == "--rows") {
+            rows_path = argv[a + 1];
+        } else {
+            break;
+        }
+        a += 2;
+    }
+    if (!ranks && (argc - a < 1 || argc - a > 2)) {
+        std::fprintf(
+            stderr, "usage: caffe_first_batch [--train SEED] [--rows FILE] NET.prototxt [BATCHES]\n"
+                    "       caffe_first_batch --ranks WORLD NET.prototxt\n");
         return 2;
     }
     FLAGS_logtostderr = 1;
@@ -158,15 +217,22 @@ int main(int argc, char **argv)
     ::google::InitGoogleLogging(argv[0]);
     Caffe::set_mode(Caffe::CPU);
     if (ranks) return RankCheck(argv[3], std::atoi(argv[2]));
-    const int batches = argc == 3 ? std::atoi(argv[2]) : 2;
+    const int batches = argc - a == 2 ? std::atoi(argv[a + 1]) : 2;
+    const char *path = argv[a];
 
-    Net<float> net(argv[1], caffe::TEST);
+    if (train) Caffe::set_random_seed(seed);
+    Net<float> net(path, train ? caffe::TRAIN : caffe::TEST);
     const int li = FirstDataLayer(net);
     if (li < 0) {
-        std::fprintf(stderr, "caffe_first_batch: %s has no LibData/Data/HDF5Data layer\n", argv[1]);
+        std::fprintf(stderr, "caffe_first_batch: %s has no LibData/Data/HDF5Data layer\n", path);
         return 2;
     }
     const LayerParameter &lp = net.layers()[li]->layer_param();
+    if (train && (li != 0 || lp.type() != "LibData")) {
+        std::fprintf(stderr, "caffe_first_batch: --train needs a LibData layer first in %s\n",
+                     path);
+        return 2;
+    }
     const bool hdf5 = lp.type() == "HDF5Data";
     const std::string source = hdf5 ? lp.hdf5_data_param().source() : lp.data_param().source();
     const int batch = hdf5 ? lp.hdf5_data_param().batch_size() : lp.data_param().batch_size();
@@ -177,7 +243,16 @@ int main(int argc, char **argv)
     ld_reader_set(r, LD_R_BATCH_SIZE, batch);
     ld_reader_set(r, LD_R_DTYPE, LD_DTYPE_F32);
     ld_reader_set(r, LD_R_LABEL_DTYPE, LD_DTYPE_F32);
-    ld_reader_set(r, LD_R_ORDER, LD_ORDER_SEQUENTIAL);
+    if (train) { // the layer's TRAIN settings (libdata_layer.cpp's Configure) and its seed
+        Caffe::set_random_seed(seed);
+        ld_reader_set(r, LD_R_ORDER, LD_ORDER_SHUFFLE);
+        ld_reader_set(r, LD_R_DROP_LAST, 1);
+        ld_reader_set(r, LD_R_SEED, caffe::caffe_rng_rand());
+        if (tp.crop_size() > 0) ld_reader_set(r, LD_R_RANDOM_CROP, 1);
+        if (tp.mirror()) ld_reader_set(r, LD_R_MIRROR, 1);
+    } else {
+        ld_reader_set(r, LD_R_ORDER, LD_ORDER_SEQUENTIAL);
+    }
     if (!hdf5) {
         if (tp.force_color() || tp.force_gray())
             ld_reader_set(r, LD_R_CHANNELS, tp.force_color() ? 3 : 1);
@@ -196,6 +271,15 @@ int main(int argc, char **argv)
     }
     // HDF5Data's list is resolved by Caffe against the current directory; so is the reader's.
     if (ld_reader_open(r, source.c_str()) < 0) return Fail(r, "open");
+    int64_t has_boxes = 0; // LibData's label top is then SSD's box blob
+    if (ld_reader_get_info(r, LD_R_INFO_BOXES, &has_boxes) < 0) return Fail(r, "info");
+    if (lp.type() != "LibData") has_boxes = 0;
+    FILE *rows = NULL;
+    if (rows_path && !(rows = std::fopen(rows_path, "w"))) {
+        std::perror(rows_path);
+        ld_reader_free(r);
+        return 1;
+    }
 
     const std::vector<Blob<float> *> &tops = net.top_vecs()[li];
     bool ok = true;
@@ -228,12 +312,39 @@ int main(int argc, char **argv)
         // Segmentation masks (ld_batch.masks, n x mask_h x mask_w class indices): the label top
         // when they are the dataset's label (LibData's and HDF5Data's n x 1 x H x W label), else
         // LibData's third top.
-        const bool masks_are_label = b->masks && b->mask_is_label;
+        const bool masks_are_label = b->masks && b->mask_is_label && !has_boxes;
         const Blob<float> *mask_top = NULL;
         if (b->masks && tops.size() > (masks_are_label ? 1u : 2u))
             mask_top = tops[masks_are_label ? 1 : 2];
         size_t label_diffs = 0, mask_diffs = 0;
-        if (tops.size() > 1 && !masks_are_label) { // n labels, or n x K for label vectors
+        std::string boxes;
+        if (tops.size() > 1 && has_boxes) { // 1 x 1 x M x 8, every value exactly
+            const std::vector<float> want = BoxRows(b);
+            const Blob<float> *t = tops[1];
+            const int m = static_cast<int>(want.size() / 8);
+            if (t->num_axes() != 4 || t->shape(0) != 1 || t->shape(1) != 1 || t->shape(2) != m ||
+                t->shape(3) != 8) {
+                std::printf("batch %d: box label shape differs: Caffe %s, expected 1 1 %d 8 "
+                            "(%zu boxes)\n",
+                            k, t->shape_string().c_str(), m, b->n_boxes);
+                ok = false;
+                continue;
+            }
+            const float *cb = t->cpu_data();
+            size_t difficult = 0;
+            for (size_t i = 0; i < want.size(); ++i)
+                label_diffs += cb[i] != want[i];
+            for (int i = 0; i < m; ++i)
+                difficult += cb[8 * i + 7] == 1;
+            if (rows) {
+                std::fprintf(rows, "batch %d %zu %d %d %d %d\n", k, b->n, b->c, b->h, b->w, m);
+                for (int i = 0; i < m; ++i)
+                    for (int v = 0; v < 8; ++v)
+                        std::fprintf(rows, "%.9g%c", cb[8 * i + v], v == 7 ? '\n' : ' ');
+            }
+            boxes = ", boxes " + t->shape_string() + " (" + std::to_string(b->n_boxes) +
+                    " in the batch, " + std::to_string(difficult) + " difficult)";
+        } else if (tops.size() > 1 && !masks_are_label) { // n labels, or n x K for label vectors
             const size_t nl = b->n * static_cast<size_t>(b->label_k > 0 ? b->label_k : 1);
             if (static_cast<size_t>(tops[1]->count()) != nl) {
                 std::printf("batch %d: label shape differs: Caffe %s, libdata %zu x %d\n", k,
@@ -267,13 +378,17 @@ int main(int argc, char **argv)
         const bool same =
             maxdiff <= 1e-5 * (maxval > 1 ? maxval : 1) && label_diffs == 0 && mask_diffs == 0;
         std::printf("batch %d (%s layer, dataset samples %llu..%llu): data %s %zu values, "
-                    "max |caffe - libdata| = %g (at %zu), labels differing: %zu%s -> %s\n",
+                    "max |caffe - libdata| = %g (at %zu)%s, labels differing: %zu%s -> %s\n",
                     k, lp.type().c_str(), static_cast<unsigned long long>(b->indices[0]),
                     static_cast<unsigned long long>(b->indices[b->n - 1]),
-                    data->shape_string().c_str(), count, maxdiff, where, label_diffs, masks.c_str(),
-                    same ? "EQUAL" : "DIFFERENT");
+                    data->shape_string().c_str(), count, maxdiff, where, boxes.c_str(), label_diffs,
+                    masks.c_str(), same ? "EQUAL" : "DIFFERENT");
         ok = ok && same;
     }
     ld_reader_free(r);
+    if (rows && std::fclose(rows) != 0) {
+        std::perror(rows_path);
+        return 1;
+    }
     return ok ? 0 : 1;
 }

@@ -194,16 +194,16 @@ void LibDataLayer<Dtype>::LayerSetUp(const vector<Blob<Dtype> *> & /*bottom*/,
     top[0]->Reshape(batch_size_, static_cast<int>(c), static_cast<int>(h), static_cast<int>(w));
     // segmentation masks (0 none, 1 beside the labels, 2 the label): batch x 1 x H x W, cropped
     // and mirrored with the images
-    int64_t masks = 0;
+    int64_t masks = 0, boxes = 0;
     LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_MASK, &masks), "info");
-    mask_top_ = masks == 2 ? 1 : masks == 1 ? 2 : 0;
+    LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_BOXES, &boxes), "info");
+    boxes_ = boxes != 0;
+    // With boxes the label top is theirs: masks, even the dataset's label, take a third top.
+    mask_top_ = masks == 2 && !boxes_ ? 1 : masks ? 2 : 0;
     CHECK(top.size() < 3 || mask_top_ == 2)
         << "LibData layer '" << this->layer_param_.name() << "': a third top takes the masks, and "
         << this->layer_param_.data_param().source()
         << (masks ? " has them as its label: use two tops (data, label)" : " has no masks");
-    int64_t boxes = 0;
-    LD_CAFFE_CHECK(ld_reader_get_info(reader_, LD_R_INFO_BOXES, &boxes), "info");
-    boxes_ = boxes != 0;
     if (top.size() > 1 && boxes_) { // SSD's AnnotatedData label blob: 1 x 1 x boxes x 8
         top[1]->Reshape(1, 1, 1, 8);
     } else if (top.size() > 1 && mask_top_ == 1) { // the masks are the label (/label (N,1,H,W))
@@ -260,8 +260,12 @@ template <> void SetData<float>(Blob<float> *top, const float *data)
 
 // The batch's boxes as SSD's AnnotatedDataLayer gives them: one row of 8 per box, [item,
 // label, instance, x1, y1, x2, y2, difficult], corners normalised to 0..1 by the output size,
-// label = the box class index + 1 (SSD's class 0 is the background); a batch without boxes
-// gives one row of -1, as SSD's layer does.
+// label = the box class index + 1 (SSD's class 0 is the background). As SSD's converters
+// (weiliu89/caffe, src/caffe/util/io.cpp) define the other two: instance numbers the item's
+// boxes of one class (0, 1, ... per class, not per image), and difficult is 1 for VOC's
+// difficult boxes and for COCO's crowd boxes (SSD stores iscrowd as difficult, so that
+// use_difficult_gt: false and the evaluation skip them). A batch without boxes gives one row
+// of -1, as SSD's layer does (its GetGroundTruth skips item -1).
 template <typename Dtype> void LibDataLayer<Dtype>::SetBoxes(const ld_batch *b, Blob<Dtype> *top)
 {
     const int m = static_cast<int>(b->n_boxes);
@@ -273,16 +277,21 @@ template <typename Dtype> void LibDataLayer<Dtype>::SetBoxes(const ld_batch *b, 
         return;
     }
     for (size_t j = 0; j < b->n; ++j) {
-        for (uint64_t k = b->box_offsets[j]; k < b->box_offsets[j + 1]; ++k, d += 8) {
+        const uint64_t first = b->box_offsets[j];
+        for (uint64_t k = first; k < b->box_offsets[j + 1]; ++k, d += 8) {
             const float *xy = b->boxes + 4 * k;
+            int instance = 0; // the item's earlier boxes of this class (an image has few)
+            for (uint64_t i = first; i < k; ++i)
+                instance += b->box_labels[i] == b->box_labels[k];
             d[0] = static_cast<Dtype>(j);
             d[1] = static_cast<Dtype>(b->box_labels[k] + 1);
-            d[2] = static_cast<Dtype>(k - b->box_offsets[j]);
+            d[2] = static_cast<Dtype>(instance);
             d[3] = static_cast<Dtype>(xy[0] / b->w);
             d[4] = static_cast<Dtype>(xy[1] / b->h);
             d[5] = static_cast<Dtype>(xy[2] / b->w);
             d[6] = static_cast<Dtype>(xy[3] / b->h);
-            d[7] = static_cast<Dtype>((b->box_flags[k] & 2) != 0);
+            // box_flags: 1 crowd, 2 difficult (reader.h)
+            d[7] = static_cast<Dtype>((b->box_flags[k] & 3) != 0);
         }
     }
 }

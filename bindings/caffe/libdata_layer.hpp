@@ -77,7 +77,7 @@ template <typename Dtype> class LibDataLayer : public Layer<Dtype>
 
     ld_reader *reader_;
     int batch_size_;
-    int mask_top_; // the top that takes the masks: 1 (they are the label), 2, or 0 (none)
+    int mask_top_; // the top that takes the masks: 1 (they are the label, no boxes), 2, or 0
     bool boxes_;   // detection boxes: the label top is SSD's AnnotatedData blob (SetBoxes)
 };
 
