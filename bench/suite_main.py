@@ -27,6 +27,7 @@ import suite_read  # noqa: E402
 import suite_report  # noqa: E402
 import rrc_bench  # noqa: E402
 import decode_scale  # noqa: E402
+import masks_bench  # noqa: E402
 
 # sizes: full run for a 2-core, 24 GiB machine (~25 min); quick for everyday checks
 SIZES = {
@@ -46,10 +47,10 @@ def main():
     ap.add_argument("--work", default="/tmp/ld_bench_suite")
     ap.add_argument("--out")
     ap.add_argument("--reps", type=int)
-    ap.add_argument("--only", default="convert,read,memory,rrc,decode_scale",
+    ap.add_argument("--only", default="convert,read,memory,rrc,decode_scale,masks",
                     help="sections: convert, read, memory, rrc, decode_scale (large photos, "
-                    "--decode-scale auto vs exact); cold (the cold-cache reading row alone, "
-                    "part of read)")
+                    "--decode-scale auto vs exact), masks (images with segmentation masks vs "
+                    "images alone); cold (the cold-cache reading row alone, part of read)")
     a = ap.parse_args()
     cfg = dict(SIZES["quick" if a.quick else "full"])
     reps = a.reps or cfg["reps"]
@@ -175,6 +176,14 @@ def main():
                                       reps, 1, log=sc.log):
             res.add("decode_scale", "large photos", f"{r['size']} {r['mode']}", **r)
         lap("large photos")
+
+    if "masks" in only:
+        sc.log(f"segmentation masks: image + mask vs image alone, {cfg['photos']} photos, "
+               f"{reps} pairs ...")
+        for r in masks_bench.measure(dataconv, photos, os.path.join(work, "masks"), reps,
+                                     log=sc.log):
+            res.add("masks", "segmentation masks", f"{r['kind']} -j{r['threads']}", **r)
+        lap("masks")
 
     meta["load_after"] = round(os.getloadavg()[0], 2)
     meta["minutes"] = (time.time() - t_start) / 60

@@ -584,6 +584,20 @@ def decode_scale_table(rows):
             decode_scale.HEADER] + [decode_scale.line(r) for r in rs] + [""]
 
 
+def masks_table(rows):
+    """bench/masks_bench.py's rows: images with segmentation masks against images alone."""
+    rs = [r for r in rows if r["section"] == "masks"]
+    if not rs:
+        return []
+    import masks_bench  # noqa: E402 (bench/, on the path of suite_main)
+    return ["## Segmentation masks", "",
+            "Each photo with a palette PNG mask of its size (`--masks`, bench/masks_bench.py), "
+            "against the same photos alone, interleaved: converting (`--resize 224 --mode pad`, "
+            "HDF5) and reading (`dataconv bench`; the masks get the crop and mirror too). "
+            "Medians (ranges) of the pairs.", "",
+            masks_bench.HEADER] + [masks_bench.line(r) for r in rs] + [""]
+
+
 def markdown(data, chart_paths, outdir):
     rows, meta = data["rows"], data["meta"]
     m = meta["machine"]
@@ -643,6 +657,7 @@ def markdown(data, chart_paths, outdir):
     L += read_tables(rows, cores)
     L += rrc_table(rows)
     L += decode_scale_table(rows)
+    L += masks_table(rows)
     L += ["## Memory against dataset size", "",
           "Peak RSS: the larger of GNU time's maximum RSS and the sum of VmRSS over the whole "
           "process tree sampled every 20 ms (DataLoader workers are processes). Mapped files "

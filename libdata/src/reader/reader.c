@@ -590,11 +590,18 @@ static int place_mask(const ld_xform *x, const uint8_t *src, int sh, int sw, siz
     for (int y = 0; y < x->oh; y++) {
         const uint8_t *s = src + ((size_t)(y + yo) * sw + xo) * elem;
         uint8_t *o = out + (size_t)y * row;
-        if (!mirror)
+        if (!mirror) {
             memcpy(o, s, row);
-        else
+        } else if (elem == 1) {
             for (int k = 0; k < x->ow; k++)
-                memcpy(o + (size_t)k * elem, s + (size_t)(x->ow - 1 - k) * elem, elem);
+                o[k] = s[x->ow - 1 - k];
+        } else {
+            uint16_t v;
+            for (int k = 0; k < x->ow; k++) {
+                memcpy(&v, s + (size_t)(x->ow - 1 - k) * 2, 2);
+                memcpy(o + (size_t)k * 2, &v, 2);
+            }
+        }
     }
     return LD_OK;
 }
