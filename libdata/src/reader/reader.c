@@ -1298,6 +1298,9 @@ static int plan_memory(ld_reader *r, const char *path)
         fixed += (uint64_t)threads * (stored + (r->rrc.w ? r->mask_bytes : 0));
     }
     uint64_t per_sample = r->out_bytes + 4 * lk + 8 + r->mask_bytes, per_batch;
+    /* boxes: a slot's sample may hold the most any sample has: as read (ld_box and the store's
+     * column scratch, 45 bytes a box), packed for the batch (16 + 4 + 1), its offset */
+    if (in->boxes) per_sample += (uint64_t)in->box_max * (45 + 21) + 8;
     size_t ring_bytes;
     LD_CHECK(e,
              !__builtin_mul_overflow(per_sample, r->cap, &per_batch) &&

@@ -96,6 +96,8 @@ typedef struct ld_store_info {
     /* Bytes per mask index: 1 (uint8) or 2 (uint16 in host order; HDF5 uint16 masks, an LMDB
      * mask database of float_data Datums). (Appended; masks of the first version are 1.) */
     int mask_elem;
+    /* Boxes: the most any one sample has (what a batch slot may have to hold). (Appended.) */
+    uint32_t box_max;
 } ld_store_info;
 
 /* One sample as read. Borrowed: `data` stays valid until the next read() or ctx_free() on the

@@ -244,6 +244,7 @@ static int open_list(const char *path, const ld_store_opts *o, ld_store **out, l
         s->start[k + 1] = s->start[k] + b->n;
         if (b->h != a->h || b->w != a->w) s->base.info.h = s->base.info.w = 0;
         if (b->order != a->order) s->base.info.order = LD_SORDER_UNKNOWN;
+        if (b->box_max > s->base.info.box_max) s->base.info.box_max = b->box_max;
         s->base.info.label_float |= b->label_float;
         s->base.info.store_bytes += k ? b->store_bytes : 0;
     }

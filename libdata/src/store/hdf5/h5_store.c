@@ -901,6 +901,12 @@ static int load_boxes(h5_store *s, hid_t file, uint64_t n, ld_err *e)
              "%s: /%s ends at %lld but /%s has %llu rows", s->path, LD_H5_DS_BOX_OFFSETS,
              (long long)s->box_off[n], LD_H5_DS_BOXES, (unsigned long long)rows);
     s->base.info.boxes = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        const int64_t k = s->box_off[i + 1] - s->box_off[i];
+        LD_CHECK(e, k <= UINT32_MAX, LD_EFORMAT, "%s: sample %llu has %lld boxes (corrupt?)",
+                 s->path, (unsigned long long)i, (long long)k);
+        if ((uint32_t)k > s->base.info.box_max) s->base.info.box_max = (uint32_t)k;
+    }
     s->base.info.store_bytes += (size_t)(n + 1) * sizeof *s->box_off;
 fail:
     if (d >= 0) H5Dclose(d);
