@@ -132,7 +132,7 @@ static uint8_t *reencode(ld_codec *c, int k, int channels, int quality, ld_image
     size_t n;
     uint8_t *buf = slurp(path, &n);
     ld_err e;
-    const ld_decode_opts o = {channels, 0, 0, 0, 1};
+    const ld_decode_opts o = {.channels = channels, .apply_orientation = 1};
     cr_assert_eq(ld__img_decode(c, buf, n, path, &o, src, &e), LD_OK, "%s", e.msg);
     free(buf);
     ld_buf enc = {0};
@@ -167,7 +167,8 @@ static void check_box(ld_codec *c, const uint8_t *buf, size_t len, int channels,
     ld_image part = {0};
     double rect[4];
     ld_err e;
-    const ld_decode_opts o = {channels, 0, min, min, 1};
+    const ld_decode_opts o = {
+        .channels = channels, .min_w = min, .min_h = min, .apply_orientation = 1};
     cr_assert_eq(ld__jpeg_decode_box(c, buf, len, "box", &o, box, &part, rect, &e), LD_OK, "%s: %s",
                  what, e.msg);
     const double s = n / 8.0;
@@ -255,7 +256,10 @@ Test(splice, box_equals_full_decode)
             for (int n = 8; n >= 1; n /= 2) {
                 /* the full decode at n/8 (the box's min = the size that gives n/8 for it) */
                 ld_err e;
-                const ld_decode_opts fo = {ch, 0, (src.w * n + 7) / 8, (src.h * n + 7) / 8, 1};
+                const ld_decode_opts fo = {.channels = ch,
+                                           .min_w = (src.w * n + 7) / 8,
+                                           .min_h = (src.h * n + 7) / 8,
+                                           .apply_orientation = 1};
                 cr_assert_eq(ld__img_decode(c, buf, len, "full", &fo, &full, &e), LD_OK, "%s",
                              e.msg);
                 cr_assert_eq(full.w, (src.w * n + 7) / 8);
@@ -377,7 +381,7 @@ Test(splice, encoder_writes_restart_markers_same_pixels)
     int sub[4];
     cr_assert_eq(try_splice(c, enc.p, enc.len, box, &sp, sub), 1);
     cr_assert(sub[0] == 0 && sub[2] == narrow.w && sub[1] == 72 && sub[3] == 128);
-    const ld_decode_opts fo = {src.c, 0, 0, 0, 1};
+    const ld_decode_opts fo = {.channels = src.c, .apply_orientation = 1};
     cr_assert_eq(ld__img_decode(c, enc.p, enc.len, "full", &fo, &a, &e), LD_OK, "%s", e.msg);
     check_box(c, enc.p, enc.len, src.c, box, 0, &a, 8, "61 MCUs per row");
     ld__buf_free(&enc);
@@ -401,7 +405,7 @@ Test(splice, other_streams_take_the_old_path)
     ld_buf sp = {0};
     size_t len;
     uint8_t *orig = slurp(PHOTOS "p01.jpg", &len);
-    const ld_decode_opts o = {3, 0, 0, 0, 1};
+    const ld_decode_opts o = {.channels = 3, .apply_orientation = 1};
     ld_err e;
     cr_assert_eq(ld__img_decode(c, orig, len, "p01", &o, &src, &e), LD_OK, "%s", e.msg);
     cr_assert_eq(src.w, 500); /* 63 MCUs per row at 4:4:4 */
@@ -470,7 +474,7 @@ Test(splice, damaged_streams_error_cleanly)
     uint8_t *bad = malloc(len + 16);
     cr_assert(bad);
     ld_err e;
-    const ld_decode_opts o = {3, 0, 0, 0, 1};
+    const ld_decode_opts o = {.channels = 3, .apply_orientation = 1};
     double rect[4];
     for (int kind = 0; kind < 5; kind++)
         for (int t = 0; t < 12; t++) {

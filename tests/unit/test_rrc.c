@@ -47,7 +47,7 @@ Test(rrc, box_decoder_matches_full_decode)
     ld_codec *c = ld__codec_create();
     ld_image full = {0}, part = {0}, half = {0};
     ld_err e;
-    ld_decode_opts o = {3, 0, 0, 0, 1};
+    ld_decode_opts o = {.channels = 3, .apply_orientation = 1};
     cr_assert_eq(ld__img_decode(c, buf, len, "p01", &o, &full, &e), LD_OK, "%s", e.msg);
     const int boxes[][4] = {{0, 0, 500, 375}, {37, 61, 201, 150}, {123, 200, 377, 175},
                             {0, 300, 17, 75}, {499, 0, 1, 1},     {250, 17, 64, 300}};

@@ -128,6 +128,7 @@ int ld__img_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
 {
     if (!name) name = "(image)";
     memset(info, 0, sizeof *info);
+    info->depth = 8; /* (PNG, TIFF, PNM: the file's) */
     const ld_img_format f = ld__img_sniff(buf, len);
     switch (f) {
     case LD_IMG_JPEG: return ld__jpeg_info(c, buf, len, name, info, e);
@@ -150,6 +151,9 @@ int ld__img_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
     }
 }
 
+static int decode_format(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                         const ld_decode_opts *opts, ld_image *out, ld_err *e);
+
 int ld__img_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
                    const ld_decode_opts *opts, ld_image *out, ld_err *e)
 {
@@ -157,6 +161,25 @@ int ld__img_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     if (!opts || (opts->channels != 1 && opts->channels != 3))
         return ld__err(e, LD_EINVAL, "%s: decode channels must be 1 or 3", name);
     c->frames = 1;
+    const int rc = decode_format(c, buf, len, name, opts, out, e);
+    if (rc < 0 || !opts->depth16 || out->depth == 16) return rc;
+    /* 16-bit output of an 8-bit image: each sample v becomes v * 257 (0 -> 0, 255 -> 65535) */
+    const size_t n = (size_t)out->w * out->h * out->c;
+    if (ld__image_alloc_depth(&c->tmp, out->w, out->h, out->c, 16) < 0)
+        return ld__err(e, LD_ENOMEM, "%s: out of memory for a 16-bit %dx%dx%d image", name, out->w,
+                       out->h, out->c);
+    uint16_t *d = (uint16_t *)(void *)c->tmp.px;
+    for (size_t i = 0; i < n; i++)
+        d[i] = (uint16_t)(out->px[i] * 257u);
+    const ld_image t = *out;
+    *out = c->tmp;
+    c->tmp = t;
+    return LD_OK;
+}
+
+static int decode_format(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
+                         const ld_decode_opts *opts, ld_image *out, ld_err *e)
+{
     const ld_img_format f = ld__img_sniff(buf, len);
     switch (f) {
     case LD_IMG_JPEG: return ld__jpeg_decode(c, buf, len, name, opts, out, e);
@@ -182,7 +205,7 @@ int ld__img_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
 /* In place: a row-order or in-row reversal needs no second buffer. */
 static void mirror_h(ld_image *im)
 {
-    const int c = im->c;
+    const int c = im->c * ld__image_sample_bytes(im); /* bytes per pixel */
     for (int y = 0; y < im->h; y++) {
         uint8_t *a = im->px + (size_t)y * im->w * c;
         uint8_t *b = a + (size_t)(im->w - 1) * c;
@@ -197,7 +220,7 @@ static void mirror_h(ld_image *im)
 
 static void mirror_v(ld_image *im)
 {
-    const size_t stride = (size_t)im->w * im->c;
+    const size_t stride = (size_t)im->w * im->c * ld__image_sample_bytes(im);
     for (int y = 0; y < im->h / 2; y++) {
         uint8_t *a = im->px + (size_t)y * stride;
         uint8_t *b = im->px + (size_t)(im->h - 1 - y) * stride;
@@ -218,8 +241,8 @@ int ld__image_orient(ld_image *im, int orientation, ld_image *tmp)
 
     /* 5..8 swap width and height: write the result into tmp, then exchange the two pixel
      * buffers so neither side allocates again once both have reached working size. */
-    const int w = im->w, h = im->h, c = im->c;
-    int rc = ld__image_alloc(tmp, h, w, c);
+    const int w = im->w, h = im->h, c = im->c * ld__image_sample_bytes(im); /* bytes a pixel */
+    int rc = ld__image_alloc_depth(tmp, h, w, im->c, im->depth == 16 ? 16 : 8);
     if (rc < 0) return rc;
     /* Output (x', y') = (column, row) of a w'=h by h'=w image; walk the source in order and
      * compute where each pixel lands. */

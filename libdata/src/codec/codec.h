@@ -43,6 +43,8 @@ typedef struct ld_img_info {
     int channels;    /* 1 for a grayscale file (JPEG with one component, PNG gray or gray +
                         alpha), else 3: what decoding without forcing gives, as OpenCV's
                         IMREAD_ANYCOLOR (Caffe's DecodeDatumNative) does */
+    int depth;       /* bits per sample the file holds: 16 for 16-bit PNG, TIFF and PNM
+                        (maxval > 255), else 8 */
 } ld_img_info;
 
 typedef struct ld_decode_opts {
@@ -52,6 +54,10 @@ typedef struct ld_decode_opts {
      * result, in displayed orientation, stays at least min_w x min_h. 0 = full size. */
     int min_w, min_h;
     int apply_orientation; /* 1 = rotate/flip per EXIF (default behaviour of the converter) */
+    /* 1 = 16-bit output (out->depth 16): 16-bit PNG, TIFF and PNM samples as they are (a PNM's
+     * maxval scaled to 65535), every 8-bit input widened exactly (v * 257). 0 = 8-bit output
+     * (16-bit samples reduced to their high byte, as libpng's strip_16). */
+    int depth16;
 } ld_decode_opts;
 
 /* Per-thread codec state: reusable scratch (row buffers, rotation buffer, libjpeg/libpng

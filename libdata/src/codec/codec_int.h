@@ -5,6 +5,8 @@
 #ifndef LD_CODEC_INT_H
 #define LD_CODEC_INT_H
 
+#include <string.h>
+
 #include "codec/codec.h"
 
 struct ld_jdec; /* jpeg_dec.c: a reusable jpeg_decompress_struct + error manager */
@@ -64,6 +66,21 @@ LD_DECODER(pnm); /* pnm_dec.c, our own */
 static inline uint8_t ld__luma(unsigned r, unsigned g, unsigned b)
 {
     return (uint8_t)((19595u * r + 38470u * g + 7471u * b + 32768u) >> 16);
+}
+
+/* The same weights on 16-bit samples. */
+static inline uint16_t ld__luma16(unsigned r, unsigned g, unsigned b)
+{
+    return (uint16_t)((19595ull * r + 38470ull * g + 7471ull * b + 32768u) >> 16);
+}
+
+/* 1 on a little-endian host (16-bit samples in files are big-endian: PNG, PNM). */
+static inline int ld__host_le(void)
+{
+    const uint16_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b;
 }
 
 #endif /* LD_CODEC_INT_H */

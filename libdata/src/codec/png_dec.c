@@ -150,6 +150,7 @@ int ld__png_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
     info->w = (int)(swap ? png_get_image_height(png, pi) : png_get_image_width(png, pi));
     info->h = (int)(swap ? png_get_image_width(png, pi) : png_get_image_height(png, pi));
     info->channels = png_get_color_type(png, pi) & PNG_COLOR_MASK_COLOR ? 3 : 1;
+    info->depth = png_get_bit_depth(png, pi) == 16 ? 16 : 8;
 done:
     png_destroy_read_struct(&png, &pi, NULL);
     return rc;
@@ -177,11 +178,16 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     LD_TRY(ld__img_limit(name, LD_IMG_PNG, w, h, opts->max_pixels, e));
     const int ctype = png_get_color_type(png, pi);
     const int color = (ctype & PNG_COLOR_MASK_COLOR) != 0;
+    /* 16-bit samples kept (in host order) when asked for; 8-bit ones are widened later */
+    const int wide = opts->depth16 && png_get_bit_depth(png, pi) == 16, sb = wide ? 2 : 1;
     if (ctype == PNG_COLOR_TYPE_PALETTE)
         png_set_palette_to_rgb(png); /* also turns tRNS into alpha, stripped next */
     else if (png_get_bit_depth(png, pi) < 8)
         png_set_expand_gray_1_2_4_to_8(png);
-    png_set_strip_16(png);
+    if (!wide)
+        png_set_strip_16(png);
+    else if (ld__host_le())
+        png_set_swap(png);
     png_set_strip_alpha(png);
     if (!color && opts->channels == 3) png_set_gray_to_rgb(png);
     png_set_interlace_handling(png);
@@ -192,20 +198,25 @@ int ld__png_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
     const int dc = to_gray ? 3 : opts->channels;
     ld_image *dst = to_gray ? &c->tmp : out;
     LD_CHECK(e,
-             png_get_channels(png, pi) == dc && png_get_bit_depth(png, pi) == 8 &&
-                 png_get_rowbytes(png, pi) == (size_t)w * dc,
+             png_get_channels(png, pi) == dc && png_get_bit_depth(png, pi) == 8 * sb &&
+                 png_get_rowbytes(png, pi) == (size_t)w * dc * sb,
              LD_EFORMAT, "%s: PNG: unsupported layout (colour type %d)", name, ctype);
-    rc = ld__image_alloc(dst, (int)w, (int)h, dc);
-    if (rc == LD_OK && to_gray) rc = ld__image_alloc(out, (int)w, (int)h, 1);
+    rc = ld__image_alloc_depth(dst, (int)w, (int)h, dc, 8 * sb);
+    if (rc == LD_OK && to_gray) rc = ld__image_alloc_depth(out, (int)w, (int)h, 1, 8 * sb);
     if (rc == LD_OK) rc = ld__buf_reserve(&c->rows, (size_t)h * sizeof(png_bytep));
     LD_CHECK(e, rc == LD_OK, rc, "%s: cannot allocate a %ux%ux%d image", name, (unsigned)w,
              (unsigned)h, dc);
     png_bytep *rows = (png_bytep *)(void *)c->rows.p;
     for (png_uint_32 y = 0; y < h; y++)
-        rows[y] = dst->px + (size_t)y * w * dc;
+        rows[y] = dst->px + (size_t)y * w * dc * sb;
     png_read_image(png, rows);
     png_read_end(png, NULL); /* checks the CRCs up to IEND */
-    if (to_gray) {
+    if (to_gray && wide) {
+        const uint16_t *s = (const uint16_t *)(const void *)c->tmp.px;
+        uint16_t *o = (uint16_t *)(void *)out->px;
+        for (size_t i = 0; i < (size_t)w * h; i++, s += 3)
+            o[i] = ld__luma16(s[0], s[1], s[2]);
+    } else if (to_gray) {
         const uint8_t *s = c->tmp.px;
         for (size_t i = 0; i < (size_t)w * h; i++, s += 3)
             out->px[i] = ld__luma(s[0], s[1], s[2]);

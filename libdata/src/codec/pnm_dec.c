@@ -97,6 +97,7 @@ int ld__pnm_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name, 
     info->w = (int)p.w;
     info->h = (int)p.h;
     info->channels = p.kind == 3 || p.kind == 6 ? 3 : 1;
+    info->depth = p.maxval > 255 ? 16 : 8;
     return LD_OK;
 }
 
@@ -105,6 +106,13 @@ static unsigned scale(uint32_t v, uint32_t maxval)
     if (maxval == 255) return v;
     if (maxval == 65535) return v >> 8;
     return (unsigned)((v * 255u + maxval / 2) / maxval);
+}
+
+/* A sample on 0..65535 (16-bit output of a maxval > 255 file). */
+static unsigned scale16(uint32_t v, uint32_t maxval)
+{
+    if (maxval == 65535) return v;
+    return (unsigned)(((uint64_t)v * 65535u + maxval / 2) / maxval);
 }
 
 int ld__pnm_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
@@ -127,14 +135,16 @@ int ld__pnm_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
         return ld__err(e, LD_EFORMAT, "%s: PNM: truncated pixel data (%llu bytes, %llu needed)",
                        name, (unsigned long long)(len - p.pos), (unsigned long long)need);
     const int ch = opts->channels;
-    rc = ld__image_alloc(out, (int)p.w, (int)p.h, ch);
+    const int wide = opts->depth16 && p.maxval > 255; /* 16-bit output (else widened later) */
+    rc = ld__image_alloc_depth(out, (int)p.w, (int)p.h, ch, wide ? 16 : 8);
     if (rc < 0)
         return ld__err(e, rc, "%s: cannot allocate a %ux%ux%d image", name, (unsigned)p.w,
                        (unsigned)p.h, ch);
     uint8_t *dst = out->px;
+    uint16_t *dst16 = (uint16_t *)(void *)out->px;
     const uint8_t *s = buf + p.pos;
     for (uint32_t y = 0; y < p.h; y++) {
-        for (uint32_t x = 0; x < p.w; x++, dst += ch) {
+        for (uint32_t x = 0; x < p.w; x++, dst += ch, dst16 += ch) {
             unsigned v[3];
             for (unsigned k = 0; k < spp; k++) {
                 uint32_t raw;
@@ -158,12 +168,20 @@ int ld__pnm_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *name
                         return ld__err(e, LD_EFORMAT, "%s: PNM: sample %u over maxval %u at row %u",
                                        name, (unsigned)raw, (unsigned)p.maxval, (unsigned)y);
                 }
-                v[k] = p.kind == 1 || p.kind == 4 ? (raw ? 0 : 255) : scale(raw, p.maxval);
+                v[k] = p.kind == 1 || p.kind == 4 ? (raw ? 0 : 255)
+                       : wide                     ? scale16(raw, p.maxval)
+                                                  : scale(raw, p.maxval);
             }
             if (spp == 1) {
                 v[1] = v[2] = v[0];
             }
-            if (ch == 3) {
+            if (wide && ch == 3) {
+                dst16[0] = (uint16_t)v[0];
+                dst16[1] = (uint16_t)v[1];
+                dst16[2] = (uint16_t)v[2];
+            } else if (wide) {
+                dst16[0] = spp == 1 ? (uint16_t)v[0] : ld__luma16(v[0], v[1], v[2]);
+            } else if (ch == 3) {
                 dst[0] = (uint8_t)v[0];
                 dst[1] = (uint8_t)v[1];
                 dst[2] = (uint8_t)v[2];

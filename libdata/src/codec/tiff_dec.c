@@ -184,6 +184,7 @@ int ld__tiff_info(ld_codec *c, const uint8_t *buf, size_t len, const char *name,
         info->w = (int)(swap ? h.h : h.w);
         info->h = (int)(swap ? h.w : h.h);
         info->channels = is_gray(&h) ? 1 : 3;
+        info->depth = h.bps == 16 ? 16 : 8;
     }
     TIFFClose(t);
     return rc;
@@ -200,25 +201,40 @@ static int own_layout(const tiff_hdr *h)
     return 0;
 }
 
-/* One decoded row (spp samples of bps bits each, host byte order) to gray or RGB. */
+/* One decoded row (spp samples of bps bits each, host byte order) to gray or RGB: 8-bit
+ * samples, or with `wide` (a 16-bit file, 16-bit output) uint16 samples. */
 static void convert_row(const tiff_hdr *h, const uint8_t *in, uint8_t *out, int ch,
-                        const uint16_t *const pal[3])
+                        const uint16_t *const pal[3], int wide)
 {
     const unsigned spp = h->spp;
+    const unsigned top = wide ? 65535 : 255;
+    uint16_t *o16 = (uint16_t *)(void *)out;
     for (uint32_t x = 0; x < h->w; x++) {
         unsigned v[3];
         const unsigned n = is_gray(h) || pal[0] ? 1 : 3;
         for (unsigned k = 0; k < n; k++)
-            v[k] = h->bps == 16 ? ((const uint16_t *)(const void *)in)[(size_t)x * spp + k] >> 8
-                                : in[(size_t)x * spp + k];
-        if (pal[0]) { /* 16-bit colour map entries: keep the high byte */
-            const unsigned i = v[0];
-            v[0] = pal[0][i] >> 8;
-            v[1] = pal[1][i] >> 8;
-            v[2] = pal[2][i] >> 8;
+            v[k] = h->bps == 16
+                       ? ((const uint16_t *)(const void *)in)[(size_t)x * spp + k] >> (wide ? 0 : 8)
+                       : in[(size_t)x * spp + k];
+        if (pal[0]) { /* 16-bit colour map entries: keep the high byte (8-bit output) */
+            const unsigned i = v[0], sh = wide ? 0 : 8;
+            v[0] = pal[0][i] >> sh;
+            v[1] = pal[1][i] >> sh;
+            v[2] = pal[2][i] >> sh;
         } else if (n == 1) {
-            if (h->photo == PHOTOMETRIC_MINISWHITE) v[0] = 255 - v[0];
+            if (h->photo == PHOTOMETRIC_MINISWHITE) v[0] = top - v[0];
             v[1] = v[2] = v[0];
+        }
+        if (wide) {
+            if (ch == 3) {
+                o16[0] = (uint16_t)v[0];
+                o16[1] = (uint16_t)v[1];
+                o16[2] = (uint16_t)v[2];
+                o16 += 3;
+            } else {
+                *o16++ = n == 1 && !pal[0] ? (uint16_t)v[0] : ld__luma16(v[0], v[1], v[2]);
+            }
+            continue;
         }
         if (ch == 3) {
             out[0] = (uint8_t)v[0];
@@ -252,7 +268,9 @@ int ld__tiff_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
              name);
     /* Damage in a later page (a bad next-IFD offset) stopped the count, not the first page. */
     m.msg[0] = '\0';
-    rc = ld__image_alloc(out, (int)h.w, (int)h.h, ch);
+    /* 16-bit output of a 16-bit file through our own rows (else 8-bit, widened later) */
+    const int wide = opts->depth16 && h.bps == 16 && own_layout(&h);
+    rc = ld__image_alloc_depth(out, (int)h.w, (int)h.h, ch, wide ? 16 : 8);
     LD_CHECK(e, rc == LD_OK, rc, "%s: cannot allocate a %ux%ux%d image", name, (unsigned)h.w,
              (unsigned)h.h, ch);
     if (own_layout(&h)) {
@@ -273,7 +291,8 @@ int ld__tiff_decode(ld_codec *c, const uint8_t *buf, size_t len, const char *nam
             LD_CHECK(e, TIFFReadScanline(t, c->rows.p, y, 0) == 1, LD_EFORMAT,
                      "%s: TIFF: cannot read row %u (truncated or corrupt strip)%s%s", name,
                      (unsigned)y, m.msg[0] ? ": " : "", m.msg);
-            convert_row(&h, c->rows.p, out->px + (size_t)y * h.w * ch, ch, pal);
+            convert_row(&h, c->rows.p, out->px + (size_t)y * h.w * ch * (wide ? 2 : 1), ch, pal,
+                        wide);
         }
     } else {
         char why[1024] = "";

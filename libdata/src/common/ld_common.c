@@ -295,9 +295,14 @@ void ld__buf_free(ld_buf *b)
 
 int ld__image_alloc(ld_image *im, int w, int h, int c)
 {
+    return ld__image_alloc_depth(im, w, h, c, 8);
+}
+
+int ld__image_alloc_depth(ld_image *im, int w, int h, int c, int depth)
+{
     size_t n;
-    if (w <= 0 || h <= 0 || c <= 0 || !ld__mul_size((size_t)w, (size_t)h, &n) ||
-        !ld__mul_size(n, (size_t)c, &n))
+    if (w <= 0 || h <= 0 || c <= 0 || (depth != 8 && depth != 16) ||
+        !ld__mul_size((size_t)w, (size_t)h, &n) || !ld__mul_size(n, (size_t)c * (depth / 8), &n))
         return LD_ELIMIT;
     if (n > im->cap) {
         /* free + malloc instead of realloc: the old pixels are not needed, don't copy them */
@@ -309,6 +314,7 @@ int ld__image_alloc(ld_image *im, int w, int h, int c)
     im->w = w;
     im->h = h;
     im->c = c;
+    im->depth = depth;
     return LD_OK;
 }
 

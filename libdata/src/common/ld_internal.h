@@ -137,17 +137,26 @@ int ld__buf_printf(ld_buf *b, const char *fmt, ...)
     ;
 void ld__buf_free(ld_buf *b);
 
-/* A decoded 8-bit image, interleaved (HWC), `c` = 1 (gray) or 3 (RGB order). The pixel
- * buffer grows only (`cap` bytes) and is reused across images. Rows are tightly packed:
- * stride = w * c. */
+/* A decoded image, interleaved (HWC), `c` = 1 (gray) or 3 (RGB order), of 8-bit samples or
+ * (depth 16) uint16 samples in host byte order. The pixel buffer grows only (`cap` bytes) and
+ * is reused across images. Rows are tightly packed: stride = w * c samples. */
 typedef struct ld_image {
     uint8_t *px;
     int w, h, c;
     size_t cap;
+    int depth; /* bits per sample: 8 (0 counts as 8) or 16 */
 } ld_image;
 
-/* Make room for a w x h x c image (sets w, h, c). LD_OK, LD_ENOMEM or LD_ELIMIT on overflow. */
+/* Make room for a w x h x c image of 8-bit samples (sets w, h, c, depth). LD_OK, LD_ENOMEM or
+ * LD_ELIMIT on overflow. */
 int ld__image_alloc(ld_image *im, int w, int h, int c);
+/* The same with `depth` 8 or 16 bits per sample. */
+int ld__image_alloc_depth(ld_image *im, int w, int h, int c, int depth);
+/* Bytes per sample of im: 1 or 2. */
+static inline int ld__image_sample_bytes(const ld_image *im)
+{
+    return im->depth == 16 ? 2 : 1;
+}
 void ld__image_free(ld_image *im);
 
 /* Read a whole file into a reusable buffer. LD_OK, LD_EIO (message names path and errno),

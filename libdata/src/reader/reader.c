@@ -450,7 +450,8 @@ static int decode_sample(const ld_reader *r, worker *w, uint64_t i, const ld_rec
 {
     int rc = LD_OK;
     const ld_store_info *in = &r->store->info;
-    ld_decode_opts o = {r->xf.c, (uint64_t)1 << 28, 0, 0, 1};
+    ld_decode_opts o = {
+        .channels = r->xf.c, .max_pixels = (uint64_t)1 << 28, .apply_orientation = 1};
     if (P(r, LD_R_DCT_SCALE)) {
         o.min_w = r->xf.ow;
         o.min_h = r->xf.oh;
