@@ -215,6 +215,11 @@ void dc_progress_summary(dc_progress *p, const ld_progress *s, const char *outpu
             fprintf(o, "%s%" PRIu64 " other", sep, other);
         fputs(" (named above; --strict makes them fatal)\n", o);
     }
+    if (s->reduced_16bit)
+        fprintf(o,
+                "  16-bit    %" PRIu64 " image%s had 16-bit samples, stored as 8 bits (--depth 16 "
+                "keeps them)\n",
+                s->reduced_16bit, s->reduced_16bit == 1 ? "" : "s");
     if (s->boxes || s->boxes_dropped)
         fprintf(o, "  boxes     %" PRIu64 " written, %" PRIu64 " cropped away (dropped)\n",
                 s->boxes, s->boxes_dropped);

@@ -101,6 +101,12 @@ typedef enum ld_convert_param {
         LD_DTYPE_U16 (0..65535: 16-bit gray PNG masks of more than 256 classes). With uint8, a
         mask holding an index above 255 skips its image naming the value */
     LD_C_MASK_TYPE = 28,
+    /** Bits per stored sample: 8 (default; 16-bit PNG, TIFF and PNM samples are reduced to their
+        high byte, counted in ld_progress.reduced_16bit) or 16: raw HDF5 /data of uint16, 16-bit
+        samples kept as they are (a PNM's maxval scaled to 65535), 8-bit inputs widened exactly
+        (v * 257), resized on 16-bit samples. 16 needs raw HDF5 output (JPEG, PNG re-encoding
+        and LMDB Datums hold 8-bit samples) */
+    LD_C_DEPTH = 29,
     LD_C_LIST_FILE = 100,   /**< string: a "relative/path label" list file; ld_convert_run's
                                  `input` is then the root folder the paths are relative to.
                                  NULL = folder mode (default) */
@@ -198,6 +204,8 @@ typedef struct ld_progress {
        (a crop) left without area, dropped. */
     uint64_t boxes;
     uint64_t boxes_dropped;
+    /* Added with LD_C_DEPTH: images with 16-bit samples stored as 8 bits (depth 8). */
+    uint64_t reduced_16bit;
 } ld_progress;
 
 /**

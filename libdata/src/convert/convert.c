@@ -112,6 +112,8 @@ static const ld_param_desc PARAMS[] = {
         "masks: class index of the padding (pad mode); 255 = Caffe's usual ignore_label"),
     ENUM(LD_C_MASK_TYPE, "mask_type", MASK_TYPES, LD_DTYPE_U8, "uint8", LD_DTYPE_U8, LD_DTYPE_U16,
          "masks: stored as uint8 (indices 0..255) or uint16 (0..65535)"),
+    INT(LD_C_DEPTH, "depth", 8, 8, 16, "bits",
+        "bits per stored sample: 8, or 16 (raw HDF5 uint16: 16-bit PNG/TIFF/PNM kept)"),
     STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
     STR(LD_C_MASKS, "masks", "",
         "folder of segmentation masks: the mask of REL/name.ext is MASKS/REL/name.png (class "
@@ -122,7 +124,7 @@ static const ld_param_desc PARAMS[] = {
         "a Pascal VOC folder: its images with the boxes of Annotations/*.xml (list_file: an "
         "ImageSets list)"),
 };
-LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_MASK_TYPE, LD_C_VOC);
+LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_DEPTH, LD_C_VOC);
 
 /* Largest input file we read whole: no sane image file holds more than ~8 bytes per pixel
  * of the pixel limit (16-bit RGBA TIFF, uncompressed), so bigger "images" are refused rather
@@ -234,8 +236,9 @@ typedef struct slot {
     ld_buf file; /* the input file's bytes, read by the caller thread; reused */
     ld_buf out;  /* raw CHW pixels or encoded bytes; reused */
     int c, h, w;
-    int frames; /* pages/frames of the input (only the first is converted) */
-    int dct;    /* the JPEG was decoded at dct/8 of its size (1, 2, 4), else 8 */
+    int frames;  /* pages/frames of the input (only the first is converted) */
+    int reduced; /* a 16-bit input stored as 8 bits */
+    int dct;     /* the JPEG was decoded at dct/8 of its size (1, 2, 4), else 8 */
     uint64_t bytes_in;
     /* masks (LD_C_MASKS): the mask's path and file (read by the caller thread with the image),
      * and its class indices at the image's output size */
@@ -275,6 +278,7 @@ typedef struct run {
     const char *masks;   /* LD_C_MASKS folder, or NULL */
     int boxes;           /* the source has detection boxes */
     unsigned mask_pad;
+    int depth16;   /* LD_C_DEPTH 16: uint16 samples */
     int mask_wide; /* LD_C_MASK_TYPE uint16: masks of 2-byte indices */
     ld_geometry geom;
     uint64_t max_pixels;
@@ -288,6 +292,17 @@ typedef struct run {
 /* Planar CHW from interleaved HWC; 3 channels are written in the dataset's order. */
 static void to_chw(const ld_image *im, int order_rgb, uint8_t *dst)
 {
+    if (im->depth == 16) { /* uint16 samples */
+        const size_t plane = (size_t)im->w * im->h;
+        const uint16_t *s = (const uint16_t *)(const void *)im->px;
+        uint16_t *d = (uint16_t *)(void *)dst;
+        for (int k = 0; k < im->c; k++) {
+            const int sc = im->c == 1 ? 0 : order_rgb ? k : 2 - k; /* BGR: B in plane 0 */
+            for (size_t i = 0; i < plane; i++)
+                d[(size_t)k * plane + i] = s[i * im->c + sc];
+        }
+        return;
+    }
     const size_t plane = (size_t)im->w * im->h;
     const uint8_t *s = im->px;
     if (im->c == 1) {
@@ -439,8 +454,11 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
               "%s: %dx%d is over the %llu-pixel limit (raise it with max_pixels)", it->path, info.w,
               info.h, (unsigned long long)r->max_pixels);
 
-    ld_decode_opts dopt = {
-        .channels = r->channels, .max_pixels = r->max_pixels, .apply_orientation = 1};
+    ld_decode_opts dopt = {.channels = r->channels,
+                           .max_pixels = r->max_pixels,
+                           .apply_orientation = 1,
+                           .depth16 = r->depth16};
+    sl->reduced = !r->depth16 && info.depth == 16;
     if (!r->decode_exact && !r->masks)
         ld__resize_min_source(&r->geom, info.w, info.h, &dopt.min_w, &dopt.min_h);
     /* Even when the original bytes are kept, decode fully: a file that does not decode must
@@ -455,7 +473,7 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
     if (r->boxes) LD_TRY(process_boxes(wk, idx, sl, &info, e));
     const ld_image *im = &wk->dec;
     const int raw = !r->keep_original && !r->encoded;
-    if ((r->geom.w || r->geom.h) && raw) {
+    if ((r->geom.w || r->geom.h) && raw && !r->depth16) {
         /* Raw output: the resizer writes the planes itself (no transpose of the result). */
         const int ch[3] = {r->order_rgb ? 0 : 2, 1, r->order_rgb ? 2 : 0};
         LD_TRY(ld__resize_planar(wk->resizer, &wk->dec, &r->geom, ch, &sl->out, &sl->w, &sl->h, e));
@@ -487,7 +505,7 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
         else
             LD_TRY(ld__jpeg_encode(wk->codec, im, r->quality, r->restart_markers, &sl->out, e));
     } else {
-        const size_t n = (size_t)im->w * im->h * im->c;
+        const size_t n = (size_t)im->w * im->h * im->c * ld__image_sample_bytes(im);
         LD_CHECK(e, ld__buf_reserve(&sl->out, n) == LD_OK, LD_ENOMEM, "%s: out of memory",
                  it->path);
         to_chw(im, r->order_rgb, sl->out.p);
@@ -798,6 +816,7 @@ static int describe_output(ld_convert *c, const run *r, job *j, const char *sour
     int rc = LD_OK, ok = 1;
     d->format = j->format;
     d->encoded = r->encoded;
+    d->dtype = r->depth16 ? LD_DTYPE_U16 : LD_DTYPE_U8;
     d->channels = r->channels;
     d->quality = r->encoded && !r->keep_original && !r->encode_png ? r->quality : 0;
     d->resize_w = r->geom.w;
@@ -995,6 +1014,14 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
     r->masks = PSTR(c, LD_C_MASKS);
     r->mask_pad = (unsigned)P(c, LD_C_MASK_PAD);
     r->mask_wide = P(c, LD_C_MASK_TYPE) == LD_DTYPE_U16;
+    r->depth16 = P(c, LD_C_DEPTH) == 16;
+    LD_CHECKP(&c->err, P(c, LD_C_DEPTH) == 8 || P(c, LD_C_DEPTH) == 16, LD_EINVAL, LD_C_DEPTH,
+              "depth %lld: stored samples have 8 or 16 bits", (long long)P(c, LD_C_DEPTH));
+    LD_CHECKP(&c->err, !r->depth16 || (!encoded && j->format == LD_FORMAT_HDF5), LD_EINVAL,
+              LD_C_DEPTH,
+              "depth 16 keeps 16-bit samples in raw HDF5 only: JPEG and PNG re-encoding and LMDB "
+              "Datums hold 8-bit samples; write an .h5 file without quality, encoded or "
+              "encode_png");
     LD_CHECKP(&c->err, r->mask_wide || r->mask_pad <= 255, LD_EINVAL, LD_C_MASK_PAD,
               "mask_pad %u does not fit uint8 masks (0..255): use mask_type uint16, or a smaller "
               "padding index",
@@ -1267,6 +1294,7 @@ static int take_slot(ld_convert *c, job *j, size_t idx, slot_size *first)
         if (rc < 0) return rc;
         c->stats.converted++;
         c->stats.bytes_out += sl->out.len;
+        c->stats.reduced_16bit += (uint64_t)sl->reduced;
         if (r->boxes) {
             c->stats.boxes += sl->nb;
             c->stats.boxes_dropped += sl->boxes_dropped;

@@ -1,7 +1,8 @@
 /*
  * Separable, antialiased Lanczos-3 (or bilinear: ld_geometry.filter) resampler on 8-bit HWC
  * images. Both filters go through the same fixed-point tables and SIMD kernels (which take any
- * tap count); only the weight function and its support differ.
+ * tap count); only the weight function and its support differ. 16-bit images (--depth 16) use
+ * the same tables and pass order in scalar loops with 64-bit sums and a 16-bit intermediate.
  *
  * Algorithm (the classic one of Pillow's ImagingResample, libvips' reduce and ImageMagick):
  * each axis gets a table of per-output-pixel filter coefficients; the image is filtered
@@ -86,6 +87,8 @@ struct ld_resizer {
     size_t tmp_cap;
     int32_t *acc; /* accumulator row of the vertical pass */
     size_t acc_cap;
+    int64_t *acc64; /* the same for 16-bit images */
+    size_t acc64_cap;
     ld_image img; /* ld__resize_planar's interleaved result when it cannot write planes */
 };
 
@@ -640,6 +643,56 @@ LD_HOT static void vpass(const uint8_t *src, size_t sstride, int yoff, size_t el
     }
 }
 
+/* ---- 16-bit images: the same tables and pass order, scalar, 64-bit sums ---- */
+
+static inline uint16_t clamp_q16(int64_t acc)
+{
+    acc >>= QBITS;
+    return (uint16_t)(acc < 0 ? 0 : (acc > 65535 ? 65535 : acc));
+}
+
+/* hpass on uint16 samples (strides in samples). */
+static void hpass16(const uint16_t *src, size_t sstride, int rows, int c, const axis_coeffs *a,
+                    int xoff, uint16_t *dst, size_t dstride)
+{
+    for (int y = 0; y < rows; y++) {
+        const uint16_t *s = src + (size_t)y * sstride;
+        uint16_t *d = dst + (size_t)y * dstride;
+        for (int i = 0; i < a->out_size; i++) {
+            const int16_t *w = a->w + (size_t)i * a->ksize;
+            const uint16_t *p = s + (size_t)(a->start[i] - xoff) * c;
+            for (int ch = 0; ch < c; ch++) {
+                int64_t acc = QHALF;
+                for (int k = 0; k < a->count[i]; k++)
+                    acc += (int64_t)w[k] * p[(size_t)k * c + ch];
+                d[(size_t)i * c + ch] = clamp_q16(acc);
+            }
+        }
+    }
+}
+
+/* vpass on uint16 samples (strides and elems in samples). */
+LD_HOT static void vpass16(const uint16_t *src, size_t sstride, int yoff, size_t elems,
+                           const axis_coeffs *a, uint16_t *dst, size_t dstride,
+                           int64_t *restrict acc)
+{
+    for (int i = 0; i < a->out_size; i++) {
+        const int16_t *w = a->w + (size_t)i * a->ksize;
+        const uint16_t *s0 = src + (size_t)(a->start[i] - yoff) * sstride;
+        uint16_t *restrict d = dst + (size_t)i * dstride;
+        for (size_t x = 0; x < elems; x++)
+            acc[x] = QHALF;
+        for (int k = 0; k < a->count[i]; k++) {
+            const uint16_t *restrict s = s0 + (size_t)k * sstride;
+            const int64_t wk = w[k];
+            for (size_t x = 0; x < elems; x++)
+                acc[x] += wk * s[x];
+        }
+        for (size_t x = 0; x < elems; x++)
+            d[x] = clamp_q16(acc[x]);
+    }
+}
+
 /* a->wb from a->w (see axis_coeffs): only x86 builds with the AVX2 kernel read it. */
 static int axis_broadcast(axis_coeffs *a)
 {
@@ -692,6 +745,7 @@ void ld__resizer_free(ld_resizer *r)
     free(r->fw);
     free(r->tmp);
     free(r->acc);
+    free(r->acc64);
     ld__image_free(&r->img);
     free(r);
 }
@@ -752,6 +806,50 @@ fail:
     return rc;
 }
 
+/* ld__resize of a 16-bit image: the same plan, tables and pass order (the same filter), with
+ * 16-bit intermediate samples; pad mode's gray level v is v * 257. */
+static int resize16(ld_resizer *r, const ld_image *src, const ld_geometry *g,
+                    const ld_resize_plan *p, ld_image *dst, ld_err *e)
+{
+    int rc = LD_OK;
+    const int c = src->c;
+    rc = ld__image_alloc_depth(dst, p->out_w, p->out_h, c, 16);
+    LD_CHECK(e, rc == LD_OK, rc, "resize: cannot allocate a 16-bit %dx%dx%d image", p->out_w,
+             p->out_h, c);
+    const size_t dstride = (size_t)p->out_w * c; /* samples */
+    uint16_t *d = (uint16_t *)(void *)dst->px;
+    const uint16_t *s = (const uint16_t *)(const void *)src->px;
+    if (p->identity) {
+        memcpy(d, s, dstride * p->out_h * 2);
+        return LD_OK;
+    }
+    if (p->scaled_w != p->out_w || p->scaled_h != p->out_h)
+        for (size_t i = 0; i < dstride * p->out_h; i++)
+            d[i] = (uint16_t)(g->pad_value * 257u);
+    uint16_t *out = d + (size_t)p->off_y * dstride + (size_t)p->off_x * c;
+    passes ps;
+    LD_TRY(prepare(r, src, p, g->filter, &ps, e));
+    const size_t acc_n = ps.h_first ? ps.tmp_stride : (size_t)p->scaled_w * c;
+    rc = grow((void **)&r->tmp, &r->tmp_cap, ps.tmp_bytes * 2, 1);
+    if (rc == LD_OK)
+        rc = grow((void **)&r->acc64, &r->acc64_cap, acc_n > ps.tmp_stride ? acc_n : ps.tmp_stride,
+                  sizeof(int64_t));
+    LD_CHECK(e, rc == LD_OK, LD_ENOMEM, "resize: out of memory for a 16-bit scratch image");
+    uint16_t *tmp = (uint16_t *)(void *)r->tmp;
+    const size_t sstride = (size_t)src->w * c;
+    const int ylo = ps.ay->lo, yrows = ps.ay->hi - ps.ay->lo, xlo = ps.ax->lo;
+    if (ps.h_first) {
+        hpass16(s + (size_t)ylo * sstride, sstride, yrows, c, ps.ax, 0, tmp, ps.tmp_stride);
+        vpass16(tmp, ps.tmp_stride, ylo, ps.tmp_stride, ps.ay, out, dstride, r->acc64);
+    } else {
+        vpass16(s + (size_t)xlo * c, sstride, 0, ps.tmp_stride, ps.ay, tmp, ps.tmp_stride,
+                r->acc64);
+        hpass16(tmp, ps.tmp_stride, p->scaled_h, c, ps.ax, xlo, out, dstride);
+    }
+fail:
+    return rc;
+}
+
 int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst, ld_err *e)
 {
     int rc = LD_OK;
@@ -760,6 +858,7 @@ int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_imag
              "resize: invalid source image");
     LD_CHECK(e, src != dst, LD_EINVAL, "resize: source and destination must differ");
     LD_TRY(ld__resize_plan(g, src->w, src->h, &p, e));
+    if (src->depth == 16) return resize16(r, src, g, &p, dst, e);
     const int c = src->c;
     rc = ld__image_alloc(dst, p.out_w, p.out_h, c);
     LD_CHECK(e, rc == LD_OK, rc, "resize: cannot allocate a %dx%dx%d image", p.out_w, p.out_h, c);
@@ -797,6 +896,7 @@ int ld__resize_planar(ld_resizer *r, const ld_image *src, const ld_geometry *g, 
     ld_resize_plan p;
     LD_CHECK(e, src && src->px && src->w > 0 && src->h > 0 && (src->c == 1 || src->c == 3),
              LD_EINVAL, "resize: invalid source image for planar output");
+    LD_CHECK(e, src->depth != 16, LD_EINVAL, "resize: planar output takes 8-bit images");
     LD_TRY(ld__resize_plan(g, src->w, src->h, &p, e));
     const int c = src->c;
     const size_t plane = (size_t)p.out_w * p.out_h;

@@ -1,6 +1,7 @@
 /*
  * Resize: geometry planning (the four ld_resize_mode modes) and a separable, antialiased
- * resampler on 8-bit HWC images (1 or 3 channels).
+ * resampler on 8-bit HWC images (1 or 3 channels); 16-bit images (ld_image.depth 16) take the
+ * same tables in a scalar path with 64-bit sums.
  *
  * Thread rules: an ld_resizer is used by one thread at a time (each worker owns one).
  */
@@ -50,9 +51,9 @@ typedef struct ld_resizer ld_resizer; /* per-thread scratch (coefficients, row b
 ld_resizer *ld__resizer_create(void);
 void ld__resizer_free(ld_resizer *r);
 
-/* Resize `src` per `g` into `dst` (grown if needed). Antialiased: the filter support widens
- * with the shrink factor (Lanczos-3 / box-area for large factors), so nothing aliases.
- * LD_OK, LD_ENOMEM, LD_EINVAL. */
+/* Resize `src` per `g` into `dst` (grown if needed; of src's depth). Antialiased: the filter
+ * support widens with the shrink factor (Lanczos-3 / box-area for large factors), so nothing
+ * aliases. A 16-bit image's pad gray level is g->pad_value * 257. LD_OK, LD_ENOMEM, LD_EINVAL. */
 int ld__resize(ld_resizer *r, const ld_image *src, const ld_geometry *g, ld_image *dst, ld_err *e);
 
 /* The same result as planes (CHW, what raw datasets store) in `out` (grown if needed; out->len

@@ -357,6 +357,12 @@ static size_t label_chunk_rows(int k)
 
 /* Set up the column layouts (not the datasets) once the sample shape is known (encoded:
  * once the first image's size is, or at finish() when there was none). */
+/* Bytes of one stored sample value: 2 for uint16 pixels (depth 16), else 1. */
+static size_t sample_size(const h5w *w)
+{
+    return w->rec.dtype == LD_DTYPE_U16 ? 2 : 1;
+}
+
 static int cols_setup(h5w *w, size_t first_len, ld_err *e)
 {
     int rc = LD_OK;
@@ -376,7 +382,9 @@ static int cols_setup(h5w *w, size_t first_len, ld_err *e)
         if (w->expected_n && k > w->expected_n) k = (size_t)w->expected_n;
         if (w->split_bytes && k > w->split_bytes / w->sample_bytes)
             k = (size_t)(w->split_bytes / w->sample_bytes);
-        LD_TRY(col_init(&w->data, LD_H5_DS_DATA, H5T_STD_U8LE, H5T_NATIVE_UINT8, 4, row, 1,
+        const int wide = w->rec.dtype == LD_DTYPE_U16; /* uint16 samples (depth 16) */
+        LD_TRY(col_init(&w->data, LD_H5_DS_DATA, wide ? H5T_STD_U16LE : H5T_STD_U8LE,
+                        wide ? H5T_NATIVE_UINT16 : H5T_NATIVE_UINT8, 4, row, wide ? 2 : 1,
                         k ? k : 1));
         w->data.deflate = w->deflate;
     }
@@ -670,7 +678,7 @@ static int h5w_add(ld_writer *base, const ld_sample *s, ld_err *e)
             size_t n;
             LD_CHECK(e,
                      ld__mul_size((size_t)s->c, (size_t)s->h, &n) &&
-                         ld__mul_size(n, (size_t)s->w, &n),
+                         ld__mul_size(n, (size_t)s->w * sample_size(w), &n),
                      LD_ELIMIT, "%s: image too large", s->rel);
             LD_CHECK(e, !w->split_bytes || n <= w->split_bytes, LD_EINVAL,
                      "split size %llu bytes is smaller than one sample (%dx%dx%d = %zu bytes)",
@@ -850,7 +858,7 @@ static int h5w_finish(ld_writer *base, ld_err *e)
             w->c = w->channels;
             w->h = w->rec.resize_h;
             w->w = w->rec.resize_w;
-            w->sample_bytes = (size_t)w->c * (size_t)w->h * (size_t)w->w;
+            w->sample_bytes = (size_t)w->c * (size_t)w->h * (size_t)w->w * sample_size(w);
         }
         w->mh = w->rec.resize_h > 0 ? w->rec.resize_h : 1; /* an empty encoded dataset's */
         w->mw = w->rec.resize_w > 0 ? w->rec.resize_w : 1;
