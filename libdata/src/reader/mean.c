@@ -71,6 +71,10 @@ int ld__mean_store(ld_store *s, uint64_t max_pixels, ld_mean *out, ld_err *e)
                 const float *f = (const float *)(const void *)r.data;
                 for (size_t k = 0; k < count; k++)
                     sum[k] += f[k];
+            } else if (in->dtype == LD_SDT_U16) {
+                const uint16_t *u = (const uint16_t *)(const void *)r.data;
+                for (size_t k = 0; k < count; k++)
+                    sum[k] += u[k];
             } else {
                 for (size_t k = 0; k < count; k++)
                     sum[k] += r.data[k];

@@ -43,7 +43,8 @@
 static const ld_param_choice ORDERS[] = {{"sequential", LD_ORDER_SEQUENTIAL},
                                          {"shuffle", LD_ORDER_SHUFFLE},
                                          {"block_shuffle", LD_ORDER_BLOCK_SHUFFLE}};
-static const ld_param_choice DTYPES[] = {{"uint8", LD_DTYPE_U8}, {"float32", LD_DTYPE_F32}};
+static const ld_param_choice DTYPES[] = {
+    {"uint8", LD_DTYPE_U8}, {"float32", LD_DTYPE_F32}, {"uint16", LD_DTYPE_U16}};
 static const ld_param_choice LABEL_DTYPES[] = {{"float32", LD_DTYPE_F32}, {"int32", LD_DTYPE_I32}};
 static const ld_param_choice LAYOUTS[] = {{"nchw", LD_LAYOUT_NCHW}, {"nhwc", LD_LAYOUT_NHWC}};
 static const ld_param_choice RRC_FILTERS[] = {{"bilinear", LD_RRC_FILTER_BILINEAR},
@@ -63,8 +64,8 @@ static const ld_param_desc params[] = {
     INT(LD_R_PREFETCH, "prefetch", 0, 0, 64, "batches", "batches prepared ahead (0 = auto)"),
     INT(LD_R_MEMORY_BUDGET, "memory_budget", 0, 0, INT64_MAX, "bytes",
         "bytes the reader may use (0 = no limit)"),
-    ENUM(LD_R_DTYPE, "dtype", DTYPES, LD_DTYPE_U8, "uint8", LD_DTYPE_U8, LD_DTYPE_F32,
-         "pixel type of the batches"),
+    ENUM(LD_R_DTYPE, "dtype", DTYPES, LD_DTYPE_U8, "uint8", LD_DTYPE_U8, LD_DTYPE_U16,
+         "pixel type of the batches (uint16: 16-bit datasets' samples as stored)"),
     ENUM(LD_R_LAYOUT, "layout", LAYOUTS, LD_LAYOUT_NCHW, "nchw", LD_LAYOUT_NCHW, LD_LAYOUT_NHWC,
          "batch layout"),
     INT(LD_R_CROP_W, "crop_w", 0, 0, 1 << 24, "pixels", "crop width (0 = none)"),
@@ -735,8 +736,14 @@ static int fill_piece(ld_reader *r, worker *w, slot *sl, uint64_t b, size_t j0, 
             if (rec.data != out) memcpy(out, rec.data, r->out_bytes);
         } else if (!in->encoded) {
             LD_TRY(st->vt->read(st, w->cx, i, w->scratch, in->sample_bytes, &rec, &w->err));
-            ld_xsrc src = {rec.data, in->dtype == LD_SDT_F32, in->h,
-                           in->w,    (size_t)in->h * in->w,   (size_t)in->w,
+            ld_xsrc src = {rec.data,
+                           in->dtype == LD_SDT_F32   ? LD_XE_F32
+                           : in->dtype == LD_SDT_U16 ? LD_XE_U16
+                                                     : LD_XE_U8,
+                           in->h,
+                           in->w,
+                           (size_t)in->h * in->w,
+                           (size_t)in->w,
                            1};
             if (r->rrc.w) {
                 LD_TRY(ld__rrc_raw(&r->rrc, &w->rrc, rec.data, in->c, in->h, in->w, r->epoch, i,
@@ -1138,6 +1145,7 @@ static int plan_output(ld_reader *r, const char *path)
     ld_xform *x = &r->xf;
     memset(x, 0, sizeof(*x));
     x->out_f32 = P(r, LD_R_DTYPE) == LD_DTYPE_F32;
+    x->out_u16 = P(r, LD_R_DTYPE) == LD_DTYPE_U16;
     x->nhwc = P(r, LD_R_LAYOUT) == LD_LAYOUT_NHWC;
     x->c = want_c ? want_c : in->c;
     /* Channels not recorded for every sample (a Caffe --encoded LMDB takes the first image's):
@@ -1203,17 +1211,25 @@ static int plan_output(ld_reader *r, const char *path)
         LD_TRY(load_mean(r, r->rrc.w ? x->oh : in->h, r->rrc.w ? x->ow : in->w, e));
     LD_CHECKP(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
               LD_R_DTYPE, "reader: a mean or a scale needs float32 output (set dtype to float32)");
+    LD_CHECKP(e, x->out_f32 || x->out_u16 || in->encoded || in->dtype != LD_SDT_U16, LD_EINVAL,
+              LD_R_DTYPE,
+              "%s: its pixels are uint16 (a 16-bit dataset): read them as uint16 or float32 (set "
+              "dtype)",
+              path);
     ld__xform_init(x, in->h, in->w);
     if (r->rrc.w) x->plain = 0; /* the output is never the stored sample */
     size_t elems;               /* 32-bit: a 1 GiB uint8 sample is 4 GiB as float32, past size_t */
     LD_CHECK(e,
              ld__mul_size((size_t)x->c, (size_t)x->oh, &elems) &&
                  ld__mul_size(elems, (size_t)x->ow, &elems) &&
-                 ld__mul_size(elems, x->out_f32 ? 4 : 1, &r->out_bytes),
+                 ld__mul_size(elems, x->out_f32 ? 4 : x->out_u16 ? 2 : 1, &r->out_bytes),
              LD_ELIMIT,
              "%s: one output sample of %d x %d x %d %s is too large for this "
              "machine's address space (crop it, or use uint8 output)",
-             path, x->c, x->oh, x->ow, x->out_f32 ? "float32" : "uint8");
+             path, x->c, x->oh, x->ow,
+             x->out_f32   ? "float32"
+             : x->out_u16 ? "uint16"
+                          : "uint8");
     r->direct_out = !in->encoded && x->plain && in->dtype == LD_SDT_U8;
     LD_CHECK(e, !in->boxes || !r->rrc.w || (in->w && in->h), LD_EINVAL,
              "%s: its images vary in size and the random resized crop would need each one's "
@@ -1492,7 +1508,7 @@ int ld_reader_next(ld_reader *r, const ld_batch **b)
     const size_t n = batch_len(r, r->take);
     ld_batch *o = &r->out;
     o->n = n;
-    o->dtype = r->xf.out_f32 ? LD_DTYPE_F32 : LD_DTYPE_U8;
+    o->dtype = r->xf.out_f32 ? LD_DTYPE_F32 : r->xf.out_u16 ? LD_DTYPE_U16 : LD_DTYPE_U8;
     o->layout = r->xf.nhwc ? LD_LAYOUT_NHWC : LD_LAYOUT_NCHW;
     o->c = r->xf.c;
     o->h = r->xf.oh;

@@ -19,8 +19,8 @@
 
 void ld__xform_init(ld_xform *x, int sh, int sw)
 {
-    x->plain = !x->out_f32 && !x->nhwc && !x->mirror && !x->swap && x->oh == sh && x->ow == sw &&
-               !x->mean_vals && !x->mean_img && x->scale == 1.0f;
+    x->plain = !x->out_f32 && !x->out_u16 && !x->nhwc && !x->mirror && !x->swap && x->oh == sh &&
+               x->ow == sw && !x->mean_vals && !x->mean_img && x->scale == 1.0f;
 }
 
 /* One output row of one channel, NCHW (contiguous output). */
@@ -48,9 +48,33 @@ static void row_u8_u8(uint8_t *restrict o, const uint8_t *restrict r, size_t sx,
 }
 
 /* Value of source element k of a row (mirrored or not), as float. */
-#define SRC_AT(r, f32, sx, k)                                                                      \
-    ((f32) ? ((const float *)(r))[(size_t)(k) * (sx)]                                              \
-           : (float)((const uint8_t *)(r))[(size_t)(k) * (sx)])
+#define SRC_AT(r, et, sx, k)                                                                       \
+    ((et) == LD_XE_F32   ? ((const float *)(r))[(size_t)(k) * (sx)]                                \
+     : (et) == LD_XE_U16 ? (float)((const uint16_t *)(r))[(size_t)(k) * (sx)]                      \
+                         : (float)((const uint8_t *)(r))[(size_t)(k) * (sx)])
+
+/* Integer output (uint8 or uint16) from a uint16 or float source: exact or an error, never
+ * clipped (1000 is not 255, 0.5 is not 0 or 1). */
+static int int_row(const ld_xform *x, const ld_xsrc *s, const void *r, int mirror, void *o,
+                   size_t ostride, uint64_t index, ld_err *e)
+{
+    const float top = x->out_u16 ? 65535.0f : 255.0f;
+    for (int k = 0; k < x->ow; k++) {
+        const float v = SRC_AT(r, s->et, s->sx, mirror ? x->ow - 1 - k : k);
+        if (!(v >= 0.0f && v <= top && v == floorf(v)))
+            return (ld__err(e, LD_EINVAL,
+                            "sample %llu: %s holds the value %.9g, which %s output cannot hold "
+                            "(whole numbers 0 to %.0f); read pixels as float32 (dtype float32)",
+                            (unsigned long long)index, x->what ? x->what : "the data", (double)v,
+                            x->out_u16 ? "uint16" : "uint8", (double)top),
+                    ld__err_where(e, NULL, (int64_t)index), ld__err_param(e, LD_R_DTYPE));
+        if (x->out_u16)
+            ((uint16_t *)o)[k * ostride] = (uint16_t)v;
+        else
+            ((uint8_t *)o)[k * ostride] = (uint8_t)v;
+    }
+    return LD_OK;
+}
 
 void ld__xform_place(const ld_xform *x, int sh, int sw, uint64_t epoch, uint64_t index, int *yo,
                      int *xo, int *mirror)
@@ -82,14 +106,15 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
     ld__xform_place(x, s->h, s->w, epoch, index, &yo, &xo, &mirror);
     const int mfull = !(x->mh == oh && x->mw == ow); /* mean image of the source size */
     const int myo = mfull ? yo : 0, mxo = mfull ? xo : 0;
-    const size_t esz = s->f32 ? 4 : 1;
+    const size_t esz = s->et == LD_XE_F32 ? 4 : s->et == LD_XE_U16 ? 2 : 1;
+    const int u8_to_u8 = !x->out_f32 && !x->out_u16 && s->et == LD_XE_U8;
     const uint8_t *base = (const uint8_t *)s->p;
     /* Source row of output channel oc, output row y: a pointer to its first element. */
 #define SROW(oc, y)                                                                                \
     (base + esz * ((size_t)(x->swap ? c - 1 - (oc) : (oc)) * s->sc + (size_t)((y) + yo) * s->sy +  \
                    (size_t)xo * s->sx))
 
-    if (!x->out_f32 && !s->f32 && !x->nhwc && c == 3 && s->sx == 3 && s->sc == 1) {
+    if (u8_to_u8 && !x->nhwc && c == 3 && s->sx == 3 && s->sc == 1) {
         /* interleaved (a decoded JPEG) -> planar, all three channels in one pass (the scalar
          * loop was 22 % of a q70 epoch) */
         const int ch[3] = {x->swap ? 2 : 0, 1, x->swap ? 0 : 2};
@@ -97,14 +122,14 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
                           dst);
         return LD_OK;
     }
-    if (!x->out_f32 && !s->f32 && !x->nhwc) {
+    if (u8_to_u8 && !x->nhwc) {
         for (int oc = 0; oc < c; oc++)
             for (int y = 0; y < oh; y++)
                 row_u8_u8((uint8_t *)dst + ((size_t)oc * oh + y) * ow, SROW(oc, y), s->sx, ow,
                           mirror);
         return LD_OK;
     }
-    if (!x->out_f32 && !s->f32 && c == 3 && s->sx == 1) {
+    if (u8_to_u8 && c == 3 && s->sx == 1) {
         /* planar -> interleaved, three channels */
         for (int y = 0; y < oh; y++) {
             const uint8_t *restrict r0 = SROW(0, y), *restrict r1 = SROW(1, y),
@@ -137,37 +162,34 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
             const float mv = x->mean_vals ? x->mean_vals[oc] : 0.0f, sc = x->scale;
             const float *mrow =
                 x->mean_img ? x->mean_img + ((size_t)oc * x->mh + y + myo) * x->mw + mxo : NULL;
+            if (x->out_u16 && s->et != LD_XE_F32) { /* uint8 or uint16 values as uint16 */
+                uint16_t *o = (uint16_t *)dst + obase;
+                for (int k = 0; k < ow; k++) {
+                    const size_t sk = (size_t)(mirror ? ow - 1 - k : k) * s->sx;
+                    o[k * ostride] = s->et == LD_XE_U16 ? ((const uint16_t *)r)[sk]
+                                                        : ((const uint8_t *)r)[sk];
+                }
+                continue;
+            }
             if (!x->out_f32) {
                 uint8_t *o = (uint8_t *)dst + obase;
-                if (!s->f32) {
+                if (s->et == LD_XE_U8) {
                     const uint8_t *ru = r;
                     for (int k = 0; k < ow; k++)
                         o[k * ostride] = ru[(size_t)(mirror ? ow - 1 - k : k) * s->sx];
                 } else {
-                    /* float (or wider integer) pixels to uint8: exact or an error, never
-                     * clipped (1000 is not 255, 0.5 is not 0 or 1) */
-                    for (int k = 0; k < ow; k++) {
-                        const float v = SRC_AT(r, 1, s->sx, mirror ? ow - 1 - k : k);
-                        if (!(v >= 0.0f && v <= 255.0f && v == floorf(v)))
-                            return (ld__err(e, LD_EINVAL,
-                                            "sample %llu: %s holds the value %.9g, "
-                                            "which uint8 output cannot hold (whole numbers 0 to "
-                                            "255); read pixels as float32 (dtype float32)",
-                                            (unsigned long long)index,
-                                            x->what ? x->what : "the data", (double)v),
-                                    ld__err_where(e, NULL, (int64_t)index),
-                                    ld__err_param(e, LD_R_DTYPE));
-                        o[k * ostride] = (uint8_t)v;
-                    }
+                    void *ob = x->out_u16 ? (void *)((uint16_t *)dst + obase) : (void *)o;
+                    const int rc = int_row(x, s, r, mirror, ob, ostride, index, e);
+                    if (rc < 0) return rc;
                 }
                 continue;
             }
             float *restrict o = (float *)dst + obase;
-            if (!s->f32 && s->sx == 1 && ostride == 1 && !mirror && !mrow) {
+            if (s->et == LD_XE_U8 && s->sx == 1 && ostride == 1 && !mirror && !mrow) {
                 const uint8_t *restrict ru = r;
                 for (int k = 0; k < ow; k++)
                     o[k] = ((float)ru[k] - mv) * sc;
-            } else if (!s->f32 && s->sx == 1 && !mrow) {
+            } else if (s->et == LD_XE_U8 && s->sx == 1 && !mrow) {
                 const uint8_t *restrict ru = r;
                 for (int k = 0; k < ow; k++)
                     o[k * ostride] = ((float)ru[mirror ? ow - 1 - k : k] - mv) * sc;
@@ -175,7 +197,7 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
                 /* the mean image is indexed at the source pixel (before mirroring) */
                 for (int k = 0; k < ow; k++) {
                     const int sk = mirror ? ow - 1 - k : k;
-                    o[k * ostride] = (SRC_AT(r, s->f32, s->sx, sk) - (mrow ? mrow[sk] : mv)) * sc;
+                    o[k * ostride] = (SRC_AT(r, s->et, s->sx, sk) - (mrow ? mrow[sk] : mv)) * sc;
                 }
             }
         }

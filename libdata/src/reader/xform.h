@@ -11,7 +11,8 @@
 #include "common/ld_internal.h"
 
 typedef struct ld_xform {
-    int out_f32; /* 1 = float32 output, 0 = uint8 */
+    int out_f32; /* 1 = float32 output, 0 = uint8 (or uint16: out_u16) */
+    int out_u16; /* 1 = uint16 output (the stored values, unchanged) */
     int nhwc;    /* 1 = NHWC output, 0 = NCHW */
     int c;       /* channels */
     int oh, ow;  /* output (crop) size */
@@ -34,10 +35,11 @@ void ld__xform_init(ld_xform *x, int sh, int sw);
  * planar CHW (stored raw samples) and interleaved HWC (decoded images) are handled alike. */
 typedef struct ld_xsrc {
     const void *p;
-    int f32; /* 1 = float elements, 0 = uint8 */
+    int et; /* element type: LD_XE_U8, LD_XE_F32 or LD_XE_U16 */
     int h, w;
     size_t sc, sy, sx;
 } ld_xsrc;
+enum { LD_XE_U8 = 0, LD_XE_F32 = 1, LD_XE_U16 = 2 };
 
 /* Where the crop of sample `index` of `epoch` lies in its sh x sw source (top-left yo, xo) and
  * whether it is mirrored: the draws ld__xform_apply makes (the boxes follow them). */
@@ -45,9 +47,9 @@ void ld__xform_place(const ld_xform *x, int sh, int sw, uint64_t epoch, uint64_t
                      int *xo, int *mirror);
 
 /* Transform sample `index` of `epoch` into dst (c*oh*ow elements of the output type).
- * LD_OK, LD_EFORMAT when the source is smaller than the crop, or LD_EINVAL when a float
- * source value is not a whole number in 0..255 and the output is uint8 (messages name the
- * sample). */
+ * LD_OK, LD_EFORMAT when the source is smaller than the crop, or LD_EINVAL when a source value
+ * does not fit an integer output (not a whole number in 0..255 for uint8, 0..65535 for uint16;
+ * messages name the sample). */
 int ld__xform_apply(const ld_xform *x, const ld_xsrc *src, uint64_t epoch, uint64_t index,
                     void *dst, ld_err *e);
 

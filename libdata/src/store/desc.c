@@ -550,7 +550,10 @@ void ld__desc_observe(ld_desc *d, const ld_store_info *in)
     d->samples = in->n;
     d->samples_known = 1;
     d->encoded = in->encoded;
-    d->dtype = in->encoded || in->dtype != LD_SDT_F32 ? LD_DTYPE_U8 : LD_DTYPE_F32;
+    d->dtype = in->encoded                ? LD_DTYPE_U8
+               : in->dtype == LD_SDT_F32 ? LD_DTYPE_F32
+               : in->dtype == LD_SDT_U16 ? LD_DTYPE_U16
+                                         : LD_DTYPE_U8;
     d->label_dtype = in->label_float ? LD_DTYPE_F32 : LD_DTYPE_I32;
     d->channels = in->c;
     d->height = in->h;

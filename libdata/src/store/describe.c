@@ -104,7 +104,7 @@ int ld__desc_print(const ld_desc *d, ld_buf *out)
     else if (d->quality)
         snprintf(qs, sizeof qs, "JPEG quality %d", d->quality);
     else
-        snprintf(qs, sizeof qs, "raw pixels");
+        snprintf(qs, sizeof qs, d->dtype == LD_DTYPE_U16 ? "raw 16-bit pixels" : "raw pixels");
     if (d->resize_w || d->resize_h)
         LD_TRY(ld__buf_printf(out, "settings: resize %s %dx%d, %s\n",
                               d->resize_mode_name ? d->resize_mode_name : "?", d->resize_w,
@@ -146,7 +146,7 @@ fail:
 /* What ld_reader gives (the store opened as the reader opens it), or why it refuses. */
 static int print_reader(ld_buf *out, const ld_desc *d, int rc_open, const char *why)
 {
-    static const char *const dt[] = {"uint8", "float32", "int32"};
+    static const char *const dt[] = {"uint8", "float32", "int32", "uint16"};
     if (rc_open < 0) return ld__buf_printf(out, "reader: refuses it: %s\n", why);
     const char *order = d->delivered_order == LD_CHANNELS_BGR   ? "BGR"
                         : d->delivered_order == LD_CHANNELS_RGB ? "RGB"
@@ -158,15 +158,15 @@ static int print_reader(ld_buf *out, const ld_desc *d, int rc_open, const char *
     if (k) snprintf(lk, sizeof lk, " x %d", k);
     if (ld__desc_boxes(d)) snprintf(lk + strlen(lk), sizeof lk - strlen(lk), ", boxes");
     if (mf) /* the masks come with every batch, cropped and mirrored with the images */
-        snprintf(lk + strlen(lk), sizeof lk - strlen(lk), "%s, masks 1 x %lld x %lld uint8",
+        snprintf(lk + strlen(lk), sizeof lk - strlen(lk), "%s, masks 1 x %lld x %lld %s",
                  strcmp(mf->name, "label") ? "" : " (all 0)", (long long)mf->dims[1],
-                 (long long)mf->dims[2]);
+                 (long long)mf->dims[2], mf->dtype == LD_DTYPE_U16 ? "uint16" : "uint8");
     return ld__buf_printf(out,
                           "reader: %s, %llu samples, %s %s, %d x %d x %d%s, channel order %s, "
                           "labels %s%s\n",
                           d->format == LD_FORMAT_LMDB ? "LMDB" : "HDF5",
                           (unsigned long long)d->samples, d->encoded ? "encoded" : "raw",
-                          dt[(d->dtype - LD_DTYPE_U8) & 1], d->channels, d->height, d->width,
+                          dt[(d->dtype - LD_DTYPE_U8) & 3], d->channels, d->height, d->width,
                           d->shape_of_first ? " (the first sample's)" : "", order,
                           dt[d->label_dtype == LD_DTYPE_F32 ? 1 : 2], lk);
 }

@@ -29,7 +29,8 @@
  * output dtype. */
 typedef enum ld_store_dtype {
     LD_SDT_U8 = 0, /* uint8 pixels (our files, Caffe Datum.data) */
-    LD_SDT_F32 = 1 /* float32 pixels (other tools' HDF5 files, Datum.float_data) */
+    LD_SDT_F32 = 1, /* float32 pixels (other tools' HDF5 files, Datum.float_data) */
+    LD_SDT_U16 = 2  /* uint16 pixels in host order (HDF5 uint16: dataconv --depth 16) */
 } ld_store_dtype;
 
 /* Channel order of what read() returns (raw) or of what the decoder will give (encoded:

@@ -119,11 +119,12 @@ int ld__h5_desc_from(hid_t f, const char *path, ld_desc *d, ld_err *e)
     if ((rank = ds_shape(f, LD_H5_DS_DATA, dims, &dt)) >= 1) {
         const int64_t sd[3] = {rank == 4 ? (int64_t)dims[1] : 0, rank == 4 ? (int64_t)dims[2] : 0,
                                rank == 4 ? (int64_t)dims[3] : 0};
-        LD_TRY(ld__desc_add_field(d, LD_H5_DS_DATA, LD_ROLE_IMAGE,
-                                  dt == LD_DTYPE_F32 ? LD_DTYPE_F32 : LD_DTYPE_U8, 3, sd));
+        /* (other integer types read as float32: ld__desc_observe says so) */
+        const int pdt = dt == LD_DTYPE_F32 || dt == LD_DTYPE_U16 ? dt : LD_DTYPE_U8;
+        LD_TRY(ld__desc_add_field(d, LD_H5_DS_DATA, LD_ROLE_IMAGE, pdt, 3, sd));
         d->samples = dims[0];
         d->samples_known = 1;
-        d->dtype = dt == LD_DTYPE_F32 ? LD_DTYPE_F32 : LD_DTYPE_U8;
+        d->dtype = pdt;
         if (rank == 4)
             d->channels = (int)dims[1], d->height = (int)dims[2], d->width = (int)dims[3];
     } else if (ds_shape(f, LD_H5_DS_ENCODED, dims, &dt) >= 1) {

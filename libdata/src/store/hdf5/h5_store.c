@@ -1107,9 +1107,12 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
              "%s: dataset '/%s' is not numeric", s->path, name);
     int is_u8 = cl == H5T_INTEGER && H5Tget_size(t) == 1 && H5Tget_sign(t) == H5T_SGN_NONE;
     int is_f32 = cl == H5T_FLOAT && H5Tequal(t, H5T_NATIVE_FLOAT) > 0;
-    in->dtype = is_u8 ? LD_SDT_U8 : LD_SDT_F32;
-    s->memtype = is_u8 ? H5T_NATIVE_UINT8 : H5T_NATIVE_FLOAT;
-    if (!is_u8 && !is_f32) { /* HDF5 converts: make any inexact value an error */
+    /* uint16 (dataconv --depth 16): as stored when little-endian, else converted by HDF5 */
+    const int is_u16 = cl == H5T_INTEGER && H5Tget_size(t) == 2 && H5Tget_sign(t) == H5T_SGN_NONE;
+    const int u16_le = is_u16 && H5Tget_order(t) == H5T_ORDER_LE;
+    in->dtype = is_u8 ? LD_SDT_U8 : is_u16 ? LD_SDT_U16 : LD_SDT_F32;
+    s->memtype = is_u8 ? H5T_NATIVE_UINT8 : is_u16 ? H5T_NATIVE_UINT16 : H5T_NATIVE_FLOAT;
+    if (!is_u8 && !is_f32 && !is_u16) { /* HDF5 converts: make any inexact value an error */
         s->src_class = cl;
         s->src_size = H5Tget_size(t);
         s->src_signed = cl == H5T_INTEGER && H5Tget_sign(t) != H5T_SGN_NONE;
@@ -1120,17 +1123,17 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     size_t px;
     LD_CHECK(e,
              ld__mul_size((size_t)in->c * (size_t)in->h, (size_t)in->w, &px) &&
-                 ld__mul_size(px, is_u8 ? 1 : 4, &in->sample_bytes),
+                 ld__mul_size(px, is_u8 ? 1 : is_u16 ? 2 : 4, &in->sample_bytes),
              LD_EFORMAT, "%s: sample size overflows", s->path);
     in->block = 1;
     const int virt = ld__h5_is_virtual(s->dset); /* (each look copies all of a VDS's mappings) */
     if (virt) {
-        int d = ld__h5_vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes, is_u8 || is_f32,
-                                   -1, NULL, &s->vds, e);
+        int d = ld__h5_vds_resolve(s, s->dset, name, rank, dims, in->sample_bytes,
+                                   is_u8 || is_f32 || u16_le, -1, NULL, &s->vds, e);
         LD_TRY(d);
         s->direct = d;
         rc = LD_OK;
-    } else if (is_u8 || is_f32) {
+    } else if (is_u8 || is_f32 || u16_le) {
         int d = ld__h5_build_direct(s->path, s->file_size, s->dset, rank, dims, in->sample_bytes,
                                     &s->map, e);
         LD_TRY(d);
