@@ -82,6 +82,7 @@ static const struct {
     {"order", "block", "block_shuffle"},
     {"dtype", "u8", "uint8"},
     {"dtype", "f32", "float32"},
+    {"dtype", "u16", "uint16"},
     {"dtype", "float", "float32"},
     {"label_dtype", "i32", "int32"},
     {"label_dtype", "f32", "float32"},

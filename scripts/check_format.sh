@@ -30,7 +30,15 @@ ver=$("$cf" --version | sed -n 's/.*clang-format version \([0-9]*\)\..*/\1/p')
     "with clang-format $want, whose output differs: install clang-format-$want or set" \
     "CLANG_FORMAT" >&2; exit 2; }
 if [ $# -gt 0 ]; then
-    files=("$@")
+    # only C and C++ sources: clang-format would rewrite a shell script, Python or Markdown
+    # file as if it were C (a file list from `git diff --name-only` holds those too)
+    files=()
+    for f in "$@"; do
+        case $f in
+            *.c | *.h | *.cpp | *.hpp) files+=("$f") ;;
+            *) echo "check_format: skipping $f (not a C or C++ source)" >&2 ;;
+        esac
+    done
 else
     mapfile -t files < <(git ls-files -- '*.c' '*.h')
 fi

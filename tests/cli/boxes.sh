@@ -8,15 +8,6 @@
 # targets (tests/cli/lib/boxes_check.py).
 source "$(dirname "$0")/lib/common.sh"
 chk=$SRC/tests/cli/lib/boxes_check.py
-# libpy ARGS...: python (from $TMP, with the bindings) on a step that loads libdata, unless this
-# python cannot load this build (a 32-bit library, an AddressSanitizer build): then it says so.
-libpy() {
-    if python_loads_libdata && ! asan_build; then
-        (cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" "$@")
-    else
-        echo "  (skipped: python cannot load this libdata build)"
-    fi
-}
 py() { (cd "$TMP" && "$PYTHON" "$chk" "$@"); } # h5py only, no libdata
 
 check "an h5py detection file: the reader's boxes under crop + mirror and random resized crop"

@@ -19,10 +19,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ld_image im = {0};
     volatile unsigned sink = 0;
     ld__img_info(c, data, size, "fuzz.png", &info, &e);
-    for (int ch = 1; ch <= 3; ch += 2) {
+    for (int k = 0; k < 4; k++) { /* gray and RGB, 8 and 16-bit output */
+        const int ch = k & 1 ? 3 : 1;
         /* RGB output also applies an eXIf orientation (the chunk walk and the rotation). */
-        const ld_decode_opts o = {
-            .channels = ch, .max_pixels = 1u << 20, .apply_orientation = ch == 3};
+        const ld_decode_opts o = {.channels = ch,
+                                  .max_pixels = 1u << 20,
+                                  .apply_orientation = ch == 3,
+                                  .depth16 = k >= 2};
         if (ld__img_decode(c, data, size, "fuzz.png", &o, &im, &e) == LD_OK)
             sink += fuzz_sum_pixels(&im);
     }

@@ -47,7 +47,7 @@ static inline const char *fuzz_tmpdir(void)
 static inline unsigned fuzz_sum_pixels(const ld_image *im)
 {
     unsigned s = 0;
-    const size_t n = (size_t)im->w * im->h * im->c;
+    const size_t n = (size_t)im->w * im->h * im->c * ld__image_sample_bytes(im);
     for (size_t i = 0; i < n; i++)
         s += im->px[i];
     return s;
@@ -65,9 +65,12 @@ static inline void fuzz_decode(const uint8_t *data, size_t size, const char *nam
     ld_image im = {0};
     volatile unsigned sink = 0;
     ld__img_info(c, data, size, name, &info, &e);
-    for (int ch = 1; ch <= 3; ch += 2) {
-        const ld_decode_opts o = {
-            .channels = ch, .max_pixels = 1u << 20, .apply_orientation = ch == 3};
+    for (int k = 0; k < 4; k++) { /* gray and RGB, 8 and 16-bit output */
+        const int ch = k & 1 ? 3 : 1;
+        const ld_decode_opts o = {.channels = ch,
+                                  .max_pixels = 1u << 20,
+                                  .apply_orientation = ch == 3,
+                                  .depth16 = k >= 2};
         if (ld__img_decode(c, data, size, name, &o, &im, &e) == LD_OK)
             sink += fuzz_sum_pixels(&im) + (unsigned)ld__codec_frames(c);
     }

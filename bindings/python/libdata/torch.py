@@ -391,6 +391,8 @@ class Dataset(IterableDataset):
                 if len(std) != c:
                     raise ValueError(f"std has {len(std)} values for {c}-channel samples")
                 np.divide(data, std if nhwc else std.reshape(c, 1, 1), out=data)
+            if data.dtype == np.uint16:  # 16-bit datasets: torch has no uint16; int32 is exact
+                data = data.astype(np.int32)
             out: List[Any] = [torch.from_numpy(data)]
             for a in arrays_[1:-1]:
                 if isinstance(a, list):  # boxes: torchvision's detection targets

@@ -917,10 +917,14 @@ static int shard_select(ld_convert *c, run *r, ld_source *src, int format, const
          * their run_id */
         {"restart_markers", r->restart_markers},
         {"decode_scale", 1},
+        {"depth", 16},
+        {"mask_type", 16},
     };
-    size_t nset = sizeof set / sizeof set[0] - 2;
+    size_t nset = sizeof set / sizeof set[0] - 4;
     if (r->restart_markers) nset++;
     if (want->decode_scale) set[nset++] = (ld_shard_setting){"decode_scale", 1};
+    if (r->depth16) set[nset++] = (ld_shard_setting){"depth", 16};
+    if (r->mask_wide) set[nset++] = (ld_shard_setting){"mask_type", 16};
     const uint64_t total = ld__source_count(src);
     memset(sh, 0, sizeof *sh);
     sh->index = (uint32_t)P(c, LD_C_SHARD_INDEX);

@@ -22,6 +22,15 @@ python_loads_libdata() {
     py_bits=$("$PYTHON" -c 'import struct; print(struct.calcsize("P") * 8)')
     ! { [ "$lib_bits" = 1 ] && [ "$py_bits" = 64 ]; }
 }
+# libpy ARGS...: python (from $TMP, with the bindings) on a step that loads libdata, unless this
+# python cannot load this build (a 32-bit library, an AddressSanitizer build): then it says so.
+libpy() {
+    if python_loads_libdata && ! asan_build; then
+        (cd "$TMP" && PYTHONPATH="$SRC/bindings/python" "$PYTHON" "$@")
+    else
+        echo "  (skipped: python cannot load this libdata build)"
+    fi
+}
 # emulated: true when the programs under test run in an emulator (scripts/ci_32bit.sh sets
 # LIBDATA_EMULATOR=qemu-i386 where the kernel refuses i386 programs). Their peak RSS is then the
 # emulator's, which grows with the translated code and with a descriptor per page the program
