@@ -178,7 +178,7 @@ assert np.allclose(np.array(m.data), want, rtol=1e-5), np.abs(np.array(m.data) -
 print(f"  mean of {len(m.data)} values equals NumPy's (max {max(m.data):.1f})")
 PY
 
-check "the reader: uint16 and float32 batches, crop + mirror, uint8 refused; torch"
+check "the reader: uint16 and float32 batches, crop + mirror, 16-bit values refused in uint8; torch"
 libpy - "$TMP/d16.h5" "$TMP/merged.h5" <<'PY'
 import sys, h5py, numpy as np
 import libdata
@@ -200,10 +200,11 @@ for path in sys.argv[1:]:
                                           [:, y0:y0 + 48, x0:x0 + 64], x[j])]
                 assert len(hits) >= 1, (path, i)
 try:
-    libdata.Reader(sys.argv[1], batch_size=2)
-    raise SystemExit("uint8 output of a 16-bit dataset was not refused")
+    with libdata.Reader(sys.argv[1], batch_size=2) as r:
+        next(iter(r))
+    raise SystemExit("a 16-bit value in uint8 output was not refused")
 except libdata.LibdataError as e:
-    assert "read them as uint16 or float32" in str(e), e
+    assert "which uint8 output cannot hold" in str(e) and "or uint16" in str(e), e
 print("  uint16 batches equal h5py; float32 + mean/scale + crop/mirror equal NumPy's")
 try:
     import torch

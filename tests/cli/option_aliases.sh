@@ -71,7 +71,7 @@ run "$DATACONV" bench "$TMP/b.h5" --dtype f32 -v --batch 4
 expect_out " float32;"
 run "$DATACONV" bench "$TMP/b.h5" --dtype i32
 expect_rc 2
-expect_err "expected uint8 or float32"
+expect_err "expected uint8, float32 or uint16"
 run "$DATACONV" bench "$TMP/b.h5" --memory 5Q
 expect_rc 2
 expect_err "expected a size in bytes"

@@ -153,7 +153,8 @@ class Reader(_lib.Handle):
       seed           seed of the order and of random crops/mirrors
       rank, world    this process's share: 0 <= rank < world (distributed training)
       threads        worker threads (0: all cores); prefetch: batches prepared ahead (0: auto)
-      dtype          "uint8" (default) | "float32"; label_dtype "int32" | "float32"
+      dtype          "uint8" (default) | "float32" | "uint16" (a 16-bit dataset's values above
+                     255 need uint16 or float32); label_dtype "int32" | "float32"
       layout         "NCHW" (default) | "NHWC"
       crop           N or (width, height); random_crop: random position instead of the center
       mirror         random left-right flips

@@ -116,8 +116,9 @@ typedef enum ld_reader_param {
                                  budgeted at twice the crop per thread; larger images grow the
                                  decode buffers past the budget */
     LD_R_DTYPE = 10,         /**< ld_dtype of the pixels: LD_DTYPE_U8 (default), LD_DTYPE_F32, or
-                                  LD_DTYPE_U16 (the stored values as they are; a 16-bit dataset,
-                                  dataconv --depth 16, reads as uint16 or float32 only) */
+                                  LD_DTYPE_U16 (the stored values as they are: a 16-bit dataset,
+                                  dataconv --depth 16, needs uint16 or float32 for values
+                                  above 255) */
     LD_R_LAYOUT = 11,        /**< ld_layout; default LD_LAYOUT_NCHW */
     LD_R_CROP_W = 12,        /**< crop width; 0 = no crop (default). Both or neither */
     LD_R_CROP_H = 13,        /**< crop height; 0 = no crop (default) */

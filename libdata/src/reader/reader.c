@@ -1119,9 +1119,9 @@ static int plan_rrc(ld_reader *r, const char *path)
               "instead); unset dct_scale");
     LD_CHECKP(e, in->encoded || in->dtype == LD_SDT_U8, LD_EINVAL, LD_R_RRC_W,
               "%s: the random resized crop (rrc_w, rrc_h) resamples 8-bit pixels and this "
-              "dataset stores float32 ones: read it without rrc_w/rrc_h, or convert the images "
+              "dataset stores %s ones: read it without rrc_w/rrc_h, or convert the images "
               "to uint8 (or encoded) pixels",
-              path);
+              path, in->dtype == LD_SDT_U16 ? "16-bit" : "float32");
     r->rrc.w = (int)P(r, LD_R_RRC_W);
     r->rrc.h = (int)P(r, LD_R_RRC_H);
     memcpy(r->rrc.scale, r->rrc_scale, sizeof r->rrc.scale);
@@ -1211,18 +1211,17 @@ static int plan_output(ld_reader *r, const char *path)
         LD_TRY(load_mean(r, r->rrc.w ? x->oh : in->h, r->rrc.w ? x->ow : in->w, e));
     LD_CHECKP(e, x->out_f32 || (!x->mean_vals && !x->mean_img && x->scale == 1.0f), LD_EINVAL,
               LD_R_DTYPE, "reader: a mean or a scale needs float32 output (set dtype to float32)");
-    LD_CHECKP(e, x->out_f32 || x->out_u16 || in->encoded || in->dtype != LD_SDT_U16, LD_EINVAL,
-              LD_R_DTYPE,
-              "%s: its pixels are uint16 (a 16-bit dataset): read them as uint16 or float32 (set "
-              "dtype)",
-              path);
     ld__xform_init(x, in->h, in->w);
     if (r->rrc.w) x->plain = 0; /* the output is never the stored sample */
     size_t elems;               /* 32-bit: a 1 GiB uint8 sample is 4 GiB as float32, past size_t */
     LD_CHECK(e,
              ld__mul_size((size_t)x->c, (size_t)x->oh, &elems) &&
                  ld__mul_size(elems, (size_t)x->ow, &elems) &&
-                 ld__mul_size(elems, x->out_f32 ? 4 : x->out_u16 ? 2 : 1, &r->out_bytes),
+                 ld__mul_size(elems,
+                              x->out_f32   ? 4
+                              : x->out_u16 ? 2
+                                           : 1,
+                              &r->out_bytes),
              LD_ELIMIT,
              "%s: one output sample of %d x %d x %d %s is too large for this "
              "machine's address space (crop it, or use uint8 output)",

@@ -64,9 +64,10 @@ static int int_row(const ld_xform *x, const ld_xsrc *s, const void *r, int mirro
         if (!(v >= 0.0f && v <= top && v == floorf(v)))
             return (ld__err(e, LD_EINVAL,
                             "sample %llu: %s holds the value %.9g, which %s output cannot hold "
-                            "(whole numbers 0 to %.0f); read pixels as float32 (dtype float32)",
+                            "(whole numbers 0 to %.0f); read pixels as float32 (dtype float32%s)",
                             (unsigned long long)index, x->what ? x->what : "the data", (double)v,
-                            x->out_u16 ? "uint16" : "uint8", (double)top),
+                            x->out_u16 ? "uint16" : "uint8", (double)top,
+                            s->et == LD_XE_U16 ? ", or uint16: the stored values" : ""),
                     ld__err_where(e, NULL, (int64_t)index), ld__err_param(e, LD_R_DTYPE));
         if (x->out_u16)
             ((uint16_t *)o)[k * ostride] = (uint16_t)v;
@@ -166,8 +167,8 @@ int ld__xform_apply(const ld_xform *x, const ld_xsrc *s, uint64_t epoch, uint64_
                 uint16_t *o = (uint16_t *)dst + obase;
                 for (int k = 0; k < ow; k++) {
                     const size_t sk = (size_t)(mirror ? ow - 1 - k : k) * s->sx;
-                    o[k * ostride] = s->et == LD_XE_U16 ? ((const uint16_t *)r)[sk]
-                                                        : ((const uint8_t *)r)[sk];
+                    o[k * ostride] =
+                        s->et == LD_XE_U16 ? ((const uint16_t *)r)[sk] : ((const uint8_t *)r)[sk];
                 }
                 continue;
             }
