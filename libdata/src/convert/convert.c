@@ -405,9 +405,11 @@ static int process_boxes(worker *wk, size_t idx, slot *sl, const ld_img_info *in
     ld_box *b = (ld_box *)(void *)sl->boxes.p;
     const int turned = info->orientation >= 5; /* the file's size: before the orientation */
     const int fw = turned ? info->h : info->w, fh = turned ? info->w : info->h;
+    /* a dataset input's boxes are in the displayed image's pixels already */
+    const int orientation = ld__source_boxes_displayed(r->src) ? 1 : info->orientation;
     for (uint32_t k = 0; k < m; k++) {
         ld__source_box(r->src, idx, k, &b[k]);
-        ld__box_orient(&b[k], info->orientation, fw, fh);
+        ld__box_orient(&b[k], orientation, fw, fh);
     }
     /* no resize: the identity geometry still clips them to the image */
     LD_TRY(ld__resize_boxes(&r->geom, info->w, info->h, b, &m, &sl->boxes_dropped, e));
@@ -779,6 +781,7 @@ typedef struct job {
     char *part_path; /* shards: the part's file, which replaces the output */
     ld_shard_info shard;
     int resumed;     /* shards: the part was complete already; nothing else to do */
+    int in_encoded;  /* the input is a dataset of encoded images */
     void *label_vec; /* label vectors: one sample's values for the writer; NULL for scalars */
     double t0;
     uint64_t dct[3]; /* samples decoded at 1/8, 2/8, 4/8 (decode_scale auto) */
@@ -954,7 +957,8 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
     run *r = &j->r;
     const int quality = (int)P(c, LD_C_QUALITY);
     const int encode_png = (int)P(c, LD_C_ENCODE_PNG);
-    const int encoded = quality > 0 || encode_png || P(c, LD_C_ENCODED);
+    /* an encoded dataset input stays encoded (its bytes kept when nothing asks for a change) */
+    const int encoded = quality > 0 || encode_png || P(c, LD_C_ENCODED) || j->in_encoded;
     r->geom.mode = (int)P(c, LD_C_RESIZE_MODE);
     r->geom.w = (int)P(c, LD_C_RESIZE_W);
     r->geom.h = (int)P(c, LD_C_RESIZE_H);
@@ -1054,12 +1058,20 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     else if (ld_convert_input_is_archive(input))
         rc = ld__source_open_archive(input, src_flags, source_warn, source_note, source_tick, &lst,
                                      &j->src, &c->err);
+    else if (ld__source_is_dataset(input))
+        rc = ld__source_open_dataset(input, source_tick, &lst, &j->src, &c->err);
     else
         rc = ld__source_open_dir_notes(input, src_flags, source_warn, source_note, source_tick,
                                        &lst, &j->src, &c->err);
     LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
              output);
     LD_TRY(rc);
+    if (ld__source_dataset_encoded(j->src) && !r->encoded) { /* settings again, format kept */
+        const int format = j->format;
+        j->in_encoded = 1;
+        LD_TRY(resolve_settings(c, output, j));
+        j->format = format;
+    }
     r->src = j->src;
     r->boxes = ld__source_has_boxes(j->src);
     r->n = ld__source_count(j->src);
@@ -1075,8 +1087,9 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
                         c->stats.unlisted_unsafe;
     LD_CHECKP(&c->err, r->n > 0, LD_EFORMAT,
               coco || voc || list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
-              coco || voc       ? "%s: no image with annotations"
-              : list_file       ? "%s: the list file names no images"
+              coco || voc                    ? "%s: no image with annotations"
+              : list_file                    ? "%s: the list file names no images"
+              : ld__source_is_dataset(input) ? "%s: the dataset holds no samples"
               : P(c, LD_C_FLAT) ? "%s: no image files found (.jpg, .png, .tif, .webp, .gif, "
                                   ".bmp, .ppm...)"
                                 : "%s: no images found (expected one sub-folder per class holding "

@@ -842,9 +842,80 @@ static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t
     return rc;
 }
 
+/* Names: /filename read NAMES_ROWS rows at a time (fixed-length or variable-length strings,
+ * in the file's character set), each passed on with its trailing padding dropped. */
+#define NAMES_ROWS 4096
+
+static int names_locked(h5_store *s, hid_t file, ld_store_name_fn fn, void *user, ld_err *e)
+{
+    int rc = LD_OK;
+    hid_t d = -1, t = -1, mt = -1;
+    char *raw = NULL;
+    hsize_t dims[4];
+    int rank = 0, vlen = 0;
+    size_t fixed = 0, bytes;
+    const uint64_t n = s->base.info.n;
+    if (!link_exists(file, LD_H5_DS_FILENAME)) return LD_STORE_NO_NAMES;
+    d = H5Dopen2(file, LD_H5_DS_FILENAME, H5P_DEFAULT);
+    t = d >= 0 ? H5Dget_type(d) : -1;
+    LD_CHECK(e,
+             t >= 0 && H5Tget_class(t) == H5T_STRING && ld__h5_ds_dims(d, dims, &rank) == 0 &&
+                 rank == 1 && dims[0] == n,
+             LD_EFORMAT, "%s: /filename is not %llu strings (damaged file?)", s->path,
+             (unsigned long long)n);
+    vlen = H5Tis_variable_str(t) > 0;
+    fixed = vlen ? 0 : H5Tget_size(t) + 1; /* + 1: NUL-terminated whatever the padding */
+    mt = H5Tcopy(H5T_C_S1);
+    LD_CHECK(e,
+             mt >= 0 && H5Tset_cset(mt, H5Tget_cset(t)) >= 0 &&
+                 H5Tset_size(mt, vlen ? H5T_VARIABLE : fixed) >= 0 &&
+                 ld__mul_size(vlen ? sizeof(char *) : fixed, NAMES_ROWS, &bytes),
+             LD_ENOMEM, "%s: out of memory", s->path);
+    raw = calloc(1, bytes);
+    LD_CHECK(e, raw, LD_ENOMEM, "%s: out of memory", s->path);
+    for (uint64_t first = 0; first < n && rc == LD_OK; first += NAMES_ROWS) {
+        const uint64_t cnt = n - first < NAMES_ROWS ? n - first : NAMES_ROWS;
+        if (vlen) memset(raw, 0, bytes);
+        LD_CHECK(e, read_rows(d, 1, dims, first, cnt, mt, H5P_DEFAULT, raw) >= 0, LD_EFORMAT,
+                 "%s: cannot read /filename rows %llu..%llu (corrupt or truncated file)", s->path,
+                 (unsigned long long)first, (unsigned long long)(first + cnt));
+        for (uint64_t k = 0; k < cnt; k++) {
+            const char *name = vlen ? ((char **)(void *)raw)[k] : raw + k * fixed;
+            size_t len = name ? strnlen(name, vlen ? SIZE_MAX : fixed) : 0;
+            while (len && name[len - 1] == ' ') /* space-padded fixed strings */
+                len--;
+            if (rc == LD_OK) rc = fn(user, first + k, name ? name : "", len);
+            if (vlen && name) H5free_memory((char *)name);
+        }
+    }
+fail:
+    free(raw);
+    if (mt >= 0) H5Tclose(mt);
+    if (t >= 0) H5Tclose(t);
+    if (d >= 0) H5Dclose(d);
+    return rc;
+}
+
+static int h5_names(ld_store *st, ld_store_name_fn fn, void *user, ld_err *e)
+{
+    h5_store *s = (h5_store *)st;
+    int rc = LD_OK;
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    /* the store may have closed its own handle after open (direct reads) */
+    hid_t file = s->file >= 0 ? s->file : H5Fopen(s->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0)
+        rc = ld__err(e, LD_EFORMAT, "%s: cannot open it again to read its names", s->path);
+    else
+        rc = names_locked(s, file, fn, user, e);
+    if (file >= 0 && file != s->file) H5Fclose(file);
+    ld__h5_quiet_end(&q);
+    return rc;
+}
+
 static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5_will_read,
                                   h5_close,      h5_read_run, h5_read_gather, h5_label_vec,
-                                  h5_mask,       h5_boxes};
+                                  h5_mask,       h5_boxes,    h5_names};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 
