@@ -213,7 +213,9 @@ int ld__source_open_dataset(const char *path, ld_source_tick_fn tick, void *user
     LD_CHECK(e, l.d, LD_ENOMEM, "out of memory");
     ld_store_opts so = {0};
     rc = ld__store_open(path, &so, &l.d->st, e);
-    if (rc == LD_EFORMAT || rc == LD_EIO) {
+    struct stat sb; /* a file that is not a dataset may be an image list given as input */
+    if ((rc == LD_EFORMAT || rc == LD_EIO) && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+        !(strlen(path) >= 4 && !strcmp(path + strlen(path) - 4, ".mdb"))) {
         char why[LD_ERRMSG_MAX];
         snprintf(why, sizeof why, "%s", e->msg);
         rc = ld__err(e, rc,
