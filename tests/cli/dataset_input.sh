@@ -121,6 +121,38 @@ chk same raw.h5 shuf.h5 shuffled
 dc enc.lmdb shuf.lmdb --shuffle --seed 7
 chk same enc.h5 shuf.lmdb shuffled
 
+check "label vectors (CSV list, named values): HDF5 -> LMDB (label database) -> HDF5"
+{
+    echo 'path,yaw,pitch'
+    i=0
+    for f in tree/*/*.jpg; do echo "\"${f#tree/}\",$i.25,-$i"; i=$((i + 1)); done
+} >vec.csv
+dc tree vec.h5 --list vec.csv --resize 24x20
+dc vec.h5 vec.lmdb
+dc vec.lmdb vec2.h5
+chk same vec.h5 vec2.h5
+"$PYTHON" - <<'PY'
+import h5py, numpy as np
+a, b = h5py.File("vec.h5", "r"), h5py.File("vec2.h5", "r")
+assert b["label"].shape == a["label"].shape and b["label"].dtype == a["label"].dtype
+assert np.array_equal(a["label"][:], b["label"][:])
+assert list(b.attrs["label_names"]) == ["yaw", "pitch"], b.attrs["label_names"]
+print("vec2.h5: /label", b["label"].shape, "and its names carried")
+PY
+
+check "detection boxes (COCO sample -> HDF5) carried: boxes, box classes, ids equal"
+dc --coco "$SRC/samples/shapes_coco.json" --root "$SRC/samples/images/" det.h5 --resize 64 --mode pad
+dc det.h5 det2.h5
+"$PYTHON" - <<'PY'
+import h5py, numpy as np
+a, b = h5py.File("det.h5", "r"), h5py.File("det2.h5", "r")
+for k in ("data", "boxes", "box_label", "box_flags", "box_offsets", "filename"):
+    assert np.array_equal(a[k][:], b[k][:]), k
+for k in ("box_classes", "box_class_ids"):
+    assert list(a.attrs[k]) == list(b.attrs[k]), k
+print("det2.h5: %d boxes of %d images equal" % (b["boxes"].shape[0], b["data"].shape[0]))
+PY
+
 check "masks: refused with what to do"
 chk make-h5py masks.h5 masks "${photos[@]}"
 run "$DATACONV" masks.h5 m.h5

@@ -166,8 +166,8 @@ typedef struct ld_store_vt {
      * thread, with no read of the store in flight. LD_OK; LD_STORE_NO_NAMES when the dataset
      * names no sample (another tool's HDF5 file: fn not called; a --split list whose files
      * name only some: the named ones, in order, and LD_OK); fn's negative return stops the
-     * walk and is returned; LD_EFORMAT (unreadable names), LD_ENOMEM. fn runs inside the
-     * store's HDF5 lock: it must not call HDF5. */
+     * walk and is returned; LD_EFORMAT (unreadable names), LD_ENOMEM. fn runs outside the
+     * HDF5 lock: it may read the store (vt->boxes). */
     int (*names)(ld_store *s, ld_store_name_fn fn, void *user, ld_err *e);
 } ld_store_vt;
 
