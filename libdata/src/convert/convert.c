@@ -718,6 +718,12 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls, 
         logf_(c, LD_LOG_INFO, "input: %zu files, label vectors of %u %s value%s from the list file",
               r->n, k, ld__source_label_type(r->src) == LD_DTYPE_I32 ? "int32" : "float32",
               k == 1 ? "" : "s");
+    else if (ld__source_from_dataset(r->src))
+        logf_(c, LD_LOG_INFO,
+              "input: a dataset of %zu %s records in %zu class%s (stored order; labels, names "
+              "and classes as it records them)",
+              r->n, ld__source_dataset_encoded(r->src) ? "encoded" : "raw", ncls,
+              ncls == 1 ? "" : "es");
     else if (ld__source_unlabelled(r->src))
         logf_(c, LD_LOG_INFO, "input: %zu files, no labels in the list file (all label 0)", r->n);
     else

@@ -110,6 +110,8 @@ int ld__source_open_dataset(const char *path, ld_source_tick_fn tick, void *user
  * and the store layer's probe takes it (an LMDB folder or *.mdb, a .txt/.list split list, any
  * other regular file as HDF5); a folder of images is not. Reads no content. */
 int ld__source_is_dataset(const char *input);
+/* 1 when s was opened in dataset mode. */
+int ld__source_from_dataset(const ld_source *s);
 /* 1 when s is a dataset of encoded records (their bytes are what ld__source_read gives). */
 int ld__source_dataset_encoded(const ld_source *s);
 /* 1 when the items' boxes are in the displayed (oriented) image's pixels: a dataset input's

@@ -257,6 +257,11 @@ fail:
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
+int ld__source_from_dataset(const ld_source *s)
+{
+    return s && s->dsrc;
+}
+
 int ld__source_dataset_encoded(const ld_source *s)
 {
     return s && s->dsrc && !s->dsrc->raw;
