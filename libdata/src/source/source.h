@@ -100,10 +100,10 @@ int ld__source_open_archive(const char *archive, unsigned flags, ld_source_warn_
  * label vectors; boxes are carried in the stored image's pixels. Labels are taken as each
  * record is read (ld__source_read): 0 before. Items' paths are "dataset/name". Reading gives
  * an encoded record's bytes as stored, a raw one's pixels as a binary PNM (P5 gray, P6 RGB).
- * LD_ENOTSUP for a dataset with masks, float32 pixels or other than 1 or 3 channels (the
- * message says what to do), the store's errors (LD_EFORMAT corrupt, LD_EIO), LD_ENOMEM,
- * LD_ECANCELED (tick, every 4096 records). Reading moves the store's one read context: one
- * thread at a time. See src_store.c for memory. */
+ * LD_EFORMAT (unsupported input) for a dataset with masks, float32 pixels or other than 1
+ * or 3 channels (the message says what to do), the store's errors (LD_EFORMAT corrupt, LD_EIO),
+ * LD_ENOMEM, LD_ECANCELED (tick, every 4096 records). Reading moves the store's one read context:
+ * one thread at a time. See src_store.c for memory. */
 int ld__source_open_dataset(const char *path, ld_source_tick_fn tick, void *user, ld_source **out,
                             ld_err *e);
 /* 1 when `input` is read in dataset mode: not an archive by name (a folder named so excepted)

@@ -183,16 +183,16 @@ fail:
 static int check_store(const ld_store_info *in, const char *path, ld_err *e)
 {
     int rc = LD_OK;
-    LD_CHECK(e, !in->mask_h, LD_ENOTSUP,
+    LD_CHECK(e, !in->mask_h, LD_EFORMAT,
              "%s holds segmentation masks (%dx%d), which a dataset input does not carry over "
              "yet: convert from its images and their mask folder instead (the masks "
              "parameter)",
              path, in->mask_h, in->mask_w);
-    LD_CHECK(e, in->encoded || in->dtype == LD_SDT_U8, LD_ENOTSUP,
+    LD_CHECK(e, in->encoded || in->dtype == LD_SDT_U8, LD_EFORMAT,
              "%s stores float32 pixels: a dataset input must hold uint8 pixels or encoded "
              "images (libdata does not guess how floats map to 0..255)",
              path);
-    LD_CHECK(e, in->encoded || in->c == 1 || in->c == 3, LD_ENOTSUP,
+    LD_CHECK(e, in->encoded || in->c == 1 || in->c == 3, LD_EFORMAT,
              "%s: samples of %d channels: a dataset input must hold 1 (gray) or 3 channels", path,
              in->c);
     LD_CHECK(e, in->label_k <= LD_MAX_LABEL_K, LD_EFORMAT, "%s: %u label values per sample", path,
