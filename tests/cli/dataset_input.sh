@@ -64,6 +64,24 @@ for i in range(a["data"].shape[0]):
 print("png.h5: each PNG decodes to raw.h5's pixels")
 PY
 
+check "gray raw dataset stays gray: -> LMDB equal; --encoded: gray PNGs of the same pixels"
+dc tree gray.h5 --resize 40x30 --gray
+dc gray.h5 gray.lmdb
+chk same gray.h5 gray.lmdb
+dc gray.lmdb grayp.h5 --encoded
+"$PYTHON" - <<'PY'
+import h5py, io, numpy as np
+from PIL import Image
+a, b = h5py.File("gray.h5", "r"), h5py.File("grayp.h5", "r")
+assert a["data"].shape[1] == 1 and int(b.attrs["channels"]) == 1
+off, enc = b["offsets"][:], b["encoded"][:]
+for i in range(a["data"].shape[0]):
+    im = Image.open(io.BytesIO(enc[off[i]:off[i + 1]].tobytes()))
+    assert im.format == "PNG" and im.mode == "L", (im.format, im.mode)
+    assert (np.asarray(im) == a["data"][i, 0]).all(), i
+print("grayp.h5: gray PNGs of gray.h5's pixels")
+PY
+
 check "h5py-style /data + /label (no libdata attributes): pixels and labels carried"
 chk make-h5py h5py.h5 "${photos[@]}"
 dc h5py.h5 h5py_out.h5

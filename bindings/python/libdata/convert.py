@@ -414,7 +414,7 @@ def merge(parts: Optional[Sequence[PathLike]], out: PathLike,
         except BaseException as exc:  # noqa: BLE001 -- re-raised after the C call
             raised.append(exc)
 
-    cb = _lib.LOG_FN(on_log) if log is not None else _lib.LOG_FN()
+    cb = _lib.LOG_FN(on_log)  # kept alive until ld_merge returns
     rc = api.ld_merge(bout, arr if names else None, len(names), cb, None, ctypes.byref(err))
     try:
         msg = ctypes.string_at(err.value).decode("utf-8", "replace") if err.value else ""

@@ -685,9 +685,10 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
         for (size_t k = 0; k < outs->n; k++) /* an archive as input */
             if (outs->f[k].dev == (uint64_t)st.st_dev && outs->f[k].ino == (uint64_t)st.st_ino)
                 return ld__err(&c->err, LD_EINVAL,
-                               "%s is the input archive %s: the output would replace it; give "
+                               "%s is the input %s %s: the output would replace it; give "
                                "the output another name (nothing was written)",
-                               outs->f[k].path, input);
+                               outs->f[k].path,
+                               ld_convert_input_is_archive(input) ? "archive" : "dataset", input);
     }
     if (input && *input && stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
         int within = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
@@ -788,6 +789,7 @@ typedef struct job {
     ld_shard_info shard;
     int resumed;     /* shards: the part was complete already; nothing else to do */
     int in_encoded;  /* the input is a dataset of encoded images */
+    int in_gray;     /* the input is a dataset of raw 1-channel images */
     void *label_vec; /* label vectors: one sample's values for the writer; NULL for scalars */
     double t0;
     uint64_t dct[3]; /* samples decoded at 1/8, 2/8, 4/8 (decode_scale auto) */
@@ -969,7 +971,7 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
     r->geom.w = (int)P(c, LD_C_RESIZE_W);
     r->geom.h = (int)P(c, LD_C_RESIZE_H);
     r->geom.pad_value = (uint8_t)P(c, LD_C_PAD_VALUE);
-    r->channels = P(c, LD_C_GRAY) ? 1 : 3;
+    r->channels = P(c, LD_C_GRAY) || j->in_gray ? 1 : 3; /* a gray raw dataset stays gray */
     r->order_rgb = P(c, LD_C_CHANNEL_ORDER) == LD_CHANNELS_RGB;
     r->encoded = encoded;
     r->encode_png = encode_png;
@@ -977,8 +979,8 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
     r->max_pixels = (uint64_t)P(c, LD_C_MAX_PIXELS);
     /* convert_imageset --encoded without resize keeps the file's own bytes. Gray output
      * needs a re-encode (the stored image must be what the dataset says it is). */
-    r->keep_original =
-        encoded && !quality && !encode_png && !r->geom.w && !r->geom.h && r->channels == 3;
+    r->keep_original = encoded && !quality && !encode_png && !r->geom.w && !r->geom.h &&
+                       (r->channels == 3 || j->in_gray);
     r->restart_markers = (int)P(c, LD_C_RESTART_MARKERS);
     r->decode_exact = P(c, LD_C_DECODE_SCALE) == LD_DECODE_SCALE_EXACT;
     LD_CHECKP(&c->err, !r->restart_markers || (encoded && !encode_png && !r->keep_original),
@@ -1072,9 +1074,10 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
              output);
     LD_TRY(rc);
-    if (ld__source_dataset_encoded(j->src) && !r->encoded) { /* settings again, format kept */
+    j->in_encoded = ld__source_dataset_encoded(j->src) && !r->encoded;
+    j->in_gray = ld__source_dataset_channels(j->src) == 1 && r->channels == 3;
+    if (j->in_encoded || j->in_gray) { /* the input's storage: settings again, format kept */
         const int format = j->format;
-        j->in_encoded = 1;
         LD_TRY(resolve_settings(c, output, j));
         j->format = format;
     }

@@ -112,6 +112,8 @@ int ld__source_open_dataset(const char *path, ld_source_tick_fn tick, void *user
 int ld__source_is_dataset(const char *input);
 /* 1 when s was opened in dataset mode. */
 int ld__source_from_dataset(const ld_source *s);
+/* The channels of a raw dataset's records (1 or 3); 0 for an encoded one or another source. */
+int ld__source_dataset_channels(const ld_source *s);
 /* 1 when s is a dataset of encoded records (their bytes are what ld__source_read gives). */
 int ld__source_dataset_encoded(const ld_source *s);
 /* 1 when the items' boxes are in the displayed (oriented) image's pixels: a dataset input's

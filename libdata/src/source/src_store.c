@@ -262,6 +262,11 @@ int ld__source_from_dataset(const ld_source *s)
     return s && s->dsrc;
 }
 
+int ld__source_dataset_channels(const ld_source *s)
+{
+    return s && s->dsrc && s->dsrc->raw ? s->dsrc->st->info.c : 0;
+}
+
 int ld__source_dataset_encoded(const ld_source *s)
 {
     return s && s->dsrc && !s->dsrc->raw;
