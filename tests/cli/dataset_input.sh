@@ -50,6 +50,13 @@ PY
 check "HDF5 -> HDF5 --quality 70 --resize 32x32: JPEGs 32x32 at q70, labels and names kept"
 dc enc.h5 q70.h5 --quality 70 --resize 32x32
 chk resized enc.h5 q70.h5 32 32 70
+check "q70 HDF5 -> LMDB: bytes kept, and so are the recorded quality and resize"
+dc q70.h5 q70.lmdb
+chk same q70.h5 q70.lmdb
+run "$DATACONV" info q70.lmdb
+expect_rc 0
+expect_out "settings: resize squash 32x32, JPEG quality 70"
+expect_out "source: q70.h5"
 
 check "raw dataset -> encoded (--encoded): a lossless PNG of each sample's pixels"
 dc raw.h5 png.h5 --encoded

@@ -869,6 +869,8 @@ static int describe_output(ld_convert *c, const run *r, job *j, const char *sour
     ok &= !nl || d->label_names;
     for (size_t i = 0; ok && i < nl; i++, d->n_label_names++)
         ok &= (d->label_names[i] = ld__strdup(ld__source_label_name(j->src, i))) != NULL;
+    /* a dataset input: what made its samples, where this run keeps it (size, bytes) */
+    ok &= ld__source_dataset_made(j->src, d, !d->resize_mode, r->keep_original) == LD_OK;
     LD_CHECK(&c->err, ok, LD_ENOMEM, "out of memory");
     ld__desc_mark_recorded(d);
     return LD_OK;

@@ -112,6 +112,12 @@ int ld__source_open_dataset(const char *path, ld_source_tick_fn tick, void *user
 int ld__source_is_dataset(const char *input);
 /* 1 when s was opened in dataset mode. */
 int ld__source_from_dataset(const ld_source *s);
+/* Dataset mode: lay over d (the output's description) how the input's samples were made, as
+ * it records it: its resize settings when same_size (this run resizes nothing), its quality
+ * and encoding when same_bytes (an encoded input's bytes are kept). Nothing for another
+ * source. LD_OK or LD_ENOMEM. */
+struct ld_desc;
+int ld__source_dataset_made(const ld_source *s, struct ld_desc *d, int same_size, int same_bytes);
 /* The channels of a raw dataset's records (1 or 3); 0 for an encoded one or another source. */
 int ld__source_dataset_channels(const ld_source *s);
 /* 1 when s is a dataset of encoded records (their bytes are what ld__source_read gives). */

@@ -44,6 +44,9 @@ struct ld_dsrc {
     double *vec;      /* store_k (or 1) values, scratch */
     ld_buf px;        /* a raw record, when the store does not read it into our buffer */
     ld_buf box;       /* scratch for one record's boxes at listing */
+    /* how the input's samples were made, as it records it (ld__source_dataset_made) */
+    int quality, resize_w, resize_h, resize_mode;
+    const char *encoding, *resize_mode_name; /* in the source's arena; NULL: not recorded */
 };
 
 void ld__dsrc_free(ld_dsrc *d)
@@ -153,6 +156,19 @@ static int take_description(ld_source *s, const char *path, ld_err *e)
     int rc = LD_OK;
     ld_desc d;
     LD_TRY(ld__desc_read(path, &d, e));
+    ld_dsrc *ds = s->dsrc;
+    ds->quality = d.quality;
+    ds->resize_w = d.resize_w;
+    ds->resize_h = d.resize_h;
+    ds->resize_mode = d.resize_mode;
+    if (d.encoding)
+        LD_CHECK(e, (ds->encoding = ld__source_strndup(s, d.encoding, strlen(d.encoding))) != NULL,
+                 LD_ENOMEM, "out of memory");
+    if (d.resize_mode_name)
+        LD_CHECK(e,
+                 (ds->resize_mode_name = ld__source_strndup(s, d.resize_mode_name,
+                                                            strlen(d.resize_mode_name))) != NULL,
+                 LD_ENOMEM, "out of memory");
     for (size_t i = 0; i < d.n_classes; i++) {
         const char *c = d.class_names[i] ? d.class_names[i] : "";
         LD_CHECK(e, ld__source_add_class(s, c, strlen(c)) == LD_OK, LD_ENOMEM, "out of memory");
@@ -356,4 +372,22 @@ fail:
 int ld__source_boxes_displayed(const ld_source *s)
 {
     return s && s->dsrc && s->boxes;
+}
+
+int ld__source_dataset_made(const ld_source *s, ld_desc *d, int same_size, int same_bytes)
+{
+    const ld_dsrc *ds = s ? s->dsrc : NULL;
+    int ok = 1;
+    if (!ds) return LD_OK;
+    if (same_size && ds->resize_mode && ds->resize_mode_name) {
+        d->resize_w = ds->resize_w;
+        d->resize_h = ds->resize_h;
+        d->resize_mode = ds->resize_mode;
+        ok &= ld__desc_set_text(&d->resize_mode_name, ds->resize_mode_name) == LD_OK;
+    }
+    if (same_bytes && !ds->raw) {
+        d->quality = ds->quality;
+        if (ds->encoding) ok &= ld__desc_set_text(&d->encoding, ds->encoding) == LD_OK;
+    }
+    return ok ? LD_OK : LD_ENOMEM;
 }
