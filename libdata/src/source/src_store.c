@@ -255,6 +255,11 @@ int ld__source_open_dataset(const char *path, ld_source_tick_fn tick, void *user
     l.s->label_k = l.d->k;
     l.s->label_type = l.d->vec_float ? LD_DTYPE_F32 : LD_DTYPE_I32;
     l.s->boxes = in->boxes && l.d->st->vt->boxes;
+    /* an item keeps either label values or boxes after its name (src_internal.h) */
+    LD_CHECK(e, !l.s->boxes || !l.d->k, LD_EFORMAT,
+             "%s has detection boxes and %s labels: a dataset input carries boxes with one "
+             "integer label per sample (or none)",
+             path, in->label_k ? "vector" : "floating-point");
     LD_TRY(take_description(l.s, path, e));
     rc = l.d->st->vt->names ? l.d->st->vt->names(l.d->st, on_name, &l, e) : LD_STORE_NO_NAMES;
     LD_TRY(rc);
