@@ -222,12 +222,7 @@ static int resolve_inputs(dc_opts *o, const char **input, const char **list, con
     switch (o->npos) {
     case 0: return dc_usage_error("missing SRC and OUT: dataconv SRC OUT [options]");
     case 1: return dc_usage_error("missing OUT after '%s': dataconv SRC OUT [options]", o->pos[0]);
-    case 2:
-        if (is_file(o->pos[0]) && !ld_convert_input_is_archive(o->pos[0]))
-            return dc_usage_error(
-                "SRC '%s' is a file, not a folder or a tar archive: for a 'path label' list "
-                "use --list %s --root ROOT OUT, or dataconv ROOT/ %s OUT",
-                o->pos[0], o->pos[0], o->pos[0]);
+    case 2: /* a file SRC is a tar archive or a dataset (HDF5, split list, data.mdb) */
         *input = o->pos[0];
         *out = o->pos[1];
         return DC_EXIT_OK;

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # One-way module dependencies inside libdata/src (docs/design.md draws them):
 #
-#   common <- thread <- {codec, resize} <- {source, store} <- shard <- convert
+#   common <- thread <- {codec, resize} <- store <- source <- shard <- convert
 #                                          store <- reader;   plan (public API only)
 #
 # A module may include its own headers (its folder and subfolders), the headers of the
 # modules listed for it in `allowed`, and the public headers listed for it in `public`
 # (libdata/include/libdata/NAME.h): no include goes up a layer or sideways, a public
 # header included. The table itself must have no cycle (checked below), so no chain of
-# includes can come back to where it started. The one sideways edge is store -> codec: the
-# stores read an encoded record's shape from its image header.
+# includes can come back to where it started. The sideways edges: store -> codec (the
+# stores read an encoded record's shape from its image header) and source -> store (dataset
+# mode, src_store.c: a dataset as the input of a conversion is read through its store).
 # Includes are spelled from libdata/src ("store/store.h"), never "../" or bare.
 # cli/ and bindings/ may include public headers only.
 #
@@ -23,7 +24,7 @@ declare -A allowed=(
     [thread]="common"
     [codec]="common thread"
     [resize]="common thread"
-    [source]="common thread codec"
+    [source]="common thread codec store"
     [store]="common thread codec"
     [shard]="common thread source store"
     [reader]="common thread codec resize store"

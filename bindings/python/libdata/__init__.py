@@ -18,14 +18,14 @@ from . import _lib
 from ._lib import LibdataError, api as _api
 from ._lib import (LD_OK, LD_END, LD_ENOMEM, LD_EINVAL, LD_EIO, LD_EFORMAT, LD_ELIMIT,
                    LD_ECANCELED, LD_ENOTSUP, LD_ESTATE)
-from .convert import convert, Converter, ConvertSummary, ConvertProgress
+from .convert import convert, merge, Converter, ConvertSummary, ConvertProgress
 from .convert import PathLike as _PathLike
 
 from .reader import Reader, DatasetInfo
 from .dataset import stat, DatasetStat
 from .plan import plan, Plan, PlanItem, PlanBlob
 
-__all__ = ["convert", "Converter", "ConvertSummary", "ConvertProgress", "Reader", "DatasetInfo",
+__all__ = ["convert", "merge", "Converter", "ConvertSummary", "ConvertProgress", "Reader", "DatasetInfo",
            "LibdataError", "describe", "stat", "DatasetStat", "plan", "Plan", "PlanItem", "PlanBlob", "version", "version_number", "has_feature", "strerror",
            "convert_params", "reader_params", "library_path", "LD_OK", "LD_END", "LD_ENOMEM", "LD_EINVAL",
            "LD_EIO", "LD_EFORMAT", "LD_ELIMIT", "LD_ECANCELED", "LD_ENOTSUP", "LD_ESTATE"]

@@ -410,6 +410,8 @@ declare("ld_convert_set_progress", None, [_vp, PROGRESS_FN, _vp])
 declare("ld_convert_run", _int, [_vp, _cp, _cp], _convert_check)
 declare("ld_convert_stats", ctypes.POINTER(Progress), [_vp])
 declare("ld_shard_part_name", _int, [_cp, _int, _int, ctypes.POINTER(_vp)])
+declare("ld_merge", _int, [_cp, ctypes.POINTER(_cp), ctypes.c_size_t, LOG_FN, _vp,
+                           ctypes.POINTER(_vp)])
 
 
 def shard_part_name(out: bytes, index: int, count: int) -> bytes:

@@ -13,7 +13,7 @@ import ctypes
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _lib
 from ._lib import LibdataError, api
@@ -343,8 +343,14 @@ def convert(src: PathLike, out: PathLike, quality: Optional[int] = None,
             progress: Optional[Callable[["ConvertProgress"], Any]] = None,
             log: Optional[Callable[[int, str], None]] = None,
             **params: Any) -> "ConvertSummary":
-    """Convert an image folder (class sub-folders) or, with list_file, the files of a Caffe
-    "relative/path label" list under `src`, into `out` (HDF5 file, or LMDB directory).
+    """Convert into `out` (HDF5 file, or LMDB directory) any input dataconv takes: an image
+    folder (class sub-folders), a tar archive, with list_file the files of a Caffe
+    "relative/path label" list under `src`, or a dataset -- an HDF5 file (libdata's, h5py or
+    Caffe-style /data + /label, a merged file), a split .txt list, an LMDB (libdata's or
+    convert_imageset's, raw or encoded). A dataset's labels, class names, names and boxes
+    carry over and `source` names it; an encoded one stays encoded, its bytes copied
+    unchanged unless quality, resize, gray or encode_type asks for a change (datasets with
+    masks are refused).
 
     quality      1..100 re-encode as JPEG at that quality; 0/None store raw pixels
     resize       N or (width, height); None keeps the source size
@@ -383,3 +389,39 @@ def convert(src: PathLike, out: PathLike, quality: Optional[int] = None,
                    encode_type=encode_type, list_file=list_file, note=note, shard=shard,
                    **params) as c:
         return c.run(src, out)
+
+
+def merge(parts: Optional[Sequence[PathLike]], out: PathLike,
+          log: Optional[Callable[[int, str], None]] = None) -> str:
+    """One dataset `out` from the parts of a sharded conversion (convert(..., shard=(K, N)),
+    dataconv --shard K/N), as `dataconv merge OUT [PART...]` does (ld_merge): HDF5 parts
+    become a merged file of virtual datasets over them (keep the parts beside it), LMDB parts
+    one database with a single run's keys. `parts` in any order; None or [] finds every
+    `<out stem>-*-of-*<ext>` beside `out`. `log(level, message)` hears what was found and
+    done. Returns `out` as a str; raises LibdataError (with the library's message: a part
+    missing, from another run, damaged...) on failure, leaving `out` untouched."""
+    bout = _lib.fsencode(out, "out")
+    names = [_lib.fsencode(p, "parts") for p in (parts or [])]
+    arr = (ctypes.c_char_p * max(len(names), 1))(*names)
+    err = ctypes.c_void_p()
+    raised: List[BaseException] = []
+
+    def on_log(user: Any, level: int, msg: Optional[bytes]) -> None:
+        if log is None or raised:
+            return
+        try:
+            log(int(level), msg.decode("utf-8", "replace") if msg else "")
+        except BaseException as exc:  # noqa: BLE001 -- re-raised after the C call
+            raised.append(exc)
+
+    cb = _lib.LOG_FN(on_log)  # kept alive until ld_merge returns
+    rc = api.ld_merge(bout, arr if names else None, len(names), cb, None, ctypes.byref(err))
+    try:
+        msg = ctypes.string_at(err.value).decode("utf-8", "replace") if err.value else ""
+    finally:
+        api.ld_free(err)
+    if raised:
+        raise raised[0]
+    if rc < 0:
+        raise LibdataError(rc, _lib.strerror(rc), msg, path=os.fsdecode(bout))
+    return os.fsdecode(bout)

@@ -424,9 +424,11 @@ static int process_boxes(worker *wk, size_t idx, slot *sl, const ld_img_info *in
     ld_box *b = (ld_box *)(void *)sl->boxes.p;
     const int turned = info->orientation >= 5; /* the file's size: before the orientation */
     const int fw = turned ? info->h : info->w, fh = turned ? info->w : info->h;
+    /* a dataset input's boxes are in the displayed image's pixels already */
+    const int orientation = ld__source_boxes_displayed(r->src) ? 1 : info->orientation;
     for (uint32_t k = 0; k < m; k++) {
         ld__source_box(r->src, idx, k, &b[k]);
-        ld__box_orient(&b[k], info->orientation, fw, fh);
+        ld__box_orient(&b[k], orientation, fw, fh);
     }
     /* no resize: the identity geometry still clips them to the image */
     LD_TRY(ld__resize_boxes(&r->geom, info->w, info->h, b, &m, &sl->boxes_dropped, e));
@@ -705,9 +707,10 @@ static int check_output_vs_inputs(ld_convert *c, const char *input, const char *
         for (size_t k = 0; k < outs->n; k++) /* an archive as input */
             if (outs->f[k].dev == (uint64_t)st.st_dev && outs->f[k].ino == (uint64_t)st.st_ino)
                 return ld__err(&c->err, LD_EINVAL,
-                               "%s is the input archive %s: the output would replace it; give "
+                               "%s is the input %s %s: the output would replace it; give "
                                "the output another name (nothing was written)",
-                               outs->f[k].path, input);
+                               outs->f[k].path,
+                               ld_convert_input_is_archive(input) ? "archive" : "dataset", input);
     }
     if (input && *input && stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
         int within = ld__path_within(output, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
@@ -738,6 +741,12 @@ static void log_decisions(ld_convert *c, const run *r, int format, size_t ncls, 
         logf_(c, LD_LOG_INFO, "input: %zu files, label vectors of %u %s value%s from the list file",
               r->n, k, ld__source_label_type(r->src) == LD_DTYPE_I32 ? "int32" : "float32",
               k == 1 ? "" : "s");
+    else if (ld__source_from_dataset(r->src))
+        logf_(c, LD_LOG_INFO,
+              "input: a dataset of %zu %s records in %zu class%s (stored order; labels, names "
+              "and classes as it records them)",
+              r->n, ld__source_dataset_encoded(r->src) ? "encoded" : "raw", ncls,
+              ncls == 1 ? "" : "es");
     else if (ld__source_unlabelled(r->src))
         logf_(c, LD_LOG_INFO, "input: %zu files, no labels in the list file (all label 0)", r->n);
     else
@@ -801,6 +810,8 @@ typedef struct job {
     char *part_path; /* shards: the part's file, which replaces the output */
     ld_shard_info shard;
     int resumed;     /* shards: the part was complete already; nothing else to do */
+    int in_encoded;  /* the input is a dataset of encoded images */
+    int in_gray;     /* the input is a dataset of raw 1-channel images */
     void *label_vec; /* label vectors: one sample's values for the writer; NULL for scalars */
     double t0;
     uint64_t dct[3]; /* samples decoded at 1/8, 2/8, 4/8 (decode_scale auto) */
@@ -881,6 +892,8 @@ static int describe_output(ld_convert *c, const run *r, job *j, const char *sour
     ok &= !nl || d->label_names;
     for (size_t i = 0; ok && i < nl; i++, d->n_label_names++)
         ok &= (d->label_names[i] = ld__strdup(ld__source_label_name(j->src, i))) != NULL;
+    /* a dataset input: what made its samples, where this run keeps it (size, bytes) */
+    ok &= ld__source_dataset_made(j->src, d, !d->resize_mode, r->keep_original) == LD_OK;
     LD_CHECK(&c->err, ok, LD_ENOMEM, "out of memory");
     ld__desc_mark_recorded(d);
     return LD_OK;
@@ -981,12 +994,13 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
     run *r = &j->r;
     const int quality = (int)P(c, LD_C_QUALITY);
     const int encode_png = (int)P(c, LD_C_ENCODE_PNG);
-    const int encoded = quality > 0 || encode_png || P(c, LD_C_ENCODED);
+    /* an encoded dataset input stays encoded (its bytes kept when nothing asks for a change) */
+    const int encoded = quality > 0 || encode_png || P(c, LD_C_ENCODED) || j->in_encoded;
     r->geom.mode = (int)P(c, LD_C_RESIZE_MODE);
     r->geom.w = (int)P(c, LD_C_RESIZE_W);
     r->geom.h = (int)P(c, LD_C_RESIZE_H);
     r->geom.pad_value = (uint8_t)P(c, LD_C_PAD_VALUE);
-    r->channels = P(c, LD_C_GRAY) ? 1 : 3;
+    r->channels = P(c, LD_C_GRAY) || j->in_gray ? 1 : 3; /* a gray raw dataset stays gray */
     r->order_rgb = P(c, LD_C_CHANNEL_ORDER) == LD_CHANNELS_RGB;
     r->encoded = encoded;
     r->encode_png = encode_png;
@@ -994,8 +1008,8 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
     r->max_pixels = (uint64_t)P(c, LD_C_MAX_PIXELS);
     /* convert_imageset --encoded without resize keeps the file's own bytes. Gray output
      * needs a re-encode (the stored image must be what the dataset says it is). */
-    r->keep_original =
-        encoded && !quality && !encode_png && !r->geom.w && !r->geom.h && r->channels == 3;
+    r->keep_original = encoded && !quality && !encode_png && !r->geom.w && !r->geom.h &&
+                       (r->channels == 3 || j->in_gray);
     r->restart_markers = (int)P(c, LD_C_RESTART_MARKERS);
     r->decode_exact = P(c, LD_C_DECODE_SCALE) == LD_DECODE_SCALE_EXACT;
     LD_CHECKP(&c->err, !r->restart_markers || (encoded && !encode_png && !r->keep_original),
@@ -1094,12 +1108,21 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     else if (ld_convert_input_is_archive(input))
         rc = ld__source_open_archive(input, src_flags, source_warn, source_note, source_tick, &lst,
                                      &j->src, &c->err);
+    else if (ld__source_is_dataset(input))
+        rc = ld__source_open_dataset(input, source_tick, &lst, &j->src, &c->err);
     else
         rc = ld__source_open_dir_notes(input, src_flags, source_warn, source_note, source_tick,
                                        &lst, &j->src, &c->err);
     LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
              output);
     LD_TRY(rc);
+    j->in_encoded = ld__source_dataset_encoded(j->src) && !r->encoded;
+    j->in_gray = ld__source_dataset_channels(j->src) == 1 && r->channels == 3;
+    if (j->in_encoded || j->in_gray) { /* the input's storage: settings again, format kept */
+        const int format = j->format;
+        LD_TRY(resolve_settings(c, output, j));
+        j->format = format;
+    }
     r->src = j->src;
     r->boxes = ld__source_has_boxes(j->src);
     r->n = ld__source_count(j->src);
@@ -1115,8 +1138,9 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
                         c->stats.unlisted_unsafe;
     LD_CHECKP(&c->err, r->n > 0, LD_EFORMAT,
               coco || voc || list_file || P(c, LD_C_FLAT) ? -1 : LD_C_FLAT,
-              coco || voc       ? "%s: no image with annotations"
-              : list_file       ? "%s: the list file names no images"
+              coco || voc                    ? "%s: no image with annotations"
+              : list_file                    ? "%s: the list file names no images"
+              : ld__source_is_dataset(input) ? "%s: the dataset holds no samples"
               : P(c, LD_C_FLAT) ? "%s: no image files found (.jpg, .png, .tif, .webp, .gif, "
                                   ".bmp, .ppm...)"
                                 : "%s: no images found (expected one sub-folder per class holding "

@@ -159,6 +159,7 @@ void ld__source_free(ld_source *s)
         b = next;
     }
     ld__tar_free(s->tar);
+    ld__dsrc_free(s->dsrc);
     free(s->items);
     free(s->classes);
     free(s->label_names);
@@ -194,6 +195,7 @@ int ld__source_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_
                     ld_err *e)
 {
     if (s && s->tar) return ld__tar_read(s, i, path, out, max_bytes, e);
+    if (s && s->dsrc) return ld__dsrc_read(s, i, path, out, max_bytes, e);
     return ld__read_file(path, out, max_bytes, e);
 }
 

@@ -91,6 +91,41 @@ size_t ld__source_archive_suffix(const char *name);
 int ld__source_open_archive(const char *archive, unsigned flags, ld_source_warn_fn warn,
                             ld_source_note_fn note, ld_source_tick_fn tick, void *user,
                             ld_source **out, ld_err *e);
+/* Dataset mode (src_store.c): a dataset as input -- an HDF5 file (ours, another tool's
+ * /data + /label, a merged one), a --split list, an LMDB (ours or convert_imageset's, raw or
+ * encoded) -- opened through the store layer (ld__store_open, its one format probe). Items:
+ * the records in stored order, named as the dataset names them (HDF5 /filename, LMDB key
+ * without "%08d_"; else the record number "%08llu"), with the class names, label names and
+ * box classes it records; label vectors (and float scalar labels, as one float32 value) stay
+ * label vectors; boxes are carried in the stored image's pixels. Labels are taken as each
+ * record is read (ld__source_read): 0 before. Items' paths are "dataset/name". Reading gives
+ * an encoded record's bytes as stored, a raw one's pixels as a binary PNM (P5 gray, P6 RGB).
+ * LD_EFORMAT (unsupported input) for a dataset with masks, float32 pixels or other than 1
+ * or 3 channels (the message says what to do), the store's errors (LD_EFORMAT corrupt, LD_EIO),
+ * LD_ENOMEM, LD_ECANCELED (tick, every 4096 records). Reading moves the store's one read context:
+ * one thread at a time. See src_store.c for memory. */
+int ld__source_open_dataset(const char *path, ld_source_tick_fn tick, void *user, ld_source **out,
+                            ld_err *e);
+/* 1 when `input` is read in dataset mode: not an archive by name (a folder named so excepted)
+ * and the store layer's probe takes it (an LMDB folder or *.mdb, a .txt/.list split list, any
+ * other regular file as HDF5); a folder of images is not. Reads no content. */
+int ld__source_is_dataset(const char *input);
+/* 1 when s was opened in dataset mode. */
+int ld__source_from_dataset(const ld_source *s);
+/* Dataset mode: lay over d (the output's description) how the input's samples were made, as
+ * it records it: its resize settings when same_size (this run resizes nothing), its quality
+ * and encoding when same_bytes (an encoded input's bytes are kept). Nothing for another
+ * source. LD_OK or LD_ENOMEM. */
+struct ld_desc;
+int ld__source_dataset_made(const ld_source *s, struct ld_desc *d, int same_size, int same_bytes);
+/* The channels of a raw dataset's records (1 or 3); 0 for an encoded one or another source. */
+int ld__source_dataset_channels(const ld_source *s);
+/* 1 when s is a dataset of encoded records (their bytes are what ld__source_read gives). */
+int ld__source_dataset_encoded(const ld_source *s);
+/* 1 when the items' boxes are in the displayed (oriented) image's pixels: a dataset input's
+ * are as its reader gives them, not before an EXIF orientation as COCO's and VOC's are. */
+int ld__source_boxes_displayed(const ld_source *s);
+
 /* The bytes of item i (the file at `path`, as ld__source_get composed it, or the archive
  * member) into *out, at most max_bytes (archive members: at most 256 MiB). LD_OK, LD_EIO,
  * LD_EFORMAT (truncated or corrupt archive), LD_ELIMIT, LD_ENOMEM; `e` names the file or

@@ -15,6 +15,7 @@
 
 typedef struct ld_arena_block ld_arena_block;
 typedef struct ld_tar ld_tar;
+typedef struct ld_dsrc ld_dsrc;
 
 struct ld_source {
     const char **items; /* records: label (4 bytes, unaligned) then the relative path */
@@ -33,7 +34,8 @@ struct ld_source {
     int unlabelled;
     const char **label_names;
     size_t n_label_names;
-    ld_tar *tar; /* archive mode: where the members are and how to read them; else NULL */
+    ld_tar *tar;   /* archive mode: where the members are and how to read them; else NULL */
+    ld_dsrc *dsrc; /* dataset mode: the store the records come from; else NULL */
     /* detection sources (COCO, VOC): every item keeps its boxes after its path, "<u32 M><M x
      * ld_box>"; the box classes' names and the input's own ids for them */
     int boxes;
@@ -72,6 +74,12 @@ void ld__tar_free(ld_tar *t);
 /* The window of a compressed archive's reads, in bytes (64 MiB; tests make it small so that
  * the stream restarts). */
 void ld__tar_set_window(ld_source *s, uint64_t bytes);
+
+/* Dataset mode (src_store.c): read item i's record into out (and its labels into the item);
+ * free the store (NULL ok). */
+int ld__dsrc_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t max_bytes,
+                  ld_err *e);
+void ld__dsrc_free(ld_dsrc *d);
 
 /* Detection sources: append an item (label 0) with its m boxes (copied; the source then has
  * boxes: ld__source_has_boxes), and a box class (its name copied, and the input's own id for

@@ -116,6 +116,9 @@ typedef struct ld_rec {
 typedef struct ld_store ld_store;
 typedef struct ld_store_ctx ld_store_ctx; /* defined by each store */
 
+/* Sample i's name (len bytes at name, NUL-terminated), for vt->names; < 0 stops the walk. */
+typedef int (*ld_store_name_fn)(void *user, uint64_t i, const char *name, size_t len);
+
 typedef struct ld_store_vt {
     /* Create a per-thread read context. LD_OK, LD_ENOMEM, LD_EIO. Called on the reader's
      * thread before workers start; each context is then used by exactly one worker. */
@@ -163,7 +166,20 @@ typedef struct ld_store_vt {
     /* Boxes (info.boxes; NULL otherwise): sample i's boxes into out (grown; out->len = *m x
      * sizeof(ld_box)), *m of them. Same errors as read(). */
     int (*boxes)(ld_store *s, ld_store_ctx *cx, uint64_t i, ld_buf *out, uint32_t *m, ld_err *e);
+    /* Optional (may be NULL: no names; appended): every sample's name, in order, to fn: the
+     * relative path a libdata dataset records (HDF5 /filename; an LMDB key, "%08d_" dropped
+     * when the key starts so), valid during the call. Reads as it goes (HDF5: 4096 names at a
+     * time; LMDB: the keys of the snapshot the store holds), holds nothing. Called on one
+     * thread, with no read of the store in flight. LD_OK; LD_STORE_NO_NAMES when the dataset
+     * names no sample (another tool's HDF5 file: fn not called; a --split list whose files
+     * name only some: the named ones, in order, and LD_OK); fn's negative return stops the
+     * walk and is returned; LD_EFORMAT (unreadable names), LD_ENOMEM. fn runs outside the
+     * HDF5 lock: it may read the store (vt->boxes). */
+    int (*names)(ld_store *s, ld_store_name_fn fn, void *user, ld_err *e);
 } ld_store_vt;
+
+/* What vt->names returns when a dataset names no sample (not an error). */
+#define LD_STORE_NO_NAMES 1
 
 /* Every store struct starts with this. */
 struct ld_store {

@@ -175,6 +175,33 @@ static int list_boxes(ld_store *st, ld_store_ctx *cx, uint64_t i, ld_buf *out, u
     return rc < 0 ? rc : global_sample(s, f, e, sub->vt->boxes(sub, cx->sub[f], k, out, m, e));
 }
 
+typedef struct list_names_ctx {
+    ld_store_name_fn fn;
+    void *user;
+    uint64_t start; /* the member file's first sample in the dataset */
+} list_names_ctx;
+
+static int list_name(void *user, uint64_t i, const char *name, size_t len)
+{
+    const list_names_ctx *c = user;
+    return c->fn(c->user, c->start + i, name, len);
+}
+
+/* The member files' names, renumbered; files that name nothing are passed over. */
+static int list_names(ld_store *st, ld_store_name_fn fn, void *user, ld_err *e)
+{
+    list_store *s = (list_store *)st;
+    int named = 0;
+    for (size_t k = 0; k < s->nfiles; k++) {
+        ld_store *sub = s->files[k];
+        list_names_ctx c = {fn, user, s->start[k]};
+        const int rc = sub->vt->names ? sub->vt->names(sub, list_name, &c, e) : LD_STORE_NO_NAMES;
+        if (rc < 0) return global_sample(s, k, e, rc);
+        named |= rc == LD_OK;
+    }
+    return named ? LD_OK : LD_STORE_NO_NAMES;
+}
+
 static void list_close(ld_store *st)
 {
     list_store *s = (list_store *)st;
@@ -188,7 +215,7 @@ static void list_close(ld_store *st)
 
 static const ld_store_vt list_vt = {list_ctx_create, list_ctx_free, list_read, list_will_read,
                                     list_close,      list_read_run, NULL,      list_label_vec,
-                                    list_mask,       list_boxes};
+                                    list_mask,       list_boxes,    list_names};
 
 static int open_list(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
 {

@@ -844,9 +844,115 @@ static int h5_read_gather(ld_store *st, ld_store_ctx *cx, uint64_t first, size_t
     return rc;
 }
 
+/* Names: /filename read NAMES_ROWS rows at a time (fixed-length or variable-length strings,
+ * in the file's character set) under the HDF5 lock, copied out with their trailing padding
+ * dropped, and passed on with the lock released (fn may read the store). */
+#define NAMES_ROWS 4096
+
+typedef struct names_rd {
+    hid_t file, d, t, mt; /* file: the store's, or opened here (own) */
+    int own, vlen;
+    size_t fixed, bytes;
+    char *raw;
+    hsize_t dims[4];
+} names_rd;
+
+static void names_close(names_rd *r)
+{
+    free(r->raw);
+    if (r->mt >= 0) H5Tclose(r->mt);
+    if (r->t >= 0) H5Tclose(r->t);
+    if (r->d >= 0) H5Dclose(r->d);
+    if (r->own && r->file >= 0) H5Fclose(r->file);
+}
+
+/* LD_OK, LD_STORE_NO_NAMES or an error; locked. */
+static int names_open(h5_store *s, names_rd *r, ld_err *e)
+{
+    int rc = LD_OK, rank = 0;
+    /* the store may have closed its own handle after open (direct reads) */
+    r->own = s->file < 0;
+    r->file = r->own ? H5Fopen(s->path, H5F_ACC_RDONLY, H5P_DEFAULT) : s->file;
+    LD_CHECK(e, r->file >= 0, LD_EFORMAT, "%s: cannot open it again to read its names", s->path);
+    if (!link_exists(r->file, LD_H5_DS_FILENAME)) return LD_STORE_NO_NAMES;
+    r->d = H5Dopen2(r->file, LD_H5_DS_FILENAME, H5P_DEFAULT);
+    r->t = r->d >= 0 ? H5Dget_type(r->d) : -1;
+    LD_CHECK(e,
+             r->t >= 0 && H5Tget_class(r->t) == H5T_STRING &&
+                 ld__h5_ds_dims(r->d, r->dims, &rank) == 0 && rank == 1 &&
+                 r->dims[0] == s->base.info.n,
+             LD_EFORMAT, "%s: /filename is not %llu strings (damaged file?)", s->path,
+             (unsigned long long)s->base.info.n);
+    r->vlen = H5Tis_variable_str(r->t) > 0;
+    r->fixed = r->vlen ? 0 : H5Tget_size(r->t) + 1; /* + 1: NUL-terminated whatever the padding */
+    r->mt = H5Tcopy(H5T_C_S1);
+    LD_CHECK(e,
+             r->mt >= 0 && H5Tset_cset(r->mt, H5Tget_cset(r->t)) >= 0 &&
+                 H5Tset_size(r->mt, r->vlen ? H5T_VARIABLE : r->fixed) >= 0 &&
+                 ld__mul_size(r->vlen ? sizeof(char *) : r->fixed, NAMES_ROWS, &r->bytes),
+             LD_ENOMEM, "%s: out of memory", s->path);
+    r->raw = calloc(1, r->bytes);
+    LD_CHECK(e, r->raw, LD_ENOMEM, "%s: out of memory", s->path);
+fail:
+    return rc;
+}
+
+/* Rows [first, first + cnt) into out as NUL-terminated names one after another; locked. */
+static int names_block(h5_store *s, names_rd *r, uint64_t first, uint64_t cnt, ld_buf *out,
+                       ld_err *e)
+{
+    int rc = LD_OK, ok = 1;
+    out->len = 0;
+    if (r->vlen) memset(r->raw, 0, r->bytes);
+    LD_CHECK(e, read_rows(r->d, 1, r->dims, first, cnt, r->mt, H5P_DEFAULT, r->raw) >= 0,
+             LD_EFORMAT, "%s: cannot read /filename rows %llu..%llu (corrupt or truncated file)",
+             s->path, (unsigned long long)first, (unsigned long long)(first + cnt));
+    for (uint64_t k = 0; k < cnt; k++) {
+        const char *name = r->vlen ? ((char **)(void *)r->raw)[k] : r->raw + k * r->fixed;
+        size_t len = name ? strnlen(name, r->vlen ? SIZE_MAX : r->fixed) : 0;
+        while (len && name[len - 1] == ' ') /* space-padded fixed strings */
+            len--;
+        ok &= ld__buf_append(out, name ? name : "", len) == LD_OK &&
+              ld__buf_append(out, "", 1) == LD_OK;
+        if (r->vlen && name) H5free_memory((char *)name);
+    }
+    LD_CHECK(e, ok, LD_ENOMEM, "%s: out of memory", s->path);
+fail:
+    return rc;
+}
+
+static int h5_names(ld_store *st, ld_store_name_fn fn, void *user, ld_err *e)
+{
+    h5_store *s = (h5_store *)st;
+    names_rd r = {.file = -1, .d = -1, .t = -1, .mt = -1};
+    ld_buf blk = {0};
+    ld_h5_quiet q;
+    ld__h5_quiet_begin(&q);
+    int rc = names_open(s, &r, e);
+    ld__h5_quiet_end(&q);
+    const uint64_t n = st->info.n;
+    for (uint64_t first = 0; rc == LD_OK && first < n; first += NAMES_ROWS) {
+        const uint64_t cnt = n - first < NAMES_ROWS ? n - first : NAMES_ROWS;
+        ld__h5_quiet_begin(&q);
+        rc = names_block(s, &r, first, cnt, &blk, e);
+        ld__h5_quiet_end(&q);
+        const char *p = (const char *)blk.p;
+        for (uint64_t k = 0; rc == LD_OK && k < cnt; k++) {
+            const size_t len = strlen(p);
+            rc = fn(user, first + k, p, len);
+            p += len + 1;
+        }
+    }
+    ld__h5_quiet_begin(&q);
+    names_close(&r);
+    ld__h5_quiet_end(&q);
+    ld__buf_free(&blk);
+    return rc;
+}
+
 static const ld_store_vt h5_vt = {h5_ctx_create, h5_ctx_free, h5_read,        h5_will_read,
                                   h5_close,      h5_read_run, h5_read_gather, h5_label_vec,
-                                  h5_mask,       h5_boxes};
+                                  h5_mask,       h5_boxes,    h5_names};
 
 /* ---- open ---------------------------------------------------------------------------------- */
 

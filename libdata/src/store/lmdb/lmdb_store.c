@@ -609,6 +609,43 @@ static void st_close(ld_store *base)
     free(s);
 }
 
+/* Names: the keys of the snapshot the index was built from (record i = the i-th key), with a
+ * "%08d_" prefix dropped (ours and convert_imageset's keys are "%08d_<relative path>"). Keys
+ * lie in the tree's leaf pages: the walk reads no value. */
+static int st_names(ld_store *base, ld_store_name_fn fn, void *user, ld_err *e)
+{
+    lmdb_store *s = (lmdb_store *)base;
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    int rc = LD_OK, m;
+    if ((m = mdb_cursor_open(s->snap, s->dbi, &cur)) != 0) {
+        cur = NULL;
+        LD_TRY(ld__mdb_err(e, m, s->path, "cannot open a cursor"));
+    }
+    uint64_t i = 0;
+    for (m = mdb_cursor_get(cur, &k, &v, MDB_FIRST); m == 0 && i < base->info.n;
+         m = mdb_cursor_get(cur, &k, &v, MDB_NEXT), i++) {
+        LD_CHECK(e, in_file(s, &k), LD_EFORMAT, "%s: record %llu: its key lies outside data.mdb",
+                 s->path, (unsigned long long)i);
+        const char *key = k.mv_data;
+        const size_t skip =
+            key_number(&k) >= 0 ? (size_t)((const char *)memchr(key, '_', k.mv_size) - key) + 1 : 0;
+        char name[512]; /* LMDB keys are at most 511 bytes */
+        const size_t len = k.mv_size - skip < sizeof name ? k.mv_size - skip : sizeof name - 1;
+        memcpy(name, key + skip, len);
+        name[len] = '\0';
+        LD_TRY(fn(user, i, name, strlen(name)));
+        if ((i + 1) % LD_LMDB_DROP_EVERY == 0) drop_map(s);
+    }
+    LD_CHECK(e, i == base->info.n, LD_EFORMAT,
+             "%s: %llu keys for %llu records (the database changed or is corrupt)", s->path,
+             (unsigned long long)i, (unsigned long long)base->info.n);
+fail:
+    if (cur) mdb_cursor_close(cur);
+    drop_map(s);
+    return rc;
+}
+
 static const ld_store_vt lmdb_store_vt = {.ctx_create = ctx_create,
                                           .ctx_free = ctx_free,
                                           .read = st_read,
@@ -616,7 +653,8 @@ static const ld_store_vt lmdb_store_vt = {.ctx_create = ctx_create,
                                           .close = st_close,
                                           .read_run = st_read_run,
                                           .label_vec = st_label_vec,
-                                          .mask = st_mask};
+                                          .mask = st_mask,
+                                          .names = st_names};
 /* Returns an LMDB/errno code (0 = ok), not an ld status. */
 static int env_open(lmdb_store *s, unsigned flags)
 {
