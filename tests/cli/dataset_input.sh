@@ -114,6 +114,34 @@ chk same caffe_enc caffe_enc.h5
 dc caffe_enc caffe_enc2.lmdb
 chk same caffe_enc caffe_enc2.lmdb
 
+check "--raw: an encoded dataset (convert_imageset-style LMDB) to raw pixels, decoded once"
+dc caffe_enc caffe_dec.h5 --raw --resize 48x36
+"$PYTHON" - <<'PY'
+import io, lmdb, os, sys
+import h5py, numpy as np
+from PIL import Image
+sys.path.insert(0, os.environ["SRC"] + "/tests/python")
+from lmdb_caffe_pb import Datum  # python3-protobuf, not libdata
+f = h5py.File("caffe_dec.h5", "r")
+assert "data" in f and f["data"].shape[1:] == (3, 36, 48) and f.attrs["storage"] == "raw"
+worst = 0.0
+with lmdb.open("caffe_enc", readonly=True, lock=False) as env, env.begin() as t:
+    for i, (key, val) in enumerate((k, v) for k, v in t.cursor() if not k.startswith(b"__")):
+        d = Datum()
+        d.ParseFromString(val)
+        assert f["label"][i] == d.label, (key, f["label"][i], d.label)
+        im = Image.open(io.BytesIO(d.data)).convert("RGB").resize((48, 36), Image.LANCZOS)
+        want = np.asarray(im)[:, :, ::-1].transpose(2, 0, 1).astype(float)  # BGR CHW
+        mse = ((f["data"][i].astype(float) - want) ** 2).mean()
+        worst = max(worst, mse)
+psnr = 10 * np.log10(255 ** 2 / max(worst, 1e-9))
+assert psnr >= 28, psnr  # Pillow's decode + LANCZOS, as tests/python/check_convert.py
+print(f"caffe_dec.h5: {len(f['label'])} raw samples, labels equal, PSNR vs Pillow >= {psnr:.1f} dB")
+PY
+run "$DATACONV" caffe_enc x.h5 --raw --quality 80
+expect_rc 1
+expect_err "raw asks for raw pixels, and quality, encoded or encode_png"
+
 check "merged (VDS) file as input"
 dc tree parts.h5 --encoded --shard 0/2
 dc tree parts.h5 --encoded --shard 1/2

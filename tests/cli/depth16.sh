@@ -141,6 +141,21 @@ assert a.dtype == np.uint8
 assert np.abs(a.astype(int) - (b >> 8)).max() <= 1  # the high byte (PNM, maxval 4095: scaled)
 PY
 
+check "a 16-bit dataset as input: --depth 16 keeps every value; depth 8 takes the high byte"
+run "$DATACONV" "$TMP/d16.h5" "$TMP/again16.h5" --depth 16 --rgb
+expect_rc 0
+run "$DATACONV" "$TMP/d16.h5" "$TMP/again8.h5" --rgb
+expect_rc 0
+expect_err "10 images had 16-bit samples, stored as 8 bits"
+"$PYTHON" - "$TMP/d16.h5" "$TMP/again16.h5" "$TMP/again8.h5" "$TMP/d8.h5" <<'PY'
+import sys, h5py, numpy as np
+d16, a16, a8, d8 = (h5py.File(p, "r") for p in sys.argv[1:])
+assert a16["data"].dtype == np.uint16 and np.array_equal(a16["data"][:], d16["data"][:])
+assert a8["data"].dtype == np.uint8 and np.array_equal(a8["data"][:], d16["data"][:] >> 8)
+assert np.abs(a8["data"][:].astype(int) - d8["data"][:]).max() <= 1  # (maxval 4095: rounding)
+print("  d16.h5 -> HDF5: uint16 equal; 8-bit: the high byte")
+PY
+
 check "refused: LMDB and re-encoded output hold 8-bit samples"
 run "$DATACONV" "$tree" "$TMP/x.lmdb" --depth 16
 expect_rc 1

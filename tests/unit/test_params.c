@@ -210,7 +210,7 @@ Test(params, every_row_is_reached_by_its_id_and_no_other_id_is)
                          t[i].name);
         }
     }
-    const int convert_unknown[] = {0, -1, 30, 99, 105, 1000};
+    const int convert_unknown[] = {0, -1, 31, 99, 105, 1000};
     for (size_t i = 0; i < sizeof convert_unknown / sizeof *convert_unknown; i++) {
         int64_t v;
         cr_assert_eq(ld_convert_get(c, (ld_convert_param)convert_unknown[i], &v), LD_EINVAL);

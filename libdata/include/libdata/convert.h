@@ -107,6 +107,11 @@ typedef enum ld_convert_param {
         (v * 257), resized on 16-bit samples. 16 needs raw HDF5 output (JPEG, PNG re-encoding
         and LMDB Datums hold 8-bit samples) */
     LD_C_DEPTH = 29,
+    /** 1 = store raw pixels also when the input is a dataset of encoded images (which otherwise
+        stays encoded, its bytes kept when nothing asks for a change): each image is decoded
+        once. Image files are stored raw by default anyway. Not with LD_C_QUALITY, LD_C_ENCODED
+        or LD_C_ENCODE_PNG. Default 0 */
+    LD_C_RAW = 30,
     LD_C_LIST_FILE = 100,   /**< string: a "relative/path label" list file; ld_convert_run's
                                  `input` is then the root folder the paths are relative to.
                                  NULL = folder mode (default) */

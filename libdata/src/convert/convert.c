@@ -114,6 +114,9 @@ static const ld_param_desc PARAMS[] = {
          "masks: stored as uint8 (indices 0..255) or uint16 (0..65535)"),
     INT(LD_C_DEPTH, "depth", 8, 8, 16, "bits",
         "bits per stored sample: 8, or 16 (raw HDF5 uint16: 16-bit PNG/TIFF/PNM kept)"),
+    BOOL(LD_C_RAW, "raw",
+         "store raw pixels, also from a dataset of encoded images (decoded once; else it stays "
+         "encoded)"),
     STR(LD_C_SOURCE_NOTE, "source_note", "", "free text stored with the dataset"),
     STR(LD_C_MASKS, "masks", "",
         "folder of segmentation masks: the mask of REL/name.ext is MASKS/REL/name.png (class "
@@ -124,7 +127,7 @@ static const ld_param_desc PARAMS[] = {
         "a Pascal VOC folder: its images with the boxes of Annotations/*.xml (list_file: an "
         "ImageSets list)"),
 };
-LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_DEPTH, LD_C_VOC);
+LD_PARAM_TABLE_DEFINE(TABLE, "convert", PARAMS, LD_C_RAW, LD_C_VOC);
 
 /* Largest input file we read whole: no sane image file holds more than ~8 bytes per pixel
  * of the pixel limit (16-bit RGBA TIFF, uncompressed), so bigger "images" are refused rather
@@ -1033,6 +1036,10 @@ static int resolve_settings(ld_convert *c, const char *output, job *j)
     r->mask_pad = (unsigned)P(c, LD_C_MASK_PAD);
     r->mask_wide = P(c, LD_C_MASK_TYPE) == LD_DTYPE_U16;
     r->depth16 = P(c, LD_C_DEPTH) == 16;
+    LD_CHECKP(&c->err, !P(c, LD_C_RAW) || !(quality > 0 || encode_png || P(c, LD_C_ENCODED)),
+              LD_EINVAL, LD_C_RAW,
+              "raw asks for raw pixels, and quality, encoded or encode_png for encoded images: "
+              "choose one");
     LD_CHECKP(&c->err, P(c, LD_C_DEPTH) == 8 || P(c, LD_C_DEPTH) == 16, LD_EINVAL, LD_C_DEPTH,
               "depth %lld: stored samples have 8 or 16 bits", (long long)P(c, LD_C_DEPTH));
     LD_CHECKP(&c->err, !r->depth16 || (!encoded && j->format == LD_FORMAT_HDF5), LD_EINVAL,
@@ -1116,7 +1123,7 @@ static int open_source_and_writer(ld_convert *c, const char *input, const char *
     LD_CHECK(&c->err, rc != LD_ECANCELED, LD_ECANCELED, "canceled: nothing was written to %s",
              output);
     LD_TRY(rc);
-    j->in_encoded = ld__source_dataset_encoded(j->src) && !r->encoded;
+    j->in_encoded = ld__source_dataset_encoded(j->src) && !r->encoded && !P(c, LD_C_RAW);
     j->in_gray = ld__source_dataset_channels(j->src) == 1 && r->channels == 3;
     if (j->in_encoded || j->in_gray) { /* the input's storage: settings again, format kept */
         const int format = j->format;

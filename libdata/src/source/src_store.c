@@ -14,9 +14,9 @@
  *
  * Reading item i: the store's record. Encoded records are their bytes as stored (a re-encode
  * decodes them once; a run that changes nothing keeps them, convert.c's keep_original). Raw
- * records (uint8 C x H x W, C = 1 or 3) are wrapped in a binary PNM (P5 gray, P6 RGB; the
- * store's BGR planes, or planes of unrecorded order, taken as Caffe's BGR) which the codecs'
- * PNM decoder gives back pixel for pixel.
+ * records (uint8 or uint16 C x H x W, C = 1 or 3) are wrapped in a binary PNM (P5 gray, P6 RGB,
+ * maxval 255 or 65535; the store's BGR planes, or planes of unrecorded order, taken as Caffe's
+ * BGR) which the codecs' PNM decoder gives back pixel for pixel (uint16: with depth 16).
  *
  * Memory: the store's own index (LMDB 12 bytes a record; HDF5 labels and encoded offsets,
  * 4-16 bytes a sample) plus, per item, what every source keeps (8-byte pointer, 4-byte label,
@@ -204,9 +204,9 @@ static int check_store(const ld_store_info *in, const char *path, ld_err *e)
              "yet: convert from its images and their mask folder instead (the masks "
              "parameter)",
              path, in->mask_h, in->mask_w);
-    LD_CHECK(e, in->encoded || in->dtype == LD_SDT_U8, LD_EFORMAT,
-             "%s stores float32 pixels: a dataset input must hold uint8 pixels or encoded "
-             "images (libdata does not guess how floats map to 0..255)",
+    LD_CHECK(e, in->encoded || in->dtype == LD_SDT_U8 || in->dtype == LD_SDT_U16, LD_EFORMAT,
+             "%s stores float32 pixels: a dataset input must hold uint8 or uint16 pixels or "
+             "encoded images (libdata does not guess how floats map to 0..255)",
              path);
     LD_CHECK(e, in->encoded || in->c == 1 || in->c == 3, LD_EFORMAT,
              "%s: samples of %d channels: a dataset input must hold 1 (gray) or 3 channels", path,
@@ -293,16 +293,27 @@ int ld__source_dataset_encoded(const ld_source *s)
     return s && s->dsrc && !s->dsrc->raw;
 }
 
-/* Raw CHW planes (c = 1 or 3) as a binary PNM: gray P5, else P6 with RGB interleaved. */
-static int wrap_pnm(const ld_dsrc *d, const ld_rec *rec, int c, int h, int w, ld_buf *out)
+/* Raw CHW planes (c = 1 or 3) as a binary PNM: gray P5, else P6 with RGB interleaved; uint16
+ * samples (host order) as maxval 65535, big-endian (the PNM decoder keeps them with depth 16). */
+static int wrap_pnm(const ld_dsrc *d, const ld_rec *rec, int c, int h, int w, int wide, ld_buf *out)
 {
-    const size_t plane = (size_t)h * (size_t)w;
+    const size_t plane = (size_t)h * (size_t)w, sb = wide ? 2 : 1;
     out->len = 0;
-    if (ld__buf_printf(out, "P%c\n%d %d\n255\n", c == 1 ? '5' : '6', w, h) < 0) return LD_ENOMEM;
+    if (ld__buf_printf(out, "P%c\n%d %d\n%d\n", c == 1 ? '5' : '6', w, h, wide ? 65535 : 255) < 0)
+        return LD_ENOMEM;
     const size_t head = out->len;
-    if (ld__buf_reserve(out, head + plane * (size_t)c) < 0) return LD_ENOMEM;
+    if (ld__buf_reserve(out, head + plane * (size_t)c * sb) < 0) return LD_ENOMEM;
     uint8_t *dst = out->p + head;
-    if (c == 1) {
+    if (wide) {
+        const uint16_t *src = (const uint16_t *)(const void *)rec->data;
+        for (size_t k = 0; k < plane; k++)
+            for (int ch = 0; ch < c; ch++) { /* RGB interleaved from (maybe BGR) planes */
+                const int from = c == 1 ? 0 : d->swap ? 2 - ch : ch;
+                const uint16_t v = src[(size_t)from * plane + k];
+                dst[2 * (k * c + ch)] = (uint8_t)(v >> 8);
+                dst[2 * (k * c + ch) + 1] = (uint8_t)v;
+            }
+    } else if (c == 1) {
         memcpy(dst, rec->data, plane);
     } else {
         const uint8_t *r = rec->data + (d->swap ? 2 : 0) * plane, *g = rec->data + plane,
@@ -313,7 +324,7 @@ static int wrap_pnm(const ld_dsrc *d, const ld_rec *rec, int c, int h, int w, ld
             dst[3 * k + 2] = b[k];
         }
     }
-    out->len = head + plane * (size_t)c;
+    out->len = head + plane * (size_t)c * sb;
     return LD_OK;
 }
 
@@ -358,8 +369,8 @@ int ld__dsrc_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t 
         LD_CHECK(e, in->sample_bytes + 32 <= max_bytes, LD_ELIMIT,
                  "%s: %dx%dx%d is over the input limit (raise max_pixels)", path, in->c, in->h,
                  in->w);
-        LD_CHECK(e, wrap_pnm(d, &rec, in->c, in->h, in->w, out) == LD_OK, LD_ENOMEM,
-                 "%s: out of memory", path);
+        LD_CHECK(e, wrap_pnm(d, &rec, in->c, in->h, in->w, in->dtype == LD_SDT_U16, out) == LD_OK,
+                 LD_ENOMEM, "%s: out of memory", path);
     } else {
         LD_TRY(d->st->vt->read(d->st, d->cx, r, NULL, 0, &rec, e));
         LD_CHECK(e, rec.len <= max_bytes, LD_ELIMIT,
