@@ -8,7 +8,10 @@
 #      loss falls (mean of the first 3 displays > mean of the last 3);
 #   3. `dataconv mean` writes the same mean.binaryproto as Caffe's compute_image_mean;
 #   4. an -encoded database of images of different sizes (no -resize_*) reads with a crop_size,
-#      and without one the layer stops with a message that says to crop or resize.
+#      and without one the layer stops with a message that says to crop or resize;
+#   5. dataconv takes each as input (issue 29): -> HDF5 -> LMDB keeps labels, names and pixels
+#      (raw) or the encoded bytes (md5), --quality 70 re-encodes, and Caffe's stock Data layer
+#      reads dataconv's LMDB copy.
 set -euo pipefail
 source "$(dirname "$0")/lib/caffe.sh"
 CONVERT=$(caffe_tool convert_imageset) || fail "no convert_imageset under CAFFE_ROOT=$CAFFE_ROOT"
@@ -80,6 +83,61 @@ NET
     cmp caffe_mean.binaryproto libdata_mean.binaryproto ||
         fail "$kind: dataconv mean differs from compute_image_mean"
     echo "ok: $kind: same mean.binaryproto"
+
+    echo "-- check: dataconv takes Caffe's LMDB as input (issue 29): -> HDF5 -> LMDB, q70"
+    for cmd in "train.lmdb back.h5" "back.h5 back.lmdb" "train.lmdb q70.h5 --quality 70"; do
+        # shellcheck disable=SC2086 # the words of each command
+        "$DATACONV" -q $cmd >dc.log 2>&1 || { cat dc.log; fail "$kind: dataconv $cmd failed"; }
+    done
+    SRC=$SRC "${PYTHON:-/usr/bin/python3}" - "$kind" <<'PY' || fail "$kind: dataconv's copies of Caffe's LMDB differ"
+import hashlib, io, os, sys
+import h5py, lmdb, numpy as np
+from PIL import Image
+sys.path.insert(0, os.environ["SRC"] + "/tests/python")
+from lmdb_caffe_pb import Datum  # python3-protobuf, not libdata
+kind = sys.argv[1]
+def records(path):
+    with lmdb.open(path, readonly=True, lock=False) as env, env.begin() as t:
+        for key, val in t.cursor():
+            if key.startswith(b"__"):
+                continue
+            d = Datum()
+            d.ParseFromString(val)
+            yield key, d
+caffe = list(records("train.lmdb"))
+ours = list(records("back.lmdb"))
+h, q = h5py.File("back.h5", "r"), h5py.File("q70.h5", "r")
+assert len(caffe) == len(ours) == len(h["label"]) == len(q["label"]), len(caffe)
+md5 = lambda b: hashlib.md5(bytes(b)).hexdigest()
+for i, ((k, d), (k2, d2)) in enumerate(zip(caffe, ours)):
+    name = k.decode().split("_", 1)[1]
+    assert h["filename"][i].decode() == name and k2.decode().endswith(name), (k, k2)
+    assert h["label"][i] == d.label == d2.label == q["label"][i], (k, d.label, d2.label)
+    if kind in ("raw", "gray"):  # pixels equal: Caffe -> HDF5 -> LMDB
+        px = np.frombuffer(d.data, np.uint8).reshape(d.channels, d.height, d.width)
+        assert np.array_equal(h["data"][i], px), k
+        assert d2.data == d.data and not d2.encoded, k
+    else:  # the encoded bytes copied unchanged, both ways
+        o = h["offsets"]
+        assert md5(h["encoded"][o[i]:o[i + 1]]) == md5(d.data) == md5(d2.data), k
+        assert d2.encoded, k
+    o = q["offsets"]
+    im = Image.open(io.BytesIO(bytes(q["encoded"][o[i]:o[i + 1]])))
+    assert im.format == "JPEG" and im.size == (32, 32), (k, im.format, im.size)
+print(f"ok: {kind}: {len(caffe)} records: labels and names equal; "
+      + ("pixels equal (HDF5), Datums equal (LMDB)" if kind in ("raw", "gray")
+         else "encoded bytes identical (md5) in HDF5 and LMDB")
+      + "; --quality 70 gives 32x32 JPEGs")
+PY
+    cat >back_Data.prototxt <<NET
+layer { name: "data" type: "Data" top: "data" top: "label" include { phase: TEST }
+  data_param { source: "back.lmdb" batch_size: 16 backend: LMDB }
+  transform_param { crop_size: 28 mean_value: 128 scale: 0.00390625 } }
+NET
+    LD_PRELOAD="$PRELOAD" "$CHECK" back_Data.prototxt 2 >back.out 2>back.err ||
+        { cat back.err back.out; fail "$kind: stock Data layer on dataconv's copy"; }
+    [ "$(grep -c 'EQUAL$' back.out)" -eq 2 ] || fail "$kind: Data on back.lmdb: 2 EQUAL batches"
+    echo "ok: $kind: Caffe's stock Data layer reads dataconv's copy (2 batches equal the reader)"
 done
 
 # -encoded without -resize_*: the original files, of different sizes (64x64 .. 640x120). The
