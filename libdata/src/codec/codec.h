@@ -122,8 +122,8 @@ int ld__jpeg_encode(ld_codec *c, const ld_image *im, int quality, int restart, l
 /* Encode `im` as PNG (default compression) into `out`. */
 int ld__png_encode(ld_codec *c, const ld_image *im, ld_buf *out, ld_err *e);
 
-/* Decode a segmentation mask (a PNG) into `out`: class indices, one byte per pixel (out->c =
- * 1), or with `wide` one uint16 in host byte order per pixel (out->c = 2: a 2-byte "channel").
+/* Decode a segmentation mask (a PNG) into `out` (one channel): class indices of one byte, or
+ * with `wide` uint16 in host byte order (out->depth 16).
  * A palette PNG gives its palette indices (never the colours; tRNS ignored), gray gives its
  * values unscaled (1, 2, 4 bits as 0..1, 0..3, 0..15; 16 bits: without `wide`, when every value
  * is at most 255, else LD_EFORMAT naming the value and --mask-type uint16), alpha is dropped.

@@ -271,7 +271,7 @@ int ld__png_decode_indices(ld_codec *c, const uint8_t *buf, size_t len, const ch
     const int direct = bytes == 1 && obytes == 1;
     ld_image *dst = direct ? out : &c->tmp;
     rc = ld__image_alloc(dst, (int)(w * bytes), (int)h, 1);
-    if (rc == LD_OK && !direct) rc = ld__image_alloc(out, (int)w, (int)h, obytes);
+    if (rc == LD_OK && !direct) rc = ld__image_alloc_depth(out, (int)w, (int)h, 1, 8 * obytes);
     if (rc == LD_OK) rc = ld__buf_reserve(&c->rows, (size_t)h * sizeof(png_bytep));
     LD_CHECK(e, rc == LD_OK, rc, "%s: cannot allocate a %ux%u mask", name, (unsigned)w,
              (unsigned)h);

@@ -402,7 +402,7 @@ static int process_mask(worker *wk, slot *sl, const ld_img_info *info, ld_err *e
         LD_TRY(
             ld__resize_nearest(&wk->mask, &r->geom, r->mask_pad, &sl->mout, &sl->mw, &sl->mh, e));
     } else {
-        const size_t n = (size_t)wk->mask.w * wk->mask.h * wk->mask.c;
+        const size_t n = (size_t)wk->mask.w * wk->mask.h * ld__image_sample_bytes(&wk->mask);
         LD_CHECK(e, ld__buf_reserve(&sl->mout, n) == LD_OK, LD_ENOMEM, "%s: out of memory", path);
         memcpy(sl->mout.p, wk->mask.px, n);
         sl->mout.len = n;

@@ -1384,7 +1384,9 @@ static int start_workers(ld_reader *r, const char *path)
             LD_CHECK(e, w->vec, LD_ENOMEM, "out of memory");
         }
         if (r->mask_bytes)
-            LD_CHECK(e, ld__image_alloc(&w->mask, in->mask_w, in->mask_h, in->mask_elem) == LD_OK,
+            LD_CHECK(e,
+                     ld__image_alloc_depth(&w->mask, in->mask_w, in->mask_h, 1,
+                                           8 * in->mask_elem) == LD_OK,
                      LD_ENOMEM, "out of memory");
         if (in->encoded) {
             w->codec = ld__codec_create();

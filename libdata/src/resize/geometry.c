@@ -157,9 +157,8 @@ int ld__resize_nearest(const ld_image *src, const ld_geometry *g, unsigned pad, 
 {
     int rc = LD_OK;
     ld_resize_plan p;
-    const int c = src->c; /* bytes per index: 1 (uint8) or 2 (uint16) */
-    LD_CHECK(e, c == 1 || c == 2, LD_EINVAL, "resize: nearest takes 1 or 2-byte indices, not %d",
-             c);
+    LD_CHECK(e, src->c == 1, LD_EINVAL, "resize: nearest takes one channel, not %d", src->c);
+    const int c = ld__image_sample_bytes(src); /* bytes per index: 1 (uint8) or 2 (uint16) */
     LD_TRY(ld__resize_plan(g, src->w, src->h, &p, e));
     size_t n;
     LD_CHECK(e, ld__mul_size((size_t)p.out_w * c, (size_t)p.out_h, &n), LD_ELIMIT,

@@ -65,9 +65,10 @@ int ld__resize_planar(ld_resizer *r, const ld_image *src, const ld_geometry *g, 
                       ld_buf *out, int *out_w, int *out_h, ld_err *e);
 
 /* The same geometry with nearest-neighbour sampling, for class-index images (segmentation
- * masks: an index is never blended with another); src->c is the bytes per index: 1 (uint8) or
- * 2 (uint16 in host order). The canvas outside the scaled area (pad mode) is `pad`. out holds
- * out_w x out_h indices (out->len set, in bytes). LD_OK, LD_ENOMEM, LD_EINVAL, LD_ELIMIT. */
+ * masks: an index is never blended with another); src->c must be 1, of 8 bits (uint8) or 16
+ * (uint16 in host order: src->depth 16). The canvas outside the scaled area (pad mode) is `pad`.
+ * out holds out_w x out_h indices (out->len set, in bytes). LD_OK, LD_ENOMEM, LD_EINVAL, LD_ELIMIT.
+ */
 int ld__resize_nearest(const ld_image *src, const ld_geometry *g, unsigned pad, ld_buf *out,
                        int *out_w, int *out_h, ld_err *e);
 
