@@ -550,7 +550,7 @@ void ld__desc_observe(ld_desc *d, const ld_store_info *in)
     d->samples = in->n;
     d->samples_known = 1;
     d->encoded = in->encoded;
-    d->dtype = in->encoded                ? LD_DTYPE_U8
+    d->dtype = in->encoded               ? LD_DTYPE_U8
                : in->dtype == LD_SDT_F32 ? LD_DTYPE_F32
                : in->dtype == LD_SDT_U16 ? LD_DTYPE_U16
                                          : LD_DTYPE_U8;

@@ -28,7 +28,7 @@
 /* Element type of raw samples as stored (info.dtype). The reader converts to the requested
  * output dtype. */
 typedef enum ld_store_dtype {
-    LD_SDT_U8 = 0, /* uint8 pixels (our files, Caffe Datum.data) */
+    LD_SDT_U8 = 0,  /* uint8 pixels (our files, Caffe Datum.data) */
     LD_SDT_F32 = 1, /* float32 pixels (other tools' HDF5 files, Datum.float_data) */
     LD_SDT_U16 = 2  /* uint16 pixels in host order (HDF5 uint16: dataconv --depth 16) */
 } ld_store_dtype;

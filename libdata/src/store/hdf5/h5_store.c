@@ -1229,7 +1229,11 @@ static int open_raw(h5_store *s, hid_t file, const char *name, ld_err *e)
     size_t px;
     LD_CHECK(e,
              ld__mul_size((size_t)in->c * (size_t)in->h, (size_t)in->w, &px) &&
-                 ld__mul_size(px, is_u8 ? 1 : is_u16 ? 2 : 4, &in->sample_bytes),
+                 ld__mul_size(px,
+                              is_u8    ? 1
+                              : is_u16 ? 2
+                                       : 4,
+                              &in->sample_bytes),
              LD_EFORMAT, "%s: sample size overflows", s->path);
     in->block = 1;
     const int virt = ld__h5_is_virtual(s->dset); /* (each look copies all of a VDS's mappings) */
