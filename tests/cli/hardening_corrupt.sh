@@ -301,7 +301,9 @@ rc=$?
 set -e
 echo "  exit $rc: $(head -c 300 "$TMP/err")"
 [ "$rc" -lt 128 ] || fail "the reader crashed (exit $rc) when its LMDB database was truncated"
-[ "$rc" -ne 0 ] && grep -q "key '.*truncated" "$TMP/err" ||
+# The record is named by its key, or by its number when the file is shorter than at open
+# (its key is then not looked up: the tree page could lie past the new end, a SIGBUS).
+[ "$rc" -ne 0 ] && grep -q -E "(key '.*|record [0-9]+: .*)truncated" "$TMP/err" ||
     fail "no error naming the record and the truncation (exit $rc)"
 grep -q "reading sample 0)" "$TMP/err" && fail "the error names the run's first sample, not the record that failed"
 echo "hardening_corrupt: all checks passed"

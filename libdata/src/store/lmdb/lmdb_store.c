@@ -199,6 +199,11 @@ static void name_record(const lmdb_store *s, uint64_t i, char *buf, size_t cap)
     char prefix[32];
     int m;
     snprintf(buf, cap, "%s: record %llu", s->path, (unsigned long long)i);
+    /* The failure may be the file shrunk under the reader: then a tree page past the new end
+     * is a SIGBUS when touched through the map, so the key is looked up only in a file still
+     * as long as it was at open. */
+    struct stat st;
+    if (fstat(s->fd, &st) != 0 || (uint64_t)st.st_size < s->fsize) return;
     if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) return;
     if (!mdb_cursor_open(txn, s->dbi, &cur)) {
         if (s->keyed) {
