@@ -585,11 +585,21 @@ static void lmdb_free(ld_writer *base)
     free(w);
 }
 
+/* Did MADV_POPULATE_WRITE put the last prefaulted page in the page cache? qemu-user (7.2)
+ * answers every madvise with success and does nothing, and the page, past the two meta
+ * pages LMDB wrote with pwrite, is in a hole of a new file until then. */
+static int prefaulted_really(const lmdb_writer *w)
+{
+    unsigned char in = 0;
+    const uintptr_t last = w->map_lo + (uintptr_t)((w->prefaulted - 1) * w->psize);
+    return w->prefaulted > w->used_pages && mincore((void *)last, w->psize, &in) == 0 && (in & 1);
+}
+
 /* The environment in w->tmp, MDB_WRITEMAP when this system can prefault its pages
  * (prefault): not under a file size limit (ulimit -f) below the map, since MDB_WRITEMAP makes
- * data.mdb as large as the map at once, nor where MADV_POPULATE_WRITE is missing (Linux before
- * 5.14, other systems, some emulators); LMDB then writes through its own buffers and grows the
- * file as pages are written. */
+ * data.mdb as large as the map at once, nor where MADV_POPULATE_WRITE is missing or does
+ * nothing (Linux before 5.14, other systems, qemu-user); LMDB then writes through its own
+ * buffers (a copy more, and pwrite at commit) and grows the file as pages are written. */
 static int env_open(lmdb_writer *w, ld_err *e)
 {
     int rc = LD_OK, m;
@@ -615,7 +625,7 @@ static int env_open(lmdb_writer *w, ld_err *e)
             if (!w->writemap) break;
             if (w->map_hi > w->map_lo) {
                 const int err = prefault(w, w->used_pages);
-                if (!err) break;
+                if (!err && prefaulted_really(w)) break;
                 if (err != EINVAL && err != ENOSYS)
                     LD_TRY(write_fail(w, e, err == EFAULT ? ENOSPC : err,
                                       "cannot open the LMDB environment"));
