@@ -244,11 +244,16 @@ static void find_map(lmdb_writer *w)
     if (!map_range(w->env, &w->map_lo, &w->map_hi)) w->map_lo = w->map_hi = 0;
 }
 
-/* After a commit: drop the map's pages from the process (see ld__lmdb_drop_pages). The pages
- * written through it stay dirty in the page cache. */
+/* After a commit: drop the database's pages from the process (see ld__lmdb_drop_pages); the
+ * pages written through the map stay dirty in the page cache. The prefaulted pages past the
+ * database's end stay mapped: dropping them too made each of their first writes a page fault
+ * of its own (perf, 2,000 records of 150 KB at -j2: 3.0 against 2.7 CPU seconds in all). */
 static void drop_map(lmdb_writer *w)
 {
-    if (w->map_hi > w->map_lo) madvise((void *)w->map_lo, w->map_hi - w->map_lo, MADV_DONTNEED);
+    const uintptr_t used = (uintptr_t)(w->used_pages * w->psize);
+    if (w->map_hi > w->map_lo)
+        madvise((void *)w->map_lo, used < w->map_hi - w->map_lo ? used : w->map_hi - w->map_lo,
+                MADV_DONTNEED);
 }
 
 /* MDB_WRITEMAP: make sure the pages up to `upto` (a page number) are in the page cache, with
