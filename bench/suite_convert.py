@@ -3,7 +3,7 @@
 (squash, as convert_imageset), raw uint8 BGR CHW and JPEG q70, into HDF5 and LMDB.
 
 Contenders, each on the same folder, page cache warm, one process per run:
-  dataconv -j1 and -jN (all cores);
+  dataconv -j1, -jN (all cores) and -j2N (more workers than cores);
   the scripts users write (worker mode of this file), single process:
     Pillow + h5py, Pillow + python-lmdb, OpenCV (cv2) + h5py, OpenCV + python-lmdb:
     Image.open().convert("RGB").resize((224, 224)) (Pillow's default filter) or
@@ -294,7 +294,7 @@ def measure(res, dataconv, photos, work, reps, n_perfile):
         qargs = ["--quality", str(q)] if q else []
         for store, out in (("h5", out_h5), ("lmdb", out_lmdb)):
             group = f"{kind} → {'HDF5' if store == 'h5' else 'LMDB'}"
-            for j in (1, cores):
+            for j in (1, cores, 2 * cores):  # and -j beyond the cores: not slower (issue 30)
                 one(group, f"dataconv -j{j}", [dataconv, photos, out, "--resize", str(S), "-j",
                                                str(j), "--quiet"] + qargs, n, False,
                     "dataconv", j)

@@ -250,9 +250,11 @@ def key_ratios(rows, cores):
         cv = base.replace("Pillow", "OpenCV")
         one, allc, b, c = (ips(group, "dataconv -j1"), ips(group, f"dataconv -j{cores}"),
                            ips(group, base), ips(group, cv))
+        over = ips(group, f"dataconv -j{2 * cores}")
         out.append(f"- convert {group}: dataconv -j1 {ratio(one, b)} {base}, "
                    f"{ratio(one, c)} {cv}; -j{cores} {ratio(allc, b)} {base} "
-                   f"(scaling -j{cores}/-j1 {ratio(allc, one)})")
+                   f"(scaling -j{cores}/-j1 {ratio(allc, one)}, goal ≥ 1.8×; "
+                   f"-j{2 * cores} beyond the cores / -j{cores} {ratio(over, allc)}, goal ≥ 1)")
         lim = next((r for r in rows if r["section"] == "convlimit" and r["group"] == group
                     and r.get("ratio_wall")), None)
         if lim:
