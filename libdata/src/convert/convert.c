@@ -288,7 +288,6 @@ typedef struct run {
     /* image idx is converted by a worker into slots[idx % window], then written by the
      * caller thread in input order (thread/pool.h) */
     size_t window;
-    int worker_reads; /* each worker reads its inputs' files (ld__source_reads_anywhere) */
     slot *slots;
     worker *workers;
 } run;
@@ -332,10 +331,10 @@ static int mask_path(const char *masks, const char *rel, ld_buf *out)
     return LD_OK;
 }
 
-/* Before image idx is converted, by its worker or by the calling thread before the image may
- * start (run.worker_reads): compose its path and read its file into its slot. The outcome is the
- * slot's (a file that cannot be read is skipped by the worker like one that does not decode). */
-static void read_input(run *r, size_t idx)
+/* On the caller thread, before image idx may start: compose its path and read its file into
+ * its slot. The outcome is the slot's (a file that cannot be read is skipped by the worker like
+ * one that does not decode). */
+static void read_ahead(run *r, size_t idx)
 {
     slot *sl = &r->slots[idx % r->window];
     ld_err *e = &sl->err;
@@ -381,7 +380,7 @@ fail:
     sl->read_rc = rc;
 }
 
-/* The mask of the image in slot sl (its file read by read_input): class indices in the image
+/* The mask of the image in slot sl (its file read by read_ahead): class indices in the image
  * file's pixel grid, given the image's EXIF orientation and its geometry with nearest
  * sampling, into sl->mout (sl->mh x sl->mw). */
 static int process_mask(worker *wk, slot *sl, const ld_img_info *info, ld_err *e)
@@ -448,7 +447,7 @@ static int process(worker *wk, size_t idx, slot *sl, ld_err *e)
     run *r = wk->run;
     int rc = LD_OK;
     ld_img_info info;
-    const ld_item item = {.path = (const char *)sl->path.p}; /* read_input composed it */
+    const ld_item item = {.path = (const char *)sl->path.p}; /* read_ahead composed it */
     const ld_item *it = &item;
 
     if (sl->read_rc < 0) { /* the caller thread could not read it: its message stands */
@@ -530,7 +529,6 @@ static int convert_task(void *user, int thread, uint64_t idx, int piece, int pie
     slot *sl = &r->slots[idx % r->window];
     (void)piece;
     (void)pieces;
-    if (r->worker_reads) read_input(r, (size_t)idx);
     sl->status = process(&r->workers[thread], (size_t)idx, sl, e);
     if (sl->status < 0) sl->err = *e;
     return LD_OK;
@@ -1221,19 +1219,10 @@ static int start_pool(ld_convert *c, job *j)
     if (nthreads <= 0) nthreads = ld__cpu_count();
     if ((size_t)nthreads > r->n) nthreads = r->n ? (int)r->n : 1; /* a shard may list nothing */
     r->window = (size_t)nthreads * 2 + 2;
-    /* Who reads the input files. With one worker, the calling thread, which otherwise only
-     * writes and so has time to spare, reads them a window ahead and the worker only decodes
-     * (file open/read/close were 3.4 % of a -j1 worker's time). With more, each worker reads
-     * its own: the calling thread's reads and writes are the part of the run that does not
-     * scale with -j, and at -j2 reading them there already took the second core's time from
-     * the workers (issue 30); on a cold cache N workers also keep N reads in flight. An archive
-     * or a dataset is read in order by the calling thread. */
-    r->worker_reads = nthreads > 1 && ld__source_reads_anywhere(r->src);
     logf_(c, LD_LOG_INFO,
-          "threads: %d worker%s %sdecoding, at most %zu images in flight; the calling thread "
-          "%swrites (output identical for any thread count)",
-          nthreads, nthreads == 1 ? "" : "s", r->worker_reads ? "reading and " : "", r->window,
-          r->worker_reads ? "" : "reads the inputs ahead and ");
+          "threads: %d decoding worker%s, at most %zu images in flight; the calling thread "
+          "reads the files ahead and writes (output identical for any thread count)",
+          nthreads, nthreads == 1 ? "" : "s", r->window);
     r->slots = calloc(r->window, sizeof *r->slots);
     r->workers = calloc((size_t)nthreads, sizeof *r->workers);
     LD_CHECK(&c->err, r->slots && r->workers, LD_ENOMEM, "out of memory");
@@ -1245,10 +1234,10 @@ static int start_pool(ld_convert *c, job *j)
         wk->resizer = ld__resizer_create();
         LD_CHECK(&c->err, wk->codec && wk->resizer, LD_ENOMEM, "out of memory");
     }
-    /* Reads by the calling thread: the first window's items here, before any worker may start
-     * them, then the next one each time it frees a slot (drain_in_order). */
-    for (size_t idx = 0; !r->worker_reads && idx < r->window && idx < r->n; idx++)
-        read_input(r, idx);
+    /* The first window's files, before any worker may start them (drain_in_order reads the
+     * next one each time it frees a slot). */
+    for (size_t idx = 0; idx < r->window && idx < r->n; idx++)
+        read_ahead(r, idx);
     const ld_pool_opts po = {
         .threads = nthreads, .window = r->window, .task = convert_task, .user = r};
     LD_TRY(ld__pool_create(&po, r->n, &j->pool, &c->err));
@@ -1386,7 +1375,7 @@ static int drain_in_order(ld_convert *c, const char *output, job *j)
         LD_TRY(take_slot(c, j, idx, &first));
 
         /* The slot is free: the file of the image that will take it, then let it start. */
-        if (!r->worker_reads && idx + r->window < r->n) read_input(r, idx + r->window);
+        if (idx + r->window < r->n) read_ahead(r, idx + r->window);
         ld__pool_release(j->pool, idx + 1);
 
         const double now = ld__now();

@@ -191,11 +191,6 @@ int32_t ld__source_label(const ld_source *s, size_t i)
     return label;
 }
 
-int ld__source_reads_anywhere(const ld_source *s)
-{
-    return s && !s->tar && !s->dsrc;
-}
-
 int ld__source_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t max_bytes,
                     ld_err *e)
 {

@@ -132,10 +132,6 @@ int ld__source_boxes_displayed(const ld_source *s);
  * member. Reading an archive moves its stream: one thread at a time. */
 int ld__source_read(ld_source *s, size_t i, const char *path, ld_buf *out, size_t max_bytes,
                     ld_err *e);
-/* 1 when every item is a file of its own, which any thread may read in any order, the others
- * reading theirs (ld__source_read does not touch s then); 0 for an archive or a dataset, read
- * one item at a time. */
-int ld__source_reads_anywhere(const ld_source *s);
 /* How list mode reads labels (see src_list.c). */
 typedef struct ld_list_opts {
     int label_count; /* values per line; -1: from the first line (CSV: from the header) */
