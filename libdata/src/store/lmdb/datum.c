@@ -19,20 +19,23 @@ static size_t put_varint(uint8_t *o, uint64_t v)
     return k;
 }
 
-static size_t varint_size(uint64_t v)
+static int emit_varint(ld_buf *b, uint64_t v)
 {
-    size_t k = 1;
-    for (; v >= 0x80; v >>= 7)
-        k++;
-    return k;
+    uint8_t tmp[10];
+    return ld__buf_append(b, tmp, put_varint(tmp, v));
+}
+
+static int emit_tag(ld_buf *b, unsigned field, unsigned wt)
+{
+    return emit_varint(b, ((uint64_t)field << 3) | wt);
 }
 
 /* proto2 int32: negative values are sign-extended to 64 bits (10-byte varint), as protobuf
  * does, so that a reader using int64 sees the same number. */
-static size_t put_int32(uint8_t *o, unsigned field, int32_t v)
+static int emit_int32(ld_buf *b, unsigned field, int32_t v)
 {
-    const size_t k = put_varint(o, ((uint64_t)field << 3) | WT_VARINT);
-    return k + put_varint(o + k, (uint64_t)(int64_t)v);
+    int rc = emit_tag(b, field, WT_VARINT);
+    return rc < 0 ? rc : emit_varint(b, (uint64_t)(int64_t)v);
 }
 
 static void put_f32(uint8_t *o, float f)
@@ -53,70 +56,53 @@ static float get_f32(const uint8_t *p)
     return f;
 }
 
-size_t ld__datum_size(const ld_datum *d)
-{
-    /* tags of fields 1..7 are one byte; int32s as put_int32 writes them */
-    size_t n = 3 + varint_size((uint64_t)(int64_t)d->channels) +
-               varint_size((uint64_t)(int64_t)d->height) + varint_size((uint64_t)(int64_t)d->width);
-    if (d->data) n += 1 + varint_size(d->data_len) + d->data_len;
-    n += 1 + varint_size((uint64_t)(int64_t)d->label);
-    n += 5 * d->n_floats;
-    return n + 2; /* encoded */
-}
-
-void ld__datum_write(const ld_datum *d, uint8_t *o)
-{
-    o += put_int32(o, 1, d->channels);
-    o += put_int32(o, 2, d->height);
-    o += put_int32(o, 3, d->width);
-    if (d->data) {
-        *o++ = (4 << 3) | WT_LEN;
-        o += put_varint(o, d->data_len);
-        if (d->data_len) memcpy(o, d->data, d->data_len);
-        o += d->data_len;
-    }
-    o += put_int32(o, 5, d->label);
-    for (size_t i = 0; i < d->n_floats; i++, o += 5) { /* Caffe declares float_data non-packed */
-        o[0] = (6 << 3) | WT_I32;
-        put_f32(o + 1, d->floats[i]);
-    }
-    *o++ = (7 << 3) | WT_VARINT;
-    *o = d->encoded ? 1 : 0;
-}
-
 int ld__datum_encode(const ld_datum *d, ld_buf *out)
 {
-    const size_t n = ld__datum_size(d);
+    int rc = LD_OK;
     out->len = 0;
-    if (ld__buf_reserve(out, n) < 0) return LD_ENOMEM;
-    ld__datum_write(d, out->p);
-    out->len = n;
-    return LD_OK;
+    LD_TRY(emit_int32(out, 1, d->channels));
+    LD_TRY(emit_int32(out, 2, d->height));
+    LD_TRY(emit_int32(out, 3, d->width));
+    if (d->data) {
+        LD_TRY(emit_tag(out, 4, WT_LEN));
+        LD_TRY(emit_varint(out, d->data_len));
+        LD_TRY(ld__buf_append(out, d->data, d->data_len));
+    }
+    LD_TRY(emit_int32(out, 5, d->label));
+    for (size_t i = 0; i < d->n_floats; i++) { /* Caffe declares float_data non-packed */
+        uint8_t f[5] = {(6 << 3) | WT_I32};
+        put_f32(f + 1, d->floats[i]);
+        LD_TRY(ld__buf_append(out, f, 5));
+    }
+    LD_TRY(emit_tag(out, 7, WT_VARINT));
+    LD_TRY(emit_varint(out, d->encoded ? 1 : 0));
+fail:
+    return rc;
 }
 
 int ld__blobproto_encode(int channels, int height, int width, const float *data, ld_buf *out)
 {
+    int rc = LD_OK;
     size_t n, bytes;
     out->len = 0;
     if (channels < 0 || height < 0 || width < 0 ||
         !ld__mul_size((size_t)channels, (size_t)height, &n) ||
-        !ld__mul_size(n, (size_t)width, &n) || !ld__mul_size(n, 4, &bytes) || bytes > SIZE_MAX - 64)
+        !ld__mul_size(n, (size_t)width, &n) || !ld__mul_size(n, 4, &bytes))
         return LD_EINVAL;
-    /* four int32 fields of at most 11 bytes, then the packed data's tag and length */
-    if (ld__buf_reserve(out, 4 * 11 + 1 + 10 + bytes) < 0) return LD_ENOMEM;
-    uint8_t *o = out->p;
-    o += put_int32(o, 1, 1);
-    o += put_int32(o, 2, channels);
-    o += put_int32(o, 3, height);
-    o += put_int32(o, 4, width);
+    LD_TRY(emit_int32(out, 1, 1));
+    LD_TRY(emit_int32(out, 2, channels));
+    LD_TRY(emit_int32(out, 3, height));
+    LD_TRY(emit_int32(out, 4, width));
     if (n > 0) { /* protobuf omits an empty packed field */
-        *o++ = (5 << 3) | WT_LEN;
-        o += put_varint(o, bytes);
-        for (size_t i = 0; i < n; i++, o += 4)
-            put_f32(o, data[i]);
+        LD_TRY(emit_tag(out, 5, WT_LEN));
+        LD_TRY(emit_varint(out, bytes));
+        LD_TRY(ld__buf_reserve(out, out->len + bytes));
+        for (size_t i = 0; i < n; i++)
+            put_f32(out->p + out->len + 4 * i, data[i]);
+        out->len += bytes;
     }
-    out->len = (size_t)(o - out->p);
-    return LD_OK;
+fail:
+    return rc;
 }
 
 /* ---- decoding ------------------------------------------------------------------------ */

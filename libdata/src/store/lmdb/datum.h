@@ -59,10 +59,6 @@ enum {
  * treats a missing `encoded` as true), then float_data non-packed if n_floats > 0, in
  * field-number order. LD_OK or LD_ENOMEM. */
 int ld__datum_encode(const ld_datum *d, ld_buf *out);
-/* The same in two steps, for a record written straight into its place (the LMDB writer's
- * MDB_RESERVE): its size in bytes, then the bytes, exactly that many, at o. */
-size_t ld__datum_size(const ld_datum *d);
-void ld__datum_write(const ld_datum *d, uint8_t *o);
 
 /* Decode a Datum from p[0..n). `floats` receives float_data (may be NULL: the floats are then
  * only counted). LD_OK or LD_EFORMAT with a message that starts with `name` (e.g. the key)

@@ -13,20 +13,15 @@
  *    and DataTransformer::InferBlobShape take the shape from the decoded image), and they let
  *    `info` and our store report the shape without decoding.
  *  - Transactions commit every LD_LMDB_BATCH records or LD_LMDB_BATCH_BYTES bytes (8 MiB),
- *    whichever comes first. The environment is MDB_WRITEMAP: LMDB's pages are the file's
- *    pages in the page cache, mapped shared, and each record is put with MDB_RESERVE and
- *    encoded straight into its place (ld__datum_write): one copy of the pixels on the
- *    writing thread, where plain puts made four (the Datum, a replay copy, LMDB's malloc'd
- *    dirty page, and the commit's pwrite into the page cache), which at -j2 made that thread
- *    the limit of the run (issue 30). After each commit the writer drops its mapping of the
- *    database's pages (see ld__lmdb_drop_pages); the pages it wrote stay dirty in the page
- *    cache, so resident memory does not grow with the database.
- *  - The map starts at 64 MiB and grows between transactions, before a record could fill
- *    it (ensure_room: a transaction's pages are bounded from the records put in it), so that
- *    MDB_MAP_FULL, which aborts the transaction and with it the records already written into
- *    the map, never happens. No 1 TB sparse map, which 32-bit systems and some file systems
- *    refuse. With MDB_WRITEMAP LMDB sizes data.mdb to the map; finish() cuts it to the pages
- *    in use.
+ *    whichever comes first: a write transaction holds its dirty pages in malloc'd memory
+ *    until commit, so the byte bound keeps the writer at about 2 x 8 MiB (dirty pages + the
+ *    replay copy) however large the images are. (32 MiB was no faster: commits without
+ *    fsync are cheap.) After each commit the writer drops its mapping of the database's
+ *    pages (see ld__lmdb_drop_pages): LMDB reads tree pages through its read-only map, and
+ *    each such read mapped a page-cache folio of up to 2 MiB that stayed resident. The map
+ *    starts at 64 MiB and grows on MDB_MAP_FULL: abort the transaction, enlarge the map,
+ *    replay the uncommitted batch (kept in memory, bounded by the two limits above). No 1 TB
+ *    sparse map, which 32-bit systems and some file systems refuse.
  *  - MDB_NOSYNC while writing and one mdb_env_sync() in finish(): the database is not
  *    visible under its final name before finish(), so a crash mid-way loses nothing that
  *    was published; syncing every commit would only cost time.
@@ -76,7 +71,7 @@
 #include "store/store.h"
 
 #define LD_LMDB_BATCH 1000
-#define LD_LMDB_BATCH_BYTES ((size_t)2 << 20)
+#define LD_LMDB_BATCH_BYTES ((size_t)8 << 20)
 #define LD_LMDB_MAP_START ((size_t)64 << 20)
 
 typedef struct lmdb_writer {
@@ -87,14 +82,11 @@ typedef struct lmdb_writer {
     MDB_dbi dbi;
     size_t mapsize;
     int maxkey;
-    ld_buf key;
-    size_t psize;        /* LMDB's page size */
-    uint64_t used_pages; /* pages of the database after the last commit (me_last_pgno + 1) */
-    uint64_t txn_bytes;  /* a bound on the bytes of new pages the open transaction took */
-    size_t batch_n, batch_bytes; /* records and bytes put in the open transaction */
-    int writemap;                /* MDB_WRITEMAP (else a file size limit refused it) */
-    uintptr_t map_lo, map_hi;    /* LMDB's map of data.mdb (find_map), or 0, 0 */
-    uint64_t prefaulted;         /* pages [0, prefaulted) of the map were prefaulted */
+    ld_buf rec, key;
+    /* The uncommitted batch, for replay after MDB_MAP_FULL: records as
+     * [u32 key length][u32 value length][key][value]. */
+    ld_buf batch;
+    size_t batch_n;
     uint64_t n;
     int finished, encoded;
     ld_desc desc; /* the sidecar's description (a copy of the options'), shape set at the end */
@@ -182,105 +174,6 @@ static int replaceable(const char *path, int *exists)
     return ok;
 }
 
-/* ---- the map ------------------------------------------------------------------------ */
-
-/* Unmap (from this process only) the database pages LMDB touched through its map. LMDB
- * copies the tree pages it changes out of the map, and each first touch faults in a
- * page-cache folio (fault-around maps 64 KiB, large folios up to 2 MiB). New leaves sit after
- * the previous transaction's records, so every transaction mapped new pages and resident
- * memory grew with the database (88 MiB at 2,000 x 150 KB records, 136 MiB at 20,000). The
- * map is shared: dropping it discards nothing (the pages written through it stay dirty in the
- * page cache), every address stays valid, and LMDB faults the same pages back if it touches
- * them again, so it may be called at any time, also inside a transaction.
- *
- * LMDB does not tell where it mapped the file (MDB_envinfo.me_mapaddr is only set with
- * MDB_FIXEDMAP), so we look for the shared mapping of data.mdb's inode in /proc/self/maps.
- * Elsewhere than Linux this does nothing. */
-/* The address range of env's shared map of data.mdb: 1, or 0 when not found. */
-static int map_range(MDB_env *env, uintptr_t *lo_out, uintptr_t *hi_out)
-{
-    int found = 0;
-#ifdef __linux__
-    int fd;
-    struct stat st;
-    if (mdb_env_get_fd(env, &fd) != 0 || fstat(fd, &st) != 0) return 0;
-    FILE *f = fopen("/proc/self/maps", "re");
-    if (!f) return 0;
-    char *line = NULL;
-    size_t cap = 0;
-    while (!found && getline(&line, &cap, f) > 0) {
-        unsigned long lo, hi, ino;
-        unsigned long long off;
-        unsigned maj, min;
-        char perms[8];
-        if (sscanf(line, "%lx-%lx %7s %llx %x:%x %lu", &lo, &hi, perms, &off, &maj, &min, &ino) ==
-                7 &&
-            ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev && perms[3] == 's') {
-            *lo_out = lo;
-            *hi_out = hi;
-            found = 1;
-        }
-    }
-    free(line);
-    fclose(f);
-#else
-    (void)env;
-    (void)lo_out;
-    (void)hi_out;
-#endif
-    return found;
-}
-
-void ld__lmdb_drop_pages(struct MDB_env *env)
-{
-    uintptr_t lo, hi;
-    if (map_range(env, &lo, &hi)) madvise((void *)lo, hi - lo, MADV_DONTNEED);
-}
-
-/* Where LMDB mapped data.mdb: looked up after the environment is opened and after the map
- * grows (LMDB maps it again then). Not found: no drops or prefaults, nothing else changes. */
-static void find_map(lmdb_writer *w)
-{
-    if (!map_range(w->env, &w->map_lo, &w->map_hi)) w->map_lo = w->map_hi = 0;
-}
-
-/* After a commit: drop the database's pages from the process (see ld__lmdb_drop_pages); the
- * pages written through the map stay dirty in the page cache. The prefaulted pages past the
- * database's end stay mapped: dropping them too made each of their first writes a page fault
- * of its own (perf, 2,000 records of 150 KB at -j2: 3.0 against 2.7 CPU seconds in all). */
-static void drop_map(lmdb_writer *w)
-{
-    const uintptr_t used = (uintptr_t)(w->used_pages * w->psize);
-    if (w->map_hi > w->map_lo)
-        madvise((void *)w->map_lo, used < w->map_hi - w->map_lo ? used : w->map_hi - w->map_lo,
-                MADV_DONTNEED);
-}
-
-/* MDB_WRITEMAP: make sure the pages up to `upto` (a page number) are in the page cache, with
- * their space on the disk, before LMDB writes them, by faulting them in with one call,
- * MADV_POPULATE_WRITE, a chunk at a time. A store into a mapped page the file system cannot
- * back (a full disk, a quota) is a SIGBUS, so no page is written before it was prefaulted:
- * a full disk is then this call's error, said as such, and the run stops cleanly. The map is
- * MDB_NORDAHEAD (MADV_RANDOM), so the pages come as single pages and the writer's mapped
- * memory stays about one transaction's worth: without it, the read-ahead of a fault on the
- * file's hole made large folios, each fault mapped a whole one (up to 2 MiB), and 20-30 MiB of
- * the file was mapped at a time, more as the folios grew along the file. Faulting page by page
- * instead of one call a chunk cost twice the system time (2,000 x 150 KB records: 0.8-1.2 s
- * against 0.4-0.6 s). Returns 0, or the errno of the failed call. */
-static int prefault(lmdb_writer *w, uint64_t upto)
-{
-    if (!w->writemap || upto <= w->prefaulted) return 0;
-    const uint64_t map_pages = (uint64_t)(w->map_hi - w->map_lo) / w->psize;
-    uint64_t to = upto + LD_LMDB_BATCH_BYTES / w->psize; /* a chunk ahead */
-    to = to < map_pages ? to : map_pages;
-    if (to <= w->prefaulted) return 0;
-    const uintptr_t from = w->map_lo + (uintptr_t)(w->prefaulted * w->psize);
-    if (madvise((void *)from, (size_t)((to - w->prefaulted) * w->psize), MADV_POPULATE_WRITE) != 0)
-        return errno;
-    w->prefaulted = to;
-    return 0;
-}
-
 /* ---- transactions --------------------------------------------------------------------- */
 
 static int txn_begin(lmdb_writer *w, ld_err *e)
@@ -293,104 +186,121 @@ static int txn_begin(lmdb_writer *w, ld_err *e)
     return LD_OK;
 }
 
-/* A bound on the bytes of new pages one record of kl + vl bytes takes. A value that does not
- * fit in a leaf node (LMDB's limit is about half a page) goes to overflow pages of its own (a
- * page header, then the value); with MDB_APPEND a leaf page is split only when full, so leaves
- * are at least half used: twice a node's bytes (its header, key, value and slot) bound its
- * share of them, and of the branch pages above. */
-static uint64_t record_bytes(const lmdb_writer *w, size_t kl, size_t vl)
+static int put_one(lmdb_writer *w, const void *k, size_t kl, const void *v, size_t vl,
+                   uint64_t index)
 {
-    const uint64_t ps = w->psize, node = (uint64_t)kl + 32;
-    if (node + vl <= ps / 2 - 64) return 2 * (node + vl);
-    return (vl + 16 + ps - 1) / ps * ps + 2 * node;
+    MDB_val key = {kl, (void *)k}, val = {vl, (void *)v};
+    /* keys of 8-digit indexes arrive in increasing order: append without searching */
+    unsigned flags = index < 100000000u ? MDB_APPEND : 0;
+    return mdb_put(w->txn, w->dbi, &key, &val, flags);
 }
 
-/* The pages the open transaction may have written up to once a record of rb bytes
- * (record_bytes) is put: the database's pages at the last commit, the new pages of the
- * transaction's records, and 256 pages (1 MiB) for what else a transaction writes: the tree
- * pages it copies on the way to the last leaf, and LMDB's free list, which commit writes. */
-static uint64_t pages_after(const lmdb_writer *w, uint64_t rb)
-{
-    return w->used_pages + (w->txn_bytes + rb + w->psize - 1) / w->psize + 256;
-}
-
-/* Before a record of kl + vl bytes is put: room for it in the map and its pages prefaulted
- * (prefault). LMDB grows a map only while no transaction is open: commit, grow, begin again.
- * The map grows by doubling up to 1 GiB, then by steps of max(1 GiB, 1/8 of the map): few
- * steps (about 40 from 1 GiB to 100 GiB), and the reserved address space stays within 12.5%
- * of the data once it is large (it matters on 32-bit systems). With MDB_WRITEMAP the file
- * is as large as the map, so a file size limit (ulimit -f) is met when it grows. */
-static int commit(lmdb_writer *w, ld_err *e);
-static int ensure_room(lmdb_writer *w, uint64_t rb, ld_err *e)
+/* Grow the map after MDB_MAP_FULL and replay the uncommitted batch into a new transaction.
+ * Doubling up to 1 GiB, then steps of max(1 GiB, 1/8 of the map): few replays (about 40 from
+ * 1 GiB to 100 GiB), and the reserved address space stays within 12.5% of the data once it
+ * is large (it matters on 32-bit systems). */
+static int grow_and_replay(lmdb_writer *w, ld_err *e)
 {
     int rc = LD_OK;
-    uint64_t need = pages_after(w, rb);
-    if (need <= w->mapsize / w->psize) goto prefault;
-    LD_TRY(commit(w, e));
-    need = pages_after(w, rb);
-    const size_t gib = (size_t)1 << 30;
-    size_t ns = w->mapsize;
-    while (ns / w->psize < need) {
-        size_t step = ns < gib ? ns : ns / 8 > gib ? ns / 8 : gib;
-        LD_CHECK(e, ld__add_size(ns, step, &ns), LD_ELIMIT,
+    for (;;) {
+        mdb_txn_abort(w->txn);
+        w->txn = NULL;
+        const size_t gib = (size_t)1 << 30;
+        size_t step = w->mapsize < gib ? w->mapsize : w->mapsize / 8 > gib ? w->mapsize / 8 : gib;
+        size_t ns;
+        LD_CHECK(e, ld__add_size(w->mapsize, step, &ns), LD_ELIMIT,
                  "%s: the database does not fit in the address space", w->final);
+        int m = mdb_env_set_mapsize(w->env, ns);
+        if (m == ENOMEM) /* LMDB maps the whole database: the address space ran out */
+            return ld__err(e, LD_ENOMEM,
+                           "%s: cannot grow the LMDB map to %zu MiB: %s: LMDB maps the whole "
+                           "database into the address space%s",
+                           w->final, ns >> 20, mdb_strerror(m),
+                           sizeof(void *) < 8
+                               ? " (a 32-bit process: about 2 GiB of database at most, see the "
+                                 "README, \"32-bit systems\"); write HDF5 instead (OUT.h5), "
+                                 "which has no such limit, or convert on a 64-bit system"
+                               : "; raise the limit (ulimit -v) or write HDF5 (OUT.h5)");
+        if (m) return ld__mdb_err(e, m, w->final, "cannot grow the map");
+        w->mapsize = ns;
+        LD_TRY(txn_begin(w, e));
+        size_t off = 0;
+        uint64_t idx = w->n - w->batch_n;
+        m = 0;
+        while (off < w->batch.len && !m) {
+            uint32_t kl, vl;
+            memcpy(&kl, w->batch.p + off, 4);
+            memcpy(&vl, w->batch.p + off + 4, 4);
+            const uint8_t *k = w->batch.p + off + 8;
+            m = put_one(w, k, kl, k + kl, vl, idx++);
+            off += 8 + (size_t)kl + vl;
+        }
+        if (m == MDB_MAP_FULL) continue;
+        if (m) return write_fail(w, e, m, "write failed");
+        return LD_OK;
     }
-    int m = mdb_env_set_mapsize(w->env, ns);
-    if (m == ENOMEM) /* LMDB maps the whole database: the address space ran out */
-        return ld__err(e, LD_ENOMEM,
-                       "%s: cannot grow the LMDB map to %zu MiB: %s: LMDB maps the whole "
-                       "database into the address space%s",
-                       w->final, ns >> 20, mdb_strerror(m),
-                       sizeof(void *) < 8
-                           ? " (a 32-bit process: about 2 GiB of database at most, see the "
-                             "README, \"32-bit systems\"); write HDF5 instead (OUT.h5), "
-                             "which has no such limit, or convert on a 64-bit system"
-                           : "; raise the limit (ulimit -v) or write HDF5 (OUT.h5)");
-    if (m) return write_fail(w, e, m, "cannot grow the map");
-    w->mapsize = ns;
-    find_map(w);
-    LD_TRY(txn_begin(w, e));
-prefault:;
-    const int err = prefault(w, need);
-    if (err) return write_fail(w, e, err == EFAULT ? ENOSPC : err, "cannot make room for a record");
 fail:
     return rc;
 }
 
-/* Put a record of kl + vl bytes under key k: *at is where its vl bytes go, to be written
- * before the next put. Keys of 8-digit indexes arrive in increasing order: appended without
- * a search. */
-static int put_reserve(lmdb_writer *w, const void *k, size_t kl, size_t vl, uint64_t index,
-                       uint8_t **at, ld_err *e)
+/* Unmap (from this process only) the database pages LMDB touched through its map. LMDB
+ * copies the tree pages it changes out of the map, and each first touch faults in a
+ * page-cache folio (fault-around maps 64 KiB, large folios up to 2 MiB). New leaves sit after
+ * the previous transaction's records, so every transaction mapped new pages and resident
+ * memory grew with the database (88 MiB at 2,000 x 150 KB records, 136 MiB at 20,000). The
+ * map is read-only and shared: dropping it discards nothing, the pages stay in the page cache
+ * and LMDB faults them back if it needs them. Called between transactions, when LMDB holds
+ * no pointers into the map.
+ *
+ * LMDB does not tell where it mapped the file (MDB_envinfo.me_mapaddr is only set with
+ * MDB_FIXEDMAP), so we look for the shared mapping of data.mdb's inode in /proc/self/maps.
+ * Elsewhere than Linux this does nothing. */
+void ld__lmdb_drop_pages(struct MDB_env *env)
 {
-    int rc = LD_OK;
-    const uint64_t rb = record_bytes(w, kl, vl);
-    LD_TRY(ensure_room(w, rb, e));
-    MDB_val key = {kl, (void *)(uintptr_t)k}, val = {vl, NULL};
-    const unsigned flags = MDB_RESERVE | (index < 100000000u ? MDB_APPEND : 0);
-    const int m = mdb_put(w->txn, w->dbi, &key, &val, flags);
-    if (m) return write_fail(w, e, m, "write failed");
-    *at = val.mv_data;
-    w->txn_bytes += rb;
-    w->batch_n++;
-    w->batch_bytes += vl;
-fail:
-    return rc;
+#ifdef __linux__
+    int fd;
+    struct stat st;
+    if (mdb_env_get_fd(env, &fd) != 0 || fstat(fd, &st) != 0) return;
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f) return;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        unsigned long lo, hi, ino;
+        unsigned long long off;
+        unsigned maj, min;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %llx %x:%x %lu", &lo, &hi, perms, &off, &maj, &min, &ino) ==
+                7 &&
+            ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev && perms[3] == 's')
+            madvise((void *)(uintptr_t)lo, hi - lo, MADV_DONTNEED);
+    }
+    free(line);
+    fclose(f);
+#else
+    (void)env;
+#endif
 }
 
 static int commit(lmdb_writer *w, ld_err *e)
 {
-    MDB_envinfo info;
-    int m = mdb_txn_commit(w->txn);
-    w->txn = NULL; /* a failed commit frees the transaction too */
-    if (m) return write_fail(w, e, m, "commit failed");
-    if ((m = mdb_env_info(w->env, &info)) != 0) return write_fail(w, e, m, "commit failed");
-    w->used_pages = (uint64_t)info.me_last_pgno + 1;
-    w->txn_bytes = 0;
+    int rc = LD_OK;
+    for (;;) {
+        int m = mdb_txn_commit(w->txn);
+        w->txn = NULL; /* a failed commit frees the transaction too */
+        if (m == MDB_MAP_FULL) {
+            LD_TRY(txn_begin(w, e)); /* grow_and_replay aborts it again */
+            LD_TRY(grow_and_replay(w, e));
+            continue;
+        }
+        if (m) return write_fail(w, e, m, "commit failed");
+        break;
+    }
+    w->batch.len = 0;
     w->batch_n = 0;
-    w->batch_bytes = 0;
-    drop_map(w);
-    return LD_OK;
+    ld__lmdb_drop_pages(w->env);
+fail:
+    return rc;
 }
 
 /* ---- the vtable ------------------------------------------------------------------------ */
@@ -486,14 +396,23 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
                  LD_EINVAL, "%s: raw sample of %zu bytes does not match its shape %dx%dx%d", s->rel,
                  s->len, s->c, s->h, s->w);
     }
-    const size_t vl = ld__datum_size(&d);
-    LD_CHECK(e, vl <= UINT32_MAX, LD_ELIMIT, "%s: record too large", s->rel);
+    LD_TRY(buf_rc(w, e, ld__datum_encode(&d, &w->rec)));
+    LD_CHECK(e, w->rec.len <= UINT32_MAX, LD_ELIMIT, "%s: record too large", s->rel);
     if (w->label) LD_TRY(lmdb_add(&w->label->base, s, e)); /* its label Datum, same key */
     if (w->mask) LD_TRY(lmdb_add(&w->mask->base, s, e));   /* its mask Datum, same key */
-    uint8_t *at = NULL;
-    LD_TRY(put_reserve(w, w->key.p, (size_t)kl, vl, w->n, &at, e));
-    ld__datum_write(&d, at);
+
+    /* keep the record for a replay, then put it */
+    uint32_t hdr[2] = {(uint32_t)kl, (uint32_t)w->rec.len};
+    LD_TRY(buf_rc(w, e, ld__buf_append(&w->batch, hdr, sizeof hdr)));
+    LD_TRY(buf_rc(w, e, ld__buf_append(&w->batch, w->key.p, (size_t)kl)));
+    LD_TRY(buf_rc(w, e, ld__buf_append(&w->batch, w->rec.p, w->rec.len)));
+    w->batch_n++;
     w->n++;
+    int m = put_one(w, w->key.p, (size_t)kl, w->rec.p, w->rec.len, w->n - 1);
+    if (m == MDB_MAP_FULL)
+        LD_TRY(grow_and_replay(w, e)); /* replays this record too */
+    else if (m)
+        LD_TRY(write_fail(w, e, m, "write failed"));
 
     if (w->n == 1) { /* (the label database's: K x 1 x 1) */
         w->c = d.channels;
@@ -502,7 +421,7 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
     } else if (d.channels != w->c || d.height != w->h || d.width != w->w) {
         w->same_shape = 0;
     }
-    if (w->batch_n >= LD_LMDB_BATCH || w->batch_bytes >= LD_LMDB_BATCH_BYTES) {
+    if (w->batch_n >= LD_LMDB_BATCH || w->batch.len >= LD_LMDB_BATCH_BYTES) {
         LD_TRY(commit(w, e));
         LD_TRY(txn_begin(w, e));
     }
@@ -522,12 +441,6 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
     LD_TRY(commit(w, e));
     int m = mdb_env_sync(w->env, 1);
     if (m) LD_TRY(write_fail(w, e, m, "sync failed"));
-    /* MDB_WRITEMAP sized data.mdb to the map (and a fallback from it may have): keep the
-     * pages in use (readers never look past the last one; mdb_copy's copy is this size too) */
-    int fd;
-    if ((m = mdb_env_get_fd(w->env, &fd)) != 0) LD_TRY(write_fail(w, e, m, "sync failed"));
-    if (ftruncate(fd, (off_t)(w->used_pages * w->psize)) != 0)
-        LD_TRY(write_fail(w, e, errno, "cannot cut data.mdb to its pages"));
     mdb_dbi_close(w->env, w->dbi);
     mdb_env_close(w->env);
     w->env = NULL;
@@ -583,67 +496,13 @@ static void lmdb_free(ld_writer *base)
     lmdb_free(w->label ? &w->label->base : NULL);
     lmdb_free(w->mask ? &w->mask->base : NULL);
     ld__buf_free(&w->floats);
+    ld__buf_free(&w->rec);
     ld__buf_free(&w->key);
+    ld__buf_free(&w->batch);
     ld__desc_free(&w->desc);
     free(w->final);
     free(w->tmp);
     free(w);
-}
-
-/* Did MADV_POPULATE_WRITE put the last prefaulted page in the page cache? qemu-user (7.2)
- * answers every madvise with success and does nothing, and the page, past the two meta
- * pages LMDB wrote with pwrite, is in a hole of a new file until then. */
-static int prefaulted_really(const lmdb_writer *w)
-{
-    unsigned char in = 0;
-    const uintptr_t last = w->map_lo + (uintptr_t)((w->prefaulted - 1) * w->psize);
-    return w->prefaulted > w->used_pages && mincore((void *)last, w->psize, &in) == 0 && (in & 1);
-}
-
-/* The environment in w->tmp, MDB_WRITEMAP when this system can prefault its pages
- * (prefault): not under a file size limit (ulimit -f) below the map, since MDB_WRITEMAP makes
- * data.mdb as large as the map at once, nor where MADV_POPULATE_WRITE is missing or does
- * nothing (Linux before 5.14, other systems, qemu-user); LMDB then writes through its own
- * buffers (a copy more, and pwrite at commit) and grows the file as pages are written. */
-static int env_open(lmdb_writer *w, ld_err *e)
-{
-    int rc = LD_OK, m;
-    for (w->writemap = 1;; w->writemap = 0) {
-        m = mdb_env_create(&w->env);
-        if (m) {
-            w->env = NULL;
-            return ld__mdb_err(e, m, w->final, "cannot create an LMDB environment");
-        }
-        MDB_stat st;
-        m = mdb_env_set_mapsize(w->env, w->mapsize);
-        if (!m)
-            m = mdb_env_open(w->env, w->tmp,
-                             MDB_NOSYNC | MDB_NOMETASYNC | MDB_NORDAHEAD |
-                                 (w->writemap ? MDB_WRITEMAP : 0),
-                             0664);
-        if (!m) m = mdb_env_stat(w->env, &st);
-        if (!m) {
-            w->psize = st.ms_psize;
-            w->used_pages = 2; /* the two meta pages */
-            w->prefaulted = 0;
-            find_map(w);
-            if (!w->writemap) break;
-            if (w->map_hi > w->map_lo) {
-                const int err = prefault(w, w->used_pages);
-                if (!err && prefaulted_really(w)) break;
-                if (err != EINVAL && err != ENOSYS)
-                    LD_TRY(write_fail(w, e, err == EFAULT ? ENOSPC : err,
-                                      "cannot open the LMDB environment"));
-            }
-        } else if (m != EFBIG || !w->writemap) {
-            break;
-        }
-        mdb_env_close(w->env);
-        w->env = NULL;
-    }
-    if (m) LD_TRY(write_fail(w, e, m, "cannot open the LMDB environment"));
-fail:
-    return rc;
 }
 
 static const ld_writer_vt lmdb_vt = {lmdb_add, lmdb_finish, lmdb_free};
@@ -721,7 +580,14 @@ static int writer_create(const ld_writer_opts *o, int role, ld_writer **out, ld_
                  "out of memory");
     LD_CHECK(e, mkdir(w->tmp, 0777) == 0, LD_EIO, "%s: cannot create directory %s: %s", w->final,
              w->tmp, strerror(errno));
-    LD_TRY(env_open(w, e));
+    m = mdb_env_create(&w->env);
+    if (m) {
+        w->env = NULL;
+        LD_TRY(ld__mdb_err(e, m, w->final, "cannot create an LMDB environment"));
+    }
+    m = mdb_env_set_mapsize(w->env, w->mapsize);
+    if (!m) m = mdb_env_open(w->env, w->tmp, MDB_NOSYNC | MDB_NOMETASYNC, 0664);
+    if (m) LD_TRY(ld__mdb_err(e, m, w->tmp, "cannot open the LMDB environment"));
     LD_TRY(ld__refuse_second_writer(w->final, w->tmp, e)); /* ours is locked now */
     w->maxkey = mdb_env_get_maxkeysize(w->env);
     LD_TRY(txn_begin(w, e));
