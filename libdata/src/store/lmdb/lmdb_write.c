@@ -460,6 +460,8 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
     mdb_dbi_close(w->env, w->dbi);
     mdb_env_close(w->env);
     w->env = NULL;
+    ld__buf_free(&w->batch); /* no more records: their memory, before the index's 12 B each */
+    ld__buf_free(&w->rec);
     LD_TRY(ld__lmdb_index_save(w->tmp, e));
     LD_TRY(write_sidecar(w, e));
 
