@@ -112,7 +112,8 @@ struct ld_store_ctx {
  * ended at 299 MB, 134 MB for 1,000 (issue 16).
  *
  * So the store walks the tree once, at open, and keeps where every record's value lies in
- * the file (12 bytes per record; ImageNet's 1.28 M records: 15 MiB). Reads are then one
+ * the file (12 bytes per record; ImageNet's 1.28 M records: 15 MiB), or reads that from the
+ * index our writer saved from the same walk (lmdb_index.h, load_index). Reads are then one
  * pread() of the value into the context's buffer and advice is posix_fadvise(): after open,
  * nothing touches the map, and a database truncated under the reader gives a short read, an
  * error, instead of SIGBUS. The walk drops the map from the process every
