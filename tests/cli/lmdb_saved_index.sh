@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The saved record index (libdata/src/store/lmdb/lmdb_index.h): our LMDB writer leaves
-# libdata.idx beside data.mdb (conversions, shard parts, merge, the label database), and the
+# libdata.idx beside data.mdb (conversions, shard parts, merge, label and mask databases), and the
 # reader's open reads it instead of walking the tree, only when it was made for the snapshot it
 # opens. Checked without libdata (python-lmdb and zlib read the file: every record's offset and
 # size against the value python-lmdb gives for the i-th key, the header against mdb_env_info /
@@ -215,4 +215,13 @@ for p in lv.lmdb lv-labels.lmdb; do
     [ "$(idx_check "$p")" = 12 ] || fail "$p: no valid index"
 done
 [ "$(how lv-labels.lmdb)" = "lmdb, saved record index (pread)" ] || fail "$(how lv-labels.lmdb)"
+
+check "segmentation masks: the mask database has its index"
+"$PYTHON" "$SRC/tests/cli/lib/masks_check.py" make "$TMP/m" "$LD_TEST_DATA/photos" > /dev/null ||
+    fail "mask fixtures"
+"$DATACONV" --list m/list.txt --root m/img --masks m/masks seg.lmdb --resize 24 -q ||
+    fail "mask conversion"
+m=$(idx_check seg-masks.lmdb) || fail "seg-masks.lmdb: no valid index"
+[ "$(idx_check seg.lmdb)" = "$m" ] || fail "seg.lmdb: no valid index"
+[ "$(how seg-masks.lmdb)" = "lmdb, saved record index (pread)" ] || fail "$(how seg-masks.lmdb)"
 echo "lmdb_saved_index: all checks passed"
