@@ -10,7 +10,7 @@
 # after the conversion (python-lmdb put), and a damaged, truncated, foreign or other-version
 # index, are walked: exit 0, the same records, `info` saying why.
 source "$(dirname "$0")/lib/common.sh"
-cd "$TMP"
+cd "$TMP" || exit 1
 
 # idx_check DB: the index of DB describes DB exactly (prints its record count)
 idx_check() {
@@ -78,7 +78,8 @@ echo "  $n records"
 check "the records read with the saved index equal those read by the walk"
 cp -r a.lmdb walk.lmdb
 rm walk.lmdb/libdata.idx
-[ "$(how walk.lmdb)" = "lmdb, record index (pread)" ] || fail "no index, info says: $(how walk.lmdb)"
+[ "$(how walk.lmdb)" = "lmdb, record index (pread)" ] ||
+    fail "no index, info says: $(how walk.lmdb)"
 to_h5 a.lmdb idx.h5
 to_h5 walk.lmdb walk.h5
 same_h5 idx.h5 walk.h5
@@ -155,7 +156,8 @@ with env.begin(write=True) as t:
 PY
 h=$(how put.lmdb)
 echo "  $h"
-[[ "$h" == *"made for $n records, the database holds $((n + 1))"* ]] || fail "put.lmdb: info says: $h"
+[[ "$h" == *"made for $n records, the database holds $((n + 1))"* ]] ||
+    fail "put.lmdb: info says: $h"
 to_h5 put.lmdb put.h5
 "$PYTHON" - put.h5 walk.h5 <<'PY' || fail "put.lmdb was not read as python-lmdb left it"
 import sys
@@ -163,7 +165,8 @@ import h5py, numpy as np
 p, w = (h5py.File(x, "r") for x in sys.argv[1:3])
 n = len(w["label"])
 assert len(p["label"]) == n + 1, (len(p["label"]), n)
-assert np.array_equal(p["data"][:1], w["data"][:1]) and np.array_equal(p["data"][2:n], w["data"][2:])
+assert np.array_equal(p["data"][:1], w["data"][:1])
+assert np.array_equal(p["data"][2:n], w["data"][2:])
 assert np.array_equal(p["data"][1], w["data"][0]) and np.array_equal(p["data"][n], w["data"][0])
 assert p["label"][1] == 9 and p["label"][n] == 7, (p["label"][1], p["label"][n])
 PY
@@ -209,7 +212,8 @@ idx_check a.lmdb > /dev/null || fail "a.lmdb: the index after replacing"
 ls -d a.lmdb.* 2> /dev/null && fail "temporaries left beside a.lmdb"
 
 check "label vectors: the label database has its index"
-find in -name '*.jpg' | sort | head -12 | awk '{ print substr($0, 4), NR % 3, (NR * 7) % 5 }' > v.txt
+find in -name '*.jpg' | sort | head -12 |
+    awk '{ print substr($0, 4), NR % 3, (NR * 7) % 5 }' > v.txt
 "$DATACONV" --list v.txt --root in lv.lmdb --resize 16 -q || fail "label vector conversion"
 for p in lv.lmdb lv-labels.lmdb; do
     [ "$(idx_check "$p")" = 12 ] || fail "$p: no valid index"
