@@ -51,8 +51,8 @@ static void index_variants(const char *dir, const uint8_t *data, size_t size)
     for (size_t k = 0; k < size; k++)
         h = (h ^ data[k]) * 1099511628211u;
     snprintf(path, sizeof path, "%s/%s", dir, LD_LMDB_INDEX);
-    if (ld__lmdb_index_save(dir, &e) != LD_OK || ld__read_file(path, &f, 1 << 28, &e) != LD_OK ||
-        f.len < 100)
+    if (ld__lmdb_index_save(dir, dir, &e) != LD_OK ||
+        ld__read_file(path, &f, 1 << 28, &e) != LD_OK || f.len < 100)
         goto done;
     const uint8_t *b = f.p;
     const ld_lmdb_snap id = {le(b + 16, 8), le(b + 24, 8),           le(b + 32, 8),
@@ -84,7 +84,8 @@ static void index_variants(const char *dir, const uint8_t *data, size_t size)
             off[i] = off[j], len[i] = len[j], off[j] = o, len[j] = l;
         }
         if (v == 5) maxlen++;
-        if (ld__lmdb_index_write(dir, &id, off, len, maxlen, (int)(le(b + 56, 4) & 1), &e) == LD_OK)
+        if (ld__lmdb_index_write(dir, dir, &id, off, len, maxlen, (int)(le(b + 56, 4) & 1), &e) ==
+            LD_OK)
             open_read(dir);
     }
     free(off);

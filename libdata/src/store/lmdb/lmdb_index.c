@@ -118,8 +118,9 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
-int ld__lmdb_index_write(const char *dir, const ld_lmdb_snap *id, const uint64_t *off,
-                         const uint32_t *len, uint32_t maxlen, int keyed, ld_err *e)
+int ld__lmdb_index_write(const char *dir, const char *out, const ld_lmdb_snap *id,
+                         const uint64_t *off, const uint32_t *len, uint32_t maxlen, int keyed,
+                         ld_err *e)
 {
     int rc = LD_OK, fd = -1, ok = 1;
     crc32_state *crc = malloc(sizeof *crc);
@@ -160,9 +161,12 @@ int ld__lmdb_index_write(const char *dir, const ld_lmdb_snap *id, const uint64_t
         used += 4;
     }
     ok = ok && write_all(fd, buf, used) == 0 && fsync(fd) == 0;
+    const int err = ok ? 0 : errno;
     ok = (close(fd) == 0) & ok;
     fd = -1;
-    LD_CHECK(e, ok, LD_EIO, "%s: write failed: %s", path, strerror(errno));
+    if (!ok && !ld__explain_write_failure(e, err ? err : errno, out, path))
+        ld__err(e, LD_EIO, "%s: write failed: %s", path, strerror(err ? err : errno));
+    if (!ok) rc = LD_EIO;
 fail:
     if (fd >= 0) close(fd);
     if (rc < 0 && path) unlink(path);

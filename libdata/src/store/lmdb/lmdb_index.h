@@ -51,9 +51,11 @@ typedef struct ld_lmdb_snap {
 } ld_lmdb_snap;
 
 /* Write dir/libdata.idx for snapshot `id` and its n offsets and sizes (synced). LD_OK,
- * LD_EIO (the file is removed then). */
-int ld__lmdb_index_write(const char *dir, const ld_lmdb_snap *id, const uint64_t *off,
-                         const uint32_t *len, uint32_t maxlen, int keyed, ld_err *e);
+ * LD_ENOMEM, LD_EIO (the file is removed then; a full disk or the file size limit is said as
+ * such, naming `out`, the output dir becomes). */
+int ld__lmdb_index_write(const char *dir, const char *out, const ld_lmdb_snap *id,
+                         const uint64_t *off, const uint32_t *len, uint32_t maxlen, int keyed,
+                         ld_err *e);
 
 /* Read dir/libdata.idx into off[want->n] and len[want->n] (the caller's arrays) when it was
  * made for snapshot `want`, its CRC holds and every value lies inside data.mdb; sets *maxlen

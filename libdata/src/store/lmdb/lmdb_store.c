@@ -1263,14 +1263,15 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
 }
 
 /* The writer's: the walk is the reader's own, so the two agree by construction. */
-int ld__lmdb_index_save(const char *dir, ld_err *e)
+int ld__lmdb_index_save(const char *dir, const char *out, ld_err *e)
 {
     ld_store *st = NULL;
-    int rc = store_open(dir, NULL, 1, &st, e);
-    if (rc < 0) return rc;
+    ld_err oe = {0};
+    int rc = LD_OK;
+    if (store_open(dir, NULL, 1, &st, &oe) < 0) return LD_OK;
     const lmdb_store *s = (const lmdb_store *)st;
     if (st->info.n) /* an empty database has nothing to index */
-        rc = ld__lmdb_index_write(dir, &s->id, s->off, s->len, s->maxlen, s->keyed, e);
+        rc = ld__lmdb_index_write(dir, out, &s->id, s->off, s->len, s->maxlen, s->keyed, e);
     st->vt->close(st);
     return rc;
 }

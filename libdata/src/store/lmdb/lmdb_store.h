@@ -64,10 +64,11 @@ int ld__lmdb_sidecar_read(const char *dir, ld_buf *out, ld_err *e);
 const char *ld__lmdb_sidecar_value(const char *text, const char *key);
 
 /* The saved record index (lmdb_index.h): open the finished database in directory `dir` with
- * the store, which walks it as the reader does, and write dir/libdata.idx from that walk
- * (none for an empty database). For the writer, before it publishes `dir`. LD_OK, or the
- * store's error, or LD_EIO when the file cannot be written (then there is none). */
-int ld__lmdb_index_save(const char *dir, ld_err *e);
+ * the store, which walks it as the reader does, and write dir/libdata.idx from that walk, for
+ * the writer, before it publishes `dir` as `out`. None for an empty database, nor for one the
+ * store does not open (the reader's open will say why): LD_OK. LD_EIO / LD_ENOMEM when the
+ * file cannot be written (then there is none). */
+int ld__lmdb_index_save(const char *dir, const char *out, ld_err *e);
 
 /* Record an LMDB failure: "<path>: <what>: <LMDB's text for m>", LD_ENOMEM for ENOMEM, else
  * LD_EIO. Returns that code. The one LMDB error helper of the store and the writer. */

@@ -462,7 +462,7 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
     w->env = NULL;
     ld__buf_free(&w->batch); /* no more records: their memory, before the index's 12 B each */
     ld__buf_free(&w->rec);
-    LD_TRY(ld__lmdb_index_save(w->tmp, e));
+    LD_TRY(ld__lmdb_index_save(w->tmp, w->final, e));
     LD_TRY(write_sidecar(w, e));
 
     LD_CHECK(e, replaceable(w->final, &exists), LD_EIO,
