@@ -106,13 +106,15 @@ static void header(uint8_t *h, const ld_lmdb_snap *id, uint32_t maxlen, int keye
 
 /* ---- writing ---- */
 
-static int write_all(int fd, const uint8_t *p, size_t n)
+/* n bytes at *at (advanced): 0, or -1 with errno. pwrite, which tests/fault wraps. */
+static int write_all(int fd, const uint8_t *p, size_t n, uint64_t *at)
 {
     while (n) {
-        const ssize_t w = write(fd, p, n < IO_MAX ? n : IO_MAX);
+        const ssize_t w = pwrite(fd, p, n < IO_MAX ? n : IO_MAX, (off_t)*at);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return w < 0 ? -1 : (errno = EIO, -1);
         p += w;
+        *at += (uint64_t)w;
         n -= (size_t)w;
     }
     return 0;
@@ -126,6 +128,7 @@ int ld__lmdb_index_write(const char *dir, const char *out, const ld_lmdb_snap *i
     crc32_state *crc = malloc(sizeof *crc);
     uint8_t *buf = malloc(CHUNK);
     size_t used = HDR;
+    uint64_t at = 0; /* the file's bytes written */
     char *path = ld__asprintf("%s/%s", dir, LD_LMDB_INDEX);
     LD_CHECK(e, crc && buf && path, LD_ENOMEM, "%s: out of memory", dir);
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -136,7 +139,7 @@ int ld__lmdb_index_write(const char *dir, const char *out, const ld_lmdb_snap *i
     for (uint64_t i = 0; ok && i < id->n; i++) {
         if (used + 8 > CHUNK) {
             crc_add(crc, buf, used);
-            ok = write_all(fd, buf, used) == 0;
+            ok = write_all(fd, buf, used, &at) == 0;
             used = 0;
         }
         put64(buf + used, off[i]);
@@ -145,7 +148,7 @@ int ld__lmdb_index_write(const char *dir, const char *out, const ld_lmdb_snap *i
     for (uint64_t i = 0; ok && i < id->n; i++) {
         if (used + 4 > CHUNK) {
             crc_add(crc, buf, used);
-            ok = write_all(fd, buf, used) == 0;
+            ok = write_all(fd, buf, used, &at) == 0;
             used = 0;
         }
         put32(buf + used, len[i]);
@@ -154,13 +157,13 @@ int ld__lmdb_index_write(const char *dir, const char *out, const ld_lmdb_snap *i
     if (ok) {
         crc_add(crc, buf, used);
         if (used + 4 > CHUNK) {
-            ok = write_all(fd, buf, used) == 0;
+            ok = write_all(fd, buf, used, &at) == 0;
             used = 0;
         }
         put32(buf + used, crc->v ^ 0xFFFFFFFFu);
         used += 4;
     }
-    ok = ok && write_all(fd, buf, used) == 0 && fsync(fd) == 0;
+    ok = ok && write_all(fd, buf, used, &at) == 0 && fsync(fd) == 0;
     const int err = ok ? 0 : errno;
     ok = (close(fd) == 0) & ok;
     fd = -1;
