@@ -7,9 +7,11 @@
 #   convert   `dataconv TREE conv.lmdb --resize 24`: raw 3x24x24 uint8 Caffe Datum records
 #   shard     the 8 parts `--shard K/8` one after the other (each lists all N), then `merge`
 #   info      `dataconv info conv.lmdb`
-#   open      libdata's reader open (the LMDB record index walk) and its first shuffled batch
-#             of 256 (bench/first_batch.c), warm and after data.mdb is dropped from the page
-#             cache (fsync + POSIX_FADV_DONTNEED: no root, other files stay cached)
+#   open      libdata's reader open and its first shuffled batch of 256 (bench/first_batch.c),
+#             warm and after data.mdb, lock.mdb and libdata.idx are dropped from the page cache
+#             (fsync + POSIX_FADV_DONTNEED: no root, other files stay cached): with the record
+#             index the writer saved (libdata.idx), then with it moved aside (the walk of the
+#             tree, as for a database made by another tool), warm and cold again
 #   epoch     `dataconv bench conv.lmdb --shuffle --batch 256`, a warm epoch
 # each with wall time, time per image and peak RSS (GNU time). Prints a markdown table (the
 # one in docs/benchmarks.md) and keeps the raw figures in WORK/results.tsv.
@@ -82,7 +84,7 @@ os.close(fd)' "$1"
 }
 cached_kib() { fincore -b -n -o RES "$1" 2> /dev/null | awk '{print int($1 / 1024)}'; }
 
-printf 'n\tgen_s\timages_kib\tlmdb_kib\tlist_s\tlist_kib\tconv_s\tconv_kib\tshard_s\tshard_kib\tmerge_s\tmerge_kib\tinfo_s\tinfo_kib\topen_warm_s\tfirst_warm_s\topen_cold_s\tfirst_cold_s\topen_kib\tcold_cached_kib\tepoch_rate\tepoch_kib\tlist_cpu\tconv_cpu\tshard_cpu\tmerge_cpu\tinfo_cpu\tconv_disk_kib\tload\n' >> "$results"
+printf 'n\tgen_s\timages_kib\tlmdb_kib\tlist_s\tlist_kib\tconv_s\tconv_kib\tshard_s\tshard_kib\tmerge_s\tmerge_kib\tinfo_s\tinfo_kib\topen_warm_s\tfirst_warm_s\topen_cold_s\tfirst_cold_s\topen_kib\tcold_cached_kib\tepoch_rate\tepoch_kib\tlist_cpu\tconv_cpu\tshard_cpu\tmerge_cpu\tinfo_cpu\tconv_disk_kib\twalk_warm_s\twalk_cold_s\tload\n' >> "$results"
 for n in $sizes; do
     tree=$work/img-$n
     out=$work/out-$n
@@ -129,15 +131,27 @@ for n in $sizes; do
     timed info "$dataconv" info "$out/conv.lmdb"
     echo "   info: $T_info s, $M_info KiB"
 
-    cat "$out/conv.lmdb/data.mdb" > /dev/null
-    "$fb" "$out/conv.lmdb" > /dev/null
-    read -r _ open_warm _ first_warm _ open_kib < <("$fb" "$out/conv.lmdb")
-    drop "$out/conv.lmdb/data.mdb"
-    drop "$out/conv.lmdb/lock.mdb"
-    cold_cached=$(cached_kib "$out/conv.lmdb/data.mdb")
-    read -r _ open_cold _ first_cold _ _ < <("$fb" "$out/conv.lmdb")
-    echo "   reader open: warm $open_warm s, cold $open_cold s ($cold_cached KiB of data.mdb cached" \
-        "before); first batch warm $first_warm s, cold $first_cold s; peak RSS $open_kib KiB"
+    db=$out/conv.lmdb
+    [ -f "$db/libdata.idx" ] || { echo "scale.sh: $db has no libdata.idx (an older build?)" >&2; exit 1; }
+    drop_db() { drop "$db/data.mdb"; drop "$db/lock.mdb"; [ ! -f "$db/libdata.idx" ] || drop "$db/libdata.idx"; }
+    cat "$db/data.mdb" "$db/libdata.idx" > /dev/null
+    "$fb" "$db" > /dev/null
+    read -r _ open_warm _ first_warm _ open_kib < <("$fb" "$db")
+    drop_db
+    cold_cached=$(cached_kib "$db/data.mdb")
+    read -r _ open_cold _ first_cold _ _ < <("$fb" "$db")
+    echo "   reader open (saved index): warm $open_warm s, cold $open_cold s ($cold_cached KiB of" \
+        "data.mdb cached before); first batch warm $first_warm s, cold $first_cold s; peak RSS" \
+        "$open_kib KiB"
+    mv "$db/libdata.idx" "$out/libdata.idx.aside" # the walk, as for another tool's database
+    cat "$db/data.mdb" > /dev/null
+    "$fb" "$db" > /dev/null
+    read -r _ walk_warm _ _ _ walk_kib < <("$fb" "$db")
+    drop_db
+    read -r _ walk_cold _ _ _ _ < <("$fb" "$db")
+    mv "$out/libdata.idx.aside" "$db/libdata.idx"
+    echo "   reader open (walk, libdata.idx moved aside): warm $walk_warm s, cold $walk_cold s;" \
+        "peak RSS $walk_kib KiB"
 
     cat "$out/conv.lmdb/data.mdb" > /dev/null
     timed bench "$dataconv" bench "$out/conv.lmdb" --shuffle --batch 256 --epochs 2
@@ -147,7 +161,7 @@ for n in $sizes; do
     printf '%s\t' "$n" "$T_gen" "$images_kib" "$lmdb_kib" "$T_list" "$M_list" "$T_conv" "$M_conv" \
         "$shard_s" "$shard_kib" "$T_merge" "$M_merge" "$T_info" "$M_info" "$open_warm" "$first_warm" \
         "$open_cold" "$first_cold" "$open_kib" "$cold_cached" "$rate" "$M_bench" "$C_list" "$C_conv" \
-        "$shard_cpu" "$C_merge" "$C_info" "$D_conv" >> "$results"
+        "$shard_cpu" "$C_merge" "$C_info" "$D_conv" "$walk_warm" "$walk_cold" >> "$results"
     awk '{print $1}' /proc/loadavg >> "$results"
     rm -rf "$out"
     [ "$keep" = 1 ] || rm -rf "$tree"
@@ -161,7 +175,7 @@ us = lambda r, k: f(r, k) / int(r["n"]) * 1e6
 mib = lambda r, k: f(r, k) / 1024
 print()
 print("| images | disk: JPEGs / LMDB | listing | convert | 8 shards + merge | info | "
-      "reader open warm / cold | first batch warm / cold | warm shuffled epoch |")
+      "reader open warm / cold: saved index; walk | first batch warm / cold | warm shuffled epoch |")
 print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
     n = int(r["n"])
@@ -172,7 +186,8 @@ for r in rows:
           f"(CPU {us(r,'shard_cpu') + us(r,'merge_cpu'):.0f}), "
           f"{mib(r,'shard_kib'):.0f} / {mib(r,'merge_kib'):.0f} MiB "
           f"| {f(r,'info_s'):.2f} s, {mib(r,'info_kib'):.0f} MiB "
-          f"| {f(r,'open_warm_s'):.3f} / {f(r,'open_cold_s'):.3f} s, {mib(r,'open_kib'):.0f} MiB "
+          f"| {f(r,'open_warm_s'):.3f} / {f(r,'open_cold_s'):.3f} s; "
+          f"{f(r,'walk_warm_s'):.3f} / {f(r,'walk_cold_s'):.3f} s, {mib(r,'open_kib'):.0f} MiB "
           f"| {f(r,'first_warm_s')*1e3:.1f} / {f(r,'first_cold_s')*1e3:.1f} ms "
           f"| {f(r,'epoch_rate'):,.0f} img/s, {1e6/f(r,'epoch_rate'):.1f} µs/img, {mib(r,'epoch_kib'):.0f} MiB |")
 print()

@@ -22,11 +22,8 @@
 #include "codec/codec.h"
 #include "store/lmdb/datum.h"
 #include "store/lmdb/lmdb_desc.h"
+#include "store/lmdb/lmdb_index.h"
 #include "store/store.h"
-
-/* index.len of a record whose value does not lie inside data.mdb (a corrupt database): its
- * read is LD_EFORMAT. */
-#define LD_LMDB_BAD UINT32_MAX
 
 typedef struct lmdb_store {
     ld_store base;
@@ -56,6 +53,9 @@ typedef struct lmdb_store {
     uint64_t last_pgno;
     ld_store *labels; /* label vectors: the label database (lmdb_write.c), or NULL */
     ld_store *masks;  /* segmentation masks: the mask database (lmdb_write.c), or NULL */
+    ld_lmdb_snap id;  /* the snapshot s->snap, as the saved index names it (lmdb_index.h) */
+    int idx_ok;       /* the database is <dir>/data.mdb: <dir>/libdata.idx may be its index */
+    char how[256];    /* info.how when the saved index was not used */
 } lmdb_store;
 
 static int in_file(const lmdb_store *s, const MDB_val *v)
@@ -112,7 +112,8 @@ struct ld_store_ctx {
  * ended at 299 MB, 134 MB for 1,000 (issue 16).
  *
  * So the store walks the tree once, at open, and keeps where every record's value lies in
- * the file (12 bytes per record; ImageNet's 1.28 M records: 15 MiB). Reads are then one
+ * the file (12 bytes per record; ImageNet's 1.28 M records: 15 MiB), or reads that from the
+ * index our writer saved from the same walk (lmdb_index.h, load_index). Reads are then one
  * pread() of the value into the context's buffer and advice is posix_fadvise(): after open,
  * nothing touches the map, and a database truncated under the reader gives a short read, an
  * error, instead of SIGBUS. The walk drops the map from the process every
@@ -1032,9 +1033,71 @@ fail:
     return rc;
 }
 
-/* Fill info: the record count, the first record, the sidecar, the index, and what the reader
- * needs per thread. */
-static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
+/* Does record i of the loaded index lie where the tree says (cur at it: k, v), and, in a
+ * keyed index, is its key numbered i? */
+static int index_agrees(const lmdb_store *s, uint64_t i, const MDB_val *k, const MDB_val *v)
+{
+    uint64_t off;
+    const uint32_t len = value_at(s, v, &off);
+    return off == s->off[i] && len == s->len[i] &&
+           (!s->keyed || (in_file(s, k) && key_number(k) == (int64_t)i));
+}
+
+/* The index from the saved file (lmdb_index.h) instead of the walk, when the file was made for
+ * this very snapshot. Beyond what ld__lmdb_index_read checks, the first and last records and,
+ * when the keys are numbered, 8 between are looked up in the tree (a few pages: 1 + 9 descents)
+ * and must lie where the file says. LD_OK: s->off, s->len, maxlen, keyed are set; else they
+ * are not (the caller walks) and `why` says why, empty for a missing file. */
+static int load_index(lmdb_store *s, MDB_cursor *cur, char *why, size_t cap)
+{
+    const uint64_t n = s->base.info.n;
+    MDB_val k, v;
+    int rc;
+    why[0] = 0;
+    /* what build_index refuses, it refuses with its message */
+    if (!s->idx_ok || n > s->fsize / 10 || n > SIZE_MAX / sizeof *s->off) return LD_END;
+    s->off = malloc((size_t)n * sizeof *s->off);
+    s->len = malloc((size_t)n * sizeof *s->len);
+    if (!s->off || !s->len) {
+        rc = LD_ENOMEM;
+        goto fail;
+    }
+    rc = ld__lmdb_index_read(s->path, &s->id, s->off, s->len, &s->maxlen, &s->keyed, why, cap);
+    if (rc != LD_OK) {
+        if (rc == LD_END) why[0] = 0;
+        goto fail;
+    }
+    /* The map is dropped after each lookup: a descent maps the large folio around each page
+     * it touches (see LD_LMDB_DROP_EVERY), up to 2 MiB a page; ten at once were +12 MiB of
+     * peak RSS (cli_lmdb_memory). */
+    int ok = !mdb_cursor_get(cur, &k, &v, MDB_FIRST) && index_agrees(s, 0, &k, &v);
+    drop_map(s);
+    ok = ok && !mdb_cursor_get(cur, &k, &v, MDB_LAST) && index_agrees(s, n - 1, &k, &v);
+    drop_map(s);
+    for (uint64_t j = 1; ok && s->keyed && j <= 8; j++) {
+        const uint64_t i = n * j / 9;
+        char prefix[32];
+        const int pl = snprintf(prefix, sizeof prefix, "%08llu_", (unsigned long long)i);
+        k = (MDB_val){(size_t)pl, prefix};
+        ok = !mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) && index_agrees(s, i, &k, &v);
+        drop_map(s);
+    }
+    if (ok) return LD_OK;
+    snprintf(why, cap, "its records do not lie where the database's tree has them");
+    rc = LD_EFORMAT;
+fail:
+    free(s->off);
+    free(s->len);
+    s->off = NULL;
+    s->len = NULL;
+    s->maxlen = 0;
+    s->keyed = 0;
+    return rc;
+}
+
+/* Fill info: the record count, the first record, the sidecar, the index (saved or walked:
+ * `walk` 1 always walks), and what the reader needs per thread. */
+static int probe(lmdb_store *s, const ld_store_opts *o, int walk, ld_err *e)
 {
     int rc = LD_OK, m;
     MDB_txn *txn = NULL;
@@ -1062,6 +1125,15 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     if ((m = mdb_cursor_open(s->snap, s->dbi, &cur)) || (m = mdb_stat(s->snap, s->dbi, &stat)))
         LD_TRY(ld__mdb_err(e, m, s->path, "cannot open the database"));
     in->n = stat.ms_entries;
+    s->id = (ld_lmdb_snap){.n = stat.ms_entries,
+                           .txnid = (uint64_t)mdb_txn_id(s->snap),
+                           .last_pgno = s->last_pgno,
+                           .fsize = s->fsize,
+                           .branch = stat.ms_branch_pages,
+                           .leaf = stat.ms_leaf_pages,
+                           .overflow = stat.ms_overflow_pages,
+                           .psize = (uint32_t)s->psize,
+                           .depth = stat.ms_depth};
     in->block = 1;
     in->how = "lmdb (empty)";
     if (in->n == 0) /* a valid, empty database: describe says so, the reader refuses it */
@@ -1069,10 +1141,19 @@ static int probe(lmdb_store *s, const ld_store_opts *o, ld_err *e)
     LD_TRY(probe_first(s, cur, &d, &fl, name, sizeof name, e));
     LD_TRY(probe_sidecar(s, d.encoded, e));
     if (d.encoded && (in->c <= 0 || in->h <= 0 || in->w <= 0)) LD_TRY(first_shape(&d, name, in, e));
-    LD_TRY(build_index(s, cur, &stat, e));
+    char why[160] = "";
+    const int saved = walk ? LD_END : load_index(s, cur, why, sizeof why);
+    LD_CHECK(e, saved != LD_ENOMEM, LD_ENOMEM, "%s: out of memory for the index of %llu records",
+             s->path, (unsigned long long)in->n);
+    if (saved != LD_OK) LD_TRY(build_index(s, cur, &stat, e));
     in->ctx_bytes = sizeof(ld_store_ctx) + s->maxlen + (s->floats ? in->sample_bytes : 0);
     in->store_bytes = sizeof *s + (size_t)in->n * (sizeof *s->off + sizeof *s->len);
-    in->how = "lmdb, record index (pread)";
+    in->how = saved == LD_OK ? "lmdb, saved record index (pread)" : "lmdb, record index (pread)";
+    if (saved != LD_OK && why[0]) { /* a saved index that does not fit: say why */
+        snprintf(s->how, sizeof s->how, "lmdb, record index (pread; %s not used: %s)",
+                 LD_LMDB_INDEX, why);
+        in->how = s->how;
+    }
 fail:
     if (cur) mdb_cursor_close(cur);
     if (txn) mdb_txn_abort(txn);
@@ -1144,7 +1225,7 @@ static int open_error(const char *path, int is_dir, int m, ld_err *e)
     return ld__mdb_err(e, m, path, "cannot open LMDB database");
 }
 
-int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
+static int store_open(const char *path, const ld_store_opts *o, int walk, ld_store **out, ld_err *e)
 {
     int rc = LD_OK, m;
     struct stat st;
@@ -1175,10 +1256,32 @@ int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out
         else
             strcpy(s->path, ".");
     }
-    LD_TRY(probe(s, o, e));
+    /* a data.mdb given by name is the directory's only when it is called data.mdb */
+    const char *base = strrchr(path, '/');
+    s->idx_ok = S_ISDIR(st.st_mode) || !strcmp(base ? base + 1 : path, "data.mdb");
+    LD_TRY(probe(s, o, walk, e));
     *out = &s->base;
     return LD_OK;
 fail:
     st_close(&s->base);
+    return rc;
+}
+
+int ld__lmdb_store_open(const char *path, const ld_store_opts *o, ld_store **out, ld_err *e)
+{
+    return store_open(path, o, 0, out, e);
+}
+
+/* The writer's: the walk is the reader's own, so the two agree by construction. */
+int ld__lmdb_index_save(const char *dir, const char *out, ld_err *e)
+{
+    ld_store *st = NULL;
+    ld_err oe = {0};
+    int rc = LD_OK;
+    if (store_open(dir, NULL, 1, &st, &oe) < 0) return LD_OK;
+    const lmdb_store *s = (const lmdb_store *)st;
+    if (st->info.n) /* an empty database has nothing to index */
+        rc = ld__lmdb_index_write(dir, out, &s->id, s->off, s->len, s->maxlen, s->keyed, e);
+    st->vt->close(st);
     return rc;
 }

@@ -27,7 +27,8 @@
  * Index -> record: record i is the i-th in key order, as Caffe's Data layer reads them,
  * whatever the keys look like (convert_imageset leaves gaps in its "%08d_" numbering when it
  * skips unreadable images; other tools use file names). At open the store walks the tree once
- * and keeps each value's offset and size in data.mdb (12 bytes per record, counted in
+ * (or, for a database our writer made, reads the index it saved: lmdb_index.h) and keeps each
+ * value's offset and size in data.mdb (12 bytes per record, counted in
  * info.store_bytes), inside a read transaction it holds until close, so a writer in another
  * process never reuses those pages meanwhile: the store reads the snapshot it opened. Reads
  * are one pread() of the value and advice is posix_fadvise(); nothing reads through LMDB's
@@ -61,6 +62,13 @@ int ld__lmdb_sidecar_read(const char *dir, ld_buf *out, ld_err *e);
 /* Find `"key": ` at the start of a line of sidecar text; returns a pointer to the value (up to
  * the end of the line) or NULL. */
 const char *ld__lmdb_sidecar_value(const char *text, const char *key);
+
+/* The saved record index (lmdb_index.h): open the finished database in directory `dir` with
+ * the store, which walks it as the reader does, and write dir/libdata.idx from that walk, for
+ * the writer, before it publishes `dir` as `out`. None for an empty database, nor for one the
+ * store does not open (the reader's open will say why): LD_OK. LD_EIO / LD_ENOMEM when the
+ * file cannot be written (then there is none). */
+int ld__lmdb_index_save(const char *dir, const char *out, ld_err *e);
 
 /* Record an LMDB failure: "<path>: <what>: <LMDB's text for m>", LD_ENOMEM for ENOMEM, else
  * LD_EIO. Returns that code. The one LMDB error helper of the store and the writer. */
