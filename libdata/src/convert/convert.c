@@ -659,7 +659,7 @@ static int existing_outputs(const char *output, int format, int split, out_files
 {
     int r;
     if (format == LD_FORMAT_LMDB) {
-        static const char *const names[] = {"data.mdb", "lock.mdb", "libdata.json"};
+        static const char *const names[] = {"data.mdb", "lock.mdb", "libdata.json", "libdata.idx"};
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             if ((r = out_files_add(o, ld__asprintf("%s/%s", output, names[i]))) < 0) return r;
         return LD_OK;

@@ -26,7 +26,7 @@
 
 #include "store/lmdb/lmdb_store.h"
 
-static const char *const db_files[] = {"data.mdb", "lock.mdb", LD_LMDB_SIDECAR};
+static const char *const db_files[] = {"data.mdb", "lock.mdb", LD_LMDB_SIDECAR, LD_LMDB_INDEX};
 
 int ld__remove_db_dir(const char *dir)
 {

@@ -36,7 +36,8 @@
 
 #include "common/ld_internal.h"
 
-#define LD_LMDB_INDEX "libdata.idx"
+#include "store/lmdb/lmdb_store.h" /* LD_LMDB_INDEX, the file's name */
+
 #define LD_LMDB_INDEX_VERSION 1
 
 /* index.len of a record whose value does not lie inside data.mdb (a corrupt database): its

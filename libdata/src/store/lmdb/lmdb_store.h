@@ -54,6 +54,8 @@
 /* The sidecar file inside the LMDB directory: class names and settings, one JSON key per
  * line (written by lmdb_write.c). Caffe ignores files other than data.mdb/lock.mdb. */
 #define LD_LMDB_SIDECAR "libdata.json"
+/* The saved record index beside data.mdb (lmdb_index.h) */
+#define LD_LMDB_INDEX "libdata.idx"
 
 /* Read the sidecar of an LMDB directory into `out` (NUL-terminated). LD_OK, LD_END when there
  * is none (not an error), LD_EIO. */

@@ -157,16 +157,6 @@ fail:
 
 /* ---- replacing database directories (removal: ld__remove_db_dir, stale.c) -------------- */
 
-/* ld__remove_db_dir (stale.c) knows data.mdb, lock.mdb and the sidecar: the saved index
- * goes first. */
-static int remove_db(const char *dir)
-{
-    char *p = ld__asprintf("%s/%s", dir, LD_LMDB_INDEX);
-    if (p) unlink(p);
-    free(p);
-    return ld__remove_db_dir(dir);
-}
-
 /* Is `path` something we may replace: absent, an empty directory, or an LMDB directory
  * (nothing in it but data.mdb, lock.mdb, our sidecar and saved index)? */
 static int replaceable(const char *path, int *exists)
@@ -483,7 +473,7 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
                  strerror(err));
     }
     w->finished = 1;
-    if (old) remove_db(old);
+    if (old) ld__remove_db_dir(old);
     /* make the rename durable */
     char *parent = ld__strdup(w->final);
     if (parent) {
@@ -508,10 +498,10 @@ static void lmdb_free(ld_writer *base)
     if (!w) return;
     if (w->txn) mdb_txn_abort(w->txn);
     if (w->env) mdb_env_close(w->env);
-    if (!w->finished && w->tmp) remove_db(w->tmp);
+    if (!w->finished && w->tmp) ld__remove_db_dir(w->tmp);
     if (w->label && w->label->finished && !w->finished)
-        remove_db(w->label->final); /* published for images that were not */
-    if (w->mask && w->mask->finished && !w->finished) remove_db(w->mask->final);
+        ld__remove_db_dir(w->label->final); /* published for images that were not */
+    if (w->mask && w->mask->finished && !w->finished) ld__remove_db_dir(w->mask->final);
     lmdb_free(w->label ? &w->label->base : NULL);
     lmdb_free(w->mask ? &w->mask->base : NULL);
     ld__buf_free(&w->floats);
