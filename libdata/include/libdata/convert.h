@@ -47,7 +47,8 @@ typedef enum ld_convert_param {
     LD_C_PAD_VALUE = 6,     /**< gray level of the padding in LD_RESIZE_PAD; default 0 */
     LD_C_GRAY = 7,          /**< 1 = 1-channel gray output; default 0 (3 channels) */
     LD_C_CHANNEL_ORDER = 8, /**< ld_channel_order: LD_CHANNELS_BGR (default) or LD_CHANNELS_RGB */
-    LD_C_THREADS = 9,       /**< decoding workers; 0 = all cores (default) */
+    LD_C_THREADS = 9,       /**< decoding workers; 0 = all cores (default); no more than the
+                                 CPUs the process may use (sched_getaffinity) */
     LD_C_SHUFFLE = 10,      /**< 1 = shuffle the input order with LD_C_SEED; default 0 */
     LD_C_SEED = 11,         /**< shuffle seed; default 0. Same seed -> same order */
     LD_C_STRICT = 12,       /**< 1 = stop at the first bad input file; default 0 (skip it, warn) */

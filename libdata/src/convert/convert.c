@@ -1215,14 +1215,18 @@ static int start_pool(ld_convert *c, job *j)
 {
     int rc = LD_OK;
     run *r = &j->r;
-    int nthreads = (int)P(c, LD_C_THREADS);
-    if (nthreads <= 0) nthreads = ld__cpu_count();
+    /* The workers only compute (the calling thread reads and writes), so more of them than
+     * the CPUs the process may use cannot run at once: they only took turns and cost more
+     * hand-offs (2 cores, 2,000 photos: -j4 ran at 0.87-0.93 of -j2 for raw outputs). */
+    const int cpus = ld__cpu_count(), asked = (int)P(c, LD_C_THREADS);
+    int nthreads = asked > 0 && asked < cpus ? asked : cpus;
     if ((size_t)nthreads > r->n) nthreads = r->n ? (int)r->n : 1; /* a shard may list nothing */
     r->window = (size_t)nthreads * 2 + 2;
     logf_(c, LD_LOG_INFO,
-          "threads: %d decoding worker%s, at most %zu images in flight; the calling thread "
+          "threads: %d decoding worker%s%s, at most %zu images in flight; the calling thread "
           "reads the files ahead and writes (output identical for any thread count)",
-          nthreads, nthreads == 1 ? "" : "s", r->window);
+          nthreads, nthreads == 1 ? "" : "s",
+          asked > cpus ? " (no more than the CPUs this process may use)" : "", r->window);
     r->slots = calloc(r->window, sizeof *r->slots);
     r->workers = calloc((size_t)nthreads, sizeof *r->workers);
     LD_CHECK(&c->err, r->slots && r->workers, LD_ENOMEM, "out of memory");
