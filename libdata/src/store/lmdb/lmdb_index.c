@@ -120,6 +120,17 @@ static int write_all(int fd, const uint8_t *p, size_t n, uint64_t *at)
     return 0;
 }
 
+/* Room for `need` more bytes in buf (CHUNK), which holds `*used`: when it is full, add it to
+ * the CRC and write it out. 1, or 0 when the write failed. */
+static int room(crc32_state *crc, int fd, uint8_t *buf, size_t *used, size_t need, uint64_t *at)
+{
+    if (*used + need <= CHUNK) return 1;
+    crc_add(crc, buf, *used);
+    const int ok = write_all(fd, buf, *used, at) == 0;
+    *used = 0;
+    return ok;
+}
+
 int ld__lmdb_index_write(const char *dir, const char *out, const ld_lmdb_snap *id,
                          const uint64_t *off, const uint32_t *len, uint32_t maxlen, int keyed,
                          ld_err *e)
@@ -137,20 +148,12 @@ int ld__lmdb_index_write(const char *dir, const char *out, const ld_lmdb_snap *i
     header(buf, id, maxlen, keyed);
     /* the arrays, converted to little-endian through the buffer */
     for (uint64_t i = 0; ok && i < id->n; i++) {
-        if (used + 8 > CHUNK) {
-            crc_add(crc, buf, used);
-            ok = write_all(fd, buf, used, &at) == 0;
-            used = 0;
-        }
+        ok = room(crc, fd, buf, &used, 8, &at);
         put64(buf + used, off[i]);
         used += 8;
     }
     for (uint64_t i = 0; ok && i < id->n; i++) {
-        if (used + 4 > CHUNK) {
-            crc_add(crc, buf, used);
-            ok = write_all(fd, buf, used, &at) == 0;
-            used = 0;
-        }
+        ok = room(crc, fd, buf, &used, 4, &at);
         put32(buf + used, len[i]);
         used += 4;
     }
