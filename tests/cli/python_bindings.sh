@@ -53,8 +53,10 @@ trap 'rm -rf "$TMP"' EXIT
 
 echo "check: pytest tests/python/test_py_*.py"
 cd "$TMP"
-"$PYTHON" -m pytest -q -p no:cacheprovider --basetemp="$TMP/pytest" "${select[@]}" \
-    "$SRC"/tests/python/test_py_*.py
+# faulthandler_timeout: a test that hangs prints every thread's Python stack after 240 s, so
+# that ctest's timeout (900 s) leaves more than "72 dots" to go on (once, in an ASan run).
+"$PYTHON" -m pytest -q -p no:cacheprovider -o faulthandler_timeout=240 --basetemp="$TMP/pytest" \
+    "${select[@]}" "$SRC"/tests/python/test_py_*.py
 
 echo "check: samples/examples/read_batches.py on the fixture tree"
 "$PYTHON" "$SRC/samples/examples/read_batches.py" "$LD_TEST_DATA/tree" "$TMP/tree.h5" \
