@@ -12,45 +12,26 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define HDR 96                           /* header bytes */
 #define CHUNK ((size_t)64 << 10)         /* the writer's buffer */
 #define IO_MAX ((size_t)1 << 30)         /* bytes per read()/write() call (Linux: < 2 GiB) */
 static const char magic[8] = "LDLMDBIX"; /* not NUL-terminated */
 
-/* ---- CRC-32, zlib's (reflected 0xEDB88320, init and final xor ~0), four bytes a step. Our
- * own: zlib is not a direct dependency of the library (libpng and HDF5 bring it privately).
- * The tables are built per use (4 KiB, microseconds): no global state. */
+/* ---- CRC-32: zlib's, which the library already uses (png_dec.c checks PNG chunks with it). */
 typedef struct crc32_state {
-    uint32_t t[4][256];
-    uint32_t v;
+    uLong v;
 } crc32_state;
 
 static void crc_init(crc32_state *c)
 {
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t r = i;
-        for (int k = 0; k < 8; k++)
-            r = r & 1 ? (r >> 1) ^ 0xEDB88320u : r >> 1;
-        c->t[0][i] = r;
-    }
-    for (uint32_t i = 0; i < 256; i++)
-        for (int k = 1; k < 4; k++)
-            c->t[k][i] = (c->t[k - 1][i] >> 8) ^ c->t[0][c->t[k - 1][i] & 0xff];
-    c->v = 0xFFFFFFFFu;
+    c->v = crc32_z(0L, Z_NULL, 0);
 }
 
 static void crc_add(crc32_state *c, const uint8_t *p, size_t n)
 {
-    uint32_t v = c->v;
-    for (; n >= 4; p += 4, n -= 4) {
-        v ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-        v = c->t[3][v & 0xff] ^ c->t[2][(v >> 8) & 0xff] ^ c->t[1][(v >> 16) & 0xff] ^
-            c->t[0][v >> 24];
-    }
-    for (; n; p++, n--)
-        v = (v >> 8) ^ c->t[0][(v ^ *p) & 0xff];
-    c->v = v;
+    c->v = crc32_z(c->v, p, n);
 }
 
 /* ---- little-endian fields ---- */
@@ -163,7 +144,7 @@ int ld__lmdb_index_write(const char *dir, const char *out, const ld_lmdb_snap *i
             ok = write_all(fd, buf, used, &at) == 0;
             used = 0;
         }
-        put32(buf + used, crc->v ^ 0xFFFFFFFFu);
+        put32(buf + used, (uint32_t)crc->v);
         used += 4;
     }
     ok = ok && write_all(fd, buf, used, &at) == 0 && fsync(fd) == 0;
@@ -277,8 +258,7 @@ int ld__lmdb_index_read(const char *dir, const ld_lmdb_snap *want, uint64_t *off
     crc_add(crc, h, HDR);
     crc_add(crc, (const uint8_t *)off, (size_t)n * 8);
     crc_add(crc, (const uint8_t *)len, (size_t)n * 4);
-    if ((crc->v ^ 0xFFFFFFFFu) != get32(tail) &&
-        WHY(LD_EFORMAT, "its CRC does not match (damaged)"))
+    if (((uint32_t)crc->v) != get32(tail) && WHY(LD_EFORMAT, "its CRC does not match (damaged)"))
         goto done;
     if (big_endian()) {
         for (uint64_t i = 0; i < n; i++) {
