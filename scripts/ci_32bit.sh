@@ -64,9 +64,95 @@ install_deps() {
             [ "$try" = 3 ] && echo "apt-get update failed 3 times; using the package lists there are" >&2
             [ "$try" = 3 ] || sleep 30
         done
+        local extra=()
+        mapfile -t extra < <(align_multiarch)
+        [ ${#extra[@]} -gt 0 ] && say "Multi-Arch twins held at one version: ${#extra[@]} specs," \
+            "$(printf '%s\n' "${extra[@]}" | grep -c '\.deb$') .debs fetched from the pools"
         DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-            --no-install-recommends "${apt_pkgs[@]}"
+            --no-install-recommends --allow-downgrades "${apt_pkgs[@]}" "${extra[@]}"
     fi
+}
+
+# A Multi-Arch: same library installs beside its amd64 twin only at the same version. When the
+# package lists disagree (a mirror mid-sync served an old i386 or armhf bookworm-security list,
+# so the amd64 twin installed from bookworm-security is newer than any foreign version listed,
+# or the installed twin is older than every listed version), apt gives up with "held broken
+# packages". align_multiarch prints what to add to the install for each such library that the
+# foreign packages need: both twins at the foreign version when it is newer and listed for amd64
+# too, else the foreign .deb of the installed amd64 version, fetched from the mirror's pools,
+# else (that .deb is not on the mirror) both twins at the foreign version, a downgrade.
+align_multiarch() {
+    local native debs=$cache/twin-debs foreign=() closure=() specs=() pools=() p a v src s
+    native=$(dpkg --print-architecture)
+    mapfile -t foreign < <(printf '%s\n' "${apt_pkgs[@]}" | grep -E ':(i386|armhf)$')
+    declare -A inst=() srcof=() cand=() listed=()
+    while read -r p v src; do inst[$p]=$v srcof[$p]=$src; done < <(dpkg-query -W \
+        -f='${binary:Package} ${Version} ${source:Package} ${Multi-Arch} ${db:Status-Abbrev}\n' \
+        2>/dev/null | awk -v n=":$native" '$4 == "same" && $5 == "ii" && $1 ~ n"$" {
+            sub(n"$", "", $1); print $1, $2, $3}')
+    mapfile -t closure < <(apt-cache depends --recurse --no-recommends --no-suggests \
+        --no-conflicts --no-breaks --no-replaces --no-enhances "${foreign[@]}" 2>/dev/null |
+        grep -E '^[a-z0-9].*:(i386|armhf)$' | sort -u)
+    for s in "${closure[@]}"; do
+        [ -n "${inst[${s%%:*}]:-}" ] && specs+=("$s" "${s%%:*}:$native")
+    done
+    [ ${#specs[@]} -gt 0 ] || return 0
+    # One apt-cache call: "C pkg:arch candidate", "V pkg:arch version", "P pool-root".
+    local kind x y
+    while read -r kind x y; do
+        case $kind in
+        C) cand[$x]=$y ;;
+        V) listed["$x=$y"]=1 ;;
+        P) grep -qxF "$x" < <(printf '%s\n' "${pools[@]}") || pools+=("$x") ;;
+        esac
+    done < <(apt-cache policy "${specs[@]}" | awk -v n="$native" '
+        /^[^ ]/ {p = $1; sub(/:$/, "", p); if (p !~ /:/) p = p ":" n; next}
+        $1 == "Candidate:" {print "C", p, $2; next}
+        $1 == "***" {ver = $2; next}
+        NF == 2 && $1 !~ /^[0-9]+$/ {ver = $1; next}
+        $2 ~ /^https?:/ {
+            print "V", p, ver
+            split($3, sc, "/")
+            print "P", $2 (sc[1] ~ /-security$/ ? "/pool/updates/" : "/pool/") sc[2]}')
+    for s in "${closure[@]}"; do
+        p=${s%%:*} a=${s#*:} v=${inst[$p]:-}
+        [ -n "$v" ] && [ "${cand[$s]:-(none)}" != "(none)" ] || continue
+        local f=${cand[$s]} dir deb root got="" sib
+        if [ "$f" = "$v" ] || [ -n "${listed["$s=$v"]:-}" ]; then
+            # Both at the installed version: apt may otherwise upgrade the amd64 twin alone.
+            echo "$p:$native=$v"
+            echo "$s=$v"
+            continue
+        fi
+        src=${srcof[$p]}
+        dir=${src:0:1}
+        [[ $src == lib?* ]] && dir=${src:0:4}
+        deb=${p}_${v#*:}_$a.deb
+        mkdir -p "$debs" && chmod 777 "$debs" # apt-helper downloads as _apt
+        [ -s "$debs/$deb" ] && got=1
+        for root in "${pools[@]}"; do
+            [ -n "$got" ] && break
+            /usr/lib/apt/apt-helper download-file "$root/$dir/$src/$deb" "$debs/$deb" \
+                >/dev/null 2>&1 && got=1 || rm -f "$debs/$deb"
+        done
+        if [ -n "$got" ]; then
+            echo "$p:$native=$v"
+            echo "$debs/$deb"
+        elif [ -n "${listed["$p:$native=$f"]:-}" ]; then
+            # Not on the mirror: both twins go to the version both lists have, with the other
+            # installed packages of the same source (libssl-dev = libssl3, say).
+            dpkg --compare-versions "$f" gt "$v" ||
+                echo "align_multiarch: no $deb on the mirror; $p:$native goes from $v to $f" >&2
+            echo "$s=$f"
+            for sib in $(dpkg-query -W -f='${binary:Package} ${Version} ${source:Package}\n' |
+                awk -v s="$src" -v v="$v" -v n=":$native" '$3 == s && $2 == v && $1 ~ n"$" {print $1}'); do
+                apt-cache madison "${sib%:*}" | grep -q " $f | .* $native " && echo "$sib=$f"
+            done
+        else
+            echo "align_multiarch: $s $f cannot match $p:$native $v (no $deb in" \
+                "${pools[*]}); apt will say why" >&2
+        fi
+    done | sort -u
 }
 
 # unpack ARCH PKG...: $cache/ARCH/{debs,usr}; a stamp records the package versions unpacked.
