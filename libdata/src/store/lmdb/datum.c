@@ -59,7 +59,6 @@ static float get_f32(const uint8_t *p)
 int ld__datum_encode(const ld_datum *d, ld_buf *out)
 {
     int rc = LD_OK;
-    out->len = 0;
     LD_TRY(emit_int32(out, 1, d->channels));
     LD_TRY(emit_int32(out, 2, d->height));
     LD_TRY(emit_int32(out, 3, d->width));

@@ -54,7 +54,7 @@ enum {
     LD_DATUM_HAS_ENCODED = 1u << 7
 };
 
-/* Encode a Datum into `out` (out->len reset to the message size; buffer reused). Writes
+/* Encode a Datum at the end of `out` (appended: out->len grows by the message size). Writes
  * channels, height, width, data, label and encoded (always, also when false: NVIDIA DALI
  * treats a missing `encoded` as true), then float_data non-packed if n_floats > 0, in
  * field-number order. LD_OK or LD_ENOMEM. */

@@ -88,7 +88,7 @@ typedef struct lmdb_writer {
     MDB_dbi dbi;
     size_t mapsize;
     int maxkey;
-    ld_buf rec, key;
+    ld_buf key;
     /* The uncommitted batch, for replay after MDB_MAP_FULL: records as
      * [u32 key length][u32 value length][key][value]. */
     ld_buf batch;
@@ -369,6 +369,7 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
 {
     lmdb_writer *w = (lmdb_writer *)base;
     int rc = LD_OK;
+    size_t undo = SIZE_MAX; /* the batch's length before this record, until the record counts */
     LD_CHECK(e, !w->finished && w->env && w->txn, LD_ESTATE,
              "%s: cannot add: the writer was finished or failed earlier", w->final);
     LD_CHECK(e, s->len <= UINT32_MAX - 64, LD_ELIMIT, "%s: sample too large for a record",
@@ -402,19 +403,25 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
                  LD_EINVAL, "%s: raw sample of %zu bytes does not match its shape %dx%dx%d", s->rel,
                  s->len, s->c, s->h, s->w);
     }
-    LD_TRY(buf_rc(w, e, ld__datum_encode(&d, &w->rec)));
-    LD_CHECK(e, w->rec.len <= UINT32_MAX, LD_ELIMIT, "%s: record too large", s->rel);
-    if (w->label) LD_TRY(lmdb_add(&w->label->base, s, e)); /* its label Datum, same key */
-    if (w->mask) LD_TRY(lmdb_add(&w->mask->base, s, e));   /* its mask Datum, same key */
-
-    /* keep the record for a replay, then put it */
-    uint32_t hdr[2] = {(uint32_t)kl, (uint32_t)w->rec.len};
+    /* The record is encoded straight into the batch kept for a replay (header: key and record
+     * lengths, then the key, then the record), and put from there: one copy of the pixels
+     * fewer on the thread that writes. Until it counts, a failure takes it off again. */
+    const size_t at = undo = w->batch.len;
+    uint32_t hdr[2] = {(uint32_t)kl, 0};
     LD_TRY(buf_rc(w, e, ld__buf_append(&w->batch, hdr, sizeof hdr)));
     LD_TRY(buf_rc(w, e, ld__buf_append(&w->batch, w->key.p, (size_t)kl)));
-    LD_TRY(buf_rc(w, e, ld__buf_append(&w->batch, w->rec.p, w->rec.len)));
+    const size_t rec_at = w->batch.len;
+    LD_TRY(buf_rc(w, e, ld__datum_encode(&d, &w->batch)));
+    const size_t rec_len = w->batch.len - rec_at;
+    LD_CHECK(e, rec_len <= UINT32_MAX, LD_ELIMIT, "%s: record too large", s->rel);
+    hdr[1] = (uint32_t)rec_len;
+    memcpy(w->batch.p + at + 4, &hdr[1], 4);
+    if (w->label) LD_TRY(lmdb_add(&w->label->base, s, e)); /* its label Datum, same key */
+    if (w->mask) LD_TRY(lmdb_add(&w->mask->base, s, e));   /* its mask Datum, same key */
     w->batch_n++;
     w->n++;
-    int m = put_one(w, w->key.p, (size_t)kl, w->rec.p, w->rec.len, w->n - 1);
+    undo = SIZE_MAX;
+    int m = put_one(w, w->batch.p + at + 8, (size_t)kl, w->batch.p + rec_at, rec_len, w->n - 1);
     if (m == MDB_MAP_FULL)
         LD_TRY(grow_and_replay(w, e)); /* replays this record too */
     else if (m)
@@ -432,6 +439,7 @@ static int lmdb_add(ld_writer *base, const ld_sample *s, ld_err *e)
         LD_TRY(txn_begin(w, e));
     }
 fail:
+    if (undo != SIZE_MAX) w->batch.len = undo;
     return rc;
 }
 
@@ -451,7 +459,6 @@ static int lmdb_finish(ld_writer *base, ld_err *e)
     mdb_env_close(w->env);
     w->env = NULL;
     ld__buf_free(&w->batch); /* no more records: their memory, before the index's 12 B each */
-    ld__buf_free(&w->rec);
     LD_TRY(ld__lmdb_index_save(w->tmp, w->final, e));
     LD_TRY(write_sidecar(w, e));
 
@@ -505,7 +512,6 @@ static void lmdb_free(ld_writer *base)
     lmdb_free(w->label ? &w->label->base : NULL);
     lmdb_free(w->mask ? &w->mask->base : NULL);
     ld__buf_free(&w->floats);
-    ld__buf_free(&w->rec);
     ld__buf_free(&w->key);
     ld__buf_free(&w->batch);
     ld__desc_free(&w->desc);
