@@ -6,6 +6,7 @@ by the tests is python3-protobuf's, independent of libdata's hand-written codec.
 """
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,6 +44,8 @@ subprocess.run(["protoc", "-I", _tmp, "--python_out", _tmp, os.path.join(_tmp, "
                check=True)
 sys.path.insert(0, _tmp)
 _pb = importlib.import_module("ld_caffe_pb2")
+sys.path.remove(_tmp)  # the module is loaded: its folder goes (each import made one before)
+shutil.rmtree(_tmp)
 Datum = _pb.Datum
 BlobProto = _pb.BlobProto
 BlobShape = _pb.BlobShape
