@@ -6,6 +6,9 @@
  * the library's status codes into messages and exit codes (see options.h).
  */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,9 +420,26 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
     return convert_once(o, argc, argv, &res);
 }
 
+/* glibc's malloc, tuned for this process (the library leaves process-wide settings to the
+ * program). LMDB mallocs the pages of each record larger than a page and frees them at every
+ * commit; glibc then handed the freed top of the heap back to the kernel (its trim threshold
+ * follows the largest block freed so far, about twice a record), so every transaction faulted
+ * in fresh memory, which this VM makes at ~0.34 GB/s: 2,000 raw 224x224 records to LMDB took
+ * 81,000 page faults and 1.9 s at -j2, against 6,000 and 1.4 s with blocks up to 4 MiB served
+ * from the heap and up to 32 MiB of it kept. Peak RSS did not change (34 MiB). A program that
+ * converts through the library can do the same (README, "Memory and speed"). */
+static void tune_malloc(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    mallopt(M_TRIM_THRESHOLD, 32 << 20);
+#endif
+}
+
 int main(int argc, char **argv)
 {
     dc_opts o;
+    tune_malloc();
     int rc = dc_parse(argc, argv, &o);
     if (rc != DC_EXIT_OK) return rc;
     switch (o.cmd) {
