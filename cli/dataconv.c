@@ -425,14 +425,15 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
  * commit; glibc then handed the freed top of the heap back to the kernel (its trim threshold
  * follows the largest block freed so far, about twice a record), so every transaction faulted
  * in fresh memory, which this VM makes at ~0.34 GB/s: 2,000 raw 224x224 records to LMDB took
- * 81,000 page faults and 1.9 s at -j2, against 6,000 and 1.4 s with blocks up to 4 MiB served
+ * 81,000 page faults and 1.9 s at -j2, against 6,000 and 1.3 s with blocks up to 2 MiB served
  * from the heap and up to 32 MiB of it kept. Peak RSS did not change (34 MiB). A program that
  * converts through the library can do the same (README, "Memory and speed"). */
 static void tune_malloc(void)
 {
 #ifdef __GLIBC__
-    mallopt(M_MMAP_THRESHOLD, 4 << 20);
-    mallopt(M_TRIM_THRESHOLD, 32 << 20);
+    /* 2 MiB: the most glibc takes on 32-bit systems. Setting the trim threshold alone would
+     * also freeze glibc's own raising of the mmap threshold: both or neither. */
+    if (mallopt(M_MMAP_THRESHOLD, 2 << 20) == 1) mallopt(M_TRIM_THRESHOLD, 32 << 20);
 #endif
 }
 
