@@ -19,20 +19,8 @@
 #define IO_MAX ((size_t)1 << 30)         /* bytes per read()/write() call (Linux: < 2 GiB) */
 static const char magic[8] = "LDLMDBIX"; /* not NUL-terminated */
 
-/* ---- CRC-32: zlib's, which the library already uses (png_dec.c checks PNG chunks with it). */
-typedef struct crc32_state {
-    uLong v;
-} crc32_state;
-
-static void crc_init(crc32_state *c)
-{
-    c->v = crc32_z(0L, Z_NULL, 0);
-}
-
-static void crc_add(crc32_state *c, const uint8_t *p, size_t n)
-{
-    c->v = crc32_z(c->v, p, n);
-}
+/* ---- CRC-32: zlib's crc32_z, which the library already uses (png_dec.c checks PNG chunks
+ * with it), over the header and both arrays as stored. */
 
 /* ---- little-endian fields ---- */
 
@@ -103,10 +91,10 @@ static int write_all(int fd, const uint8_t *p, size_t n, uint64_t *at)
 
 /* Room for `need` more bytes in buf (CHUNK), which holds `*used`: when it is full, add it to
  * the CRC and write it out. 1, or 0 when the write failed. */
-static int room(crc32_state *crc, int fd, uint8_t *buf, size_t *used, size_t need, uint64_t *at)
+static int room(uLong *crc, int fd, uint8_t *buf, size_t *used, size_t need, uint64_t *at)
 {
     if (*used + need <= CHUNK) return 1;
-    crc_add(crc, buf, *used);
+    *crc = crc32_z(*crc, buf, *used);
     const int ok = write_all(fd, buf, *used, at) == 0;
     *used = 0;
     return ok;
@@ -117,34 +105,33 @@ int ld__lmdb_index_write(const char *dir, const char *out, const ld_lmdb_snap *i
                          ld_err *e)
 {
     int rc = LD_OK, fd = -1, ok = 1;
-    crc32_state *crc = malloc(sizeof *crc);
+    uLong crc = crc32_z(0L, Z_NULL, 0);
     uint8_t *buf = malloc(CHUNK);
     size_t used = HDR;
     uint64_t at = 0; /* the file's bytes written */
     char *path = ld__asprintf("%s/%s", dir, LD_LMDB_INDEX);
-    LD_CHECK(e, crc && buf && path, LD_ENOMEM, "%s: out of memory", dir);
+    LD_CHECK(e, buf && path, LD_ENOMEM, "%s: out of memory", dir);
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     LD_CHECK(e, fd >= 0, LD_EIO, "%s: cannot create: %s", path, strerror(errno));
-    crc_init(crc);
     header(buf, id, maxlen, keyed);
     /* the arrays, converted to little-endian through the buffer */
     for (uint64_t i = 0; ok && i < id->n; i++) {
-        ok = room(crc, fd, buf, &used, 8, &at);
+        ok = room(&crc, fd, buf, &used, 8, &at);
         put64(buf + used, off[i]);
         used += 8;
     }
     for (uint64_t i = 0; ok && i < id->n; i++) {
-        ok = room(crc, fd, buf, &used, 4, &at);
+        ok = room(&crc, fd, buf, &used, 4, &at);
         put32(buf + used, len[i]);
         used += 4;
     }
     if (ok) {
-        crc_add(crc, buf, used);
+        crc = crc32_z(crc, buf, used);
         if (used + 4 > CHUNK) {
             ok = write_all(fd, buf, used, &at) == 0;
             used = 0;
         }
-        put32(buf + used, (uint32_t)crc->v);
+        put32(buf + used, (uint32_t)crc);
         used += 4;
     }
     ok = ok && write_all(fd, buf, used, &at) == 0 && fsync(fd) == 0;
@@ -159,7 +146,6 @@ fail:
     if (rc < 0 && path) unlink(path);
     free(path);
     free(buf);
-    free(crc);
     return rc;
 }
 
@@ -203,7 +189,6 @@ int ld__lmdb_index_read(const char *dir, const ld_lmdb_snap *want, uint64_t *off
     int rc = LD_OK, fd = -1;
     uint8_t h[HDR], tail[4];
     struct stat st;
-    crc32_state *crc = NULL;
     const uint64_t n = want->n;
     char *path = ld__asprintf("%s/%s", dir, LD_LMDB_INDEX);
     snprintf(why, cap, "?");
@@ -252,13 +237,10 @@ int ld__lmdb_index_read(const char *dir, const ld_lmdb_snap *want, uint64_t *off
          read_full(fd, tail, 4, HDR + 12 * n) != 0) &&
         WHY(LD_EIO, "cannot read it: %s", strerror(errno)))
         goto done;
-    crc = malloc(sizeof *crc);
-    if (!crc && WHY(LD_EIO, "out of memory")) goto done;
-    crc_init(crc);
-    crc_add(crc, h, HDR);
-    crc_add(crc, (const uint8_t *)off, (size_t)n * 8);
-    crc_add(crc, (const uint8_t *)len, (size_t)n * 4);
-    if (((uint32_t)crc->v) != get32(tail) && WHY(LD_EFORMAT, "its CRC does not match (damaged)"))
+    uLong crc = crc32_z(0L, h, HDR);
+    crc = crc32_z(crc, (const uint8_t *)off, (size_t)n * 8);
+    crc = crc32_z(crc, (const uint8_t *)len, (size_t)n * 4);
+    if ((uint32_t)crc != get32(tail) && WHY(LD_EFORMAT, "its CRC does not match (damaged)"))
         goto done;
     if (big_endian()) {
         for (uint64_t i = 0; i < n; i++) {
@@ -282,7 +264,6 @@ int ld__lmdb_index_read(const char *dir, const ld_lmdb_snap *want, uint64_t *off
     *keyed = (int)(flags & 1);
 done:
     if (fd >= 0) close(fd);
-    free(crc);
     free(path);
     return rc;
 }
