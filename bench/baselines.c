@@ -56,6 +56,20 @@
  * 2 MiB folios come from it at the cost of a host fault per page; touching it first puts dd and
  * the reader in the same state, that of a machine without that cost. Prints the seconds taken.
  *
+ *   baselines --write MIB ROUNDS PAUSE FILE
+ *
+ * Writing into new page cache by write size, what an output's writer is made of: after PAUSE
+ * seconds, FILE is created, MIB MiB are written to it with pwrite()s of 128 KiB, 1 MiB, 2 MiB
+ * or 8 MiB from one reused buffer (no fsync, timed), and it is deleted; ROUNDS rounds, the
+ * sizes in a rotated order in each. Prints one JSON line per size: the median, lowest and
+ * highest seconds. Behind the LMDB writer's 1 MiB transactions (lmdb_write.c): the page cache
+ * takes folios as large as the write, up to 2 MiB (bench/page_folios shows them), and on a VM
+ * with free page reporting 2 MiB folios come from memory the host took back (see --touch).
+ * The pause lets the memory of the file just deleted go back to the host, as it has between
+ * two conversions (3 s does here; with 0 the next write reuses it at once). Here
+ * (`--write 300 3 3 FILE`): 0.041-0.048 s in writes of 128 KiB or 1 MiB, 0.41-0.56 s in
+ * writes of 2 or 8 MiB.
+ *
  * A CMake target with -DLIBDATA_BUILD_BENCH=ON (bench/CMakeLists.txt): BUILD/bench/baselines.
  */
 #define _GNU_SOURCE
@@ -399,6 +413,60 @@ static int touch(size_t bytes)
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int write_sizes(size_t mib, int rounds, double pause, const char *path)
+{
+    enum { NSIZES = 4, MAX_ROUNDS = 64 };
+    static const size_t sizes[NSIZES] = {128 << 10, 1 << 20, 2 << 20, 8 << 20};
+    static double t[NSIZES][MAX_ROUNDS];
+    if (rounds < 1 || rounds > MAX_ROUNDS || mib < 8 || !(pause >= 0 && pause <= 60)) {
+        fprintf(stderr, "--write: MIB >= 8, 1 <= ROUNDS <= %d, 0 <= PAUSE <= 60\n", MAX_ROUNDS);
+        return 2;
+    }
+    char *buf = malloc(sizes[NSIZES - 1]);
+    if (!buf) return 1;
+    memset(buf, 1, sizes[NSIZES - 1]); /* touched once: the source costs the same for all */
+    const size_t total = mib << 20;
+    for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < NSIZES; k++) {
+            const int i = (k + r) % NSIZES;
+            unlink(path);
+            struct timespec ts = {(time_t)pause, (long)((pause - (double)(time_t)pause) * 1e9)};
+            nanosleep(&ts, NULL);
+            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0) {
+                perror(path);
+                free(buf);
+                return 1;
+            }
+            double t0 = now();
+            for (size_t off = 0; off < total; off += sizes[i])
+                if (pwrite(fd, buf, sizes[i], (off_t)off) != (ssize_t)sizes[i]) {
+                    perror(path);
+                    close(fd);
+                    unlink(path);
+                    free(buf);
+                    return 1;
+                }
+            t[i][r] = now() - t0;
+            close(fd);
+            unlink(path);
+        }
+    free(buf);
+    for (int i = 0; i < NSIZES; i++) {
+        qsort(t[i], (size_t)rounds, sizeof t[i][0], cmp_double);
+        printf("{\"write_kib\": %zu, \"mib\": %zu, \"rounds\": %d, \"median_s\": %.4f, "
+               "\"min_s\": %.4f, \"max_s\": %.4f}\n",
+               sizes[i] >> 10, mib, rounds, t[i][rounds / 2], t[i][0], t[i][rounds - 1]);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--decode"))
@@ -413,9 +481,11 @@ int main(int argc, char **argv)
         return direct_rate(atof(argv[2]), atoi(argv[3]), argv[4], argc == 6);
     if (argc == 4 && !strcmp(argv[1], "--io"))
         return io_experiment(argv[2], (size_t)atoll(argv[3]));
+    if (argc == 6 && !strcmp(argv[1], "--write"))
+        return write_sizes((size_t)atoll(argv[2]), atoi(argv[3]), atof(argv[4]), argv[5]);
     fprintf(stderr,
             "usage: %s --io FILE SAMPLE_BYTES | --pread SECONDS THREADS FILE | "
-            "--direct-qd SECONDS QD FILE [seq] | --touch BYTES | "
+            "--direct-qd SECONDS QD FILE [seq] | --touch BYTES | --write MIB ROUNDS PAUSE FILE | "
             "--decode SECONDS FILE.jpg... | --decode-all SECONDS FILE.jpg...\n"
             "(the reader is measured by `dataconv bench FILE`)\n",
             argv[0]);

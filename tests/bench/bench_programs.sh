@@ -185,6 +185,16 @@ PY
     fail "rrc_bench (c') / report"
 echo "check: baselines --touch; suite_read cold: interleaved dd / reader pairs, per-pair ratios"
 "$BENCH_DIR/baselines" --touch 8000000 | grep -q '"seconds"' || fail "baselines --touch"
+
+echo "check: baselines --write times four write sizes and leaves no file"
+"$BENCH_DIR/baselines" --write 16 1 0 "$TMP/written.bin" > "$TMP/write.json"
+"$PYTHON" -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["write_kib"] for r in rows] == [128, 1024, 2048, 8192], rows
+assert all(r["mib"] == 16 and 0 < r["min_s"] <= r["median_s"] <= r["max_s"] for r in rows), rows
+' "$TMP/write.json" || fail "baselines --write: $(cat "$TMP/write.json")"
+[ ! -e "$TMP/written.bin" ] || fail "baselines --write left its file"
+"$BENCH_DIR/baselines" --write 4 1 0 "$TMP/written.bin" 2>/dev/null && fail "--write of 4 MiB"
 "$PYTHON" - "$BENCH_DIR/.." "$TMP" "$(cd "$(dirname "$0")/../../bench" && pwd)" <<'PY' ||
 import os, sys
 import h5py, numpy as np

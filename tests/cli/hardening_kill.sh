@@ -19,9 +19,9 @@ POINTS_LMDB=${KILL_POINTS_LMDB:-12}
 # machine. Every kill costs the run time up to it, so the input's size is this test's cost
 # (480 files, as before, took ~1.7x as long for the same kill points). It has to leave every
 # phase a window: the HDF5 writer writes /data in ~14 whole 1 MiB chunks (21 samples of
-# 128x128x3 each), and the LMDB writer commits after 8 MiB (~170 records, ~60 % of the run),
-# then at the end; so kills land before the first write, between writes, between the two
-# commits and in the finish. (At 192 files, the LMDB commit came at ~90 % of the run.)
+# 128x128x3 each), and the LMDB writer commits every 1 MiB (~21 records, ~13 commits), then
+# at the end; so kills land before the first write, between writes, between commits and in
+# the finish.
 big=$TMP/big
 for c in a b c d; do
     mkdir -p "$big/$c"

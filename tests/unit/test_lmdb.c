@@ -193,8 +193,8 @@ Test(lmdb, map_grows_past_its_initial_size)
 {
     char db[300], path[400];
     snprintf(db, sizeof db, "%s/big.lmdb", ld_tmp);
-    /* 3x256x256 = 196 KiB per record, 500 records = 96 MiB > the 64 MiB starting map, all in
-     * one uncommitted batch: the growth replays the batch */
+    /* 3x256x256 = 196 KiB per record, 500 records = 96 MiB > the 64 MiB starting map: it fills
+     * mid-run, and the growth replays the uncommitted batch (up to 1 MiB of records) */
     cr_assert_eq(write_db(db, 0, 500, 256, 256, 1), LD_OK, "%s", err.msg);
     cr_assert_eq(run("mdb_stat %s | grep -q 'Entries: 500'", db), 0, "mdb_stat entry count");
     cr_assert_eq(run("mdb_stat -e %s | awk '/Map size/ {exit !($3 > 67108864)}'", db), 0,

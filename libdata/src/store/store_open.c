@@ -147,32 +147,35 @@ static int member(const list_store *s, uint64_t i, size_t *f, uint64_t *local, l
 static int list_label_vec(ld_store *st, ld_store_ctx *cx, uint64_t i, double *out, ld_err *e)
 {
     list_store *s = (list_store *)st;
-    size_t f;
-    uint64_t k;
+    size_t f = 0; /* set by member() when it succeeds; gcc -O3 cannot see that */
+    uint64_t k = 0;
     int rc = member(s, i, &f, &k, e);
-    ld_store *sub = rc < 0 ? NULL : s->files[f];
-    return rc < 0 ? rc : global_sample(s, f, e, sub->vt->label_vec(sub, cx->sub[f], k, out, e));
+    if (rc < 0) return rc;
+    ld_store *sub = s->files[f];
+    return global_sample(s, f, e, sub->vt->label_vec(sub, cx->sub[f], k, out, e));
 }
 
 static int list_mask(ld_store *st, ld_store_ctx *cx, uint64_t i, uint8_t *out, ld_err *e)
 {
     list_store *s = (list_store *)st;
-    size_t f;
-    uint64_t k;
+    size_t f = 0;
+    uint64_t k = 0;
     int rc = member(s, i, &f, &k, e);
-    ld_store *sub = rc < 0 ? NULL : s->files[f];
-    return rc < 0 ? rc : global_sample(s, f, e, sub->vt->mask(sub, cx->sub[f], k, out, e));
+    if (rc < 0) return rc;
+    ld_store *sub = s->files[f];
+    return global_sample(s, f, e, sub->vt->mask(sub, cx->sub[f], k, out, e));
 }
 
 static int list_boxes(ld_store *st, ld_store_ctx *cx, uint64_t i, ld_buf *out, uint32_t *m,
                       ld_err *e)
 {
     list_store *s = (list_store *)st;
-    size_t f;
-    uint64_t k;
+    size_t f = 0;
+    uint64_t k = 0;
     int rc = member(s, i, &f, &k, e);
-    ld_store *sub = rc < 0 ? NULL : s->files[f];
-    return rc < 0 ? rc : global_sample(s, f, e, sub->vt->boxes(sub, cx->sub[f], k, out, m, e));
+    if (rc < 0) return rc;
+    ld_store *sub = s->files[f];
+    return global_sample(s, f, e, sub->vt->boxes(sub, cx->sub[f], k, out, m, e));
 }
 
 typedef struct list_names_ctx {

@@ -12,13 +12,20 @@
  *    (convert_imageset leaves them 0): Caffe ignores them for encoded data (DecodeDatumNative
  *    and DataTransformer::InferBlobShape take the shape from the decoded image), and they let
  *    `info` and our store report the shape without decoding.
- *  - Transactions commit every LD_LMDB_BATCH records or LD_LMDB_BATCH_BYTES bytes (8 MiB),
+ *  - Transactions commit every LD_LMDB_BATCH records or LD_LMDB_BATCH_BYTES bytes (1 MiB),
  *    whichever comes first: a write transaction holds its dirty pages in malloc'd memory
- *    until commit, so the byte bound keeps the writer at about 2 x 8 MiB (dirty pages + the
- *    replay copy) however large the images are. (32 MiB was no faster: commits without
- *    fsync are cheap.) After each commit the writer drops its mapping of the database's
- *    pages (see ld__lmdb_drop_pages): LMDB reads tree pages through its read-only map, and
- *    each such read mapped a page-cache folio of up to 2 MiB that stayed resident. The map
+ *    until commit, so the byte bound keeps the writer at about 2 x 1 MiB (dirty pages + the
+ *    replay copy) however large the images are. Why 1 MiB: LMDB's commit writes the dirty
+ *    pages in runs of up to 64 (a record's overflow pages are one), so a transaction of
+ *    8 MiB went out in writes of ~8 MiB, which the page cache holds in 2 MiB folios. On a VM
+ *    with free page reporting those come from memory the host took back and fill ~10x slower
+ *    (bench/baselines --write): 2,000 raw 224x224 records took 0.21 s in writev with 8 MiB
+ *    transactions, 0.08 s with 1 MiB ones; -j2 ran 1.20-1.31 s instead of 1.47-1.81 s, and
+ *    peak RSS fell from 33 to 18 MiB. 256 KiB was slower again (-j2 1.78 s, measured while
+ *    the mapping was still dropped after every commit). After each 8 MiB or more committed
+ *    (LD_LMDB_DROP_BYTES), the writer drops its mapping of the database's pages (see
+ *    ld__lmdb_drop_pages): LMDB reads tree pages through its read-only map, and each such
+ *    read mapped a page-cache folio of up to 2 MiB that stayed resident. The map
  *    starts at 64 MiB and grows on MDB_MAP_FULL: abort the transaction, enlarge the map,
  *    replay the uncommitted batch (kept in memory, bounded by the two limits above). No 1 TB
  *    sparse map, which 32-bit systems and some file systems refuse.
@@ -77,7 +84,8 @@
 #include "store/store.h"
 
 #define LD_LMDB_BATCH 1000
-#define LD_LMDB_BATCH_BYTES ((size_t)8 << 20)
+#define LD_LMDB_BATCH_BYTES ((size_t)1 << 20)
+#define LD_LMDB_DROP_BYTES ((size_t)8 << 20)
 #define LD_LMDB_MAP_START ((size_t)64 << 20)
 
 typedef struct lmdb_writer {
@@ -93,6 +101,7 @@ typedef struct lmdb_writer {
      * [u32 key length][u32 value length][key][value]. */
     ld_buf batch;
     size_t batch_n;
+    size_t undropped; /* bytes committed since the last ld__lmdb_drop_pages */
     uint64_t n;
     int finished, encoded;
     ld_desc desc; /* the sidecar's description (a copy of the options'), shape set at the end */
@@ -302,9 +311,13 @@ static int commit(lmdb_writer *w, ld_err *e)
         if (m) return write_fail(w, e, m, "commit failed");
         break;
     }
+    w->undropped += w->batch.len;
     w->batch.len = 0;
     w->batch_n = 0;
-    ld__lmdb_drop_pages(w->env);
+    if (w->undropped >= LD_LMDB_DROP_BYTES) {
+        ld__lmdb_drop_pages(w->env);
+        w->undropped = 0;
+    }
 fail:
     return rc;
 }
