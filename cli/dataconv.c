@@ -425,10 +425,11 @@ static int cmd_convert(dc_opts *o, int argc, char **argv)
  * commit; glibc then handed the freed top of the heap back to the kernel (its trim threshold
  * follows the largest block freed so far, about twice a record), so every transaction faulted
  * in fresh memory, which this VM makes at ~0.34 GB/s: 2,000 raw 224x224 records to LMDB took
- * 81,000 page faults and 1.9 s at -j2, against 6,000 and 1.3 s with blocks up to 2 MiB served
- * from the heap and up to 32 MiB of it kept (peak RSS unchanged). With the writer's later 1 MiB
- * transactions: 46,000 faults and 1.8 s at -j2 without the tuning, 2,500 and 1.2 s with it. A
- * program that converts through the library can do the same (README, "Memory and speed"). */
+ * 81,000 page faults at -j1 and 1.9 s at -j2, against 5,800 and 1.3 s with blocks up to 2 MiB
+ * served from the heap and up to 32 MiB of it kept (peak RSS unchanged). Since the writer's
+ * transactions are 1 MiB: 46,000 faults at -j1 and 1.8 s at -j2 without the tuning, 2,500 and
+ * 1.2 s with it. A program that converts through the library can do the same (README, "Memory
+ * and speed"). */
 static void tune_malloc(void)
 {
 #ifdef __GLIBC__
