@@ -59,14 +59,15 @@
  *   baselines --write MIB ROUNDS PAUSE FILE
  *
  * Writing into new page cache by write size, what an output's writer is made of: after PAUSE
- * seconds, FILE is created, MIB MiB are written to it with pwrite()s of 128 KiB, 1 MiB, 2 MiB
- * or 8 MiB from one reused buffer (no fsync, timed), and it is deleted; ROUNDS rounds, the
- * sizes in a rotated order in each. Prints one JSON line per size: the median, lowest and
- * highest seconds. Behind the LMDB writer's 1 MiB transactions (lmdb_write.c): the page cache
- * takes folios as large as the write, up to 2 MiB (bench/page_folios shows them), and on a VM
- * with free page reporting 2 MiB folios come from memory the host took back (see --touch).
- * The pause lets the memory of the file just deleted go back to the host, as it has between
- * two conversions (3 s does here; with 0 the next write reuses it at once). Here
+ * seconds, FILE is created (it must not exist), MIB MiB are written to it with pwrite()s of
+ * 128 KiB, 1 MiB, 2 MiB or 8 MiB from one reused buffer (no fsync, timed), and it is deleted;
+ * ROUNDS rounds, the sizes in a rotated order in each. Prints one JSON line per size: the
+ * median, lowest and highest seconds. Behind the LMDB writer's 1 MiB transactions
+ * (lmdb_write.c): the page cache takes folios as large as the write, up to 2 MiB
+ * (bench/page_folios shows them), and on a VM with free page reporting 2 MiB folios come from
+ * memory the host took back (see --touch). The pause lets the memory of the file just deleted
+ * go back to the host, as it has between two conversions (3 s does here; with 0 the next
+ * write reuses it at once). Here
  * (`--write 300 3 3 FILE`): 0.041-0.048 s in writes of 128 KiB or 1 MiB, 0.41-0.56 s in
  * writes of 2 or 8 MiB.
  *
@@ -423,8 +424,9 @@ static int write_sizes(size_t mib, int rounds, double pause, const char *path)
 {
     enum { NSIZES = 4, MAX_ROUNDS = 64 };
     static const size_t sizes[NSIZES] = {128 << 10, 1 << 20, 2 << 20, 8 << 20};
-    static double t[NSIZES][MAX_ROUNDS];
-    if (rounds < 1 || rounds > MAX_ROUNDS || mib < 8 || !(pause >= 0 && pause <= 60)) {
+    double t[NSIZES][MAX_ROUNDS];
+    if (rounds < 1 || rounds > MAX_ROUNDS || mib < 8 || mib > SIZE_MAX >> 21 ||
+        !(pause >= 0 && pause <= 60)) {
         fprintf(stderr, "--write: MIB >= 8, 1 <= ROUNDS <= %d, 0 <= PAUSE <= 60\n", MAX_ROUNDS);
         return 2;
     }
@@ -435,10 +437,9 @@ static int write_sizes(size_t mib, int rounds, double pause, const char *path)
     for (int r = 0; r < rounds; r++)
         for (int k = 0; k < NSIZES; k++) {
             const int i = (k + r) % NSIZES;
-            unlink(path);
             struct timespec ts = {(time_t)pause, (long)((pause - (double)(time_t)pause) * 1e9)};
             nanosleep(&ts, NULL);
-            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
             if (fd < 0) {
                 perror(path);
                 free(buf);

@@ -195,6 +195,9 @@ assert all(r["mib"] == 16 and 0 < r["min_s"] <= r["median_s"] <= r["max_s"] for 
 ' "$TMP/write.json" || fail "baselines --write: $(cat "$TMP/write.json")"
 [ ! -e "$TMP/written.bin" ] || fail "baselines --write left its file"
 "$BENCH_DIR/baselines" --write 4 1 0 "$TMP/written.bin" 2>/dev/null && fail "--write of 4 MiB"
+echo keep > "$TMP/kept.txt"
+"$BENCH_DIR/baselines" --write 8 1 0 "$TMP/kept.txt" 2>/dev/null && fail "--write over a file"
+[ "$(cat "$TMP/kept.txt")" = keep ] || fail "baselines --write changed an existing file"
 "$PYTHON" - "$BENCH_DIR/.." "$TMP" "$(cd "$(dirname "$0")/../../bench" && pwd)" <<'PY' ||
 import os, sys
 import h5py, numpy as np
