@@ -2,7 +2,8 @@
 # Where the time goes, by perf: the profiles the README's speed section quotes. Runs perf record
 # on four jobs over bench/run's data and prints each one's share per library and its hottest
 # symbols (and, for the conversion, the system calls):
-#   dataconv -j1, photos -> raw 224 HDF5 (photos warm)
+#   dataconv -j1, photos -> raw 224 HDF5 and raw 224 LMDB (photos warm), with the calling
+#   thread's share of the samples and (with strace) the wall time of the writes and the sync
 #   dataconv bench, warm raw file, shuffled and sequential batches of 256
 #   dataconv bench, random resized crop (a) on the photos' own JPEG bytes
 # Usage: bench/profile.sh [BUILD] [WORK]
@@ -38,11 +39,25 @@ profile() { # NAME CMD...
 }
 
 cat "$work"/photos2000/*/* >/dev/null
-profile "dataconv -j1: $work/photos2000 -> raw 224 HDF5" \
-    "$d" "$work/photos2000" "$tmp/conv.h5" --resize 224 -j1 -q
-echo "  system calls (share of all samples, children included):"
-perf report -i "$tmp/perf.data" --children --sort sym -g none 2>/dev/null |
-    grep -E '\[k\] (__x64_sys_|ksys_)' | awk '$1 + 0 >= 0.5 {print "    " $1, $NF}'
+for out in conv.h5 conv.lmdb; do
+    rm -rf "${tmp:?}/$out"
+    profile "dataconv -j1: $work/photos2000 -> raw 224 ${out#conv.}" \
+        "$d" "$work/photos2000" "$tmp/$out" --resize 224 -j1 -q
+    echo "  system calls (share of all samples, children included):"
+    perf report -i "$tmp/perf.data" --children --sort sym -g none 2>/dev/null |
+        grep -E '\[k\] (__x64_sys_|ksys_)' | awk '$1 + 0 >= 0.5 {print "    " $1, $NF}'
+    # the calling thread is the one whose thread id is the process id
+    perf script -i "$tmp/perf.data" -F pid,tid 2>/dev/null | tr '/' ' ' |
+        awk '{n++; if ($1 == $2) c++} END {printf "  calling thread: %.1f %% of %d samples\n", 100 * c / n, n}'
+    if command -v strace >/dev/null; then
+        rm -rf "${tmp:?}/$out"
+        strace -f -w -c -o "$tmp/strace.txt" -e trace=write,writev,pwrite64,pwritev,fsync,fdatasync \
+            "$d" "$work/photos2000" "$tmp/$out" --resize 224 -j1 -q
+        echo "  writes and syncs, wall seconds (strace -f -w -c):"
+        awk '$NF ~ /^(write|writev|pwrite64|pwritev|fsync|fdatasync)$/ {
+                 printf "    %-10s %6s calls %9.3f s\n", $NF, $4, $2 }' "$tmp/strace.txt"
+    fi
+done
 cat "$work/raw9000.h5" >/dev/null
 for order in shuffle seq; do
     profile "dataconv bench $work/raw9000.h5, $order, batches of 256 (page cache warm)" \
